@@ -1,0 +1,97 @@
+/** Bee-Queue 2.0 adapter: jobs not stored after success, no events, no delayed-job timers. */
+import BeeQueue from "bee-queue"
+import { connect } from "../lib/redis.ts"
+import type { Adapter, Counts, Payload, Producer, Recovery, RunningWorker, WorkerOptions } from "./types.ts"
+
+export const createBeequeue = (url: string): Adapter & { dispose(): Promise<void> } => {
+  const u = new URL(url)
+  const redis = { host: u.hostname, port: Number(u.port) }
+  const common = {
+    redis,
+    getEvents: false,
+    sendEvents: false,
+    activateDelayedJobs: false,
+    removeOnSuccess: true,
+    removeOnFailure: true,
+  }
+  const queues = new Map<string, BeeQueue<Payload>>()
+  const queueFor = (name: string): BeeQueue<Payload> => {
+    let q = queues.get(name)
+    if (!q) {
+      q = new BeeQueue<Payload>(name, { ...common, isWorker: false })
+      q.on("error", () => {})
+      queues.set(name, q)
+    }
+    return q
+  }
+
+  return {
+    name: "beequeue",
+    async producer(name): Promise<Producer> {
+      const q = new BeeQueue<Payload>(name, { ...common, isWorker: false, storeJobs: false })
+      q.on("error", () => {})
+      await q.ready()
+      return {
+        async add(p) {
+          await q.createJob(p).save()
+        },
+        async addBulk(ps) {
+          const errors = await q.saveAll(ps.map((p) => q.createJob(p)))
+          if (errors.size > 0) throw [...errors.values()][0]
+        },
+        close: () => q.close(),
+      }
+    },
+
+    async worker(name, options: WorkerOptions): Promise<RunningWorker> {
+      const q = new BeeQueue<Payload>(name, {
+        ...common,
+        isWorker: true,
+        ...(options.leaseMs !== undefined ? { stallInterval: options.leaseMs } : {}),
+      })
+      q.on("error", () => {})
+      if (options.onCompleted) {
+        const cb = options.onCompleted
+        q.on("succeeded", (job) => cb(String(job.id)))
+      }
+      await q.ready()
+      q.process(options.concurrency, (job) => options.handler({ id: String(job.id), payload: job.data }))
+      return {
+        async close() {
+          // Handlers that never settle would hold close() for its whole timeout.
+          await q.close(50).catch(() => {})
+        },
+      }
+    },
+
+    async counts(name): Promise<Counts> {
+      const h = await queueFor(name).checkHealth()
+      return { waiting: h.waiting, active: h.active }
+    },
+
+    /** One tick of Bee-Queue's checkStalledJobs (reset jobs marked last tick, then mark every active job). */
+    async recovery(name): Promise<Recovery> {
+      const q = new BeeQueue<Payload>(name, { ...common, isWorker: false })
+      q.on("error", () => {})
+      await q.ready()
+      const client = connect(url)
+      const guardKey = `bq:${name}:stallBlock`
+      return {
+        async pass() {
+          await client.del(guardKey)
+          const reclaimed = await q.checkStalledJobs()
+          return { reclaimed, calls: 1 }
+        },
+        async close() {
+          client.disconnect()
+          await q.close()
+        },
+      }
+    },
+
+    async dispose() {
+      await Promise.all([...queues.values()].map((q) => q.close()))
+      queues.clear()
+    },
+  }
+}

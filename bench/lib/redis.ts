@@ -1,0 +1,153 @@
+/**
+ * Admin-side Redis helpers for the benchmark harness: a plain ioredis client,
+ * FLUSHALL, INFO memory, and a server-side probe built on SLOWLOG (threshold 0,
+ * so every command is logged with its own execution time) and INFO commandstats.
+ */
+import { createHash } from "node:crypto"
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { Redis } from "ioredis"
+
+export const connect = (url: string): Redis => {
+  const r = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false })
+  r.on("error", () => {})
+  return r
+}
+
+export const info = async (r: Redis, section: string): Promise<Record<string, string>> => {
+  const text = (await r.info(section)) as string
+  const out: Record<string, string> = {}
+  for (const line of text.split("\r\n")) {
+    const i = line.indexOf(":")
+    if (i > 0 && !line.startsWith("#")) out[line.slice(0, i)] = line.slice(i + 1)
+  }
+  return out
+}
+
+export const usedMemory = async (r: Redis): Promise<number> => Number((await info(r, "memory")).used_memory)
+
+export const flushAll = async (r: Redis): Promise<void> => {
+  await r.flushall()
+}
+
+/** sha1 → a readable name for every Lua script of the peers and of leaseq. */
+let shaNames: Map<string, string> | undefined
+export const scriptNames = async (root: string): Promise<Map<string, string>> => {
+  if (shaNames) return shaNames
+  const m = new Map<string, string>()
+  const sha = (text: string) => createHash("sha1").update(text).digest("hex")
+  const addDir = (dir: string, lib: string) => {
+    let files: string[] = []
+    try {
+      files = readdirSync(dir)
+    } catch {
+      return
+    }
+    for (const f of files) if (f.endsWith(".lua")) m.set(sha(readFileSync(join(dir, f), "utf8")), `${lib}:${f.slice(0, -4)}`)
+  }
+  addDir(join(root, "lua"), "leaseq")
+  addDir(join(root, "node_modules/bee-queue/lib/lua"), "beequeue")
+  const bullDir = join(root, "node_modules/bullmq/dist/esm/scripts")
+  for (const f of readdirSync(bullDir)) {
+    if (!f.endsWith(".js") || f === "index.js") continue
+    const mod = (await import(pathToFileURL(join(bullDir, f)).href)) as Record<
+      string,
+      { name?: string; content?: string } | undefined
+    >
+    for (const v of Object.values(mod)) if (v?.content && v.name) m.set(sha(v.content), `bullmq:${v.name}`)
+  }
+  shaNames = m
+  return m
+}
+
+export interface SlowEntry {
+  readonly us: number
+  readonly label: string
+}
+
+export interface ProbeResult {
+  /** Every command the server ran in the window, with its own execution time. */
+  readonly entries: ReadonlyArray<SlowEntry>
+  /** The longest single command (µs) and what it was. */
+  readonly maxUs: number
+  readonly maxLabel: string
+  /** Total server time (µs) and number of calls, from INFO commandstats (harness's own admin calls excluded). */
+  readonly totalUs: number
+  readonly calls: number
+  /** Per label: count, total µs, max µs. */
+  readonly byLabel: Record<string, { count: number; totalUs: number; maxUs: number }>
+  /** True when SLOWLOG overflowed its max length (entries incomplete; commandstats still exact). */
+  readonly truncated: boolean
+}
+
+const ADMIN = new Set(["slowlog", "config", "info", "ping", "client", "hello", "select"])
+const SLOWLOG_MAX = 200_000
+
+/**
+ * Measure what the server does while `fn` runs. `slowlog: false` keeps the
+ * slowlog threshold untouched (cheaper, for throughput runs) and only reads
+ * commandstats.
+ */
+export const probe = async <A>(
+  admin: Redis,
+  names: Map<string, string>,
+  fn: () => Promise<A>,
+  options: { slowlog?: boolean } = {},
+): Promise<{ value: A; server: ProbeResult }> => {
+  const useSlowlog = options.slowlog ?? true
+  if (useSlowlog) {
+    await admin.config("SET", "slowlog-max-len", String(SLOWLOG_MAX))
+    await admin.config("SET", "slowlog-log-slower-than", "0")
+    await admin.slowlog("RESET")
+  }
+  await admin.config("RESETSTAT")
+  let value: A
+  try {
+    value = await fn()
+  } finally {
+    if (useSlowlog) await admin.config("SET", "slowlog-log-slower-than", "-1")
+  }
+  const stats = await info(admin, "commandstats")
+  let totalUs = 0
+  let calls = 0
+  for (const [k, v] of Object.entries(stats)) {
+    const cmd = k.replace(/^cmdstat_/, "").split("|")[0] ?? ""
+    if (ADMIN.has(cmd)) continue
+    const mCalls = /calls=(\d+)/.exec(v)
+    const mUs = /usec=(\d+)/.exec(v)
+    calls += Number(mCalls?.[1] ?? 0)
+    totalUs += Number(mUs?.[1] ?? 0)
+  }
+  const entries: SlowEntry[] = []
+  const byLabel: Record<string, { count: number; totalUs: number; maxUs: number }> = {}
+  let maxUs = 0
+  let maxLabel = ""
+  let truncated = false
+  if (useSlowlog) {
+    const raw = (await admin.call("SLOWLOG", "GET", String(SLOWLOG_MAX))) as Array<[number, number, number, string[]]>
+    truncated = raw.length >= SLOWLOG_MAX
+    for (const e of raw) {
+      const args = e[3] ?? []
+      const cmd = String(args[0] ?? "").toLowerCase()
+      if (ADMIN.has(cmd)) continue
+      let label = cmd
+      if (cmd === "evalsha") label = names.get(String(args[1])) ?? `evalsha:${String(args[1]).slice(0, 8)}`
+      else if (cmd === "eval") label = "eval"
+      const us = Number(e[2])
+      entries.push({ us, label })
+      const b = byLabel[label] ?? { count: 0, totalUs: 0, maxUs: 0 }
+      b.count++
+      b.totalUs += us
+      b.maxUs = Math.max(b.maxUs, us)
+      byLabel[label] = b
+      if (us > maxUs) {
+        maxUs = us
+        maxLabel = label
+      }
+    }
+    await admin.config("SET", "slowlog-log-slower-than", "10000")
+    await admin.slowlog("RESET")
+  }
+  return { value, server: { entries, maxUs, maxLabel, totalUs, calls, byLabel, truncated } }
+}

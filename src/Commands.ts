@@ -1,0 +1,288 @@
+/**
+ * Typed calls of the Lua scripts for one queue. Each returns an Effect whose
+ * error channel says exactly what can go wrong; the scripts' KEYS are built here
+ * from the pure key builders, in the order each script's header names them.
+ */
+import { Effect } from "effect"
+import type { DuplicateJobId, LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
+import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
+import { redisError, scriptError } from "./Outcomes.ts"
+import type { RedisClient } from "./redis/Client.ts"
+import { type Script, Scripts } from "./Scripts.ts"
+
+/** One job as `add` sends it (already validated and serialised). */
+export interface NewJob {
+  readonly id: string
+  readonly payload: string
+  readonly delayMs: number
+  readonly maxAttempts: number
+  readonly dedupeKey: string
+  readonly dedupeTtlMs: number
+}
+
+/** A leased job as `reserve` returns it. */
+export interface Reservation {
+  readonly id: string
+  readonly token: number
+  /** Lease deadline, ms since the epoch on the Redis clock. */
+  readonly deadline: number
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly payload: string
+}
+
+/** A lease to extend, complete or release. */
+export interface LeaseRef {
+  readonly id: string
+  readonly token: number
+}
+
+/** What one `sweep` call did. */
+export interface SweepResult {
+  readonly reclaimed: number
+  readonly dead: number
+  readonly promoted: number
+  /** True when expired leases or due delayed jobs remain: call again. */
+  readonly more: boolean
+  /** ms until the earliest live lease expires, or -1 when nothing is active. */
+  readonly nextDeadlineMs: number
+}
+
+/** Counts and counters of one queue. */
+export interface QueueStats {
+  readonly queue: string
+  readonly waiting: number
+  readonly active: number
+  /** Active leases past their deadline that no sweep has reclaimed yet. */
+  readonly expired: number
+  readonly delayed: number
+  readonly dead: number
+  /** Completed jobs retained (with `keepCompleted`). */
+  readonly retained: number
+  /** Age in ms of the job that will run next (from its ULID), or 0 when none waits. */
+  readonly oldestWaitingAgeMs: number
+  readonly layout: string | null
+  /** Totals since the queue was created. */
+  readonly counters: {
+    readonly added: number
+    readonly completed: number
+    readonly failed: number
+    readonly lostLeases: number
+    readonly dead: number
+    readonly released: number
+    readonly retried: number
+    readonly purged: number
+    readonly tokens: number
+  }
+}
+
+/** A dead job with its last error. */
+export interface DeadJob {
+  readonly id: string
+  readonly diedAt: number
+  readonly error: unknown
+  readonly payload: string | null
+  readonly failures: number
+  readonly lostLeases: number
+}
+
+/** Errors a script call can end with. */
+export type ScriptFailure = RedisError | LayoutMismatch | DuplicateJobId | WrongKeyType
+
+const ENCODE = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+const ulidTime = (id: string): number | undefined => {
+  if (id.length !== 26) return undefined
+  let t = 0
+  for (let i = 0; i < 10; i++) {
+    const v = ENCODE.indexOf(id[i] as string)
+    if (v < 0) return undefined
+    t = t * 32 + v
+  }
+  return t
+}
+
+/** The scripts of one queue, as Effects. */
+export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
+  const call = <A>(script: Script, scriptKeys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) =>
+    Effect.tryPromise({
+      try: () => client.script(script, scriptKeys, [LAYOUT_VERSION, ...args]),
+      catch: (e) => redisError(`${script.name} script`, e),
+    }).pipe(
+      Effect.flatMap((reply) => {
+        const failure = scriptError(keys, reply)
+        return failure ? Effect.fail(failure) : Effect.succeed(reply as A)
+      }),
+    )
+  const k = keys
+
+  const statsKeys = [k.wait, k.active, k.delayed, k.dead, k.done, k.meta]
+  const failKeys = [k.active, k.lease, k.meta, k.wait, k.delayed, k.marker, k.dead, k.err, k.fails, k.lost, k.max]
+
+  return {
+    keys,
+    client,
+    /** Check once that the queue's keys are leaseq's and the layout is known. */
+    open: call<[number]>(
+      Scripts.open,
+      KEY_NAMES.map((n) => k[n]),
+      KEY_NAMES.map((n) => KEY_TYPES[n]),
+    ).pipe(Effect.asVoid),
+
+    add: (jobs: ReadonlyArray<NewJob>) => {
+      const args: Array<string | number> = [jobs.length]
+      for (const j of jobs) args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs)
+      return call<[0, ...string[]]>(
+        Scripts.add,
+        [k.wait, k.delayed, k.marker, k.meta, k.data, k.max, k.dedupe, k.dedupeid],
+        args,
+      ).pipe(Effect.map((r) => r.slice(1) as string[]))
+    },
+
+    reserve: (count: number, leaseMs: number, promoteLimit: number) =>
+      call<Array<number | string>>(
+        Scripts.reserve,
+        [k.wait, k.active, k.delayed, k.marker, k.meta, k.data, k.lease, k.fails, k.lost, k.max, k.dead, k.err],
+        [count, leaseMs, promoteLimit],
+      ).pipe(
+        Effect.map((r) => {
+          const jobs: Reservation[] = []
+          for (let i = 1; i + 5 < r.length; i += 6) {
+            jobs.push({
+              id: String(r[i]),
+              token: Number(r[i + 1]),
+              deadline: Number(r[i + 2]),
+              attempt: Number(r[i + 3]),
+              maxAttempts: Number(r[i + 4]),
+              payload: String(r[i + 5]),
+            })
+          }
+          return { jobs, nextDueMs: Number(r[0]) }
+        }),
+      ),
+
+    extend: (leases: ReadonlyArray<LeaseRef>, leaseMs: number) =>
+      call<number[]>(Scripts.extend, [k.active, k.lease, k.meta], [leaseMs, ...leases.flatMap((l) => [l.id, l.token])]),
+
+    complete: (items: ReadonlyArray<LeaseRef & { readonly result?: string }>, keep: number) =>
+      call<number[]>(
+        Scripts.complete,
+        [k.active, k.lease, k.meta, k.data, k.max, k.fails, k.lost, k.err, k.done, k.result],
+        [keep, ...items.flatMap((l) => [l.id, l.token, l.result ?? ""])],
+      ).pipe(Effect.map((r) => r.map((x) => x === 1))),
+
+    fail: (
+      lease: LeaseRef,
+      options: { readonly delayMs: number; readonly error: string; readonly mode: "retry" | "dead" },
+    ) =>
+      call<[number, number?]>(Scripts.fail, failKeys, [
+        lease.id,
+        lease.token,
+        options.delayMs,
+        options.error,
+        options.mode,
+      ]).pipe(
+        Effect.map((r) => (r[0] === 1 ? ("retry" as const) : r[0] === 2 ? ("dead" as const) : ("lost" as const))),
+      ),
+
+    release: (leases: ReadonlyArray<LeaseRef>) =>
+      call<number[]>(
+        Scripts.release,
+        [k.active, k.lease, k.meta, k.wait, k.marker],
+        leases.flatMap((l) => [l.id, l.token]),
+      ).pipe(Effect.map((r) => r.map((x) => x === 1))),
+
+    sweep: (limit: number) =>
+      call<number[]>(Scripts.sweep, failKeys, [limit]).pipe(
+        Effect.map(
+          (r): SweepResult => ({
+            reclaimed: Number(r[0]),
+            dead: Number(r[1]),
+            promoted: Number(r[2]),
+            more: r[3] === 1 || r[4] === 1,
+            nextDeadlineMs: Number(r[5]),
+          }),
+        ),
+      ),
+
+    stats: call<Array<number | string | null>>(Scripts.stats, statsKeys, []).pipe(
+      Effect.map((r): QueueStats => {
+        const meta: Record<string, number> = {}
+        for (let i = 9; i + 1 < r.length; i += 2) meta[String(r[i])] = Number(r[i + 1])
+        const oldest = typeof r[6] === "string" ? ulidTime(r[6]) : undefined
+        const now = Number(r[7])
+        return {
+          queue: k.queue,
+          waiting: Number(r[0]),
+          active: Number(r[1]),
+          expired: Number(r[2]),
+          delayed: Number(r[3]),
+          dead: Number(r[4]),
+          retained: Number(r[5]),
+          oldestWaitingAgeMs: oldest === undefined ? 0 : Math.max(0, now - oldest),
+          layout: typeof r[8] === "string" ? r[8] : null,
+          counters: {
+            added: meta.added ?? 0,
+            completed: meta.completed ?? 0,
+            failed: meta.failed ?? 0,
+            lostLeases: meta.lost ?? 0,
+            dead: meta.dead ?? 0,
+            released: meta.released ?? 0,
+            retried: meta.retried ?? 0,
+            purged: meta.purged ?? 0,
+            tokens: meta.token ?? 0,
+          },
+        }
+      }),
+    ),
+
+    deadList: (offset: number, count: number) =>
+      Effect.tryPromise({
+        try: () => client.script(Scripts.deadList, [k.dead, k.err, k.data, k.fails, k.lost], [offset, count]),
+        catch: (e) => redisError("dead-list script", e),
+      }).pipe(
+        Effect.map((reply) => {
+          const r = reply as Array<string | number | null>
+          const jobs: DeadJob[] = []
+          for (let i = 1; i + 5 < r.length; i += 6) {
+            let error: unknown = r[i + 2]
+            try {
+              error = typeof error === "string" ? JSON.parse(error) : null
+            } catch {}
+            jobs.push({
+              id: String(r[i]),
+              diedAt: Number(r[i + 1]),
+              error,
+              payload: typeof r[i + 3] === "string" ? (r[i + 3] as string) : null,
+              failures: Number(r[i + 4]),
+              lostLeases: Number(r[i + 5]),
+            })
+          }
+          return { total: Number(r[0]), jobs }
+        }),
+      ),
+
+    deadRetry: (target: { readonly ids: ReadonlyArray<string> } | { readonly all: number }) =>
+      call<Array<number | string>>(
+        Scripts.deadRetry,
+        [k.dead, k.wait, k.marker, k.meta, k.fails, k.lost, k.err, k.data],
+        "ids" in target ? ["ids", 0, ...target.ids] : ["all", target.all],
+      ).pipe(Effect.map((r) => ({ count: Number(r[0]), remaining: Number(r[1]), missing: r.slice(2).map(String) }))),
+
+    deadPurge: (target: { readonly ids: ReadonlyArray<string> } | { readonly all: number }) =>
+      call<Array<number | string>>(
+        Scripts.deadPurge,
+        [k.dead, k.meta, k.data, k.max, k.fails, k.lost, k.err],
+        "ids" in target ? ["ids", 0, ...target.ids] : ["all", target.all],
+      ).pipe(Effect.map((r) => ({ count: Number(r[0]), remaining: Number(r[1]), missing: r.slice(2).map(String) }))),
+
+    verify: (maxLines: number) =>
+      call<Array<number | string>>(
+        Scripts.verify,
+        [k.wait, k.active, k.delayed, k.dead, k.done, k.data, k.lease, k.max, k.fails, k.lost, k.err, k.result, k.meta],
+        [maxLines],
+      ).pipe(Effect.map((r) => ({ violations: Number(r[0]), jobs: Number(r[1]), lines: r.slice(2).map(String) }))),
+  }
+}
+
+/** The commands of one queue. */
+export type Commands = ReturnType<typeof makeCommands>

@@ -1,0 +1,129 @@
+/**
+ * Every error leaseq raises, as tagged classes. The Effect face fails with them;
+ * the Promise face rejects with the same objects, so `instanceof` works.
+ */
+import { Data } from "effect"
+
+const show = (value: unknown): string => {
+  if (typeof value === "string") return JSON.stringify(value.length > 120 ? `${value.slice(0, 117)}...` : value)
+  if (typeof value === "bigint") return `${value}n`
+  if (typeof value === "function") return "a function"
+  if (typeof value === "symbol") return value.toString()
+  return String(value)
+}
+
+/** The job is no longer leased under this token: it was reclaimed, completed or released. Nothing was changed. */
+export class LeaseLost extends Data.TaggedError("LeaseLost")<{
+  readonly queue: string
+  readonly jobId: string
+  readonly token: number
+}> {
+  override get message() {
+    return `lease lost: job ${this.jobId} of queue ${this.queue} is no longer held under token ${this.token} (it was reclaimed after its lease expired, or already acknowledged); nothing was changed`
+  }
+}
+
+/** An option had a bad value. Nothing was written to Redis. */
+export class InvalidOptions extends Data.TaggedError("InvalidOptions")<{
+  readonly field: string
+  readonly value: unknown
+  readonly reason: string
+}> {
+  override get message() {
+    return `invalid option ${this.field} = ${show(this.value)}: ${this.reason}`
+  }
+}
+
+/** A payload cannot be stored (not JSON-serialisable, too large, or rejected by the queue's Schema). Nothing was written. */
+export class InvalidPayload extends Data.TaggedError("InvalidPayload")<{
+  readonly field: string
+  readonly reason: string
+}> {
+  override get message() {
+    return `invalid payload ${this.field}: ${this.reason}`
+  }
+}
+
+/** A queue name that would break the key layout. Nothing was written. */
+export class InvalidQueueName extends Data.TaggedError("InvalidQueueName")<{
+  readonly name: string
+  readonly reason: string
+}> {
+  override get message() {
+    return `invalid queue name ${show(this.name)}: ${this.reason}`
+  }
+}
+
+/** The queue was written by a leaseq with another key layout. Nothing was written. */
+export class LayoutMismatch extends Data.TaggedError("LayoutMismatch")<{
+  readonly queue: string
+  readonly found: string
+  readonly expected: string
+}> {
+  override get message() {
+    return `queue ${this.queue} uses key layout version ${show(this.found)}, this leaseq speaks version ${show(this.expected)}: upgrade leaseq or use another prefix`
+  }
+}
+
+/** A key under the queue's names exists with a type leaseq does not use: not a leaseq queue. Nothing was written. */
+export class WrongKeyType extends Data.TaggedError("WrongKeyType")<{
+  readonly key: string
+  readonly found: string
+  readonly expected: string
+}> {
+  override get message() {
+    return `key ${this.key} is a ${this.found}, leaseq expects a ${this.expected}: another program uses this name; choose another queue name or prefix`
+  }
+}
+
+/** A job id collided with an existing job (only possible with caller-chosen ids). Nothing was written. */
+export class DuplicateJobId extends Data.TaggedError("DuplicateJobId")<{
+  readonly queue: string
+  readonly jobId: string
+}> {
+  override get message() {
+    return `job id ${this.jobId} already exists in queue ${this.queue}; nothing was added`
+  }
+}
+
+/** Redis could not be reached (connection refused, closed, timed out). */
+export class RedisUnavailable extends Data.TaggedError("RedisUnavailable")<{
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  override get message() {
+    return `Redis unavailable: ${this.reason}`
+  }
+}
+
+/** Redis answered with an error (out of memory, ACL denial, wrong server settings, …). */
+export class RedisCommandError extends Data.TaggedError("RedisCommandError")<{
+  readonly command: string
+  readonly reason: string
+}> {
+  override get message() {
+    return `Redis refused ${this.command}: ${this.reason}`
+  }
+}
+
+/** The queue or worker was closed; the call did nothing. */
+export class QueueClosed extends Data.TaggedError("QueueClosed")<{
+  readonly queue: string
+}> {
+  override get message() {
+    return `queue ${this.queue} is closed`
+  }
+}
+
+/** Any error a Redis call can end with. */
+export type RedisError = RedisUnavailable | RedisCommandError
+
+/** Any error of the queue's own rules (bad input, foreign keys, layout). */
+export type QueueError =
+  | InvalidOptions
+  | InvalidPayload
+  | InvalidQueueName
+  | LayoutMismatch
+  | WrongKeyType
+  | DuplicateJobId
+  | QueueClosed

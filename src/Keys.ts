@@ -1,0 +1,126 @@
+/**
+ * Pure key builders and name validation. Every key of a queue carries the queue
+ * name as a Redis Cluster hash tag, so the whole queue lives in one slot:
+ * `<prefix>:{<queue>}:<suffix>`.
+ */
+import { InvalidOptions, InvalidQueueName } from "./Errors.ts"
+
+/** The key-layout version this client reads and writes (stored in `meta.layout`). */
+export const LAYOUT_VERSION = "1"
+
+/** Default key prefix. */
+export const DEFAULT_PREFIX = "leaseq"
+
+/** The fixed set of keys of one queue. No key is ever created per job. */
+export interface QueueKeys {
+  readonly queue: string
+  readonly prefix: string
+  /** LIST of ready job ids (LPUSH by producers, RPOP by reserve). */
+  readonly wait: string
+  /** ZSET id -> lease deadline (ms, Redis clock). */
+  readonly active: string
+  /** ZSET id -> due time (ms). */
+  readonly delayed: string
+  /** ZSET id -> time of death (ms). */
+  readonly dead: string
+  /** ZSET id -> completion time, only when completed jobs are retained. */
+  readonly done: string
+  /** ZSET with one member "0": the wake-up marker idle workers block on. */
+  readonly marker: string
+  /** HASH: layout version, the token counter and queue counters. */
+  readonly meta: string
+  /** HASH id -> payload (JSON text). */
+  readonly data: string
+  /** HASH id -> maxAttempts. */
+  readonly max: string
+  /** HASH id -> fencing token of the current lease. */
+  readonly lease: string
+  /** HASH id -> handler failures. */
+  readonly fails: string
+  /** HASH id -> lost leases. */
+  readonly lost: string
+  /** HASH id -> last error (JSON). */
+  readonly err: string
+  /** HASH id -> result of a retained completed job. */
+  readonly result: string
+  /** ZSET dedupe key -> expiry (ms). */
+  readonly dedupe: string
+  /** HASH dedupe key -> id of the job holding it. */
+  readonly dedupeid: string
+}
+
+/** Expected Redis type of each key (checked once when a client opens a queue). */
+export const KEY_TYPES = {
+  meta: "hash",
+  wait: "list",
+  active: "zset",
+  delayed: "zset",
+  dead: "zset",
+  done: "zset",
+  marker: "zset",
+  data: "hash",
+  max: "hash",
+  lease: "hash",
+  fails: "hash",
+  lost: "hash",
+  err: "hash",
+  result: "hash",
+  dedupe: "zset",
+  dedupeid: "hash",
+} as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset">
+
+/** The suffixes, in a fixed order (meta first). */
+export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<keyof typeof KEY_TYPES>
+
+const QUEUE_NAME = /^[A-Za-z0-9._-]{1,100}$/
+const PREFIX = /^[A-Za-z0-9._:-]{1,100}$/
+
+/** Throws {@link InvalidQueueName} unless `name` is 1–100 chars of `[A-Za-z0-9._-]`. */
+export const validateQueueName = (name: unknown): string => {
+  if (typeof name !== "string") {
+    throw new InvalidQueueName({ name: String(name), reason: `must be a string, got ${typeof name}` })
+  }
+  if (!QUEUE_NAME.test(name)) {
+    const reason =
+      name.length === 0
+        ? "must not be empty"
+        : name.length > 100
+          ? `is ${name.length} characters long; the limit is 100`
+          : "may only contain letters, digits, '.', '_' and '-' ('{', '}' and ':' would break the key layout)"
+    throw new InvalidQueueName({ name, reason })
+  }
+  return name
+}
+
+/** Throws {@link InvalidOptions} unless `prefix` is 1–100 chars of `[A-Za-z0-9._:-]`. */
+export const validatePrefix = (prefix: unknown): string => {
+  if (typeof prefix !== "string" || !PREFIX.test(prefix)) {
+    throw new InvalidOptions({
+      field: "prefix",
+      value: prefix,
+      reason: "must be 1-100 characters of letters, digits, '.', '_', ':' and '-' (no '{' or '}')",
+    })
+  }
+  return prefix
+}
+
+/** Build the keys of `queue` under `prefix` (both validated). */
+export const queueKeys = (queue: string, prefix: string = DEFAULT_PREFIX): QueueKeys => {
+  validateQueueName(queue)
+  validatePrefix(prefix)
+  const base = `${prefix}:{${queue}}:`
+  const keys: Record<string, string> = { queue, prefix }
+  for (const name of KEY_NAMES) keys[name] = base + name
+  return keys as unknown as QueueKeys
+}
+
+/** A SCAN pattern matching the meta key of every queue under `prefix`. */
+export const metaPattern = (prefix: string): string => `${prefix.replace(/[*?[\]\\]/g, "\\$&")}:{*}:meta`
+
+/** The queue name in a meta key `<prefix>:{<queue>}:meta`, or undefined. */
+export const queueFromMetaKey = (prefix: string, key: string): string | undefined => {
+  const head = `${prefix}:{`
+  if (!key.startsWith(head) || !key.endsWith("}:meta")) return undefined
+  const name = key.slice(head.length, -"}:meta".length)
+  return QUEUE_NAME.test(name) ? name : undefined
+}

@@ -1,0 +1,116 @@
+/**
+ * Argument checks, run before anything reaches Redis. Each throws a tagged error
+ * naming the field, the value and what to do; nothing is written when one fails.
+ */
+import { InvalidOptions, InvalidPayload } from "./Errors.ts"
+
+/** Documented limits. Every one is enforced with an error, never by silently clipping. */
+export const Limits = {
+  /** leaseMs bounds: 10 ms .. 24 h. */
+  leaseMs: { min: 10, max: 86_400_000 },
+  /** delayMs bounds: 0 .. 365 days. */
+  delayMs: { min: 0, max: 31_536_000_000 },
+  /** maxAttempts bounds: 1 .. 1000. */
+  maxAttempts: { min: 1, max: 1000 },
+  /** dedupeTtlMs bounds: 1 ms .. 30 days. */
+  dedupeTtlMs: { min: 1, max: 2_592_000_000 },
+  /** dedupeKey length: 1 .. 512 characters. */
+  dedupeKeyLength: 512,
+  /** concurrency bounds: 1 .. 10 000. */
+  concurrency: { min: 1, max: 10_000 },
+  /** Jobs in one addBulk call (one Redis call): at most 10 000. */
+  bulk: 10_000,
+  /** Default and largest payload size in bytes (UTF-8 JSON): 1 MiB default, 512 MiB hard maximum. */
+  payloadBytes: { default: 1_048_576, max: 536_870_912 },
+  /** Retained completed jobs: 0 .. 1 000 000. */
+  keepCompleted: { min: 0, max: 1_000_000 },
+  /** Grace period on close: 0 .. 1 h. */
+  shutdownGraceMs: { min: 0, max: 3_600_000 },
+  /** Sweep batch: 1 .. 10 000 jobs per script call. */
+  sweepLimit: { min: 1, max: 10_000 },
+} as const
+
+/** An integer in [min, max], else {@link InvalidOptions}. */
+export const integer = (
+  field: string,
+  value: unknown,
+  bounds: { readonly min: number; readonly max: number },
+): number => {
+  if (typeof value !== "number" || !Number.isFinite(value) || !Number.isInteger(value)) {
+    throw new InvalidOptions({
+      field,
+      value,
+      reason: `must be a whole number from ${bounds.min} to ${bounds.max}`,
+    })
+  }
+  if (value < bounds.min || value > bounds.max) {
+    throw new InvalidOptions({ field, value, reason: `must be from ${bounds.min} to ${bounds.max}` })
+  }
+  return value
+}
+
+/** Like {@link integer}, with a default for `undefined`. */
+export const integerOr = (
+  field: string,
+  value: unknown,
+  fallback: number,
+  bounds: { readonly min: number; readonly max: number },
+): number => (value === undefined ? fallback : integer(field, value, bounds))
+
+/** Throw unless `value` is a plain object (or undefined). */
+export const optionsObject = (field: string, value: unknown): Record<string, unknown> => {
+  if (value === undefined) return {}
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidOptions({ field, value, reason: "must be an object" })
+  }
+  return value as Record<string, unknown>
+}
+
+/** Throw for any key of `value` not in `allowed` (catches typos such as `leaseMS`). */
+export const knownKeys = (field: string, value: Record<string, unknown>, allowed: ReadonlyArray<string>): void => {
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) {
+      throw new InvalidOptions({
+        field: `${field}.${key}`,
+        value: value[key],
+        reason: `unknown option; known options are ${allowed.join(", ")}`,
+      })
+    }
+  }
+}
+
+/**
+ * Serialise a payload to JSON, refusing what JSON would silently change: undefined,
+ * functions, symbols, BigInts, non-finite numbers, cycles; and anything over `maxBytes`.
+ */
+export const serializePayload = (field: string, payload: unknown, maxBytes: number): string => {
+  if (payload === undefined) {
+    throw new InvalidPayload({ field, reason: "is undefined; pass null or a JSON value" })
+  }
+  let text: string | undefined
+  try {
+    text = JSON.stringify(payload, (key, value: unknown) => {
+      const where = key === "" ? "" : ` at key ${JSON.stringify(key)}`
+      if (typeof value === "function") throw new Error(`contains a function${where}; functions cannot be stored`)
+      if (typeof value === "symbol") throw new Error(`contains a symbol${where}; symbols cannot be stored`)
+      if (typeof value === "bigint") throw new Error(`contains a BigInt${where}; convert it to a string or number`)
+      if (typeof value === "number" && !Number.isFinite(value)) {
+        throw new Error(`contains ${value}${where}; JSON would turn it into null`)
+      }
+      return value
+    })
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e)
+    const reason = /circular/i.test(message) ? "contains a circular reference; JSON cannot represent it" : message
+    throw new InvalidPayload({ field, reason })
+  }
+  if (text === undefined) throw new InvalidPayload({ field, reason: "is not JSON-serialisable" })
+  const bytes = Buffer.byteLength(text, "utf8")
+  if (bytes > maxBytes) {
+    throw new InvalidPayload({
+      field,
+      reason: `is ${bytes} bytes as JSON; the limit is ${maxBytes} bytes (maxPayloadBytes): store large data elsewhere and enqueue a reference`,
+    })
+  }
+  return text
+}

@@ -1,0 +1,186 @@
+/**
+ * The only module that imports ioredis. The engine sees {@link RedisClient}: run a
+ * script, send a command, make a blocking twin, close.
+ */
+import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis"
+import { InvalidOptions } from "../Errors.ts"
+import type { Script } from "../Scripts.ts"
+
+/** What `connection` accepts: a URL, ioredis options, an ioredis client or cluster, or cluster nodes. */
+export type ConnectionOption =
+  | string
+  | RedisOptions
+  | Redis
+  | Cluster
+  | { readonly cluster: ReadonlyArray<string | ClusterNode>; readonly options?: ClusterOptions }
+
+/** A small Redis client: everything the engine needs and nothing more. */
+export interface RedisClient {
+  /** EVALSHA; on NOSCRIPT (after a restart or failover) EVAL once, which loads it again. */
+  readonly script: (
+    script: Script,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<string | number>,
+  ) => Promise<unknown>
+  /** Any Redis command. */
+  readonly command: (name: string, args: ReadonlyArray<string | number>) => Promise<unknown>
+  /** A new connection to the same server(s), for blocking commands. Closed with its own `close`. */
+  readonly duplicate: () => RedisClient
+  /** One client per master (itself when standalone): for SCAN and INFO over a cluster. */
+  readonly masters: () => Promise<ReadonlyArray<RedisClient>>
+  /** True for a Redis Cluster client. */
+  readonly isCluster: boolean
+  /** "ready" once connected; other ioredis states otherwise. */
+  readonly status: () => string
+  /** Where it connects to, without any password (for messages). */
+  readonly describe: string
+  /** QUIT gracefully (bounded by `timeoutMs`), then force-disconnect. Never rejects. Borrowed clients are left open. */
+  readonly close: (timeoutMs?: number) => Promise<void>
+  /** Tear the socket down at once. Borrowed clients are left open. */
+  readonly disconnect: () => void
+}
+
+/** Defaults applied to connections leaseq creates itself. */
+const DEFAULTS: RedisOptions = {
+  enableAutoPipelining: true,
+  maxRetriesPerRequest: 20,
+  connectTimeout: 5_000,
+}
+
+/** Strip the password from a Redis URL: `redis://user:***@host:port/db`. */
+export const redactUrl = (url: string): string => {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = "***"
+    return u.toString()
+  } catch {
+    return url.replace(/\/\/[^@/]*@/, "//***@")
+  }
+}
+
+/** Mask any `user:password@` in a message. */
+export const redactText = (text: string): string =>
+  text.replace(/(rediss?:\/\/)([^@\s/]*)@/g, (_m, s: string, cred: string) => {
+    const user = cred.includes(":") ? cred.slice(0, cred.indexOf(":")) : ""
+    return `${s}${user ? `${user}:` : ""}***@`
+  })
+
+/** Connections leaseq opened and has not closed yet (the test suite's leak check reads this). */
+const live = new Set<Redis | Cluster>()
+
+/** How many Redis connections leaseq opened and has not closed yet. */
+export const liveConnections = (): number => live.size
+
+const isNoScript = (e: unknown): boolean => e instanceof Error && e.message.startsWith("NOSCRIPT")
+
+const attachErrorListener = (c: Redis | Cluster, onError?: (e: Error) => void) => {
+  c.on("error", (e: Error) => onError?.(e))
+}
+
+const wrap = (client: Redis | Cluster, owned: boolean, describe: string, onError?: (e: Error) => void): RedisClient => {
+  const isCluster = client instanceof Cluster
+  if (owned) {
+    live.add(client)
+    client.once("end", () => live.delete(client))
+  }
+  const self: RedisClient = {
+    isCluster,
+    describe,
+    status: () => client.status,
+    script: async (script, keys, args) => {
+      try {
+        return await client.evalsha(script.sha, keys.length, ...keys, ...args)
+      } catch (e) {
+        if (!isNoScript(e)) throw e
+        return await client.eval(script.source, keys.length, ...keys, ...args)
+      }
+    },
+    command: (name, args) => client.call(name, ...args),
+    duplicate: () => {
+      const twin: Redis | Cluster = client instanceof Cluster ? client.duplicate() : client.duplicate()
+      attachErrorListener(twin, onError)
+      return wrap(twin, true, describe, onError)
+    },
+    masters: async () => {
+      if (!(client instanceof Cluster)) return [self]
+      return client.nodes("master").map((node) => wrap(node, false, `${node.options.host}:${node.options.port}`))
+    },
+    close: async (timeoutMs = 1_000) => {
+      if (!owned) return
+      live.delete(client)
+      if (client.status === "end") return
+      if (client.status !== "ready") {
+        client.disconnect()
+        return
+      }
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        client.quit().catch(() => undefined),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, timeoutMs)
+        }),
+      ])
+      if (timer) clearTimeout(timer)
+      client.disconnect()
+    },
+    disconnect: () => {
+      if (!owned) return
+      live.delete(client)
+      client.disconnect()
+    },
+  }
+  return self
+}
+
+/** Options for {@link connect}. */
+export interface ConnectOptions {
+  /** Called with every connection error (ioredis reconnects by itself). Default: ignore. */
+  readonly onError?: (error: Error) => void
+}
+
+/**
+ * Make a {@link RedisClient} from a `connection` option.
+ * Default: `REDIS_URL`, else `redis://127.0.0.1:6379`.
+ * A client passed in is borrowed: leaseq never closes it.
+ */
+export const connect = (connection: ConnectionOption | undefined, options: ConnectOptions = {}): RedisClient => {
+  const { onError } = options
+  if (connection instanceof Redis || connection instanceof Cluster) {
+    const describe =
+      connection instanceof Cluster ? "a Redis Cluster client" : `${connection.options.host}:${connection.options.port}`
+    return wrap(connection, false, describe, onError)
+  }
+  if (connection === undefined || typeof connection === "string") {
+    const url = connection ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379"
+    if (!/^rediss?:\/\//.test(url)) {
+      throw new InvalidOptions({
+        field: "connection",
+        value: redactUrl(url),
+        reason: "a URL must start with redis:// or rediss://",
+      })
+    }
+    const client = new Redis(url, { ...DEFAULTS, lazyConnect: false })
+    attachErrorListener(client, onError)
+    return wrap(client, true, redactUrl(url), onError)
+  }
+  if (typeof connection === "object" && connection !== null && "cluster" in connection) {
+    const nodes = connection.cluster as Array<string | ClusterNode>
+    if (!Array.isArray(nodes) || nodes.length === 0) {
+      throw new InvalidOptions({ field: "connection.cluster", value: nodes, reason: "give at least one cluster node" })
+    }
+    const clusterOptions: ClusterOptions = { enableAutoPipelining: true, ...connection.options }
+    const client = new Cluster(nodes, clusterOptions)
+    attachErrorListener(client, onError)
+    return wrap(client, true, "a Redis Cluster", onError)
+  }
+  if (typeof connection === "object" && connection !== null) {
+    const client = new Redis({ ...DEFAULTS, ...(connection as RedisOptions) })
+    attachErrorListener(client, onError)
+    return wrap(client, true, `${client.options.host}:${client.options.port}`, onError)
+  }
+  throw new InvalidOptions({
+    field: "connection",
+    value: connection,
+    reason: "give a redis:// URL, ioredis options, an ioredis Redis or Cluster, or { cluster: [nodes] }",
+  })
+}

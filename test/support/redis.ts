@@ -1,0 +1,36 @@
+/**
+ * Helpers for tests: the suite's Redis URL, unique queue names per file, a raw
+ * client for assertions, and a DUMP of a queue's keys to prove "nothing changed".
+ */
+import { randomBytes } from "node:crypto"
+import { Redis } from "ioredis"
+import { inject } from "vitest"
+import { KEY_NAMES, queueKeys } from "../../src/Keys.ts"
+
+/** The Redis the suite runs against. */
+export const redisUrl = (): string => inject("redisUrl")
+
+/** A queue name no other test file uses: `<tag>-<random>-<n>`. */
+export const queueNamer = (tag: string) => {
+  const run = randomBytes(3).toString("hex")
+  let n = 0
+  return (label = "q"): string => `${tag}-${label}-${run}-${++n}`
+}
+
+/** A raw ioredis client for assertions (not counted by the leak check). Close it in afterAll. */
+export const rawClient = (url = redisUrl()): Redis => {
+  const c = new Redis(url, { maxRetriesPerRequest: 1 })
+  c.on("error", () => {})
+  return c
+}
+
+/** Every key of the queue with a DUMP of its value, to compare byte for byte. */
+export const dumpQueue = async (raw: Redis, queue: string, prefix?: string): Promise<Record<string, string | null>> => {
+  const keys = queueKeys(queue, prefix)
+  const out: Record<string, string | null> = {}
+  for (const name of KEY_NAMES) {
+    const dump = await raw.dumpBuffer(keys[name])
+    out[name] = dump ? dump.toString("base64") : null
+  }
+  return out
+}

@@ -1,0 +1,19 @@
+/**
+ * Runs in every test file: fails a test that leaves a leaseq connection or worker open.
+ */
+import { afterEach, beforeEach, expect } from "vitest"
+import { liveConnections } from "../../src/redis/Client.ts"
+import { liveWorkers } from "../../src/testing/Leaks.ts"
+
+let connections = 0
+let workers = 0
+beforeEach(() => {
+  connections = liveConnections()
+  workers = liveWorkers()
+})
+afterEach(() => {
+  const leakedWorkers = liveWorkers() - workers
+  const leakedConnections = liveConnections() - connections
+  expect(leakedWorkers, "the test left a worker running: close it (await worker.close())").toBe(0)
+  expect(leakedConnections, "the test left a Redis connection open: close the queue/worker/client it made").toBe(0)
+})
