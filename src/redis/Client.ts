@@ -136,6 +136,12 @@ const wrap = (client: Redis | Cluster, owned: boolean, describe: string, onError
 export interface ConnectOptions {
   /** Called with every connection error (ioredis reconnects by itself). Default: ignore. */
   readonly onError?: (error: Error) => void
+  /**
+   * ioredis options laid over leaseq's defaults (and over what a URL says) for
+   * connections leaseq creates from a URL or from ioredis options. Default: none.
+   * The CLI uses it to fail fast: `{ maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 3000 }`.
+   */
+  readonly overrides?: RedisOptions
 }
 
 /**
@@ -144,7 +150,7 @@ export interface ConnectOptions {
  * A client passed in is borrowed: leaseq never closes it.
  */
 export const connect = (connection: ConnectionOption | undefined, options: ConnectOptions = {}): RedisClient => {
-  const { onError } = options
+  const { onError, overrides } = options
   if (connection instanceof Redis || connection instanceof Cluster) {
     const describe =
       connection instanceof Cluster ? "a Redis Cluster client" : `${connection.options.host}:${connection.options.port}`
@@ -159,7 +165,7 @@ export const connect = (connection: ConnectionOption | undefined, options: Conne
         reason: "a URL must start with redis:// or rediss://",
       })
     }
-    const client = new Redis(url, { ...DEFAULTS, lazyConnect: false })
+    const client = new Redis(url, { ...DEFAULTS, ...overrides, lazyConnect: false })
     attachErrorListener(client, onError)
     return wrap(client, true, redactUrl(url), onError)
   }
@@ -174,7 +180,7 @@ export const connect = (connection: ConnectionOption | undefined, options: Conne
     return wrap(client, true, "a Redis Cluster", onError)
   }
   if (typeof connection === "object" && connection !== null) {
-    const client = new Redis({ ...DEFAULTS, ...(connection as RedisOptions) })
+    const client = new Redis({ ...DEFAULTS, ...(connection as RedisOptions), ...overrides })
     attachErrorListener(client, onError)
     return wrap(client, true, `${client.options.host}:${client.options.port}`, onError)
   }

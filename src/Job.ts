@@ -1,0 +1,95 @@
+/**
+ * Job options: validation, defaults, and the job a handler receives.
+ */
+import { monotonicFactory } from "ulid"
+import type { NewJob } from "./Commands.ts"
+import { InvalidOptions } from "./Errors.ts"
+import { integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
+
+/** Options of one job, given to `add` (or as a queue's `defaultJobOptions`). */
+export interface JobOptions {
+  /** Run no earlier than this many ms from now (Redis clock). Default 0. Max 365 days. */
+  readonly delayMs?: number
+  /** Attempts that may fail (handler failures + lost leases) before the job goes to dead. Default 3. Range 1–1000. */
+  readonly maxAttempts?: number
+  /** While a job with this key was added less than `dedupeTtlMs` ago, adding another returns the first id and adds nothing. */
+  readonly dedupeKey?: string
+  /** How long a dedupe key holds, in ms. Default 3 600 000 (1 h). Range 1 ms – 30 days. */
+  readonly dedupeTtlMs?: number
+}
+
+/** Default maxAttempts. */
+export const DEFAULT_MAX_ATTEMPTS = 3
+/** Default dedupeTtlMs (1 h). */
+export const DEFAULT_DEDUPE_TTL_MS = 3_600_000
+
+const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs"] as const
+
+/** Validate job options, filling defaults from `defaults`. Throws {@link InvalidOptions}. */
+export const resolveJobOptions = (
+  field: string,
+  value: unknown,
+  defaults: JobOptions = {},
+): Required<Omit<JobOptions, "dedupeKey">> & { readonly dedupeKey: string } => {
+  const o = optionsObject(field, value)
+  knownKeys(field, o, JOB_OPTION_KEYS)
+  const delayMs = integerOr(`${field}.delayMs`, o.delayMs ?? defaults.delayMs, 0, Limits.delayMs)
+  const maxAttempts = integerOr(
+    `${field}.maxAttempts`,
+    o.maxAttempts ?? defaults.maxAttempts,
+    DEFAULT_MAX_ATTEMPTS,
+    Limits.maxAttempts,
+  )
+  const dedupeTtlMs = integerOr(
+    `${field}.dedupeTtlMs`,
+    o.dedupeTtlMs ?? defaults.dedupeTtlMs,
+    DEFAULT_DEDUPE_TTL_MS,
+    Limits.dedupeTtlMs,
+  )
+  const dedupeKey = o.dedupeKey ?? defaults.dedupeKey
+  if (
+    dedupeKey !== undefined &&
+    (typeof dedupeKey !== "string" || dedupeKey.length === 0 || dedupeKey.length > Limits.dedupeKeyLength)
+  ) {
+    throw new InvalidOptions({
+      field: `${field}.dedupeKey`,
+      value: dedupeKey,
+      reason: `must be a non-empty string of at most ${Limits.dedupeKeyLength} characters`,
+    })
+  }
+  if (o.dedupeTtlMs !== undefined && dedupeKey === undefined) {
+    throw new InvalidOptions({ field: `${field}.dedupeTtlMs`, value: o.dedupeTtlMs, reason: "needs a dedupeKey" })
+  }
+  return { delayMs, maxAttempts, dedupeTtlMs, dedupeKey: dedupeKey ?? "" }
+}
+
+const nextId = monotonicFactory()
+
+/** A new job id: a ULID (sortable by creation time, unique across producers). */
+export const newJobId = (): string => nextId()
+
+/** Build what `add` sends for one job. */
+export const newJob = (payload: string, options: ReturnType<typeof resolveJobOptions>): NewJob => ({
+  id: newJobId(),
+  payload,
+  delayMs: options.delayMs,
+  maxAttempts: options.maxAttempts,
+  dedupeKey: options.dedupeKey,
+  dedupeTtlMs: options.dedupeTtlMs,
+})
+
+/** A job as a handler receives it. */
+export interface Job<A> {
+  /** The job id (a ULID). */
+  readonly id: string
+  /** The decoded payload. */
+  readonly payload: A
+  /** 1 on the first run; +1 after each failure or lost lease (a graceful release costs nothing). */
+  readonly attempt: number
+  /** The job's maxAttempts. */
+  readonly maxAttempts: number
+  /** The fencing token of this lease: unique, only goes up. Pass it to downstream writes to fence them. */
+  readonly token: number
+  /** Aborted when the lease is lost (or self-fenced) or the worker shuts down past its grace period. */
+  readonly signal: AbortSignal
+}

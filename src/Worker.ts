@@ -1,0 +1,308 @@
+/**
+ * The worker engine, written once in Effect; the Promise and Effect faces wrap it.
+ *
+ * Lifecycle (one way only):
+ *
+ *   running ──close──► draining ──grace over or all done──► releasing ──► closed
+ *
+ * - running:   the reserve loop leases jobs up to free concurrency; idle, it blocks on
+ *              the queue's marker (one blocking command per `blockTimeoutMs`).
+ * - draining:  no new reservations; running handlers get up to `shutdownGraceMs`.
+ * - releasing: handlers still running are aborted and their jobs released in one
+ *              call, so another worker starts them at once with attempts unchanged.
+ * - closed:    loops stopped, connections closed. Reached even when Redis is gone.
+ */
+import { Cause, Effect, Exit, Fiber } from "effect"
+import { retryDelay } from "./Backoff.ts"
+import { makeBatcher } from "./Batcher.ts"
+import type { Commands, Reservation } from "./Commands.ts"
+import { type InvalidPayload, LeaseLost } from "./Errors.ts"
+import type { Job } from "./Job.ts"
+import { fenceLoop, fenceMargin, type Held, heartbeatLoop, makeLeaseTable, monotonicNow } from "./Lease.ts"
+import type { RedisClient } from "./redis/Client.ts"
+import { sweepPass } from "./Sweeper.ts"
+import { trackWorker, untrackWorker } from "./testing/Leaks.ts"
+import type { WorkerSettings } from "./WorkerOptions.ts"
+
+/** The named states of a worker. */
+export type WorkerState = "running" | "draining" | "releasing" | "closed"
+
+/** What happened to jobs, for events and hooks. */
+export interface WorkerHooks<A> {
+  readonly completed?: (job: Job<A>, result: unknown) => void
+  /** A handler failed; `willRetry` is false when the job went to dead. */
+  readonly failed?: (job: Job<A>, error: unknown, willRetry: boolean) => void
+  /** The lease was lost (reclaimed by a sweep, or self-fenced): the handler was aborted and did not ack. */
+  readonly leaseLost?: (
+    job: { readonly id: string; readonly token: number },
+    reason: "lease-lost" | "self-fenced",
+  ) => void
+  /** The job went to dead. */
+  readonly dead?: (job: { readonly id: string; readonly token: number }, reason: string, error: unknown) => void
+  /** A Redis or infrastructure error the worker survived (it keeps retrying). */
+  readonly error?: (error: unknown) => void
+}
+
+/** What the engine needs besides settings: how to decode and run a job. */
+export interface WorkerProgram<A> {
+  readonly decode: (text: string) => Effect.Effect<A, InvalidPayload>
+  readonly handler: (job: Job<A>) => Effect.Effect<unknown, unknown>
+  readonly hooks: WorkerHooks<A>
+  /** How to serialise a handler's result when completed jobs are retained. */
+  readonly encodeResult?: (result: unknown) => string
+}
+
+/** A started worker. */
+export interface WorkerHandle {
+  readonly state: () => WorkerState
+  /** Jobs whose handlers are running. */
+  readonly running: () => number
+  /** Graceful shutdown (see the state machine). Never fails, always ends. */
+  readonly close: Effect.Effect<void>
+}
+
+const errorJson = (error: unknown): string => {
+  if (error instanceof Error) {
+    return JSON.stringify({
+      name: error.name,
+      message: error.message,
+      stack: error.stack?.split("\n").slice(0, 8).join("\n"),
+    })
+  }
+  try {
+    return JSON.stringify({ message: typeof error === "string" ? error : JSON.stringify(error) })
+  } catch {
+    return JSON.stringify({ message: String(error) })
+  }
+}
+
+const RESERVE_CHUNK = 1000
+const RETRY_PAUSE = [100, 200, 500, 1000, 2000] as const
+
+/**
+ * Start a worker on `commands` (its queue) with `blocking` as its own connection for
+ * the marker wait. The caller keeps ownership of `commands.client`; `blocking` is closed here.
+ */
+export const startWorker = <A>(
+  commands: Commands,
+  blocking: RedisClient,
+  settings: WorkerSettings,
+  program: WorkerProgram<A>,
+): Effect.Effect<WorkerHandle> =>
+  Effect.gen(function* () {
+    const { hooks } = program
+    const table = makeLeaseTable()
+    const jobFibers = new Set<Fiber.Fiber<void>>()
+    const toRelease: Held[] = []
+    let state: WorkerState = "running"
+    let busy = 0
+    let ringSlot: (() => void) | undefined
+    const freeSlot = () => {
+      busy--
+      const ring = ringSlot
+      ringSlot = undefined
+      ring?.()
+    }
+    const waitSlot = Effect.callback<void>((resume) => {
+      if (busy < settings.concurrency || state !== "running") resume(Effect.void)
+      else ringSlot = () => resume(Effect.void)
+    })
+    const report = (e: unknown) => Effect.sync(() => hooks.error?.(e))
+
+    const completer = makeBatcher(
+      (items: ReadonlyArray<{ id: string; token: number; result?: string }>) =>
+        commands.complete(items, settings.keepCompleted),
+      RESERVE_CHUNK,
+    )
+
+    const onLeaseEnd = (h: Held, why: "lease-lost" | "self-fenced") =>
+      hooks.leaseLost?.({ id: h.id, token: h.token }, why)
+
+    const runJob = (r: Reservation, localDeadline: number) =>
+      Effect.gen(function* () {
+        const held: Held = {
+          id: r.id,
+          token: r.token,
+          attempt: r.attempt,
+          maxAttempts: r.maxAttempts,
+          localDeadline,
+          controller: new AbortController(),
+          fiber: undefined,
+          ended: undefined,
+        }
+        table.add(held)
+        let slotFreed = false
+        const release = () => {
+          if (!slotFreed) {
+            slotFreed = true
+            freeSlot()
+          }
+        }
+        yield* Effect.gen(function* () {
+          const decoded = yield* Effect.exit(program.decode(r.payload))
+          if (Exit.isFailure(decoded)) {
+            const error = Cause.squash(decoded.cause)
+            const message = error instanceof Error ? error.message : String(error)
+            const outcome = yield* commands.fail(r, {
+              delayMs: 0,
+              error: JSON.stringify({ reason: "invalid-payload", message }),
+              mode: "dead",
+            })
+            if (outcome === "dead") hooks.dead?.({ id: r.id, token: r.token }, "invalid-payload", error)
+            else if (outcome === "lost") onLeaseEnd(held, "lease-lost")
+            return
+          }
+          const job: Job<A> = {
+            id: r.id,
+            payload: decoded.value,
+            attempt: r.attempt,
+            maxAttempts: r.maxAttempts,
+            token: r.token,
+            signal: held.controller.signal,
+          }
+          const fiber = yield* Effect.forkChild(program.handler(job), { startImmediately: true })
+          held.fiber = fiber as Fiber.Fiber<unknown, unknown>
+          if (held.ended) yield* Fiber.interrupt(fiber)
+          const exit = yield* Fiber.await(fiber)
+          release()
+          if (held.ended === "shutdown") {
+            toRelease.push(held)
+            return
+          }
+          if (held.ended) return // lease lost or self-fenced: never ack
+          if (Exit.isSuccess(exit)) {
+            const result = settings.keepCompleted > 0 && program.encodeResult ? program.encodeResult(exit.value) : ""
+            const ok = yield* completer.submit({ id: r.id, token: r.token, result })
+            if (ok) hooks.completed?.(job, exit.value)
+            else onLeaseEnd(held, "lease-lost")
+            return
+          }
+          if (Cause.hasInterruptsOnly(exit.cause)) return
+          const error = Cause.squash(exit.cause)
+          const outcome = yield* commands.fail(r, {
+            delayMs: retryDelay(settings.backoff, r.attempt, error),
+            error: errorJson(error),
+            mode: "retry",
+          })
+          if (outcome === "lost") onLeaseEnd(held, "lease-lost")
+          else {
+            hooks.failed?.(job, error, outcome === "retry")
+            if (outcome === "dead") hooks.dead?.({ id: r.id, token: r.token }, "failed", error)
+          }
+        }).pipe(
+          Effect.catch((e) => report(e)),
+          Effect.ensuring(
+            Effect.sync(() => {
+              release()
+              table.remove(r.id)
+            }),
+          ),
+        )
+      })
+
+    const startJob = (r: Reservation, localDeadline: number) =>
+      Effect.gen(function* () {
+        busy++
+        const fiber = yield* Effect.forkDetach(runJob(r, localDeadline), { startImmediately: true })
+        jobFibers.add(fiber)
+        fiber.addObserver(() => jobFibers.delete(fiber))
+      })
+
+    const blockOnMarker = (timeoutMs: number) =>
+      Effect.tryPromise({
+        try: () => blocking.command("BZPOPMIN", [commands.keys.marker, Math.max(0.01, timeoutMs / 1000).toFixed(3)]),
+        catch: (e) => e,
+      })
+
+    const reserveLoop = Effect.gen(function* () {
+      let failures = 0
+      while (state === "running") {
+        if (busy >= settings.concurrency) {
+          yield* waitSlot
+          continue
+        }
+        const want = Math.min(settings.concurrency - busy, RESERVE_CHUNK)
+        const sentAt = monotonicNow()
+        const reserved = yield* Effect.exit(commands.reserve(want, settings.leaseMs, RESERVE_CHUNK))
+        if (Exit.isFailure(reserved)) {
+          if (state !== "running") break
+          yield* report(Cause.squash(reserved.cause))
+          yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
+          continue
+        }
+        failures = 0
+        if (state !== "running") {
+          // closed while the call was in flight: give the jobs straight back, unstarted
+          if (reserved.value.jobs.length > 0) yield* commands.release(reserved.value.jobs).pipe(Effect.catch(report))
+          break
+        }
+        const local = sentAt + settings.leaseMs - fenceMargin(settings.leaseMs)
+        for (const r of reserved.value.jobs) yield* startJob(r, local)
+        if (reserved.value.jobs.length < want && state === "running") {
+          const due = reserved.value.nextDueMs
+          if (due === 0) continue
+          const wait = due > 0 ? Math.min(due, settings.blockTimeoutMs) : settings.blockTimeoutMs
+          const woke = yield* Effect.exit(blockOnMarker(wait))
+          if (Exit.isFailure(woke) && state === "running") {
+            yield* report(Cause.squash(woke.cause))
+            yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
+          }
+        }
+      }
+    })
+
+    const hb = {
+      leaseMs: settings.leaseMs,
+      heartbeatMs: settings.heartbeatMs,
+      onEnd: onLeaseEnd,
+      onError: hooks.error ?? (() => {}),
+    }
+    const loops: Array<Fiber.Fiber<unknown, unknown>> = []
+    loops.push(yield* Effect.forkDetach(heartbeatLoop(table, commands, hb)))
+    loops.push(yield* Effect.forkDetach(fenceLoop(table, hb)))
+    if (settings.sweep) {
+      const { intervalMs, limit } = settings.sweep
+      const sweeper = Effect.gen(function* () {
+        while (true) {
+          yield* Effect.sleep(Math.round(intervalMs * (0.8 + Math.random() * 0.4)))
+          yield* sweepPass(commands, { limit, maxMs: 100 }).pipe(Effect.catch(report))
+        }
+      })
+      loops.push(yield* Effect.forkDetach(sweeper))
+    }
+    const reserver = yield* Effect.forkDetach(reserveLoop)
+
+    const handle: WorkerHandle = {
+      state: () => state,
+      running: () => busy,
+      close: Effect.suspend(() => {
+        if (state !== "running") return Effect.void
+        state = "draining"
+        return Effect.gen(function* () {
+          // stop reserving: the blocked marker wait ends when its connection closes
+          ringSlot?.()
+          yield* Effect.promise(() => blocking.close(200))
+          yield* Fiber.await(reserver).pipe(Effect.timeoutOption(2_000))
+          yield* Fiber.interrupt(reserver).pipe(Effect.timeoutOption(100))
+          // draining: let running handlers finish, up to the grace period
+          const grace = Fiber.awaitAll([...jobFibers]).pipe(Effect.timeoutOption(settings.shutdownGraceMs))
+          if (jobFibers.size > 0) yield* grace
+          // releasing: abort the rest and give their jobs back
+          state = "releasing"
+          for (const h of table.live()) yield* table.end(h, "shutdown", "worker shutting down")
+          yield* Fiber.awaitAll([...jobFibers]).pipe(Effect.timeoutOption(2_000))
+          if (toRelease.length > 0) {
+            yield* commands.release(toRelease).pipe(
+              Effect.timeoutOption(2_000),
+              Effect.catch((e) => report(e)),
+            )
+          }
+          yield* Fiber.interruptAll(loops)
+          state = "closed"
+          untrackWorker(handle)
+        })
+      }),
+    }
+    trackWorker(handle)
+    return handle
+  })

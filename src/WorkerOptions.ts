@@ -1,0 +1,90 @@
+/**
+ * Worker options: what a user may set, the defaults, and their validation.
+ */
+import { type Backoff, validateBackoff } from "./Backoff.ts"
+import { InvalidOptions } from "./Errors.ts"
+import { DEFAULT_SWEEP_LIMIT } from "./Sweeper.ts"
+import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
+
+/** Options common to both faces' workers. */
+export interface WorkerOptions {
+  /** Key prefix. Default "leaseq". */
+  readonly prefix?: string
+  /** Handlers running at once. Default 1. Range 1–10 000. */
+  readonly concurrency?: number
+  /** Lease length in ms: a job whose worker stops heartbeating is reclaimed this long after the last heartbeat. Default 30 000. Range 10 ms – 24 h. */
+  readonly leaseMs?: number
+  /** Heartbeat period in ms (one extend call for all held leases). Default leaseMs / 3. Must be below leaseMs / 2. */
+  readonly heartbeatMs?: number
+  /** Retry delay after a handler failure. Default exponential from 1 s with jitter, capped at 1 h. */
+  readonly backoff?: Backoff
+  /** On close, how long running handlers may go on before they are aborted and their jobs released. Default 10 000. Range 0 – 1 h. */
+  readonly shutdownGraceMs?: number
+  /**
+   * In-process sweeping of expired leases and due delayed jobs. Default on, every leaseMs / 2
+   * (between 50 ms and 30 s, ±20 % jitter), up to 1000 jobs per call. `false` turns it off
+   * (sweep from cron with `leaseq sweep` instead).
+   */
+  readonly sweep?: boolean | { readonly intervalMs?: number; readonly limit?: number }
+  /** Keep the last N completed jobs (payload and result) instead of deleting them. Default 0. Range 0 – 1 000 000. */
+  readonly keepCompleted?: number
+  /** Longest single blocking wait of an idle worker, in ms. Default 5000. Range 10 ms – 5 min. */
+  readonly blockTimeoutMs?: number
+}
+
+/** Validated worker settings. */
+export interface WorkerSettings {
+  readonly concurrency: number
+  readonly leaseMs: number
+  readonly heartbeatMs: number
+  readonly backoff: Backoff
+  readonly shutdownGraceMs: number
+  readonly sweep: false | { readonly intervalMs: number; readonly limit: number }
+  readonly keepCompleted: number
+  readonly blockTimeoutMs: number
+}
+
+/** Keys a worker's options object may have (the faces add `connection`). */
+export const WORKER_OPTION_KEYS = [
+  "prefix",
+  "concurrency",
+  "leaseMs",
+  "heartbeatMs",
+  "backoff",
+  "shutdownGraceMs",
+  "sweep",
+  "keepCompleted",
+  "blockTimeoutMs",
+] as const
+
+/** Validate worker options. Throws {@link InvalidOptions} naming the field and value. */
+export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<string> = []): WorkerSettings => {
+  const o = optionsObject("options", value)
+  knownKeys("options", o, [...WORKER_OPTION_KEYS, ...extraKeys])
+  const concurrency = integerOr("concurrency", o.concurrency, 1, Limits.concurrency)
+  const leaseMs = integerOr("leaseMs", o.leaseMs, 30_000, Limits.leaseMs)
+  const heartbeatMs =
+    o.heartbeatMs === undefined
+      ? Math.max(1, Math.floor(leaseMs / 3))
+      : integer("heartbeatMs", o.heartbeatMs, { min: 1, max: Math.max(1, Math.ceil(leaseMs / 2) - 1) })
+  const shutdownGraceMs = integerOr("shutdownGraceMs", o.shutdownGraceMs, 10_000, Limits.shutdownGraceMs)
+  const keepCompleted = integerOr("keepCompleted", o.keepCompleted, 0, Limits.keepCompleted)
+  const blockTimeoutMs = integerOr("blockTimeoutMs", o.blockTimeoutMs, 5_000, { min: 10, max: 300_000 })
+  const backoff = validateBackoff("backoff", o.backoff)
+  let sweep: WorkerSettings["sweep"]
+  const defaultInterval = Math.min(30_000, Math.max(50, Math.floor(leaseMs / 2)))
+  if (o.sweep === false) sweep = false
+  else if (o.sweep === undefined || o.sweep === true)
+    sweep = { intervalMs: defaultInterval, limit: DEFAULT_SWEEP_LIMIT }
+  else if (typeof o.sweep === "object" && o.sweep !== null) {
+    const s = o.sweep as Record<string, unknown>
+    knownKeys("sweep", s, ["intervalMs", "limit"])
+    sweep = {
+      intervalMs: integerOr("sweep.intervalMs", s.intervalMs, defaultInterval, { min: 10, max: 3_600_000 }),
+      limit: integerOr("sweep.limit", s.limit, DEFAULT_SWEEP_LIMIT, Limits.sweepLimit),
+    }
+  } else {
+    throw new InvalidOptions({ field: "sweep", value: o.sweep, reason: "must be true, false or { intervalMs, limit }" })
+  }
+  return { concurrency, leaseMs, heartbeatMs, backoff, shutdownGraceMs, sweep, keepCompleted, blockTimeoutMs }
+}

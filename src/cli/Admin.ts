@@ -1,0 +1,174 @@
+/**
+ * `leaseq stats` and `leaseq verify`: read-only views of the queues under a prefix
+ * (or those named by `--queue`). Each queue is opened (key types and layout checked)
+ * before its first script call.
+ */
+import { Effect } from "effect"
+import type { Commands, QueueStats } from "../Commands.ts"
+import { openQueue, targetQueues, withRedis } from "./Connection.ts"
+import type { CommonFlags } from "./Flags.ts"
+import {
+  type CliFailure,
+  duration,
+  ExitCode,
+  type ExitCodeValue,
+  type Io,
+  makeProgress,
+  table,
+  toFailure,
+  writeJson,
+} from "./Output.ts"
+
+/** Flags of `leaseq stats` and `leaseq verify`. */
+export interface QueuesFlags extends CommonFlags {
+  readonly queue: ReadonlyArray<string>
+}
+
+/** Flags of `leaseq verify`. */
+export interface VerifyFlags extends QueuesFlags {
+  /** The most violation lines listed per queue (the count is always exact). */
+  readonly maxLines: number
+}
+
+/** Default `--max-lines` of `leaseq verify`. */
+export const DEFAULT_VERIFY_LINES = 100
+
+/** The one JSON object `leaseq stats --json` prints. */
+export interface StatsReport {
+  readonly prefix: string
+  readonly queues: ReadonlyArray<QueueStats>
+  readonly totals: {
+    readonly queues: number
+    readonly waiting: number
+    readonly active: number
+    readonly expired: number
+    readonly delayed: number
+    readonly dead: number
+    /** The largest `oldestWaitingAgeMs` of any queue. */
+    readonly oldestWaitingAgeMs: number
+  }
+}
+
+/** What `verify` found in one queue. */
+export interface QueueVerify {
+  readonly queue: string
+  readonly jobs: number
+  readonly violations: number
+  /** `<kind> <id> <detail>`, at most `--max-lines` of them. */
+  readonly lines: ReadonlyArray<string>
+}
+
+/** The one JSON object `leaseq verify --json` prints. */
+export interface VerifyReport {
+  readonly prefix: string
+  readonly ok: boolean
+  readonly violations: number
+  readonly queues: ReadonlyArray<QueueVerify>
+}
+
+/** Run `f` on every target queue in turn, each opened first. */
+const eachQueue = <A, E>(
+  io: Io,
+  url: string,
+  flags: QueuesFlags,
+  verb: string,
+  f: (commands: Commands) => Effect.Effect<A, E>,
+): Effect.Effect<ReadonlyArray<A>, CliFailure> =>
+  withRedis(url, (client) =>
+    Effect.gen(function* () {
+      const progress = makeProgress(io, !flags.json)
+      const queues = yield* targetQueues(client, flags.prefix, flags.queue, progress)
+      const out: A[] = []
+      for (const [i, queue] of queues.entries()) {
+        progress.update(`${verb} ${queue} (${i + 1}/${queues.length})`)
+        out.push(
+          yield* openQueue(client, flags.prefix, queue).pipe(
+            Effect.flatMap(f),
+            Effect.mapError((e) => toFailure(e, `${verb} queue ${queue}`)),
+          ),
+        )
+      }
+      progress.done()
+      return out
+    }),
+  )
+
+/** Sum per-queue stats. */
+export const statsReport = (prefix: string, queues: ReadonlyArray<QueueStats>): StatsReport => {
+  const sum = (f: (q: QueueStats) => number) => queues.reduce((n, q) => n + f(q), 0)
+  return {
+    prefix,
+    queues,
+    totals: {
+      queues: queues.length,
+      waiting: sum((q) => q.waiting),
+      active: sum((q) => q.active),
+      expired: sum((q) => q.expired),
+      delayed: sum((q) => q.delayed),
+      dead: sum((q) => q.dead),
+      oldestWaitingAgeMs: queues.reduce((m, q) => Math.max(m, q.oldestWaitingAgeMs), 0),
+    },
+  }
+}
+
+/** The text form of a stats report. */
+export const formatStats = (r: StatsReport): string => {
+  if (r.queues.length === 0) return `no queues under prefix ${r.prefix}\n`
+  const rows = r.queues.map((q) => [
+    q.queue,
+    q.waiting,
+    q.active,
+    q.expired,
+    q.delayed,
+    q.dead,
+    q.waiting > 0 ? duration(q.oldestWaitingAgeMs) : "-",
+  ])
+  return table(["QUEUE", "WAITING", "ACTIVE", "EXPIRED", "DELAYED", "DEAD", "OLDEST WAITING"], rows)
+}
+
+/** Run `leaseq stats`: counts per queue (EXPIRED = active leases past their deadline, not yet swept). */
+export const runStats = (io: Io, url: string, flags: QueuesFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
+  eachQueue(io, url, flags, "reading", (c) => c.stats).pipe(
+    Effect.map((queues) => {
+      const r = statsReport(flags.prefix, queues)
+      if (flags.json) writeJson(io, r)
+      else io.out(formatStats(r))
+      return ExitCode.ok
+    }),
+  )
+
+/** The text form of a verify report. */
+export const formatVerify = (r: VerifyReport): string => {
+  if (r.queues.length === 0) return `no queues under prefix ${r.prefix}\n`
+  const lines: string[] = []
+  for (const q of r.queues) {
+    if (q.violations === 0) {
+      lines.push(`${q.queue}: ok (${q.jobs} jobs)`)
+      continue
+    }
+    lines.push(`${q.queue}: ${q.violations} violation${q.violations === 1 ? "" : "s"} (${q.jobs} jobs)`)
+    for (const l of q.lines) lines.push(`  ${l}`)
+    if (q.lines.length < q.violations) lines.push(`  … ${q.violations - q.lines.length} more (raise --max-lines)`)
+  }
+  return `${lines.join("\n")}\n`
+}
+
+/**
+ * Run `leaseq verify`: every job in exactly one state, no orphan data. Exit 3 when
+ * a violation is found (listed on stdout, counted on stderr).
+ */
+export const runVerify = (io: Io, url: string, flags: VerifyFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
+  eachQueue(io, url, flags, "verifying", (c) =>
+    c.verify(flags.maxLines).pipe(Effect.map((v): QueueVerify => ({ queue: c.keys.queue, ...v }))),
+  ).pipe(
+    Effect.map((queues) => {
+      const violations = queues.reduce((n, q) => n + q.violations, 0)
+      const r: VerifyReport = { prefix: flags.prefix, ok: violations === 0, violations, queues }
+      if (flags.json) writeJson(io, r)
+      else io.out(formatVerify(r))
+      if (violations === 0) return ExitCode.ok
+      const bad = queues.filter((q) => q.violations > 0).map((q) => q.queue)
+      io.err(`leaseq: verify found ${violations} violation${violations === 1 ? "" : "s"} in ${bad.join(", ")}\n`)
+      return ExitCode.violation
+    }),
+  )

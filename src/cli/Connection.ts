@@ -1,0 +1,135 @@
+/**
+ * The CLI's connection to Redis: fail fast and clearly (one try, a 3 s connect
+ * timeout, no reconnect loop), find out whether the server is a cluster, close
+ * everything on the way out; and the per-queue steps every command shares.
+ */
+import { Effect, type Scope } from "effect"
+import { type Commands, makeCommands } from "../Commands.ts"
+import { discoverQueues } from "../Discovery.ts"
+import { queueKeys } from "../Keys.ts"
+import { connect, type RedisClient, redactUrl } from "../redis/Client.ts"
+import { CliFailure, ExitCode, type Progress, toFailure } from "./Output.ts"
+
+/** How long the CLI waits for a TCP/TLS connection before giving up. */
+export const CONNECT_TIMEOUT_MS = 3_000
+
+/** ioredis options for a CLI run: one try per command, no reconnects, a short connect timeout. */
+export const cliOverrides = {
+  maxRetriesPerRequest: 1,
+  retryStrategy: () => null,
+  connectTimeout: CONNECT_TIMEOUT_MS,
+} as const
+
+interface Opened {
+  readonly client: RedisClient
+  readonly lastError: () => Error | undefined
+}
+
+/** Open a client in the current scope; it is closed when the scope closes. */
+const acquire = (make: (onError: (e: Error) => void) => RedisClient): Effect.Effect<Opened, CliFailure, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: (): Opened => {
+        let last: Error | undefined
+        const client = make((e) => {
+          last = e
+        })
+        return { client, lastError: () => last }
+      },
+      catch: (e) => toFailure(e),
+    }),
+    ({ client }) => Effect.promise(() => client.close()),
+  )
+
+/** Send one command; a failure becomes "cannot reach Redis at <url>: <why>" (exit 1). */
+const probe = (opened: Opened, name: string, args: ReadonlyArray<string | number>) =>
+  Effect.tryPromise({
+    try: () => opened.client.command(name, args),
+    catch: (e) => {
+      const cause = opened.lastError() ?? e
+      const why = cause instanceof Error ? cause.message : String(cause)
+      return new CliFailure({
+        exitCode: ExitCode.redis,
+        reason: `cannot reach Redis at ${opened.client.describe}: ${why}`,
+      })
+    },
+  })
+
+const clusterStartup = (url: string) => {
+  const u = new URL(url)
+  const decode = (s: string) => (s === "" ? undefined : decodeURIComponent(s))
+  return {
+    cluster: [{ host: u.hostname.replace(/^\[|\]$/g, ""), port: u.port === "" ? 6379 : Number(u.port) }],
+    options: {
+      enableAutoPipelining: true,
+      clusterRetryStrategy: () => null,
+      slotsRefreshTimeout: CONNECT_TIMEOUT_MS,
+      redisOptions: {
+        username: decode(u.username),
+        password: decode(u.password),
+        ...(u.protocol === "rediss:" ? { tls: {} } : {}),
+        connectTimeout: CONNECT_TIMEOUT_MS,
+        maxRetriesPerRequest: 1,
+      },
+    },
+  }
+}
+
+/**
+ * Connect to `url` for the length of the current scope. PINGs first, so an
+ * unreachable server fails here (exit 1) with a redacted one-line reason. When the
+ * server is a cluster node (`INFO cluster` says `cluster_enabled:1`), reconnects as a
+ * cluster client so scripts reach every slot and discovery sees every master.
+ */
+export const connectCli = (url: string): Effect.Effect<RedisClient, CliFailure, Scope.Scope> =>
+  Effect.gen(function* () {
+    const single = yield* acquire((onError) => connect(url, { onError, overrides: cliOverrides }))
+    yield* probe(single, "PING", [])
+    const info = yield* Effect.tryPromise(() => single.client.command("INFO", ["cluster"])).pipe(
+      // A user without INFO rights (ACL) gets the standalone client.
+      Effect.orElseSucceed(() => ""),
+    )
+    if (!/cluster_enabled:1/.test(String(info))) return single.client
+    yield* Effect.promise(() => single.client.close())
+    const cluster = yield* acquire((onError) => {
+      const client = connect(clusterStartup(url), { onError })
+      return { ...client, describe: `the Redis Cluster at ${redactUrl(url)}` }
+    })
+    yield* probe(cluster, "PING", [])
+    return cluster.client
+  })
+
+/** Run `use` with a connected client, closing it afterwards whatever happens. */
+export const withRedis = <A, E>(
+  url: string,
+  use: (client: RedisClient) => Effect.Effect<A, E>,
+): Effect.Effect<A, E | CliFailure> => Effect.scoped(Effect.flatMap(connectCli(url), use))
+
+/**
+ * The queues a command works on: those named by `--queue`, else every queue found
+ * under the prefix on every master.
+ */
+export const targetQueues = (
+  client: RedisClient,
+  prefix: string,
+  named: ReadonlyArray<string>,
+  progress?: Progress,
+): Effect.Effect<ReadonlyArray<string>, CliFailure> =>
+  named.length > 0
+    ? Effect.succeed(named)
+    : discoverQueues(client, prefix, {
+        onScan: (master, calls, found) =>
+          progress?.update(`scanning ${master} for queues under ${prefix}: ${found} found (${calls} SCAN calls)`),
+      }).pipe(Effect.mapError((e) => toFailure(e, `finding queues under prefix ${prefix}`)))
+
+/**
+ * The commands of one queue, after `open` has checked its key types and layout
+ * (WrongKeyType / LayoutMismatch fail here, before any other script runs).
+ */
+export const openQueue = (client: RedisClient, prefix: string, queue: string) =>
+  Effect.gen(function* () {
+    const keys = yield* Effect.try({ try: () => queueKeys(queue, prefix), catch: (e) => toFailure(e) })
+    const commands: Commands = makeCommands(client, keys)
+    yield* commands.open
+    return commands
+  })

@@ -1,0 +1,96 @@
+/**
+ * Flag parsing for the CLI: each parser names the flag and the value it refuses,
+ * before anything reaches Redis. Commander calls the `argParser`s; a thrown
+ * `InvalidArgumentError` becomes a one-line usage error (exit 2).
+ */
+import { type Command, InvalidArgumentError } from "commander"
+import { DEFAULT_PREFIX, validatePrefix, validateQueueName } from "../Keys.ts"
+import { redactUrl } from "../redis/Client.ts"
+import { usage } from "./Output.ts"
+
+/** The flags every command that talks to Redis takes. */
+export interface CommonFlags {
+  /** `--url`; when absent, `REDIS_URL`, then `redis://127.0.0.1:6379`. */
+  readonly url?: string
+  readonly prefix: string
+  readonly json: boolean
+}
+
+/** The URL used when neither `--url` nor `REDIS_URL` is given. */
+export const DEFAULT_URL = "redis://127.0.0.1:6379"
+
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+/** An argParser for a whole number in [min, max]: digits only (no signs, exponents or fractions). */
+export const wholeNumber =
+  (flag: string, min: number, max: number) =>
+  (value: string): number => {
+    const n = /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN
+    if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`${flag} must be a whole number from ${min} to ${max}`)
+    if (n < min || n > max) throw new InvalidArgumentError(`${flag} must be from ${min} to ${max}`)
+    return n
+  }
+
+/** An argParser for a queue name (validated as the library does). */
+export const queueName = (value: string): string => {
+  try {
+    return validateQueueName(value)
+  } catch (e) {
+    throw new InvalidArgumentError(messageOf(e))
+  }
+}
+
+/** An argParser for a repeatable `--queue`: validates and collects, without duplicates. */
+export const queueList = (value: string, previous: ReadonlyArray<string> | undefined): ReadonlyArray<string> => {
+  const name = queueName(value)
+  const list = previous ?? []
+  return list.includes(name) ? list : [...list, name]
+}
+
+/** An argParser for `--prefix`. */
+export const prefix = (value: string): string => {
+  try {
+    return validatePrefix(value)
+  } catch (e) {
+    throw new InvalidArgumentError(messageOf(e))
+  }
+}
+
+/**
+ * Add `--url`, `--prefix` and `--json` to a command. The URL is validated later by
+ * {@link resolveUrl}, never by commander, whose messages would echo a password.
+ */
+export const withCommonFlags = (command: Command): Command =>
+  command
+    .option(
+      "--url <url>",
+      `Redis URL: redis:// or rediss://, with user:password@ for ACLs (default: $REDIS_URL, else ${DEFAULT_URL})`,
+    )
+    .option("--prefix <prefix>", "key prefix of the queues", prefix, DEFAULT_PREFIX)
+    .option("--json", "print exactly one JSON object on stdout instead of text", false)
+
+/**
+ * The Redis URL to use: `--url`, else `REDIS_URL`, else {@link DEFAULT_URL}. Throws a
+ * usage failure (exit 2) naming the source and the redacted value when it is not a
+ * redis:// or rediss:// URL.
+ */
+export const resolveUrl = (flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string => {
+  const fromEnv = env.REDIS_URL !== undefined && env.REDIS_URL !== ""
+  const [source, url] =
+    flag !== undefined ? ["--url", flag] : fromEnv ? ["REDIS_URL", env.REDIS_URL as string] : ["default", DEFAULT_URL]
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(url)
+  } catch {
+    parsed = undefined
+  }
+  if (parsed === undefined || (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") || !parsed.hostname) {
+    throw usage(
+      `invalid ${source} ${JSON.stringify(redactUrl(url))}: give a redis:// or rediss:// URL with a host (ACL credentials go before the host as user:password and an @)`,
+    )
+  }
+  if (parsed.port !== "" && !(Number(parsed.port) > 0)) {
+    throw usage(`invalid ${source} ${JSON.stringify(redactUrl(url))}: the port must be from 1 to 65535`)
+  }
+  return url
+}

@@ -1,0 +1,168 @@
+/**
+ * `leaseq sweep`: one bounded pass over the named queues (or every queue under the
+ * prefix): reclaim expired leases and promote due delayed jobs, `--limit` jobs per
+ * script call, until nothing is left or `--max-ms` runs out.
+ */
+import { Clock, Effect } from "effect"
+import type { SweepResult } from "../Commands.ts"
+import type { RedisClient } from "../redis/Client.ts"
+import { DEFAULT_SWEEP_LIMIT, type SweepTotals, sweepPass } from "../Sweeper.ts"
+import { openQueue, targetQueues, withRedis } from "./Connection.ts"
+import type { CommonFlags } from "./Flags.ts"
+import { CliFailure, ExitCode, type ExitCodeValue, type Io, makeProgress, oneLine, table, writeJson } from "./Output.ts"
+
+/** Flags of `leaseq sweep`. */
+export interface SweepFlags extends CommonFlags {
+  readonly queue: ReadonlyArray<string>
+  readonly limit: number
+  readonly maxMs: number
+}
+
+/** Default `--max-ms`: the whole pass starts no new call after this. */
+export const DEFAULT_SWEEP_MAX_MS = 30_000
+
+/** Default `--limit`. */
+export { DEFAULT_SWEEP_LIMIT }
+
+/** What the pass did to one queue. */
+export interface QueueSweep {
+  readonly queue: string
+  /** Expired leases taken back (includes `dead`). */
+  readonly reclaimed: number
+  /** Of those, jobs whose attempts were used up: now dead (reason lease-expired). */
+  readonly dead: number
+  /** Due delayed jobs moved to wait. */
+  readonly promoted: number
+  /** Sweep script calls made. */
+  readonly calls: number
+  /** True when `--max-ms` ran out with expired or due jobs left. */
+  readonly incomplete: boolean
+  /** ms until the earliest live lease expires, or -1 when nothing is active. */
+  readonly nextDeadlineMs: number
+  /** Why this queue could not be swept (the pass went on with the others). */
+  readonly error?: string
+}
+
+/** The one JSON object `leaseq sweep --json` prints. */
+export interface SweepReport {
+  readonly prefix: string
+  readonly ok: boolean
+  readonly queues: ReadonlyArray<QueueSweep>
+  readonly totals: {
+    readonly queues: number
+    readonly reclaimed: number
+    readonly dead: number
+    readonly promoted: number
+    readonly calls: number
+    readonly incomplete: boolean
+    readonly failed: number
+  }
+  readonly elapsedMs: number
+}
+
+const fromTotals = (t: SweepTotals): QueueSweep => ({
+  queue: t.queue,
+  reclaimed: t.reclaimed,
+  dead: t.dead,
+  promoted: t.promoted,
+  calls: t.calls,
+  incomplete: t.incomplete,
+  nextDeadlineMs: t.nextDeadlineMs,
+})
+
+/** Sweep every queue in turn; a queue-level refusal is recorded and the pass goes on. */
+const sweepAll = (client: RedisClient, flags: SweepFlags, io: Io) =>
+  Effect.gen(function* () {
+    const start = yield* Clock.currentTimeMillis
+    const progress = makeProgress(io, !flags.json)
+    const queues = yield* targetQueues(client, flags.prefix, flags.queue, progress)
+    const results: QueueSweep[] = []
+    for (const [i, queue] of queues.entries()) {
+      const spent = (yield* Clock.currentTimeMillis) - start
+      const onBatch = (t: SweepTotals, _last: SweepResult) =>
+        progress.update(
+          `sweeping ${queue} (${i + 1}/${queues.length}): reclaimed ${t.reclaimed}, promoted ${t.promoted}, ${t.calls} calls`,
+        )
+      const result = yield* openQueue(client, flags.prefix, queue).pipe(
+        // Every queue gets at least one call; later calls stop when the pass's budget is spent.
+        Effect.flatMap((c) => sweepPass(c, { limit: flags.limit, maxMs: Math.max(0, flags.maxMs - spent), onBatch })),
+        Effect.map(fromTotals),
+        Effect.catch((e) =>
+          e._tag === "RedisUnavailable"
+            ? Effect.fail(new CliFailure({ exitCode: ExitCode.redis, reason: `sweeping queue ${queue}: ${e.message}` }))
+            : Effect.succeed<QueueSweep>({
+                queue,
+                reclaimed: 0,
+                dead: 0,
+                promoted: 0,
+                calls: 0,
+                incomplete: true,
+                nextDeadlineMs: -1,
+                error: oneLine(e.message),
+              }),
+        ),
+      )
+      results.push(result)
+    }
+    progress.done()
+    const elapsedMs = (yield* Clock.currentTimeMillis) - start
+    return report(flags.prefix, results, elapsedMs)
+  })
+
+/** Sum the per-queue results. */
+export const report = (prefix: string, queues: ReadonlyArray<QueueSweep>, elapsedMs: number): SweepReport => {
+  const sum = (f: (q: QueueSweep) => number) => queues.reduce((n, q) => n + f(q), 0)
+  const failed = queues.filter((q) => q.error !== undefined).length
+  return {
+    prefix,
+    ok: failed === 0,
+    queues,
+    totals: {
+      queues: queues.length,
+      reclaimed: sum((q) => q.reclaimed),
+      dead: sum((q) => q.dead),
+      promoted: sum((q) => q.promoted),
+      calls: sum((q) => q.calls),
+      incomplete: queues.some((q) => q.incomplete),
+      failed,
+    },
+    elapsedMs,
+  }
+}
+
+/** The text form of a sweep report. */
+export const formatSweep = (r: SweepReport): string => {
+  if (r.queues.length === 0) return `no queues under prefix ${r.prefix}: nothing to sweep (${r.elapsedMs}ms)\n`
+  const t = r.totals
+  const head =
+    `swept ${t.queues} queue${t.queues === 1 ? "" : "s"} under prefix ${r.prefix} in ${r.elapsedMs}ms: ` +
+    `reclaimed ${t.reclaimed} (dead ${t.dead}), promoted ${t.promoted}, ${t.calls} calls` +
+    (t.incomplete ? "; stopped at --max-ms with work left: run again" : "")
+  const rows = r.queues.map((q) => [
+    q.queue,
+    q.reclaimed,
+    q.dead,
+    q.promoted,
+    q.calls,
+    q.error !== undefined ? `error: ${q.error}` : q.incomplete ? "incomplete" : "",
+  ])
+  return `${head}\n${table(["QUEUE", "RECLAIMED", "DEAD", "PROMOTED", "CALLS", "NOTE"], rows)}`
+}
+
+/**
+ * Run `leaseq sweep`: print the report (text or one JSON object) and return the exit
+ * code: 0 when the pass ran, 1 when a queue could not be swept (its reason on stderr).
+ */
+export const runSweep = (io: Io, url: string, flags: SweepFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
+  withRedis(url, (client) => sweepAll(client, flags, io)).pipe(
+    Effect.map((r) => {
+      if (flags.json) writeJson(io, r)
+      else io.out(formatSweep(r))
+      const failed = r.queues.filter((q) => q.error !== undefined)
+      const first = failed[0]
+      if (first === undefined) return ExitCode.ok
+      const more = failed.length > 1 ? ` (and ${failed.length - 1} more queues failed)` : ""
+      io.err(`leaseq: cannot sweep queue ${first.queue}: ${first.error}${more}\n`)
+      return ExitCode.redis
+    }),
+  )

@@ -1,0 +1,30 @@
+/**
+ * leaseq — a reliable job queue for TypeScript on Redis (Promise API).
+ *
+ * ```ts
+ * import { Queue, Worker } from "leaseq"
+ * ```
+ * @module
+ */
+export type { Backoff } from "./Backoff.ts"
+export type { DeadJob, QueueStats } from "./Commands.ts"
+export {
+  DuplicateJobId,
+  InvalidOptions,
+  InvalidPayload,
+  InvalidQueueName,
+  LayoutMismatch,
+  LeaseLost,
+  QueueClosed,
+  RedisCommandError,
+  RedisUnavailable,
+  WrongKeyType,
+} from "./Errors.ts"
+export type { Job, JobOptions } from "./Job.ts"
+export { LAYOUT_VERSION } from "./Keys.ts"
+export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
+export { Worker, type WorkerEvents, type WorkerOptions } from "./promise/Worker.ts"
+export type { ConnectionOption } from "./redis/Client.ts"
+export type { SweepPassOptions, SweepTotals } from "./Sweeper.ts"
+export { Limits } from "./Validate.ts"
+export type { WorkerState } from "./Worker.ts"

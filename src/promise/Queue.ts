@@ -1,0 +1,139 @@
+/**
+ * The Promise face of a queue: `new Queue(name, options)`.
+ */
+import { Effect } from "effect"
+import type { DeadJob, QueueStats } from "../Commands.ts"
+import { InvalidOptions, QueueClosed } from "../Errors.ts"
+import type { JobOptions } from "../Job.ts"
+import { validateQueueName } from "../Keys.ts"
+import { makeQueueCore, type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../Queue.ts"
+import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
+import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
+import { integerOr, serializePayload } from "../Validate.ts"
+
+/** Options of {@link Queue}. */
+export interface QueueOptions extends QueueSettingsInput {
+  /** A redis:// or rediss:// URL, ioredis options, an ioredis Redis or Cluster (borrowed, never closed), or `{ cluster: nodes }`. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. */
+  readonly connection?: ConnectionOption
+}
+
+/** One job for {@link Queue.addBulk}. */
+export interface BulkJob<T> {
+  readonly payload: T
+  readonly options?: JobOptions
+}
+
+/**
+ * A queue's producer and admin handle.
+ *
+ * ```ts
+ * const queue = new Queue<{ to: string }>("emails")
+ * const id = await queue.add({ to: "a@example.com" }, { maxAttempts: 5 })
+ * await queue.close()
+ * ```
+ * Throws {@link InvalidQueueName} / {@link InvalidOptions} from the constructor for bad arguments.
+ */
+export class Queue<T = unknown> {
+  /** The queue name. */
+  readonly name: string
+  /** @internal */
+  readonly core: QueueCore
+  readonly #client: RedisClient
+  readonly #maxPayloadBytes: number
+
+  constructor(name: string, options: QueueOptions = {}) {
+    this.name = validateQueueName(name)
+    const settings = resolveQueueOptions(options, ["connection"])
+    this.#maxPayloadBytes = settings.maxPayloadBytes
+    this.#client = connect(options.connection)
+    this.core = makeQueueCore(this.#client, name, settings)
+  }
+
+  #run<A, E>(effect: Effect.Effect<A, E>): Promise<A> {
+    return Effect.runPromise(effect)
+  }
+
+  #encode(field: string, payload: unknown): string {
+    return serializePayload(field, payload, this.#maxPayloadBytes)
+  }
+
+  /** Add a job. Resolves to its id (a ULID) — or, when `dedupeKey` matched, the first job's id. */
+  add(payload: T, options?: JobOptions): Promise<string> {
+    return this.#run(
+      Effect.suspend(() => this.core.add({ payload: this.#encode("payload", payload), options })).pipe(
+        Effect.catchDefect((e) => Effect.fail(e)),
+      ),
+    )
+  }
+
+  /** Add many jobs in one Redis call (at most 10 000); all are validated first, all or nothing. */
+  addBulk(jobs: ReadonlyArray<BulkJob<T>>): Promise<string[]> {
+    return this.#run(
+      Effect.suspend(() => {
+        if (!Array.isArray(jobs)) {
+          return Effect.fail(
+            new InvalidOptions({ field: "jobs", value: jobs, reason: "must be an array of { payload, options? }" }),
+          )
+        }
+        const encoded = jobs.map((j, i) => {
+          if (typeof j !== "object" || j === null || !("payload" in j)) {
+            throw new InvalidOptions({ field: `jobs[${i}]`, value: j, reason: "must be { payload, options? }" })
+          }
+          return { payload: this.#encode(`jobs[${i}].payload`, j.payload), options: j.options }
+        })
+        return this.core.addBulk(encoded)
+      }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
+    )
+  }
+
+  /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters. */
+  stats(): Promise<QueueStats> {
+    return this.#run(this.core.stats)
+  }
+
+  /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. */
+  sweep(options: SweepPassOptions = {}): Promise<SweepTotals> {
+    return this.#run(Effect.suspend(() => this.core.sweep(options)).pipe(Effect.catchDefect((e) => Effect.fail(e))))
+  }
+
+  /** A page of dead jobs, oldest death first. Defaults: offset 0, count 100. */
+  deadJobs(
+    options: { readonly offset?: number; readonly count?: number } = {},
+  ): Promise<{ total: number; jobs: DeadJob[] }> {
+    return this.#run(
+      Effect.suspend(() =>
+        this.core.commands.deadList(
+          integerOr("offset", options.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER }),
+          integerOr("count", options.count, 100, { min: 1, max: 10_000 }),
+        ),
+      ).pipe(Effect.catchDefect((e) => Effect.fail(e))),
+    )
+  }
+
+  /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried. */
+  retryDead(ids: ReadonlyArray<string>): Promise<number> {
+    return this.#run(this.core.commands.deadRetry({ ids }).pipe(Effect.map((r) => r.count)))
+  }
+
+  /** Delete dead jobs (by id) for good. Resolves to how many were purged. */
+  purgeDead(ids: ReadonlyArray<string>): Promise<number> {
+    return this.#run(this.core.commands.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
+  }
+
+  /** Check the queue's invariants (O(jobs): an operator's tool). */
+  verify(options: { readonly maxLines?: number } = {}): Promise<{ violations: number; jobs: number; lines: string[] }> {
+    return this.#run(this.core.commands.verify(options.maxLines ?? 100))
+  }
+
+  /** Close the connection (if leaseq opened it). Later calls reject with {@link QueueClosed}. */
+  async close(): Promise<void> {
+    if (this.core.isClosed()) return
+    this.core.markClosed()
+    await this.#client.close()
+  }
+
+  /** @internal */
+  closedError(): QueueClosed {
+    return new QueueClosed({ queue: this.name })
+  }
+}

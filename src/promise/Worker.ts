@@ -1,0 +1,133 @@
+/**
+ * The Promise face of a worker: `new Worker(name, async (job) => …, options)`.
+ */
+import { EventEmitter } from "node:events"
+import { Effect } from "effect"
+import { makeCommands } from "../Commands.ts"
+import { InvalidOptions, InvalidPayload } from "../Errors.ts"
+import type { Job } from "../Job.ts"
+import { DEFAULT_PREFIX, queueKeys, validatePrefix, validateQueueName } from "../Keys.ts"
+import { type ConnectionOption, connect } from "../redis/Client.ts"
+import { startWorker, type WorkerHandle, type WorkerState } from "../Worker.ts"
+import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from "../WorkerOptions.ts"
+
+/** Options of {@link Worker}. */
+export interface WorkerOptions extends EngineWorkerOptions {
+  /** As for Queue. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. The worker opens one more connection for its blocking wait. */
+  readonly connection?: ConnectionOption
+}
+
+/** Events a {@link Worker} emits. */
+export interface WorkerEvents<T, R> {
+  completed: [job: Job<T>, result: R]
+  failed: [job: Job<T>, error: unknown, willRetry: boolean]
+  "lease-lost": [job: { id: string; token: number }, reason: "lease-lost" | "self-fenced"]
+  dead: [job: { id: string; token: number }, reason: string, error: unknown]
+  /** Redis or infrastructure errors the worker survived. Only emitted when someone listens. */
+  error: [error: unknown]
+  closed: []
+}
+
+/**
+ * A worker: starts on construction, runs `handler` for each job, at most `concurrency` at once.
+ *
+ * ```ts
+ * const worker = new Worker<{ to: string }>("emails", async (job) => {
+ *   await send(job.payload.to, { signal: job.signal })
+ * }, { concurrency: 10 })
+ * // …
+ * await worker.close() // graceful: unfinished jobs are released, not lost
+ * ```
+ * The handler's promise resolving completes the job; rejecting retries it (with backoff) or,
+ * when attempts are used up, moves it to dead. `job.signal` aborts when the lease is lost.
+ */
+export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
+  /** The queue name. */
+  readonly name: string
+  /** Resolves once the worker runs; rejects (and the worker closes) if the queue cannot be used. */
+  readonly ready: Promise<void>
+  #handle: WorkerHandle | undefined
+  #closing: Promise<void> | undefined
+  readonly #closeConnections: () => Promise<void>
+
+  constructor(name: string, handler: (job: Job<T>) => Promise<R> | R, options: WorkerOptions = {}) {
+    super()
+    this.name = validateQueueName(name)
+    if (typeof handler !== "function") {
+      throw new InvalidOptions({
+        field: "handler",
+        value: handler,
+        reason: "must be a function (job) => Promise<result>",
+      })
+    }
+    const settings = resolveWorkerOptions(options, ["connection"])
+    const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
+    const client = connect(options.connection)
+    const blocking = client.duplicate()
+    this.#closeConnections = async () => {
+      await Promise.all([client.close(), blocking.close()])
+    }
+    const commands = makeCommands(client, queueKeys(name, prefix))
+    const emit = <K extends keyof WorkerEvents<T, R>>(event: K, ...args: WorkerEvents<T, R>[K]) => {
+      if (event === "error" && this.listenerCount("error") === 0) return
+      ;(this.emit as (e: K, ...a: WorkerEvents<T, R>[K]) => boolean)(event, ...args)
+    }
+    const program = Effect.gen(function* () {
+      yield* commands.open
+      return yield* startWorker<T>(commands, blocking, settings, {
+        decode: (text) =>
+          Effect.try({
+            try: () => JSON.parse(text) as T,
+            catch: (e) => new InvalidPayload({ field: "payload", reason: `is not valid JSON: ${String(e)}` }),
+          }),
+        handler: (job) => Effect.tryPromise({ try: async () => handler(job), catch: (e) => e }),
+        encodeResult: (r) => JSON.stringify(r ?? null),
+        hooks: {
+          completed: (job, result) => emit("completed", job, result as R),
+          failed: (job, error, willRetry) => emit("failed", job, error, willRetry),
+          leaseLost: (job, reason) => emit("lease-lost", job, reason),
+          dead: (job, reason, error) => emit("dead", job, reason, error),
+          error: (e) => emit("error", e),
+        },
+      })
+    })
+    this.ready = Effect.runPromise(program).then(
+      (handle) => {
+        this.#handle = handle
+        if (this.#closing) void Effect.runPromise(handle.close)
+      },
+      async (e) => {
+        await this.#closeConnections()
+        throw e
+      },
+    )
+    this.ready.catch((e) => emit("error", e))
+  }
+
+  /** The lifecycle state: running, draining, releasing or closed. */
+  get state(): WorkerState {
+    return this.#handle?.state() ?? (this.#closing ? "closed" : "running")
+  }
+
+  /** Handlers running now. */
+  get running(): number {
+    return this.#handle?.running() ?? 0
+  }
+
+  /**
+   * Graceful shutdown: stop reserving, let running handlers finish for up to
+   * `shutdownGraceMs`, then abort the rest and release their jobs so they run again at once.
+   * Always resolves, also when Redis is unreachable.
+   */
+  close(): Promise<void> {
+    if (!this.#closing) {
+      this.#closing = (async () => {
+        await this.ready.catch(() => undefined)
+        if (this.#handle) await Effect.runPromise(this.#handle.close)
+        await this.#closeConnections()
+        this.emit("closed")
+      })()
+    }
+    return this.#closing
+  }
+}
