@@ -10,6 +10,7 @@
  */
 import { Effect, Fiber } from "effect"
 import type { Commands, ScriptFailure } from "./Commands.ts"
+import { LeaseLost } from "./Errors.ts"
 
 /** Why a held lease ended before its handler finished. */
 export type LeaseEnd = "lease-lost" | "self-fenced" | "shutdown"
@@ -70,6 +71,7 @@ export type LeaseTable = ReturnType<typeof makeLeaseTable>
 
 /** Options of the heartbeat and fence loops. */
 export interface HeartbeatOptions {
+  readonly queue: string
   readonly leaseMs: number
   readonly heartbeatMs: number
   /** A lease the server says is gone (or that was self-fenced). */
@@ -91,7 +93,7 @@ export const heartbeatOnce = (table: LeaseTable, commands: Commands, options: He
         if ((deadlines[j] ?? 0) > 0) {
           h.localDeadline = local
         } else if (!h.ended) {
-          yield* table.end(h, "lease-lost", "lease lost")
+          yield* table.end(h, "lease-lost", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
           options.onEnd(h, "lease-lost")
         }
       }
@@ -119,7 +121,7 @@ export const fenceLoop = (table: LeaseTable, options: HeartbeatOptions) =>
       let earliest = Number.POSITIVE_INFINITY
       for (const h of table.live()) {
         if (h.localDeadline <= now) {
-          yield* table.end(h, "self-fenced", "self-fenced: Redis could not confirm the lease in time")
+          yield* table.end(h, "self-fenced", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
           options.onEnd(h, "self-fenced")
         } else if (h.localDeadline < earliest) {
           earliest = h.localDeadline

@@ -16,7 +16,7 @@ import { Cause, Effect, Exit, Fiber } from "effect"
 import { retryDelay } from "./Backoff.ts"
 import { makeBatcher } from "./Batcher.ts"
 import type { Commands, Reservation } from "./Commands.ts"
-import { type InvalidPayload, LeaseLost } from "./Errors.ts"
+import type { InvalidPayload } from "./Errors.ts"
 import type { Job } from "./Job.ts"
 import { fenceLoop, fenceMargin, type Held, heartbeatLoop, makeLeaseTable, monotonicNow } from "./Lease.ts"
 import type { RedisClient } from "./redis/Client.ts"
@@ -252,6 +252,7 @@ export const startWorker = <A>(
     })
 
     const hb = {
+      queue: commands.keys.queue,
       leaseMs: settings.leaseMs,
       heartbeatMs: settings.heartbeatMs,
       onEnd: onLeaseEnd,

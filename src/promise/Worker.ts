@@ -121,9 +121,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
    */
   close(): Promise<void> {
     if (!this.#closing) {
+      const handle = this.#handle
+      const closingNow = handle ? Effect.runPromise(handle.close) : undefined
       this.#closing = (async () => {
         await this.ready.catch(() => undefined)
-        if (this.#handle) await Effect.runPromise(this.#handle.close)
+        if (closingNow) await closingNow
+        else if (this.#handle) await Effect.runPromise(this.#handle.close)
         await this.#closeConnections()
         this.emit("closed")
       })()
