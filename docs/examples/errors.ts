@@ -1,0 +1,22 @@
+// docs/getting-started.md, "Errors". Run: REDIS_URL=… node docs/examples/errors.ts
+import { InvalidOptions, InvalidPayload, InvalidQueueName, Queue } from "leaseq"
+
+try {
+  new Queue("orders:eu", { connection: process.env.REDIS_URL })
+} catch (e) {
+  if (e instanceof InvalidQueueName) console.log(e.message)
+}
+
+const queue = new Queue("errors-example", { connection: process.env.REDIS_URL })
+try {
+  await queue.add({ amount: 10n })
+} catch (e) {
+  if (e instanceof InvalidPayload) console.log(e.message)
+}
+try {
+  await queue.add({ amount: 10 }, { maxAttempts: 0 })
+} catch (e) {
+  if (e instanceof InvalidOptions) console.log(e.message, `(field ${e.field})`)
+}
+console.log("nothing was written:", (await queue.stats()).waiting === 0)
+await queue.close()
