@@ -118,8 +118,95 @@ export const startWorker = <A>(
     const onLeaseEnd = (h: Held, why: "lease-lost" | "self-fenced") =>
       hooks.leaseLost?.({ id: h.id, token: h.token }, why)
 
-    const runJob = (r: Reservation, localDeadline: number) =>
+    /** What happens after the handler: ack, retry or dead. Runs uninterruptibly. */
+    const settle = (r: Reservation, held: Held, job: Job<A>, exit: Exit.Exit<unknown, unknown>, acked: () => void) =>
       Effect.gen(function* () {
+        if (held.ended) return // lease lost or self-fenced: never ack; shutdown: released on exit
+        acked()
+        if (Exit.isSuccess(exit)) {
+          const result = settings.keepCompleted > 0 && program.encodeResult ? program.encodeResult(exit.value) : ""
+          const ok = yield* completer.submit({ id: r.id, token: r.token, result })
+          if (ok) hooks.completed?.(job, exit.value)
+          else onLeaseEnd(held, "lease-lost")
+          return
+        }
+        if (Cause.hasInterruptsOnly(exit.cause)) return
+        const error = Cause.squash(exit.cause)
+        const outcome = yield* commands.fail(r, {
+          delayMs: retryDelay(settings.backoff, r.attempt, error),
+          error: errorJson(error),
+          mode: "retry",
+        })
+        if (outcome === "lost") onLeaseEnd(held, "lease-lost")
+        else {
+          hooks.failed?.(job, error, outcome === "retry")
+          if (outcome === "dead") hooks.dead?.({ id: r.id, token: r.token }, "failed", error)
+        }
+      })
+
+    /** A payload that does not decode goes to dead at once, without spending an attempt. */
+    const refuse = (r: Reservation, held: Held, cause: Cause.Cause<unknown>) =>
+      Effect.gen(function* () {
+        const error = Cause.squash(cause)
+        const message = error instanceof Error ? error.message : String(error)
+        const outcome = yield* commands.fail(r, {
+          delayMs: 0,
+          error: JSON.stringify({ reason: "invalid-payload", message }),
+          mode: "dead",
+        })
+        if (outcome === "dead") hooks.dead?.({ id: r.id, token: r.token }, "invalid-payload", error)
+        else if (outcome === "lost") onLeaseEnd(held, "lease-lost")
+      })
+
+    /**
+     * One job, one fiber: decode, run the handler (interruptible: a lost lease or the end
+     * of the grace period interrupts this fiber), then settle (uninterruptible).
+     */
+    const runJob = (r: Reservation, held: Held) => {
+      let slotFreed = false
+      let settled = false
+      const freeOnce = () => {
+        if (!slotFreed) {
+          slotFreed = true
+          freeSlot()
+        }
+      }
+      return Effect.gen(function* () {
+        const decoded = yield* Effect.exit(program.decode(r.payload))
+        if (Exit.isFailure(decoded)) {
+          settled = true
+          return yield* Effect.uninterruptible(refuse(r, held, decoded.cause))
+        }
+        const job: Job<A> = {
+          id: r.id,
+          payload: decoded.value,
+          attempt: r.attempt,
+          maxAttempts: r.maxAttempts,
+          token: r.token,
+          signal: held.controller.signal,
+        }
+        const exit = yield* Effect.exit(program.handler(job))
+        freeOnce()
+        yield* Effect.uninterruptible(
+          settle(r, held, job, exit, () => {
+            settled = true
+          }),
+        )
+      }).pipe(
+        Effect.catch((e) => report(e)),
+        Effect.onExit(() =>
+          Effect.sync(() => {
+            freeOnce()
+            table.remove(r.id)
+            if (held.ended === "shutdown" && !settled) toRelease.push(held)
+          }),
+        ),
+      )
+    }
+
+    const startJob = (r: Reservation, localDeadline: number) =>
+      Effect.gen(function* () {
+        busy++
         const held: Held = {
           id: r.id,
           token: r.token,
@@ -131,79 +218,8 @@ export const startWorker = <A>(
           ended: undefined,
         }
         table.add(held)
-        let slotFreed = false
-        const release = () => {
-          if (!slotFreed) {
-            slotFreed = true
-            freeSlot()
-          }
-        }
-        yield* Effect.gen(function* () {
-          const decoded = yield* Effect.exit(program.decode(r.payload))
-          if (Exit.isFailure(decoded)) {
-            const error = Cause.squash(decoded.cause)
-            const message = error instanceof Error ? error.message : String(error)
-            const outcome = yield* commands.fail(r, {
-              delayMs: 0,
-              error: JSON.stringify({ reason: "invalid-payload", message }),
-              mode: "dead",
-            })
-            if (outcome === "dead") hooks.dead?.({ id: r.id, token: r.token }, "invalid-payload", error)
-            else if (outcome === "lost") onLeaseEnd(held, "lease-lost")
-            return
-          }
-          const job: Job<A> = {
-            id: r.id,
-            payload: decoded.value,
-            attempt: r.attempt,
-            maxAttempts: r.maxAttempts,
-            token: r.token,
-            signal: held.controller.signal,
-          }
-          const fiber = yield* Effect.forkChild(program.handler(job), { startImmediately: true })
-          held.fiber = fiber as Fiber.Fiber<unknown, unknown>
-          if (held.ended) yield* Fiber.interrupt(fiber)
-          const exit = yield* Fiber.await(fiber)
-          release()
-          if (held.ended === "shutdown") {
-            toRelease.push(held)
-            return
-          }
-          if (held.ended) return // lease lost or self-fenced: never ack
-          if (Exit.isSuccess(exit)) {
-            const result = settings.keepCompleted > 0 && program.encodeResult ? program.encodeResult(exit.value) : ""
-            const ok = yield* completer.submit({ id: r.id, token: r.token, result })
-            if (ok) hooks.completed?.(job, exit.value)
-            else onLeaseEnd(held, "lease-lost")
-            return
-          }
-          if (Cause.hasInterruptsOnly(exit.cause)) return
-          const error = Cause.squash(exit.cause)
-          const outcome = yield* commands.fail(r, {
-            delayMs: retryDelay(settings.backoff, r.attempt, error),
-            error: errorJson(error),
-            mode: "retry",
-          })
-          if (outcome === "lost") onLeaseEnd(held, "lease-lost")
-          else {
-            hooks.failed?.(job, error, outcome === "retry")
-            if (outcome === "dead") hooks.dead?.({ id: r.id, token: r.token }, "failed", error)
-          }
-        }).pipe(
-          Effect.catch((e) => report(e)),
-          Effect.ensuring(
-            Effect.sync(() => {
-              release()
-              table.remove(r.id)
-            }),
-          ),
-        )
-      })
-
-    const startJob = (r: Reservation, localDeadline: number) =>
-      Effect.gen(function* () {
-        busy++
-        const fiber = yield* Effect.forkDetach(runJob(r, localDeadline), { startImmediately: true })
+        const fiber = yield* Effect.forkDetach(runJob(r, held), { startImmediately: true })
+        held.fiber = fiber as Fiber.Fiber<unknown, unknown>
         jobFibers.add(fiber)
         fiber.addObserver(() => jobFibers.delete(fiber))
       })
