@@ -25,10 +25,27 @@ local layout = redis.call('HGET', KEYS[4], 'layout')
 if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
 
 local n = tonumber(ARGV[2])
-for i = 0, n - 1 do
-  local id = ARGV[3 + i * 6]
-  if redis.call('HEXISTS', KEYS[5], id) == 1 then return {'DUPLICATE_ID', id} end
+-- commands take a chunk of values at once (unpack is limited to a few thousand values)
+local CHUNK = 500
+local function each(list, f)
+  for i = 1, #list, CHUNK do
+    local part = {}
+    for j = i, math.min(i + CHUNK - 1, #list) do part[#part + 1] = list[j] end
+    f(part)
+  end
 end
+
+local ids = {}
+for i = 0, n - 1 do ids[#ids + 1] = ARGV[3 + i * 6] end
+local clash = false
+each(ids, function(part)
+  if clash then return end
+  local found = redis.call('HMGET', KEYS[5], unpack(part))
+  for i = 1, #part do
+    if found[i] then clash = part[i] return end
+  end
+end)
+if clash then return {'DUPLICATE_ID', clash} end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -41,15 +58,19 @@ for _, k in ipairs(expired) do
 end
 
 local out = {0}
-local added, woke = 0, false
+local data, max, ready, later = {}, {}, {}, {}
+local claimed = {}
 for i = 0, n - 1 do
   local b = 3 + i * 6
-  local id, payload, delay, max = ARGV[b], ARGV[b + 1], tonumber(ARGV[b + 2]), ARGV[b + 3]
+  local id, payload, delay = ARGV[b], ARGV[b + 1], tonumber(ARGV[b + 2])
   local dkey, dttl = ARGV[b + 4], tonumber(ARGV[b + 5])
   local holder = false
   if dkey ~= '' then
-    local exp = redis.call('ZSCORE', KEYS[7], dkey)
-    if exp and tonumber(exp) > now then holder = redis.call('HGET', KEYS[8], dkey) end
+    holder = claimed[dkey] or false
+    if not holder then
+      local exp = redis.call('ZSCORE', KEYS[7], dkey)
+      if exp and tonumber(exp) > now then holder = redis.call('HGET', KEYS[8], dkey) end
+    end
   end
   if holder then
     out[#out + 1] = holder
@@ -57,21 +78,32 @@ for i = 0, n - 1 do
     if dkey ~= '' then
       redis.call('ZADD', KEYS[7], now + dttl, dkey)
       redis.call('HSET', KEYS[8], dkey, id)
+      claimed[dkey] = id
     end
-    redis.call('HSET', KEYS[5], id, payload)
-    redis.call('HSET', KEYS[6], id, max)
+    data[#data + 1] = id
+    data[#data + 1] = payload
+    max[#max + 1] = id
+    max[#max + 1] = ARGV[b + 3]
     if delay > 0 then
-      redis.call('ZADD', KEYS[2], now + delay, id)
+      later[#later + 1] = now + delay
+      later[#later + 1] = id
     else
-      redis.call('LPUSH', KEYS[1], id)
+      ready[#ready + 1] = id
     end
-    woke = true
-    added = added + 1
     out[#out + 1] = id
   end
 end
 
-if woke then redis.call('ZADD', KEYS[3], 0, '0') end
-if added > 0 then redis.call('HINCRBY', KEYS[4], 'added', added) end
+-- pairs stay together: chunks of an even size
+each(data, function(part) redis.call('HSET', KEYS[5], unpack(part)) end)
+each(max, function(part) redis.call('HSET', KEYS[6], unpack(part)) end)
+each(later, function(part) redis.call('ZADD', KEYS[2], unpack(part)) end)
+each(ready, function(part) redis.call('LPUSH', KEYS[1], unpack(part)) end)
+
+local added = #data / 2
+if added > 0 then
+  redis.call('ZADD', KEYS[3], 0, '0')
+  redis.call('HINCRBY', KEYS[4], 'added', added)
+end
 if not layout then redis.call('HSET', KEYS[4], 'layout', ARGV[1]) end
 return out

@@ -18,9 +18,9 @@
   KEYS[12] err      HASH  id -> last error (JSON)
 
   ARGV[1] layout version
-  ARGV[2] count: the most jobs to lease (≥ 1)
+  ARGV[2] count: the most jobs to lease (1 to 1000)
   ARGV[3] leaseMs
-  ARGV[4] promoteLimit: the most due delayed jobs to promote in this call
+  ARGV[4] promoteLimit: the most due delayed jobs to promote in this call (at most 1000)
 
   Returns
     {nextDueMs, id_1, token_1, deadline_1, attempt_1, maxAttempts_1, payload_1, id_2, …}
@@ -39,9 +39,9 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local due = redis.call('ZRANGE', KEYS[3], '-inf', now, 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[4]))
-for _, id in ipairs(due) do
-  redis.call('LPUSH', KEYS[1], id)
-  redis.call('ZREM', KEYS[3], id)
+if #due > 0 then
+  redis.call('LPUSH', KEYS[1], unpack(due))
+  redis.call('ZREM', KEYS[3], unpack(due))
 end
 
 local out = {-1}

@@ -38,35 +38,61 @@ local limit = tonumber(ARGV[2])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local expired = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
-local dead = 0
-for _, id in ipairs(expired) do
-  redis.call('ZREM', KEYS[1], id)
-  redis.call('HDEL', KEYS[2], id)
-  local lost = redis.call('HINCRBY', KEYS[10], id, 1)
-  local fails = tonumber(redis.call('HGET', KEYS[9], id)) or 0
-  local max = tonumber(redis.call('HGET', KEYS[11], id)) or 1
-  if fails + lost >= max then
-    redis.call('ZADD', KEYS[7], now, id)
-    redis.call('HSET', KEYS[8], id, cjson.encode({
-      reason = 'lease-expired',
-      message = 'lease expired ' .. lost .. ' time(s) with ' .. fails .. ' failure(s); maxAttempts is ' .. max,
-      at = now,
-    }))
-    dead = dead + 1
-  else
-    redis.call('RPUSH', KEYS[4], id)
+-- commands take the ids of a chunk at once (unpack is limited to a few thousand values)
+local CHUNK = 1000
+local function chunks(list, f)
+  for i = 1, #list, CHUNK do
+    local part = {}
+    for j = i, math.min(i + CHUNK - 1, #list) do part[#part + 1] = list[j] end
+    f(part)
   end
 end
+
+local expired = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+local dead = 0
+chunks(expired, function(ids)
+  redis.call('ZREM', KEYS[1], unpack(ids))
+  redis.call('HDEL', KEYS[2], unpack(ids))
+  local fails = redis.call('HMGET', KEYS[9], unpack(ids))
+  local losts = redis.call('HMGET', KEYS[10], unpack(ids))
+  local maxes = redis.call('HMGET', KEYS[11], unpack(ids))
+  local lostArgs, back, deadArgs, errArgs = {}, {}, {}, {}
+  for i, id in ipairs(ids) do
+    local lost = (tonumber(losts[i]) or 0) + 1
+    local f = tonumber(fails[i]) or 0
+    local max = tonumber(maxes[i]) or 1
+    lostArgs[#lostArgs + 1] = id
+    lostArgs[#lostArgs + 1] = lost
+    if f + lost >= max then
+      deadArgs[#deadArgs + 1] = now
+      deadArgs[#deadArgs + 1] = id
+      errArgs[#errArgs + 1] = id
+      errArgs[#errArgs + 1] = cjson.encode({
+        reason = 'lease-expired',
+        message = 'lease expired ' .. lost .. ' time(s) with ' .. f .. ' failure(s); maxAttempts is ' .. max,
+        at = now,
+      })
+    else
+      back[#back + 1] = id
+    end
+  end
+  redis.call('HSET', KEYS[10], unpack(lostArgs))
+  if #back > 0 then redis.call('RPUSH', KEYS[4], unpack(back)) end
+  if #deadArgs > 0 then
+    redis.call('ZADD', KEYS[7], unpack(deadArgs))
+    redis.call('HSET', KEYS[8], unpack(errArgs))
+    dead = dead + #deadArgs / 2
+  end
+end)
 local reclaimed = #expired
 if reclaimed > 0 then redis.call('HINCRBY', KEYS[3], 'lost', reclaimed) end
 if dead > 0 then redis.call('HINCRBY', KEYS[3], 'dead', dead) end
 
 local due = redis.call('ZRANGE', KEYS[5], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
-for _, id in ipairs(due) do
-  redis.call('LPUSH', KEYS[4], id)
-  redis.call('ZREM', KEYS[5], id)
-end
+chunks(due, function(ids)
+  redis.call('LPUSH', KEYS[4], unpack(ids))
+  redis.call('ZREM', KEYS[5], unpack(ids))
+end)
 if reclaimed > dead or #due > 0 then redis.call('ZADD', KEYS[6], 0, '0') end
 
 local moreExpired = #redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, 1)
