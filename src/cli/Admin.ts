@@ -21,7 +21,8 @@ import {
 
 /** Flags of `leaseq stats` and `leaseq verify`. */
 export interface QueuesFlags extends CommonFlags {
-  readonly queue: ReadonlyArray<string>
+  /** `--queue`, repeatable; absent: every queue under the prefix. */
+  readonly queue?: ReadonlyArray<string>
 }
 
 /** Flags of `leaseq verify`. */
@@ -76,7 +77,7 @@ const eachQueue = <A, E>(
 ): Effect.Effect<ReadonlyArray<A>, CliFailure> =>
   withRedis(url, (client) =>
     Effect.gen(function* () {
-      const progress = makeProgress(io, !flags.json)
+      const progress = makeProgress(io, flags.json !== true)
       const queues = yield* targetQueues(client, flags.prefix, flags.queue, progress)
       const out: A[] = []
       for (const [i, queue] of queues.entries()) {
@@ -137,16 +138,18 @@ export const runStats = (io: Io, url: string, flags: QueuesFlags): Effect.Effect
     }),
   )
 
+const jobs = (n: number) => `${n} job${n === 1 ? "" : "s"}`
+
 /** The text form of a verify report. */
 export const formatVerify = (r: VerifyReport): string => {
   if (r.queues.length === 0) return `no queues under prefix ${r.prefix}\n`
   const lines: string[] = []
   for (const q of r.queues) {
     if (q.violations === 0) {
-      lines.push(`${q.queue}: ok (${q.jobs} jobs)`)
+      lines.push(`${q.queue}: ok (${jobs(q.jobs)})`)
       continue
     }
-    lines.push(`${q.queue}: ${q.violations} violation${q.violations === 1 ? "" : "s"} (${q.jobs} jobs)`)
+    lines.push(`${q.queue}: ${q.violations} violation${q.violations === 1 ? "" : "s"} (${jobs(q.jobs)})`)
     for (const l of q.lines) lines.push(`  ${l}`)
     if (q.lines.length < q.violations) lines.push(`  … ${q.violations - q.lines.length} more (raise --max-lines)`)
   }

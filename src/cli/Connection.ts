@@ -112,10 +112,10 @@ export const withRedis = <A, E>(
 export const targetQueues = (
   client: RedisClient,
   prefix: string,
-  named: ReadonlyArray<string>,
+  named: ReadonlyArray<string> | undefined,
   progress?: Progress,
 ): Effect.Effect<ReadonlyArray<string>, CliFailure> =>
-  named.length > 0
+  named !== undefined && named.length > 0
     ? Effect.succeed(named)
     : discoverQueues(client, prefix, {
         onScan: (master, calls, found) =>

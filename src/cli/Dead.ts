@@ -33,7 +33,8 @@ export interface DeadListFlags extends DeadFlags {
 
 /** Flags of `dead retry` and `dead purge`. */
 export interface DeadActFlags extends DeadFlags {
-  readonly all: boolean
+  /** `--all`: every dead job instead of the ids given. */
+  readonly all?: boolean
   /** `dead purge` only: the confirmation. */
   readonly yes?: boolean
 }
@@ -95,11 +96,12 @@ export const runDeadList = (io: Io, url: string, flags: DeadListFlags): Effect.E
 
 /** Check ids / `--all` / `--yes` before connecting: a usage failure writes nothing. */
 export const checkDeadTarget = (action: "retry" | "purge", ids: ReadonlyArray<string>, flags: DeadActFlags): void => {
-  if (ids.length > 0 && flags.all) throw usage(`dead ${action}: give job ids or --all, not both`)
-  if (ids.length === 0 && !flags.all) throw usage(`dead ${action}: give the ids of the jobs to ${action}, or --all`)
+  if (ids.length > 0 && flags.all === true) throw usage(`dead ${action}: give job ids or --all, not both`)
+  if (ids.length === 0 && flags.all !== true)
+    throw usage(`dead ${action}: give the ids of the jobs to ${action}, or --all`)
   if (ids.some((id) => id === "")) throw usage(`dead ${action}: a job id must not be empty`)
   if (action === "purge" && flags.yes !== true) {
-    const what = flags.all ? "every dead job" : `${ids.length} dead job${ids.length === 1 ? "" : "s"}`
+    const what = flags.all === true ? "every dead job" : `${ids.length} dead job${ids.length === 1 ? "" : "s"}`
     throw usage(
       `dead purge deletes ${what} of queue ${flags.queue} for good: add --yes to confirm (nothing was deleted)`,
     )

@@ -4,7 +4,7 @@
  * `InvalidArgumentError` becomes a one-line usage error (exit 2).
  */
 import { type Command, InvalidArgumentError } from "commander"
-import { DEFAULT_PREFIX, validatePrefix, validateQueueName } from "../Keys.ts"
+import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "../Keys.ts"
 import { redactUrl } from "../redis/Client.ts"
 import { usage } from "./Output.ts"
 
@@ -13,7 +13,8 @@ export interface CommonFlags {
   /** `--url`; when absent, `REDIS_URL`, then `redis://127.0.0.1:6379`. */
   readonly url?: string
   readonly prefix: string
-  readonly json: boolean
+  /** `--json`: one JSON object on stdout instead of text. */
+  readonly json?: boolean
 }
 
 /** The URL used when neither `--url` nor `REDIS_URL` is given. */
@@ -31,10 +32,13 @@ export const wholeNumber =
     return n
   }
 
-/** An argParser for a queue name (validated as the library does). */
+/**
+ * An argParser for a queue name, validated exactly as the library's key builder
+ * validates it (so any name a queue can have, and nothing that would break the layout).
+ */
 export const queueName = (value: string): string => {
   try {
-    return validateQueueName(value)
+    return queueKeys(value).queue
   } catch (e) {
     throw new InvalidArgumentError(messageOf(e))
   }
@@ -67,7 +71,7 @@ export const withCommonFlags = (command: Command): Command =>
       `Redis URL: redis:// or rediss://, with user:password@ for ACLs (default: $REDIS_URL, else ${DEFAULT_URL})`,
     )
     .option("--prefix <prefix>", "key prefix of the queues", prefix, DEFAULT_PREFIX)
-    .option("--json", "print exactly one JSON object on stdout instead of text", false)
+    .option("--json", "print exactly one JSON object on stdout instead of text")
 
 /**
  * The Redis URL to use: `--url`, else `REDIS_URL`, else {@link DEFAULT_URL}. Throws a

@@ -39,9 +39,10 @@ export const processIo = (): Io => ({
   errIsTTY: process.stderr.isTTY === true,
 })
 
-/** Collapse a message to one line and mask any password in it. */
+/** Collapse a message to one line and mask any password in it (redis:// URLs, and any other `scheme://user:password@`). */
 export const oneLine = (text: string): string =>
   redactText(text)
+    .replace(/([a-z][a-z0-9+.-]*:\/\/[^\s/@:]*):[^\s/@]+@/gi, "$1:***@")
     .replace(/\s*\n\s*/g, " ")
     .trim()
 
@@ -73,9 +74,9 @@ export const toFailure = (error: unknown, context?: string): CliFailure => {
   return new CliFailure({ exitCode: USAGE_TAGS.has(String(tag)) ? ExitCode.usage : ExitCode.redis, reason })
 }
 
-/** Write exactly one JSON document and a newline to stdout. */
+/** Write exactly one JSON document, on one line, to stdout (one line per run in a log). */
 export const writeJson = (io: Io, value: unknown): void => {
-  io.out(`${JSON.stringify(value, null, 2)}\n`)
+  io.out(`${JSON.stringify(value)}\n`)
 }
 
 /** Format rows as left-aligned columns (numbers right-aligned), with a header row. */

@@ -13,7 +13,8 @@ import { CliFailure, ExitCode, type ExitCodeValue, type Io, makeProgress, oneLin
 
 /** Flags of `leaseq sweep`. */
 export interface SweepFlags extends CommonFlags {
-  readonly queue: ReadonlyArray<string>
+  /** `--queue`, repeatable; absent: every queue under the prefix. */
+  readonly queue?: ReadonlyArray<string>
   readonly limit: number
   readonly maxMs: number
 }
@@ -74,7 +75,7 @@ const fromTotals = (t: SweepTotals): QueueSweep => ({
 const sweepAll = (client: RedisClient, flags: SweepFlags, io: Io) =>
   Effect.gen(function* () {
     const start = yield* Clock.currentTimeMillis
-    const progress = makeProgress(io, !flags.json)
+    const progress = makeProgress(io, flags.json !== true)
     const queues = yield* targetQueues(client, flags.prefix, flags.queue, progress)
     const results: QueueSweep[] = []
     for (const [i, queue] of queues.entries()) {
@@ -96,7 +97,7 @@ const sweepAll = (client: RedisClient, flags: SweepFlags, io: Io) =>
                 dead: 0,
                 promoted: 0,
                 calls: 0,
-                incomplete: true,
+                incomplete: false,
                 nextDeadlineMs: -1,
                 error: oneLine(e.message),
               }),
@@ -161,7 +162,7 @@ export const runSweep = (io: Io, url: string, flags: SweepFlags): Effect.Effect<
       const failed = r.queues.filter((q) => q.error !== undefined)
       const first = failed[0]
       if (first === undefined) return ExitCode.ok
-      const more = failed.length > 1 ? ` (and ${failed.length - 1} more queues failed)` : ""
+      const more = failed.length > 1 ? ` (and ${failed.length - 1} more failed: see the output)` : ""
       io.err(`leaseq: cannot sweep queue ${first.queue}: ${first.error}${more}\n`)
       return ExitCode.redis
     }),

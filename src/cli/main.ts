@@ -1,11 +1,192 @@
 #!/usr/bin/env node
 /**
- * The `leaseq` bin. Runs under Node 24 type stripping (`node src/cli/main.ts`) and
- * compiled (`dist/cli/main.js`). Sets `process.exitCode` and lets Node exit once
- * every connection is closed.
+ * The `leaseq` bin: commander parses (every flag checked before anything reaches
+ * Redis), then the chosen command runs as one Effect at the edge; a failure becomes
+ * a one-line reason on stderr, and the exit code goes to `process.exitCode`.
+ * Runs under Node 24 type stripping (`node src/cli/main.ts`) and compiled
+ * (`dist/cli/main.js`).
  */
-import { processIo } from "./Output.ts"
-import { runCli } from "./Program.ts"
+import { readFileSync } from "node:fs"
+import { Command, CommanderError } from "commander"
+import { Cause, Effect } from "effect"
+import { Limits } from "../Validate.ts"
+import { DEFAULT_VERIFY_LINES, runStats, runVerify } from "./Admin.ts"
+import { runDeadAct, runDeadList } from "./Dead.ts"
+import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
+import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
+import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
+
+type Job = Effect.Effect<ExitCodeValue, CliFailure>
+
+const version = (): string => {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string }
+    return pkg.version ?? "unknown"
+  } catch {
+    return "unknown"
+  }
+}
+
+const EXIT_CODES = `
+Every command takes --url <url> (default: $REDIS_URL, else redis://127.0.0.1:6379),
+--prefix <prefix> (default: leaseq) and --json. Run leaseq <command> --help for the rest.
+
+Exit codes:
+  0  the command ran (a sweep that found nothing is a success)
+  1  Redis could not be reached or failed, or a queue's keys are not leaseq's (WrongKeyType, LayoutMismatch)
+  2  bad flags or configuration; nothing was written to Redis
+  3  verify found a violation (listed on stdout)`
+
+/** Resolve the URL (a usage failure when bad), then run the command against it. */
+const withUrl =
+  (env: NodeJS.ProcessEnv) =>
+  (flags: CommonFlags, run: (url: string) => Job): Job =>
+    Effect.try({ try: () => resolveUrl(flags.url, env), catch: (e) => toFailure(e) }).pipe(Effect.flatMap(run))
+
+/**
+ * Build the commander program. Actions do not run anything: each hands the Effect
+ * to run to `setJob`, so parsing and running stay apart.
+ */
+const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void): Command => {
+  const program = new Command("leaseq")
+  const url = withUrl(env)
+  program
+    .description("leaseq: a reliable job queue on Redis. Sweep expired leases from cron, inspect and repair queues.")
+    .version(version(), "-V, --version")
+    .exitOverride()
+    .configureOutput({
+      writeOut: io.out,
+      writeErr: io.err,
+      outputError: (text, write) => write(`leaseq: ${oneLine(text.replace(/^error: /, ""))}\n`),
+    })
+    .addHelpText("after", EXIT_CODES)
+
+  const sweep = withCommonFlags(
+    program
+      .command("sweep")
+      .description(
+        "one bounded pass: reclaim expired leases and promote due delayed jobs in every queue under the prefix (or those named)",
+      ),
+  )
+    .option(
+      "--queue <name>",
+      "sweep only this queue (repeat for more; default: every queue under the prefix)",
+      queueList,
+    )
+    .option(
+      "--limit <n>",
+      `jobs per script call (${Limits.sweepLimit.min}-${Limits.sweepLimit.max})`,
+      wholeNumber("--limit", Limits.sweepLimit.min, Limits.sweepLimit.max),
+      DEFAULT_SWEEP_LIMIT,
+    )
+    .option(
+      "--max-ms <ms>",
+      "start no new script call after this many ms for the whole pass (every queue still gets one call)",
+      wholeNumber("--max-ms", 0, 86_400_000),
+      DEFAULT_SWEEP_MAX_MS,
+    )
+    .addHelpText(
+      "after",
+      "\nExamples:\n  leaseq sweep --url redis://127.0.0.1:6379\n  leaseq sweep --queue emails --queue thumbnails --json",
+    )
+  sweep.action(() => setJob(url(sweep.opts(), (u) => runSweep(io, u, sweep.opts()))))
+
+  const stats = withCommonFlags(
+    program.command("stats").description("waiting, active, expired-but-unswept, delayed and dead jobs, per queue"),
+  ).option("--queue <name>", "only this queue (repeat for more; default: every queue under the prefix)", queueList)
+  stats.action(() => setJob(url(stats.opts(), (u) => runStats(io, u, stats.opts()))))
+
+  const verify = withCommonFlags(
+    program
+      .command("verify")
+      .description("check every job is in exactly one state and no data is orphaned (exit 3 if not)"),
+  )
+    .option("--queue <name>", "only this queue (repeat for more; default: every queue under the prefix)", queueList)
+    .option(
+      "--max-lines <n>",
+      "list at most this many violations per queue (the count is always exact)",
+      wholeNumber("--max-lines", 1, 100_000),
+      DEFAULT_VERIFY_LINES,
+    )
+  verify.action(() => setJob(url(verify.opts(), (u) => runVerify(io, u, verify.opts()))))
+
+  const dead = program.command("dead").description("list, retry or purge the dead jobs of a queue")
+  const deadCommand = (name: string, description: string) =>
+    withCommonFlags(dead.command(name).description(description)).requiredOption(
+      "--queue <name>",
+      "the queue (required)",
+      queueName,
+    )
+
+  const list = deadCommand("list", "list dead jobs, oldest death first, with their last error")
+    .option("--offset <n>", "skip this many dead jobs", wholeNumber("--offset", 0, 1_000_000_000), 0)
+    .option("--count <n>", "list at most this many", wholeNumber("--count", 1, 10_000), 50)
+  list.action(() => setJob(url(list.opts(), (u) => runDeadList(io, u, list.opts()))))
+
+  const retry = deadCommand("retry", "give dead jobs a fresh set of attempts: they go back on wait")
+    .argument("[ids...]", "ids of the dead jobs to retry")
+    .option("--all", "retry every dead job of the queue")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  leaseq dead retry --queue emails 01JD3K…\n  leaseq dead retry --queue emails --all",
+    )
+  retry.action((ids: string[]) => setJob(url(retry.opts(), (u) => runDeadAct(io, u, "retry", ids, retry.opts()))))
+
+  const purge = deadCommand("purge", "delete dead jobs and their data for good (asks for --yes)")
+    .argument("[ids...]", "ids of the dead jobs to delete")
+    .option("--all", "delete every dead job of the queue")
+    .option("--yes", "confirm: without it nothing is deleted (exit 2)")
+    .addHelpText("after", "\nExamples:\n  leaseq dead purge --queue emails --all --yes")
+  purge.action((ids: string[]) => setJob(url(purge.opts(), (u) => runDeadAct(io, u, "purge", ids, purge.opts()))))
+
+  return program
+}
+
+/** Run a parsed command: a failure prints its one-line reason on stderr. */
+const runJob = (io: Io, job: Job): Promise<number> =>
+  Effect.runPromise(
+    job.pipe(
+      Effect.catch((failure) =>
+        Effect.sync(() => {
+          io.err(`leaseq: ${failure.message}\n`)
+          return failure.exitCode
+        }),
+      ),
+      Effect.catchCause((cause) =>
+        Effect.sync(() => {
+          const e = Cause.squash(cause)
+          io.err(`leaseq: internal error: ${oneLine(e instanceof Error ? e.message : String(e))}\n`)
+          return ExitCode.redis
+        }),
+      ),
+    ),
+  )
+
+/**
+ * Parse `argv` (without node and script), run the command, and return the exit
+ * code. Help and version exit 0; any parse error exits 2 with one line on stderr.
+ */
+const runCli = async (argv: ReadonlyArray<string>, io: Io, env: NodeJS.ProcessEnv): Promise<number> => {
+  let job: Job | undefined
+  const program = buildProgram(io, env, (j) => {
+    job = j
+  })
+  try {
+    await program.parseAsync([...argv], { from: "user" })
+  } catch (e) {
+    if (!(e instanceof CommanderError)) throw e
+    // Help asked for (`--help`, `help <command>`) and --version end 0; help shown for a missing command ends 2.
+    if (e.code === "commander.helpDisplayed" || e.code === "commander.version") return ExitCode.ok
+    if (e.code === "commander.help" && e.exitCode === 0) return ExitCode.ok
+    return ExitCode.usage
+  }
+  return job === undefined ? ExitCode.ok : runJob(io, job)
+}
+
+// A closed pipe (`leaseq stats | head -1`) is not an error worth a stack trace.
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code !== "EPIPE") throw e
+})
 
 process.exitCode = await runCli(process.argv.slice(2), processIo(), process.env)
 
