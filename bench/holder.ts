@@ -1,6 +1,6 @@
 /**
  * A job holder, run as a child process by the benchmark: it starts one worker
- * of the given library with a handler that never finishes, waits until `n`
+ * of the given library (or several, see startWorkers) with a handler that never finishes, waits until `n`
  * jobs are in flight, prints `held <n>` and then just keeps them (heartbeats
  * and lock renewals keep running) until the parent SIGKILLs it — a crash, as
  * far as Redis can tell. It exits by itself after 10 minutes or when its
@@ -11,6 +11,7 @@
 import { createAdapter } from "./adapters/index.ts"
 import type { LibName } from "./adapters/types.ts"
 import { sleep } from "./lib/stats.ts"
+import { startWorkers } from "./lib/workers.ts"
 
 const [lib, url, queue, nText, leaseText] = process.argv.slice(2)
 if (!lib || !url || !queue || !nText || !leaseText) {
@@ -23,8 +24,7 @@ process.stdin.on("end", () => process.exit(0))
 process.stdin.resume()
 
 const adapter = await createAdapter(lib as LibName, url)
-await adapter.worker(queue, {
-  concurrency: n,
+await startWorkers(adapter, queue, n, {
   leaseMs: Number(leaseText),
   holder: true,
   handler: (job) =>

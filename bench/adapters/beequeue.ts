@@ -75,6 +75,7 @@ export const createBeequeue = (url: string): Adapter & { dispose(): Promise<void
       q.on("error", () => {})
       await q.ready()
       const client = connect(url)
+      await client.ping() // connected before the first timed tick
       const guardKey = `bq:${name}:stallBlock`
       return {
         async pass() {

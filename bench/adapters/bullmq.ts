@@ -80,6 +80,7 @@ export const createBullmq = (url: string): Adapter & { dispose(): Promise<void> 
       })
       await w.waitUntilReady()
       const client = connect(url)
+      await client.ping() // connected before the first timed tick
       const guardKey = w.keys["stalled-check"] as string
       const tick = w as unknown as { moveStalledJobsToWait(): Promise<void> }
       return {

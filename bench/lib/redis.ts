@@ -44,7 +44,8 @@ export const scriptNames = async (root: string): Promise<Map<string, string>> =>
     } catch {
       return
     }
-    for (const f of files) if (f.endsWith(".lua")) m.set(sha(readFileSync(join(dir, f), "utf8")), `${lib}:${f.slice(0, -4)}`)
+    for (const f of files)
+      if (f.endsWith(".lua")) m.set(sha(readFileSync(join(dir, f), "utf8")), `${lib}:${f.slice(0, -4)}`)
   }
   addDir(join(root, "lua"), "leaseq")
   addDir(join(root, "node_modules/bee-queue/lib/lua"), "beequeue")
@@ -67,27 +68,35 @@ export interface SlowEntry {
 }
 
 export interface ProbeResult {
-  /** Every command the server ran in the window, with its own execution time. */
+  /** Every top-level command (not those inside scripts) the server ran in the window, with its own execution time (slowlog mode only). */
   readonly entries: ReadonlyArray<SlowEntry>
-  /** The longest single command (µs) and what it was. */
+  /** The longest single command (µs) and what it was (slowlog mode only). */
   readonly maxUs: number
   readonly maxLabel: string
-  /** Total server time (µs) and number of calls, from INFO commandstats (harness's own admin calls excluded). */
-  readonly totalUs: number
-  readonly calls: number
-  /** Per label: count, total µs, max µs. */
+  /** Sum of the execution times of the top-level commands (µs; slowlog mode only). */
+  readonly sumUs: number
+  /** Commands executed, counting those run inside scripts (INFO stats total_commands_processed). */
+  readonly commands: number
+  /** CPU time of Redis's main thread over the window, user + system (µs): parsing, networking, execution. */
+  readonly cpuUs: number
+  /** Per label: count, total µs, max µs (slowlog mode only). */
   readonly byLabel: Record<string, { count: number; totalUs: number; maxUs: number }>
-  /** True when SLOWLOG overflowed its max length (entries incomplete; commandstats still exact). */
+  /** True when SLOWLOG overflowed its max length (entries incomplete). */
   readonly truncated: boolean
 }
 
-const ADMIN = new Set(["slowlog", "config", "info", "ping", "client", "hello", "select"])
+const ADMIN = new Set(["slowlog", "config", "info"])
 const SLOWLOG_MAX = 200_000
+
+const cpuUs = async (r: Redis): Promise<number> => {
+  const c = await info(r, "cpu")
+  return Math.round((Number(c.used_cpu_user_main_thread) + Number(c.used_cpu_sys_main_thread)) * 1e6)
+}
+const commandsProcessed = async (r: Redis): Promise<number> => Number((await info(r, "stats")).total_commands_processed)
 
 /**
  * Measure what the server does while `fn` runs. `slowlog: false` keeps the
- * slowlog threshold untouched (cheaper, for throughput runs) and only reads
- * commandstats.
+ * slowlog off (cheaper, for throughput runs) and only reads counters.
  */
 export const probe = async <A>(
   admin: Redis,
@@ -101,41 +110,36 @@ export const probe = async <A>(
     await admin.config("SET", "slowlog-log-slower-than", "0")
     await admin.slowlog("RESET")
   }
-  await admin.config("RESETSTAT")
+  const cpu0 = await cpuUs(admin)
+  const cmd0 = await commandsProcessed(admin)
   let value: A
   try {
     value = await fn()
   } finally {
     if (useSlowlog) await admin.config("SET", "slowlog-log-slower-than", "-1")
   }
-  const stats = await info(admin, "commandstats")
-  let totalUs = 0
-  let calls = 0
-  for (const [k, v] of Object.entries(stats)) {
-    const cmd = k.replace(/^cmdstat_/, "").split("|")[0] ?? ""
-    if (ADMIN.has(cmd)) continue
-    const mCalls = /calls=(\d+)/.exec(v)
-    const mUs = /usec=(\d+)/.exec(v)
-    calls += Number(mCalls?.[1] ?? 0)
-    totalUs += Number(mUs?.[1] ?? 0)
-  }
+  const cpu1 = await cpuUs(admin)
+  const cmd1 = await commandsProcessed(admin)
   const entries: SlowEntry[] = []
   const byLabel: Record<string, { count: number; totalUs: number; maxUs: number }> = {}
   let maxUs = 0
   let maxLabel = ""
+  let sumUs = 0
   let truncated = false
   if (useSlowlog) {
     const raw = (await admin.call("SLOWLOG", "GET", String(SLOWLOG_MAX))) as Array<[number, number, number, string[]]>
     truncated = raw.length >= SLOWLOG_MAX
     for (const e of raw) {
+      // Commands run inside a script are logged too, with client "?:0": the script's own entry already counts them.
+      if (String((e as unknown[])[4]) === "?:0") continue
       const args = e[3] ?? []
       const cmd = String(args[0] ?? "").toLowerCase()
       if (ADMIN.has(cmd)) continue
       let label = cmd
       if (cmd === "evalsha") label = names.get(String(args[1])) ?? `evalsha:${String(args[1]).slice(0, 8)}`
-      else if (cmd === "eval") label = "eval"
       const us = Number(e[2])
       entries.push({ us, label })
+      sumUs += us
       const b = byLabel[label] ?? { count: 0, totalUs: 0, maxUs: 0 }
       b.count++
       b.totalUs += us
@@ -149,5 +153,8 @@ export const probe = async <A>(
     await admin.config("SET", "slowlog-log-slower-than", "10000")
     await admin.slowlog("RESET")
   }
-  return { value, server: { entries, maxUs, maxLabel, totalUs, calls, byLabel, truncated } }
+  return {
+    value,
+    server: { entries, maxUs, maxLabel, sumUs, commands: cmd1 - cmd0, cpuUs: cpu1 - cpu0, byLabel, truncated },
+  }
 }
