@@ -3,8 +3,10 @@
 
   Each leased job moves from wait into active with score = Redis-now + leaseMs and
   gets a fencing token from the queue-wide counter meta.token (it only goes up).
+  A wait entry "<id>|<max>|<payload>" (a job never reserved before) has its payload and
+  maxAttempts moved into the data and max hashes here; an entry "<id>" has them there.
 
-  KEYS[1] wait      LIST  job ids ready to run
+  KEYS[1] wait      LIST  entries ready to run (see add)
   KEYS[2] active    ZSET  id -> lease deadline (ms, Redis clock)
   KEYS[3] delayed   ZSET  id -> due time (ms)
   KEYS[4] marker    ZSET  wake-up marker (member "0")
@@ -45,37 +47,71 @@ if #due > 0 then
 end
 
 local out = {-1}
-local ids = redis.call('RPOP', KEYS[1], count)
-if ids then
-  local payloads = redis.call('HMGET', KEYS[6], unpack(ids))
-  local fails = redis.call('HMGET', KEYS[8], unpack(ids))
-  local lost = redis.call('HMGET', KEYS[9], unpack(ids))
-  local maxes = redis.call('HMGET', KEYS[10], unpack(ids))
+local entries = redis.call('RPOP', KEYS[1], count)
+if entries then
+  -- entries are "<id>|<max>|<payload>" (never reserved before) or "<id>" (data in the hashes)
+  local ids, inline, known = {}, {}, {}
+  for i, e in ipairs(entries) do
+    local a = string.find(e, '|', 1, true)
+    if a then
+      local b = string.find(e, '|', a + 1, true)
+      ids[i] = string.sub(e, 1, a - 1)
+      inline[i] = {string.sub(e, a + 1, b - 1), string.sub(e, b + 1)}
+    else
+      ids[i] = e
+      known[#known + 1] = e
+    end
+  end
+  local stored = {}
+  if #known > 0 then
+    local payloads = redis.call('HMGET', KEYS[6], unpack(known))
+    local fails = redis.call('HMGET', KEYS[8], unpack(known))
+    local lost = redis.call('HMGET', KEYS[9], unpack(known))
+    local maxes = redis.call('HMGET', KEYS[10], unpack(known))
+    for i, id in ipairs(known) do
+      stored[id] = {payloads[i], (tonumber(fails[i]) or 0) + (tonumber(lost[i]) or 0) + 1, tonumber(maxes[i]) or 1}
+    end
+  end
   local deadline = now + leaseMs
   local n = 0
-  for i = 1, #ids do if payloads[i] then n = n + 1 end end
+  for i, id in ipairs(ids) do
+    if inline[i] or stored[id][1] then n = n + 1 end
+  end
   local token = 0
   if n > 0 then token = redis.call('HINCRBY', KEYS[5], 'token', n) - n end
-  local zargs, hargs = {}, {}
+  local zargs, hargs, dargs, margs = {}, {}, {}, {}
   for i, id in ipairs(ids) do
-    if payloads[i] then
+    local payload, attempt, max
+    if inline[i] then
+      max, payload, attempt = tonumber(inline[i][1]), inline[i][2], 1
+      dargs[#dargs + 1] = id
+      dargs[#dargs + 1] = payload
+      margs[#margs + 1] = id
+      margs[#margs + 1] = inline[i][1]
+    else
+      payload, attempt, max = stored[id][1], stored[id][2], stored[id][3]
+    end
+    if payload then
       token = token + 1
       zargs[#zargs + 1] = deadline
       zargs[#zargs + 1] = id
       hargs[#hargs + 1] = id
       hargs[#hargs + 1] = token
-      local attempt = (tonumber(fails[i]) or 0) + (tonumber(lost[i]) or 0) + 1
       out[#out + 1] = id
       out[#out + 1] = token
       out[#out + 1] = deadline
       out[#out + 1] = attempt
-      out[#out + 1] = tonumber(maxes[i]) or 1
-      out[#out + 1] = payloads[i]
+      out[#out + 1] = max
+      out[#out + 1] = payload
     else
       redis.call('ZADD', KEYS[11], now, id)
       redis.call('HSET', KEYS[12], id, '{"reason":"missing-data","message":"job id was waiting but its payload was missing"}')
       redis.call('HINCRBY', KEYS[5], 'dead', 1)
     end
+  end
+  if #dargs > 0 then
+    redis.call('HSET', KEYS[6], unpack(dargs))
+    redis.call('HSET', KEYS[10], unpack(margs))
   end
   if n > 0 then
     redis.call('ZADD', KEYS[2], unpack(zargs))

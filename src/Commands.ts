@@ -4,7 +4,7 @@
  * from the pure key builders, in the order each script's header names them.
  */
 import { Effect } from "effect"
-import type { DuplicateJobId, LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
+import type { LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
 import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
 import { redisError, scriptError } from "./Outcomes.ts"
 import type { RedisClient } from "./redis/Client.ts"
@@ -87,7 +87,7 @@ export interface DeadJob {
 }
 
 /** Errors a script call can end with. */
-export type ScriptFailure = RedisError | LayoutMismatch | DuplicateJobId | WrongKeyType
+export type ScriptFailure = RedisError | LayoutMismatch | WrongKeyType
 
 const ENCODE = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 const ulidTime = (id: string): number | undefined => {

@@ -3,14 +3,13 @@
  * server errors become {@link RedisUnavailable} / {@link RedisCommandError}, and the
  * scripts' refusal codes become the queue's tagged errors.
  */
-import { DuplicateJobId, LayoutMismatch, RedisCommandError, RedisUnavailable, WrongKeyType } from "./Errors.ts"
+import { LayoutMismatch, RedisCommandError, RedisUnavailable, WrongKeyType } from "./Errors.ts"
 import { LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
 import { redactText } from "./redis/Client.ts"
 
 /** Refusal codes: a script that refuses returns `{code, …}` with one of these strings first, having written nothing. */
 export const Refusal = {
   LayoutMismatch: "LAYOUT_MISMATCH",
-  DuplicateJobId: "DUPLICATE_ID",
   WrongKeyType: "WRONG_TYPE",
 } as const
 
@@ -49,16 +48,11 @@ export const redisError = (command: string, error: unknown): RedisUnavailable | 
 }
 
 /** The typed error for a script's refusal, or undefined when the reply is not one. */
-export const scriptError = (
-  keys: QueueKeys,
-  reply: unknown,
-): LayoutMismatch | DuplicateJobId | WrongKeyType | undefined => {
+export const scriptError = (keys: QueueKeys, reply: unknown): LayoutMismatch | WrongKeyType | undefined => {
   if (!Array.isArray(reply) || typeof reply[0] !== "string") return undefined
   switch (reply[0]) {
     case Refusal.LayoutMismatch:
       return new LayoutMismatch({ queue: keys.queue, found: String(reply[1]), expected: LAYOUT_VERSION })
-    case Refusal.DuplicateJobId:
-      return new DuplicateJobId({ queue: keys.queue, jobId: String(reply[1]) })
     case Refusal.WrongKeyType:
       return new WrongKeyType({ key: String(reply[1]), found: String(reply[2]), expected: String(reply[3]) })
     default:
