@@ -1,7 +1,7 @@
 /**
- * Explicit batching: calls made in the same tick share one script call. The first
- * caller of a batch yields once, then sends everything queued meanwhile (up to
- * `maxBatch`) and hands each caller its own answer.
+ * Adaptive batching: the first call goes out at once; calls made while a batch is in
+ * flight wait for it and then go out together, in one script call. No added latency
+ * when calls are rare, one call per round trip when they are many.
  */
 import { Deferred, Effect } from "effect"
 
@@ -10,45 +10,42 @@ export interface Batcher<I, O, E> {
   readonly submit: (item: I) => Effect.Effect<O, E>
 }
 
-/** Make a batcher over `run`, which must answer one output per input, in order. */
+/** Make a batcher over `run`, which must answer one output per input, in order. At most `maxBatch` inputs per call. */
 export const makeBatcher = <I, O, E>(
   run: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<O>, E>,
   maxBatch: number,
 ): Batcher<I, O, E> => {
   let pending: Array<{ readonly item: I; readonly done: Deferred.Deferred<O, E> }> = []
-  let leading = false
+  let inFlight = false
 
-  const flush: Effect.Effect<void> = Effect.gen(function* () {
+  const drain: Effect.Effect<void> = Effect.gen(function* () {
     while (pending.length > 0) {
-      const batch = pending.slice(0, maxBatch)
-      pending = pending.slice(batch.length)
+      const batch = pending.length <= maxBatch ? pending : pending.slice(0, maxBatch)
+      pending = pending.length <= maxBatch ? [] : pending.slice(maxBatch)
       const exit = yield* Effect.exit(run(batch.map((p) => p.item)))
       for (let i = 0; i < batch.length; i++) {
         const p = batch[i]!
-        if (exit._tag === "Success") yield* Deferred.succeed(p.done, exit.value[i] as O)
-        else yield* Deferred.failCause(p.done, exit.cause)
+        if (exit._tag === "Success") Deferred.doneUnsafe(p.done, Effect.succeed(exit.value[i] as O))
+        else Deferred.doneUnsafe(p.done, Effect.failCause(exit.cause))
       }
     }
-  })
+  }).pipe(
+    Effect.ensuring(
+      Effect.sync(() => {
+        inFlight = false
+      }),
+    ),
+    Effect.uninterruptible,
+  )
 
   return {
     submit: (item) =>
-      Effect.gen(function* () {
-        const done = yield* Deferred.make<O, E>()
+      Effect.suspend(() => {
+        const done = Deferred.makeUnsafe<O, E>()
         pending.push({ item, done })
-        if (!leading) {
-          leading = true
-          yield* Effect.yieldNow.pipe(
-            Effect.andThen(flush),
-            Effect.ensuring(
-              Effect.sync(() => {
-                leading = false
-              }),
-            ),
-            Effect.uninterruptible,
-          )
-        }
-        return yield* Deferred.await(done)
+        if (inFlight) return Deferred.await(done)
+        inFlight = true
+        return Effect.forkDetach(drain, { startImmediately: true }).pipe(Effect.andThen(Deferred.await(done)))
       }),
   }
 }
