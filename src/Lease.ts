@@ -28,6 +28,13 @@ export interface Held {
   fiber: Fiber.Fiber<unknown, unknown> | undefined
   /** Set when the lease ended early; the job is never acknowledged then. */
   ended: LeaseEnd | undefined
+  /**
+   * Set once the handler has finished and its complete/fail is being sent. From then on
+   * that script's answer alone says whether the lease was still held: a heartbeat that
+   * raced with it (and found the job already acknowledged) or a local deadline passing
+   * must not report a lost lease or abort a handler that is no longer running.
+   */
+  settling?: boolean
 }
 
 /** Local monotonic clock in ms. */
@@ -92,7 +99,7 @@ export const heartbeatOnce = (table: LeaseTable, commands: Commands, options: He
         const h = chunk[j]!
         if ((deadlines[j] ?? 0) > 0) {
           h.localDeadline = local
-        } else if (!h.ended) {
+        } else if (!h.ended && !h.settling) {
           yield* table.end(h, "lease-lost", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
           options.onEnd(h, "lease-lost")
         }
@@ -120,6 +127,7 @@ export const fenceLoop = (table: LeaseTable, options: HeartbeatOptions) =>
       const now = monotonicNow()
       let earliest = Number.POSITIVE_INFINITY
       for (const h of table.live()) {
+        if (h.settling) continue
         if (h.localDeadline <= now) {
           yield* table.end(h, "self-fenced", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
           options.onEnd(h, "self-fenced")

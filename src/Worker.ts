@@ -122,6 +122,7 @@ export const startWorker = <A>(
     const settle = (r: Reservation, held: Held, job: Job<A>, exit: Exit.Exit<unknown, unknown>, acked: () => void) =>
       Effect.gen(function* () {
         if (held.ended) return // lease lost or self-fenced: never ack; shutdown: released on exit
+        held.settling = true // from here the complete/fail script's answer decides (see Held.settling)
         acked()
         if (Exit.isSuccess(exit)) {
           const result = settings.keepCompleted > 0 && program.encodeResult ? program.encodeResult(exit.value) : ""
@@ -175,6 +176,7 @@ export const startWorker = <A>(
         const decoded = yield* Effect.exit(program.decode(r.payload))
         if (Exit.isFailure(decoded)) {
           settled = true
+          held.settling = true
           return yield* Effect.uninterruptible(refuse(r, held, decoded.cause))
         }
         const job: Job<A> = {
