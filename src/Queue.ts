@@ -4,8 +4,10 @@
  * here already encoded to JSON text by a face (plain JSON or an Effect Schema).
  */
 import { Effect } from "effect"
-import { type Commands, makeCommands, type QueueStats, type ScriptFailure } from "./Commands.ts"
+import { makeBatcher } from "./Batcher.ts"
+import { type Commands, makeCommands, type NewJob, type QueueStats, type ScriptFailure } from "./Commands.ts"
 import { InvalidOptions, QueueClosed } from "./Errors.ts"
+import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { type JobOptions, newJob, resolveJobOptions } from "./Job.ts"
 import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "./Keys.ts"
 import type { RedisClient } from "./redis/Client.ts"
@@ -69,8 +71,13 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
           opened = true
         }),
       ),
+      // once per client: warn when the server may evict keys (maxmemory-policy)
+      Effect.tap(() => warnIfEvicting(client)),
     )
   })
+
+  /** Single adds made while one is in flight go out together in one script call. */
+  const adder = makeBatcher((jobs: ReadonlyArray<NewJob>) => commands.add(jobs), 1000)
 
   /** Validate every job first: a bad one rejects the whole call before anything is sent. */
   const prepare = (jobs: ReadonlyArray<EncodedJob>, field: (i: number) => string) =>
@@ -90,8 +97,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
       Effect.gen(function* () {
         const [prepared] = yield* prepare([job], () => "options")
         yield* ensureOpen
-        const [id] = yield* commands.add([prepared!])
-        return id!
+        return yield* adder.submit(prepared!)
       }),
     /** Add many jobs in one Redis call (at most {@link Limits.bulk}); all or nothing. */
     addBulk: (jobs: ReadonlyArray<EncodedJob>) =>
