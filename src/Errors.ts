@@ -115,6 +115,34 @@ export class QueueClosed extends Data.TaggedError("QueueClosed")<{
   }
 }
 
+/**
+ * A write (an `add`, a worker's `complete`) succeeded on the master, but fewer replicas
+ * than `durability.replicas` acknowledged it within `durability.timeoutMs` (Redis `WAIT`).
+ * The write is NOT undone: it is on the master, not yet known to be replicated, and a
+ * failover of that master now could lose it.
+ */
+export class NotReplicated extends Data.TaggedError("NotReplicated")<{
+  readonly operation: string
+  readonly node: string
+  readonly replicas: number
+  readonly acknowledged: number
+  readonly timeoutMs: number
+  /** Why WAIT itself failed, when it did (e.g. the master turned into a replica). */
+  readonly reason?: string | undefined
+  /** For an `add`: the ids of the jobs written. */
+  readonly jobIds?: ReadonlyArray<string> | undefined
+}> {
+  override get message() {
+    const ids = this.jobIds?.length
+      ? ` (job ids ${this.jobIds.slice(0, 5).join(", ")}${this.jobIds.length > 5 ? ", …" : ""})`
+      : ""
+    const why = this.reason
+      ? `WAIT failed: ${this.reason}`
+      : `${this.acknowledged} of ${this.replicas} replica(s) acknowledged it within ${this.timeoutMs} ms`
+    return `${this.operation} was written on ${this.node}${ids} but is not yet replicated: ${why}; it is on the master and could still be lost if that master fails over now (retrying an add may duplicate it unless it has a dedupeKey)`
+  }
+}
+
 /** Any error a Redis call can end with. */
 export type RedisError = RedisUnavailable | RedisCommandError
 

@@ -104,9 +104,45 @@ export const validatePrefix = (prefix: unknown): string => {
   return prefix
 }
 
-/** Build the keys of `queue` under `prefix` (both validated). */
-export const queueKeys = (queue: string, prefix: string = DEFAULT_PREFIX): QueueKeys => {
+/** Most partitions one partitioned queue may have. */
+export const MAX_PARTITIONS = 1024
+
+/** Separates a queue name from a partition index: `~` is not allowed in queue names, so no collision. */
+export const PARTITION_SEPARATOR = "~"
+
+const PARTITION_NAME = /^([A-Za-z0-9._-]{1,100})~(0|[1-9][0-9]{0,3})$/
+
+/** The sub-queue name of partition `index` of `queue`: `<queue>~<index>`. */
+export const partitionName = (queue: string, index: number): string => {
   validateQueueName(queue)
+  if (!Number.isInteger(index) || index < 0 || index >= MAX_PARTITIONS) {
+    throw new InvalidOptions({
+      field: "partition",
+      value: index,
+      reason: `must be a whole number from 0 to ${MAX_PARTITIONS - 1}`,
+    })
+  }
+  return `${queue}${PARTITION_SEPARATOR}${index}`
+}
+
+/** `{ queue, index }` for a sub-queue name `<queue>~<index>`, or undefined for any other name. */
+export const parsePartitionName = (name: string): { readonly queue: string; readonly index: number } | undefined => {
+  const m = PARTITION_NAME.exec(name)
+  if (!m) return undefined
+  const index = Number(m[2])
+  return index < MAX_PARTITIONS ? { queue: m[1]!, index } : undefined
+}
+
+/** The keys of partition `index` of `queue`: `<prefix>:{<queue>~<index>}:<suffix>`, its own hash tag. */
+export const partitionKeys = (queue: string, index: number, prefix: string = DEFAULT_PREFIX): QueueKeys =>
+  queueKeys(partitionName(queue, index), prefix)
+
+/**
+ * Build the keys of `queue` under `prefix` (both validated). `queue` is a queue name,
+ * or a partition's sub-queue name `<queue>~<index>` (see {@link partitionKeys}).
+ */
+export const queueKeys = (queue: string, prefix: string = DEFAULT_PREFIX): QueueKeys => {
+  if (parsePartitionName(queue) === undefined) validateQueueName(queue)
   validatePrefix(prefix)
   const base = `${prefix}:{${queue}}:`
   const keys: Record<string, string> = { queue, prefix }
@@ -117,10 +153,13 @@ export const queueKeys = (queue: string, prefix: string = DEFAULT_PREFIX): Queue
 /** A SCAN pattern matching the meta key of every queue under `prefix`. */
 export const metaPattern = (prefix: string): string => `${prefix.replace(/[*?[\]\\]/g, "\\$&")}:{*}:meta`
 
-/** The queue name in a meta key `<prefix>:{<queue>}:meta`, or undefined. */
+/**
+ * The queue name in a meta key `<prefix>:{<queue>}:meta`, or undefined. A partition's
+ * meta key gives its sub-queue name `<queue>~<index>` (which {@link queueKeys} accepts).
+ */
 export const queueFromMetaKey = (prefix: string, key: string): string | undefined => {
   const head = `${prefix}:{`
   if (!key.startsWith(head) || !key.endsWith("}:meta")) return undefined
   const name = key.slice(head.length, -"}:meta".length)
-  return QUEUE_NAME.test(name) ? name : undefined
+  return QUEUE_NAME.test(name) || parsePartitionName(name) !== undefined ? name : undefined
 }

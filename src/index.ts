@@ -15,13 +15,16 @@ export {
   InvalidQueueName,
   LayoutMismatch,
   LeaseLost,
+  NotReplicated,
   QueueClosed,
   RedisCommandError,
   RedisUnavailable,
   WrongKeyType,
 } from "./Errors.ts"
 export type { Job, JobOptions } from "./Job.ts"
-export { LAYOUT_VERSION } from "./Keys.ts"
+export { LAYOUT_VERSION, MAX_PARTITIONS } from "./Keys.ts"
+export type { Durability } from "./partition/Durability.ts"
+export type { PartitionedStats } from "./partition/Producer.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export { Worker, type WorkerEvents, type WorkerOptions } from "./promise/Worker.ts"
 export type { ConnectionOption } from "./redis/Client.ts"

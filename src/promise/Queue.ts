@@ -6,6 +6,13 @@ import type { DeadJob, QueueStats } from "../Commands.ts"
 import { InvalidOptions, QueueClosed } from "../Errors.ts"
 import type { JobOptions } from "../Job.ts"
 import { validateQueueName } from "../Keys.ts"
+import { type Durability, resolveDurability, surfaceNotReplicated, withDurability } from "../partition/Durability.ts"
+import {
+  makePartitionedCore,
+  type PartitionedCore,
+  type PartitionedStats,
+  resolvePartitions,
+} from "../partition/Producer.ts"
 import { makeQueueCore, type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../Queue.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
@@ -15,6 +22,18 @@ import { integerOr, serializePayload } from "../Validate.ts"
 export interface QueueOptions extends QueueSettingsInput {
   /** A redis:// or rediss:// URL, ioredis options, an ioredis Redis or Cluster (borrowed, never closed), or `{ cluster: nodes }`. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. */
   readonly connection?: ConnectionOption
+  /**
+   * Store the queue as this many partitions (sub-queues `<name>~0 … ~N-1`, each its own
+   * hash slot) so one hot queue spreads over a cluster's masters. Jobs go round robin, or
+   * by dedupe key. Workers must be given the same number. Default 1: an ordinary queue.
+   */
+  readonly partitions?: number
+  /**
+   * Resolve `add`/`addBulk` only once this many replicas have the jobs (Redis `WAIT` on the
+   * node that took them); otherwise reject with {@link NotReplicated} (the jobs were written
+   * but are not yet replicated). Default: off (acknowledged by the master alone).
+   */
+  readonly durability?: Durability
 }
 
 /** One job for {@link Queue.addBulk}. */
@@ -38,19 +57,25 @@ export class Queue<T = unknown> {
   readonly name: string
   /** @internal */
   readonly core: QueueCore
+  /** @internal Set when `partitions` > 1; then every call goes through it. */
+  readonly partitioned: PartitionedCore | undefined
   readonly #client: RedisClient
   readonly #maxPayloadBytes: number
 
   constructor(name: string, options: QueueOptions = {}) {
     this.name = validateQueueName(name)
-    const settings = resolveQueueOptions(options, ["connection"])
+    const settings = resolveQueueOptions(options, ["connection", "partitions", "durability"])
+    const partitions = resolvePartitions(options.partitions)
+    const durability = resolveDurability(options.durability)
     this.#maxPayloadBytes = settings.maxPayloadBytes
     this.#client = connect(options.connection)
-    this.core = makeQueueCore(this.#client, name, settings)
+    const client = durability ? withDurability(this.#client, durability, ["add"]) : this.#client
+    this.core = makeQueueCore(client, name, settings)
+    this.partitioned = partitions > 1 ? makePartitionedCore(client, name, settings, partitions) : undefined
   }
 
   #run<A, E>(effect: Effect.Effect<A, E>): Promise<A> {
-    return Effect.runPromise(effect)
+    return Effect.runPromise(surfaceNotReplicated(effect))
   }
 
   #encode(field: string, payload: unknown): string {
@@ -60,9 +85,9 @@ export class Queue<T = unknown> {
   /** Add a job. Resolves to its id (a ULID) — or, when `dedupeKey` matched, the first job's id. */
   add(payload: T, options?: JobOptions): Promise<string> {
     return this.#run(
-      Effect.suspend(() => this.core.add({ payload: this.#encode("payload", payload), options })).pipe(
-        Effect.catchDefect((e) => Effect.fail(e)),
-      ),
+      Effect.suspend(() =>
+        (this.partitioned ?? this.core).add({ payload: this.#encode("payload", payload), options }),
+      ).pipe(Effect.catchDefect((e) => Effect.fail(e))),
     )
   }
 
@@ -81,19 +106,23 @@ export class Queue<T = unknown> {
           }
           return { payload: this.#encode(`jobs[${i}].payload`, j.payload), options: j.options }
         })
-        return this.core.addBulk(encoded)
+        return (this.partitioned ?? this.core).addBulk(encoded)
       }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
     )
   }
 
-  /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters. */
-  stats(): Promise<QueueStats> {
-    return this.#run(this.core.stats)
+  /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters; for a partitioned queue, summed, with each partition's in `partitions`. */
+  stats(): Promise<QueueStats & { readonly partitions?: PartitionedStats["partitions"] }> {
+    return this.#run(this.partitioned?.stats ?? this.core.stats)
   }
 
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. */
   sweep(options: SweepPassOptions = {}): Promise<SweepTotals> {
-    return this.#run(Effect.suspend(() => this.core.sweep(options)).pipe(Effect.catchDefect((e) => Effect.fail(e))))
+    return this.#run(
+      Effect.suspend(() => (this.partitioned ?? this.core).sweep(options)).pipe(
+        Effect.catchDefect((e) => Effect.fail(e)),
+      ),
+    )
   }
 
   /** A page of dead jobs, oldest death first. Defaults: offset 0, count 100. */
@@ -101,27 +130,29 @@ export class Queue<T = unknown> {
     options: { readonly offset?: number; readonly count?: number } = {},
   ): Promise<{ total: number; jobs: DeadJob[] }> {
     return this.#run(
-      Effect.suspend(() =>
-        this.core.commands.deadList(
-          integerOr("offset", options.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER }),
-          integerOr("count", options.count, 100, { min: 1, max: 10_000 }),
-        ),
-      ).pipe(Effect.catchDefect((e) => Effect.fail(e))),
+      Effect.suspend(() => {
+        const offset = integerOr("offset", options.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER })
+        const count = integerOr("count", options.count, 100, { min: 1, max: 10_000 })
+        return this.partitioned ? this.partitioned.deadList(offset, count) : this.core.commands.deadList(offset, count)
+      }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
     )
   }
 
   /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried. */
   retryDead(ids: ReadonlyArray<string>): Promise<number> {
+    if (this.partitioned) return this.#run(this.partitioned.deadRetry(ids))
     return this.#run(this.core.commands.deadRetry({ ids }).pipe(Effect.map((r) => r.count)))
   }
 
   /** Delete dead jobs (by id) for good. Resolves to how many were purged. */
   purgeDead(ids: ReadonlyArray<string>): Promise<number> {
+    if (this.partitioned) return this.#run(this.partitioned.deadPurge(ids))
     return this.#run(this.core.commands.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
   }
 
   /** Check the queue's invariants (O(jobs): an operator's tool). */
   verify(options: { readonly maxLines?: number } = {}): Promise<{ violations: number; jobs: number; lines: string[] }> {
+    if (this.partitioned) return this.#run(this.partitioned.verify(options.maxLines ?? 100))
     return this.#run(this.core.commands.verify(options.maxLines ?? 100))
   }
 
@@ -129,6 +160,7 @@ export class Queue<T = unknown> {
   async close(): Promise<void> {
     if (this.core.isClosed()) return
     this.core.markClosed()
+    this.partitioned?.markClosed()
     await this.#client.close()
   }
 

@@ -3,18 +3,33 @@
  */
 import { EventEmitter } from "node:events"
 import { Effect } from "effect"
-import { makeCommands } from "../Commands.ts"
 import { InvalidOptions, InvalidPayload } from "../Errors.ts"
 import type { Job } from "../Job.ts"
-import { DEFAULT_PREFIX, queueKeys, validatePrefix, validateQueueName } from "../Keys.ts"
+import { DEFAULT_PREFIX, validatePrefix, validateQueueName } from "../Keys.ts"
+import { type Durability, resolveDurability, unwrapNotReplicated, withDurability } from "../partition/Durability.ts"
+import { resolvePartitions } from "../partition/Producer.ts"
+import { servedKeys, startServing } from "../partition/Workers.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
-import { startWorker, type WorkerHandle, type WorkerState } from "../Worker.ts"
+import type { WorkerHandle, WorkerState } from "../Worker.ts"
 import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from "../WorkerOptions.ts"
 
 /** Options of {@link Worker}. */
 export interface WorkerOptions extends EngineWorkerOptions {
   /** As for Queue. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. The worker opens one more connection for its blocking wait. */
   readonly connection?: ConnectionOption
+  /**
+   * Serve a partitioned queue of this many partitions (as its producers were given): one
+   * engine worker per partition, each with `ceil(concurrency / partitions)` slots and its
+   * own blocking connection (N + 1 connections in all). Default 1: an ordinary queue.
+   */
+  readonly partitions?: number
+  /**
+   * Confirm each `complete` reached this many replicas (Redis `WAIT`, on one more connection
+   * of its own so heartbeats never queue behind it). A complete not confirmed in time is
+   * reported as a {@link NotReplicated} `error` event (it was written; it may be redone after
+   * a failover). Default: off.
+   */
+  readonly durability?: Durability
 }
 
 /** Events a {@link Worker} emits. */
@@ -60,21 +75,24 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         reason: "must be a function (job) => Promise<result>",
       })
     }
-    const settings = resolveWorkerOptions(options, ["connection"])
+    const settings = resolveWorkerOptions(options, ["connection", "partitions", "durability"])
     const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
-    const client = connect(options.connection)
-    const blocking = client.duplicate()
+    const partitions = resolvePartitions(options.partitions)
+    const durability = resolveDurability(options.durability)
+    const keys = servedKeys(name, prefix, partitions)
+    const base = connect(options.connection)
+    const durable = durability ? base.duplicate() : undefined
+    const client = durability ? withDurability(base, durability, ["complete"], durable) : base
+    const blocking = keys.map(() => base.duplicate())
     this.#closeConnections = async () => {
-      await Promise.all([client.close(), blocking.close()])
+      await Promise.all([base.close(), durable?.close(), ...blocking.map((b) => b.close())])
     }
-    const commands = makeCommands(client, queueKeys(name, prefix))
     const emit = <K extends keyof WorkerEvents<T, R>>(event: K, ...args: WorkerEvents<T, R>[K]) => {
       if (event === "error" && this.listenerCount("error") === 0) return
       ;(this.emit as (e: K, ...a: WorkerEvents<T, R>[K]) => boolean)(event, ...args)
     }
-    const program = Effect.gen(function* () {
-      yield* commands.open
-      return yield* startWorker<T>(commands, blocking, settings, {
+    const program = Effect.suspend(() =>
+      startServing<T>(client, keys, blocking, settings, {
         decode: (text) =>
           Effect.try({
             try: () => JSON.parse(text) as T,
@@ -87,10 +105,10 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
           failed: (job, error, willRetry) => emit("failed", job, error, willRetry),
           leaseLost: (job, reason) => emit("lease-lost", job, reason),
           dead: (job, reason, error) => emit("dead", job, reason, error),
-          error: (e) => emit("error", e),
+          error: (e) => emit("error", unwrapNotReplicated(e)),
         },
-      })
-    })
+      }),
+    )
     this.ready = Effect.runPromise(program).then(
       (handle) => {
         this.#handle = handle

@@ -5,6 +5,7 @@
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis"
 import { InvalidOptions } from "../Errors.ts"
 import type { Script } from "../Scripts.ts"
+import { keySlot } from "./Slot.ts"
 
 /** What `connection` accepts: a URL, ioredis options, an ioredis client or cluster, or cluster nodes. */
 export type ConnectionOption =
@@ -28,6 +29,18 @@ export interface RedisClient {
   readonly duplicate: () => RedisClient
   /** One client per master (itself when standalone): for SCAN and INFO over a cluster. */
   readonly masters: () => Promise<ReadonlyArray<RedisClient>>
+  /**
+   * Run a script, then `WAIT replicas timeoutMs` on the same connection of the node that
+   * ran it (on a cluster: the master of the slot of `keys[0]`, following MOVED). Never
+   * throws for WAIT itself: its failure is in `waitError`. Used by the `durability` option.
+   */
+  readonly scriptThenWait: (
+    script: Script,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<string | number>,
+    replicas: number,
+    timeoutMs: number,
+  ) => Promise<WaitedReply>
   /** True for a Redis Cluster client. */
   readonly isCluster: boolean
   /** "ready" once connected; other ioredis states otherwise. */
@@ -40,9 +53,64 @@ export interface RedisClient {
   readonly disconnect: () => void
 }
 
+/** What {@link RedisClient.scriptThenWait} answers. */
+export interface WaitedReply {
+  readonly reply: unknown
+  /** Replicas that acknowledged the write (WAIT's answer); 0 when WAIT failed. */
+  readonly acknowledged: number
+  /** The node that ran the script, `host:port`. */
+  readonly node: string
+  readonly waitError?: string
+}
+
+/** Cluster errors after which a script did not run and may be sent again (to the slot's new owner). */
+const REROUTE = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/
+const MAX_REROUTES = 16
+
+/** A refusal reply (`{'CODE', …}`): the script wrote nothing, so there is nothing to wait for. */
+const isRefusal = (reply: unknown): boolean => Array.isArray(reply) && typeof reply[0] === "string"
+
+/** EVALSHA then WAIT, written back to back on one connection; on NOSCRIPT, EVAL then WAIT. */
+const evalThenWait = async (
+  node: Redis,
+  script: Script,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<string | number>,
+  replicas: number,
+  timeoutMs: number,
+): Promise<{ reply: unknown; acknowledged: number; waitError?: string }> => {
+  const waitOn = () =>
+    node.call("WAIT", replicas, timeoutMs).then(
+      (n) => ({ acknowledged: Number(n) }),
+      (e: unknown) => ({ acknowledged: 0, waitError: e instanceof Error ? e.message : String(e) }),
+    )
+  let written = node.evalsha(script.sha, keys.length, ...keys, ...args)
+  let waited = waitOn()
+  const reply = await written.catch(async (e: unknown) => {
+    if (!isNoScript(e)) throw e
+    await waited
+    written = node.eval(script.source, keys.length, ...keys, ...args)
+    waited = waitOn()
+    return await written
+  })
+  const w = await waited
+  return isRefusal(reply) ? { reply, acknowledged: replicas } : { reply, ...w }
+}
+
+/** The pool connection of the master that serves `key`'s slot, per the client's slot map. */
+const masterFor = (cluster: Cluster, key: string): Redis | undefined => {
+  const nodeKey = cluster.slots[keySlot(key)]?.[0]
+  return cluster.nodes("master").find((n) => `${n.options.host}:${n.options.port}` === nodeKey)
+}
+
+const refreshSlots = (cluster: Cluster): Promise<void> =>
+  new Promise((resolve) => cluster.refreshSlotsCache(() => resolve()))
+
 /** Defaults applied to connections leaseq creates itself. */
 const DEFAULTS: RedisOptions = {
-  enableAutoPipelining: true,
+  // leaseq batches explicitly (Batcher); ioredis auto-pipelining would hold each command
+  // for a tick and keep only one pipeline in flight, which costs a round trip per job
+  enableAutoPipelining: false,
   maxRetriesPerRequest: 20,
   connectTimeout: 5_000,
 }
@@ -96,6 +164,26 @@ const wrap = (client: Redis | Cluster, owned: boolean, describe: string, onError
       }
     },
     command: (name, args) => client.call(name, ...args),
+    scriptThenWait: async (script, keys, args, replicas, timeoutMs) => {
+      if (!(client instanceof Cluster)) {
+        const r = await evalThenWait(client, script, keys, args, replicas, timeoutMs)
+        return { ...r, node: `${client.options.host}:${client.options.port}` }
+      }
+      for (let attempt = 0; ; attempt++) {
+        if (client.status !== "ready" || client.slots.length === 0) await client.call("PING")
+        const node = masterFor(client, keys[0] ?? "")
+        try {
+          if (!node) throw new Error(`CLUSTERDOWN no known master for slot ${keySlot(keys[0] ?? "")}`)
+          const r = await evalThenWait(node, script, keys, args, replicas, timeoutMs)
+          return { ...r, node: `${node.options.host}:${node.options.port}` }
+        } catch (e) {
+          const message = e instanceof Error ? e.message : String(e)
+          if (!REROUTE.test(message) || attempt >= MAX_REROUTES) throw e
+          await refreshSlots(client)
+          await new Promise((resolve) => setTimeout(resolve, Math.min(500, 20 * 2 ** attempt)))
+        }
+      }
+    },
     duplicate: () => {
       const twin: Redis | Cluster = client instanceof Cluster ? client.duplicate() : client.duplicate()
       attachErrorListener(twin, onError)
@@ -174,7 +262,7 @@ export const connect = (connection: ConnectionOption | undefined, options: Conne
     if (!Array.isArray(nodes) || nodes.length === 0) {
       throw new InvalidOptions({ field: "connection.cluster", value: nodes, reason: "give at least one cluster node" })
     }
-    const clusterOptions: ClusterOptions = { enableAutoPipelining: true, ...connection.options }
+    const clusterOptions: ClusterOptions = { enableAutoPipelining: false, ...connection.options }
     const client = new Cluster(nodes, clusterOptions)
     attachErrorListener(client, onError)
     return wrap(client, true, "a Redis Cluster", onError)

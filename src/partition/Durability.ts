@@ -1,0 +1,74 @@
+/**
+ * The opt-in `durability` option: after a write the caller must not lose (an `add`, a
+ * worker's `complete`), send Redis `WAIT <replicas> <timeoutMs>` on the same connection
+ * of the node that took the write, and resolve only once enough replicas have it.
+ *
+ * Redis replication is asynchronous: without this, an acknowledged write can vanish
+ * when its master fails over before the write reached a replica.
+ */
+import { Effect } from "effect"
+import { NotReplicated, RedisUnavailable } from "../Errors.ts"
+import type { RedisClient } from "../redis/Client.ts"
+import { integerOr, knownKeys, optionsObject } from "../Validate.ts"
+
+/** The `durability` option: how many replicas must have a write, and how long to wait for them. */
+export interface Durability {
+  /** Replicas that must acknowledge each write. Default 1. Range 1–64. */
+  readonly replicas?: number
+  /** Longest wait for them, in ms (the WAIT timeout). Default 1000. Range 1 ms – 60 s (0, "forever", is refused). */
+  readonly timeoutMs?: number
+}
+
+/** Validated durability settings. */
+export interface DurabilitySettings {
+  readonly replicas: number
+  readonly timeoutMs: number
+}
+
+/** Validate `durability` (undefined or false: off). Throws {@link InvalidOptions} naming the field. */
+export const resolveDurability = (value: unknown): DurabilitySettings | undefined => {
+  if (value === undefined || value === false) return undefined
+  if (value === true) return { replicas: 1, timeoutMs: 1000 }
+  const o = optionsObject("durability", value)
+  knownKeys("durability", o, ["replicas", "timeoutMs"])
+  return {
+    replicas: integerOr("durability.replicas", o.replicas, 1, { min: 1, max: 64 }),
+    timeoutMs: integerOr("durability.timeoutMs", o.timeoutMs, 1000, { min: 1, max: 60_000 }),
+  }
+}
+
+/**
+ * `base`, except that the scripts named in `scripts` run through `via` (default `base`)
+ * followed by `WAIT` on the same connection of the same node. Fewer acknowledgements
+ * than asked throws {@link NotReplicated}: the write stays on the master, not yet replicated.
+ */
+export const withDurability = (
+  base: RedisClient,
+  durability: DurabilitySettings,
+  scripts: ReadonlyArray<string>,
+  via: RedisClient = base,
+): RedisClient => ({
+  ...base,
+  script: async (script, keys, args) => {
+    if (!scripts.includes(script.name)) return base.script(script, keys, args)
+    const r = await via.scriptThenWait(script, keys, args, durability.replicas, durability.timeoutMs)
+    if (r.acknowledged >= durability.replicas) return r.reply
+    throw new NotReplicated({
+      operation: script.name,
+      node: r.node,
+      replicas: durability.replicas,
+      acknowledged: r.acknowledged,
+      timeoutMs: durability.timeoutMs,
+      reason: r.waitError,
+      jobIds: script.name === "add" && Array.isArray(r.reply) ? r.reply.slice(1).map(String) : undefined,
+    })
+  },
+})
+
+/** The command layer wraps what a client throws in RedisUnavailable; give a NotReplicated back as itself. */
+export const unwrapNotReplicated = (error: unknown): unknown =>
+  error instanceof RedisUnavailable && error.cause instanceof NotReplicated ? error.cause : error
+
+/** {@link unwrapNotReplicated} on an Effect's error channel. */
+export const surfaceNotReplicated = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | NotReplicated, R> =>
+  Effect.mapError(effect, (e) => unwrapNotReplicated(e) as E | NotReplicated)

@@ -1,0 +1,179 @@
+/**
+ * A partitioned queue's producer and admin side: one logical queue stored as N
+ * sub-queues `<queue>~0 … <queue>~N-1`, each with its own hash tag, so on a Redis
+ * Cluster a hot queue spreads over several masters.
+ *
+ * - `add` picks a partition: by the job's dedupe key when it has one (so duplicates
+ *   still meet in the same partition), else round robin.
+ * - `addBulk` validates every job first, then sends one call per partition it touches
+ *   (atomic per partition, not across partitions).
+ * - stats, sweeps, dead-letter calls and verify cover every partition.
+ *
+ * FIFO holds within a partition, not across the queue.
+ */
+import { Effect } from "effect"
+import type { DeadJob, QueueStats } from "../Commands.ts"
+import { InvalidOptions } from "../Errors.ts"
+import { resolveJobOptions } from "../Job.ts"
+import { MAX_PARTITIONS, partitionName } from "../Keys.ts"
+import { type EncodedJob, makeQueueCore, type QueueCore, type QueueSettings } from "../Queue.ts"
+import type { RedisClient } from "../redis/Client.ts"
+import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
+import { integerOr, Limits } from "../Validate.ts"
+
+/** Stats of a partitioned queue: the sums, and each partition's own. */
+export interface PartitionedStats extends QueueStats {
+  /** One entry per partition, in index order (`queue` is the sub-queue name `<name>~<i>`). */
+  readonly partitions: ReadonlyArray<QueueStats>
+}
+
+/** Validate `partitions`: a whole number from 1 (an ordinary queue) to {@link MAX_PARTITIONS}. Default 1. */
+export const resolvePartitions = (value: unknown): number =>
+  integerOr("partitions", value, 1, { min: 1, max: MAX_PARTITIONS })
+
+/** Two queues' stats added up (counts and counters summed; the oldest waiting age is the larger). */
+export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
+  const counters = { ...a.counters }
+  for (const k of Object.keys(counters) as Array<keyof QueueStats["counters"]>) counters[k] += b.counters[k]
+  return {
+    queue: a.queue,
+    waiting: a.waiting + b.waiting,
+    active: a.active + b.active,
+    expired: a.expired + b.expired,
+    delayed: a.delayed + b.delayed,
+    dead: a.dead + b.dead,
+    retained: a.retained + b.retained,
+    oldestWaitingAgeMs: Math.max(a.oldestWaitingAgeMs, b.oldestWaitingAgeMs),
+    layout: a.layout ?? b.layout,
+    counters,
+  }
+}
+
+/** FNV-1a (32 bit) of a string's UTF-16 code units: stable across processes and versions. */
+const fnv1a = (text: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i)
+    h = Math.imul(h, 0x01000193) >>> 0
+  }
+  return h
+}
+
+/** The partition a job with this dedupe key always goes to, out of `partitions`. */
+export const partitionOfDedupeKey = (dedupeKey: string, partitions: number): number => fnv1a(dedupeKey) % partitions
+
+/** Make the partitioned queue core for `name` with `partitions` sub-queues on `client`. */
+export const makePartitionedCore = (client: RedisClient, name: string, settings: QueueSettings, partitions: number) => {
+  const parts: ReadonlyArray<QueueCore> = Array.from({ length: partitions }, (_, i) =>
+    makeQueueCore(client, partitionName(name, i), settings),
+  )
+  let next = Math.floor(Math.random() * partitions)
+  /** Where a job goes: its dedupe key's partition, else the next one in turn. */
+  const pick = (options: EncodedJob["options"]): number => {
+    const key = (options as { dedupeKey?: unknown } | undefined)?.dedupeKey ?? settings.defaultJobOptions.dedupeKey
+    if (typeof key === "string" && key.length > 0) return partitionOfDedupeKey(key, partitions)
+    next = (next + 1) % partitions
+    return next
+  }
+  const all = <A, E>(f: (p: QueueCore, i: number) => Effect.Effect<A, E>) =>
+    Effect.forEach(parts, f, { concurrency: "unbounded" })
+
+  return {
+    name,
+    partitions,
+    parts,
+    add: (job: EncodedJob) => Effect.suspend(() => parts[pick(job.options)]!.add(job)),
+    addBulk: (jobs: ReadonlyArray<EncodedJob>) =>
+      Effect.gen(function* () {
+        if (jobs.length > Limits.bulk) {
+          return yield* Effect.fail(
+            new InvalidOptions({
+              field: "jobs.length",
+              value: jobs.length,
+              reason: `one addBulk call takes at most ${Limits.bulk} jobs; split the list`,
+            }),
+          )
+        }
+        // validate every job before anything is sent: a bad one adds nothing anywhere
+        yield* Effect.try({
+          try: () => {
+            for (const [i, j] of jobs.entries()) {
+              resolveJobOptions(`jobs[${i}].options`, j.options, settings.defaultJobOptions)
+            }
+          },
+          catch: (e) => e as InvalidOptions,
+        })
+        const groups = new Map<number, Array<{ readonly at: number; readonly job: EncodedJob }>>()
+        jobs.forEach((job, at) => {
+          const p = pick(job.options)
+          groups.set(p, [...(groups.get(p) ?? []), { at, job }])
+        })
+        const ids: string[] = new Array(jobs.length)
+        yield* Effect.forEach(
+          [...groups],
+          ([p, group]) =>
+            parts[p]!.addBulk(group.map((g) => g.job)).pipe(
+              Effect.tap((got) =>
+                Effect.sync(() => {
+                  group.forEach((g, k) => {
+                    ids[g.at] = got[k]!
+                  })
+                }),
+              ),
+            ),
+          { concurrency: "unbounded", discard: true },
+        )
+        return ids
+      }),
+    stats: all((p) => p.stats).pipe(
+      Effect.map((each): PartitionedStats => ({ ...each.reduce(addStats), queue: name, partitions: each })),
+    ),
+    sweep: (options: SweepPassOptions = {}) =>
+      all((p) => p.sweep(options)).pipe(
+        Effect.map(
+          (each): SweepTotals => ({
+            queue: name,
+            reclaimed: each.reduce((n, t) => n + t.reclaimed, 0),
+            dead: each.reduce((n, t) => n + t.dead, 0),
+            promoted: each.reduce((n, t) => n + t.promoted, 0),
+            calls: each.reduce((n, t) => n + t.calls, 0),
+            incomplete: each.some((t) => t.incomplete),
+            nextDeadlineMs: Math.min(...each.map((t) => (t.nextDeadlineMs < 0 ? Infinity : t.nextDeadlineMs))),
+          }),
+        ),
+        Effect.map((t) => (Number.isFinite(t.nextDeadlineMs) ? t : { ...t, nextDeadlineMs: -1 })),
+      ),
+    /** Dead jobs of every partition, oldest death first: reads `offset + count` from each, then merges. */
+    deadList: (offset: number, count: number) =>
+      all((p) => p.commands.deadList(0, offset + count)).pipe(
+        Effect.map((each) => {
+          const jobs: DeadJob[] = each
+            .flatMap((r) => r.jobs)
+            .sort((a, b) => a.diedAt - b.diedAt || (a.id < b.id ? -1 : 1))
+          return { total: each.reduce((n, r) => n + r.total, 0), jobs: jobs.slice(offset, offset + count) }
+        }),
+      ),
+    /** Retry dead jobs by id, wherever they are: every partition is asked. */
+    deadRetry: (ids: ReadonlyArray<string>) =>
+      all((p) => p.commands.deadRetry({ ids })).pipe(Effect.map((each) => each.reduce((n, r) => n + r.count, 0))),
+    /** Purge dead jobs by id, wherever they are. */
+    deadPurge: (ids: ReadonlyArray<string>) =>
+      all((p) => p.commands.deadPurge({ ids })).pipe(Effect.map((each) => each.reduce((n, r) => n + r.count, 0))),
+    /** Every partition's invariants; lines are prefixed with the sub-queue name. */
+    verify: (maxLines: number) =>
+      all((p) => p.commands.verify(maxLines)).pipe(
+        Effect.map((each) => ({
+          violations: each.reduce((n, r) => n + r.violations, 0),
+          jobs: each.reduce((n, r) => n + r.jobs, 0),
+          lines: each.flatMap((r, i) => r.lines.map((l) => `[${partitionName(name, i)}] ${l}`)).slice(0, maxLines),
+        })),
+      ),
+    markClosed: () => {
+      for (const p of parts) p.markClosed()
+    },
+    isClosed: () => parts[0]!.isClosed(),
+  }
+}
+
+/** The partitioned queue core. */
+export type PartitionedCore = ReturnType<typeof makePartitionedCore>
