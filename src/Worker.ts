@@ -17,6 +17,7 @@ import { retryDelay } from "./Backoff.ts"
 import { makeBatcher } from "./Batcher.ts"
 import type { Commands, Reservation } from "./Commands.ts"
 import type { InvalidPayload } from "./Errors.ts"
+import { warnIfEvicting } from "./EvictionPolicy.ts"
 import type { Job } from "./Job.ts"
 import { fenceLoop, fenceMargin, type Held, heartbeatLoop, makeLeaseTable, monotonicNow } from "./Lease.ts"
 import type { RedisClient } from "./redis/Client.ts"
@@ -90,6 +91,8 @@ export const startWorker = <A>(
   program: WorkerProgram<A>,
 ): Effect.Effect<WorkerHandle> =>
   Effect.gen(function* () {
+    // once per client: warn when the server may evict keys (maxmemory-policy)
+    yield* warnIfEvicting(commands.client)
     const { hooks } = program
     const table = makeLeaseTable()
     const jobFibers = new Set<Fiber.Fiber<void>>()
