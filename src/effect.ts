@@ -1,0 +1,43 @@
+/**
+ * leaseq — the Effect face: queues as services and layers, workers as scoped Effects
+ * and layers, payloads typed by an Effect `Schema`. The same engine as the Promise API.
+ *
+ * ```ts
+ * import { Context, Effect, Layer, Schema } from "effect"
+ * import { LeaseQueue, LeaseWorker } from "leaseq/effect"
+ *
+ * const Email = Schema.Struct({ to: Schema.String })
+ * class Emails extends Context.Service<Emails, LeaseQueue.Service<typeof Email.Type>>()("app/Emails") {}
+ * const EmailsLive = LeaseQueue.layerConfig(Emails, { name: "emails", schema: Email })
+ *
+ * const WorkerLive = LeaseWorker.layer(Emails, (job) => Effect.log(`to ${job.payload.to}`), { concurrency: 10 })
+ * Layer.launch(WorkerLive.pipe(Layer.provide(EmailsLive)))
+ * ```
+ *
+ * Errors are the same tagged classes as the Promise API's; use `Effect.catchTag`.
+ * @module
+ */
+export type { Backoff } from "./Backoff.ts"
+export type { DeadJob, QueueStats, ScriptFailure, SweepResult } from "./Commands.ts"
+export {
+  DuplicateJobId,
+  InvalidOptions,
+  InvalidPayload,
+  InvalidQueueName,
+  LayoutMismatch,
+  LeaseLost,
+  QueueClosed,
+  RedisCommandError,
+  type RedisError,
+  RedisUnavailable,
+  WrongKeyType,
+} from "./Errors.ts"
+export * as LeaseQueue from "./effect/LeaseQueue.ts"
+export * as LeaseWorker from "./effect/LeaseWorker.ts"
+export type { PayloadSchema, ValidationError } from "./effect/Payload.ts"
+export type { Job, JobOptions } from "./Job.ts"
+export { LAYOUT_VERSION } from "./Keys.ts"
+export type { ConnectionOption } from "./redis/Client.ts"
+export type { SweepPassOptions, SweepTotals } from "./Sweeper.ts"
+export { Limits } from "./Validate.ts"
+export type { WorkerState } from "./Worker.ts"

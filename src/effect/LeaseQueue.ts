@@ -1,0 +1,226 @@
+/**
+ * A queue as an Effect service. Declare one service key per queue (its payload type
+ * is part of the key's shape), then provide it with {@link layer} or {@link layerConfig}:
+ *
+ * ```ts
+ * class Emails extends Context.Service<Emails, LeaseQueue.Service<Email>>()("app/Emails") {}
+ * const EmailsLive = LeaseQueue.layer(Emails, { name: "emails", schema: Email })
+ * const program = Effect.gen(function* () {
+ *   const emails = yield* Emails
+ *   yield* emails.add({ to: "a@example.com" })
+ * })
+ * ```
+ *
+ * A program uses several queues by declaring several keys. The layer owns one Redis
+ * connection and closes it on teardown; workers of the queue share it (and open one more
+ * connection each for their blocking wait).
+ * @module
+ */
+import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope } from "effect"
+import type { DeadJob, QueueStats, ScriptFailure } from "../Commands.ts"
+import { InvalidOptions, type InvalidPayload, type InvalidQueueName, QueueClosed, type RedisError } from "../Errors.ts"
+import type { JobOptions } from "../Job.ts"
+import { DEFAULT_PREFIX, validateQueueName } from "../Keys.ts"
+import { makeQueueCore, type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../Queue.ts"
+import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
+import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
+import { integerOr, Limits, optionsObject } from "../Validate.ts"
+import {
+  attempt,
+  makePayloadCodec,
+  type PayloadCodec,
+  type PayloadSchema,
+  type ValidationError,
+  validated,
+} from "./Payload.ts"
+
+/** Options of {@link make} and {@link layer}. */
+export interface Options<A> extends QueueSettingsInput {
+  /** The queue name: 1–100 characters of `[A-Za-z0-9._-]`. Required. */
+  readonly name: string
+  /**
+   * An Effect `Schema` for the payload: `add` encodes with it (then stores JSON), workers
+   * decode with it; a stored payload that does not decode goes to dead with reason
+   * `invalid-payload`. Default: none — payloads are stored as plain JSON.
+   */
+  readonly schema?: PayloadSchema<A>
+  /** A redis:// or rediss:// URL, ioredis options, an ioredis Redis or Cluster (borrowed, never closed), or `{ cluster: nodes }`. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. */
+  readonly connection?: ConnectionOption
+}
+
+/** Options of {@link layerConfig}: as {@link Options}, with the connection and prefix read from `Config`. */
+export type ConfigOptions<A> = Omit<Options<A>, "connection" | "prefix">
+
+/** One job for {@link Service.addBulk}. */
+export interface BulkJob<A> {
+  readonly payload: A
+  readonly options?: JobOptions
+}
+
+/** Everything `add` and `addBulk` can fail with. Nothing is written when they fail, except on a Redis error after the call was sent. */
+export type AddError = InvalidOptions | InvalidPayload | QueueClosed | ScriptFailure
+
+const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
+
+const jobIds = (ids: unknown): Effect.Effect<ReadonlyArray<string>, InvalidOptions> =>
+  Array.isArray(ids) && ids.length <= Limits.bulk && ids.every((id) => typeof id === "string" && id.length > 0)
+    ? Effect.succeed(ids)
+    : Effect.fail(invalid("ids", ids, `must be an array of at most ${Limits.bulk} job ids (non-empty strings)`))
+
+/** @internal What a worker needs from the queue it runs on. */
+export interface Internals<A> {
+  readonly core: QueueCore
+  readonly client: RedisClient
+  readonly codec: PayloadCodec<A>
+  /** Workers running on this queue: closed before the queue's connection is. */
+  readonly workers: Set<{ readonly close: Effect.Effect<void> }>
+}
+
+/** @internal The key of {@link Internals} on a service built by this module. */
+export const InternalsKey: unique symbol = Symbol.for("leaseq/effect/QueueInternals")
+
+/** The queue service: what `yield* MyQueue` gives. Every method validates first and writes nothing on bad input. */
+export interface Service<A> {
+  /** The queue name. */
+  readonly name: string
+  /** The key prefix (default "leaseq"). */
+  readonly prefix: string
+  /** Add a job; succeeds with its id (a ULID) — or, when `options.dedupeKey` matched, the first job's id. */
+  readonly add: (payload: A, options?: JobOptions) => Effect.Effect<string, AddError>
+  /** Add up to 10 000 jobs in one Redis call, all validated and encoded first: all or nothing. */
+  readonly addBulk: (jobs: ReadonlyArray<BulkJob<A>>) => Effect.Effect<ReadonlyArray<string>, AddError>
+  /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters. */
+  readonly stats: Effect.Effect<QueueStats, QueueClosed | ScriptFailure>
+  /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. Default limit 1000 per call. */
+  readonly sweep: (
+    options?: SweepPassOptions,
+  ) => Effect.Effect<SweepTotals, InvalidOptions | QueueClosed | ScriptFailure>
+  /** A page of dead jobs, oldest death first. Defaults: offset 0, count 100 (at most 10 000). */
+  readonly deadJobs: (options?: {
+    readonly offset?: number
+    readonly count?: number
+  }) => Effect.Effect<
+    { readonly total: number; readonly jobs: ReadonlyArray<DeadJob> },
+    InvalidOptions | QueueClosed | RedisError
+  >
+  /** Give dead jobs (by id) a fresh set of attempts; succeeds with how many were retried (unknown ids are skipped). */
+  readonly retryDead: (
+    ids: ReadonlyArray<string>,
+  ) => Effect.Effect<number, InvalidOptions | QueueClosed | ScriptFailure>
+  /** Delete dead jobs (by id) for good; succeeds with how many were purged (unknown ids are skipped). */
+  readonly purgeDead: (
+    ids: ReadonlyArray<string>,
+  ) => Effect.Effect<number, InvalidOptions | QueueClosed | ScriptFailure>
+  /** @internal Present on services built by {@link make}; a worker needs it. Absent on test doubles. */
+  readonly [InternalsKey]?: Internals<A>
+}
+
+/**
+ * Build a queue service in a scope: validates the options (failing with
+ * {@link InvalidQueueName} / {@link InvalidOptions}, before any connection is made),
+ * opens the connection, and closes it when the scope closes. The queue's keys are
+ * checked lazily, on its first call (as with the Promise `Queue`).
+ */
+export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>, ValidationError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { name, schema, ...rest } = yield* attempt(() => optionsObject("options", options) as Partial<Options<A>>)
+    const queue = yield* attempt<string, InvalidQueueName>(() => validateQueueName(name))
+    const settings = yield* attempt(() => resolveQueueOptions(rest, ["connection"]))
+    if (schema !== undefined && !Schema.isSchema(schema)) {
+      return yield* Effect.fail(invalid("schema", schema, "must be an Effect Schema (or left out for plain JSON)"))
+    }
+    const client = yield* Effect.acquireRelease(
+      attempt(() => connect(rest.connection)),
+      (c) => Effect.promise(() => c.close()),
+    )
+    const core = makeQueueCore(client, queue, settings)
+    // on teardown, first close the workers still running on this queue (gracefully), then the queue
+    const workers = new Set<{ readonly close: Effect.Effect<void> }>()
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach([...workers], (w) => w.close, { concurrency: "unbounded", discard: true }).pipe(
+        Effect.andThen(Effect.sync(core.markClosed)),
+      ),
+    )
+    const codec = makePayloadCodec(schema, settings.maxPayloadBytes)
+    const unlessClosed = <B, E>(effect: Effect.Effect<B, E>): Effect.Effect<B, E | QueueClosed> =>
+      Effect.suspend(
+        (): Effect.Effect<B, E | QueueClosed> => (core.isClosed() ? Effect.fail(new QueueClosed({ queue })) : effect),
+      )
+
+    const service: Service<A> = {
+      name: queue,
+      prefix: settings.prefix,
+      add: (payload, jobOptions) =>
+        codec
+          .encode("payload", payload)
+          .pipe(Effect.flatMap((text) => core.add({ payload: text, options: jobOptions }))),
+      addBulk: (jobs) =>
+        Effect.gen(function* (): Effect.fn.Return<ReadonlyArray<string>, AddError> {
+          if (!Array.isArray(jobs)) {
+            return yield* Effect.fail(invalid("jobs", jobs, "must be an array of { payload, options? }"))
+          }
+          const encoded = yield* Effect.forEach(jobs, (job: BulkJob<A>, i) => {
+            if (typeof job !== "object" || job === null || !("payload" in job)) {
+              return Effect.fail<AddError>(invalid(`jobs[${i}]`, job, "must be { payload, options? }"))
+            }
+            return codec
+              .encode(`jobs[${i}].payload`, job.payload)
+              .pipe(Effect.map((payload) => ({ payload, options: job.options })))
+          })
+          return yield* core.addBulk(encoded)
+        }),
+      stats: core.stats,
+      sweep: (sweepOptions = {}) =>
+        validated<SweepTotals, QueueClosed | ScriptFailure, InvalidOptions>(
+          Effect.suspend(() => core.sweep(optionsObject("options", sweepOptions))),
+        ),
+      deadJobs: (page = {}) =>
+        attempt(() => {
+          const o = optionsObject("options", page)
+          return {
+            offset: integerOr("offset", o.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER }),
+            count: integerOr("count", o.count, 100, { min: 1, max: 10_000 }),
+          }
+        }).pipe(Effect.flatMap(({ offset, count }) => unlessClosed(core.commands.deadList(offset, count)))),
+      retryDead: (ids) =>
+        jobIds(ids).pipe(
+          Effect.flatMap((list) => unlessClosed(core.commands.deadRetry({ ids: list }))),
+          Effect.map((r) => r.count),
+        ),
+      purgeDead: (ids) =>
+        jobIds(ids).pipe(
+          Effect.flatMap((list) => unlessClosed(core.commands.deadPurge({ ids: list }))),
+          Effect.map((r) => r.count),
+        ),
+      [InternalsKey]: { core, client, codec, workers },
+    }
+    return service
+  })
+
+/**
+ * A layer providing the queue service `tag`, built by {@link make}. Scoped: its Redis
+ * connection is closed when the layer is torn down.
+ */
+export const layer = <I, A>(tag: Context.Key<I, Service<A>>, options: Options<A>): Layer.Layer<I, ValidationError> =>
+  Layer.effect(tag, make(options))
+
+/** Default of `REDIS_URL` for {@link layerConfig}. */
+export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"
+
+/**
+ * As {@link layer}, with the connection and prefix read from `Config`:
+ * `REDIS_URL` (redacted; default `redis://127.0.0.1:6379`) and `LEASEQ_PREFIX`
+ * (default "leaseq"). A missing or malformed value fails the layer with a `ConfigError`.
+ */
+export const layerConfig = <I, A>(
+  tag: Context.Key<I, Service<A>>,
+  options: ConfigOptions<A>,
+): Layer.Layer<I, ValidationError | Config.ConfigError> =>
+  Layer.effect(
+    tag,
+    Effect.gen(function* () {
+      const url = yield* Config.Redacted("REDIS_URL").pipe(Config.withDefault(Redacted.make(DEFAULT_REDIS_URL)))
+      const prefix = yield* Config.String("LEASEQ_PREFIX").pipe(Config.withDefault(DEFAULT_PREFIX))
+      return yield* make({ ...options, connection: Redacted.value(url), prefix })
+    }),
+  )

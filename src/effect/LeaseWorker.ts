@@ -1,0 +1,206 @@
+/**
+ * A worker as a scoped Effect ({@link make}) or a Layer ({@link layer}), running on a
+ * queue service built by `LeaseQueue`. It is the same engine as the Promise `Worker`:
+ * handlers return Effects; when a lease is lost (or self-fenced) the handler's fiber is
+ * interrupted and the job is never acknowledged; closing the scope is the graceful close.
+ *
+ * ```ts
+ * const WorkerLive = LeaseWorker.layer(Emails, (job) => send(job.payload), { concurrency: 10 })
+ * Layer.launch(WorkerLive.pipe(Layer.provide(EmailsLive)))
+ * ```
+ * @module
+ */
+import { Cause, type Context, Effect, FiberSet, Layer, type Scope } from "effect"
+import type { ScriptFailure } from "../Commands.ts"
+import { InvalidOptions, type QueueClosed } from "../Errors.ts"
+import type { Job } from "../Job.ts"
+import { optionsObject } from "../Validate.ts"
+import { startWorker, type WorkerState } from "../Worker.ts"
+import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../WorkerOptions.ts"
+import { InternalsKey, type Service } from "./LeaseQueue.ts"
+import { attempt, type ValidationError } from "./Payload.ts"
+
+/** A job's lease, as lease-lost and dead hooks see it. */
+export interface LeaseRef {
+  readonly id: string
+  readonly token: number
+}
+
+/**
+ * What happened to jobs. Each hook returns an Effect, run in its own fiber (hooks never
+ * delay the worker); hooks still running 2 s after the worker closed are interrupted.
+ * A hook that fails is logged. Defaults: none, except `onError`, which logs a warning.
+ */
+export interface Hooks<A, Out, E, R> {
+  /** The handler succeeded and the job was acknowledged. */
+  readonly onCompleted?: (job: Job<A>, result: Out) => Effect.Effect<void, never, R>
+  /** The handler failed (or died); `willRetry` is false when the job went to dead. */
+  readonly onFailed?: (job: Job<A>, cause: Cause.Cause<E>, willRetry: boolean) => Effect.Effect<void, never, R>
+  /** The lease was lost (reclaimed by a sweep, or self-fenced): the handler was interrupted and did not ack. */
+  readonly onLeaseLost?: (job: LeaseRef, reason: "lease-lost" | "self-fenced") => Effect.Effect<void, never, R>
+  /** The job went to dead: reason `failed` (attempts used up) or `invalid-payload` (it did not decode). */
+  readonly onDead?: (job: LeaseRef, reason: string, error: unknown) => Effect.Effect<void, never, R>
+  /** A Redis or infrastructure error the worker survived (it keeps retrying). Default: `Effect.logWarning`. */
+  readonly onError?: (error: unknown) => Effect.Effect<void, never, R>
+}
+
+/**
+ * Options of a worker: the engine's options (concurrency 1, leaseMs 30 000, heartbeatMs
+ * leaseMs / 3, exponential backoff from 1 s, shutdownGraceMs 10 000, in-process sweeping
+ * on, keepCompleted 0, blockTimeoutMs 5000 — see `WorkerOptions`) and the hooks. The
+ * prefix and connection are the queue's.
+ */
+export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix">, Hooks<A, Out, E, R> {}
+
+/** A running worker. */
+export interface Handle {
+  /** The queue name. */
+  readonly queue: string
+  /** The lifecycle state: running, draining, releasing or closed. */
+  readonly state: Effect.Effect<WorkerState>
+  /** Handlers running now. */
+  readonly running: Effect.Effect<number>
+  /** Close early (graceful, as on scope close). Never fails, always ends; later calls do nothing. */
+  readonly close: Effect.Effect<void>
+}
+
+/** What starting a worker can fail with: bad options, or a queue that cannot be used. */
+export type StartError = ValidationError | QueueClosed | ScriptFailure
+
+const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onError"] as const
+const HOOK_DRAIN_MS = 2_000
+
+/**
+ * Start a worker on the queue service `queue`, running `handler` for each job, at most
+ * `concurrency` at once. Scoped: closing the scope closes the worker gracefully (stop
+ * reserving, let handlers finish for up to `shutdownGraceMs`, then interrupt the rest and
+ * release their jobs). The handler succeeding completes the job; failing retries it with
+ * backoff or, when attempts are used up, moves it to dead. Each handler runs in its own
+ * scope, closed when it ends; it may use any service the worker's context provides.
+ */
+export const make = <I, A, Out, E, R, RH = never>(
+  queue: Context.Key<I, Service<A>>,
+  handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
+  options: Options<A, Out, E, RH> = {},
+): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH> =>
+  Effect.gen(function* () {
+    const service = yield* queue
+    const internals = service[InternalsKey]
+    if (internals === undefined) {
+      return yield* Effect.fail(
+        new InvalidOptions({
+          field: "queue",
+          value: service.name,
+          reason: "a worker needs a queue service built by LeaseQueue.make, layer or layerConfig",
+        }),
+      )
+    }
+    if (typeof handler !== "function") {
+      return yield* Effect.fail(
+        new InvalidOptions({ field: "handler", value: handler, reason: "must be a function (job) => Effect" }),
+      )
+    }
+    const given = yield* attempt(() => optionsObject("options", options))
+    if (given.prefix !== undefined) {
+      return yield* Effect.fail(
+        new InvalidOptions({
+          field: "options.prefix",
+          value: given.prefix,
+          reason: "a worker uses its queue's prefix; set it on the queue layer",
+        }),
+      )
+    }
+    const settings = yield* attempt(() => resolveWorkerOptions(given, HOOK_KEYS))
+    for (const key of HOOK_KEYS) {
+      if (given[key] !== undefined && typeof given[key] !== "function") {
+        return yield* Effect.fail(
+          new InvalidOptions({
+            field: `options.${key}`,
+            value: given[key],
+            reason: "must be a function returning an Effect",
+          }),
+        )
+      }
+    }
+    const { core, client, codec } = internals
+    yield* core.ensureOpen
+
+    const context = yield* Effect.context<Exclude<R, Scope.Scope> | RH>()
+    const hookFibers = yield* FiberSet.make()
+    const runHook = yield* FiberSet.runtime(hookFibers)<RH>()
+    const fire = (hook: () => Effect.Effect<void, never, RH> | undefined) => {
+      runHook(
+        Effect.suspend(() => hook() ?? Effect.void).pipe(
+          Effect.catchCause((cause) => Effect.logError("leaseq worker hook failed", cause)),
+        ),
+      )
+    }
+    const onError =
+      options.onError ??
+      ((error: unknown) =>
+        Effect.logWarning("leaseq worker: Redis error, retrying", error).pipe(
+          Effect.annotateLogs("queue", service.name),
+        ))
+    // the engine gives hooks a squashed error; keep each failed job's full, typed cause
+    const causes = new WeakMap<Job<A>, Cause.Cause<E>>()
+
+    const blocking = yield* Effect.acquireRelease(
+      Effect.sync(() => client.duplicate()),
+      (b) => Effect.promise(() => b.close(200)),
+    )
+    const engine = yield* Effect.acquireRelease(
+      startWorker<A>(core.commands, blocking, settings, {
+        decode: codec.decode,
+        handler: (job) =>
+          Effect.suspend(() => handler(job)).pipe(
+            Effect.onError((cause) => Effect.sync(() => causes.set(job, cause))),
+            Effect.scoped,
+            Effect.provideContext(context),
+          ),
+        encodeResult: (result) => {
+          try {
+            return JSON.stringify(result ?? null) ?? "null"
+          } catch (e) {
+            return JSON.stringify({ unserialisable: e instanceof Error ? e.message : String(e) })
+          }
+        },
+        hooks: {
+          completed: (job, result) => fire(() => options.onCompleted?.(job, result as Out)),
+          failed: (job, error, willRetry) =>
+            fire(() => {
+              const cause = causes.get(job) ?? Cause.die(error)
+              causes.delete(job)
+              return options.onFailed?.(job, cause, willRetry)
+            }),
+          leaseLost: (job, reason) => fire(() => options.onLeaseLost?.(job, reason)),
+          dead: (job, reason, error) => fire(() => options.onDead?.(job, reason, error)),
+          error: (error) => fire(() => onError(error)),
+        },
+      }),
+      (h) =>
+        h.close.pipe(
+          Effect.andThen(FiberSet.awaitEmpty(hookFibers).pipe(Effect.timeoutOption(HOOK_DRAIN_MS))),
+          Effect.ensuring(Effect.sync(() => internals.workers.delete(h))),
+        ),
+    )
+    internals.workers.add(engine)
+    const handle: Handle = {
+      queue: service.name,
+      state: Effect.sync(engine.state),
+      running: Effect.sync(engine.running),
+      close: engine.close,
+    }
+    return handle
+  })
+
+/**
+ * The worker of {@link make} as a layer that provides nothing: it runs while the layer
+ * lives. `Layer.launch(LeaseWorker.layer(...).pipe(Layer.provide(QueueLive)))` runs it
+ * until interrupted, then closes it gracefully.
+ */
+export const layer = <I, A, Out, E, R, RH = never>(
+  queue: Context.Key<I, Service<A>>,
+  handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
+  options: Options<A, Out, E, RH> = {},
+): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH> =>
+  Layer.effectDiscard(make(queue, handler, options))
