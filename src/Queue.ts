@@ -123,8 +123,13 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     /** One bounded sweep pass (see Sweeper). */
     sweep: (options: SweepPassOptions = {}) =>
       Effect.gen(function* () {
-        const limit = integerOr("limit", options.limit, 1000, Limits.sweepLimit)
-        if (options.maxMs !== undefined) integer("maxMs", options.maxMs, { min: 0, max: 3_600_000 })
+        const limit = yield* Effect.try({
+          try: () => {
+            if (options.maxMs !== undefined) integer("maxMs", options.maxMs, { min: 0, max: 3_600_000 })
+            return integerOr("limit", options.limit, 1000, Limits.sweepLimit)
+          },
+          catch: (e) => e as InvalidOptions,
+        })
         yield* ensureOpen
         return yield* sweepPass(commands, { ...options, limit })
       }),
