@@ -171,7 +171,7 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
         }),
       stats: core.stats,
       sweep: (sweepOptions = {}) =>
-        validated<SweepTotals, QueueClosed | ScriptFailure, InvalidOptions>(
+        validated<SweepTotals, QueueClosed | ScriptFailure | InvalidOptions, InvalidOptions>(
           Effect.suspend(() => core.sweep(optionsObject("options", sweepOptions))),
         ),
       deadJobs: (page = {}) =>
