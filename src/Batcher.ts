@@ -3,7 +3,8 @@
  * flight wait for it and then go out together, in one script call. No added latency
  * when calls are rare, one call per round trip when they are many.
  */
-import { Deferred, Effect } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
 
 /** A batching front for a many-at-once operation. */
 export interface Batcher<I, O, E> {

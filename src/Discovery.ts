@@ -3,7 +3,7 @@
  * every master (one on a standalone server, each shard's master on a cluster).
  * Read-only, and bounded per call by SCAN's COUNT, so it never blocks Redis for long.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type InvalidOptions, type RedisError, RedisUnavailable } from "./Errors.ts"
 import { metaPattern, queueFromMetaKey, validatePrefix } from "./Keys.ts"
 import { redisError } from "./Outcomes.ts"

@@ -10,7 +10,7 @@
  * policy and what to set. When `INFO` is not allowed (an ACL without `+info`) or fails,
  * the check is skipped silently. It runs at most once per client.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { RedisClient } from "./redis/Client.ts"
 
 /** How to recognise leaseq's eviction-policy warning in a `process.on("warning")` listener. */

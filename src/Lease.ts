@@ -8,7 +8,8 @@
  *   The server's deadline is at least that late, so when extends cannot get through,
  *   the handler is aborted before the server could hand the job to someone else.
  */
-import { Effect, Fiber } from "effect"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type { Commands, ScriptFailure } from "./Commands.ts"
 import { LeaseLost } from "./Errors.ts"
 

@@ -3,7 +3,7 @@
  * bulk, one Redis call), stats, sweeps and dead-letter handling. Payloads arrive
  * here already encoded to JSON text by a face (plain JSON or an Effect Schema).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { makeBatcher } from "./Batcher.ts"
 import { type Commands, makeCommands, type NewJob, type QueueStats, type ScriptFailure } from "./Commands.ts"
 import { InvalidOptions, QueueClosed } from "./Errors.ts"

@@ -3,7 +3,8 @@
  * expired or due is left, or the time budget runs out. Used by workers in-process
  * and by the `leaseq sweep` CLI; safe to run from many places at once.
  */
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import type { Commands, SweepResult } from "./Commands.ts"
 
 /** Options of one sweep pass. */

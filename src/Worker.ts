@@ -12,7 +12,10 @@
  *              call, so another worker starts them at once with attempts unchanged.
  * - closed:    loops stopped, connections closed. Reached even when Redis is gone.
  */
-import { Cause, Effect, Exit, Fiber } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import { retryDelay } from "./Backoff.ts"
 import { makeBatcher } from "./Batcher.ts"
 import type { Commands, Reservation } from "./Commands.ts"

@@ -3,7 +3,7 @@
  * (or those named by `--queue`). Each queue is opened (key types and layout checked)
  * before its first script call.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Commands, QueueStats } from "../Commands.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"

@@ -3,7 +3,8 @@
  * timeout, no reconnect loop), find out whether the server is a cluster, close
  * everything on the way out; and the per-queue steps every command shares.
  */
-import { Effect, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { type Commands, makeCommands } from "../Commands.ts"
 import { discoverQueues } from "../Discovery.ts"
 import { queueKeys } from "../Keys.ts"

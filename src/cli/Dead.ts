@@ -3,7 +3,7 @@
  * gives dead jobs a fresh set of attempts; `purge` deletes them for good and asks
  * for `--yes` first. Both take job ids, or `--all` (worked through in bounded batches).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Commands, DeadJob } from "../Commands.ts"
 import { redisError } from "../Outcomes.ts"
 import { openQueue, withRedis } from "./Connection.ts"

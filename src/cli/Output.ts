@@ -3,7 +3,7 @@
  * command ends with, one-line redacted messages, text tables, JSON, and a progress
  * line on stderr (only when stderr is a terminal).
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import { redactText } from "../redis/Client.ts"
 
 /** Exit codes of every `leaseq` command. */

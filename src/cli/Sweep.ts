@@ -3,7 +3,8 @@
  * prefix): reclaim expired leases and promote due delayed jobs, `--limit` jobs per
  * script call, until nothing is left or `--max-ms` runs out.
  */
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import type { SweepResult } from "../Commands.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepTotals, sweepPass } from "../Sweeper.ts"

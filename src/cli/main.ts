@@ -8,7 +8,8 @@
  */
 import { readFileSync } from "node:fs"
 import { Command, CommanderError } from "commander"
-import { Cause, Effect } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 import { Limits } from "../Validate.ts"
 import { DEFAULT_VERIFY_LINES, runStats, runVerify } from "./Admin.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"

@@ -6,7 +6,7 @@
  * Redis replication is asynchronous: without this, an acknowledged write can vanish
  * when its master fails over before the write reached a replica.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { NotReplicated, RedisUnavailable } from "../Errors.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { integerOr, knownKeys, optionsObject } from "../Validate.ts"

@@ -11,7 +11,7 @@
  *
  * FIFO holds within a partition, not across the queue.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { DeadJob, QueueStats } from "../Commands.ts"
 import { InvalidOptions } from "../Errors.ts"
 import { resolveJobOptions } from "../Job.ts"

@@ -9,7 +9,7 @@
  * - Cost: N + 1 connections (N blocking, 1 for commands), + 1 with `durability`.
  * - Each engine worker sweeps its own partition (when sweeping is on).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { makeCommands } from "../Commands.ts"
 import { DEFAULT_PREFIX, partitionKeys, type QueueKeys, queueKeys } from "../Keys.ts"
 import type { RedisClient } from "../redis/Client.ts"

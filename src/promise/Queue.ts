@@ -1,7 +1,7 @@
 /**
  * The Promise face of a queue: `new Queue(name, options)`.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { DeadJob, QueueStats } from "../Commands.ts"
 import { InvalidOptions, QueueClosed } from "../Errors.ts"
 import type { JobOptions } from "../Job.ts"

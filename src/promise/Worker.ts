@@ -2,7 +2,7 @@
  * The Promise face of a worker: `new Worker(name, async (job) => …, options)`.
  */
 import { EventEmitter } from "node:events"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { InvalidOptions, InvalidPayload } from "../Errors.ts"
 import type { Job } from "../Job.ts"
 import { DEFAULT_PREFIX, validatePrefix, validateQueueName } from "../Keys.ts"
