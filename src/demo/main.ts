@@ -68,6 +68,7 @@ const main = async (): Promise<number> => {
   const started = Date.now()
   let killed: { label: string; holding: string[] } | undefined
   let last = ""
+  let tick = 0
   while (true) {
     const s = await queue.stats()
     const completed = s.counters.completed
@@ -77,11 +78,14 @@ const main = async (): Promise<number> => {
       await victim.closed // read everything it printed before it died
       const holding = [...victim.running]
       killed = { label: victim.label, holding }
-      log(`killed ${victim.label} (pid ${victim.child.pid}) with SIGKILL while its handlers were running ${holding.length} jobs`)
+      log(
+        `killed ${victim.label} (pid ${victim.child.pid}) with SIGKILL while its handlers were running ${holding.length} jobs`,
+      )
     }
     const line = `completed ${completed}/${JOBS}  waiting ${s.waiting}  active ${s.active}  expired ${s.expired}  reclaimed ${s.counters.lostLeases}  dead ${s.dead}`
     if (tty) process.stdout.write(`\r\x1b[K${line}`)
-    else if (line !== last && (Date.now() - started) % 1000 < 250) log(line)
+    else if (line !== last && tick % 4 === 0) log(line) // about once a second when not a terminal
+    tick++
     last = line
     if (completed + s.dead >= JOBS && s.active === 0 && s.waiting === 0 && s.delayed === 0) break
     if (Date.now() - started > 120_000) {
@@ -93,7 +97,9 @@ const main = async (): Promise<number> => {
   const s = await queue.stats()
   const verify = await queue.verify()
   for (const w of workers.slice(1)) w.child.kill("SIGTERM")
-  await Promise.all(workers.slice(1).map((w) => new Promise((r) => (w.child.exitCode !== null ? r(null) : w.child.once("exit", r)))))
+  await Promise.all(
+    workers.slice(1).map((w) => new Promise((r) => (w.child.exitCode !== null ? r(null) : w.child.once("exit", r)))),
+  )
   const reclaimedRan = killed ? killed.holding.filter((id) => (runs.get(id) ?? 0) >= 2).length : 0
   const lost = JOBS - s.counters.completed - s.dead
   const twice = [...runs.values()].filter((n) => n > 1).length
@@ -103,7 +109,9 @@ const main = async (): Promise<number> => {
   log(`  completed            ${s.counters.completed}`)
   log(`  dead                 ${s.dead}`)
   if (killed) {
-    log(`  killed mid-job       ${killed.holding.length} jobs; run again after the sweep reclaimed them: ${reclaimedRan}`)
+    log(
+      `  killed mid-job       ${killed.holding.length} jobs; run again after the sweep reclaimed them: ${reclaimedRan}`,
+    )
   }
   log(`  leases reclaimed     ${s.counters.lostLeases} (every lease the killed worker held, started or not)`)
   log(`  jobs started twice   ${twice} (only jobs whose worker died)`)
