@@ -123,6 +123,24 @@ describe.skipIf(!hasRedisCli())("partitioned queues on a 3-master cluster", () =
     }
   })
 
+  it("refuses bad partitions and durability options, naming the field, before connecting", () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ partitions: 0 }, "partitions"],
+      [{ partitions: 1025 }, "partitions"],
+      [{ partitions: 2.5 }, "partitions"],
+      [{ durability: { replicas: 0 } }, "durability.replicas"],
+      [{ durability: { timeoutMs: 0 } }, "durability.timeoutMs"],
+      [{ durability: { replica: 1 } }, "durability.replica"],
+      [{ durability: "yes" }, "durability"],
+    ]
+    for (const [options, field] of cases) {
+      expect(() => new Queue("bad", options), field).toThrow(expect.objectContaining({ _tag: "InvalidOptions", field }))
+      expect(() => new Worker("bad", async () => {}, options), field).toThrow(
+        expect.objectContaining({ _tag: "InvalidOptions", field }),
+      )
+    }
+  })
+
   it("sweeps, dead letters and verify cover every partition", async () => {
     const prefix = "adm"
     const queue = new Queue<number>("adm", { connection: conn(), prefix, partitions: N })
