@@ -15,7 +15,8 @@ import { type Commands, makeCommands, type NewJob } from "../src/Commands.ts"
 import { makeProgress } from "../src/cli/Output.ts"
 import { queueKeys } from "../src/Keys.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
-import { freePort, type LocalRedis, startRedisServer } from "../src/testing/RedisServer.ts"
+import { freePort } from "../src/testing/RedisServer.ts"
+import { startCluster } from "./support/cluster.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const ROOT = resolve(import.meta.dirname, "..")
@@ -529,32 +530,14 @@ describe("progress", () => {
 })
 
 describe("on a Redis Cluster", () => {
-  const servers: LocalRedis[] = []
   const hasRedisCli = spawnSync("redis-cli", ["--version"], { stdio: "ignore" }).status === 0
-  afterAll(async () => {
-    await Promise.all(servers.map((s) => s.stop()))
-  })
 
   it.skipIf(!hasRedisCli)("finds queues on every master and sweeps them", async () => {
-    for (let i = 0; i < 3; i++) {
-      servers.push(
-        await startRedisServer({ args: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"] }),
-      )
-    }
-    const create = spawnSync(
-      "redis-cli",
-      ["--cluster", "create", ...servers.map((s) => `127.0.0.1:${s.port}`), "--cluster-replicas", "0", "--cluster-yes"],
-      { encoding: "utf8" },
-    )
-    expect(create.status, create.stdout + create.stderr).toBe(0)
-    const nodes = servers.map((s) => rawClient(s.url))
-    const cluster = connect({ cluster: [{ host: "127.0.0.1", port: servers[0]!.port }] })
+    // the shared fixture picks bus ports that cannot overflow 65535
+    const local = await startCluster({ masters: 3 })
+    const nodes = local.nodes.map((s) => rawClient(s.url))
+    const cluster = connect({ cluster: local.startup })
     try {
-      for (const n of nodes) {
-        while (!String(await n.call("CLUSTER", "INFO")).includes("cluster_state:ok")) {
-          await new Promise((ok) => setTimeout(ok, 20))
-        }
-      }
       const prefix = "cl"
       const names = Array.from({ length: 9 }, (_, i) => `q${i}`)
       for (const q of names) await expiredLeases(makeCommands(cluster, queueKeys(q, prefix)), 1, 3, nodes[0])
@@ -563,16 +546,17 @@ describe("on a Redis Cluster", () => {
       expect(perMaster.filter((k) => k > 0).length).toBeGreaterThan(1)
       expect(perMaster.reduce((a, b) => a + b, 0)).toBe(9)
 
-      const r = await cli(["sweep", "--url", servers[1]!.url, "--prefix", prefix, "--json"])
+      const r = await cli(["sweep", "--url", local.nodes[1]!.url, "--prefix", prefix, "--json"])
       expect(r.code, r.stderr).toBe(0)
       const out = json(r)
       expect(out.queues.map((q: { queue: string }) => q.queue)).toEqual(names)
       expect(out.totals.reclaimed).toBe(9)
-      const stats = json(await cli(["stats", "--url", servers[2]!.url, "--prefix", prefix, "--json"]))
+      const stats = json(await cli(["stats", "--url", local.nodes[2]!.url, "--prefix", prefix, "--json"]))
       expect(stats.totals).toMatchObject({ queues: 9, waiting: 9, active: 0, expired: 0 })
     } finally {
       await cluster.close()
       for (const n of nodes) n.disconnect()
+      await local.stop()
     }
   })
 })
