@@ -240,6 +240,10 @@ describe.skipIf(!hasRedisCli())("partitioned queues on a 3-master cluster", () =
       const stats = await cli(["stats", "--url", url, "--prefix", "pcli", "--json"])
       expect(stats.code, stats.stderr).toBe(0)
       expect(JSON.parse(stats.stdout).totals).toMatchObject({ queues: N, waiting: 3 * N, active: 0 })
+      // --queue with the logical name stands for all its partitions
+      const named = await cli(["stats", "--url", url, "--prefix", "pcli", "--queue", "cli", "--json"])
+      expect(named.code, named.stderr).toBe(0)
+      expect(JSON.parse(named.stdout).totals).toMatchObject({ queues: N, waiting: 3 * N })
     } finally {
       await queue.close()
     }

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type Commands, makeCommands } from "../Commands.ts"
 import { discoverQueues } from "../Discovery.ts"
-import { queueKeys } from "../Keys.ts"
+import { parsePartitionName, queueKeys } from "../Keys.ts"
 import { connect, type RedisClient, redactUrl } from "../redis/Client.ts"
 import { CliFailure, ExitCode, type Progress, toFailure } from "./Output.ts"
 
@@ -115,13 +115,22 @@ export const targetQueues = (
   prefix: string,
   named: ReadonlyArray<string> | undefined,
   progress?: Progress,
-): Effect.Effect<ReadonlyArray<string>, CliFailure> =>
-  named !== undefined && named.length > 0
-    ? Effect.succeed(named)
-    : discoverQueues(client, prefix, {
-        onScan: (master, calls, found) =>
-          progress?.update(`scanning ${master} for queues under ${prefix}: ${found} found (${calls} SCAN calls)`),
-      }).pipe(Effect.mapError((e) => toFailure(e, `finding queues under prefix ${prefix}`)))
+): Effect.Effect<ReadonlyArray<string>, CliFailure> => {
+  const discovered = discoverQueues(client, prefix, {
+    onScan: (master, calls, found) =>
+      progress?.update(`scanning ${master} for queues under ${prefix}: ${found} found (${calls} SCAN calls)`),
+  }).pipe(Effect.mapError((e) => toFailure(e, `finding queues under prefix ${prefix}`)))
+  if (named === undefined || named.length === 0) return discovered
+  // a named partitioned queue stands for all its partitions (<name>~0, <name>~1, …)
+  return discovered.pipe(
+    Effect.map((all) =>
+      named.flatMap((name) => {
+        const partitions = all.filter((q) => parsePartitionName(q)?.queue === name)
+        return partitions.length > 0 && !all.includes(name) ? partitions : [name]
+      }),
+    ),
+  )
+}
 
 /**
  * The commands of one queue, after `open` has checked its key types and layout
