@@ -89,10 +89,12 @@ export class DuplicateJobId extends Data.TaggedError("DuplicateJobId")<{
 /** Redis could not be reached (connection refused, closed, timed out). */
 export class RedisUnavailable extends Data.TaggedError("RedisUnavailable")<{
   readonly reason: string
+  /** Where the client connects to, without any password (when known). */
+  readonly server?: string | undefined
   readonly cause?: unknown
 }> {
   override get message() {
-    return `Redis unavailable: ${this.reason}`
+    return `Redis unavailable${this.server ? ` at ${this.server}` : ""}: ${this.reason}`
   }
 }
 

@@ -34,17 +34,21 @@ const UNAVAILABLE = [
   "None of startup nodes is available",
 ]
 
-/** Classify an error thrown by a Redis call. */
-export const redisError = (command: string, error: unknown): RedisUnavailable | RedisCommandError => {
+/**
+ * Classify an error thrown by a Redis call. `server` (a redacted URL or `host:port`)
+ * is named in a {@link RedisUnavailable}'s message, so "Reached the max retries…"
+ * says which Redis could not be reached.
+ */
+export const redisError = (command: string, error: unknown, server?: string): RedisUnavailable | RedisCommandError => {
   const text = redactText(error instanceof Error ? error.message : String(error))
   const code = (error as { code?: string } | null)?.code ?? ""
   if (UNAVAILABLE.some((m) => text.includes(m) || code === m)) {
-    return new RedisUnavailable({ reason: text, cause: error })
+    return new RedisUnavailable({ reason: text, server, cause: error })
   }
   if (error instanceof Error && error.name === "ReplyError") {
     return new RedisCommandError({ command, reason: text })
   }
-  return new RedisUnavailable({ reason: text, cause: error })
+  return new RedisUnavailable({ reason: text, server, cause: error })
 }
 
 /** The typed error for a script's refusal, or undefined when the reply is not one. */
