@@ -56,7 +56,7 @@ export const renderChart = (result: ResultLike): string => {
   const plot = width - left - 60
   const barH = 11
   const rowH = series.length * barH + 10
-  const top = 58
+  const top = 76
   const height = top + rows.length * rowH + 40
   const xOf = (r: number) => left + ((Math.log10(r) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * plot
   const out: string[] = []
@@ -65,10 +65,10 @@ export const renderChart = (result: ResultLike): string => {
   )
   out.push(`<rect width="100%" height="100%" fill="#ffffff"/>`)
   out.push(
-    `<text x="${left}" y="20" font-size="15" font-weight="bold">leaseq vs peers: how many times better (log scale)</text>`,
+    `<text x="10" y="20" font-size="15" font-weight="bold">leaseq vs peers: how many times better (log scale)</text>`,
   )
   out.push(
-    `<text x="${left}" y="38" fill="#555">${esc(`${result.mode} run ${result.date.slice(0, 10)}, ${result.machine.nproc} cores, redis ${result.machine.redis}, node ${result.machine.node}; right of 1x = leaseq better`)}</text>`,
+    `<text x="10" y="38" fill="#555">${esc(`${result.mode} run ${result.date.slice(0, 10)}, ${result.machine.nproc} cores, redis ${result.machine.redis}, node ${result.machine.node}; right of 1x = leaseq better`)}</text>`,
   )
   // grid
   for (const g of [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000]) {
@@ -101,8 +101,8 @@ export const renderChart = (result: ResultLike): string => {
     })
   })
   series.forEach((s, j) => {
-    const lx = width - 170
-    const ly = 12 + j * 16
+    const lx = left + j * 160
+    const ly = 48
     out.push(`<rect x="${lx}" y="${ly}" width="12" height="10" fill="${s.color}"/>`)
     out.push(`<text x="${lx + 18}" y="${ly + 9}">${esc(s.name)}</text>`)
   })

@@ -10,7 +10,7 @@
  * min–max. Writes bench/results/<date>-<mode>.json and latest-<mode>.json.
  * The last line printed is the headline: leaseq against BullMQ.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os"
 import { dirname, join } from "node:path"
@@ -25,6 +25,7 @@ import { floorAdd, floorAddBatched, floorProcess, floorProcessBatched } from "./
 import { connect, flushAll, info, type ProbeResult, probe, scriptNames, usedMemory } from "./lib/redis.ts"
 import { fmt, max, median, min, quantile, sleep, waitFor } from "./lib/stats.ts"
 import { startWorkers } from "./lib/workers.ts"
+import { evaluateTargets, targetsTable } from "./targets.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, "..")
@@ -817,6 +818,11 @@ const table = (): string[] => {
 
 const sectionSeconds: Record<string, number> = {}
 
+const git = (gitArgs: string[]): string => {
+  const r = spawnSync("git", gitArgs, { cwd: root, encoding: "utf8" })
+  return r.status === 0 ? r.stdout.trim() : "unknown"
+}
+
 const main = async (): Promise<void> => {
   const started = Date.now()
   const load0 = loadavg()[0] ?? 0
@@ -844,11 +850,16 @@ const main = async (): Promise<void> => {
     redisUrl: own ? "local redis-server started by the harness" : "REDIS_URL",
     node: process.version,
     loadAverage1mAtStart: Math.round(load0 * 100) / 100,
+    /** The leaseq code measured: commit, and whether src/ or lua/ had uncommitted changes. */
+    commit: git(["rev-parse", "--short", "HEAD"]),
+    uncommittedEngineChanges: git(["status", "--porcelain", "--", "src", "lua"]) !== "",
   }
   log(
     `leaseq bench (${mode}): ${machine.nproc} cores, ${machine.memoryGiB} GiB, ${machine.cpu}, redis ${machine.redis}, node ${machine.node}`,
   )
-  log(`libraries: ${libsWanted.join(", ")}; ${config.reps} repetitions; FLUSHALL between runs`)
+  log(
+    `leaseq at ${machine.commit}${machine.uncommittedEngineChanges ? " + uncommitted changes in src/ or lua/" : ""}; libraries: ${libsWanted.join(", ")}; ${config.reps} repetitions (${config.inFlightReps} for the in-flight scenarios); FLUSHALL between runs`,
+  )
   if (load0 > machine.nproc * 0.5)
     log(
       `warning: load average ${load0.toFixed(2)} on ${machine.nproc} cores before the run: other processes share the CPU, figures will be noisy`,
@@ -898,6 +909,10 @@ const main = async (): Promise<void> => {
   }
   const seconds = Math.round((Date.now() - started) / 1000)
   const head = headline()
+  const targets = evaluateTargets((id, lib) => med(id, lib), {
+    healthy: config.completeInFlight.includes(50_000) ? 50_000 : (config.completeInFlight.at(-1) ?? 0),
+    completeBig: config.completeInFlight.at(-1) ?? 0,
+  })
   const date = new Date().toISOString().slice(0, 10)
   const result = {
     date: new Date().toISOString(),
@@ -911,6 +926,7 @@ const main = async (): Promise<void> => {
     scenarios,
     ratiosVsBullmq: Object.fromEntries(scenarios.map((s) => [s.id, ratio(s.id, "bullmq") ?? null])),
     ratiosVsBeequeue: Object.fromEntries(scenarios.map((s) => [s.id, ratio(s.id, "beequeue") ?? null])),
+    targets,
     headline: head,
   }
   const dir = join(here, "results")
@@ -925,6 +941,9 @@ const main = async (): Promise<void> => {
   log("")
   for (const line of table()) log(line)
   log("")
+  log("targets (issue 7):")
+  for (const line of targetsTable(targets)) log(line)
+  log("")
   log(
     `${mode} run: ${seconds} s; results in bench/results/${base}.json${partial ? " (partial run: latest-* untouched)" : ""}`,
   )
@@ -932,3 +951,6 @@ const main = async (): Promise<void> => {
 }
 
 await main()
+// Everything is written. Bee-Queue 2.0 keeps the process alive for about a minute
+// after closing a worker whose handlers never settled (complete-cost scenario).
+process.exit(0)
