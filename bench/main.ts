@@ -851,8 +851,11 @@ const main = async (): Promise<void> => {
     node: process.version,
     loadAverage1mAtStart: Math.round(load0 * 100) / 100,
     /** The leaseq code measured: commit, and whether src/ or lua/ had uncommitted changes. */
-    commit: git(["rev-parse", "--short", "HEAD"]),
-    uncommittedEngineChanges: git(["status", "--porcelain", "--", "src", "lua"]) !== "",
+    // BENCH_COMMIT: set when running from an exported snapshot of a commit (no .git there).
+    commit: process.env.BENCH_COMMIT ?? git(["rev-parse", "--short", "HEAD"]),
+    uncommittedEngineChanges: process.env.BENCH_COMMIT
+      ? false
+      : git(["status", "--porcelain", "--", "src", "lua"]) !== "",
   }
   log(
     `leaseq bench (${mode}): ${machine.nproc} cores, ${machine.memoryGiB} GiB, ${machine.cpu}, redis ${machine.redis}, node ${machine.node}`,
