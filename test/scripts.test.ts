@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands, type NewJob } from "../src/Commands.ts"
 import { queueKeys } from "../src/Keys.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
+import { Scripts } from "../src/Scripts.ts"
+import { startRedisServer } from "../src/testing/RedisServer.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const name = queueNamer("scripts")
@@ -332,6 +334,31 @@ describe("admin", () => {
     expect(await raw.hlen(keys.data)).toBe(2)
     expect(await raw.hlen(keys.result)).toBe(2)
     expect(await run(c.verify(10))).toMatchObject({ violations: 0, jobs: 2 })
+  })
+})
+
+describe("script loading", () => {
+  it("after SCRIPT FLUSH (a restart or failover) the next call reloads the script and succeeds", async () => {
+    const server = await startRedisServer()
+    const own = connect(server.url)
+    const admin = rawClient(server.url)
+    try {
+      const c = makeCommands(own, queueKeys(name()))
+      await run(c.add([job()]))
+      const before = await admin.info("commandstats")
+      expect(before).toMatch(/cmdstat_evalsha:calls=1,/)
+      await admin.script("FLUSH")
+      await run(c.add([job()]))
+      const after = await admin.info("commandstats")
+      // the EVALSHA was answered NOSCRIPT, then one EVAL loaded and ran it
+      expect(after).toMatch(/cmdstat_evalsha:calls=2,.*failed_calls=[12]/)
+      expect((await run(c.stats)).waiting).toBe(2)
+      expect(Number(await admin.call("SCRIPT", "EXISTS", Scripts.add.sha).then((r) => (r as number[])[0]))).toBe(1)
+    } finally {
+      await own.close()
+      admin.disconnect()
+      await server.stop()
+    }
   })
 })
 
