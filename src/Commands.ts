@@ -106,7 +106,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
   const call = <A>(script: Script, scriptKeys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) =>
     Effect.tryPromise({
       try: () => client.script(script, scriptKeys, [LAYOUT_VERSION, ...args]),
-      catch: (e) => redisError(`${script.name} script`, e, client.describe),
+      catch: (e) => redisError(`${script.name} script`, e, client.describe, client.lastError?.()),
     }).pipe(
       Effect.flatMap((reply) => {
         const failure = scriptError(keys, reply)
@@ -238,7 +238,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
     deadList: (offset: number, count: number) =>
       Effect.tryPromise({
         try: () => client.script(Scripts.deadList, [k.dead, k.err, k.data, k.fails, k.lost], [offset, count]),
-        catch: (e) => redisError("dead-list script", e, client.describe),
+        catch: (e) => redisError("dead-list script", e, client.describe, client.lastError?.()),
       }).pipe(
         Effect.map((reply) => {
           const r = reply as Array<string | number | null>

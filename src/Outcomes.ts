@@ -35,20 +35,51 @@ const UNAVAILABLE = [
 ]
 
 /**
+ * The error as a cause fit to keep: ioredis attaches `command: { name, args }` to its
+ * errors, and the args can hold an `AUTH`/`HELLO` password (a handshake error — LOADING
+ * after a restart, say — is handed to every command waiting) or job payloads. Keep the
+ * command's name, drop its args; mask any URL credentials in the message and stack.
+ */
+export const scrubCause = (error: unknown): unknown => {
+  if (!(error instanceof Error)) return error
+  const command = (error as { command?: { name?: unknown } }).command
+  if (command === undefined) return error
+  const copy = new Error(redactText(error.message))
+  copy.name = error.name
+  copy.stack = error.stack === undefined ? undefined : redactText(error.stack)
+  const code = (error as { code?: unknown }).code
+  Object.assign(copy, code === undefined ? {} : { code }, { command: { name: command.name } })
+  return copy
+}
+
+/**
  * Classify an error thrown by a Redis call. `server` (a redacted URL or `host:port`)
  * is named in a {@link RedisUnavailable}'s message, so "Reached the max retries…"
- * says which Redis could not be reached.
+ * says which Redis could not be reached; `connectionError` (the client's last one)
+ * says why, when the call's own error does not ("Connection is closed").
  */
-export const redisError = (command: string, error: unknown, server?: string): RedisUnavailable | RedisCommandError => {
+export const redisError = (
+  command: string,
+  error: unknown,
+  server?: string,
+  connectionError?: string,
+): RedisUnavailable | RedisCommandError => {
   const text = redactText(error instanceof Error ? error.message : String(error))
   const code = (error as { code?: string } | null)?.code ?? ""
-  if (UNAVAILABLE.some((m) => text.includes(m) || code === m)) {
-    return new RedisUnavailable({ reason: text, server, cause: error })
-  }
+  const unavailable = () =>
+    new RedisUnavailable({
+      reason:
+        connectionError && !text.includes(connectionError)
+          ? `${text} (last connection error: ${connectionError})`
+          : text,
+      server,
+      cause: scrubCause(error),
+    })
+  if (UNAVAILABLE.some((m) => text.includes(m) || code === m)) return unavailable()
   if (error instanceof Error && error.name === "ReplyError") {
     return new RedisCommandError({ command, reason: text })
   }
-  return new RedisUnavailable({ reason: text, server, cause: error })
+  return unavailable()
 }
 
 /** The typed error for a script's refusal, or undefined when the reply is not one. */

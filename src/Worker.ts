@@ -23,6 +23,7 @@ import type { InvalidPayload } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import type { Job } from "./Job.ts"
 import { fenceLoop, fenceMargin, type Held, heartbeatLoop, makeLeaseTable, monotonicNow } from "./Lease.ts"
+import { redisError } from "./Outcomes.ts"
 import type { RedisClient } from "./redis/Client.ts"
 import { sweepPass } from "./Sweeper.ts"
 import { trackWorker, untrackWorker } from "./testing/Leaks.ts"
@@ -235,7 +236,7 @@ export const startWorker = <A>(
     const blockOnMarker = (timeoutMs: number) =>
       Effect.tryPromise({
         try: () => blocking.command("BZPOPMIN", [commands.keys.marker, Math.max(0.01, timeoutMs / 1000).toFixed(3)]),
-        catch: (e) => e,
+        catch: (e) => redisError("BZPOPMIN", e, blocking.describe, blocking.lastError?.()),
       })
 
     const reserveLoop = Effect.gen(function* () {

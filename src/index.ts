@@ -21,6 +21,7 @@ export {
   RedisUnavailable,
   WrongKeyType,
 } from "./Errors.ts"
+export { EvictionPolicyWarning } from "./EvictionPolicy.ts"
 export type { Job, JobOptions } from "./Job.ts"
 export { LAYOUT_VERSION, MAX_PARTITIONS } from "./Keys.ts"
 export type { Durability } from "./partition/Durability.ts"

@@ -47,6 +47,12 @@ export interface RedisClient {
   readonly status: () => string
   /** Where it connects to, without any password (for messages). */
   readonly describe: string
+  /**
+   * Why the connection last failed (a TLS certificate refused, ECONNREFUSED, WRONGPASS…),
+   * redacted, until it is ready again; undefined when it is fine or borrowed. A command
+   * that fails while disconnected only says "Connection is closed": this says why.
+   */
+  readonly lastError?: () => string | undefined
   /** QUIT gracefully (bounded by `timeoutMs`), then force-disconnect. Never rejects. Borrowed clients are left open. */
   readonly close: (timeoutMs?: number) => Promise<void>
   /** Tear the socket down at once. Borrowed clients are left open. */
@@ -147,13 +153,21 @@ const attachErrorListener = (c: Redis | Cluster, onError?: (e: Error) => void) =
 
 const wrap = (client: Redis | Cluster, owned: boolean, describe: string, onError?: (e: Error) => void): RedisClient => {
   const isCluster = client instanceof Cluster
+  let lastError: string | undefined
   if (owned) {
     live.add(client)
     client.once("end", () => live.delete(client))
+    client.on("error", (e: Error) => {
+      lastError = redactText(e.message)
+    })
+    client.on("ready", () => {
+      lastError = undefined
+    })
   }
   const self: RedisClient = {
     isCluster,
     describe,
+    lastError: () => lastError,
     status: () => client.status,
     script: async (script, keys, args) => {
       try {
