@@ -138,15 +138,49 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       ).pipe(Effect.map((r) => r.slice(1) as string[]))
     },
 
-    reserve: (count: number, leaseMs: number, promoteLimit: number) =>
+    /**
+     * Lease up to `count` jobs. `completes` (a worker's finished jobs) are acknowledged
+     * first in the same call, exactly as `complete` would: `completed[i]` says which held.
+     */
+    reserve: (
+      count: number,
+      leaseMs: number,
+      promoteLimit: number,
+      completes: ReadonlyArray<LeaseRef & { readonly result?: string }> = [],
+      keep = 0,
+    ) =>
       call<Array<number | string>>(
         Scripts.reserve,
-        [k.wait, k.active, k.delayed, k.marker, k.meta, k.data, k.lease, k.fails, k.lost, k.max, k.dead, k.err],
-        [count, leaseMs, promoteLimit],
+        [
+          k.wait,
+          k.active,
+          k.delayed,
+          k.marker,
+          k.meta,
+          k.data,
+          k.lease,
+          k.fails,
+          k.lost,
+          k.max,
+          k.dead,
+          k.err,
+          k.done,
+          k.result,
+        ],
+        [
+          count,
+          leaseMs,
+          promoteLimit,
+          keep,
+          completes.length,
+          ...completes.flatMap((l) => [l.id, l.token, l.result ?? ""]),
+        ],
       ).pipe(
         Effect.map((r) => {
+          const m = Number(r[1])
+          const completed = r.slice(2, 2 + m).map((x) => x === 1)
           const jobs: Reservation[] = []
-          for (let i = 1; i + 5 < r.length; i += 6) {
+          for (let i = 2 + m; i + 5 < r.length; i += 6) {
             jobs.push({
               id: String(r[i]),
               token: Number(r[i + 1]),
@@ -156,7 +190,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
               payload: String(r[i + 5]),
             })
           }
-          return { jobs, nextDueMs: Number(r[0]) }
+          return { jobs, nextDueMs: Number(r[0]), completed }
         }),
       ),
 

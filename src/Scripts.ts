@@ -1,6 +1,8 @@
 /**
  * The Lua scripts in `lua/`, read once at start-up with their SHA1, called by
- * EVALSHA (see redis/Client.ts for the NOSCRIPT reload).
+ * EVALSHA (see redis/Client.ts for the NOSCRIPT reload). A script may include shared
+ * functions from `lua/include/` with a line `--!include <name>`; the SHA1 is of the
+ * expanded text, which is what Redis runs.
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -14,8 +16,14 @@ export interface Script {
 
 const dir = new URL("../lua/", import.meta.url)
 
+/** A line `--!include <name>` is replaced by `lua/include/<name>.lua` (shared Lua functions). */
+const expand = (source: string): string =>
+  source.replace(/^--!include ([a-z-]+)$/gm, (_line, name: string) =>
+    readFileSync(new URL(`include/${name}.lua`, dir), "utf8"),
+  )
+
 const load = (name: string): Script => {
-  const source = readFileSync(new URL(`${name}.lua`, dir), "utf8")
+  const source = expand(readFileSync(new URL(`${name}.lua`, dir), "utf8"))
   return { name, source, sha: createHash("sha1").update(source).digest("hex") }
 }
 

@@ -13,12 +13,13 @@
  * - closed:    loops stopped, connections closed. Reached even when Redis is gone.
  */
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { retryDelay } from "./Backoff.ts"
 import { makeBatcher } from "./Batcher.ts"
-import type { Commands, Reservation } from "./Commands.ts"
+import type { Commands, Reservation, ScriptFailure } from "./Commands.ts"
 import type { InvalidPayload } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import type { Job } from "./Job.ts"
@@ -82,6 +83,13 @@ const errorJson = (error: unknown): string => {
 }
 
 const RESERVE_CHUNK = 1000
+
+/** A finished job to acknowledge. */
+interface Finished {
+  readonly id: string
+  readonly token: number
+  readonly result?: string
+}
 const RETRY_PAUSE = [100, 200, 500, 1000, 2000] as const
 
 /**
@@ -117,23 +125,70 @@ export const startWorker = <A>(
     const report = (e: unknown) => Effect.sync(() => hooks.error?.(e))
 
     const completer = makeBatcher(
-      (items: ReadonlyArray<{ id: string; token: number; result?: string }>) =>
-        commands.complete(items, settings.keepCompleted),
+      (items: ReadonlyArray<Finished>) => commands.complete(items, settings.keepCompleted),
       RESERVE_CHUNK,
     )
+
+    /**
+     * Finished jobs riding along with the reserve call that their freed slots trigger:
+     * one script call (and one write) completes them and leases their successors.
+     */
+    const riding: Array<{ readonly item: Finished; readonly done: Deferred.Deferred<boolean, ScriptFailure> }> = []
+
+    /**
+     * Complete a finished job and free its slot. When the reserve loop waits for that
+     * slot, the complete rides along with the reserve call the freed slot triggers
+     * (queued first, then the slot is freed); otherwise it goes on its own.
+     */
+    const complete = (item: Finished, free: () => void): Effect.Effect<boolean, ScriptFailure> =>
+      Effect.suspend(() => {
+        if (ringSlot === undefined || state !== "running") {
+          free()
+          return completer.submit(item)
+        }
+        const done = Deferred.makeUnsafe<boolean, ScriptFailure>()
+        riding.push({ item, done })
+        free()
+        return Deferred.await(done)
+      })
+
+    /** Send riders that will not get a reserve call on their own. */
+    const flushRiders = Effect.suspend(() => {
+      const rest = riding.splice(0)
+      return Effect.forEach(
+        rest,
+        (r) =>
+          Effect.forkDetach(
+            Effect.exit(completer.submit(r.item)).pipe(
+              Effect.map((exit) => {
+                Deferred.doneUnsafe(r.done, exit)
+              }),
+            ),
+          ),
+        { discard: true },
+      )
+    })
 
     const onLeaseEnd = (h: Held, why: "lease-lost" | "self-fenced") =>
       hooks.leaseLost?.({ id: h.id, token: h.token }, why)
 
     /** What happens after the handler: ack, retry or dead. Runs uninterruptibly. */
-    const settle = (r: Reservation, held: Held, job: Job<A>, exit: Exit.Exit<unknown, unknown>, acked: () => void) =>
+    const settle = (
+      r: Reservation,
+      held: Held,
+      job: Job<A>,
+      exit: Exit.Exit<unknown, unknown>,
+      acked: () => void,
+      free: () => void,
+    ) =>
       Effect.gen(function* () {
-        if (held.ended) return // lease lost or self-fenced: never ack; shutdown: released on exit
+        if (held.ended) return free() // lease lost or self-fenced: never ack; shutdown: released on exit
         held.settling = true // from here the complete/fail script's answer decides (see Held.settling)
         acked()
+        if (!Exit.isSuccess(exit)) free()
         if (Exit.isSuccess(exit)) {
           const result = settings.keepCompleted > 0 && program.encodeResult ? program.encodeResult(exit.value) : ""
-          const ok = yield* completer.submit({ id: r.id, token: r.token, result })
+          const ok = yield* complete({ id: r.id, token: r.token, result }, free)
           if (ok) hooks.completed?.(job, exit.value)
           else onLeaseEnd(held, "lease-lost")
           return
@@ -195,11 +250,18 @@ export const startWorker = <A>(
           signal: held.controller.signal,
         }
         const exit = yield* Effect.exit(program.handler(job))
-        freeOnce()
+        // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
         yield* Effect.uninterruptible(
-          settle(r, held, job, exit, () => {
-            settled = true
-          }),
+          settle(
+            r,
+            held,
+            job,
+            exit,
+            () => {
+              settled = true
+            },
+            freeOnce,
+          ),
         )
       }).pipe(
         Effect.catch((e) => report(e)),
@@ -247,8 +309,23 @@ export const startWorker = <A>(
           continue
         }
         const want = Math.min(settings.concurrency - busy, RESERVE_CHUNK)
+        const ride = riding.splice(0, RESERVE_CHUNK)
+        if (riding.length > 0) yield* flushRiders
         const sentAt = monotonicNow()
-        const reserved = yield* Effect.exit(commands.reserve(want, settings.leaseMs, RESERVE_CHUNK))
+        const reserved = yield* Effect.exit(
+          commands.reserve(
+            want,
+            settings.leaseMs,
+            RESERVE_CHUNK,
+            ride.map((r) => r.item),
+            settings.keepCompleted,
+          ),
+        )
+        for (let i = 0; i < ride.length; i++) {
+          const done = ride[i]!.done
+          if (Exit.isSuccess(reserved)) Deferred.doneUnsafe(done, Effect.succeed(reserved.value.completed[i] === true))
+          else Deferred.doneUnsafe(done, Effect.failCause(reserved.cause))
+        }
         if (Exit.isFailure(reserved)) {
           if (state !== "running") break
           yield* report(Cause.squash(reserved.cause))
@@ -296,7 +373,7 @@ export const startWorker = <A>(
       })
       loops.push(yield* Effect.forkDetach(sweeper))
     }
-    const reserver = yield* Effect.forkDetach(reserveLoop)
+    const reserver = yield* Effect.forkDetach(reserveLoop.pipe(Effect.ensuring(flushRiders)))
 
     const handle: WorkerHandle = {
       state: () => state,
@@ -310,6 +387,7 @@ export const startWorker = <A>(
           yield* Effect.promise(() => blocking.close(200))
           yield* Fiber.await(reserver).pipe(Effect.timeoutOption(2_000))
           yield* Fiber.interrupt(reserver).pipe(Effect.timeoutOption(100))
+          yield* flushRiders
           // draining: let running handlers finish, up to the grace period
           const grace = Fiber.awaitAll([...jobFibers]).pipe(Effect.timeoutOption(settings.shutdownGraceMs))
           if (jobFibers.size > 0) yield* grace
