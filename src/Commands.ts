@@ -3,7 +3,7 @@
  * error channel says exactly what can go wrong; the scripts' KEYS are built here
  * from the pure key builders, in the order each script's header names them.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
 import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
 import { redisError, scriptError } from "./Outcomes.ts"

@@ -2,7 +2,7 @@
  * Every error leaseq raises, as tagged classes. The Effect face fails with them;
  * the Promise face rejects with the same objects, so `instanceof` works.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 const show = (value: unknown): string => {
   if (typeof value === "string") return JSON.stringify(value.length > 120 ? `${value.slice(0, 117)}...` : value)
@@ -40,7 +40,7 @@ export class InvalidPayload extends Data.TaggedError("InvalidPayload")<{
   readonly reason: string
 }> {
   override get message() {
-    return `invalid payload ${this.field}: ${this.reason}`
+    return `invalid ${this.field}: ${this.reason}`
   }
 }
 
@@ -73,16 +73,6 @@ export class WrongKeyType extends Data.TaggedError("WrongKeyType")<{
 }> {
   override get message() {
     return `key ${this.key} is a ${this.found}, leaseq expects a ${this.expected}: another program uses this name; choose another queue name or prefix`
-  }
-}
-
-/** A job id collided with an existing job (only possible with caller-chosen ids). Nothing was written. */
-export class DuplicateJobId extends Data.TaggedError("DuplicateJobId")<{
-  readonly queue: string
-  readonly jobId: string
-}> {
-  override get message() {
-    return `job id ${this.jobId} already exists in queue ${this.queue}; nothing was added`
   }
 }
 
@@ -155,5 +145,4 @@ export type QueueError =
   | InvalidQueueName
   | LayoutMismatch
   | WrongKeyType
-  | DuplicateJobId
   | QueueClosed

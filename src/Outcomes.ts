@@ -30,6 +30,7 @@ const UNAVAILABLE = [
   "TRYAGAIN",
   "MASTERDOWN",
   "READONLY",
+  "UNBLOCKED",
   "Failed to refresh slots cache",
   "None of startup nodes is available",
 ]

@@ -20,7 +20,6 @@
 export type { Backoff } from "./Backoff.ts"
 export type { DeadJob, QueueStats, ScriptFailure, SweepResult } from "./Commands.ts"
 export {
-  DuplicateJobId,
   InvalidOptions,
   InvalidPayload,
   InvalidQueueName,

@@ -9,7 +9,6 @@
 export type { Backoff } from "./Backoff.ts"
 export type { DeadJob, QueueStats } from "./Commands.ts"
 export {
-  DuplicateJobId,
   InvalidOptions,
   InvalidPayload,
   InvalidQueueName,
