@@ -1,0 +1,265 @@
+/**
+ * Shared helpers of the reliability suite: run sizes (CI or full), child worker
+ * processes with timestamped output, polling on Redis state, Redis time, a TCP
+ * proxy that can be cut, and the figures each scenario reports.
+ *
+ * Sizes: `CHAOS=full` (what `npm run chaos` sets) runs the full size; anything else
+ * runs the CI size. Figures are printed as one `CHAOS-FIGURES {json}` line per
+ * scenario and appended to `$CHAOS_FIGURES` (a JSONL file) when that is set — in a
+ * full run, by default to `<tmpdir>/leaseq-chaos-figures.jsonl`.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer, connect as netConnect, type Server, type Socket } from "node:net"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { createInterface } from "node:readline"
+import type { Redis } from "ioredis"
+
+/** True when the full-size run was asked for (`CHAOS=full`). */
+export const FULL = process.env.CHAOS === "full"
+
+/** `ci` in CI size, `full` with `CHAOS=full`. */
+export const size = <A>(ci: A, full: A): A => (FULL ? full : ci)
+
+/** The repository root. */
+export const ROOT = resolve(import.meta.dirname, "../..")
+
+/** The chaos worker fixture. */
+export const CHAOS_WORKER = join(ROOT, "test/fixtures/chaos-worker.ts")
+
+/** Where figures are appended: `$CHAOS_FIGURES`, else (full runs only) a JSONL file in the temp dir. */
+export const FIGURES_FILE =
+  process.env.CHAOS_FIGURES ?? (FULL ? join(tmpdir(), "leaseq-chaos-figures.jsonl") : undefined)
+
+/** Report a scenario's figures: one `CHAOS-FIGURES {json}` line on stdout, and a JSONL record in {@link FIGURES_FILE}. */
+export const report = (scenario: string, figures: Record<string, unknown>): void => {
+  const record = { scenario, size: FULL ? "full" : "ci", at: new Date().toISOString(), ...figures }
+  const line = JSON.stringify(record)
+  process.stdout.write(`CHAOS-FIGURES ${line}\n`)
+  if (FIGURES_FILE) appendFileSync(FIGURES_FILE, `${line}\n`)
+}
+
+/** One line a child printed, with the wall-clock time the test received it. */
+export interface Line {
+  readonly at: number
+  readonly text: string
+}
+
+/** A child process whose stdout is read line by line. */
+export interface Child {
+  readonly id: number
+  readonly process: ChildProcess
+  readonly lines: Line[]
+  /** Everything it wrote to stderr (also passed on to this process's stderr). */
+  readonly stderr: () => string
+  /** Resolves with the first line (already seen or later) that matches; rejects if the child ends first. */
+  readonly waitFor: (match: (line: string) => boolean, what?: string) => Promise<Line>
+  /** Resolves once the process has exited *and* all of its output has been read. */
+  readonly ended: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+  /** Send `signal` (default SIGKILL) unless it already exited; resolves once it has ended. */
+  readonly stop: (
+    signal?: NodeJS.Signals,
+  ) => Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+  /** The time SIGKILL was sent by {@link stop}, if it was. */
+  killedAt: number | undefined
+}
+
+let childIds = 0
+
+/** Where children keep their V8 compile cache (shared by every child of every run). */
+export const COMPILE_CACHE = join(tmpdir(), "leaseq-chaos-compile-cache")
+
+/** Start `node <file> ...args` on this Node (24: type stripping), stdout read line by line, stderr collected. */
+export const startChild = (file: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}): Child => {
+  const proc = spawn(process.execPath, [file, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    // a shared V8 compile cache: a replacement worker starts in about half the CPU time
+    env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env, ...env },
+  })
+  const lines: Line[] = []
+  let stderr = ""
+  proc.stderr!.on("data", (d: Buffer) => {
+    stderr += d.toString()
+    process.stderr.write(d)
+  })
+  const waiters: Array<{ match: (l: string) => boolean; resolve: (l: Line) => void }> = []
+  let done = false
+  const failWaiters: Array<() => void> = []
+  createInterface({ input: proc.stdout! }).on("line", (text) => {
+    const line = { at: Date.now(), text }
+    lines.push(line)
+    for (const w of [...waiters]) {
+      if (w.match(text)) {
+        waiters.splice(waiters.indexOf(w), 1)
+        w.resolve(line)
+      }
+    }
+  })
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveEnd) => {
+    proc.once("close", (code, signal) => {
+      done = true
+      for (const f of failWaiters.splice(0)) f()
+      resolveEnd({ code, signal })
+    })
+  })
+  const child: Child = {
+    id: ++childIds,
+    process: proc,
+    lines,
+    stderr: () => stderr,
+    killedAt: undefined,
+    ended,
+    waitFor: (match, what = "a matching line") => {
+      const seen = lines.find((l) => match(l.text))
+      if (seen) return Promise.resolve(seen)
+      if (done) return Promise.reject(new Error(`child ${child.id} ended before printing ${what}`))
+      return new Promise((resolveLine, reject) => {
+        waiters.push({ match, resolve: resolveLine })
+        failWaiters.push(() =>
+          reject(
+            new Error(
+              `child ${child.id} ended before printing ${what}; last lines:\n${lines
+                .slice(-10)
+                .map((l) => l.text)
+                .join("\n")}`,
+            ),
+          ),
+        )
+      })
+    },
+    stop: async (signal = "SIGKILL") => {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        if (signal === "SIGKILL") child.killedAt = Date.now()
+        proc.kill(signal)
+      }
+      return ended
+    },
+  }
+  return child
+}
+
+/** Start the chaos worker fixture. `url` may be "@<file>" (ioredis options as JSON). */
+export const startWorkerChild = (
+  url: string,
+  queue: string,
+  mode: string,
+  options: Record<string, unknown>,
+  env: NodeJS.ProcessEnv = {},
+): Child => startChild(CHAOS_WORKER, [url, queue, mode, JSON.stringify(options)], env)
+
+/**
+ * Poll `check` until it returns a value that is not undefined/false. This waits on
+ * state (Redis, child output), never for a fixed time; `timeoutMs` only turns a hang
+ * into a readable failure.
+ */
+export const until = async <A>(
+  what: string,
+  check: () => Promise<A | undefined | false> | A | undefined | false,
+  { timeoutMs = 60_000, everyMs = 25 }: { readonly timeoutMs?: number; readonly everyMs?: number } = {},
+): Promise<A> => {
+  const start = Date.now()
+  while (true) {
+    const v = await check()
+    if (v !== undefined && v !== false) return v
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+}
+
+/** Redis's clock in ms (the clock every lease deadline is scored on). */
+export const redisNow = async (raw: Redis): Promise<number> => {
+  const [s, us] = await raw.time()
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+}
+
+/** A temp directory, removed by the returned function. */
+export const tempDir = (tag: string): { readonly dir: string; readonly remove: () => void } => {
+  const dir = mkdtempSync(join(tmpdir(), `leaseq-${tag}-`))
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** Median and max of a list of numbers (0 when empty). */
+export const summary = (xs: ReadonlyArray<number>): { readonly median: number; readonly max: number } => {
+  if (xs.length === 0) return { median: 0, max: 0 }
+  const s = [...xs].sort((a, b) => a - b)
+  return { median: s[Math.floor(s.length / 2)]!, max: s[s.length - 1]! }
+}
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of one Redis. `cut()` destroys every open
+ * connection and refuses new ones (accepted sockets are destroyed at once) until
+ * `heal()`; nothing is forwarded while cut. `dropReplies()` lets requests through but
+ * swallows the answers (a reply lost on the way back).
+ */
+export class TcpProxy {
+  readonly #server: Server
+  readonly #sockets = new Set<Socket>()
+  #cut = false
+  #dropReplies = false
+  port = 0
+  readonly target: { readonly host: string; readonly port: number }
+
+  private constructor(target: { readonly host: string; readonly port: number }) {
+    this.target = target
+    this.#server = createServer((client) => {
+      if (this.#cut) {
+        client.destroy()
+        return
+      }
+      const upstream = netConnect(target.port, target.host)
+      for (const s of [client, upstream]) {
+        this.#sockets.add(s)
+        s.on("close", () => this.#sockets.delete(s))
+        s.on("error", () => {})
+      }
+      client.on("close", () => upstream.destroy())
+      upstream.on("close", () => client.destroy())
+      client.on("data", (d: Buffer) => upstream.write(d))
+      upstream.on("data", (d: Buffer) => {
+        if (!this.#dropReplies) client.write(d)
+      })
+    })
+  }
+
+  /** Start a proxy to `target` on a free port. */
+  static async start(target: { readonly host: string; readonly port: number }): Promise<TcpProxy> {
+    const proxy = new TcpProxy(target)
+    await new Promise<void>((r) => proxy.#server.listen(0, "127.0.0.1", r))
+    const address = proxy.#server.address()
+    proxy.port = typeof address === "object" && address !== null ? address.port : 0
+    return proxy
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`
+  }
+
+  /** Connections open through the proxy right now. */
+  get connections(): number {
+    return this.#sockets.size / 2
+  }
+
+  /** Stop forwarding: destroy every connection and refuse new ones. */
+  cut(): void {
+    this.#cut = true
+    this.#dropReplies = false
+    for (const s of this.#sockets) s.destroy()
+  }
+
+  /** Forward again (both ways). */
+  heal(): void {
+    this.#cut = false
+    this.#dropReplies = false
+  }
+
+  /** Keep forwarding requests to Redis but drop its replies (until {@link cut} or {@link heal}). */
+  dropReplies(): void {
+    this.#dropReplies = true
+  }
+
+  async close(): Promise<void> {
+    this.cut()
+    await new Promise<void>((r) => this.#server.close(() => r()))
+  }
+}

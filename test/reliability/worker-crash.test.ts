@@ -1,0 +1,225 @@
+/**
+ * Scenario 1 — worker crashes. Thousands of jobs, several worker processes; a random
+ * worker is SIGKILLed every few hundred ms and a replacement started. At the end every
+ * job is completed (each id retained in `done`), none lost, verify is clean, and every
+ * job that ran more than once had been held by a worker that was killed.
+ */
+import type { Redis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Queue, Worker } from "../../src/index.ts"
+import { queueKeys } from "../../src/Keys.ts"
+import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { type Child, report, size, startWorkerChild, summary, until } from "./support.ts"
+
+const name = queueNamer("rel-crash")
+const JOBS = size(20_000, 100_000)
+const WORKERS = 4
+const LEASE_MS = 3_000
+const CONCURRENCY = 32
+const WORK = "work:5"
+/** The chaos schedule (not a synchronisation): a kill every 300–700 ms. */
+const KILL_EVERY_MS = [300, 700] as const
+
+let server: LocalRedis
+let raw: Redis
+beforeAll(async () => {
+  server = await startRedisServer()
+  raw = rawClient(server.url)
+})
+afterAll(async () => {
+  raw?.disconnect()
+  await server?.stop()
+})
+
+describe("worker crashes", () => {
+  it(
+    `${JOBS} jobs, ${WORKERS} workers, one SIGKILLed every few hundred ms: all complete, none lost, duplicates only from killed workers`,
+    async () => {
+      const q = name()
+      const keys = queueKeys(q)
+      const queue = new Queue<{ n: number }>(q, { connection: server.url })
+      const children: Child[] = []
+      const alive = new Set<Child>()
+      const kills: Array<{ child: Child; at: number }> = []
+      const options = {
+        leaseMs: LEASE_MS,
+        concurrency: CONCURRENCY,
+        keepCompleted: JOBS,
+        sweep: { intervalMs: 500 },
+      }
+      const spawnOne = () => {
+        const c = startWorkerChild(server.url, q, WORK, options)
+        children.push(c)
+        alive.add(c)
+        return c
+      }
+      const started = Date.now()
+      try {
+        const ids: string[] = []
+        for (let i = 0; i < JOBS; i += 10_000) {
+          const chunk = Array.from({ length: Math.min(10_000, JOBS - i) }, (_, k) => ({
+            payload: { n: i + k },
+            options: { maxAttempts: 50 },
+          }))
+          ids.push(...(await queue.addBulk(chunk)))
+        }
+        for (let i = 0; i < WORKERS; i++) spawnOne()
+
+        let finished = false
+        const chaos = (async () => {
+          while (!finished) {
+            const [lo, hi] = KILL_EVERY_MS
+            await new Promise((r) => setTimeout(r, lo + Math.random() * (hi - lo)))
+            if (finished) break
+            // kill only while another worker is up, so work goes on (a replacement takes a second or two to start)
+            const ready = [...alive].filter((c) => c.lines.some((l) => l.text === "ready"))
+            if (ready.length < 2) continue
+            const victim = ready[Math.floor(Math.random() * ready.length)]!
+            alive.delete(victim)
+            spawnOne()
+            await victim.stop("SIGKILL")
+            kills.push({ child: victim, at: victim.killedAt! })
+          }
+        })()
+        await until(`${JOBS} jobs completed`, async () => (await queue.stats()).counters.completed >= JOBS, {
+          timeoutMs: size(240_000, 900_000),
+          everyMs: 200,
+        })
+        const elapsedMs = Date.now() - started
+        finished = true
+        await chaos
+
+        // the survivors shut down gracefully: nothing left to release
+        const survivors = [...alive]
+        await Promise.all(survivors.map((c) => c.waitFor((l) => l === "ready", "ready")))
+        const exits = await Promise.all(survivors.map((c) => c.stop("SIGTERM")))
+        for (const [i, e] of exits.entries()) {
+          expect(e.code, `survivor ${survivors[i]!.id} exit`).toBe(0)
+          expect(survivors[i]!.lines.at(-1)?.text).toBe("closed")
+        }
+
+        // every job completed exactly once on the server, and each is retained in `done`
+        const stats = await queue.stats()
+        expect(stats).toMatchObject({ waiting: 0, active: 0, delayed: 0, dead: 0 })
+        expect(stats.counters.added).toBe(JOBS)
+        expect(stats.counters.completed).toBe(JOBS)
+        const done = new Set(await raw.zrange(keys.done, "0", "-1"))
+        const lost = ids.filter((id) => !done.has(id))
+        expect(lost).toEqual([])
+        expect(await queue.verify()).toEqual({ violations: 0, jobs: JOBS, lines: [] })
+
+        // who ran what: started/done lines per child
+        const killed = new Set(kills.map((k) => k.child))
+        const starts = new Map<string, Array<{ child: Child; token: number }>>()
+        const doneAt = new Map<string, { child: Child; at: number }>()
+        let leaseLostLines = 0
+        for (const c of children) {
+          for (const l of c.lines) {
+            const [kind, id, token] = l.text.split(" ")
+            if (kind === "started") {
+              const list = starts.get(id!) ?? []
+              list.push({ child: c, token: Number(token) })
+              starts.set(id!, list)
+            } else if (kind === "done") doneAt.set(id!, { child: c, at: l.at })
+            else if (kind === "lease-lost") leaseLostLines++
+          }
+        }
+        // a live worker never lost a lease (no partition, no blocked loop here)
+        expect(leaseLostLines).toBe(0)
+        let duplicates = 0
+        const unexplained: string[] = []
+        for (const [id, list] of starts) {
+          if (list.length < 2) continue
+          duplicates += list.length - 1
+          list.sort((a, b) => a.token - b.token)
+          // every run but the last was in a worker that was killed while holding the job
+          for (const run of list.slice(0, -1)) {
+            const ackedThere = run.child.lines.some((l) => l.text === `done ${id} ${run.token}`)
+            if (!killed.has(run.child) || ackedThere) unexplained.push(`${id} token ${run.token} child ${run.child.id}`)
+          }
+        }
+        expect(unexplained).toEqual([])
+        // leases the killed workers held when they died: started there, never acknowledged there
+        let heldByKilled = 0
+        const recoveries: number[] = []
+        for (const { child, at } of kills) {
+          const startedThere = child.lines
+            .filter((l) => l.text.startsWith("started "))
+            .map((l) => l.text.split(" ")[1]!)
+          const ackedThere = new Set(
+            child.lines.filter((l) => l.text.startsWith("done ")).map((l) => l.text.split(" ")[1]!),
+          )
+          const held = startedThere.filter((id) => !ackedThere.has(id))
+          heldByKilled += held.length
+          const redone = held.map((id) => doneAt.get(id)).filter((d) => d !== undefined && d.child !== child)
+          if (redone.length > 0) recoveries.push(Math.max(...redone.map((d) => d!.at)) - at)
+        }
+        expect(duplicates).toBeLessThanOrEqual(heldByKilled)
+        // each lost lease on the server belongs to a killed worker (each holds at most `concurrency`)
+        expect(stats.counters.lostLeases).toBeLessThanOrEqual(kills.length * CONCURRENCY)
+        expect(stats.counters.lostLeases).toBeGreaterThanOrEqual(duplicates)
+        expect(kills.length).toBeGreaterThan(0)
+
+        const recovery = summary(recoveries)
+        report("worker-crashes", {
+          jobs: JOBS,
+          workers: WORKERS,
+          concurrency: CONCURRENCY,
+          leaseMs: LEASE_MS,
+          kills: kills.length,
+          lost: lost.length,
+          duplicates,
+          heldByKilled,
+          lostLeases: stats.counters.lostLeases,
+          recoveryMedianMs: recovery.median,
+          recoveryMaxMs: recovery.max,
+          elapsedMs,
+          jobsPerSecond: Math.round((JOBS / elapsedMs) * 1000),
+        })
+      } finally {
+        await Promise.all(children.map((c) => c.stop("SIGKILL")))
+        await queue.close()
+      }
+    },
+    size(300_000, 1_200_000),
+  )
+
+  it("a live worker never reports a lease lost for a job it completed (heartbeats racing completes)", async () => {
+    // regression: a heartbeat whose extend ran just after the job's complete found the lease
+    // gone and reported "lease-lost" (and aborted the signal) for a job that had completed
+    const q = name("race")
+    const jobs = size(5_000, 20_000)
+    const queue = new Queue(q, { connection: redisUrl() })
+    const lost: string[] = []
+    const abortedAfterReturn: string[] = []
+    let completed = 0
+    const worker = new Worker(
+      q,
+      async (job) => {
+        await new Promise((r) => setTimeout(r, Math.random() * 3))
+        job.signal.addEventListener("abort", () => abortedAfterReturn.push(job.id))
+      },
+      { connection: redisUrl(), concurrency: 64, leaseMs: 5_000, heartbeatMs: 20, sweep: false },
+    )
+    worker.on("lease-lost", (job, reason) => lost.push(`${job.id} ${reason}`))
+    const all = new Promise<void>((resolve) =>
+      worker.on("completed", () => {
+        if (++completed === jobs) resolve()
+      }),
+    )
+    try {
+      for (let i = 0; i < jobs; i += 10_000) {
+        await queue.addBulk(Array.from({ length: Math.min(10_000, jobs - i) }, (_, n) => ({ payload: i + n })))
+      }
+      await all
+      expect(lost).toEqual([])
+      expect(abortedAfterReturn).toEqual([])
+      const stats = await queue.stats()
+      expect(stats.counters).toMatchObject({ completed: jobs, lostLeases: 0 })
+    } finally {
+      await worker.close()
+      await queue.close()
+    }
+  })
+})
