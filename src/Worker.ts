@@ -160,9 +160,7 @@ export const startWorker = <A>(
         (r) =>
           Effect.forkDetach(
             Effect.exit(completer.submit(r.item)).pipe(
-              Effect.map((exit) => {
-                Deferred.doneUnsafe(r.done, exit)
-              }),
+              Effect.map((exit) => Deferred.doneUnsafe(r.done, exit)),
             ),
           ),
         { discard: true },

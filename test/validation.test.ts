@@ -122,7 +122,11 @@ describe("worker options", () => {
     [{ concurency: 2 }, /options\.concurency = 2: unknown option/],
   ] as const) {
     it(`refuses ${JSON.stringify(options)}`, async () => {
-      await refuses(() => new Worker(q, async () => {}, { connection: redisUrl(), ...(options as object) }), "InvalidOptions", why)
+      await refuses(
+        () => new Worker(q, async () => {}, { connection: redisUrl(), ...(options as object) }),
+        "InvalidOptions",
+        why,
+      )
     })
   }
   it("refuses a handler that is not a function", async () => {
@@ -132,12 +136,18 @@ describe("worker options", () => {
 
 describe("connections and foreign keys", () => {
   it("refuses a URL that is not redis:// or rediss://", async () => {
-    await refuses(() => new Queue(q, { connection: "http://127.0.0.1:6379" }), "InvalidOptions", /redis:\/\/ or rediss:\/\//)
+    await refuses(
+      () => new Queue(q, { connection: "http://127.0.0.1:6379" }),
+      "InvalidOptions",
+      /redis:\/\/ or rediss:\/\//,
+    )
   })
 
   it("Redis down at start: add rejects with RedisUnavailable", async () => {
     const port = await freePort()
-    const down = new Queue(q, { connection: { port, host: "127.0.0.1", maxRetriesPerRequest: 1, retryStrategy: () => null } })
+    const down = new Queue(q, {
+      connection: { port, host: "127.0.0.1", maxRetriesPerRequest: 1, retryStrategy: () => null },
+    })
     const e = await down.add("x").catch((err) => err)
     expect(e._tag).toBe("RedisUnavailable")
     expect(e.message).toMatch(/Redis unavailable/)
