@@ -159,9 +159,7 @@ export const startWorker = <A>(
         rest,
         (r) =>
           Effect.forkDetach(
-            Effect.exit(completer.submit(r.item)).pipe(
-              Effect.map((exit) => Deferred.doneUnsafe(r.done, exit)),
-            ),
+            Effect.exit(completer.submit(r.item)).pipe(Effect.map((exit) => Deferred.doneUnsafe(r.done, exit))),
           ),
         { discard: true },
       )
