@@ -45,7 +45,7 @@ export const monotonicNow = (): number => performance.now()
 export const fenceMargin = (leaseMs: number): number => Math.max(5, Math.floor(leaseMs * 0.02))
 
 /** Most leases per extend call (keeps each script call short). */
-export const EXTEND_CHUNK = 1000
+export const EXTEND_CHUNK = 250
 
 /** The table of held leases. */
 export const makeLeaseTable = () => {

@@ -11,7 +11,7 @@ import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { type JobOptions, newJob, resolveJobOptions } from "./Job.ts"
 import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "./Keys.ts"
 import type { RedisClient } from "./redis/Client.ts"
-import { type SweepPassOptions, sweepPass } from "./Sweeper.ts"
+import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
 import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
 
 /** Options shared by both faces' queues. */
@@ -126,7 +126,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         const limit = yield* Effect.try({
           try: () => {
             if (options.maxMs !== undefined) integer("maxMs", options.maxMs, { min: 0, max: 3_600_000 })
-            return integerOr("limit", options.limit, 1000, Limits.sweepLimit)
+            return integerOr("limit", options.limit, DEFAULT_SWEEP_LIMIT, Limits.sweepLimit)
           },
           catch: (e) => e as InvalidOptions,
         })

@@ -9,7 +9,7 @@ import type { Commands, SweepResult } from "./Commands.ts"
 
 /** Options of one sweep pass. */
 export interface SweepPassOptions {
-  /** Jobs per script call (reclaimed, and separately promoted). Default 1000. */
+  /** Jobs per script call (reclaimed, and separately promoted). Default 500 (keeps one call near 5 ms). */
   readonly limit?: number
   /** Stop starting new calls after this many ms. Default: no limit. */
   readonly maxMs?: number
@@ -32,7 +32,7 @@ export interface SweepTotals {
 }
 
 /** Default jobs per sweep call. */
-export const DEFAULT_SWEEP_LIMIT = 1000
+export const DEFAULT_SWEEP_LIMIT = 500
 
 /** Run one pass over one queue. */
 export const sweepPass = Effect.fnUntraced(function* (commands: Commands, options: SweepPassOptions = {}) {

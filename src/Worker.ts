@@ -82,7 +82,7 @@ const errorJson = (error: unknown): string => {
   }
 }
 
-const RESERVE_CHUNK = 1000
+const RESERVE_CHUNK = 500
 
 /** A finished job to acknowledge. */
 interface Finished {

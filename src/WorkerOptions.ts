@@ -22,7 +22,7 @@ export interface WorkerOptions {
   readonly shutdownGraceMs?: number
   /**
    * In-process sweeping of expired leases and due delayed jobs. Default on, every leaseMs / 2
-   * (between 50 ms and 30 s, ±20 % jitter), up to 1000 jobs per call. `false` turns it off
+   * (between 50 ms and 30 s, ±20 % jitter), up to 500 jobs per call. `false` turns it off
    * (sweep from cron with `leaseq sweep` instead).
    */
   readonly sweep?: boolean | { readonly intervalMs?: number; readonly limit?: number }
