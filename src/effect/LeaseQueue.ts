@@ -91,7 +91,7 @@ export interface Service<A> {
   readonly addBulk: (jobs: ReadonlyArray<BulkJob<A>>) => Effect.Effect<ReadonlyArray<string>, AddError>
   /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters. */
   readonly stats: Effect.Effect<QueueStats, QueueClosed | ScriptFailure>
-  /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. Default limit 1000 per call. */
+  /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. Default limit 500 per call. */
   readonly sweep: (
     options?: SweepPassOptions,
   ) => Effect.Effect<SweepTotals, InvalidOptions | QueueClosed | ScriptFailure>
