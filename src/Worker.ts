@@ -142,7 +142,7 @@ export const startWorker = <A>(
      */
     const complete = (item: Finished, free: () => void): Effect.Effect<boolean, ScriptFailure> =>
       Effect.suspend(() => {
-        if (ringSlot === undefined || state !== "running") {
+        if (settings.rideAlong === false || ringSlot === undefined || state !== "running") {
           free()
           return completer.submit(item)
         }

@@ -42,6 +42,11 @@ export interface WorkerSettings {
   readonly sweep: false | { readonly intervalMs: number; readonly limit: number }
   readonly keepCompleted: number
   readonly blockTimeoutMs: number
+  /**
+   * Internal: let a finished job's complete ride along with the next reserve call
+   * (default true). Off when completes must go alone, e.g. to be followed by WAIT.
+   */
+  readonly rideAlong?: boolean
 }
 
 /** Keys a worker's options object may have (the faces add `connection`). */

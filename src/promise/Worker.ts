@@ -75,10 +75,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         reason: "must be a function (job) => Promise<result>",
       })
     }
-    const settings = resolveWorkerOptions(options, ["connection", "partitions", "durability"])
+    const resolved = resolveWorkerOptions(options, ["connection", "partitions", "durability"])
     const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
     const partitions = resolvePartitions(options.partitions)
     const durability = resolveDurability(options.durability)
+    // with durability every complete is followed by WAIT, so it must not ride with a reserve
+    const settings = durability ? { ...resolved, rideAlong: false } : resolved
     const keys = servedKeys(name, prefix, partitions)
     const base = connect(options.connection)
     const durable = durability ? base.duplicate() : undefined
