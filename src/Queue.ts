@@ -50,6 +50,18 @@ export const resolveQueueOptions = (value: unknown, extraKeys: ReadonlyArray<str
   return { prefix, defaultJobOptions, maxPayloadBytes }
 }
 
+/** Refuse an addBulk of more than {@link Limits.bulk} jobs (one Redis call), naming the count. */
+export const checkBulkSize = (count: number): Effect.Effect<void, InvalidOptions> =>
+  count > Limits.bulk
+    ? Effect.fail(
+        new InvalidOptions({
+          field: "jobs.length",
+          value: count,
+          reason: `one addBulk call takes at most ${Limits.bulk} jobs (one Redis call); split the list`,
+        }),
+      )
+    : Effect.void
+
 /** One job to add: its encoded payload and options. */
 export interface EncodedJob {
   readonly payload: string
@@ -102,15 +114,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     /** Add many jobs in one Redis call (at most {@link Limits.bulk}); all or nothing. */
     addBulk: (jobs: ReadonlyArray<EncodedJob>) =>
       Effect.gen(function* () {
-        if (jobs.length > Limits.bulk) {
-          return yield* Effect.fail(
-            new InvalidOptions({
-              field: "jobs.length",
-              value: jobs.length,
-              reason: `one addBulk call takes at most ${Limits.bulk} jobs (one Redis call); split the list`,
-            }),
-          )
-        }
+        yield* checkBulkSize(jobs.length)
         if (jobs.length === 0) return []
         const prepared = yield* prepare(jobs, (i) => `jobs[${i}].options`)
         yield* ensureOpen

@@ -13,13 +13,13 @@
  */
 import * as Effect from "effect/Effect"
 import type { DeadJob, QueueStats } from "../Commands.ts"
-import { InvalidOptions } from "../Errors.ts"
+import type { InvalidOptions } from "../Errors.ts"
 import { resolveJobOptions } from "../Job.ts"
 import { MAX_PARTITIONS, partitionName } from "../Keys.ts"
-import { type EncodedJob, makeQueueCore, type QueueCore, type QueueSettings } from "../Queue.ts"
+import { checkBulkSize, type EncodedJob, makeQueueCore, type QueueCore, type QueueSettings } from "../Queue.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
-import { integerOr, Limits } from "../Validate.ts"
+import { integerOr } from "../Validate.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
 export interface PartitionedStats extends QueueStats {
@@ -85,15 +85,7 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
     add: (job: EncodedJob) => Effect.suspend(() => parts[pick(job.options)]!.add(job)),
     addBulk: (jobs: ReadonlyArray<EncodedJob>) =>
       Effect.gen(function* () {
-        if (jobs.length > Limits.bulk) {
-          return yield* Effect.fail(
-            new InvalidOptions({
-              field: "jobs.length",
-              value: jobs.length,
-              reason: `one addBulk call takes at most ${Limits.bulk} jobs; split the list`,
-            }),
-          )
-        }
+        yield* checkBulkSize(jobs.length)
         // validate every job before anything is sent: a bad one adds nothing anywhere
         yield* Effect.try({
           try: () => {
