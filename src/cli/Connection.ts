@@ -8,6 +8,7 @@ import type * as Scope from "effect/Scope"
 import { type Commands, makeCommands } from "../Commands.ts"
 import { discoverQueues } from "../Discovery.ts"
 import { parsePartitionName, queueKeys } from "../Keys.ts"
+import { redisError } from "../Outcomes.ts"
 import { connect, type RedisClient, redactUrl } from "../redis/Client.ts"
 import { CliFailure, ExitCode, type Progress, toFailure } from "./Output.ts"
 
@@ -121,15 +122,23 @@ export const targetQueues = (
       progress?.update(`scanning ${master} for queues under ${prefix}: ${found} found (${calls} SCAN calls)`),
   }).pipe(Effect.mapError((e) => toFailure(e, `finding queues under prefix ${prefix}`)))
   if (named === undefined || named.length === 0) return discovered
-  // a named partitioned queue stands for all its partitions (<name>~0, <name>~1, …)
-  return discovered.pipe(
-    Effect.map((all) =>
-      named.flatMap((name) => {
-        const partitions = all.filter((q) => parsePartitionName(q)?.queue === name)
-        return partitions.length > 0 && !all.includes(name) ? partitions : [name]
-      }),
-    ),
-  )
+  return Effect.gen(function* () {
+    // a named queue that exists is used as is; only a name with no queue behind it is
+    // looked up (one SCAN) as a partitioned queue, standing for <name>~0, <name>~1, …
+    const exists = yield* Effect.forEach(named, (name) =>
+      Effect.tryPromise({
+        try: () => client.command("EXISTS", [queueKeys(name, prefix).meta]),
+        catch: (e) => toFailure(redisError(`EXISTS on ${client.describe}`, e), `looking up queue ${name}`),
+      }).pipe(Effect.map((n) => Number(n) > 0)),
+    )
+    if (exists.every(Boolean)) return named
+    const all = yield* discovered
+    return named.flatMap((name, i) => {
+      if (exists[i]) return [name]
+      const partitions = all.filter((q) => parsePartitionName(q)?.queue === name)
+      return partitions.length > 0 ? partitions : [name]
+    })
+  })
 }
 
 /**
