@@ -125,11 +125,12 @@ export const targetQueues = (
   return Effect.gen(function* () {
     // a named queue that exists is used as is; only a name with no queue behind it is
     // looked up (one SCAN) as a partitioned queue, standing for <name>~0, <name>~1, …
+    // (TYPE, which the documented ACL already grants for `open`, tells whether meta exists)
     const exists = yield* Effect.forEach(named, (name) =>
       Effect.tryPromise({
-        try: () => client.command("EXISTS", [queueKeys(name, prefix).meta]),
-        catch: (e) => toFailure(redisError(`EXISTS on ${client.describe}`, e), `looking up queue ${name}`),
-      }).pipe(Effect.map((n) => Number(n) > 0)),
+        try: () => client.command("TYPE", [queueKeys(name, prefix).meta]),
+        catch: (e) => toFailure(redisError(`TYPE on ${client.describe}`, e), `looking up queue ${name}`),
+      }).pipe(Effect.map((type) => String(type) !== "none")),
     )
     if (exists.every(Boolean)) return named
     const all = yield* discovered
