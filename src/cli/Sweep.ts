@@ -26,21 +26,8 @@ export const DEFAULT_SWEEP_MAX_MS = 30_000
 /** Default `--limit`. */
 export { DEFAULT_SWEEP_LIMIT }
 
-/** What the pass did to one queue. */
-export interface QueueSweep {
-  readonly queue: string
-  /** Expired leases taken back (includes `dead`). */
-  readonly reclaimed: number
-  /** Of those, jobs whose attempts were used up: now dead (reason lease-expired). */
-  readonly dead: number
-  /** Due delayed jobs moved to wait. */
-  readonly promoted: number
-  /** Sweep script calls made. */
-  readonly calls: number
-  /** True when `--max-ms` ran out with expired or due jobs left. */
-  readonly incomplete: boolean
-  /** ms until the earliest live lease expires, or -1 when nothing is active. */
-  readonly nextDeadlineMs: number
+/** What the pass did to one queue: the sweeper's totals, or why it could not sweep it. */
+export interface QueueSweep extends SweepTotals {
   /** Why this queue could not be swept (the pass went on with the others). */
   readonly error?: string
 }
