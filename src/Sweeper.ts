@@ -34,19 +34,22 @@ export interface SweepTotals {
 /** Default jobs per sweep call. */
 export const DEFAULT_SWEEP_LIMIT = 500
 
+/** The totals of a pass that has done nothing yet. */
+export const emptyTotals = (queue: string): SweepTotals => ({
+  queue,
+  reclaimed: 0,
+  dead: 0,
+  promoted: 0,
+  calls: 0,
+  incomplete: false,
+  nextDeadlineMs: -1,
+})
+
 /** Run one pass over one queue. */
 export const sweepPass = Effect.fnUntraced(function* (commands: Commands, options: SweepPassOptions = {}) {
   const limit = options.limit ?? DEFAULT_SWEEP_LIMIT
   const start = yield* Clock.currentTimeMillis
-  let totals: SweepTotals = {
-    queue: commands.keys.queue,
-    reclaimed: 0,
-    dead: 0,
-    promoted: 0,
-    calls: 0,
-    incomplete: false,
-    nextDeadlineMs: -1,
-  }
+  let totals = emptyTotals(commands.keys.queue)
   while (true) {
     const r = yield* commands.sweep(limit)
     totals = {

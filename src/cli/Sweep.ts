@@ -7,7 +7,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { SweepResult } from "../Commands.ts"
 import type { RedisClient } from "../redis/Client.ts"
-import { DEFAULT_SWEEP_LIMIT, type SweepTotals, sweepPass } from "../Sweeper.ts"
+import { DEFAULT_SWEEP_LIMIT, emptyTotals, type SweepTotals, sweepPass } from "../Sweeper.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
 import { CliFailure, ExitCode, type ExitCodeValue, type Io, makeProgress, oneLine, table, writeJson } from "./Output.ts"
@@ -49,16 +49,6 @@ export interface SweepReport {
   readonly elapsedMs: number
 }
 
-const fromTotals = (t: SweepTotals): QueueSweep => ({
-  queue: t.queue,
-  reclaimed: t.reclaimed,
-  dead: t.dead,
-  promoted: t.promoted,
-  calls: t.calls,
-  incomplete: t.incomplete,
-  nextDeadlineMs: t.nextDeadlineMs,
-})
-
 /** Sweep every queue in turn; a queue-level refusal is recorded and the pass goes on. */
 const sweepAll = (client: RedisClient, flags: SweepFlags, io: Io) =>
   Effect.gen(function* () {
@@ -75,20 +65,10 @@ const sweepAll = (client: RedisClient, flags: SweepFlags, io: Io) =>
       const result = yield* openQueue(client, flags.prefix, queue).pipe(
         // Every queue gets at least one call; later calls stop when the pass's budget is spent.
         Effect.flatMap((c) => sweepPass(c, { limit: flags.limit, maxMs: Math.max(0, flags.maxMs - spent), onBatch })),
-        Effect.map(fromTotals),
         Effect.catch((e) =>
           e._tag === "RedisUnavailable"
             ? Effect.fail(new CliFailure({ exitCode: ExitCode.redis, reason: `sweeping queue ${queue}: ${e.message}` }))
-            : Effect.succeed<QueueSweep>({
-                queue,
-                reclaimed: 0,
-                dead: 0,
-                promoted: 0,
-                calls: 0,
-                incomplete: false,
-                nextDeadlineMs: -1,
-                error: oneLine(e.message),
-              }),
+            : Effect.succeed<QueueSweep>({ ...emptyTotals(queue), error: oneLine(e.message) }),
         ),
       )
       results.push(result)
