@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import type { LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
 import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
 import { redisError, scriptError } from "./Outcomes.ts"
+import { newRequestId, newWorkerId } from "./RequestId.ts"
 import type { RedisClient } from "./redis/Client.ts"
 import { type Script, Scripts } from "./Scripts.ts"
 
@@ -114,6 +115,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       }),
     )
   const k = keys
+  const defaultWorkerId = newWorkerId()
 
   const statsKeys = [k.wait, k.active, k.delayed, k.dead, k.done, k.meta]
   const failKeys = [k.active, k.lease, k.meta, k.wait, k.delayed, k.marker, k.dead, k.err, k.fails, k.lost, k.max]
@@ -128,12 +130,18 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       KEY_NAMES.map((n) => KEY_TYPES[n]),
     ).pipe(Effect.asVoid),
 
-    add: (jobs: ReadonlyArray<NewJob>) => {
-      const args: Array<string | number> = [jobs.length]
+    /**
+     * Add jobs in one call. `requestId` (default: a fresh random id) marks the call: a
+     * second run of the same call (a re-send by the client after a lost reply) writes
+     * nothing and answers the same ids. The id is drawn when this Effect is built, so
+     * running the same Effect again repeats the same call. Pass an id only to repeat a call.
+     */
+    add: (jobs: ReadonlyArray<NewJob>, requestId: string = newRequestId()) => {
+      const args: Array<string | number> = [requestId, jobs.length]
       for (const j of jobs) args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs)
       return call<[0, ...string[]]>(
         Scripts.add,
-        [k.wait, k.delayed, k.marker, k.meta, k.data, k.max, k.dedupe, k.dedupeid],
+        [k.wait, k.delayed, k.marker, k.meta, k.data, k.max, k.dedupe, k.dedupeid, k.receipts, k.receiptsAt],
         args,
       ).pipe(Effect.map((r) => r.slice(1) as string[]))
     },
@@ -141,6 +149,10 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
     /**
      * Lease up to `count` jobs. `completes` (a worker's finished jobs) are acknowledged
      * first in the same call, exactly as `complete` would: `completed[i]` says which held.
+     * `ids.workerId` names the calling worker (default: one id per command set) and
+     * `ids.requestId` the call (default: a fresh random id, drawn when this Effect is
+     * built): a second run of the worker's last call (a re-send after a lost reply, or
+     * the same Effect run again) answers the same leases and statuses and changes nothing.
      */
     reserve: (
       count: number,
@@ -148,6 +160,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       promoteLimit: number,
       completes: ReadonlyArray<LeaseRef & { readonly result?: string }> = [],
       keep = 0,
+      ids: { readonly workerId?: string; readonly requestId?: string } = {},
     ) =>
       call<Array<number | string>>(
         Scripts.reserve,
@@ -166,8 +179,13 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
           k.err,
           k.done,
           k.result,
+          k.receipts,
+          k.receiptsAt,
+          k.reqs,
         ],
         [
+          ids.workerId ?? defaultWorkerId,
+          ids.requestId ?? newRequestId(),
           count,
           leaseMs,
           promoteLimit,

@@ -47,6 +47,12 @@ export interface QueueKeys {
   readonly dedupe: string
   /** HASH dedupe key -> id of the job holding it. */
   readonly dedupeid: string
+  /** HASH request id of a recent add call -> its time (ms): a re-sent add finds it and writes nothing. */
+  readonly receipts: string
+  /** ZSET request id -> time (ms) of the same receipts, to trim those older than the window. */
+  readonly receiptsAt: string
+  /** HASH worker id -> its last reserve call (request id, time, rider statuses, leases), to answer a re-send. */
+  readonly reqs: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -67,6 +73,9 @@ export const KEY_TYPES = {
   result: "hash",
   dedupe: "zset",
   dedupeid: "hash",
+  receipts: "hash",
+  receiptsAt: "zset",
+  reqs: "hash",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset">
 
 /** The suffixes, in a fixed order (meta first). */

@@ -25,6 +25,7 @@ import { warnIfEvicting } from "./EvictionPolicy.ts"
 import type { Job } from "./Job.ts"
 import { fenceLoop, fenceMargin, type Held, heartbeatLoop, makeLeaseTable, monotonicNow } from "./Lease.ts"
 import { redisError } from "./Outcomes.ts"
+import { newWorkerId } from "./RequestId.ts"
 import type { RedisClient } from "./redis/Client.ts"
 import { sweepPass } from "./Sweeper.ts"
 import { trackWorker, untrackWorker } from "./testing/Leaks.ts"
@@ -107,6 +108,7 @@ export const startWorker = <A>(
     yield* warnIfEvicting(commands.client)
     const { hooks } = program
     const table = makeLeaseTable()
+    const workerId = newWorkerId()
     const jobFibers = new Set<Fiber.Fiber<void>>()
     const toRelease: Held[] = []
     let state: WorkerState = "running"
@@ -315,6 +317,7 @@ export const startWorker = <A>(
             RESERVE_CHUNK,
             ride.map((r) => r.item),
             settings.keepCompleted,
+            { workerId },
           ),
         )
         for (let i = 0; i < ride.length; i++) {

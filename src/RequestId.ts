@@ -1,0 +1,17 @@
+/**
+ * Ids that make a re-sent script call recognisable. The Redis client re-sends a call
+ * whose reply it lost (after a reconnect) with the same arguments, so an id drawn once
+ * per call lets the script tell a re-send from a new call (see lua/add.lua, lua/reserve.lua).
+ */
+import { randomBytes } from "node:crypto"
+import { hostname } from "node:os"
+
+/** A fresh request id: 128 random bits, base64url (22 characters). */
+export const newRequestId = (): string => randomBytes(16).toString("base64url")
+
+/**
+ * A fresh worker id, one per started worker: `<host>:<pid>:<random>` (no "|", which
+ * the reserve record uses as a separator).
+ */
+export const newWorkerId = (): string =>
+  `${hostname().replace(/[|,]/g, "_")}:${process.pid}:${randomBytes(6).toString("base64url")}`
