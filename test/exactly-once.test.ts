@@ -1,0 +1,280 @@
+/**
+ * add and reserve against real Redis, at the script level: a call run twice (what the
+ * client does when it re-sends a call whose reply it lost) changes nothing the second
+ * time; reserve drops second copies of a job; tokens never repeat after lost writes;
+ * both stay usable (or cleanly refused) over maxmemory; dedupe keys stay bounded.
+ */
+import { Effect } from "effect"
+import type { Redis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeCommands, type NewJob } from "../src/Commands.ts"
+import { KEY_NAMES, queueKeys } from "../src/Keys.ts"
+import { connect, type RedisClient } from "../src/redis/Client.ts"
+import { startRedisServer } from "../src/testing/RedisServer.ts"
+import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
+
+const name = queueNamer("exactly-once")
+let client: RedisClient
+let raw: Redis
+beforeAll(() => {
+  client = connect(redisUrl())
+  raw = rawClient()
+})
+afterAll(async () => {
+  await client.close()
+  raw.disconnect()
+})
+
+const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
+let seq = 0
+const job = (over: Partial<NewJob> = {}): NewJob => ({
+  id: `job-${++seq}-${Math.random().toString(36).slice(2, 8)}`,
+  payload: JSON.stringify({ n: seq }),
+  delayMs: 0,
+  maxAttempts: 3,
+  dedupeKey: "",
+  dedupeTtlMs: 0,
+  ...over,
+})
+const redisNow = async (r: Redis = raw) => {
+  const [s, us] = await r.time()
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+}
+/** Wait until the Redis clock has passed `ms` (asks Redis; no fixed sleeps). */
+const untilRedisTime = async (ms: number, r: Redis = raw) => {
+  while ((await redisNow(r)) <= ms) await new Promise((resolve) => setTimeout(resolve, 5))
+}
+const setup = () => {
+  const keys = queueKeys(name())
+  return { keys, c: makeCommands(client, keys) }
+}
+const meta = async (key: string, field: string) => Number((await raw.hget(key, field)) ?? 0)
+
+describe("K1: an add call run twice (a re-send) is stored once", () => {
+  it("case A: both copies would be popped by one reserve; the job is leased once", async () => {
+    const { keys, c } = setup()
+    const j = job()
+    expect(await run(c.add([j], "req-a"))).toEqual([j.id])
+    expect(await run(c.add([j], "req-a"))).toEqual([j.id])
+    expect(await raw.llen(keys.wait)).toBe(1)
+    const { jobs } = await run(c.reserve(10, 60_000, 100))
+    expect(jobs.map((r) => r.id)).toEqual([j.id])
+    expect(await meta(keys.meta, "added")).toBe(1)
+    expect(await run(c.complete([{ id: j.id, token: jobs[0]!.token }], 0))).toEqual([true])
+    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 0, lines: [] })
+  })
+
+  it("case B: after one copy failed with a backoff, no second copy is reserved at attempt 1", async () => {
+    const { keys, c } = setup()
+    const j = job()
+    await run(c.add([j], "req-b"))
+    await run(c.add([j], "req-b"))
+    const [r] = (await run(c.reserve(1, 60_000, 100))).jobs
+    expect(await run(c.fail(r!, { delayMs: 60_000, error: '{"m":"x"}', mode: "retry" }))).toBe("retry")
+    expect((await run(c.reserve(10, 60_000, 100))).jobs).toEqual([])
+    expect(await raw.zcard(keys.active)).toBe(0)
+    expect(await raw.zscore(keys.delayed, j.id)).not.toBeNull()
+    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 1, lines: [] })
+  })
+
+  it("case C: a job retried after its backoff completes once and never turns into a missing-data dead letter", async () => {
+    const { keys, c } = setup()
+    const j = job()
+    await run(c.add([j], "req-c"))
+    await run(c.add([j], "req-c"))
+    const [r1] = (await run(c.reserve(1, 60_000, 100))).jobs
+    await run(c.fail(r1!, { delayMs: 60_000, error: '{"m":"x"}', mode: "retry" }))
+    // no copy is waiting to be reserved (and completed with keepCompleted 0) meanwhile
+    expect((await run(c.reserve(10, 60_000, 100))).jobs).toEqual([])
+    // the backoff comes due
+    await raw.zadd(keys.delayed, "XX", 0, j.id)
+    const [r2] = (await run(c.reserve(10, 60_000, 100))).jobs
+    expect(r2).toMatchObject({ id: j.id, attempt: 2 })
+    expect(await run(c.complete([{ id: j.id, token: r2!.token }], 0))).toEqual([true])
+    expect((await run(c.reserve(10, 60_000, 100))).jobs).toEqual([])
+    expect(await raw.zcard(keys.dead)).toBe(0)
+    const stats = await run(c.stats)
+    expect(stats.counters).toMatchObject({ added: 1, completed: 1, failed: 1, dead: 0 })
+    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 0, lines: [] })
+  })
+
+  it("a second run writes nothing and answers the same ids, dedupe holders read again", async () => {
+    const { keys, c } = setup()
+    const held = job({ dedupeKey: "k1", dedupeTtlMs: 60_000 })
+    await run(c.add([held]))
+    const jobs = [job({ dedupeKey: "k1", dedupeTtlMs: 60_000 }), job({ dedupeKey: "k2", dedupeTtlMs: 60_000 }), job()]
+    jobs.push(job({ dedupeKey: "k2", dedupeTtlMs: 60_000 }), job({ delayMs: 60_000 }))
+    const first = await run(c.add(jobs, "req-d"))
+    expect(first).toEqual([held.id, jobs[1]!.id, jobs[2]!.id, jobs[1]!.id, jobs[4]!.id])
+    const before = await dumpQueue(raw, keys.queue)
+    expect(await run(c.add(jobs, "req-d"))).toEqual(first)
+    expect(await dumpQueue(raw, keys.queue)).toEqual(before)
+    expect(await meta(keys.meta, "added")).toBe(4)
+  })
+
+  it("receipts older than the 60 s window are trimmed by add and by reserve, a bounded number per call", async () => {
+    const { keys, c } = setup()
+    const old = (await redisNow()) - 61_000
+    for (let i = 0; i < 30; i++) {
+      await raw.hset(keys.receipts, `old-${i}`, old)
+      await raw.zadd(keys.receiptsAt, old, `old-${i}`)
+    }
+    await run(c.add([job()], "fresh"))
+    // 16 dropped by the add, which left its own receipt
+    expect(await raw.zcard(keys.receiptsAt)).toBe(30 - 16 + 1)
+    expect(await raw.hlen(keys.receipts)).toBe(30 - 16 + 1)
+    await run(c.reserve(1, 60_000, 100))
+    expect(await raw.zcard(keys.receiptsAt)).toBe(30 - 16 - 8 + 1)
+    await run(c.reserve(1, 60_000, 100))
+    expect(await raw.zrange(keys.receiptsAt, "0", "-1")).toEqual(["fresh"])
+    expect(await raw.hkeys(keys.receipts)).toEqual(["fresh"])
+  })
+})
+
+describe("reserve drops second copies of a job (defence in depth)", () => {
+  it("a copy in the same batch, or of a job whose payload is already stored, is dropped and counted", async () => {
+    const { keys, c } = setup()
+    const a = job()
+    const b = job()
+    await run(c.add([a, b]))
+    // copies as a client without receipts would leave them
+    await raw.lpush(keys.wait, `${a.id}|3|${a.payload}`)
+    const { jobs } = await run(c.reserve(10, 60_000, 100))
+    expect(jobs.map((r) => r.id)).toEqual([a.id, b.id])
+    expect(await meta(keys.meta, "duplicates")).toBe(1)
+    const ra = jobs[0]!
+    await run(c.fail(ra, { delayMs: 60_000, error: "{}", mode: "retry" }))
+    await raw.lpush(keys.wait, `${a.id}|3|${a.payload}`)
+    expect((await run(c.reserve(10, 60_000, 100))).jobs).toEqual([])
+    expect(await meta(keys.meta, "duplicates")).toBe(2)
+    expect(await raw.hget(keys.max, a.id)).toBe("3")
+    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 2, lines: [] })
+  })
+})
+
+describe("N3: a reserve call run twice (a re-send) answers the same and changes nothing", () => {
+  it("the same leases and rider statuses; a lease no longer held is left out", async () => {
+    const { keys, c } = setup()
+    const js = [job(), job(), job()]
+    await run(c.add(js))
+    const call1 = { workerId: "w-1", requestId: "r-1" }
+    const first = await run(c.reserve(2, 60_000, 100, [], 0, call1))
+    expect(first.jobs.map((r) => r.id)).toEqual([js[0]!.id, js[1]!.id])
+    const before = await dumpQueue(raw, keys.queue)
+    expect(await run(c.reserve(2, 60_000, 100, [], 0, call1))).toEqual(first)
+    expect(await dumpQueue(raw, keys.queue)).toEqual(before)
+
+    // a finished job rides the next call; its re-send still says "completed"
+    const ride = [{ id: first.jobs[0]!.id, token: first.jobs[0]!.token }]
+    const call2 = { workerId: "w-1", requestId: "r-2" }
+    const second = await run(c.reserve(2, 60_000, 100, ride, 0, call2))
+    expect(second.completed).toEqual([true])
+    expect(second.jobs.map((r) => r.id)).toEqual([js[2]!.id])
+    expect(await run(c.reserve(2, 60_000, 100, ride, 0, call2))).toEqual(second)
+    // once the lease is gone, a late re-send does not hand it out again
+    await run(c.complete([{ id: js[2]!.id, token: second.jobs[0]!.token }], 0))
+    expect(await run(c.reserve(2, 60_000, 100, ride, 0, call2))).toEqual({ ...second, jobs: [] })
+    const stats = await run(c.stats)
+    expect(stats.counters).toMatchObject({ added: 3, completed: 2 })
+    expect(stats).toMatchObject({ waiting: 0, active: 1 })
+  })
+
+  it("a record per worker; records of workers quiet for 10 minutes are dropped", async () => {
+    const { keys, c } = setup()
+    await run(c.add([job(), job()]))
+    await raw.hset(keys.reqs, "gone", `x|${(await redisNow()) - 601_000}||`)
+    const a = await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w-a", requestId: "r-1" }))
+    // another worker with the same request id is another call
+    const b = await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w-b", requestId: "r-1" }))
+    expect(a.jobs).toHaveLength(1)
+    expect(b.jobs).toHaveLength(1)
+    expect(b.jobs[0]!.id).not.toBe(a.jobs[0]!.id)
+    expect((await raw.hkeys(keys.reqs)).sort()).toEqual(["w-a", "w-b"])
+  })
+})
+
+/** Every key of the queue as DUMP gives it (null: the key does not exist). */
+const snapshot = async (queue: string) => {
+  const keys = queueKeys(queue)
+  return Promise.all(KEY_NAMES.map(async (n) => [keys[n], await raw.dumpBuffer(keys[n])] as const))
+}
+const restore = async (saved: ReadonlyArray<readonly [string, Buffer | null]>) => {
+  for (const [key, dump] of saved) {
+    if (dump) await raw.restore(key, 0, dump, "REPLACE")
+    else await raw.del(key)
+  }
+}
+
+describe("K3: fencing tokens never repeat", () => {
+  it("after the write of a reserve is lost (a failover), the next lease has a greater token and the old holder is refused", async () => {
+    const { keys, c } = setup()
+    const j = job()
+    await run(c.add([j]))
+    const saved = await snapshot(keys.queue)
+    const [first] = (await run(c.reserve(1, 60_000, 100))).jobs
+    // the promoted replica never saw that reserve
+    await restore(saved)
+    await untilRedisTime(first!.deadline - 60_000)
+    const [second] = (await run(c.reserve(1, 60_000, 100))).jobs
+    expect(second!.id).toBe(j.id)
+    expect(second!.token).toBeGreaterThan(first!.token)
+    expect(Number.isSafeInteger(second!.token)).toBe(true)
+    expect(await raw.hget(keys.lease, j.id)).toBe(String(second!.token))
+    expect(await run(c.extend([{ id: j.id, token: first!.token }], 60_000))).toEqual([0])
+    expect(await run(c.complete([{ id: j.id, token: first!.token }], 0))).toEqual([false])
+    expect(await run(c.complete([{ id: j.id, token: second!.token }], 0))).toEqual([true])
+  })
+})
+
+describe("N6: over maxmemory with noeviction", () => {
+  it("a reserve with due delayed jobs still runs; every add, with or without a dedupe key, is refused", async () => {
+    const server = await startRedisServer()
+    const own = connect(server.url)
+    const admin = rawClient(server.url)
+    try {
+      const keys = queueKeys(name("oom"))
+      const c = makeCommands(own, keys)
+      await run(c.add([job({ delayMs: 1 }), job({ delayMs: 1 }), job(), job()]))
+      // an expired dedupe key for the dedupe add to clean up (a write that frees memory)
+      await run(c.add([job({ dedupeKey: "old", dedupeTtlMs: 1 })]))
+      await untilRedisTime((await redisNow(admin)) + 1, admin)
+      const used = Number(/used_memory:(\d+)/.exec(await admin.info("memory"))![1])
+      // a private server (stopped below), so no other test meets this limit
+      await admin.config("SET", "maxmemory-policy", "noeviction")
+      await admin.config("SET", "maxmemory", String(Math.floor(used / 2)))
+
+      const before = await dumpQueue(admin, keys.queue)
+      await expect(run(c.add([job()]))).rejects.toThrow(/OOM/)
+      await expect(run(c.add([job({ dedupeKey: "new", dedupeTtlMs: 60_000 })]))).rejects.toThrow(/OOM/)
+      expect(await dumpQueue(admin, keys.queue)).toEqual(before)
+
+      const { jobs } = await run(c.reserve(10, 60_000, 100))
+      expect(jobs).toHaveLength(5)
+      expect(await admin.zcard(keys.delayed)).toBe(0)
+      expect(await run(c.complete(jobs, 0))).toEqual([true, true, true, true, true])
+    } finally {
+      await own.close()
+      admin.disconnect()
+      await server.stop()
+    }
+  })
+})
+
+describe("N11: dedupe keys stay bounded", () => {
+  it("each add drops at least as many expired dedupe keys as it claims, plus 16 (also adds without one)", async () => {
+    const { keys, c } = setup()
+    for (let round = 0; round < 5; round++) {
+      const batch = Array.from({ length: 1000 }, (_, i) => job({ dedupeKey: `r${round}-${i}`, dedupeTtlMs: 1 }))
+      await run(c.add(batch))
+      // every key of earlier rounds had expired before this round: none is left
+      expect(await raw.zcard(keys.dedupe)).toBe(1000)
+      expect(await raw.hlen(keys.dedupeid)).toBe(1000)
+      await untilRedisTime((await redisNow()) + 1)
+    }
+    for (let i = 0; i < 62; i++) await run(c.add([job()]))
+    expect(await raw.zcard(keys.dedupe)).toBe(1000 - 62 * 16)
+    await run(c.add([job()]))
+    expect(await raw.zcard(keys.dedupe)).toBe(0)
+    expect(await raw.hlen(keys.dedupeid)).toBe(0)
+  })
+})
