@@ -140,14 +140,11 @@ describe("partition", () => {
   })
 
   /**
-   * KNOWN ISSUE (since 9bd33b2, "a new job waits as one list entry"): ioredis re-sends, after
-   * a reconnect, every command that was sent but not answered. An add whose reply was lost
-   * on the way back has already run, so it runs again: the job is enqueued twice under one
-   * id, and runs twice. add.lua used to refuse the second run (DUPLICATE_ID, via the data
-   * hash); the inline list entry leaves nothing to check against. `it.fails` keeps this
-   * visible: when add is made idempotent, this test starts failing — turn it into `it`.
+   * ioredis re-sends, after a reconnect, every command that was sent but not answered. An
+   * add whose reply was lost on the way back has already run; its re-send carries the same
+   * request id, finds the receipt the first run left and writes nothing (lua/add.lua).
    */
-  it.fails("KNOWN ISSUE: an add whose reply is lost to a dropped connection is stored once", async () => {
+  it("an add whose reply is lost to a dropped connection is stored once", async () => {
     const q = name("resend")
     const keys = queueKeys(q)
     const target = new URL(redisUrl())
