@@ -316,6 +316,7 @@ describe("failures and exit codes", () => {
     [["dead", "retry", "--queue", "@Q"], /give the ids of the jobs to retry, or --all/],
     [["dead", "retry", "--queue", "@Q", "--all", "some-id"], /not both/],
     [["verify", "--queue", "@Q", "--max-lines", "0"], /--max-lines.*'0'/],
+    [["verify", "--queue", "@Q", "--page-size", "0"], /--page-size.*'0'.*from 1 to 10000/],
   ])("exits 2 with one line for bad flags: %j", async (args, message) => {
     const { keys, c } = queue()
     await expiredLeases(c, 1)
@@ -482,6 +483,22 @@ describe("leaseq verify", () => {
     expect(out).toMatchObject({ ok: false, violations: 2 })
     expect(out.queues[0].lines).toHaveLength(1)
   })
+
+  it("N9: reads the queue in pages of --page-size and says the result is approximate under change", async () => {
+    const { keys, c } = queue()
+    const jobs = Array.from({ length: 7 }, () => job())
+    await run(c.add(jobs))
+    // the job read on the first page of wait also waits, inline again, at the far end (the last page)
+    await raw.lpush(keys.wait, `${jobs[0]!.id}|3|${jobs[0]!.payload}`)
+    const r = await cli(["verify", "--url", url, "--queue", keys.queue, "--page-size", "2"])
+    expect(r.code).toBe(3)
+    expect(r.stdout).toContain(`${keys.queue}: 2 violations (7 jobs)`)
+    expect(r.stdout).toContain(`duplicate ${jobs[0]!.id} waits twice`)
+    expect(r.stdout).toContain(`duplicate ${jobs[0]!.id} in wait and wait`)
+    expect(r.stdout).toMatch(/page by page: if jobs moved meanwhile.*run again to confirm/)
+    const j = await cli(["verify", "--url", url, "--queue", keys.queue, "--page-size", "2", "--json"])
+    expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, violations: 2, approximate: true })
+  })
 })
 
 describe("--help", () => {
@@ -492,7 +509,7 @@ describe("--help", () => {
       /Usage: leaseq sweep[\s\S]*--json[\s\S]*--queue <name>[\s\S]*--limit <n>[\s\S]*--max-ms <ms>/,
     ],
     [["stats", "--help"], /Usage: leaseq stats[\s\S]*--queue <name>/],
-    [["verify", "--help"], /Usage: leaseq verify[\s\S]*--max-lines <n>/],
+    [["verify", "--help"], /Usage: leaseq verify[\s\S]*--max-lines <n>[\s\S]*--page-size <n>/],
     [["dead", "--help"], /Usage: leaseq dead[\s\S]*list[\s\S]*retry[\s\S]*purge/],
     [["dead", "list", "--help"], /Usage: leaseq dead list[\s\S]*--offset <n>/],
     [["dead", "retry", "--help"], /Usage: leaseq dead retry[\s\S]*--all/],
