@@ -453,6 +453,65 @@ describe("leaseq dead", () => {
     expect(await raw.zcard(keys.dead)).toBe(0)
     expect(await raw.hlen(keys.data)).toBe(0)
   })
+
+  it("N13: list, retry and purge cover every partition of a partitioned queue", async () => {
+    const base = name("parted")
+    const parts = [0, 1].map((i) => {
+      const keys = queueKeys(`${base}~${i}`)
+      return { keys, c: makeCommands(client, keys) }
+    })
+    /** One job per partition dies (lease expired, no attempts left); partition 0's first. */
+    const killOne = async () => {
+      const ids: string[] = []
+      for (const { c } of parts) {
+        const { jobs } = await run(c.reserve(1, 20, 0))
+        await untilRedisTime(jobs[0]!.deadline)
+        expect(await run(c.sweep(10))).toMatchObject({ dead: 1 })
+        ids.push(jobs[0]!.id)
+      }
+      return ids
+    }
+    for (const { c } of parts) await run(c.add([job({ maxAttempts: 1 })]))
+    const ids = await killOne()
+    const partitions = parts.map((p) => p.keys.queue)
+
+    const list = json(await cli(["dead", "list", "--url", url, "--queue", base, "--json"]))
+    expect(list).toMatchObject({ queue: base, partitions, total: 2 })
+    expect(list.jobs.map((j: { id: string; queue: string }) => [j.queue, j.id])).toEqual([
+      [partitions[0], ids[0]],
+      [partitions[1], ids[1]],
+    ])
+    const second = await cli(["dead", "list", "--url", url, "--queue", base, "--offset", "1", "--count", "1"])
+    expect(second.code).toBe(0)
+    expect(second.stdout).toContain("2 dead jobs, showing 2-2")
+    expect(second.stdout).toMatch(new RegExp(`${partitions[1]}\\s+${ids[1]}`))
+    expect(second.stdout).not.toContain(ids[0]!)
+
+    const retried = await cli(["dead", "retry", "--url", url, "--queue", base, "--all"])
+    expect(retried.code).toBe(0)
+    expect(retried.stdout).toContain("2 dead jobs put back on wait; 0 still dead")
+    for (const [i, { keys }] of parts.entries()) {
+      expect(await raw.zcard(keys.dead)).toBe(0)
+      expect(await raw.lrange(keys.wait, 0, -1)).toEqual([ids[i]])
+    }
+
+    const again = await killOne()
+    expect(again).toEqual(ids)
+    const purged = await cli(["dead", "purge", "--url", url, "--queue", base, ...ids, "no-such-id", "--yes", "--json"])
+    expect(purged.code).toBe(0)
+    expect(JSON.parse(purged.stdout)).toEqual({
+      queue: base,
+      partitions,
+      action: "purge",
+      count: 2,
+      remaining: 0,
+      missing: ["no-such-id"],
+    })
+    for (const { keys } of parts) {
+      expect(await raw.zcard(keys.dead)).toBe(0)
+      expect(await raw.hlen(keys.data)).toBe(0)
+    }
+  })
 })
 
 describe("leaseq verify", () => {
