@@ -43,6 +43,7 @@ export const Scripts = {
   verifyWait: load("verify-wait"),
   verifySet: load("verify-set"),
   verifyHash: load("verify-hash"),
+  verifyOrphans: load("verify-orphans"),
   open: load("open"),
 } as const
 

@@ -7,11 +7,13 @@
  *
  * The only state kept across calls is here, in the caller: the ids seen in wait (a
  * list has no membership test), to find a job waiting twice and to tell a payload
- * of a waiting job from an orphan one.
+ * of a waiting job from an orphan one. A payload that looks orphaned is rechecked
+ * at the end (wait read again, then data and the sorted sets), so a job that moved
+ * into wait meanwhile is not reported.
  *
- * Under concurrent change the result is approximate: a job that moves between two
- * pages (reserved, retried, promoted) may be missed, or reported once as a duplicate
- * or orphan. On a queue nobody changes meanwhile it is exact.
+ * Under concurrent change the result is still approximate: a job that moves between
+ * two pages (reserved, released, promoted) may be missed, counted twice, or, rarely,
+ * reported as a duplicate or orphan. On a queue nobody changes meanwhile it is exact.
  */
 import * as Effect from "effect/Effect"
 import type { QueueKeys } from "./Keys.ts"
@@ -65,12 +67,14 @@ type Tally = ReturnType<typeof makeTally>
 const INLINE = 1
 const STORED = 2
 
-/** Page through wait from its right end; returns the ids seen (with {@link INLINE} / {@link STORED}) and counts. */
-const checkWait = <E>(call: ScriptCall<E>, k: QueueKeys, pageSize: number, tally: Tally) =>
+/** Page through wait from its right end (the pop end), calling `onEntry` for each entry. */
+const readWait = <E>(
+  call: ScriptCall<E>,
+  k: QueueKeys,
+  pageSize: number,
+  onEntry: (id: string, flags: number, alsoIn: string) => void,
+) =>
   Effect.gen(function* () {
-    const waiting = new Map<string, number>()
-    let entries = 0
-    let duplicates = 0
     let more = true
     for (let from = 0; more; from += pageSize) {
       const r = yield* call<Array<number | string>>(
@@ -80,25 +84,34 @@ const checkWait = <E>(call: ScriptCall<E>, k: QueueKeys, pageSize: number, tally
       )
       more = Number(r[0]) === 1
       for (let i = 1; i + 3 < r.length; i += 4) {
-        const id = String(r[i])
         const flags = (Number(r[i + 1]) === 1 ? INLINE : 0) | (Number(r[i + 2]) === 1 ? STORED : 0)
-        const alsoIn = String(r[i + 3])
-        entries++
-        const before = waiting.get(id)
-        if (before !== undefined) {
-          if (before & flags & INLINE) tally.report(`duplicate ${id} waits twice`)
-          tally.report(`duplicate ${id} in wait and wait`)
-          duplicates++
-          waiting.set(id, before | flags)
-          continue
-        }
-        waiting.set(id, flags)
-        if (alsoIn !== "") {
-          tally.report(`duplicate ${id} in wait and ${alsoIn}`)
-          duplicates++
-        }
+        onEntry(String(r[i]), flags, String(r[i + 3]))
       }
     }
+  })
+
+/** Check wait; returns the ids seen (with {@link INLINE} / {@link STORED}) and counts. */
+const checkWait = <E>(call: ScriptCall<E>, k: QueueKeys, pageSize: number, tally: Tally) =>
+  Effect.gen(function* () {
+    const waiting = new Map<string, number>()
+    let entries = 0
+    let duplicates = 0
+    yield* readWait(call, k, pageSize, (id, flags, alsoIn) => {
+      entries++
+      const before = waiting.get(id)
+      if (before !== undefined) {
+        if (before & flags & INLINE) tally.report(`duplicate ${id} waits twice`)
+        tally.report(`duplicate ${id} in wait and wait`)
+        duplicates++
+        waiting.set(id, before | flags)
+        return
+      }
+      waiting.set(id, flags)
+      if (alsoIn !== "") {
+        tally.report(`duplicate ${id} in wait and ${alsoIn}`)
+        duplicates++
+      }
+    })
     for (const [id, flags] of waiting) {
       if (flags === (INLINE | STORED))
         tally.report(`double-data ${id} waits with its payload inline and also has one stored`)
@@ -129,7 +142,10 @@ const checkSets = <E>(call: ScriptCall<E>, k: QueueKeys, pageSize: number, tally
     return { entries, duplicates }
   })
 
-/** HSCAN each per-job hash in turn; a payload whose job is in no sorted set must be waiting. */
+/**
+ * HSCAN each per-job hash in turn. Returns the payloads whose job was in no sorted set
+ * and not seen in wait: orphans, or jobs that moved into wait after it was read.
+ */
 const checkHashes = <E>(
   call: ScriptCall<E>,
   k: QueueKeys,
@@ -138,6 +154,7 @@ const checkHashes = <E>(
   tally: Tally,
 ) =>
   Effect.gen(function* () {
+    const candidates = new Set<string>()
     for (const name of HASHES) {
       let cursor = "0"
       do {
@@ -147,11 +164,39 @@ const checkHashes = <E>(
           [name, cursor, pageSize],
         )
         cursor = String(r[0])
-        for (const id of r[1]) {
-          if (!waiting.has(id)) tally.report(`orphan-data ${id} has a payload but is in no state`)
-        }
+        for (const id of r[1]) if (!waiting.has(id)) candidates.add(id)
         for (const line of r.slice(2)) tally.report(String(line))
       } while (cursor !== "0")
+    }
+    return candidates
+  })
+
+/**
+ * Report the candidates that are orphans for sure: a job promoted, retried or released
+ * into wait after wait was read is not one. Reads wait again (only when there are
+ * candidates), then rechecks the rest in pages: still in data, in no sorted set.
+ */
+const confirmOrphans = <E>(
+  call: ScriptCall<E>,
+  k: QueueKeys,
+  pageSize: number,
+  candidates: ReadonlySet<string>,
+  tally: Tally,
+) =>
+  Effect.gen(function* () {
+    if (candidates.size === 0) return
+    const moved = new Set<string>()
+    yield* readWait(call, k, pageSize, (id) => {
+      if (candidates.has(id)) moved.add(id)
+    })
+    const left = [...candidates].filter((id) => !moved.has(id))
+    for (let i = 0; i < left.length; i += pageSize) {
+      const r = yield* call<Array<number | string>>(
+        Scripts.verifyOrphans,
+        [k.active, k.delayed, k.dead, k.done, k.data, k.meta],
+        left.slice(i, i + pageSize),
+      )
+      for (const id of r.slice(1)) tally.report(`orphan-data ${id} has a payload but is in no state`)
     }
   })
 
@@ -173,7 +218,8 @@ export const verifyQueue = <E>(
     const tally = makeTally(options.maxLines)
     const wait = yield* checkWait(call, keys, options.pageSize, tally)
     const sets = yield* checkSets(call, keys, options.pageSize, tally)
-    yield* checkHashes(call, keys, options.pageSize, wait.waiting, tally)
+    const candidates = yield* checkHashes(call, keys, options.pageSize, wait.waiting, tally)
+    yield* confirmOrphans(call, keys, options.pageSize, candidates, tally)
     return {
       violations: tally.violations(),
       jobs: wait.entries + sets.entries - wait.duplicates - sets.duplicates,

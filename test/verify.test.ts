@@ -8,10 +8,13 @@ import { Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands, type NewJob } from "../src/Commands.ts"
-import { queueKeys } from "../src/Keys.ts"
+import { LAYOUT_VERSION, queueKeys } from "../src/Keys.ts"
 import { Queue } from "../src/promise/Queue.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
+import { Scripts } from "../src/Scripts.ts"
 import { type LocalRedis, startRedisServer } from "../src/testing/RedisServer.ts"
+import { type ScriptCall, verifyQueue } from "../src/Verify.ts"
+import { until } from "./reliability/support.ts"
 import { queueNamer, rawClient } from "./support/redis.ts"
 
 const name = queueNamer("verify")
@@ -122,6 +125,40 @@ describe("verify on a large backlog (N9)", () => {
     const whole = await run(c.verify(100, 10_000))
     expect({ ...whole, lines: [...whole.lines].sort() }).toEqual({ ...paged, lines: expected })
     await raw.del(...Object.values(keys).filter((k) => k.startsWith("leaseq:{")))
+  })
+
+  it("N9: a job promoted into wait after wait was read is not reported as an orphan payload", async () => {
+    const { keys, c } = setup()
+    const payload = JSON.stringify({ pad: "p".repeat(100) })
+    await run(c.add([job(payload), job(payload)]))
+    const due = job(payload, { delayMs: 1 })
+    await run(c.add([due]))
+    await until("the delayed job is due", async () => {
+      const [s, us] = await raw.time()
+      return Number(s) * 1000 + Number(us) / 1000 > Number(await raw.zscore(keys.delayed, due.id))
+    })
+    // the script calls verify makes, with a real sweep run between reading wait and
+    // reading data: the due job moves from delayed to wait, keeping its stored payload
+    let swept = false
+    const call: ScriptCall<never> = (script, scriptKeys, args) =>
+      Effect.gen(function* () {
+        if (script === Scripts.verifyHash && !swept) {
+          swept = true
+          expect(yield* Effect.orDie(c.sweep(10))).toMatchObject({ promoted: 1 })
+        }
+        return (yield* Effect.promise(() => client.script(script, scriptKeys, [LAYOUT_VERSION, ...args]))) as never
+      })
+    const result = await run(verifyQueue(call, keys, { maxLines: 10, pageSize: 1 }))
+    expect(swept).toBe(true)
+    expect(await raw.lrange(keys.wait, 0, 0)).toEqual([due.id])
+    expect(result).toEqual({ violations: 0, jobs: 3, lines: [] })
+    // a payload that no job owns is still reported after the recheck
+    await raw.hset(keys.data, "ghost", payload)
+    expect(await run(c.verify(10, 1))).toEqual({
+      violations: 1,
+      jobs: 3,
+      lines: ["orphan-data ghost has a payload but is in no state"],
+    })
   })
 
   it("N9: the Promise face checks pageSize and maxLines before reading anything", async () => {
