@@ -10,6 +10,7 @@ import { redisError, scriptError } from "./Outcomes.ts"
 import { newRequestId, newWorkerId } from "./RequestId.ts"
 import type { RedisClient } from "./redis/Client.ts"
 import { type Script, Scripts } from "./Scripts.ts"
+import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, verifyQueue } from "./Verify.ts"
 
 /** One job as `add` sends it (already validated and serialised). */
 export interface NewJob {
@@ -327,12 +328,9 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
         "ids" in target ? ["ids", 0, ...target.ids] : ["all", target.all],
       ).pipe(Effect.map((r) => ({ count: Number(r[0]), remaining: Number(r[1]), missing: r.slice(2).map(String) }))),
 
-    verify: (maxLines: number) =>
-      call<Array<number | string>>(
-        Scripts.verify,
-        [k.wait, k.active, k.delayed, k.dead, k.done, k.data, k.lease, k.max, k.fails, k.lost, k.err, k.result, k.meta],
-        [maxLines],
-      ).pipe(Effect.map((r) => ({ violations: Number(r[0]), jobs: Number(r[1]), lines: r.slice(2).map(String) }))),
+    /** Check the queue's invariants page by page (see Verify.ts). Defaults: 100 lines, pages of 100. */
+    verify: (maxLines: number = DEFAULT_VERIFY_LINES, pageSize: number = DEFAULT_VERIFY_PAGE) =>
+      verifyQueue(call, k, { maxLines, pageSize }),
   }
 }
 

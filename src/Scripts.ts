@@ -40,7 +40,10 @@ export const Scripts = {
   deadList: load("dead-list"),
   deadRetry: load("dead-retry"),
   deadPurge: load("dead-purge"),
-  verify: load("verify"),
+  verifyWait: load("verify-wait"),
+  verifySet: load("verify-set"),
+  verifyHash: load("verify-hash"),
+  verifyOrphans: load("verify-orphans"),
   open: load("open"),
 } as const
 

@@ -316,6 +316,7 @@ describe("failures and exit codes", () => {
     [["dead", "retry", "--queue", "@Q"], /give the ids of the jobs to retry, or --all/],
     [["dead", "retry", "--queue", "@Q", "--all", "some-id"], /not both/],
     [["verify", "--queue", "@Q", "--max-lines", "0"], /--max-lines.*'0'/],
+    [["verify", "--queue", "@Q", "--page-size", "0"], /--page-size.*'0'.*from 1 to 10000/],
   ])("exits 2 with one line for bad flags: %j", async (args, message) => {
     const { keys, c } = queue()
     await expiredLeases(c, 1)
@@ -452,6 +453,65 @@ describe("leaseq dead", () => {
     expect(await raw.zcard(keys.dead)).toBe(0)
     expect(await raw.hlen(keys.data)).toBe(0)
   })
+
+  it("N13: list, retry and purge cover every partition of a partitioned queue", async () => {
+    const base = name("parted")
+    const parts = [0, 1].map((i) => {
+      const keys = queueKeys(`${base}~${i}`)
+      return { keys, c: makeCommands(client, keys) }
+    })
+    /** One job per partition dies (lease expired, no attempts left); partition 0's first. */
+    const killOne = async () => {
+      const ids: string[] = []
+      for (const { c } of parts) {
+        const { jobs } = await run(c.reserve(1, 20, 0))
+        await untilRedisTime(jobs[0]!.deadline)
+        expect(await run(c.sweep(10))).toMatchObject({ dead: 1 })
+        ids.push(jobs[0]!.id)
+      }
+      return ids
+    }
+    for (const { c } of parts) await run(c.add([job({ maxAttempts: 1 })]))
+    const ids = await killOne()
+    const partitions = parts.map((p) => p.keys.queue)
+
+    const list = json(await cli(["dead", "list", "--url", url, "--queue", base, "--json"]))
+    expect(list).toMatchObject({ queue: base, partitions, total: 2 })
+    expect(list.jobs.map((j: { id: string; queue: string }) => [j.queue, j.id])).toEqual([
+      [partitions[0], ids[0]],
+      [partitions[1], ids[1]],
+    ])
+    const second = await cli(["dead", "list", "--url", url, "--queue", base, "--offset", "1", "--count", "1"])
+    expect(second.code).toBe(0)
+    expect(second.stdout).toContain("2 dead jobs, showing 2-2")
+    expect(second.stdout).toMatch(new RegExp(`${partitions[1]}\\s+${ids[1]}`))
+    expect(second.stdout).not.toContain(ids[0]!)
+
+    const retried = await cli(["dead", "retry", "--url", url, "--queue", base, "--all"])
+    expect(retried.code).toBe(0)
+    expect(retried.stdout).toContain("2 dead jobs put back on wait; 0 still dead")
+    for (const [i, { keys }] of parts.entries()) {
+      expect(await raw.zcard(keys.dead)).toBe(0)
+      expect(await raw.lrange(keys.wait, 0, -1)).toEqual([ids[i]])
+    }
+
+    const again = await killOne()
+    expect(again).toEqual(ids)
+    const purged = await cli(["dead", "purge", "--url", url, "--queue", base, ...ids, "no-such-id", "--yes", "--json"])
+    expect(purged.code).toBe(0)
+    expect(JSON.parse(purged.stdout)).toEqual({
+      queue: base,
+      partitions,
+      action: "purge",
+      count: 2,
+      remaining: 0,
+      missing: ["no-such-id"],
+    })
+    for (const { keys } of parts) {
+      expect(await raw.zcard(keys.dead)).toBe(0)
+      expect(await raw.hlen(keys.data)).toBe(0)
+    }
+  })
 })
 
 describe("leaseq verify", () => {
@@ -482,6 +542,22 @@ describe("leaseq verify", () => {
     expect(out).toMatchObject({ ok: false, violations: 2 })
     expect(out.queues[0].lines).toHaveLength(1)
   })
+
+  it("N9: reads the queue in pages of --page-size and says the result is approximate under change", async () => {
+    const { keys, c } = queue()
+    const jobs = Array.from({ length: 7 }, () => job())
+    await run(c.add(jobs))
+    // the job read on the first page of wait also waits, inline again, at the far end (the last page)
+    await raw.lpush(keys.wait, `${jobs[0]!.id}|3|${jobs[0]!.payload}`)
+    const r = await cli(["verify", "--url", url, "--queue", keys.queue, "--page-size", "2"])
+    expect(r.code).toBe(3)
+    expect(r.stdout).toContain(`${keys.queue}: 2 violations (7 jobs)`)
+    expect(r.stdout).toContain(`duplicate ${jobs[0]!.id} waits twice`)
+    expect(r.stdout).toContain(`duplicate ${jobs[0]!.id} in wait and wait`)
+    expect(r.stdout).toMatch(/page by page: if jobs moved meanwhile.*run again to confirm/)
+    const j = await cli(["verify", "--url", url, "--queue", keys.queue, "--page-size", "2", "--json"])
+    expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, violations: 2, approximate: true })
+  })
 })
 
 describe("--help", () => {
@@ -492,7 +568,7 @@ describe("--help", () => {
       /Usage: leaseq sweep[\s\S]*--json[\s\S]*--queue <name>[\s\S]*--limit <n>[\s\S]*--max-ms <ms>/,
     ],
     [["stats", "--help"], /Usage: leaseq stats[\s\S]*--queue <name>/],
-    [["verify", "--help"], /Usage: leaseq verify[\s\S]*--max-lines <n>/],
+    [["verify", "--help"], /Usage: leaseq verify[\s\S]*--max-lines <n>[\s\S]*--page-size <n>/],
     [["dead", "--help"], /Usage: leaseq dead[\s\S]*list[\s\S]*retry[\s\S]*purge/],
     [["dead", "list", "--help"], /Usage: leaseq dead list[\s\S]*--offset <n>/],
     [["dead", "retry", "--help"], /Usage: leaseq dead retry[\s\S]*--all/],

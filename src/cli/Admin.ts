@@ -27,12 +27,18 @@ export interface QueuesFlags extends CommonFlags {
 
 /** Flags of `leaseq verify`. */
 export interface VerifyFlags extends QueuesFlags {
-  /** The most violation lines listed per queue (the count is always exact). */
+  /** The most violation lines listed per queue (the count is always complete). */
   readonly maxLines: number
+  /** Entries (set members, hash fields) checked per script call. Default {@link DEFAULT_VERIFY_PAGE}. */
+  readonly pageSize: number
 }
 
-/** Default `--max-lines` of `leaseq verify`. */
-export const DEFAULT_VERIFY_LINES = 100
+/** Defaults of `--max-lines` and `--page-size` (those of the library's verify). */
+export { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE } from "../Verify.ts"
+
+/** What the text and JSON reports say about a verify of a queue that changes meanwhile. */
+export const VERIFY_APPROXIMATE =
+  "checked page by page: if jobs moved meanwhile, one may be missed or reported by mistake; run again to confirm"
 
 /** The one JSON object `leaseq stats --json` prints. */
 export interface StatsReport {
@@ -65,6 +71,10 @@ export interface VerifyReport {
   readonly ok: boolean
   readonly violations: number
   readonly queues: ReadonlyArray<QueueVerify>
+  /** Always true: verify reads a queue in pages, so a queue that changes meanwhile gives an approximate result. */
+  readonly approximate: true
+  /** {@link VERIFY_APPROXIMATE} */
+  readonly note: string
 }
 
 /** Run `f` on every target queue in turn, each opened first. */
@@ -153,20 +163,29 @@ export const formatVerify = (r: VerifyReport): string => {
     for (const l of q.lines) lines.push(`  ${l}`)
     if (q.lines.length < q.violations) lines.push(`  … ${q.violations - q.lines.length} more (raise --max-lines)`)
   }
+  lines.push(`(${r.note})`)
   return `${lines.join("\n")}\n`
 }
 
 /**
- * Run `leaseq verify`: every job in exactly one state, no orphan data. Exit 3 when
- * a violation is found (listed on stdout, counted on stderr).
+ * Run `leaseq verify`: every job in exactly one state, no orphan data, read in short
+ * calls of `--page-size` entries. Exit 3 when a violation is found (listed on stdout,
+ * counted on stderr).
  */
 export const runVerify = (io: Io, url: string, flags: VerifyFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
   eachQueue(io, url, flags, "verifying", (c) =>
-    c.verify(flags.maxLines).pipe(Effect.map((v): QueueVerify => ({ queue: c.keys.queue, ...v }))),
+    c.verify(flags.maxLines, flags.pageSize).pipe(Effect.map((v): QueueVerify => ({ queue: c.keys.queue, ...v }))),
   ).pipe(
     Effect.map((queues) => {
       const violations = queues.reduce((n, q) => n + q.violations, 0)
-      const r: VerifyReport = { prefix: flags.prefix, ok: violations === 0, violations, queues }
+      const r: VerifyReport = {
+        prefix: flags.prefix,
+        ok: violations === 0,
+        violations,
+        queues,
+        approximate: true,
+        note: VERIFY_APPROXIMATE,
+      }
       if (flags.json) writeJson(io, r)
       else io.out(formatVerify(r))
       if (violations === 0) return ExitCode.ok

@@ -11,7 +11,8 @@ import { Command, CommanderError } from "commander"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { Limits } from "../Validate.ts"
-import { DEFAULT_VERIFY_LINES, runStats, runVerify } from "./Admin.ts"
+import { VERIFY_PAGE_LIMITS } from "../Verify.ts"
+import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify } from "./Admin.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
@@ -108,6 +109,12 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
       "list at most this many violations per queue (the count is always exact)",
       wholeNumber("--max-lines", 1, 100_000),
       DEFAULT_VERIFY_LINES,
+    )
+    .option(
+      "--page-size <n>",
+      "entries checked per Redis call (each call is short; larger pages: fewer calls, more Lua memory per call)",
+      wholeNumber("--page-size", VERIFY_PAGE_LIMITS.min, VERIFY_PAGE_LIMITS.max),
+      DEFAULT_VERIFY_PAGE,
     )
   verify.action(() => setJob(url(verify.opts(), (u) => runVerify(io, u, verify.opts()))))
 

@@ -152,8 +152,8 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
     deadPurge: (ids: ReadonlyArray<string>) =>
       all((p) => p.commands.deadPurge({ ids })).pipe(Effect.map((each) => each.reduce((n, r) => n + r.count, 0))),
     /** Every partition's invariants; lines are prefixed with the sub-queue name. */
-    verify: (maxLines: number) =>
-      all((p) => p.commands.verify(maxLines)).pipe(
+    verify: (maxLines: number, pageSize?: number) =>
+      all((p) => p.commands.verify(maxLines, pageSize)).pipe(
         Effect.map((each) => ({
           violations: each.reduce((n, r) => n + r.violations, 0),
           jobs: each.reduce((n, r) => n + r.jobs, 0),

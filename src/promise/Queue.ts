@@ -17,6 +17,7 @@ import { makeQueueCore, type QueueCore, type QueueSettingsInput, resolveQueueOpt
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
 import { integerOr, serializePayload } from "../Validate.ts"
+import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../Verify.ts"
 
 /** Options of {@link Queue}. */
 export interface QueueOptions extends QueueSettingsInput {
@@ -150,10 +151,24 @@ export class Queue<T = unknown> {
     return this.#run(this.core.commands.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
   }
 
-  /** Check the queue's invariants (O(jobs): an operator's tool). */
-  verify(options: { readonly maxLines?: number } = {}): Promise<{ violations: number; jobs: number; lines: string[] }> {
-    if (this.partitioned) return this.#run(this.partitioned.verify(options.maxLines ?? 100))
-    return this.#run(this.core.commands.verify(options.maxLines ?? 100))
+  /**
+   * Check the queue's invariants, page by page: O(jobs) in total, in short read-only
+   * calls of `pageSize` entries each (default 100, 1 .. 10 000). Lists at most
+   * `maxLines` violations (default 100; the count is always complete). Exact on a
+   * queue nobody changes meanwhile; approximate under concurrent change (a job that
+   * moves between pages may be missed or reported once).
+   */
+  verify(
+    options: { readonly maxLines?: number; readonly pageSize?: number } = {},
+  ): Promise<{ violations: number; jobs: number; lines: string[] }> {
+    return this.#run(
+      Effect.suspend(() => {
+        const maxLines = integerOr("maxLines", options.maxLines, DEFAULT_VERIFY_LINES, { min: 1, max: 100_000 })
+        const pageSize = integerOr("pageSize", options.pageSize, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS)
+        if (this.partitioned) return this.partitioned.verify(maxLines, pageSize)
+        return this.core.commands.verify(maxLines, pageSize)
+      }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
+    )
   }
 
   /** Close the connection (if leaseq opened it). Later calls reject with {@link QueueClosed}. */

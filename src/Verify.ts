@@ -1,0 +1,228 @@
+/**
+ * An incremental `verify` of one queue: many short read-only script calls instead of
+ * one long one, so Redis is never held for long and no payload accumulates in its
+ * Lua heap. Each call checks one page — `pageSize` entries of wait (LRANGE), or about
+ * `pageSize` members of a sorted set or fields of a hash (ZSCAN / HSCAN) — with
+ * per-item lookups (ZSCORE, HEXISTS) instead of a table of every job.
+ *
+ * The only state kept across calls is here, in the caller: the ids seen in wait (a
+ * list has no membership test), to find a job waiting twice and to tell a payload
+ * of a waiting job from an orphan one. A payload that looks orphaned is rechecked
+ * at the end (wait read again, then data and the sorted sets), so a job that moved
+ * into wait meanwhile is not reported.
+ *
+ * Under concurrent change the result is still approximate: a job that moves between
+ * two pages (reserved, released, promoted) may be missed, counted twice, or, rarely,
+ * reported as a duplicate or orphan. On a queue nobody changes meanwhile it is exact.
+ */
+import * as Effect from "effect/Effect"
+import type { QueueKeys } from "./Keys.ts"
+import { type Script, Scripts } from "./Scripts.ts"
+
+/** Default `pageSize` of verify: entries (or set members, hash fields) checked per script call. */
+export const DEFAULT_VERIFY_PAGE = 100
+
+/** `pageSize` bounds: 1 .. 10 000. */
+export const VERIFY_PAGE_LIMITS = { min: 1, max: 10_000 } as const
+
+/** Default `maxLines` of verify. */
+export const DEFAULT_VERIFY_LINES = 100
+
+/** What verify found. */
+export interface VerifyResult {
+  /** Violations found (all counted, even past `maxLines`). */
+  readonly violations: number
+  /** Distinct jobs seen in wait, active, delayed, dead and done. */
+  readonly jobs: number
+  /** `<kind> <id> <detail>`, at most `maxLines` of them. */
+  readonly lines: string[]
+}
+
+/** A script call of the queue, as `makeCommands` runs them (layout refusals already mapped). */
+export type ScriptCall<E> = <A>(
+  script: Script,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<string | number>,
+) => Effect.Effect<A, E>
+
+const SETS = ["active", "delayed", "dead", "done"] as const
+const HASHES = ["data", "lease", "max", "fails", "lost", "err", "result"] as const
+
+/** Violation lines and counts, kept as the pages come in. */
+const makeTally = (maxLines: number) => {
+  const lines: string[] = []
+  let violations = 0
+  return {
+    lines,
+    violations: () => violations,
+    report: (line: string) => {
+      violations++
+      if (lines.length < maxLines) lines.push(line)
+    },
+  }
+}
+type Tally = ReturnType<typeof makeTally>
+
+/** Flags of a waiting id: some entry of it carries the payload inline; data holds a payload for it. */
+const INLINE = 1
+const STORED = 2
+
+/** Page through wait from its right end (the pop end), calling `onEntry` for each entry. */
+const readWait = <E>(
+  call: ScriptCall<E>,
+  k: QueueKeys,
+  pageSize: number,
+  onEntry: (id: string, flags: number, alsoIn: string) => void,
+) =>
+  Effect.gen(function* () {
+    let more = true
+    for (let from = 0; more; from += pageSize) {
+      const r = yield* call<Array<number | string>>(
+        Scripts.verifyWait,
+        [k.wait, k.active, k.delayed, k.dead, k.done, k.data, k.meta],
+        [from, pageSize],
+      )
+      more = Number(r[0]) === 1
+      for (let i = 1; i + 3 < r.length; i += 4) {
+        const flags = (Number(r[i + 1]) === 1 ? INLINE : 0) | (Number(r[i + 2]) === 1 ? STORED : 0)
+        onEntry(String(r[i]), flags, String(r[i + 3]))
+      }
+    }
+  })
+
+/** Check wait; returns the ids seen (with {@link INLINE} / {@link STORED}) and counts. */
+const checkWait = <E>(call: ScriptCall<E>, k: QueueKeys, pageSize: number, tally: Tally) =>
+  Effect.gen(function* () {
+    const waiting = new Map<string, number>()
+    let entries = 0
+    let duplicates = 0
+    yield* readWait(call, k, pageSize, (id, flags, alsoIn) => {
+      entries++
+      const before = waiting.get(id)
+      if (before !== undefined) {
+        if (before & flags & INLINE) tally.report(`duplicate ${id} waits twice`)
+        tally.report(`duplicate ${id} in wait and wait`)
+        duplicates++
+        waiting.set(id, before | flags)
+        return
+      }
+      waiting.set(id, flags)
+      if (alsoIn !== "") {
+        tally.report(`duplicate ${id} in wait and ${alsoIn}`)
+        duplicates++
+      }
+    })
+    for (const [id, flags] of waiting) {
+      if (flags === (INLINE | STORED))
+        tally.report(`double-data ${id} waits with its payload inline and also has one stored`)
+      else if (flags === 0) tally.report(`no-data ${id} is in wait without a payload`)
+    }
+    return { waiting, entries, duplicates }
+  })
+
+/** ZSCAN each sorted set in turn; returns the members seen and how many were duplicates. */
+const checkSets = <E>(call: ScriptCall<E>, k: QueueKeys, pageSize: number, tally: Tally) =>
+  Effect.gen(function* () {
+    let entries = 0
+    let duplicates = 0
+    for (const [i] of SETS.entries()) {
+      let cursor = "0"
+      do {
+        const r = yield* call<Array<number | string>>(
+          Scripts.verifySet,
+          [k.active, k.delayed, k.dead, k.done, k.data, k.lease, k.meta],
+          [i + 1, cursor, pageSize],
+        )
+        cursor = String(r[0])
+        entries += Number(r[1])
+        duplicates += Number(r[2])
+        for (const line of r.slice(3)) tally.report(String(line))
+      } while (cursor !== "0")
+    }
+    return { entries, duplicates }
+  })
+
+/**
+ * HSCAN each per-job hash in turn. Returns the payloads whose job was in no sorted set
+ * and not seen in wait: orphans, or jobs that moved into wait after it was read.
+ */
+const checkHashes = <E>(
+  call: ScriptCall<E>,
+  k: QueueKeys,
+  pageSize: number,
+  waiting: ReadonlyMap<string, number>,
+  tally: Tally,
+) =>
+  Effect.gen(function* () {
+    const candidates = new Set<string>()
+    for (const name of HASHES) {
+      let cursor = "0"
+      do {
+        const r = yield* call<[string, string[], ...string[]]>(
+          Scripts.verifyHash,
+          [k.active, k.delayed, k.dead, k.done, k.data, k.lease, k.max, k.fails, k.lost, k.err, k.result, k.meta],
+          [name, cursor, pageSize],
+        )
+        cursor = String(r[0])
+        for (const id of r[1]) if (!waiting.has(id)) candidates.add(id)
+        for (const line of r.slice(2)) tally.report(String(line))
+      } while (cursor !== "0")
+    }
+    return candidates
+  })
+
+/**
+ * Report the candidates that are orphans for sure: a job promoted, retried or released
+ * into wait after wait was read is not one. Reads wait again (only when there are
+ * candidates), then rechecks the rest in pages: still in data, in no sorted set.
+ */
+const confirmOrphans = <E>(
+  call: ScriptCall<E>,
+  k: QueueKeys,
+  pageSize: number,
+  candidates: ReadonlySet<string>,
+  tally: Tally,
+) =>
+  Effect.gen(function* () {
+    if (candidates.size === 0) return
+    const moved = new Set<string>()
+    yield* readWait(call, k, pageSize, (id) => {
+      if (candidates.has(id)) moved.add(id)
+    })
+    const left = [...candidates].filter((id) => !moved.has(id))
+    for (let i = 0; i < left.length; i += pageSize) {
+      const r = yield* call<Array<number | string>>(
+        Scripts.verifyOrphans,
+        [k.active, k.delayed, k.dead, k.done, k.data, k.meta],
+        left.slice(i, i + pageSize),
+      )
+      for (const id of r.slice(1)) tally.report(`orphan-data ${id} has a payload but is in no state`)
+    }
+  })
+
+/**
+ * Check one queue's invariants, page by page: every job id in exactly one of wait,
+ * active, delayed, dead, done; every job has a payload (inline in its wait entry, or
+ * in data) and every payload a job; a lease token exactly for the active jobs;
+ * per-job fields (max, fails, lost, err, result) only for jobs that exist.
+ *
+ * Cost: O(jobs) in total, in calls of O(pageSize) each; the caller holds the ids of
+ * the waiting jobs. Approximate under concurrent change (see the module comment).
+ */
+export const verifyQueue = <E>(
+  call: ScriptCall<E>,
+  keys: QueueKeys,
+  options: { readonly maxLines: number; readonly pageSize: number },
+): Effect.Effect<VerifyResult, E> =>
+  Effect.gen(function* () {
+    const tally = makeTally(options.maxLines)
+    const wait = yield* checkWait(call, keys, options.pageSize, tally)
+    const sets = yield* checkSets(call, keys, options.pageSize, tally)
+    const candidates = yield* checkHashes(call, keys, options.pageSize, wait.waiting, tally)
+    yield* confirmOrphans(call, keys, options.pageSize, candidates, tally)
+    return {
+      violations: tally.violations(),
+      jobs: wait.entries + sets.entries - wait.duplicates - sets.duplicates,
+      lines: tally.lines,
+    }
+  })
