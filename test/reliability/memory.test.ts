@@ -6,6 +6,7 @@
  *   redis-server of their own, so the limit never touches another test file's queues.
  * - Expired dedupe keys and retained completed jobs are removed by the sweep, bounded per
  *   call, whatever the traffic and whatever keepCompleted was set to later.
+ * - addBulk and the batcher of single adds cap the payload bytes of one script call.
  */
 import { Effect } from "effect"
 import type { Redis } from "ioredis"
@@ -198,5 +199,45 @@ describe("N12: retained completed jobs stay bounded by the latest keepCompleted"
     await raw.hdel(keys.meta, "keep")
     expect(await run(c.sweep(100))).toMatchObject({ trimmed: 0 })
     expect(await raw.zcard(keys.done)).toBe(3)
+  })
+})
+
+describe("S2: the payload bytes of one add call are capped", () => {
+  const evalshaCalls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await raw.info("commandstats"))?.[1] ?? 0)
+  /** A queue core whose add calls carry at most 3 of the ~1 kB payloads below. */
+  const smallCalls = () => {
+    const core = makeQueueCore(client, name(), { ...resolveQueueOptions({}), maxCallBytes: 3 * 1_100 })
+    onTestFinished(() => core.markClosed())
+    return core
+  }
+  const kb = (n: number) => ({ payload: JSON.stringify({ n, pad: "x".repeat(1_000) }) })
+
+  it("addBulk over the cap goes out in several calls, in order, and stores every job", async () => {
+    const core = smallCalls()
+    await run(core.ensureOpen)
+    const before = await evalshaCalls()
+    const ids = await run(core.addBulk(Array.from({ length: 10 }, (_, n) => kb(n))))
+    expect(await evalshaCalls()).toBe(before + 4)
+    expect(new Set(ids).size).toBe(10)
+    // wait is a list pushed on the left: read right to left, it is the order of the call
+    const entries = (await raw.lrange(core.keys.wait, 0, -1)).reverse()
+    expect(entries.map((e) => e.split("|")[0])).toEqual(ids)
+    expect(entries.map((e) => JSON.parse(e.split("|").slice(2).join("|")).n)).toEqual([...Array(10).keys()])
+  })
+
+  it("a job larger than the cap goes alone; single adds made together are batched under the cap", async () => {
+    const core = smallCalls()
+    await run(core.ensureOpen)
+    const before = await evalshaCalls()
+    const big = { payload: JSON.stringify({ pad: "y".repeat(5_000) }) }
+    const [bigId] = await run(core.addBulk([big]))
+    expect(await evalshaCalls()).toBe(before + 1)
+    expect(await raw.lindex(core.keys.wait, 0)).toContain(bigId)
+    const start = await evalshaCalls()
+    const ids = await Promise.all(Array.from({ length: 10 }, (_, n) => run(core.add(kb(n)))))
+    expect(new Set(ids).size).toBe(10)
+    // 10 jobs, at most 3 per call
+    expect((await evalshaCalls()) - start).toBeGreaterThanOrEqual(4)
+    expect(await raw.llen(core.keys.wait)).toBe(11)
   })
 })
