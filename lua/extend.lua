@@ -18,6 +18,10 @@
 ]]
 local layout = redis.call('HGET', KEYS[3], 'layout')
 if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+-- First a write that cannot grow memory (a no-op): with maxmemory reached and noeviction,
+-- Redis refuses a script at its first write that may grow memory (ZADD here) unless a
+-- write came before it. Heartbeats must go on then, or every long job would self-fence.
+redis.call('HDEL', KEYS[3], '')
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -12,19 +12,60 @@ export interface Batcher<I, O, E> {
   readonly submit: (item: I) => Effect.Effect<O, E>
 }
 
-/** Make a batcher over `run`, which must answer one output per input, in order. At most `maxBatch` inputs per call. */
+/** Limits of one batch. */
+export interface BatchLimits<I> {
+  /** At most this many inputs per call. */
+  readonly maxItems: number
+  /** At most this much total `weight` per call (an input heavier than that goes alone). Default: no limit. */
+  readonly maxWeight?: number
+  /** The weight of one input (for example its payload bytes). Default: 0. */
+  readonly weight?: (item: I) => number
+}
+
+/**
+ * Make a batcher over `run`, which must answer one output per input, in order.
+ * `limits` is a count (at most that many inputs per call) or {@link BatchLimits}.
+ */
 export const makeBatcher = <I, O, E>(
   run: (items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<O>, E>,
-  maxBatch: number,
+  limits: number | BatchLimits<I>,
 ): Batcher<I, O, E> => {
+  const {
+    maxItems,
+    maxWeight = Number.POSITIVE_INFINITY,
+    weight = () => 0,
+  } = typeof limits === "number" ? { maxItems: limits } : limits
   let pending: Array<{ readonly item: I; readonly done: Deferred.Deferred<O, E> }> = []
   let inFlight = false
 
+  /**
+   * The next batch, or undefined when nothing waits. Clearing `inFlight` happens in the
+   * same synchronous step as the emptiness check: a submit can never slip in between
+   * (see it queue an item) and find no drainer left to send it.
+   */
+  const takeBatch = () => {
+    if (pending.length === 0) {
+      inFlight = false
+      return undefined
+    }
+    let n = 0
+    let total = 0
+    while (n < pending.length && n < maxItems) {
+      const w = weight(pending[n]!.item)
+      if (n > 0 && total + w > maxWeight) break
+      total += w
+      n++
+    }
+    const batch = pending.slice(0, n)
+    pending = pending.slice(n)
+    return batch
+  }
+
   /** Send what queued up meanwhile, batch after batch, then stand down. */
   const drain: Effect.Effect<void> = Effect.gen(function* () {
-    while (pending.length > 0) {
-      const batch = pending.length <= maxBatch ? pending : pending.slice(0, maxBatch)
-      pending = pending.length <= maxBatch ? [] : pending.slice(maxBatch)
+    while (true) {
+      const batch = takeBatch()
+      if (batch === undefined) return
       const exit = yield* Effect.exit(run(batch.map((p) => p.item)))
       for (let i = 0; i < batch.length; i++) {
         const p = batch[i]!
@@ -32,14 +73,7 @@ export const makeBatcher = <I, O, E>(
         else Deferred.doneUnsafe(p.done, Effect.failCause(exit.cause))
       }
     }
-  }).pipe(
-    Effect.ensuring(
-      Effect.sync(() => {
-        inFlight = false
-      }),
-    ),
-    Effect.uninterruptible,
-  )
+  }).pipe(Effect.uninterruptible)
 
   /** After the caller's own call: hand what queued up meanwhile to a drainer, or stand down. */
   const handOver = Effect.suspend(() => {

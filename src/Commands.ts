@@ -39,15 +39,30 @@ export interface LeaseRef {
   readonly token: number
 }
 
+/** A job a sweep moved to dead (its lease expired once too often). */
+export interface SweptDead {
+  readonly id: string
+  /** The token of the lease that expired last. */
+  readonly token: number
+  /** The message stored in its last error (reason `lease-expired`). */
+  readonly message: string
+}
+
 /** What one `sweep` call did. */
 export interface SweepResult {
   readonly reclaimed: number
   readonly dead: number
   readonly promoted: number
-  /** True when expired leases or due delayed jobs remain: call again. */
+  /** Expired dedupe keys removed. */
+  readonly dedupeDropped: number
+  /** Retained completed jobs deleted because the queue held more than its `keepCompleted`. */
+  readonly trimmed: number
+  /** True when expired leases, due delayed jobs, expired dedupe keys or retained jobs beyond keep remain: call again. */
   readonly more: boolean
   /** ms until the earliest live lease expires, or -1 when nothing is active. */
   readonly nextDeadlineMs: number
+  /** The jobs this call moved to dead (`dead` of them). */
+  readonly deadJobs: ReadonlyArray<SweptDead>
 }
 
 /** Counts and counters of one queue. */
@@ -101,6 +116,41 @@ const ulidTime = (id: string): number | undefined => {
     t = t * 32 + v
   }
   return t
+}
+
+/**
+ * Most leases (or jobs) one script call takes: a Lua script can `unpack` only a few
+ * thousand values at once, so calls over caller-sized lists go out in chunks of this.
+ */
+export const SCRIPT_CHUNK = 500
+
+/** Run `f` over consecutive chunks of `items` (one call when they fit), in order, and join the answers. */
+const chunked = <I, O, E>(
+  items: ReadonlyArray<I>,
+  f: (part: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<O>, E>,
+): Effect.Effect<ReadonlyArray<O>, E> => {
+  if (items.length <= SCRIPT_CHUNK) return f(items)
+  const parts: Array<ReadonlyArray<I>> = []
+  for (let i = 0; i < items.length; i += SCRIPT_CHUNK) parts.push(items.slice(i, i + SCRIPT_CHUNK))
+  return Effect.forEach(parts, f).pipe(Effect.map((answers) => answers.flat()))
+}
+
+/** The reply of `sweep.lua` as a {@link SweepResult}. */
+const sweepResult = (r: ReadonlyArray<number | string>): SweepResult => {
+  const deadJobs: SweptDead[] = []
+  for (let i = 9; i + 2 < r.length; i += 3) {
+    deadJobs.push({ id: String(r[i]), token: Number(r[i + 1]), message: String(r[i + 2]) })
+  }
+  return {
+    reclaimed: Number(r[0]),
+    dead: Number(r[1]),
+    promoted: Number(r[2]),
+    dedupeDropped: Number(r[6]),
+    trimmed: Number(r[7]),
+    more: r[3] === 1 || r[4] === 1 || r[8] === 1,
+    nextDeadlineMs: Number(r[5]),
+    deadJobs,
+  }
 }
 
 /** The scripts of one queue, as Effects. */
@@ -213,15 +263,21 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
         }),
       ),
 
+    /** Extend leases; one deadline (0: lost) per lease. Any number of leases (chunked). */
     extend: (leases: ReadonlyArray<LeaseRef>, leaseMs: number) =>
-      call<number[]>(Scripts.extend, [k.active, k.lease, k.meta], [leaseMs, ...leases.flatMap((l) => [l.id, l.token])]),
+      chunked(leases, (part) =>
+        call<number[]>(Scripts.extend, [k.active, k.lease, k.meta], [leaseMs, ...part.flatMap((l) => [l.id, l.token])]),
+      ),
 
+    /** Acknowledge jobs; true per job completed, false when its lease was lost. Any number (chunked). */
     complete: (items: ReadonlyArray<LeaseRef & { readonly result?: string }>, keep: number) =>
-      call<number[]>(
-        Scripts.complete,
-        [k.active, k.lease, k.meta, k.data, k.max, k.fails, k.lost, k.err, k.done, k.result],
-        [keep, ...items.flatMap((l) => [l.id, l.token, l.result ?? ""])],
-      ).pipe(Effect.map((r) => r.map((x) => x === 1))),
+      chunked(items, (part) =>
+        call<number[]>(
+          Scripts.complete,
+          [k.active, k.lease, k.meta, k.data, k.max, k.fails, k.lost, k.err, k.done, k.result],
+          [keep, ...part.flatMap((l) => [l.id, l.token, l.result ?? ""])],
+        ).pipe(Effect.map((r) => r.map((x) => x === 1))),
+      ),
 
     fail: (
       lease: LeaseRef,
@@ -237,25 +293,26 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
         Effect.map((r) => (r[0] === 1 ? ("retry" as const) : r[0] === 2 ? ("dead" as const) : ("lost" as const))),
       ),
 
+    /**
+     * Give leased jobs back (graceful shutdown); true per job released, false when its
+     * lease was lost. Any number of leases: chunks of {@link SCRIPT_CHUNK}, each atomic.
+     */
     release: (leases: ReadonlyArray<LeaseRef>) =>
-      call<number[]>(
-        Scripts.release,
-        [k.active, k.lease, k.meta, k.wait, k.marker],
-        leases.flatMap((l) => [l.id, l.token]),
-      ).pipe(Effect.map((r) => r.map((x) => x === 1))),
-
-    sweep: (limit: number) =>
-      call<number[]>(Scripts.sweep, failKeys, [limit]).pipe(
-        Effect.map(
-          (r): SweepResult => ({
-            reclaimed: Number(r[0]),
-            dead: Number(r[1]),
-            promoted: Number(r[2]),
-            more: r[3] === 1 || r[4] === 1,
-            nextDeadlineMs: Number(r[5]),
-          }),
-        ),
+      chunked(leases, (part) =>
+        call<number[]>(
+          Scripts.release,
+          [k.active, k.lease, k.meta, k.wait, k.marker],
+          part.flatMap((l) => [l.id, l.token]),
+        ).pipe(Effect.map((r) => r.map((x) => x === 1))),
       ),
+
+    /** One bounded sweep call: at most `limit` of each kind of work (see lua/sweep.lua). */
+    sweep: (limit: number) =>
+      call<Array<number | string>>(
+        Scripts.sweep,
+        [...failKeys, k.dedupe, k.dedupeid, k.done, k.result, k.data],
+        [limit],
+      ).pipe(Effect.map(sweepResult)),
 
     stats: call<Array<number | string | null>>(Scripts.stats, statsKeys, []).pipe(
       Effect.map((r): QueueStats => {

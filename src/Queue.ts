@@ -29,6 +29,41 @@ export interface QueueSettings {
   readonly prefix: string
   readonly defaultJobOptions: JobOptions
   readonly maxPayloadBytes: number
+  /**
+   * Most payload bytes one add script call carries: a larger addBulk is split into
+   * several calls, and the batcher of single adds caps a batch by it. Not a user option;
+   * default {@link MAX_CALL_BYTES}.
+   */
+  readonly maxCallBytes?: number
+}
+
+/**
+ * Most payload bytes (UTF-8) in one add script call: 64 MiB. One huge call would hold
+ * Redis for its whole length, and past the server's query-buffer limit the connection is
+ * closed. A job larger than this (see `maxPayloadBytes`) goes in a call of its own.
+ */
+export const MAX_CALL_BYTES = 64 * 1024 * 1024
+
+/** What a job weighs in a call: its payload's UTF-8 bytes, plus a little for its other fields. */
+const callBytes = (job: NewJob): number => Buffer.byteLength(job.payload, "utf8") + 64
+
+/** Split `jobs` into consecutive groups of at most `maxBytes` each (a heavier job alone). */
+export const splitByBytes = (jobs: ReadonlyArray<NewJob>, maxBytes: number): Array<ReadonlyArray<NewJob>> => {
+  const groups: Array<ReadonlyArray<NewJob>> = []
+  let group: NewJob[] = []
+  let bytes = 0
+  for (const job of jobs) {
+    const b = callBytes(job)
+    if (group.length > 0 && bytes + b > maxBytes) {
+      groups.push(group)
+      group = []
+      bytes = 0
+    }
+    group.push(job)
+    bytes += b
+  }
+  if (group.length > 0) groups.push(group)
+  return groups
 }
 
 /** Validate queue options (`extraKeys` are the face's own, such as `connection`). */
@@ -88,8 +123,13 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     )
   })
 
-  /** Single adds made while one is in flight go out together in one script call. */
-  const adder = makeBatcher((jobs: ReadonlyArray<NewJob>) => commands.add(jobs), 1000)
+  const maxCallBytes = settings.maxCallBytes ?? MAX_CALL_BYTES
+  /** Single adds made while one is in flight go out together in one script call (at most 1000 jobs, maxCallBytes). */
+  const adder = makeBatcher((jobs: ReadonlyArray<NewJob>) => commands.add(jobs), {
+    maxItems: 1000,
+    maxWeight: maxCallBytes,
+    weight: callBytes,
+  })
 
   /** Validate every job first: a bad one rejects the whole call before anything is sent. */
   const prepare = (jobs: ReadonlyArray<EncodedJob>, field: (i: number) => string) =>
@@ -111,14 +151,23 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         yield* ensureOpen
         return yield* adder.submit(prepared!)
       }),
-    /** Add many jobs in one Redis call (at most {@link Limits.bulk}); all or nothing. */
+    /**
+     * Add many jobs (at most {@link Limits.bulk}): one Redis call, all or nothing, while
+     * the payloads total at most {@link MAX_CALL_BYTES}. A larger list goes out in several
+     * calls, in order, each all or nothing; if one fails, the calls before it are stored
+     * (a leading part of the list) and the rest are not.
+     */
     addBulk: (jobs: ReadonlyArray<EncodedJob>) =>
       Effect.gen(function* () {
         yield* checkBulkSize(jobs.length)
         if (jobs.length === 0) return []
         const prepared = yield* prepare(jobs, (i) => `jobs[${i}].options`)
         yield* ensureOpen
-        return yield* commands.add(prepared)
+        const groups = splitByBytes(prepared, maxCallBytes)
+        if (groups.length === 1) return yield* commands.add(prepared)
+        const ids: string[] = []
+        for (const group of groups) ids.push(...(yield* commands.add(group)))
+        return ids
       }),
     stats: Effect.suspend(
       (): Effect.Effect<QueueStats, QueueClosed | ScriptFailure> =>

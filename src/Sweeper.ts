@@ -1,11 +1,11 @@
 /**
  * A sweep pass: call the bounded `sweep` script again and again until nothing
- * expired or due is left, or the time budget runs out. Used by workers in-process
+ * expired, due or left to clean up remains, or the time budget runs out. Used by workers in-process
  * and by the `leaseq sweep` CLI; safe to run from many places at once.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type { Commands, SweepResult } from "./Commands.ts"
+import type { Commands, SweepResult, SweptDead } from "./Commands.ts"
 
 /** Options of one sweep pass. */
 export interface SweepPassOptions {
@@ -13,7 +13,7 @@ export interface SweepPassOptions {
   readonly limit?: number
   /** Stop starting new calls after this many ms. Default: no limit. */
   readonly maxMs?: number
-  /** Called after every script call (progress). */
+  /** Called after every script call (progress; `last.deadJobs` lists every job that call moved to dead). */
   readonly onBatch?: (total: SweepTotals, last: SweepResult) => void
 }
 
@@ -21,8 +21,15 @@ export interface SweepPassOptions {
 export interface SweepTotals {
   readonly queue: string
   readonly reclaimed: number
+  /** Jobs moved to dead (reason `lease-expired`); the first {@link SWEEP_DEAD_LISTED} are in `deadJobs`. */
   readonly dead: number
   readonly promoted: number
+  /** Expired dedupe keys removed. */
+  readonly dedupeDropped: number
+  /** Retained completed jobs deleted because the queue held more than its `keepCompleted`. */
+  readonly trimmed: number
+  /** The first {@link SWEEP_DEAD_LISTED} jobs moved to dead, in order. */
+  readonly deadJobs: ReadonlyArray<SweptDead>
   /** Script calls made. */
   readonly calls: number
   /** True when the pass stopped at `maxMs` with work left. */
@@ -34,12 +41,18 @@ export interface SweepTotals {
 /** Default jobs per sweep call. */
 export const DEFAULT_SWEEP_LIMIT = 500
 
+/** Most dead jobs a pass lists by id in its totals (`dead` counts them all). */
+export const SWEEP_DEAD_LISTED = 100
+
 /** The totals of a pass that has done nothing yet. */
 export const emptyTotals = (queue: string): SweepTotals => ({
   queue,
   reclaimed: 0,
   dead: 0,
   promoted: 0,
+  dedupeDropped: 0,
+  trimmed: 0,
+  deadJobs: [],
   calls: 0,
   incomplete: false,
   nextDeadlineMs: -1,
@@ -57,6 +70,12 @@ export const sweepPass = Effect.fnUntraced(function* (commands: Commands, option
       reclaimed: totals.reclaimed + r.reclaimed,
       dead: totals.dead + r.dead,
       promoted: totals.promoted + r.promoted,
+      dedupeDropped: totals.dedupeDropped + r.dedupeDropped,
+      trimmed: totals.trimmed + r.trimmed,
+      deadJobs:
+        r.deadJobs.length === 0 || totals.deadJobs.length >= SWEEP_DEAD_LISTED
+          ? totals.deadJobs
+          : [...totals.deadJobs, ...r.deadJobs].slice(0, SWEEP_DEAD_LISTED),
       calls: totals.calls + 1,
       nextDeadlineMs: r.nextDeadlineMs,
     }

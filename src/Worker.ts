@@ -19,7 +19,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { retryDelay } from "./Backoff.ts"
 import { makeBatcher } from "./Batcher.ts"
-import type { Commands, Reservation, ScriptFailure } from "./Commands.ts"
+import type { Commands, Reservation, ScriptFailure, SweepResult, SweptDead } from "./Commands.ts"
 import type { InvalidPayload } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import type { Job } from "./Job.ts"
@@ -44,7 +44,7 @@ export interface WorkerHooks<A> {
     job: { readonly id: string; readonly token: number },
     reason: "lease-lost" | "self-fenced",
   ) => void
-  /** The job went to dead. */
+  /** The job went to dead: reason "failed", "invalid-payload", or "lease-expired" (found by this worker's sweep). */
   readonly dead?: (job: { readonly id: string; readonly token: number }, reason: string, error: unknown) => void
   /** A Redis or infrastructure error the worker survived (it keeps retrying). */
   readonly error?: (error: unknown) => void
@@ -367,7 +367,14 @@ export const startWorker = <A>(
       const sweeper = Effect.gen(function* () {
         while (true) {
           yield* Effect.sleep(Math.round(intervalMs * (0.8 + Math.random() * 0.4)))
-          yield* sweepPass(commands, { limit, maxMs: 100 }).pipe(Effect.catch(report))
+          // jobs this pass moved to dead (lease-expired) are reported through the dead hook
+          const died: SweptDead[] = []
+          const onBatch = (_: unknown, last: SweepResult) => died.push(...last.deadJobs)
+          yield* sweepPass(commands, { limit, maxMs: 100, onBatch }).pipe(Effect.catch(report))
+          for (const d of died) {
+            const error = Object.assign(new Error(d.message), { name: "LeaseExpired" })
+            yield* Effect.sync(() => hooks.dead?.({ id: d.id, token: d.token }, "lease-expired", error))
+          }
         }
       })
       loops.push(yield* Effect.forkDetach(sweeper))

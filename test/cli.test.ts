@@ -174,8 +174,23 @@ describe("leaseq sweep", () => {
     const r = await cli(["sweep", "--url", url, "--queue", keys.queue, "--json"])
     expect(r.code).toBe(0)
     expect(json(r).queues[0]).toMatchObject({ reclaimed: 1, dead: 1, promoted: 1 })
+    // the jobs it moved to dead are named, with the token of the lease that expired
+    expect(json(r).queues[0].deadJobs).toEqual([
+      { id: poison!.id, token: poison!.token, message: "lease expired 1 time(s) with 0 failure(s); maxAttempts is 1" },
+    ])
     expect(await raw.zscore(keys.dead, poison!.id)).not.toBeNull()
     expect(await raw.lrange(keys.wait, 0, -1)).toEqual([delayed.id])
+  })
+
+  it("names the jobs it moved to dead in text, at most 100, and counts the rest", async () => {
+    const { keys, c } = queue()
+    const dead = await expiredLeases(c, 102, 1)
+    const r = await cli(["sweep", "--url", url, "--queue", keys.queue])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain(`${keys.queue}: 102 jobs moved to dead (lease-expired):`)
+    const named = dead.filter((j) => r.stdout.includes(`  ${j.id} (token ${j.token}): lease expired 1 time(s)`))
+    expect(named).toHaveLength(100)
+    expect(r.stdout).toContain(`… and 2 more (leaseq dead list --queue ${keys.queue})`)
   })
 
   it("respects --limit and --max-ms: one call of 10 when the budget is 0, the rest on the next pass", async () => {
@@ -213,7 +228,18 @@ describe("leaseq sweep", () => {
     expect(out.queues.map((q: { queue: string }) => q.queue)).toEqual([one.keys.queue, two.keys.queue].sort())
     for (const q of out.queues) {
       expect(Object.keys(q).sort()).toEqual(
-        ["calls", "dead", "incomplete", "nextDeadlineMs", "promoted", "queue", "reclaimed"].sort(),
+        [
+          "calls",
+          "dead",
+          "deadJobs",
+          "dedupeDropped",
+          "incomplete",
+          "nextDeadlineMs",
+          "promoted",
+          "queue",
+          "reclaimed",
+          "trimmed",
+        ].sort(),
       )
     }
     expect(out.totals).toEqual({
@@ -221,6 +247,8 @@ describe("leaseq sweep", () => {
       reclaimed: 3,
       dead: 0,
       promoted: 0,
+      dedupeDropped: 0,
+      trimmed: 0,
       calls: 2,
       incomplete: false,
       failed: 0,

@@ -7,7 +7,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { SweepResult } from "../Commands.ts"
 import type { RedisClient } from "../redis/Client.ts"
-import { DEFAULT_SWEEP_LIMIT, emptyTotals, type SweepTotals, sweepPass } from "../Sweeper.ts"
+import { DEFAULT_SWEEP_LIMIT, emptyTotals, SWEEP_DEAD_LISTED, type SweepTotals, sweepPass } from "../Sweeper.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
 import { CliFailure, ExitCode, type ExitCodeValue, type Io, makeProgress, oneLine, table, writeJson } from "./Output.ts"
@@ -42,6 +42,8 @@ export interface SweepReport {
     readonly reclaimed: number
     readonly dead: number
     readonly promoted: number
+    readonly dedupeDropped: number
+    readonly trimmed: number
     readonly calls: number
     readonly incomplete: boolean
     readonly failed: number
@@ -91,6 +93,8 @@ export const report = (prefix: string, queues: ReadonlyArray<QueueSweep>, elapse
       reclaimed: sum((q) => q.reclaimed),
       dead: sum((q) => q.dead),
       promoted: sum((q) => q.promoted),
+      dedupeDropped: sum((q) => q.dedupeDropped),
+      trimmed: sum((q) => q.trimmed),
       calls: sum((q) => q.calls),
       incomplete: queues.some((q) => q.incomplete),
       failed,
@@ -106,6 +110,9 @@ export const formatSweep = (r: SweepReport): string => {
   const head =
     `swept ${t.queues} queue${t.queues === 1 ? "" : "s"} under prefix ${r.prefix} in ${r.elapsedMs}ms: ` +
     `reclaimed ${t.reclaimed} (dead ${t.dead}), promoted ${t.promoted}, ${t.calls} calls` +
+    (t.dedupeDropped > 0 || t.trimmed > 0
+      ? `; dropped ${t.dedupeDropped} expired dedupe keys, trimmed ${t.trimmed} retained jobs`
+      : "") +
     (t.incomplete ? "; stopped at --max-ms with work left: run again" : "")
   const rows = r.queues.map((q) => [
     q.queue,
@@ -115,7 +122,15 @@ export const formatSweep = (r: SweepReport): string => {
     q.calls,
     q.error !== undefined ? `error: ${q.error}` : q.incomplete ? "incomplete" : "",
   ])
-  return `${head}\n${table(["QUEUE", "RECLAIMED", "DEAD", "PROMOTED", "CALLS", "NOTE"], rows)}`
+  return `${head}\n${table(["QUEUE", "RECLAIMED", "DEAD", "PROMOTED", "CALLS", "NOTE"], rows)}${r.queues.map(deadLines).join("")}`
+}
+
+/** The jobs a queue's sweep moved to dead: at most {@link SWEEP_DEAD_LISTED} by id, then a count of the rest. */
+const deadLines = (q: QueueSweep): string => {
+  if (q.dead === 0) return ""
+  const listed = q.deadJobs.map((d) => `  ${d.id} (token ${d.token}): ${d.message}\n`).join("")
+  const rest = q.dead - q.deadJobs.length
+  return `${q.queue}: ${q.dead} job${q.dead === 1 ? "" : "s"} moved to dead (lease-expired):\n${listed}${rest > 0 ? `  … and ${rest} more (leaseq dead list --queue ${q.queue})\n` : ""}`
 }
 
 /**

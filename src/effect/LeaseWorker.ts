@@ -38,7 +38,7 @@ export interface Hooks<A, Out, E, R> {
   readonly onFailed?: (job: Job<A>, cause: Cause.Cause<E>, willRetry: boolean) => Effect.Effect<void, never, R>
   /** The lease was lost (reclaimed by a sweep, or self-fenced): the handler was interrupted and did not ack. */
   readonly onLeaseLost?: (job: LeaseRef, reason: "lease-lost" | "self-fenced") => Effect.Effect<void, never, R>
-  /** The job went to dead: reason `failed` (attempts used up) or `invalid-payload` (it did not decode). */
+  /** The job went to dead: reason `failed` (attempts used up), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
   readonly onDead?: (job: LeaseRef, reason: string, error: unknown) => Effect.Effect<void, never, R>
   /** A Redis or infrastructure error the worker survived (it keeps retrying). Default: `Effect.logWarning`. */
   readonly onError?: (error: unknown) => Effect.Effect<void, never, R>

@@ -18,7 +18,7 @@ import { resolveJobOptions } from "../Job.ts"
 import { MAX_PARTITIONS, partitionName } from "../Keys.ts"
 import { checkBulkSize, type EncodedJob, makeQueueCore, type QueueCore, type QueueSettings } from "../Queue.ts"
 import type { RedisClient } from "../redis/Client.ts"
-import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
+import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../Sweeper.ts"
 import { integerOr } from "../Validate.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
@@ -128,6 +128,9 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
             reclaimed: each.reduce((n, t) => n + t.reclaimed, 0),
             dead: each.reduce((n, t) => n + t.dead, 0),
             promoted: each.reduce((n, t) => n + t.promoted, 0),
+            dedupeDropped: each.reduce((n, t) => n + t.dedupeDropped, 0),
+            trimmed: each.reduce((n, t) => n + t.trimmed, 0),
+            deadJobs: each.flatMap((t) => t.deadJobs).slice(0, SWEEP_DEAD_LISTED),
             calls: each.reduce((n, t) => n + t.calls, 0),
             incomplete: each.some((t) => t.incomplete),
             nextDeadlineMs: Math.min(...each.map((t) => (t.nextDeadlineMs < 0 ? Infinity : t.nextDeadlineMs))),
