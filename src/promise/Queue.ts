@@ -13,7 +13,7 @@ import {
   type PartitionedStats,
   resolvePartitions,
 } from "../partition/Producer.ts"
-import { makeQueueCore, type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../Queue.ts"
+import { makeQueueCore, type QueueCore, type QueueSettingsInput, readOnly, resolveQueueOptions } from "../Queue.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
 import { integerOr, serializePayload } from "../Validate.ts"
@@ -133,7 +133,9 @@ export class Queue<T = unknown> {
       Effect.suspend(() => {
         const offset = integerOr("offset", options.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER })
         const count = integerOr("count", options.count, 100, { min: 1, max: 10_000 })
-        return this.partitioned ? this.partitioned.deadList(offset, count) : this.core.commands.deadList(offset, count)
+        return this.partitioned
+          ? this.partitioned.deadList(offset, count)
+          : readOnly(this.core.calls.deadList(offset, count))
       }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
     )
   }
@@ -141,19 +143,19 @@ export class Queue<T = unknown> {
   /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried. */
   retryDead(ids: ReadonlyArray<string>): Promise<number> {
     if (this.partitioned) return this.#run(this.partitioned.deadRetry(ids))
-    return this.#run(this.core.commands.deadRetry({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(this.core.calls.deadRetry({ ids }).pipe(Effect.map((r) => r.count)))
   }
 
   /** Delete dead jobs (by id) for good. Resolves to how many were purged. */
   purgeDead(ids: ReadonlyArray<string>): Promise<number> {
     if (this.partitioned) return this.#run(this.partitioned.deadPurge(ids))
-    return this.#run(this.core.commands.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(this.core.calls.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
   }
 
   /** Check the queue's invariants (O(jobs): an operator's tool). */
   verify(options: { readonly maxLines?: number } = {}): Promise<{ violations: number; jobs: number; lines: string[] }> {
     if (this.partitioned) return this.#run(this.partitioned.verify(options.maxLines ?? 100))
-    return this.#run(this.core.commands.verify(options.maxLines ?? 100))
+    return this.#run(readOnly(this.core.calls.verify(options.maxLines ?? 100)))
   }
 
   /** Close the connection (if leaseq opened it). Later calls reject with {@link QueueClosed}. */

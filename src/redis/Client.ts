@@ -53,6 +53,21 @@ export interface RedisClient {
    * that fails while disconnected only says "Connection is closed": this says why.
    */
   readonly lastError?: () => string | undefined
+  /**
+   * True when a command sent now is written to the socket at once, not parked in
+   * ioredis' offline queue to be written whenever the connection comes back.
+   * (On a cluster: the cluster client is ready; its nodes may still queue.)
+   */
+  readonly writable: () => boolean
+  /** Resolves true once {@link writable} (starting a lazy connection if needed), false if not within `timeoutMs`. */
+  readonly whenWritable: (timeoutMs: number) => Promise<boolean>
+  /**
+   * A command that must answer within `deadlineMs` (a blocking command: its own timeout
+   * plus a slack). When no reply came by then, the connection is taken for silent
+   * (half-open): it is torn down at once (what was pending on it fails), a new one is
+   * opened in its place, and the call rejects saying so. Borrowed clients are not replaced.
+   */
+  readonly commandWithin: (name: string, args: ReadonlyArray<string | number>, deadlineMs: number) => Promise<unknown>
   /** QUIT gracefully (bounded by `timeoutMs`), then force-disconnect. Never rejects. Borrowed clients are left open. */
   readonly close: (timeoutMs?: number) => Promise<void>
   /** Tear the socket down at once. Borrowed clients are left open. */
@@ -147,28 +162,125 @@ export const liveConnections = (): number => live.size
 
 const isNoScript = (e: unknown): boolean => e instanceof Error && e.message.startsWith("NOSCRIPT")
 
+/**
+ * Settle as `pending` does, or, if it has not by `ms`, reject with `late()`. The check
+ * runs after one more turn of I/O (setImmediate), so a reply that arrived while the
+ * process was stalled is read before the deadline is called missed. `pending` keeps
+ * its handler: a later rejection is never unhandled.
+ */
+const settleBy = <A>(
+  pending: Promise<A>,
+  ms: number,
+  late: () => unknown,
+  failed: (e: unknown) => unknown = (e) => e,
+): Promise<A> =>
+  new Promise<A>((resolve, reject) => {
+    let done = false
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (done) return
+          done = true
+          reject(late())
+        }),
+      Math.max(0, ms),
+    )
+    pending.then(
+      (value) => {
+        if (done) return
+        done = true
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (e: unknown) => {
+        if (done) return
+        done = true
+        clearTimeout(timer)
+        reject(failed(e))
+      },
+    )
+  })
+
+/** Wait until `writable()` (or `timeoutMs`, or the connection's end); a lazy connection is started. */
+const whenWritable = (client: Redis | Cluster, writable: () => boolean, timeoutMs: number): Promise<boolean> => {
+  if (writable()) return Promise.resolve(true)
+  if (client.status === "end" || timeoutMs <= 0) return Promise.resolve(false)
+  if (client.status === "wait") client.connect().catch(() => undefined)
+  return new Promise<boolean>((resolve) => {
+    const finish = () => {
+      clearTimeout(timer)
+      client.off("ready", onReady)
+      client.off("end", onEnd)
+      resolve(writable())
+    }
+    const onReady = () => finish()
+    const onEnd = () => finish()
+    const timer = setTimeout(finish, timeoutMs)
+    client.on("ready", onReady)
+    client.on("end", onEnd)
+  })
+}
+
 const attachErrorListener = (c: Redis | Cluster, onError?: (e: Error) => void) => {
   c.on("error", (e: Error) => onError?.(e))
 }
 
-const wrap = (client: Redis | Cluster, owned: boolean, describe: string, onError?: (e: Error) => void): RedisClient => {
-  const isCluster = client instanceof Cluster
+const wrap = (
+  initial: Redis | Cluster,
+  owned: boolean,
+  describe: string,
+  onError?: (e: Error) => void,
+): RedisClient => {
+  const isCluster = initial instanceof Cluster
   let lastError: string | undefined
-  if (owned) {
-    live.add(client)
-    client.once("end", () => live.delete(client))
-    client.on("error", (e: Error) => {
+  /** The connection in use: {@link RedisClient.commandWithin} may replace a silent one. */
+  let client = initial
+  /** Set by close/disconnect: a silent connection is then no longer replaced. */
+  let closed = false
+  const track = (c: Redis | Cluster) => {
+    live.add(c)
+    c.once("end", () => live.delete(c))
+    c.on("error", (e: Error) => {
       lastError = redactText(e.message)
     })
-    client.on("ready", () => {
+    c.on("ready", () => {
       lastError = undefined
     })
   }
+  if (owned) track(client)
+  /** Replace the connection by a new one and tear the old one down at once (see commandWithin). */
+  const renew = () => {
+    if (!owned || closed) return
+    const old = client
+    client = old instanceof Cluster ? old.duplicate() : old.duplicate()
+    attachErrorListener(client, onError)
+    track(client)
+    live.delete(old)
+    old.disconnect()
+    // a silent peer never answers the FIN that disconnect sends: destroy the socket now
+    if (!(old instanceof Cluster)) (old.stream as { destroy?: () => void } | undefined)?.destroy?.()
+  }
+  const writable = () =>
+    client instanceof Cluster
+      ? client.status === "ready"
+      : client.status === "ready" && (client.stream as { writable?: boolean } | undefined)?.writable === true
   const self: RedisClient = {
     isCluster,
     describe,
     lastError: () => lastError,
     status: () => client.status,
+    writable,
+    whenWritable: (timeoutMs) => whenWritable(client, writable, timeoutMs),
+    commandWithin: (name, args, deadlineMs) => {
+      const wasReady = client.status === "ready"
+      return settleBy(client.call(name, ...args), deadlineMs, () => {
+        renew()
+        const why = wasReady
+          ? "the connection went silent (half-open)"
+          : `the connection was not ready (${client.status === "end" ? "closed" : "connecting"})`
+        return new Error(`no reply to ${name} within ${deadlineMs} ms: ${why}; it was dropped and a new one opened`)
+      })
+    },
     script: async (script, keys, args) => {
       try {
         return await client.evalsha(script.sha, keys.length, ...keys, ...args)
@@ -209,6 +321,7 @@ const wrap = (client: Redis | Cluster, owned: boolean, describe: string, onError
     },
     close: async (timeoutMs = 1_000) => {
       if (!owned) return
+      closed = true
       live.delete(client)
       if (client.status === "end") return
       if (client.status !== "ready") {
@@ -227,11 +340,72 @@ const wrap = (client: Redis | Cluster, owned: boolean, describe: string, onError
     },
     disconnect: () => {
       if (!owned) return
+      closed = true
       live.delete(client)
       client.disconnect()
     },
   }
   return self
+}
+
+/**
+ * A call bounded by {@link withDeadline} got no answer. `sent: false`: it was never handed
+ * to the connection (none was ready in time), so nothing will be written later.
+ * `sent: true`: it was written, and no reply came in time or the connection broke after
+ * it: it may have run, and ioredis may still write it again after a reconnect.
+ */
+export class NoAnswer extends Error {
+  override readonly name = "NoAnswer"
+  readonly command: string
+  readonly sent: boolean
+  constructor(command: string, sent: boolean, message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause })
+    this.command = command
+    this.sent = sent
+  }
+}
+
+/** The deadline of {@link withDeadline}: each call gets `timeoutMs`, and none ends after `until` (a `performance.now()` time). */
+export interface Deadline {
+  readonly timeoutMs: number
+  readonly until?: number | undefined
+}
+
+/** Redis answered (an error reply), or leaseq's own layer decided: the outcome is known. */
+const answered = (e: unknown): boolean => e instanceof Error && (e.name === "ReplyError" || "_tag" in e)
+
+/**
+ * `base` with every call bounded: a call is written only once the connection is ready
+ * (never parked in ioredis' offline queue, to be written after the caller gave up), and
+ * rejects with {@link NoAnswer} when it was not written in time (`sent: false`), or was
+ * written and no reply came in time or the connection broke after it (`sent: true`).
+ */
+export const withDeadline = (base: RedisClient, deadline: Deadline): RedisClient => {
+  const bounded = async <A>(what: string, send: () => Promise<A>): Promise<A> => {
+    const end = Math.min(performance.now() + deadline.timeoutMs, deadline.until ?? Number.POSITIVE_INFINITY)
+    const ready = base.writable() || ((await base.whenWritable(end - performance.now())) && base.writable())
+    if (!ready) {
+      throw new NoAnswer(what, false, `not sent: no connection to Redis was ready within ${deadline.timeoutMs} ms`)
+    }
+    // written now, synchronously: the connection is ready
+    return settleBy(
+      send(),
+      end - performance.now(),
+      () => new NoAnswer(what, true, `sent, but no reply came within ${deadline.timeoutMs} ms`),
+      (e) => {
+        if (answered(e)) return e
+        const text = redactText(e instanceof Error ? e.message : String(e))
+        return new NoAnswer(what, true, `sent, then the connection failed before a reply came: ${text}`, e)
+      },
+    )
+  }
+  return {
+    ...base,
+    script: (script, keys, args) => bounded(`${script.name} script`, () => base.script(script, keys, args)),
+    command: (name, args) => bounded(name, () => base.command(name, args)),
+    scriptThenWait: (script, keys, args, replicas, timeoutMs) =>
+      bounded(`${script.name} script`, () => base.scriptThenWait(script, keys, args, replicas, timeoutMs)),
+  }
 }
 
 /** Options for {@link connect}. */
