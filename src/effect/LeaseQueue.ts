@@ -57,7 +57,11 @@ export interface BulkJob<A> {
   readonly options?: JobOptions
 }
 
-/** Everything `add` and `addBulk` can fail with. Nothing is written when they fail, except on a Redis error after the call was sent. */
+/**
+ * Everything `add` and `addBulk` can fail with. Nothing is written when they fail, except
+ * with `OutcomeUnknown`: the call was sent and no reply came within `callTimeoutMs`
+ * (default 10 s), so the jobs (`jobIds`) may or may not be stored.
+ */
 export type AddError = InvalidOptions | InvalidPayload | QueueClosed | ScriptFailure
 
 const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })

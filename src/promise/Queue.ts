@@ -3,7 +3,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { DeadJob, QueueStats } from "../Commands.ts"
-import { InvalidOptions, QueueClosed } from "../Errors.ts"
+import { InvalidOptions, type OutcomeUnknown, QueueClosed, type RedisUnavailable } from "../Errors.ts"
 import type { JobOptions } from "../Job.ts"
 import { validateQueueName } from "../Keys.ts"
 import { type Durability, resolveDurability, surfaceNotReplicated, withDurability } from "../partition/Durability.ts"
@@ -82,7 +82,12 @@ export class Queue<T = unknown> {
     return serializePayload(field, payload, this.#maxPayloadBytes)
   }
 
-  /** Add a job. Resolves to its id (a ULID) — or, when `dedupeKey` matched, the first job's id. */
+  /**
+   * Add a job. Resolves to its id (a ULID) — or, when `dedupeKey` matched, the first job's id.
+   * Ends within `callTimeoutMs` (default 10 s): {@link RedisUnavailable} when it was not sent
+   * (nothing written), {@link OutcomeUnknown} (with the job id) when it was sent and no reply
+   * came — then a new add may store the job twice, unless it has a `dedupeKey`.
+   */
   add(payload: T, options?: JobOptions): Promise<string> {
     return this.#run(
       Effect.suspend(() =>
@@ -91,7 +96,7 @@ export class Queue<T = unknown> {
     )
   }
 
-  /** Add many jobs in one Redis call (at most 10 000); all are validated first, all or nothing. */
+  /** Add many jobs in one Redis call (at most 10 000); all are validated first, all or nothing. Errors as {@link add}. */
   addBulk(jobs: ReadonlyArray<BulkJob<T>>): Promise<string[]> {
     return this.#run(
       Effect.suspend(() => {
@@ -133,9 +138,7 @@ export class Queue<T = unknown> {
       Effect.suspend(() => {
         const offset = integerOr("offset", options.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER })
         const count = integerOr("count", options.count, 100, { min: 1, max: 10_000 })
-        return this.partitioned
-          ? this.partitioned.deadList(offset, count)
-          : readOnly(this.core.calls.deadList(offset, count))
+        return readOnly(this.partitioned?.deadList(offset, count) ?? this.core.calls.deadList(offset, count))
       }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
     )
   }
