@@ -59,7 +59,10 @@ export interface RedisClient {
    * (On a cluster: the cluster client is ready; its nodes may still queue.)
    */
   readonly writable: () => boolean
-  /** Resolves true once {@link writable} (starting a lazy connection if needed), false if not within `timeoutMs`. */
+  /**
+   * Resolves true once {@link writable} (starting a lazy connection if needed), false if not
+   * within `timeoutMs`; rejects with the server's refusal of the handshake (WRONGPASS, LOADING…).
+   */
   readonly whenWritable: (timeoutMs: number) => Promise<boolean>
   /**
    * A command that must answer within `deadlineMs` (a blocking command: its own timeout
@@ -201,23 +204,33 @@ const settleBy = <A>(
     )
   })
 
-/** Wait until `writable()` (or `timeoutMs`, or the connection's end); a lazy connection is started. */
+/**
+ * Wait until `writable()` (or `timeoutMs`, or the connection's end); a lazy connection is
+ * started. Rejects with the server's answer when it refuses the connection's handshake
+ * (WRONGPASS, NOAUTH, LOADING…): waiting longer would not help the call.
+ */
 const whenWritable = (client: Redis | Cluster, writable: () => boolean, timeoutMs: number): Promise<boolean> => {
   if (writable()) return Promise.resolve(true)
   if (client.status === "end" || timeoutMs <= 0) return Promise.resolve(false)
   if (client.status === "wait") client.connect().catch(() => undefined)
-  return new Promise<boolean>((resolve) => {
-    const finish = () => {
+  return new Promise<boolean>((resolve, reject) => {
+    const finish = (refused?: Error) => {
       clearTimeout(timer)
       client.off("ready", onReady)
       client.off("end", onEnd)
-      resolve(writable())
+      client.off("error", onError)
+      if (refused) reject(refused)
+      else resolve(writable())
     }
     const onReady = () => finish()
     const onEnd = () => finish()
+    const onError = (e: Error) => {
+      if (e.name === "ReplyError") finish(e)
+    }
     const timer = setTimeout(finish, timeoutMs)
     client.on("ready", onReady)
     client.on("end", onEnd)
+    client.on("error", onError)
   })
 }
 
