@@ -238,17 +238,62 @@ const attachErrorListener = (c: Redis | Cluster, onError?: (e: Error) => void) =
   c.on("error", (e: Error) => onError?.(e))
 }
 
-const wrap = (
-  initial: Redis | Cluster,
-  owned: boolean,
-  describe: string,
-  onError?: (e: Error) => void,
-): RedisClient => {
-  const isCluster = initial instanceof Cluster
+/** Run a script then WAIT (see {@link RedisClient.scriptThenWait}); on a cluster, on the slot's master, following MOVED. */
+const scriptThenWaitOn = async (
+  client: Redis | Cluster,
+  script: Script,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<string | number>,
+  replicas: number,
+  timeoutMs: number,
+): Promise<WaitedReply> => {
+  if (!(client instanceof Cluster)) {
+    const r = await evalThenWait(client, script, keys, args, replicas, timeoutMs)
+    return { ...r, node: `${client.options.host}:${client.options.port}` }
+  }
+  for (let attempt = 0; ; attempt++) {
+    if (client.status !== "ready" || client.slots.length === 0) await client.call("PING")
+    const node = masterFor(client, keys[0] ?? "")
+    try {
+      if (!node) throw new Error(`CLUSTERDOWN no known master for slot ${keySlot(keys[0] ?? "")}`)
+      const r = await evalThenWait(node, script, keys, args, replicas, timeoutMs)
+      return { ...r, node: `${node.options.host}:${node.options.port}` }
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e)
+      if (!REROUTE.test(message) || attempt >= MAX_REROUTES) throw e
+      await refreshSlots(client)
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500, 20 * 2 ** attempt)))
+    }
+  }
+}
+
+/** QUIT, bounded by `timeoutMs`, then disconnect; a connection that is not ready is just disconnected. */
+const quitThenDisconnect = async (client: Redis | Cluster, timeoutMs: number): Promise<void> => {
+  if (client.status === "end") return
+  if (client.status !== "ready") {
+    client.disconnect()
+    return
+  }
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    client.quit().catch(() => undefined),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, timeoutMs)
+    }),
+  ])
+  if (timer) clearTimeout(timer)
+  client.disconnect()
+}
+
+/**
+ * The ioredis connection behind a {@link RedisClient}, which `renew` may replace (a
+ * silent one, see {@link RedisClient.commandWithin}). Owned connections are tracked for
+ * the leak check and their last error kept; borrowed ones are never replaced.
+ */
+const connectionSlot = (initial: Redis | Cluster, owned: boolean, onError?: (e: Error) => void) => {
+  let current = initial
   let lastError: string | undefined
-  /** The connection in use: {@link RedisClient.commandWithin} may replace a silent one. */
-  let client = initial
-  /** Set by close/disconnect: a silent connection is then no longer replaced. */
+  /** Set by close/disconnect: the connection is then no longer replaced. */
   let closed = false
   const track = (c: Redis | Cluster) => {
     live.add(c)
@@ -260,34 +305,56 @@ const wrap = (
       lastError = undefined
     })
   }
-  if (owned) track(client)
-  /** Replace the connection by a new one and tear the old one down at once (see commandWithin). */
-  const renew = () => {
-    if (!owned || closed) return
-    const old = client
-    client = old instanceof Cluster ? old.duplicate() : old.duplicate()
-    attachErrorListener(client, onError)
-    track(client)
-    live.delete(old)
-    old.disconnect()
-    // a silent peer never answers the FIN that disconnect sends: destroy the socket now
-    if (!(old instanceof Cluster)) (old.stream as { destroy?: () => void } | undefined)?.destroy?.()
-  }
-  const writable = () =>
-    client instanceof Cluster
-      ? client.status === "ready"
-      : client.status === "ready" && (client.stream as { writable?: boolean } | undefined)?.writable === true
-  const self: RedisClient = {
-    isCluster,
-    describe,
+  if (owned) track(current)
+  return {
+    current: () => current,
     lastError: () => lastError,
-    status: () => client.status,
+    /** Stop replacing and stop counting it as live (it is being closed). */
+    release: () => {
+      closed = true
+      live.delete(current)
+    },
+    /** Open a new connection in place of the current one and tear the old one down at once. */
+    renew: () => {
+      if (!owned || closed) return
+      const old = current
+      current = old instanceof Cluster ? old.duplicate() : old.duplicate()
+      attachErrorListener(current, onError)
+      track(current)
+      live.delete(old)
+      old.disconnect()
+      // a silent peer never answers the FIN that disconnect sends: destroy the socket now
+      if (!(old instanceof Cluster)) (old.stream as { destroy?: () => void } | undefined)?.destroy?.()
+    },
+  }
+}
+
+/** True when a command sent now on `client` is written at once (see {@link RedisClient.writable}). */
+const isWritable = (client: Redis | Cluster): boolean =>
+  client instanceof Cluster
+    ? client.status === "ready"
+    : client.status === "ready" && (client.stream as { writable?: boolean } | undefined)?.writable === true
+
+const wrap = (
+  initial: Redis | Cluster,
+  owned: boolean,
+  describe: string,
+  onError?: (e: Error) => void,
+): RedisClient => {
+  const slot = connectionSlot(initial, owned, onError)
+  const writable = () => isWritable(slot.current())
+  const self: RedisClient = {
+    isCluster: initial instanceof Cluster,
+    describe,
+    lastError: slot.lastError,
+    status: () => slot.current().status,
     writable,
-    whenWritable: (timeoutMs) => whenWritable(client, writable, timeoutMs),
+    whenWritable: (timeoutMs) => whenWritable(slot.current(), writable, timeoutMs),
     commandWithin: (name, args, deadlineMs) => {
+      const client = slot.current()
       const wasReady = client.status === "ready"
       return settleBy(client.call(name, ...args), deadlineMs, () => {
-        renew()
+        slot.renew()
         const why = wasReady
           ? "the connection went silent (half-open)"
           : `the connection was not ready (${client.status === "end" ? "closed" : "connecting"})`
@@ -295,6 +362,7 @@ const wrap = (
       })
     },
     script: async (script, keys, args) => {
+      const client = slot.current()
       try {
         return await client.evalsha(script.sha, keys.length, ...keys, ...args)
       } catch (e) {
@@ -302,60 +370,29 @@ const wrap = (
         return await client.eval(script.source, keys.length, ...keys, ...args)
       }
     },
-    command: (name, args) => client.call(name, ...args),
-    scriptThenWait: async (script, keys, args, replicas, timeoutMs) => {
-      if (!(client instanceof Cluster)) {
-        const r = await evalThenWait(client, script, keys, args, replicas, timeoutMs)
-        return { ...r, node: `${client.options.host}:${client.options.port}` }
-      }
-      for (let attempt = 0; ; attempt++) {
-        if (client.status !== "ready" || client.slots.length === 0) await client.call("PING")
-        const node = masterFor(client, keys[0] ?? "")
-        try {
-          if (!node) throw new Error(`CLUSTERDOWN no known master for slot ${keySlot(keys[0] ?? "")}`)
-          const r = await evalThenWait(node, script, keys, args, replicas, timeoutMs)
-          return { ...r, node: `${node.options.host}:${node.options.port}` }
-        } catch (e) {
-          const message = e instanceof Error ? e.message : String(e)
-          if (!REROUTE.test(message) || attempt >= MAX_REROUTES) throw e
-          await refreshSlots(client)
-          await new Promise((resolve) => setTimeout(resolve, Math.min(500, 20 * 2 ** attempt)))
-        }
-      }
-    },
+    command: (name, args) => slot.current().call(name, ...args),
+    scriptThenWait: (script, keys, args, replicas, timeoutMs) =>
+      scriptThenWaitOn(slot.current(), script, keys, args, replicas, timeoutMs),
     duplicate: () => {
+      const client = slot.current()
       const twin: Redis | Cluster = client instanceof Cluster ? client.duplicate() : client.duplicate()
       attachErrorListener(twin, onError)
       return wrap(twin, true, describe, onError)
     },
     masters: async () => {
+      const client = slot.current()
       if (!(client instanceof Cluster)) return [self]
       return client.nodes("master").map((node) => wrap(node, false, `${node.options.host}:${node.options.port}`))
     },
     close: async (timeoutMs = 1_000) => {
       if (!owned) return
-      closed = true
-      live.delete(client)
-      if (client.status === "end") return
-      if (client.status !== "ready") {
-        client.disconnect()
-        return
-      }
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([
-        client.quit().catch(() => undefined),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, timeoutMs)
-        }),
-      ])
-      if (timer) clearTimeout(timer)
-      client.disconnect()
+      slot.release()
+      await quitThenDisconnect(slot.current(), timeoutMs)
     },
     disconnect: () => {
       if (!owned) return
-      closed = true
-      live.delete(client)
-      client.disconnect()
+      slot.release()
+      slot.current().disconnect()
     },
   }
   return self
