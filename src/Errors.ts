@@ -88,6 +88,34 @@ export class RedisUnavailable extends Data.TaggedError("RedisUnavailable")<{
   }
 }
 
+/**
+ * A call was written to Redis but no reply came within the call's deadline (`callTimeoutMs`),
+ * or the connection broke after it was written: it may or may not have been applied.
+ * For an `add`/`addBulk`, `jobIds` are the ids the jobs have if they were stored
+ * (a job whose `dedupeKey` matched keeps the first job's id instead).
+ */
+export class OutcomeUnknown extends Data.TaggedError("OutcomeUnknown")<{
+  /** What was sent: `add`, `addBulk`, `sweep`, `retryDead`, … */
+  readonly operation: string
+  /** Why the outcome is unknown: no reply within the deadline, or the connection lost after sending. */
+  readonly reason: string
+  /** Where the client connects to, without any password (when known). */
+  readonly server?: string | undefined
+  /** For an `add`/`addBulk`: the ids of the jobs sent. */
+  readonly jobIds?: ReadonlyArray<string> | undefined
+  readonly cause?: unknown
+}> {
+  override get message() {
+    const ids = this.jobIds?.length
+      ? ` (job ids ${this.jobIds.slice(0, 5).join(", ")}${this.jobIds.length > 5 ? ", …" : ""})`
+      : ""
+    const what = this.jobIds?.length
+      ? "look the job ids up before adding again: a new add of the same payload may store it twice unless it has a dedupeKey"
+      : "check the queue's state before repeating it"
+    return `${this.operation} was sent to Redis${this.server ? ` at ${this.server}` : ""}${ids} but its outcome is unknown: ${this.reason}; it may or may not have been applied: ${what}`
+  }
+}
+
 /** Redis answered with an error (out of memory, ACL denial, wrong server settings, …). */
 export class RedisCommandError extends Data.TaggedError("RedisCommandError")<{
   readonly command: string
@@ -136,7 +164,7 @@ export class NotReplicated extends Data.TaggedError("NotReplicated")<{
 }
 
 /** Any error a Redis call can end with. */
-export type RedisError = RedisUnavailable | RedisCommandError
+export type RedisError = RedisUnavailable | RedisCommandError | OutcomeUnknown
 
 /** Any error of the queue's own rules (bad input, foreign keys, layout). */
 export type QueueError =

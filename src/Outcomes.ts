@@ -3,9 +3,9 @@
  * server errors become {@link RedisUnavailable} / {@link RedisCommandError}, and the
  * scripts' refusal codes become the queue's tagged errors.
  */
-import { LayoutMismatch, RedisCommandError, RedisUnavailable, WrongKeyType } from "./Errors.ts"
+import { LayoutMismatch, OutcomeUnknown, RedisCommandError, RedisUnavailable, WrongKeyType } from "./Errors.ts"
 import { LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
-import { redactText } from "./redis/Client.ts"
+import { NoAnswer, redactText } from "./redis/Client.ts"
 
 /** Refusal codes: a script that refuses returns `{code, …}` with one of these strings first, having written nothing. */
 export const Refusal = {
@@ -58,13 +58,18 @@ export const scrubCause = (error: unknown): unknown => {
  * is named in a {@link RedisUnavailable}'s message, so "Reached the max retries…"
  * says which Redis could not be reached; `connectionError` (the client's last one)
  * says why, when the call's own error does not ("Connection is closed").
+ * A bounded call that got no answer ({@link NoAnswer}) is a {@link RedisUnavailable}
+ * when it was never sent, an {@link OutcomeUnknown} when it was.
  */
 export const redisError = (
   command: string,
   error: unknown,
   server?: string,
   connectionError?: string,
-): RedisUnavailable | RedisCommandError => {
+): RedisUnavailable | RedisCommandError | OutcomeUnknown => {
+  if (error instanceof NoAnswer && error.sent) {
+    return new OutcomeUnknown({ operation: command, reason: error.message, server, cause: scrubCause(error.cause) })
+  }
   const text = redactText(error instanceof Error ? error.message : String(error))
   const code = (error as { code?: string } | null)?.code ?? ""
   const unavailable = () =>

@@ -6,11 +6,11 @@
 import * as Effect from "effect/Effect"
 import { makeBatcher } from "./Batcher.ts"
 import { type Commands, makeCommands, type NewJob, type QueueStats, type ScriptFailure } from "./Commands.ts"
-import { InvalidOptions, QueueClosed } from "./Errors.ts"
+import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { type JobOptions, newJob, resolveJobOptions } from "./Job.ts"
 import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "./Keys.ts"
-import type { RedisClient } from "./redis/Client.ts"
+import { type RedisClient, withDeadline } from "./redis/Client.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
 import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
 
@@ -22,6 +22,16 @@ export interface QueueSettingsInput {
   readonly defaultJobOptions?: JobOptions
   /** Largest payload, in bytes of JSON text. Default 1 048 576 (1 MiB); at most 512 MiB. */
   readonly maxPayloadBytes?: number
+  /**
+   * Longest wait for one call (`add`, `addBulk`, `stats`, `sweep`, the dead-letter calls), in
+   * ms. A call is written only once the connection is ready; if none is ready in time it
+   * rejects with {@link RedisUnavailable} (nothing was sent, and nothing will be written
+   * later). If it was written and no reply came in time, or the connection broke after it,
+   * it rejects with {@link OutcomeUnknown} (for an add: with the job ids). Workers are not
+   * bounded by it. Default 10 000 (10 s); 10 ms – 1 h. `sweep` and `verify` bound each
+   * Redis call they make, not their sum.
+   */
+  readonly callTimeoutMs?: number
 }
 
 /** Validated queue settings. */
@@ -29,6 +39,7 @@ export interface QueueSettings {
   readonly prefix: string
   readonly defaultJobOptions: JobOptions
   readonly maxPayloadBytes: number
+  readonly callTimeoutMs: number
   /**
    * Most payload bytes one add script call carries: a larger addBulk is split into
    * several calls, and the batcher of single adds caps a batch by it. Not a user option;
@@ -69,7 +80,7 @@ export const splitByBytes = (jobs: ReadonlyArray<NewJob>, maxBytes: number): Arr
 /** Validate queue options (`extraKeys` are the face's own, such as `connection`). */
 export const resolveQueueOptions = (value: unknown, extraKeys: ReadonlyArray<string> = []): QueueSettings => {
   const o = optionsObject("options", value)
-  knownKeys("options", o, ["prefix", "defaultJobOptions", "maxPayloadBytes", ...extraKeys])
+  knownKeys("options", o, ["prefix", "defaultJobOptions", "maxPayloadBytes", "callTimeoutMs", ...extraKeys])
   const prefix = o.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(o.prefix)
   const defaults = resolveJobOptions("defaultJobOptions", o.defaultJobOptions)
   const defaultJobOptions: JobOptions = {
@@ -82,7 +93,9 @@ export const resolveQueueOptions = (value: unknown, extraKeys: ReadonlyArray<str
     min: 1,
     max: Limits.payloadBytes.max,
   })
-  return { prefix, defaultJobOptions, maxPayloadBytes }
+  const { default: callTimeoutDefault, ...callTimeoutBounds } = Limits.callTimeoutMs
+  const callTimeoutMs = integerOr("callTimeoutMs", o.callTimeoutMs, callTimeoutDefault, callTimeoutBounds)
+  return { prefix, defaultJobOptions, maxPayloadBytes, callTimeoutMs }
 }
 
 /** Refuse an addBulk of more than {@link Limits.bulk} jobs (one Redis call), naming the count. */
@@ -103,33 +116,63 @@ export interface EncodedJob {
   readonly options?: JobOptions | undefined
 }
 
-/** Make the queue core for `name` on `client`. */
+/** Give an {@link OutcomeUnknown} the operation's name (and the ids of the jobs an add sent). */
+const unknownOutcome =
+  (operation: string, jobIds?: ReadonlyArray<string>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.mapError(effect, (e) =>
+      e instanceof OutcomeUnknown
+        ? (new OutcomeUnknown({ operation, reason: e.reason, server: e.server, jobIds, cause: e.cause }) as E)
+        : e,
+    )
+
+/** A read that got no reply changed nothing: it is a {@link RedisUnavailable}, not an {@link OutcomeUnknown}. */
+export const readOnly = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | RedisUnavailable, R> =>
+  Effect.mapError(effect, (e) =>
+    e instanceof OutcomeUnknown ? new RedisUnavailable({ reason: e.reason, server: e.server, cause: e.cause }) : e,
+  )
+
+/**
+ * Make the queue core for `name` on `client`. `commands` are unbounded (workers keep
+ * their own retry logic); the queue's own calls go through `calls`, each bounded by
+ * `callTimeoutMs`, and an add, from validation to reply, by one deadline.
+ */
 export const makeQueueCore = (client: RedisClient, name: string, settings: QueueSettings) => {
   const keys = queueKeys(name, settings.prefix)
   const commands: Commands = makeCommands(client, keys)
+  /** Commands whose calls each end within callTimeoutMs, and none after `until` (a performance.now() time). */
+  const within = (until?: number): Commands =>
+    makeCommands(withDeadline(client, { timeoutMs: settings.callTimeoutMs, until }), keys)
+  const calls = within()
   let opened = false
   let closed = false
-  const ensureOpen = Effect.suspend((): Effect.Effect<void, QueueClosed | ScriptFailure> => {
-    if (closed) return Effect.fail(new QueueClosed({ queue: name }))
-    if (opened) return Effect.void
-    return commands.open.pipe(
-      Effect.tap(() =>
-        Effect.sync(() => {
-          opened = true
-        }),
-      ),
-      // once per client: warn when the server may evict keys (maxmemory-policy)
-      Effect.tap(() => warnIfEvicting(client)),
-    )
-  })
+  const openWith = (use: () => Commands) =>
+    Effect.suspend((): Effect.Effect<void, QueueClosed | ScriptFailure> => {
+      if (closed) return Effect.fail(new QueueClosed({ queue: name }))
+      if (opened) return Effect.void
+      return use().open.pipe(
+        Effect.tap(() =>
+          Effect.sync(() => {
+            opened = true
+          }),
+        ),
+        // once per client: warn when the server may evict keys (maxmemory-policy)
+        Effect.tap(() => warnIfEvicting(client)),
+      )
+    })
+  const ensureOpen = openWith(() => commands)
 
   const maxCallBytes = settings.maxCallBytes ?? MAX_CALL_BYTES
-  /** Single adds made while one is in flight go out together in one script call (at most 1000 jobs, maxCallBytes). */
-  const adder = makeBatcher((jobs: ReadonlyArray<NewJob>) => commands.add(jobs), {
-    maxItems: 1000,
-    maxWeight: maxCallBytes,
-    weight: callBytes,
-  })
+  /**
+   * Single adds made while one is in flight go out together in one script call (at most
+   * 1000 jobs, maxCallBytes), bounded by the earliest deadline among them (so none waits
+   * past its own).
+   */
+  const adder = makeBatcher(
+    (items: ReadonlyArray<{ readonly job: NewJob; readonly until: number }>) =>
+      within(Math.min(...items.map((i) => i.until))).add(items.map((i) => i.job)),
+    { maxItems: 1000, maxWeight: maxCallBytes, weight: (i) => callBytes(i.job) },
+  )
 
   /** Validate every job first: a bad one rejects the whole call before anything is sent. */
   const prepare = (jobs: ReadonlyArray<EncodedJob>, field: (i: number) => string) =>
@@ -143,13 +186,17 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     name,
     keys,
     commands,
+    /** The queue's own calls, each bounded by `callTimeoutMs`. */
+    calls,
     ensureOpen,
     /** Add one job; resolves to its id (or, when deduplicated, the first job's id). */
     add: (job: EncodedJob) =>
       Effect.gen(function* () {
         const [prepared] = yield* prepare([job], () => "options")
-        yield* ensureOpen
-        return yield* adder.submit(prepared!)
+        const until = performance.now() + settings.callTimeoutMs
+        // the open check writes no job: a lost reply there means the job was not sent
+        yield* readOnly(openWith(() => within(until)))
+        return yield* adder.submit({ job: prepared!, until }).pipe(unknownOutcome("add", [prepared!.id]))
       }),
     /**
      * Add many jobs (at most {@link Limits.bulk}): one Redis call, all or nothing, while
@@ -162,18 +209,25 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         yield* checkBulkSize(jobs.length)
         if (jobs.length === 0) return []
         const prepared = yield* prepare(jobs, (i) => `jobs[${i}].options`)
-        yield* ensureOpen
-        const groups = splitByBytes(prepared, maxCallBytes)
-        if (groups.length === 1) return yield* commands.add(prepared)
+        const bounded = within(performance.now() + settings.callTimeoutMs)
+        yield* readOnly(openWith(() => bounded))
         const ids: string[] = []
-        for (const group of groups) ids.push(...(yield* commands.add(group)))
+        for (const group of splitByBytes(prepared, maxCallBytes)) {
+          const stored = yield* bounded.add(group).pipe(
+            unknownOutcome(
+              "addBulk",
+              group.map((j) => j.id),
+            ),
+          )
+          ids.push(...stored)
+        }
         return ids
       }),
     stats: Effect.suspend(
       (): Effect.Effect<QueueStats, QueueClosed | ScriptFailure> =>
-        closed ? Effect.fail(new QueueClosed({ queue: name })) : commands.stats,
+        closed ? Effect.fail(new QueueClosed({ queue: name })) : readOnly(calls.stats),
     ),
-    /** One bounded sweep pass (see Sweeper). */
+    /** One bounded sweep pass (see Sweeper); each of its script calls is bounded by `callTimeoutMs`. */
     sweep: (options: SweepPassOptions = {}) =>
       Effect.gen(function* () {
         const limit = yield* Effect.try({
@@ -183,9 +237,9 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
           },
           catch: (e) => e as InvalidOptions,
         })
-        yield* ensureOpen
-        return yield* sweepPass(commands, { ...options, limit })
-      }),
+        yield* readOnly(openWith(() => calls))
+        return yield* sweepPass(calls, { ...options, limit })
+      }).pipe(unknownOutcome("sweep")),
     markClosed: () => {
       closed = true
     },

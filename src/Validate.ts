@@ -28,6 +28,8 @@ export const Limits = {
   shutdownGraceMs: { min: 0, max: 3_600_000 },
   /** Sweep batch: 1 .. 10 000 jobs per script call. */
   sweepLimit: { min: 1, max: 10_000 },
+  /** A queue call's deadline: 10 s default, 10 ms .. 1 h. */
+  callTimeoutMs: { default: 10_000, min: 10, max: 3_600_000 },
 } as const
 
 /** An integer in [min, max], else {@link InvalidOptions}. */

@@ -94,6 +94,12 @@ interface Finished {
 const RETRY_PAUSE = [100, 200, 500, 1000, 2000] as const
 
 /**
+ * How much later than its own timeout a BZPOPMIN may answer before its connection is
+ * taken for silent (half-open) and replaced: 5 s, room for a loaded Redis or process.
+ */
+export const BLOCK_REPLY_SLACK_MS = 5_000
+
+/**
  * Start a worker on `commands` (its queue) with `blocking` as its own connection for
  * the marker wait. The caller keeps ownership of `commands.client`; `blocking` is closed here.
  */
@@ -293,9 +299,19 @@ export const startWorker = <A>(
         fiber.addObserver(() => jobFibers.delete(fiber))
       })
 
+    /**
+     * Wait for the marker on the blocking connection. A reply later than the wait plus
+     * {@link BLOCK_REPLY_SLACK_MS} means the connection went silent (half-open): it is
+     * replaced and the call fails, so the loop reports it and goes on.
+     */
     const blockOnMarker = (timeoutMs: number) =>
       Effect.tryPromise({
-        try: () => blocking.command("BZPOPMIN", [commands.keys.marker, Math.max(0.01, timeoutMs / 1000).toFixed(3)]),
+        try: () =>
+          blocking.commandWithin(
+            "BZPOPMIN",
+            [commands.keys.marker, Math.max(0.01, timeoutMs / 1000).toFixed(3)],
+            timeoutMs + BLOCK_REPLY_SLACK_MS,
+          ),
         catch: (e) => redisError("BZPOPMIN", e, blocking.describe, blocking.lastError?.()),
       })
 

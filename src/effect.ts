@@ -25,6 +25,7 @@ export {
   InvalidQueueName,
   LayoutMismatch,
   LeaseLost,
+  OutcomeUnknown,
   QueueClosed,
   RedisCommandError,
   type RedisError,

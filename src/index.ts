@@ -15,6 +15,7 @@ export {
   LayoutMismatch,
   LeaseLost,
   NotReplicated,
+  OutcomeUnknown,
   QueueClosed,
   RedisCommandError,
   RedisUnavailable,

@@ -21,7 +21,7 @@ import type { DeadJob, QueueStats, ScriptFailure } from "../Commands.ts"
 import { InvalidOptions, type InvalidPayload, type InvalidQueueName, QueueClosed, type RedisError } from "../Errors.ts"
 import type { JobOptions } from "../Job.ts"
 import { DEFAULT_PREFIX, validateQueueName } from "../Keys.ts"
-import { makeQueueCore, type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../Queue.ts"
+import { makeQueueCore, type QueueCore, type QueueSettingsInput, readOnly, resolveQueueOptions } from "../Queue.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
 import { integerOr, Limits, optionsObject } from "../Validate.ts"
@@ -57,7 +57,11 @@ export interface BulkJob<A> {
   readonly options?: JobOptions
 }
 
-/** Everything `add` and `addBulk` can fail with. Nothing is written when they fail, except on a Redis error after the call was sent. */
+/**
+ * Everything `add` and `addBulk` can fail with. Nothing is written when they fail, except
+ * with `OutcomeUnknown`: the call was sent and no reply came within `callTimeoutMs`
+ * (default 10 s), so the jobs (`jobIds`) may or may not be stored.
+ */
 export type AddError = InvalidOptions | InvalidPayload | QueueClosed | ScriptFailure
 
 const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
@@ -181,15 +185,15 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
             offset: integerOr("offset", o.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER }),
             count: integerOr("count", o.count, 100, { min: 1, max: 10_000 }),
           }
-        }).pipe(Effect.flatMap(({ offset, count }) => unlessClosed(core.commands.deadList(offset, count)))),
+        }).pipe(Effect.flatMap(({ offset, count }) => unlessClosed(readOnly(core.calls.deadList(offset, count))))),
       retryDead: (ids) =>
         jobIds(ids).pipe(
-          Effect.flatMap((list) => unlessClosed(core.commands.deadRetry({ ids: list }))),
+          Effect.flatMap((list) => unlessClosed(core.calls.deadRetry({ ids: list }))),
           Effect.map((r) => r.count),
         ),
       purgeDead: (ids) =>
         jobIds(ids).pipe(
-          Effect.flatMap((list) => unlessClosed(core.commands.deadPurge({ ids: list }))),
+          Effect.flatMap((list) => unlessClosed(core.calls.deadPurge({ ids: list }))),
           Effect.map((r) => r.count),
         ),
       [InternalsKey]: { core, client, codec, workers },

@@ -140,7 +140,7 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
       ),
     /** Dead jobs of every partition, oldest death first: reads `offset + count` from each, then merges. */
     deadList: (offset: number, count: number) =>
-      all((p) => p.commands.deadList(0, offset + count)).pipe(
+      all((p) => p.calls.deadList(0, offset + count)).pipe(
         Effect.map((each) => {
           const jobs: DeadJob[] = each
             .flatMap((r) => r.jobs)
@@ -150,10 +150,10 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
       ),
     /** Retry dead jobs by id, wherever they are: every partition is asked. */
     deadRetry: (ids: ReadonlyArray<string>) =>
-      all((p) => p.commands.deadRetry({ ids })).pipe(Effect.map((each) => each.reduce((n, r) => n + r.count, 0))),
+      all((p) => p.calls.deadRetry({ ids })).pipe(Effect.map((each) => each.reduce((n, r) => n + r.count, 0))),
     /** Purge dead jobs by id, wherever they are. */
     deadPurge: (ids: ReadonlyArray<string>) =>
-      all((p) => p.commands.deadPurge({ ids })).pipe(Effect.map((each) => each.reduce((n, r) => n + r.count, 0))),
+      all((p) => p.calls.deadPurge({ ids })).pipe(Effect.map((each) => each.reduce((n, r) => n + r.count, 0))),
     /** Every partition's invariants; lines are prefixed with the sub-queue name. */
     verify: (maxLines: number, pageSize?: number) =>
       all((p) => p.commands.verify(maxLines, pageSize)).pipe(

@@ -3,7 +3,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { DeadJob, QueueStats } from "../Commands.ts"
-import { InvalidOptions, QueueClosed } from "../Errors.ts"
+import { InvalidOptions, type OutcomeUnknown, QueueClosed, type RedisUnavailable } from "../Errors.ts"
 import type { JobOptions } from "../Job.ts"
 import { validateQueueName } from "../Keys.ts"
 import { type Durability, resolveDurability, surfaceNotReplicated, withDurability } from "../partition/Durability.ts"
@@ -13,7 +13,7 @@ import {
   type PartitionedStats,
   resolvePartitions,
 } from "../partition/Producer.ts"
-import { makeQueueCore, type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../Queue.ts"
+import { makeQueueCore, type QueueCore, type QueueSettingsInput, readOnly, resolveQueueOptions } from "../Queue.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
 import { integerOr, serializePayload } from "../Validate.ts"
@@ -83,7 +83,12 @@ export class Queue<T = unknown> {
     return serializePayload(field, payload, this.#maxPayloadBytes)
   }
 
-  /** Add a job. Resolves to its id (a ULID) — or, when `dedupeKey` matched, the first job's id. */
+  /**
+   * Add a job. Resolves to its id (a ULID) — or, when `dedupeKey` matched, the first job's id.
+   * Ends within `callTimeoutMs` (default 10 s): {@link RedisUnavailable} when it was not sent
+   * (nothing written), {@link OutcomeUnknown} (with the job id) when it was sent and no reply
+   * came — then a new add may store the job twice, unless it has a `dedupeKey`.
+   */
   add(payload: T, options?: JobOptions): Promise<string> {
     return this.#run(
       Effect.suspend(() =>
@@ -92,7 +97,7 @@ export class Queue<T = unknown> {
     )
   }
 
-  /** Add many jobs in one Redis call (at most 10 000); all are validated first, all or nothing. */
+  /** Add many jobs in one Redis call (at most 10 000); all are validated first, all or nothing. Errors as {@link add}. */
   addBulk(jobs: ReadonlyArray<BulkJob<T>>): Promise<string[]> {
     return this.#run(
       Effect.suspend(() => {
@@ -134,7 +139,7 @@ export class Queue<T = unknown> {
       Effect.suspend(() => {
         const offset = integerOr("offset", options.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER })
         const count = integerOr("count", options.count, 100, { min: 1, max: 10_000 })
-        return this.partitioned ? this.partitioned.deadList(offset, count) : this.core.commands.deadList(offset, count)
+        return readOnly(this.partitioned?.deadList(offset, count) ?? this.core.calls.deadList(offset, count))
       }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
     )
   }
@@ -142,13 +147,13 @@ export class Queue<T = unknown> {
   /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried. */
   retryDead(ids: ReadonlyArray<string>): Promise<number> {
     if (this.partitioned) return this.#run(this.partitioned.deadRetry(ids))
-    return this.#run(this.core.commands.deadRetry({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(this.core.calls.deadRetry({ ids }).pipe(Effect.map((r) => r.count)))
   }
 
   /** Delete dead jobs (by id) for good. Resolves to how many were purged. */
   purgeDead(ids: ReadonlyArray<string>): Promise<number> {
     if (this.partitioned) return this.#run(this.partitioned.deadPurge(ids))
-    return this.#run(this.core.commands.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(this.core.calls.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
   }
 
   /**
@@ -166,7 +171,7 @@ export class Queue<T = unknown> {
         const maxLines = integerOr("maxLines", options.maxLines, DEFAULT_VERIFY_LINES, { min: 1, max: 100_000 })
         const pageSize = integerOr("pageSize", options.pageSize, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS)
         if (this.partitioned) return this.partitioned.verify(maxLines, pageSize)
-        return this.core.commands.verify(maxLines, pageSize)
+        return readOnly(this.core.calls.verify(maxLines, pageSize))
       }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
     )
   }

@@ -53,6 +53,24 @@ export interface RedisClient {
    * that fails while disconnected only says "Connection is closed": this says why.
    */
   readonly lastError?: () => string | undefined
+  /**
+   * True when a command sent now is written to the socket at once, not parked in
+   * ioredis' offline queue to be written whenever the connection comes back.
+   * (On a cluster: the cluster client is ready; its nodes may still queue.)
+   */
+  readonly writable: () => boolean
+  /**
+   * Resolves true once {@link writable} (starting a lazy connection if needed), false if not
+   * within `timeoutMs`; rejects with the server's refusal of the handshake (WRONGPASS, LOADING…).
+   */
+  readonly whenWritable: (timeoutMs: number) => Promise<boolean>
+  /**
+   * A command that must answer within `deadlineMs` (a blocking command: its own timeout
+   * plus a slack). When no reply came by then, the connection is taken for silent
+   * (half-open): it is torn down at once (what was pending on it fails), a new one is
+   * opened in its place, and the call rejects saying so. Borrowed clients are not replaced.
+   */
+  readonly commandWithin: (name: string, args: ReadonlyArray<string | number>, deadlineMs: number) => Promise<unknown>
   /** QUIT gracefully (bounded by `timeoutMs`), then force-disconnect. Never rejects. Borrowed clients are left open. */
   readonly close: (timeoutMs?: number) => Promise<void>
   /** Tear the socket down at once. Borrowed clients are left open. */
@@ -147,29 +165,204 @@ export const liveConnections = (): number => live.size
 
 const isNoScript = (e: unknown): boolean => e instanceof Error && e.message.startsWith("NOSCRIPT")
 
+/**
+ * Settle as `pending` does, or, if it has not by `ms`, reject with `late()`. The check
+ * runs after one more turn of I/O (setImmediate), so a reply that arrived while the
+ * process was stalled is read before the deadline is called missed. `pending` keeps
+ * its handler: a later rejection is never unhandled.
+ */
+const settleBy = <A>(
+  pending: Promise<A>,
+  ms: number,
+  late: () => unknown,
+  failed: (e: unknown) => unknown = (e) => e,
+): Promise<A> =>
+  new Promise<A>((resolve, reject) => {
+    let done = false
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (done) return
+          done = true
+          reject(late())
+        }),
+      Math.max(0, ms),
+    )
+    pending.then(
+      (value) => {
+        if (done) return
+        done = true
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (e: unknown) => {
+        if (done) return
+        done = true
+        clearTimeout(timer)
+        reject(failed(e))
+      },
+    )
+  })
+
+/**
+ * Wait until `writable()` (or `timeoutMs`, or the connection's end); a lazy connection is
+ * started. Rejects with the server's answer when it refuses the connection's handshake
+ * (WRONGPASS, NOAUTH, LOADING…): waiting longer would not help the call.
+ */
+const whenWritable = (client: Redis | Cluster, writable: () => boolean, timeoutMs: number): Promise<boolean> => {
+  if (writable()) return Promise.resolve(true)
+  if (client.status === "end" || timeoutMs <= 0) return Promise.resolve(false)
+  if (client.status === "wait") client.connect().catch(() => undefined)
+  return new Promise<boolean>((resolve, reject) => {
+    const finish = (refused?: Error) => {
+      clearTimeout(timer)
+      client.off("ready", onReady)
+      client.off("end", onEnd)
+      client.off("error", onError)
+      if (refused) reject(refused)
+      else resolve(writable())
+    }
+    const onReady = () => finish()
+    const onEnd = () => finish()
+    const onError = (e: Error) => {
+      if (e.name === "ReplyError") finish(e)
+    }
+    const timer = setTimeout(finish, timeoutMs)
+    client.on("ready", onReady)
+    client.on("end", onEnd)
+    client.on("error", onError)
+  })
+}
+
 const attachErrorListener = (c: Redis | Cluster, onError?: (e: Error) => void) => {
   c.on("error", (e: Error) => onError?.(e))
 }
 
-const wrap = (client: Redis | Cluster, owned: boolean, describe: string, onError?: (e: Error) => void): RedisClient => {
-  const isCluster = client instanceof Cluster
+/** Run a script then WAIT (see {@link RedisClient.scriptThenWait}); on a cluster, on the slot's master, following MOVED. */
+const scriptThenWaitOn = async (
+  client: Redis | Cluster,
+  script: Script,
+  keys: ReadonlyArray<string>,
+  args: ReadonlyArray<string | number>,
+  replicas: number,
+  timeoutMs: number,
+): Promise<WaitedReply> => {
+  if (!(client instanceof Cluster)) {
+    const r = await evalThenWait(client, script, keys, args, replicas, timeoutMs)
+    return { ...r, node: `${client.options.host}:${client.options.port}` }
+  }
+  for (let attempt = 0; ; attempt++) {
+    if (client.status !== "ready" || client.slots.length === 0) await client.call("PING")
+    const node = masterFor(client, keys[0] ?? "")
+    try {
+      if (!node) throw new Error(`CLUSTERDOWN no known master for slot ${keySlot(keys[0] ?? "")}`)
+      const r = await evalThenWait(node, script, keys, args, replicas, timeoutMs)
+      return { ...r, node: `${node.options.host}:${node.options.port}` }
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e)
+      if (!REROUTE.test(message) || attempt >= MAX_REROUTES) throw e
+      await refreshSlots(client)
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500, 20 * 2 ** attempt)))
+    }
+  }
+}
+
+/** QUIT, bounded by `timeoutMs`, then disconnect; a connection that is not ready is just disconnected. */
+const quitThenDisconnect = async (client: Redis | Cluster, timeoutMs: number): Promise<void> => {
+  if (client.status === "end") return
+  if (client.status !== "ready") {
+    client.disconnect()
+    return
+  }
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    client.quit().catch(() => undefined),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, timeoutMs)
+    }),
+  ])
+  if (timer) clearTimeout(timer)
+  client.disconnect()
+}
+
+/**
+ * The ioredis connection behind a {@link RedisClient}, which `renew` may replace (a
+ * silent one, see {@link RedisClient.commandWithin}). Owned connections are tracked for
+ * the leak check and their last error kept; borrowed ones are never replaced.
+ */
+const connectionSlot = (initial: Redis | Cluster, owned: boolean, onError?: (e: Error) => void) => {
+  let current = initial
   let lastError: string | undefined
-  if (owned) {
-    live.add(client)
-    client.once("end", () => live.delete(client))
-    client.on("error", (e: Error) => {
+  /** Set by close/disconnect: the connection is then no longer replaced. */
+  let closed = false
+  const track = (c: Redis | Cluster) => {
+    live.add(c)
+    c.once("end", () => live.delete(c))
+    c.on("error", (e: Error) => {
       lastError = redactText(e.message)
     })
-    client.on("ready", () => {
+    c.on("ready", () => {
       lastError = undefined
     })
   }
-  const self: RedisClient = {
-    isCluster,
-    describe,
+  if (owned) track(current)
+  return {
+    current: () => current,
     lastError: () => lastError,
-    status: () => client.status,
+    /** Stop replacing and stop counting it as live (it is being closed). */
+    release: () => {
+      closed = true
+      live.delete(current)
+    },
+    /** Open a new connection in place of the current one and tear the old one down at once. */
+    renew: () => {
+      if (!owned || closed) return
+      const old = current
+      current = old instanceof Cluster ? old.duplicate() : old.duplicate()
+      attachErrorListener(current, onError)
+      track(current)
+      live.delete(old)
+      old.disconnect()
+      // a silent peer never answers the FIN that disconnect sends: destroy the socket now
+      if (!(old instanceof Cluster)) (old.stream as { destroy?: () => void } | undefined)?.destroy?.()
+    },
+  }
+}
+
+/** True when a command sent now on `client` is written at once (see {@link RedisClient.writable}). */
+const isWritable = (client: Redis | Cluster): boolean =>
+  client instanceof Cluster
+    ? client.status === "ready"
+    : client.status === "ready" && (client.stream as { writable?: boolean } | undefined)?.writable === true
+
+const wrap = (
+  initial: Redis | Cluster,
+  owned: boolean,
+  describe: string,
+  onError?: (e: Error) => void,
+): RedisClient => {
+  const slot = connectionSlot(initial, owned, onError)
+  const writable = () => isWritable(slot.current())
+  const self: RedisClient = {
+    isCluster: initial instanceof Cluster,
+    describe,
+    lastError: slot.lastError,
+    status: () => slot.current().status,
+    writable,
+    whenWritable: (timeoutMs) => whenWritable(slot.current(), writable, timeoutMs),
+    commandWithin: (name, args, deadlineMs) => {
+      const client = slot.current()
+      const wasReady = client.status === "ready"
+      return settleBy(client.call(name, ...args), deadlineMs, () => {
+        slot.renew()
+        const why = wasReady
+          ? "the connection went silent (half-open)"
+          : `the connection was not ready (${client.status === "end" ? "closed" : "connecting"})`
+        return new Error(`no reply to ${name} within ${deadlineMs} ms: ${why}; it was dropped and a new one opened`)
+      })
+    },
     script: async (script, keys, args) => {
+      const client = slot.current()
       try {
         return await client.evalsha(script.sha, keys.length, ...keys, ...args)
       } catch (e) {
@@ -177,61 +370,92 @@ const wrap = (client: Redis | Cluster, owned: boolean, describe: string, onError
         return await client.eval(script.source, keys.length, ...keys, ...args)
       }
     },
-    command: (name, args) => client.call(name, ...args),
-    scriptThenWait: async (script, keys, args, replicas, timeoutMs) => {
-      if (!(client instanceof Cluster)) {
-        const r = await evalThenWait(client, script, keys, args, replicas, timeoutMs)
-        return { ...r, node: `${client.options.host}:${client.options.port}` }
-      }
-      for (let attempt = 0; ; attempt++) {
-        if (client.status !== "ready" || client.slots.length === 0) await client.call("PING")
-        const node = masterFor(client, keys[0] ?? "")
-        try {
-          if (!node) throw new Error(`CLUSTERDOWN no known master for slot ${keySlot(keys[0] ?? "")}`)
-          const r = await evalThenWait(node, script, keys, args, replicas, timeoutMs)
-          return { ...r, node: `${node.options.host}:${node.options.port}` }
-        } catch (e) {
-          const message = e instanceof Error ? e.message : String(e)
-          if (!REROUTE.test(message) || attempt >= MAX_REROUTES) throw e
-          await refreshSlots(client)
-          await new Promise((resolve) => setTimeout(resolve, Math.min(500, 20 * 2 ** attempt)))
-        }
-      }
-    },
+    command: (name, args) => slot.current().call(name, ...args),
+    scriptThenWait: (script, keys, args, replicas, timeoutMs) =>
+      scriptThenWaitOn(slot.current(), script, keys, args, replicas, timeoutMs),
     duplicate: () => {
+      const client = slot.current()
       const twin: Redis | Cluster = client instanceof Cluster ? client.duplicate() : client.duplicate()
       attachErrorListener(twin, onError)
       return wrap(twin, true, describe, onError)
     },
     masters: async () => {
+      const client = slot.current()
       if (!(client instanceof Cluster)) return [self]
       return client.nodes("master").map((node) => wrap(node, false, `${node.options.host}:${node.options.port}`))
     },
     close: async (timeoutMs = 1_000) => {
       if (!owned) return
-      live.delete(client)
-      if (client.status === "end") return
-      if (client.status !== "ready") {
-        client.disconnect()
-        return
-      }
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([
-        client.quit().catch(() => undefined),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, timeoutMs)
-        }),
-      ])
-      if (timer) clearTimeout(timer)
-      client.disconnect()
+      slot.release()
+      await quitThenDisconnect(slot.current(), timeoutMs)
     },
     disconnect: () => {
       if (!owned) return
-      live.delete(client)
-      client.disconnect()
+      slot.release()
+      slot.current().disconnect()
     },
   }
   return self
+}
+
+/**
+ * A call bounded by {@link withDeadline} got no answer. `sent: false`: it was never handed
+ * to the connection (none was ready in time), so nothing will be written later.
+ * `sent: true`: it was written, and no reply came in time or the connection broke after
+ * it: it may have run, and ioredis may still write it again after a reconnect.
+ */
+export class NoAnswer extends Error {
+  override readonly name = "NoAnswer"
+  readonly command: string
+  readonly sent: boolean
+  constructor(command: string, sent: boolean, message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause })
+    this.command = command
+    this.sent = sent
+  }
+}
+
+/** The deadline of {@link withDeadline}: each call gets `timeoutMs`, and none ends after `until` (a `performance.now()` time). */
+export interface Deadline {
+  readonly timeoutMs: number
+  readonly until?: number | undefined
+}
+
+/** Redis answered (an error reply), or leaseq's own layer decided: the outcome is known. */
+const answered = (e: unknown): boolean => e instanceof Error && (e.name === "ReplyError" || "_tag" in e)
+
+/**
+ * `base` with every call bounded: a call is written only once the connection is ready
+ * (never parked in ioredis' offline queue, to be written after the caller gave up), and
+ * rejects with {@link NoAnswer} when it was not written in time (`sent: false`), or was
+ * written and no reply came in time or the connection broke after it (`sent: true`).
+ */
+export const withDeadline = (base: RedisClient, deadline: Deadline): RedisClient => {
+  const bounded = async <A>(what: string, send: () => Promise<A>): Promise<A> => {
+    const end = Math.min(performance.now() + deadline.timeoutMs, deadline.until ?? Number.POSITIVE_INFINITY)
+    const ready = base.writable() || ((await base.whenWritable(end - performance.now())) && base.writable())
+    if (!ready) {
+      throw new NoAnswer(what, false, `not sent: no connection to Redis was ready within ${deadline.timeoutMs} ms`)
+    }
+    // written now, synchronously: the connection is ready
+    return settleBy(
+      send(),
+      end - performance.now(),
+      () => new NoAnswer(what, true, `sent, but no reply came within ${deadline.timeoutMs} ms`),
+      (e) => {
+        if (answered(e)) return e
+        const text = redactText(e instanceof Error ? e.message : String(e))
+        return new NoAnswer(what, true, `sent, then the connection failed before a reply came: ${text}`, e)
+      },
+    )
+  }
+  return {
+    ...base,
+    script: (script, keys, args) => bounded(`${script.name} script`, () => base.script(script, keys, args)),
+    command: (name, args) => bounded(name, () => base.command(name, args)),
+    scriptThenWait: (script, keys, args, replicas, timeoutMs) =>
+      bounded(`${script.name} script`, () => base.scriptThenWait(script, keys, args, replicas, timeoutMs)),
+  }
 }
 
 /** Options for {@link connect}. */

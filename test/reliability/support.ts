@@ -190,11 +190,16 @@ export const summary = (xs: ReadonlyArray<number>): { readonly median: number; r
  * A TCP proxy on 127.0.0.1 in front of one Redis. `cut()` destroys every open
  * connection and refuses new ones (accepted sockets are destroyed at once) until
  * `heal()`; nothing is forwarded while cut. `dropReplies()` lets requests through but
- * swallows the answers (a reply lost on the way back).
+ * swallows the answers (a reply lost on the way back). `freeze()` keeps connections
+ * open but forwards nothing on them, either way (a half-open connection: a dropped NAT
+ * entry, a hung middlebox).
  */
 export class TcpProxy {
   readonly #server: Server
   readonly #sockets = new Set<Socket>()
+  /** Each proxied connection: its two sockets, and whether it is frozen (for good). */
+  readonly #pairs = new Set<{ readonly client: Socket; readonly upstream: Socket; frozen: boolean }>()
+  #frozen = false
   #cut = false
   #dropReplies = false
   port = 0
@@ -208,6 +213,9 @@ export class TcpProxy {
         return
       }
       const upstream = netConnect(target.port, target.host)
+      const pair = { client, upstream, frozen: this.#frozen }
+      this.#pairs.add(pair)
+      client.on("close", () => this.#pairs.delete(pair))
       for (const s of [client, upstream]) {
         this.#sockets.add(s)
         s.on("close", () => this.#sockets.delete(s))
@@ -215,9 +223,11 @@ export class TcpProxy {
       }
       client.on("close", () => upstream.destroy())
       upstream.on("close", () => client.destroy())
-      client.on("data", (d: Buffer) => upstream.write(d))
+      client.on("data", (d: Buffer) => {
+        if (!pair.frozen) upstream.write(d)
+      })
       upstream.on("data", (d: Buffer) => {
-        if (!this.#dropReplies) client.write(d)
+        if (!this.#dropReplies && !pair.frozen) client.write(d)
       })
     })
   }
@@ -247,10 +257,32 @@ export class TcpProxy {
     for (const s of this.#sockets) s.destroy()
   }
 
-  /** Forward again (both ways). */
+  /** Forward again (both ways) on new connections; frozen ones stay frozen. */
   heal(): void {
     this.#cut = false
     this.#dropReplies = false
+    this.#frozen = false
+  }
+
+  /**
+   * The local ports of the proxy's connections to Redis: what Redis shows as each
+   * client's `addr` in `CLIENT LIST`, so a test can tell which connection is which.
+   */
+  upstreamPorts(): number[] {
+    return [...this.#pairs].map((p) => p.upstream.localPort).filter((port): port is number => port !== undefined)
+  }
+
+  /**
+   * Go silent without closing: the connections whose upstream local port is in
+   * `upstreamPorts` (every open one when omitted) forward nothing more, either way,
+   * for good, yet stay open. Without `upstreamPorts`, connections accepted from now on
+   * are frozen too, until {@link heal}.
+   */
+  freeze(upstreamPorts?: ReadonlyArray<number>): void {
+    if (upstreamPorts === undefined) this.#frozen = true
+    for (const p of this.#pairs) {
+      if (upstreamPorts === undefined || upstreamPorts.includes(p.upstream.localPort ?? -1)) p.frozen = true
+    }
   }
 
   /** Keep forwarding requests to Redis but drop its replies (until {@link cut} or {@link heal}). */
