@@ -16,7 +16,14 @@ import type { DeadJob, QueueStats } from "../Commands.ts"
 import type { InvalidOptions } from "../Errors.ts"
 import { resolveJobOptions } from "../Job.ts"
 import { MAX_PARTITIONS, partitionName } from "../Keys.ts"
-import { checkBulkSize, type EncodedJob, makeQueueCore, type QueueCore, type QueueSettings } from "../Queue.ts"
+import {
+  checkBulkSize,
+  type EncodedJob,
+  makeQueueCore,
+  type QueueCore,
+  type QueueSettings,
+  readOnly,
+} from "../Queue.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../Sweeper.ts"
 import { integerOr } from "../Validate.ts"
@@ -156,7 +163,7 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
       all((p) => p.calls.deadPurge({ ids })).pipe(Effect.map((each) => each.reduce((n, r) => n + r.count, 0))),
     /** Every partition's invariants; lines are prefixed with the sub-queue name. */
     verify: (maxLines: number, pageSize?: number) =>
-      all((p) => p.commands.verify(maxLines, pageSize)).pipe(
+      all((p) => readOnly(p.calls.verify(maxLines, pageSize))).pipe(
         Effect.map((each) => ({
           violations: each.reduce((n, r) => n + r.violations, 0),
           jobs: each.reduce((n, r) => n + r.jobs, 0),
