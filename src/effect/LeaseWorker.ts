@@ -45,7 +45,8 @@ export interface Hooks<A, Out, E, R> {
   /**
    * An error the worker survived (it keeps retrying): a Redis error (`RedisUnavailable`
    * naming the server, also while the worker waits for an unreachable Redis to start), a
-   * callback that threw (`CallbackFailed`), a loop that failed (`WorkerLoopFailed`).
+   * backoff function that threw or answered nonsense (`CallbackFailed`, `InvalidOptions`),
+   * a loop that failed (`WorkerLoopFailed`). A hook that fails is logged, not passed here.
    * Default: `Effect.logWarning`, at most one warning per 30 s (saying how many were not shown).
    */
   readonly onError?: (error: unknown) => Effect.Effect<void, never, R>
@@ -63,7 +64,7 @@ export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix">, Ho
 export interface Handle {
   /** The queue name. */
   readonly queue: string
-  /** The lifecycle state: running, draining, releasing or closed. */
+  /** The lifecycle state: running, draining, releasing, closed, or failed (a loop was given up: close it). */
   readonly state: Effect.Effect<WorkerState>
   /** Handlers running now. */
   readonly running: Effect.Effect<number>
