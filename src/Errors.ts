@@ -163,6 +163,41 @@ export class NotReplicated extends Data.TaggedError("NotReplicated")<{
   }
 }
 
+/**
+ * A function you gave leaseq threw or rejected: an event listener, a hook, a `backoff`
+ * function. The worker caught it and goes on; it is reported as an `error` event.
+ */
+export class CallbackFailed extends Data.TaggedError("CallbackFailed")<{
+  /** Which callback, e.g. `the "lease-lost" listener`, `the backoff function`. */
+  readonly callback: string
+  readonly cause: unknown
+}> {
+  override get message() {
+    const why = this.cause instanceof Error ? `${this.cause.name}: ${this.cause.message}` : show(this.cause)
+    return `${this.callback} threw ${why}; the worker caught it and goes on (fix the callback: leaseq never lets it stop a worker)`
+  }
+}
+
+/**
+ * One of a worker's long-lived loops (reserve, heartbeat, fence, sweep) failed. It is
+ * restarted after a pause unless it failed too often in a row; then it is `stopped` and
+ * the worker's state becomes `failed`: it takes no more jobs and should be closed.
+ */
+export class WorkerLoopFailed extends Data.TaggedError("WorkerLoopFailed")<{
+  readonly queue: string
+  readonly loop: string
+  readonly cause: unknown
+  /** True when the loop was given up and the worker is now `failed`. */
+  readonly stopped: boolean
+}> {
+  override get message() {
+    const why = this.cause instanceof Error ? `${this.cause.name}: ${this.cause.message}` : show(this.cause)
+    return this.stopped
+      ? `worker of queue ${this.queue}: its ${this.loop} loop failed too often in a row and was stopped (${why}); the worker is now "failed" and takes no more jobs: close() it and start a new one`
+      : `worker of queue ${this.queue}: its ${this.loop} loop failed (${why}); it restarts after a pause`
+  }
+}
+
 /** Any error a Redis call can end with. */
 export type RedisError = RedisUnavailable | RedisCommandError | OutcomeUnknown
 

@@ -1,11 +1,13 @@
 /**
- * leaseq needs Redis never to evict its keys. Under any `maxmemory-policy` other than
- * `noeviction`, a full Redis deletes keys to make room — a queue's `wait` list or its
- * payload hash can vanish, and the jobs in them with it, without an error anywhere.
+ * leaseq needs Redis never to evict its keys. Under an `allkeys-*` `maxmemory-policy`, a
+ * full Redis deletes any key to make room — a queue's `wait` list or its payload hash can
+ * vanish, and the jobs in them with it, without an error anywhere. The `volatile-*`
+ * policies evict only keys that have a TTL; leaseq sets none, so for leaseq's keys such a
+ * server behaves like `noeviction` (a full Redis refuses writes): no warning then.
  *
  * So, on first use, each client leaseq uses (a queue's, a worker's) reads `INFO memory`
- * (from every master of a cluster) and, if the policy is not `noeviction`, emits one
- * process warning: `process.emitWarning(message, { type: "LeaseqWarning", code:
+ * (from every master of a cluster) and, if the policy may evict leaseq's keys (any policy
+ * but `noeviction` and `volatile-*`), emits one process warning: `process.emitWarning(message, { type: "LeaseqWarning", code:
  * "LEASEQ_EVICTION_POLICY" })`. Nothing is refused: the warning names the server, the
  * policy and what to set. When `INFO` is not allowed (an ACL without `+info`) or fails,
  * the check is skipped silently. It runs at most once per client.
@@ -27,13 +29,20 @@ export interface EvictingServer {
   readonly policy: string
 }
 
-/** The servers behind `client` whose `maxmemory-policy` is not `noeviction` (reads `INFO memory`). */
+/**
+ * True when `policy` may evict keys without a TTL, such as leaseq's: every policy but
+ * `noeviction` and the `volatile-*` ones (`volatile-lru`, `volatile-lfu`, `volatile-random`,
+ * `volatile-ttl`), which only evict keys that have a TTL.
+ */
+export const evictsLeaseqKeys = (policy: string): boolean => policy !== "noeviction" && !policy.startsWith("volatile-")
+
+/** The servers behind `client` whose `maxmemory-policy` may evict leaseq's keys (reads `INFO memory`). */
 export const evictingServers = async (client: RedisClient): Promise<ReadonlyArray<EvictingServer>> => {
   const found: EvictingServer[] = []
   for (const node of await client.masters()) {
     const info = String(await node.command("INFO", ["memory"]))
     const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1]
-    if (policy !== undefined && policy !== "noeviction") found.push({ node: node.describe, policy })
+    if (policy !== undefined && evictsLeaseqKeys(policy)) found.push({ node: node.describe, policy })
   }
   return found
 }

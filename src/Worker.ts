@@ -11,16 +11,21 @@
  * - releasing: handlers still running are aborted and their jobs released in one
  *              call, so another worker starts them at once with attempts unchanged.
  * - closed:    loops stopped, connections closed. Reached even when Redis is gone.
+ *
+ * Each long-lived loop (reserve, heartbeat, fence, sweep) is supervised: a loop that fails
+ * is reported and restarted. One that fails too often in a row is given up, and a running
+ * worker becomes `failed` (it reserves no more jobs; close() works as from running).
  */
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import { retryDelay } from "./Backoff.ts"
+import { planRetry } from "./Backoff.ts"
 import { makeBatcher } from "./Batcher.ts"
+import { encodeOutcome, safeHooks, stderrWarner, supervise } from "./Callbacks.ts"
 import type { Commands, Reservation, ScriptFailure, SweepResult, SweptDead } from "./Commands.ts"
-import type { InvalidPayload } from "./Errors.ts"
+import { type InvalidPayload, WorkerLoopFailed } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import type { Job } from "./Job.ts"
 import { fenceLoop, fenceMargin, type Held, heartbeatLoop, makeLeaseTable, monotonicNow } from "./Lease.ts"
@@ -32,7 +37,7 @@ import { trackWorker, untrackWorker } from "./testing/Leaks.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
 
 /** The named states of a worker. */
-export type WorkerState = "running" | "draining" | "releasing" | "closed"
+export type WorkerState = "running" | "draining" | "releasing" | "closed" | "failed"
 
 /** What happened to jobs, for events and hooks. */
 export interface WorkerHooks<A> {
@@ -112,7 +117,8 @@ export const startWorker = <A>(
   Effect.gen(function* () {
     // once per client: warn when the server may evict keys (maxmemory-policy)
     yield* warnIfEvicting(commands.client)
-    const { hooks } = program
+    // user callbacks never throw into the engine: a throw is reported on the error hook
+    const hooks = safeHooks(program.hooks, stderrWarner(`worker of queue "${commands.keys.queue}"`))
     const table = makeLeaseTable()
     const workerId = newWorkerId()
     const jobFibers = new Set<Fiber.Fiber<void>>()
@@ -181,7 +187,7 @@ export const startWorker = <A>(
       r: Reservation,
       held: Held,
       job: Job<A>,
-      exit: Exit.Exit<unknown, unknown>,
+      handlerExit: Exit.Exit<unknown, unknown>,
       acked: () => void,
       free: () => void,
     ) =>
@@ -189,9 +195,13 @@ export const startWorker = <A>(
         if (held.ended) return free() // lease lost or self-fenced: never ack; shutdown: released on exit
         held.settling = true // from here the complete/fail script's answer decides (see Held.settling)
         acked()
+        // a result that cannot be serialised fails the job (normal retry/dead path)
+        const { exit, result } = encodeOutcome(
+          handlerExit,
+          settings.keepCompleted > 0 ? program.encodeResult : undefined,
+        )
         if (!Exit.isSuccess(exit)) free()
         if (Exit.isSuccess(exit)) {
-          const result = settings.keepCompleted > 0 && program.encodeResult ? program.encodeResult(exit.value) : ""
           const ok = yield* complete({ id: r.id, token: r.token, result }, free)
           if (ok) hooks.completed?.(job, exit.value)
           else onLeaseEnd(held, "lease-lost")
@@ -199,10 +209,11 @@ export const startWorker = <A>(
         }
         if (Cause.hasInterruptsOnly(exit.cause)) return
         const error = Cause.squash(exit.cause)
+        const plan = yield* planRetry(settings.backoff, r.attempt, error, hooks.error)
         const outcome = yield* commands.fail(r, {
-          delayMs: retryDelay(settings.backoff, r.attempt, error),
+          delayMs: plan.delayMs,
           error: errorJson(error),
-          mode: "retry",
+          mode: plan.retry ? "retry" : "dead",
         })
         if (outcome === "lost") onLeaseEnd(held, "lease-lost")
         else {
@@ -375,9 +386,18 @@ export const startWorker = <A>(
       onEnd: onLeaseEnd,
       onError: hooks.error ?? (() => {}),
     }
+    /** A loop restarted when it fails; given up after too many failures in a row (worker `failed`). */
+    const supervised = (loop: string, effect: Effect.Effect<unknown, unknown>) =>
+      supervise(effect, {
+        onFailure: (cause, stopped) => {
+          if (stopped && state === "running") state = "failed"
+          if (stopped) ringSlot?.()
+          hooks.error?.(new WorkerLoopFailed({ queue: commands.keys.queue, loop, cause, stopped }))
+        },
+      })
     const loops: Array<Fiber.Fiber<unknown, unknown>> = []
-    loops.push(yield* Effect.forkDetach(heartbeatLoop(table, commands, hb)))
-    loops.push(yield* Effect.forkDetach(fenceLoop(table, hb)))
+    loops.push(yield* Effect.forkDetach(supervised("heartbeat", heartbeatLoop(table, commands, hb))))
+    loops.push(yield* Effect.forkDetach(supervised("fence", fenceLoop(table, hb))))
     if (settings.sweep) {
       const { intervalMs, limit } = settings.sweep
       const sweeper = Effect.gen(function* () {
@@ -393,15 +413,15 @@ export const startWorker = <A>(
           }
         }
       })
-      loops.push(yield* Effect.forkDetach(sweeper))
+      loops.push(yield* Effect.forkDetach(supervised("sweep", sweeper)))
     }
-    const reserver = yield* Effect.forkDetach(reserveLoop.pipe(Effect.ensuring(flushRiders)))
+    const reserver = yield* Effect.forkDetach(supervised("reserve", reserveLoop).pipe(Effect.ensuring(flushRiders)))
 
     const handle: WorkerHandle = {
       state: () => state,
       running: () => busy,
       close: Effect.suspend(() => {
-        if (state !== "running") return Effect.void
+        if (state !== "running" && state !== "failed") return Effect.void
         state = "draining"
         return Effect.gen(function* () {
           // stop reserving: the blocked marker wait ends when its connection closes

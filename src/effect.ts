@@ -20,6 +20,7 @@
 export type { Backoff } from "./Backoff.ts"
 export type { DeadJob, QueueStats, ScriptFailure, SweepResult } from "./Commands.ts"
 export {
+  CallbackFailed,
   InvalidOptions,
   InvalidPayload,
   InvalidQueueName,
@@ -30,6 +31,7 @@ export {
   RedisCommandError,
   type RedisError,
   RedisUnavailable,
+  WorkerLoopFailed,
   WrongKeyType,
 } from "./Errors.ts"
 export * as LeaseQueue from "./effect/LeaseQueue.ts"

@@ -9,6 +9,7 @@
 export type { Backoff } from "./Backoff.ts"
 export type { DeadJob, QueueStats } from "./Commands.ts"
 export {
+  CallbackFailed,
   InvalidOptions,
   InvalidPayload,
   InvalidQueueName,
@@ -19,6 +20,7 @@ export {
   QueueClosed,
   RedisCommandError,
   RedisUnavailable,
+  WorkerLoopFailed,
   WrongKeyType,
 } from "./Errors.ts"
 export { EvictionPolicyWarning } from "./EvictionPolicy.ts"

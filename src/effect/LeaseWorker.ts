@@ -10,10 +10,12 @@
  * ```
  * @module
  */
-import { Cause, type Context, Effect, FiberSet, Layer, type Scope } from "effect"
+import { Cause, type Context, Effect, Fiber, FiberSet, Layer, type Scope } from "effect"
+import { makeRateLimiter, WARN_WINDOW_MS } from "../Callbacks.ts"
 import type { ScriptFailure } from "../Commands.ts"
-import { InvalidOptions, type QueueClosed } from "../Errors.ts"
+import { InvalidOptions, type QueueClosed, RedisUnavailable } from "../Errors.ts"
 import type { Job } from "../Job.ts"
+import type { RedisClient } from "../redis/Client.ts"
 import { optionsObject } from "../Validate.ts"
 import { startWorker, type WorkerState } from "../Worker.ts"
 import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../WorkerOptions.ts"
@@ -40,7 +42,13 @@ export interface Hooks<A, Out, E, R> {
   readonly onLeaseLost?: (job: LeaseRef, reason: "lease-lost" | "self-fenced") => Effect.Effect<void, never, R>
   /** The job went to dead: reason `failed` (attempts used up), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
   readonly onDead?: (job: LeaseRef, reason: string, error: unknown) => Effect.Effect<void, never, R>
-  /** A Redis or infrastructure error the worker survived (it keeps retrying). Default: `Effect.logWarning`. */
+  /**
+   * An error the worker survived (it keeps retrying): a Redis error (`RedisUnavailable`
+   * naming the server, also while the worker waits for an unreachable Redis to start), a
+   * backoff function that threw or answered nonsense (`CallbackFailed`, `InvalidOptions`),
+   * a loop that failed (`WorkerLoopFailed`). A hook that fails is logged, not passed here.
+   * Default: `Effect.logWarning`, at most one warning per 30 s (saying how many were not shown).
+   */
   readonly onError?: (error: unknown) => Effect.Effect<void, never, R>
 }
 
@@ -56,7 +64,7 @@ export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix">, Ho
 export interface Handle {
   /** The queue name. */
   readonly queue: string
-  /** The lifecycle state: running, draining, releasing or closed. */
+  /** The lifecycle state: running, draining, releasing, closed, or failed (a loop was given up: close it). */
   readonly state: Effect.Effect<WorkerState>
   /** Handlers running now. */
   readonly running: Effect.Effect<number>
@@ -66,6 +74,37 @@ export interface Handle {
 
 /** What starting a worker can fail with: bad options, or a queue that cannot be used. */
 export type StartError = ValidationError | QueueClosed | ScriptFailure
+
+const UNREACHABLE_POLL_MS = 500
+
+/**
+ * Run `effect`; while it runs, report the client's connection error as a
+ * {@link RedisUnavailable} naming the server: when it first appears or changes, and again
+ * every 30 s while it lasts. Without this, a worker started on an unreachable Redis says
+ * nothing until the client gives up on its first command.
+ */
+const whileUnreachable =
+  (client: RedisClient, report: (e: RedisUnavailable) => void) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.gen(function* () {
+      const watcher = yield* Effect.forkChild(
+        Effect.gen(function* () {
+          let last: string | undefined
+          let at = 0
+          while (true) {
+            yield* Effect.sleep(UNREACHABLE_POLL_MS)
+            const why = client.status() === "ready" ? undefined : client.lastError?.()
+            const now = Date.now()
+            if (why !== undefined && (why !== last || now - at >= WARN_WINDOW_MS)) {
+              at = now
+              report(new RedisUnavailable({ reason: why, server: client.describe }))
+            }
+            last = why
+          }
+        }),
+      )
+      return yield* effect.pipe(Effect.ensuring(Fiber.interrupt(watcher)))
+    })
 
 const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onError"] as const
 const HOOK_DRAIN_MS = 2_000
@@ -123,7 +162,6 @@ export const make = <I, A, Out, E, R, RH = never>(
       }
     }
     const { core, client, codec } = internals
-    yield* core.ensureOpen
 
     const context = yield* Effect.context<Exclude<R, Scope.Scope> | RH>()
     const hookFibers = yield* FiberSet.make()
@@ -135,12 +173,20 @@ export const make = <I, A, Out, E, R, RH = never>(
         ),
       )
     }
+    const allowWarning = makeRateLimiter(WARN_WINDOW_MS)
     const onError =
       options.onError ??
       ((error: unknown) =>
-        Effect.logWarning("leaseq worker: Redis error, retrying", error).pipe(
-          Effect.annotateLogs("queue", service.name),
-        ))
+        Effect.suspend(() => {
+          const suppressed = allowWarning()
+          if (suppressed === undefined) return Effect.void
+          const more = suppressed > 0 ? [`(+${suppressed} more since the last such warning)`] : []
+          return Effect.logWarning("leaseq worker: error, it goes on", error, ...more).pipe(
+            Effect.annotateLogs("queue", service.name),
+          )
+        }))
+    // a Redis that cannot be reached is reported while the worker waits for it, not only when it gives up
+    yield* core.ensureOpen.pipe(whileUnreachable(client, (e) => fire(() => onError(e))))
     // the engine gives hooks a squashed error; keep each failed job's full, typed cause
     const causes = new WeakMap<Job<A>, Cause.Cause<E>>()
 
@@ -157,13 +203,8 @@ export const make = <I, A, Out, E, R, RH = never>(
             Effect.scoped,
             Effect.provideContext(context),
           ),
-        encodeResult: (result) => {
-          try {
-            return JSON.stringify(result ?? null) ?? "null"
-          } catch (e) {
-            return JSON.stringify({ unserialisable: e instanceof Error ? e.message : String(e) })
-          }
-        },
+        // throws for a result JSON cannot hold (a BigInt, a cycle): the engine fails the job with it
+        encodeResult: (result) => JSON.stringify(result ?? null) ?? "null",
         hooks: {
           completed: (job, result) => fire(() => options.onCompleted?.(job, result as Out)),
           failed: (job, error, willRetry) =>

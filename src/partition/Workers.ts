@@ -28,11 +28,17 @@ export const concurrencyPerPartition = (concurrency: number, partitions: number)
 
 const ORDER: ReadonlyArray<WorkerState> = ["running", "draining", "releasing", "closed"]
 
-/** One handle over several engine workers: the least advanced state, summed running jobs, closed together. */
+/**
+ * One handle over several engine workers: `failed` when one of them is, else the least
+ * advanced state; summed running jobs; closed together.
+ */
 export const combineHandles = (handles: ReadonlyArray<WorkerHandle>): WorkerHandle => {
   if (handles.length === 1) return handles[0]!
   return {
-    state: () => ORDER[Math.min(...handles.map((h) => ORDER.indexOf(h.state())))] ?? "closed",
+    state: () =>
+      handles.some((h) => h.state() === "failed")
+        ? "failed"
+        : (ORDER[Math.min(...handles.map((h) => ORDER.indexOf(h.state())))] ?? "closed"),
     running: () => handles.reduce((n, h) => n + h.running(), 0),
     close: Effect.forEach(handles, (h) => h.close, { concurrency: "unbounded", discard: true }),
   }

@@ -3,9 +3,11 @@
  */
 import { EventEmitter } from "node:events"
 import * as Effect from "effect/Effect"
-import { InvalidOptions, InvalidPayload } from "../Errors.ts"
+import { stderrWarner } from "../Callbacks.ts"
+import { CallbackFailed, InvalidOptions, InvalidPayload } from "../Errors.ts"
 import type { Job } from "../Job.ts"
 import { DEFAULT_PREFIX, validatePrefix, validateQueueName } from "../Keys.ts"
+import { redisError } from "../Outcomes.ts"
 import { type Durability, resolveDurability, unwrapNotReplicated, withDurability } from "../partition/Durability.ts"
 import { resolvePartitions } from "../partition/Producer.ts"
 import { servedKeys, startServing } from "../partition/Workers.ts"
@@ -38,7 +40,12 @@ export interface WorkerEvents<T, R> {
   failed: [job: Job<T>, error: unknown, willRetry: boolean]
   "lease-lost": [job: { id: string; token: number }, reason: "lease-lost" | "self-fenced"]
   dead: [job: { id: string; token: number }, reason: string, error: unknown]
-  /** Redis or infrastructure errors the worker survived. Only emitted when someone listens. */
+  /**
+   * Redis or infrastructure errors the worker survived (e.g. `RedisUnavailable` naming the
+   * server, once per failed connection attempt), listeners and other callbacks that threw
+   * (`CallbackFailed`), loops that failed (`WorkerLoopFailed`). With no listener, one line
+   * goes to stderr instead, at most once per 30 s.
+   */
   error: [error: unknown]
   closed: []
 }
@@ -64,6 +71,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   #handle: WorkerHandle | undefined
   #closing: Promise<void> | undefined
   readonly #closeConnections: () => Promise<void>
+  #startFailed = false
+  /** The last resort for errors nobody listens to: a rate-limited line on stderr. */
+  readonly #warn: (error: unknown) => void
 
   constructor(name: string, handler: (job: Job<T>) => Promise<R> | R, options: WorkerOptions = {}) {
     super()
@@ -82,17 +92,19 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     // with durability every complete is followed by WAIT, so it must not ride with a reserve
     const settings = durability ? { ...resolved, rideAlong: false } : resolved
     const keys = servedKeys(name, prefix, partitions)
-    const base = connect(options.connection)
+    this.#warn = stderrWarner(`worker of queue "${this.name}"`)
+    // every failed connection attempt is reported, so a wrong URL or a Redis that is down is seen at once
+    const base = connect(options.connection, {
+      onError: (e) => this.#emit("error", redisError("connect", e, base.describe)),
+    })
     const durable = durability ? base.duplicate() : undefined
     const client = durability ? withDurability(base, durability, ["complete"], durable) : base
     const blocking = keys.map(() => base.duplicate())
     this.#closeConnections = async () => {
       await Promise.all([base.close(), durable?.close(), ...blocking.map((b) => b.close())])
     }
-    const emit = <K extends keyof WorkerEvents<T, R>>(event: K, ...args: WorkerEvents<T, R>[K]) => {
-      if (event === "error" && this.listenerCount("error") === 0) return
-      ;(this.emit as (e: K, ...a: WorkerEvents<T, R>[K]) => boolean)(event, ...args)
-    }
+    const emit = <K extends keyof WorkerEvents<T, R>>(event: K, ...args: WorkerEvents<T, R>[K]) =>
+      this.#emit(event, ...args)
     const program = Effect.suspend(() =>
       startServing<T>(client, keys, blocking, settings, {
         decode: (text) =>
@@ -117,6 +129,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         if (this.#closing) void Effect.runPromise(handle.close)
       },
       async (e) => {
+        this.#startFailed = true
         await this.#closeConnections()
         throw e
       },
@@ -124,9 +137,38 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
     this.ready.catch((e) => emit("error", e))
   }
 
-  /** The lifecycle state: running, draining, releasing or closed. */
+  /**
+   * The lifecycle state: running, draining, releasing, closed, or failed (a loop was given
+   * up, or the worker could not start: it takes no jobs; close() it).
+   */
   get state(): WorkerState {
-    return this.#handle?.state() ?? (this.#closing ? "closed" : "running")
+    return this.#handle?.state() ?? (this.#closing ? "closed" : this.#startFailed ? "failed" : "running")
+  }
+
+  /**
+   * Call each listener of `event` on its own: one that throws (or returns a Promise that
+   * rejects) is reported as a {@link CallbackFailed} `error` event and the others still run.
+   * An `error` event with no listener, or whose listener throws, goes to stderr (rate-limited).
+   */
+  #emit<K extends keyof WorkerEvents<T, R>>(event: K, ...args: WorkerEvents<T, R>[K]): void {
+    const listeners = this.rawListeners(event) as Array<(...a: unknown[]) => unknown>
+    if (event === "error" && listeners.length === 0) {
+      this.#warn(args[0])
+      return
+    }
+    const onThrow = (cause: unknown) => {
+      const failed = new CallbackFailed({ callback: `the "${String(event)}" listener`, cause })
+      if (event === "error") this.#warn(failed)
+      else this.#emit("error", failed)
+    }
+    for (const listener of listeners) {
+      try {
+        const returned = listener.apply(this, args)
+        if (returned instanceof Promise) returned.catch(onThrow)
+      } catch (e) {
+        onThrow(e)
+      }
+    }
   }
 
   /** Handlers running now. */
@@ -148,7 +190,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         if (closingNow) await closingNow
         else if (this.#handle) await Effect.runPromise(this.#handle.close)
         await this.#closeConnections()
-        this.emit("closed")
+        this.#emit("closed")
       })()
     }
     return this.#closing
