@@ -32,6 +32,29 @@ export interface WorkerOptions extends EngineWorkerOptions {
   readonly durability?: Durability
 }
 
+/**
+ * Run a Promise handler as an Effect that ends only once the handler's promise has
+ * settled: when the fiber is interrupted (lease lost, self-fenced, close past its grace),
+ * it waits for the promise, so the job's slot stays taken (and, at close, its lease stays
+ * held) while the handler may still run. The engine bounds that wait at close.
+ */
+const runHandler = <T, R>(handler: (job: Job<T>) => Promise<R> | R, job: Job<T>): Effect.Effect<R, unknown> =>
+  Effect.suspend(() => {
+    let promise: Promise<R>
+    try {
+      promise = Promise.resolve(handler(job))
+    } catch (e) {
+      return Effect.fail(e)
+    }
+    const settled = promise.then(
+      () => undefined,
+      () => undefined,
+    )
+    return Effect.tryPromise({ try: () => promise, catch: (e) => e }).pipe(
+      Effect.onInterrupt(() => Effect.promise(() => settled)),
+    )
+  })
+
 /** Events a {@link Worker} emits. */
 export interface WorkerEvents<T, R> {
   completed: [job: Job<T>, result: R]
@@ -100,7 +123,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
             try: () => JSON.parse(text) as T,
             catch: (e) => new InvalidPayload({ field: "payload", reason: `is not valid JSON: ${String(e)}` }),
           }),
-        handler: (job) => Effect.tryPromise({ try: async () => handler(job), catch: (e) => e }),
+        handler: (job) => runHandler(handler, job),
         encodeResult: (r) => JSON.stringify(r ?? null),
         hooks: {
           completed: (job, result) => emit("completed", job, result as R),
