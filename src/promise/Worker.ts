@@ -3,7 +3,8 @@
  */
 import { EventEmitter } from "node:events"
 import * as Effect from "effect/Effect"
-import { InvalidOptions, InvalidPayload } from "../Errors.ts"
+import * as Fiber from "effect/Fiber"
+import { InvalidOptions, InvalidPayload, QueueClosed } from "../Errors.ts"
 import type { Job } from "../Job.ts"
 import { DEFAULT_PREFIX, validatePrefix, validateQueueName } from "../Keys.ts"
 import { type Durability, resolveDurability, unwrapNotReplicated, withDurability } from "../partition/Durability.ts"
@@ -55,6 +56,19 @@ const runHandler = <T, R>(handler: (job: Job<T>) => Promise<R> | R, job: Job<T>)
     )
   })
 
+/** Resolves when `promise` settles or `ms` have passed, whichever comes first. */
+const settledWithin = (promise: Promise<unknown>, ms: number): Promise<void> => {
+  let timer: NodeJS.Timeout | undefined
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms)
+  })
+  const settled = promise.then(
+    () => undefined,
+    () => undefined,
+  )
+  return Promise.race([settled, elapsed]).finally(() => clearTimeout(timer))
+}
+
 /** Events a {@link Worker} emits. */
 export interface WorkerEvents<T, R> {
   completed: [job: Job<T>, result: R]
@@ -87,6 +101,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   #handle: WorkerHandle | undefined
   #closing: Promise<void> | undefined
   readonly #closeConnections: () => Promise<void>
+  readonly #shutdownGraceMs: number
+  readonly #stopStart: () => void
 
   constructor(name: string, handler: (job: Job<T>) => Promise<R> | R, options: WorkerOptions = {}) {
     super()
@@ -99,6 +115,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       })
     }
     const resolved = resolveWorkerOptions(options, ["connection", "partitions", "durability"])
+    this.#shutdownGraceMs = resolved.shutdownGraceMs
     const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
     const partitions = resolvePartitions(options.partitions)
     const durability = resolveDurability(options.durability)
@@ -134,17 +151,22 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         },
       }),
     )
-    this.ready = Effect.runPromise(program).then(
+    const starting = Effect.runFork(program)
+    this.#stopStart = () => void Effect.runPromise(Fiber.interrupt(starting))
+    this.ready = Effect.runPromise(Fiber.join(starting)).then(
       (handle) => {
         this.#handle = handle
         if (this.#closing) void Effect.runPromise(handle.close)
       },
       async (e) => {
         await this.#closeConnections()
-        throw e
+        // closed before it could start (see close): say so rather than how the start was cut off
+        throw this.#closing ? new QueueClosed({ queue: this.name }) : e
       },
     )
-    this.ready.catch((e) => emit("error", e))
+    this.ready.catch((e) => {
+      if (!this.#closing) emit("error", e)
+    })
   }
 
   /** The lifecycle state: running, draining, releasing or closed. */
@@ -167,7 +189,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       const handle = this.#handle
       const closingNow = handle ? Effect.runPromise(handle.close) : undefined
       this.#closing = (async () => {
-        await this.ready.catch(() => undefined)
+        // a worker still starting (Redis unreachable: its first call is retried for a minute
+        // or more) waits for its start up to shutdownGraceMs; then the start is stopped and
+        // `ready` rejects with QueueClosed
+        if (!closingNow) {
+          await settledWithin(this.ready, this.#shutdownGraceMs)
+          if (!this.#handle) this.#stopStart()
+        }
         if (closingNow) await closingNow
         else if (this.#handle) await Effect.runPromise(this.#handle.close)
         await this.#closeConnections()
