@@ -4,9 +4,10 @@
  * - Heartbeat: every `heartbeatMs`, one `extend` call for all held leases. A lease the
  *   server reports lost is marked lost at once: its handler is aborted and never acks.
  * - Self-fencing: each lease has a local deadline = (when the last successful extend,
- *   or the reserve, was *sent*) + {@link fenceAfter}: two heartbeat periods and a half,
- *   at most leaseMs − 2 %, on the local monotonic clock. So two consecutive heartbeats
- *   that fail (or hang) abort the handler, with about a sixth of the lease to spare.
+ *   or the reserve, was *sent*) + {@link fenceAfter}: two heartbeat periods and a half
+ *   (at least half the lease, at most leaseMs − 2 %), on the local monotonic clock. So two
+ *   consecutive heartbeats that fail (or hang) abort the handler; with the default
+ *   heartbeat a sixth of the lease is left to spare.
  * - Server-side grace: reserve and extend ask the server for leaseMs + graceMs, so a
  *   sweep (in a worker or from cron) reclaims a lease only graceMs after the deadline
  *   the worker itself counts on: a process stalled at that moment (GC, a starved CPU)
@@ -56,13 +57,14 @@ export const monotonicNow = (): number => performance.now()
 export const fenceMargin = (leaseMs: number): number => Math.max(5, Math.floor(leaseMs * 0.02))
 
 /**
- * How long after the send of the last successful extend (or reserve) a lease is still
- * surely ours: 2.5 heartbeat periods, so that two consecutive heartbeats must fail before
- * the handler is aborted, and at most leaseMs − {@link fenceMargin}. With the default
- * heartbeat (leaseMs / 3) that is 5/6 of the lease.
+ * How long after the send of the last successful extend (or reserve) the worker counts a
+ * lease as still its own: 2.5 heartbeat periods, so that two consecutive heartbeats must
+ * fail before the handler is aborted; never less than half the lease (a very short
+ * heartbeat must not turn one slow extend into an abort), and at most
+ * leaseMs − {@link fenceMargin}. With the default heartbeat (leaseMs / 3): 5/6 of the lease.
  */
 export const fenceAfter = (leaseMs: number, heartbeatMs: number): number =>
-  Math.min(leaseMs - fenceMargin(leaseMs), Math.floor(heartbeatMs * 2.5))
+  Math.min(leaseMs - fenceMargin(leaseMs), Math.max(Math.floor(leaseMs / 2), Math.floor(heartbeatMs * 2.5)))
 
 /** Most leases per extend call (keeps each script call short). */
 export const EXTEND_CHUNK = 250
