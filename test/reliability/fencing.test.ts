@@ -129,4 +129,18 @@ describe("fencing", () => {
     expect(reclaimed.at).toBeGreaterThanOrEqual(serverDeadline)
     expect(await raw.hget(keys.lease, id)).toBeNull()
   })
+
+  it("K2: leaseGraceMs and shutdownAbortGraceMs are checked, with errors naming the field, the value and the range", () => {
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ leaseGraceMs: -1 }, "invalid option leaseGraceMs = -1: must be from 0 to 86400000"],
+      [{ leaseGraceMs: 1.5 }, "invalid option leaseGraceMs = 1.5: must be a whole number from 0 to 86400000"],
+      [
+        { shutdownAbortGraceMs: "5s" },
+        'invalid option shutdownAbortGraceMs = "5s": must be a whole number from 0 to 3600000',
+      ],
+    ]
+    for (const [options, message] of bad) {
+      expect(() => new Worker(name(), async () => undefined, { connection: redisUrl(), ...options })).toThrow(message)
+    }
+  })
 })
