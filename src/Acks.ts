@@ -13,6 +13,7 @@
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import type { Commands, ScriptFailure } from "./Commands.ts"
 import { type Held, monotonicNow } from "./Lease.ts"
 
@@ -53,7 +54,10 @@ export const deliver = <A>(
     const stopped = Deferred.await(options.stop).pipe(Effect.as("stopped" as const))
     for (let i = 0; ; i++) {
       if (Deferred.isDoneUnsafe(options.stop)) return { _tag: "undelivered", reason: "stopped", uncertain } as const
-      const exit = yield* Effect.raceFirst(Effect.exit(call), stopped)
+      // the attempt runs in a fiber of its own: a call that Redis does not answer (ioredis
+      // retries for a minute or more) must not hold up a close that stops waiting
+      const attempt = yield* Effect.forkDetach(Effect.exit(call), { startImmediately: true })
+      const exit = yield* Effect.raceFirst(Fiber.join(attempt), stopped)
       if (exit === "stopped") return { _tag: "undelivered", reason: "stopped", uncertain: true } as const
       if (Exit.isSuccess(exit)) return { _tag: "answered", value: exit.value, uncertain } as const
       const error = exit.cause.reasons.find((r) => r._tag === "Fail")?.error

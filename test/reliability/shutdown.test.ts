@@ -232,4 +232,47 @@ describe("shutdown", () => {
     expect(events).toEqual(["closed"])
     expect(worker.state).toBe("closed")
   })
+
+  it("close() while a finished job's complete cannot reach Redis ends, and says the ack got no answer", async () => {
+    const q = name()
+    const target = new URL(redisUrl())
+    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
+    onCleanup(() => proxy.close())
+    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
+    onCleanup(() => queue.close())
+    const started = deferred()
+    const finish = deferred()
+    const ended = deferred()
+    const worker = new Worker(
+      q,
+      async () => {
+        started.resolve()
+        await finish.promise
+        ended.resolve()
+      },
+      // two slots: the finished job's complete goes on its own (not riding on a reserve)
+      { connection: proxy.url, concurrency: 2, shutdownGraceMs: 200, leaseMs: 30_000 },
+    )
+    onCleanup(async () => {
+      finish.resolve()
+      await worker.close()
+    })
+    const errors: unknown[] = []
+    worker.on("error", (e) => errors.push(e))
+    const id = await queue.add({ n: 1 })
+    await started.promise
+    proxy.cut()
+    finish.resolve()
+    await ended.promise
+    const closing = worker.close().then(() => "closed" as const)
+    // a hang detector only, far above the documented bound (200 ms + 5 s)
+    let timer: NodeJS.Timeout | undefined
+    const hang = new Promise<"hung">((resolve) => {
+      timer = setTimeout(() => resolve("hung"), 20_000)
+    })
+    const outcome = await Promise.race([closing, hang])
+    clearTimeout(timer)
+    expect(outcome).toBe("closed")
+    expect(errors).toContainEqual(expect.objectContaining({ _tag: "AckUndelivered", jobId: id, reason: "stopped" }))
+  })
 })
