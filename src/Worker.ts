@@ -90,6 +90,13 @@ const errorJson = (error: unknown): string => {
 
 const RESERVE_CHUNK = 500
 
+/** The failure recorded for a handler that interrupted itself. */
+const handlerInterrupted = (): Error => {
+  const error = new Error("the handler interrupted itself (the worker still held its lease): counted as a failure")
+  error.name = "HandlerInterrupted"
+  return error
+}
+
 /** A finished job to acknowledge. */
 interface Finished {
   readonly id: string
@@ -242,8 +249,9 @@ export const startWorker = <A>(
           const d = yield* complete({ id: r.id, token: r.token, result }, held, free)
           return yield* completed(d, held, job, exit.value)
         }
-        if (Cause.hasInterruptsOnly(exit.cause)) return
-        const error = Cause.squash(exit.cause)
+        // not interrupted by the worker (held.ended is unset): the handler interrupted itself,
+        // which counts as a failure (left alone, the job would wait out its lease)
+        const error = Cause.hasInterruptsOnly(exit.cause) ? handlerInterrupted() : Cause.squash(exit.cause)
         const outcome = yield* sendFail(r, held, {
           delayMs: retryDelay(settings.backoff, r.attempt, error),
           error: errorJson(error),
