@@ -21,6 +21,8 @@ import { type Held, monotonicNow } from "./Lease.ts"
 export type Delivery<A> =
   | { readonly _tag: "answered"; readonly value: A; readonly uncertain: boolean }
   | { readonly _tag: "undelivered"; readonly reason: "lease-expired" | "stopped"; readonly uncertain: boolean }
+  /** An error that resending cannot change (a layout refusal; a write not confirmed by replicas): reported, not retried. */
+  | { readonly _tag: "refused"; readonly error: ScriptFailure }
 
 /** Pauses between attempts, in ms (the last one repeats). */
 export const ACK_RETRY_PAUSE = [50, 100, 200, 500, 1000] as const
@@ -31,6 +33,16 @@ const REFUSED_BEFORE_RUN = /\b(BUSY|OOM|LOADING|READONLY|NOSCRIPT|MASTERDOWN|CLU
 /** True when the error is a reply Redis gives before running a script (so it did not run). */
 export const refusedBeforeRun = (error: unknown): boolean =>
   REFUSED_BEFORE_RUN.test(error instanceof Error ? error.message : String(error))
+
+/**
+ * Errors that are an answer of sorts: the script refused (layout, key type), or it ran and
+ * only the replicas' confirmation is missing (durability's NotReplicated, carried as the
+ * cause of a RedisUnavailable). Sending again would not change them.
+ */
+const isFinal = (error: ScriptFailure): boolean =>
+  error._tag === "LayoutMismatch" ||
+  error._tag === "WrongKeyType" ||
+  (error as { cause?: { _tag?: unknown } }).cause?._tag === "NotReplicated"
 
 /** What {@link deliver} needs besides the call. */
 export interface DeliverOptions {
@@ -63,6 +75,7 @@ export const deliver = <A>(
       const error = exit.cause.reasons.find((r) => r._tag === "Fail")?.error
       if (error === undefined) return yield* Effect.failCause(exit.cause).pipe(Effect.orDie)
       options.onError(error)
+      if (isFinal(error)) return { _tag: "refused", error } as const
       if (!refusedBeforeRun(error)) uncertain = true
       const pause = ACK_RETRY_PAUSE[Math.min(i, ACK_RETRY_PAUSE.length - 1)]!
       if (monotonicNow() + pause > options.held.localDeadline) {

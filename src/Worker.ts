@@ -212,6 +212,7 @@ export const startWorker = <A>(
     const completed = (d: Delivery<boolean>, held: Held, job: Job<A>, result: unknown) =>
       Effect.gen(function* () {
         if (d._tag === "undelivered") return undelivered(held, "complete", d)
+        if (d._tag === "refused") return // reported on error already; as before, no event
         const landed =
           d.value || (d.uncertain && (yield* completeLanded(commands, held.id).pipe(Effect.orElseSucceed(() => false))))
         if (landed) hooks.completed?.(job, result)
@@ -222,10 +223,8 @@ export const startWorker = <A>(
     const sendFail = (r: Reservation, held: Held, options: Parameters<Commands["fail"]>[1]) =>
       Effect.gen(function* () {
         const d = yield* deliver(commands.fail(r, options), { held, stop: stopAcks, onError: (e) => hooks.error?.(e) })
-        if (d._tag === "undelivered") {
-          undelivered(held, "fail", d)
-          return undefined
-        }
+        if (d._tag === "undelivered") undelivered(held, "fail", d)
+        if (d._tag !== "answered") return undefined
         if (d.value !== "lost" || !d.uncertain) return d.value
         return yield* failLanded(commands, r.id, options.error).pipe(Effect.orElseSucceed(() => "lost" as const))
       })
