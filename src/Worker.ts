@@ -365,6 +365,24 @@ export const startWorker = <A>(
         catch: (e) => redisError("BZPOPMIN", e, blocking.describe, blocking.lastError?.()),
       })
 
+    /**
+     * The local deadline of each reserved job, counted from the reserve's send. A reply
+     * that comes late (Redis stalled, or ioredis sent the call again after a reconnect)
+     * would start jobs near or past that deadline, to be self-fenced at once although
+     * their server leases are fresh: then one extend, sent now, says which leases are
+     * still held (the others are not started) and gives them a fresh deadline.
+     */
+    const freshen = (jobs: ReadonlyArray<Reservation>, sentAt: number) =>
+      Effect.gen(function* () {
+        const deadline = localDeadline(sentAt)
+        const late = deadline - monotonicNow() < fenceAfter(settings.leaseMs, settings.heartbeatMs) / 2
+        if (jobs.length === 0 || !late) return jobs.map((r) => ({ r, deadline }))
+        const again = monotonicNow()
+        const extended = yield* Effect.exit(commands.extend(jobs, serverLeaseMs))
+        if (Exit.isFailure(extended)) return jobs.map((r) => ({ r, deadline })) // the fence decides
+        return jobs.filter((_, i) => (extended.value[i] ?? 0) > 0).map((r) => ({ r, deadline: localDeadline(again) }))
+      })
+
     /** The reserve call in flight, if any (close waits for it to land, up to a bound). */
     let inFlight: Fiber.Fiber<unknown> | undefined
 
@@ -387,12 +405,14 @@ export const startWorker = <A>(
             : { resend: true, uncertain }
           Deferred.doneUnsafe(ride[i]!.done, Effect.succeed(answer))
         }
+        const starts =
+          Exit.isSuccess(reserved) && state === "running" ? yield* freshen(reserved.value.jobs, sentAt) : []
         if (Exit.isSuccess(reserved) && state !== "running") {
           // closed while the call was in flight: give the jobs straight back, unstarted
           if (reserved.value.jobs.length > 0) yield* commands.release(reserved.value.jobs).pipe(Effect.catch(report))
-          return { reserved, sentAt, handled: true }
+          return { reserved, starts, handled: true }
         }
-        return { reserved, sentAt, handled: false }
+        return { reserved, starts, handled: false }
       })
 
     const reserveLoop = Effect.gen(function* () {
@@ -407,7 +427,7 @@ export const startWorker = <A>(
         if (riding.length > 0) yield* flushRiders
         const call = yield* Effect.forkDetach(reserveCall(want, ride), { startImmediately: true })
         inFlight = call
-        const { reserved, sentAt, handled } = yield* Fiber.join(call)
+        const { reserved, starts, handled } = yield* Fiber.join(call)
         inFlight = undefined
         if (handled) break
         if (Exit.isFailure(reserved)) {
@@ -423,9 +443,7 @@ export const startWorker = <A>(
           break
         }
         const jobs = reserved.value.jobs
-        yield* Effect.uninterruptible(
-          Effect.forEach(jobs, (r) => startJob(r, localDeadline(sentAt)), { discard: true }),
-        )
+        yield* Effect.uninterruptible(Effect.forEach(starts, (s) => startJob(s.r, s.deadline), { discard: true }))
         if (jobs.length < want && state === "running") {
           const due = reserved.value.nextDueMs
           if (due === 0) continue

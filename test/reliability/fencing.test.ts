@@ -143,4 +143,51 @@ describe("fencing", () => {
       expect(() => new Worker(name(), async () => undefined, { connection: redisUrl(), ...options })).toThrow(message)
     }
   })
+
+  it("S5: a reserve answered late (Redis stalled past the fence) starts its job with a fresh deadline, not self-fenced", async () => {
+    const q = name()
+    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
+    onCleanup(() => queue.close())
+    const first = await queue.add({ n: 1 })
+    const second = await queue.add({ n: 2 })
+    const started = deferred()
+    const finish = deferred()
+    const worker = new Worker<{ n: number }>(
+      q,
+      async (job) => {
+        if (job.id === first) {
+          started.resolve()
+          await finish.promise
+        } else {
+          await new Promise((resolve) => setTimeout(resolve, 1_200)) // work, longer than the fence loop's period
+        }
+        return job.payload.n
+      },
+      // one slot: the next reserve goes out when the first job finishes, while Redis is stalled
+      { connection: redisUrl(), concurrency: 1, leaseMs: 3_000, leaseGraceMs: 0, sweep: false },
+    )
+    const pauser = rawClient()
+    onCleanup(async () => {
+      await pauser.call("CLIENT", "UNPAUSE")
+      pauser.disconnect()
+      finish.resolve()
+      await worker.close()
+    })
+    const events: string[] = []
+    worker.on("completed", (job) => events.push(`completed ${job.id}`))
+    worker.on("lease-lost", (job, reason) => events.push(`lease-lost ${job.id} ${reason}`))
+    await started.promise
+
+    // the reserve sent now runs 4 s later: past the 2.5 s the worker counts from its send
+    await pauser.call("CLIENT", "PAUSE", "4000", "WRITE")
+    finish.resolve()
+    await until("a script call held by the pause (the next reserve)", async () => {
+      const list = String(await raw.call("CLIENT", "LIST"))
+      return list.split("\n").some((line) => / flags=b /.test(line) && / cmd=evalsha /.test(line))
+    })
+    await until("both jobs ended", () => events.length >= 2 && events.some((e) => e.includes(second)))
+    expect(events).toEqual([`completed ${first}`, `completed ${second}`])
+    const stats = await queue.stats()
+    expect(stats.counters).toMatchObject({ completed: 2, lostLeases: 0 })
+  })
 })
