@@ -492,7 +492,7 @@ export const startWorker = <A>(
       const ended = yield* Fiber.awaitAll([...jobFibers]).pipe(Effect.timeoutOption(settings.shutdownAbortGraceMs))
       if (Option.isNone(ended)) {
         for (const h of table.heartbeated()) {
-          if (h.ended !== "shutdown") continue
+          if (h.ended !== "shutdown" || h.settling) continue
           h.overrun = true
           const waitedMs = settings.shutdownAbortGraceMs
           yield* report(new ShutdownOverrun({ queue: commands.keys.queue, jobId: h.id, token: h.token, waitedMs }))
