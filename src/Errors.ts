@@ -23,6 +23,44 @@ export class LeaseLost extends Data.TaggedError("LeaseLost")<{
   }
 }
 
+/**
+ * A worker could not get a job's complete or fail answered by Redis before the lease ran
+ * out on its local clock (`lease-expired`), or before it closed (`stopped`: the lease was
+ * then released). Reported on the `error` event; the job may run again.
+ */
+export class AckUndelivered extends Data.TaggedError("AckUndelivered")<{
+  readonly queue: string
+  readonly jobId: string
+  readonly token: number
+  readonly ack: "complete" | "fail"
+  readonly reason: "lease-expired" | "stopped"
+  readonly cause?: unknown
+}> {
+  override get message() {
+    const why =
+      this.reason === "stopped"
+        ? "before the worker closed; the lease was released, so the job may run again"
+        : "before its lease ran out; the job runs again once the lease expires"
+    return `the ${this.ack} of job ${this.jobId} of queue ${this.queue} (token ${this.token}) got no answer from Redis ${why}`
+  }
+}
+
+/**
+ * At close, a handler went on past `shutdownAbortGraceMs` after its signal aborted. Its
+ * lease is left to expire (not released while the handler may still run). Reported on
+ * the `error` event.
+ */
+export class ShutdownOverrun extends Data.TaggedError("ShutdownOverrun")<{
+  readonly queue: string
+  readonly jobId: string
+  readonly token: number
+  readonly waitedMs: number
+}> {
+  override get message() {
+    return `job ${this.jobId} of queue ${this.queue} (token ${this.token}): its handler was still running ${this.waitedMs} ms after its signal aborted at close (shutdownAbortGraceMs); the lease is left to expire rather than released, so no one else starts the job while it may still run`
+  }
+}
+
 /** An option had a bad value. Nothing was written to Redis. */
 export class InvalidOptions extends Data.TaggedError("InvalidOptions")<{
   readonly field: string

@@ -4,9 +4,16 @@
  * - Heartbeat: every `heartbeatMs`, one `extend` call for all held leases. A lease the
  *   server reports lost is marked lost at once: its handler is aborted and never acks.
  * - Self-fencing: each lease has a local deadline = (when the last successful extend,
- *   or the reserve, was *sent*) + leaseMs − margin, on the local monotonic clock.
- *   The server's deadline is at least that late, so when extends cannot get through,
- *   the handler is aborted before the server could hand the job to someone else.
+ *   or the reserve, was *sent*) + {@link fenceAfter}: two heartbeat periods and a half
+ *   (at least half the lease, at most leaseMs − 2 %), on the local monotonic clock. So two
+ *   consecutive heartbeats that fail (or hang) abort the handler; with the default
+ *   heartbeat a sixth of the lease is left to spare.
+ * - Server-side grace: reserve and extend ask the server for leaseMs + graceMs, so a
+ *   sweep (in a worker or from cron) reclaims a lease only graceMs after the deadline
+ *   the worker itself counts on: a process stalled at that moment (GC, a starved CPU)
+ *   still finds its job unclaimed when it wakes up and fences itself.
+ * - The table is keyed by fencing token, so two leases on one job (a newer reservation
+ *   of a job whose older lease has not ended here yet) never overwrite each other.
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -30,6 +37,11 @@ export interface Held {
   /** Set when the lease ended early; the job is never acknowledged then. */
   ended: LeaseEnd | undefined
   /**
+   * Set at shutdown when the handler had not ended `abortGraceMs` after its abort: the
+   * lease is then left to expire (never released while the handler may still run).
+   */
+  overrun?: boolean
+  /**
    * Set once the handler has finished and its complete/fail is being sent. From then on
    * that script's answer alone says whether the lease was still held: a heartbeat that
    * raced with it (and found the job already acknowledged) or a local deadline passing
@@ -41,15 +53,30 @@ export interface Held {
 /** Local monotonic clock in ms. */
 export const monotonicNow = (): number => performance.now()
 
-/** The safety margin subtracted from a local deadline: 2 % of the lease, at least 5 ms. */
+/** The smallest margin kept before the server's deadline: 2 % of the lease, at least 5 ms. */
 export const fenceMargin = (leaseMs: number): number => Math.max(5, Math.floor(leaseMs * 0.02))
+
+/**
+ * How long after the send of the last successful extend (or reserve) the worker counts a
+ * lease as still its own: 2.5 heartbeat periods, so that two consecutive heartbeats must
+ * fail before the handler is aborted; never less than half the lease (a very short
+ * heartbeat must not turn one slow extend into an abort), and at most
+ * leaseMs − {@link fenceMargin}. With the default heartbeat (leaseMs / 3): 5/6 of the lease.
+ */
+export const fenceAfter = (leaseMs: number, heartbeatMs: number): number =>
+  Math.min(leaseMs - fenceMargin(leaseMs), Math.max(Math.floor(leaseMs / 2), Math.floor(heartbeatMs * 2.5)))
 
 /** Most leases per extend call (keeps each script call short). */
 export const EXTEND_CHUNK = 250
 
-/** The table of held leases. */
+/**
+ * The table of held leases, keyed by fencing token (tokens never repeat within a queue).
+ * `newest` keeps, per job id, the lease with the highest token, to spot a job that was
+ * reserved again while an older lease on it had not yet ended here.
+ */
 export const makeLeaseTable = () => {
-  const held = new Map<string, Held>()
+  const held = new Map<number, Held>()
+  const newest = new Map<string, Held>()
 
   /** End a lease early: abort its signal and interrupt its handler (without waiting). */
   const end = (h: Held, why: LeaseEnd, reason: unknown): Effect.Effect<void> =>
@@ -63,13 +90,27 @@ export const makeLeaseTable = () => {
 
   return {
     held,
-    add: (h: Held) => {
-      held.set(h.id, h)
+    /**
+     * Add a lease. Returns the older lease on the same job that it supersedes, if that one
+     * is still live and not settling: the server gave the job a newer token, so the older
+     * lease is surely lost, and the caller ends it. (A settling lease is left to the answer
+     * of its complete/fail, which the newer token makes a refusal.)
+     */
+    add: (h: Held): Held | undefined => {
+      held.set(h.token, h)
+      const other = newest.get(h.id)
+      if (other === undefined || other.token < h.token) newest.set(h.id, h)
+      const older = other === undefined ? undefined : other.token < h.token ? other : h
+      return older && !older.ended && !older.settling ? older : undefined
     },
-    remove: (id: string) => {
-      held.delete(id)
+    /** Remove this lease (and only this one: a newer lease on the same job stays). */
+    remove: (h: Held) => {
+      if (held.get(h.token) === h) held.delete(h.token)
+      if (newest.get(h.id) === h) newest.delete(h.id)
     },
     live: (): Held[] => [...held.values()].filter((h) => !h.ended),
+    /** Leases to heartbeat: live ones, and those aborted at shutdown whose handler is still winding down. */
+    heartbeated: (): Held[] => [...held.values()].filter((h) => !h.ended || h.ended === "shutdown"),
     end,
   }
 }
@@ -82,6 +123,8 @@ export interface HeartbeatOptions {
   readonly queue: string
   readonly leaseMs: number
   readonly heartbeatMs: number
+  /** The lease length asked of the server: leaseMs + the sweep grace. */
+  readonly serverLeaseMs: number
   /** A lease the server says is gone (or that was self-fenced). */
   readonly onEnd: (h: Held, why: "lease-lost" | "self-fenced") => void
   readonly onError: (e: ScriptFailure) => void
@@ -90,12 +133,12 @@ export interface HeartbeatOptions {
 /** One heartbeat: extend every live lease, in chunks of {@link EXTEND_CHUNK}. */
 export const heartbeatOnce = (table: LeaseTable, commands: Commands, options: HeartbeatOptions) =>
   Effect.gen(function* () {
-    const leases = table.live()
+    const leases = table.heartbeated()
     for (let i = 0; i < leases.length; i += EXTEND_CHUNK) {
       const chunk = leases.slice(i, i + EXTEND_CHUNK)
       const sentAt = monotonicNow()
-      const deadlines = yield* commands.extend(chunk, options.leaseMs)
-      const local = sentAt + options.leaseMs - fenceMargin(options.leaseMs)
+      const deadlines = yield* commands.extend(chunk, options.serverLeaseMs)
+      const local = sentAt + fenceAfter(options.leaseMs, options.heartbeatMs)
       for (let j = 0; j < chunk.length; j++) {
         const h = chunk[j]!
         if ((deadlines[j] ?? 0) > 0) {
@@ -108,11 +151,16 @@ export const heartbeatOnce = (table: LeaseTable, commands: Commands, options: He
     }
   })
 
-/** The heartbeat loop: forever, one extend call per tick; errors are reported and the fence takes over. */
+/**
+ * The heartbeat loop: forever, one extend call every `heartbeatMs` (at a fixed rate: a slow
+ * heartbeat does not push the next one back); errors are reported and the fence takes over.
+ */
 export const heartbeatLoop = (table: LeaseTable, commands: Commands, options: HeartbeatOptions) =>
   Effect.gen(function* () {
+    let last = monotonicNow()
     while (true) {
-      yield* Effect.sleep(options.heartbeatMs)
+      yield* Effect.sleep(Math.max(1, Math.round(last + options.heartbeatMs - monotonicNow())))
+      last = monotonicNow()
       yield* heartbeatOnce(table, commands, options).pipe(
         Effect.timeoutOption(options.leaseMs),
         Effect.catch((e) => Effect.sync(() => options.onError(e))),

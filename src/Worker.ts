@@ -8,27 +8,32 @@
  * - running:   the reserve loop leases jobs up to free concurrency; idle, it blocks on
  *              the queue's marker (one blocking command per `blockTimeoutMs`).
  * - draining:  no new reservations; running handlers get up to `shutdownGraceMs`.
- * - releasing: handlers still running are aborted and their jobs released in one
- *              call, so another worker starts them at once with attempts unchanged.
+ * - releasing: handlers still running are aborted; each job is released once its
+ *              handler has ended (its lease heartbeated meanwhile, up to
+ *              `shutdownAbortGraceMs`), so another worker starts it at once with attempts
+ *              unchanged. Acks still unanswered stop waiting and their leases are released.
  * - closed:    loops stopped, connections closed. Reached even when Redis is gone.
  *
  * Each long-lived loop (reserve, heartbeat, fence, sweep) is supervised: a loop that fails
  * is reported and restarted. One that fails too often in a row is given up, and a running
  * worker becomes `failed` (it reserves no more jobs; close() works as from running).
+ * `close` is memoized: every call waits for the one shutdown.
  */
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import { completeLanded, type Delivery, deliver, failLanded, refusedBeforeRun } from "./Acks.ts"
 import { planRetry } from "./Backoff.ts"
 import { makeBatcher } from "./Batcher.ts"
 import { encodeOutcome, safeHooks, stderrWarner, supervise } from "./Callbacks.ts"
-import type { Commands, Reservation, ScriptFailure, SweepResult, SweptDead } from "./Commands.ts"
-import { type InvalidPayload, WorkerLoopFailed } from "./Errors.ts"
+import type { Commands, Reservation, SweepResult, SweptDead } from "./Commands.ts"
+import { AckUndelivered, type InvalidPayload, LeaseLost, ShutdownOverrun, WorkerLoopFailed } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import type { Job } from "./Job.ts"
-import { fenceLoop, fenceMargin, type Held, heartbeatLoop, makeLeaseTable, monotonicNow } from "./Lease.ts"
+import { fenceAfter, fenceLoop, type Held, heartbeatLoop, makeLeaseTable, monotonicNow } from "./Lease.ts"
 import { redisError } from "./Outcomes.ts"
 import { newWorkerId } from "./RequestId.ts"
 import type { RedisClient } from "./redis/Client.ts"
@@ -69,7 +74,7 @@ export interface WorkerHandle {
   readonly state: () => WorkerState
   /** Jobs whose handlers are running. */
   readonly running: () => number
-  /** Graceful shutdown (see the state machine). Never fails, always ends. */
+  /** Graceful shutdown (see the state machine). Never fails, always ends; a second call waits for the first. */
   readonly close: Effect.Effect<void>
 }
 
@@ -90,6 +95,13 @@ const errorJson = (error: unknown): string => {
 
 const RESERVE_CHUNK = 500
 
+/** The failure recorded for a handler that interrupted itself. */
+const handlerInterrupted = (): Error => {
+  const error = new Error("the handler interrupted itself (the worker still held its lease): counted as a failure")
+  error.name = "HandlerInterrupted"
+  return error
+}
+
 /** A finished job to acknowledge. */
 interface Finished {
   readonly id: string
@@ -103,6 +115,13 @@ const RETRY_PAUSE = [100, 200, 500, 1000, 2000] as const
  * taken for silent (half-open) and replaced: 5 s, room for a loaded Redis or process.
  */
 export const BLOCK_REPLY_SLACK_MS = 5_000
+
+/**
+ * What a rider (a complete carried by a reserve call) learns: the script's answer, or
+ * that it must be sent on its own (the reserve failed — `uncertain` when it may have
+ * run — or never carried it).
+ */
+type RideAnswer = boolean | { readonly resend: true; readonly uncertain: boolean }
 
 /**
  * Start a worker on `commands` (its queue) with `blocking` as its own connection for
@@ -138,6 +157,12 @@ export const startWorker = <A>(
     })
     const report = (e: unknown) => Effect.sync(() => hooks.error?.(e))
 
+    /** Completed once close stops waiting for acks (past the grace): they give up, their leases are released. */
+    const stopAcks = Deferred.makeUnsafe<void>()
+    /** The lease length asked of the server: the worker fences on leaseMs, a sweep waits the grace more. */
+    const serverLeaseMs = settings.leaseMs + settings.leaseGraceMs
+    const localDeadline = (sentAt: number) => sentAt + fenceAfter(settings.leaseMs, settings.heartbeatMs)
+
     const completer = makeBatcher(
       (items: ReadonlyArray<Finished>) => commands.complete(items, settings.keepCompleted),
       RESERVE_CHUNK,
@@ -147,40 +172,75 @@ export const startWorker = <A>(
      * Finished jobs riding along with the reserve call that their freed slots trigger:
      * one script call (and one write) completes them and leases their successors.
      */
-    const riding: Array<{ readonly item: Finished; readonly done: Deferred.Deferred<boolean, ScriptFailure> }> = []
+    const riding: Array<{ readonly item: Finished; readonly done: Deferred.Deferred<RideAnswer> }> = []
+
+    /** Send a complete on its own, again and again until it is answered (see Acks.ts). */
+    const sendAlone = (item: Finished, held: Held, uncertain: boolean) =>
+      deliver(completer.submit(item), { held, stop: stopAcks, onError: (e) => hooks.error?.(e), uncertain })
 
     /**
      * Complete a finished job and free its slot. When the reserve loop waits for that
      * slot, the complete rides along with the reserve call the freed slot triggers
-     * (queued first, then the slot is freed); otherwise it goes on its own.
+     * (queued first, then the slot is freed); otherwise it goes on its own. A rider whose
+     * reserve fails (or never goes) is sent on its own.
      */
-    const complete = (item: Finished, free: () => void): Effect.Effect<boolean, ScriptFailure> =>
+    const complete = (item: Finished, held: Held, free: () => void): Effect.Effect<Delivery<boolean>> =>
       Effect.suspend(() => {
         if (settings.rideAlong === false || ringSlot === undefined || state !== "running") {
           free()
-          return completer.submit(item)
+          return sendAlone(item, held, false)
         }
-        const done = Deferred.makeUnsafe<boolean, ScriptFailure>()
+        const done = Deferred.makeUnsafe<RideAnswer>()
         riding.push({ item, done })
         free()
-        return Deferred.await(done)
+        const stopped = Deferred.await(stopAcks).pipe(Effect.as("stopped" as const))
+        return Effect.raceFirst(Deferred.await(done), stopped).pipe(
+          Effect.flatMap((answer): Effect.Effect<Delivery<boolean>> => {
+            if (answer === "stopped") return Effect.succeed({ _tag: "undelivered", reason: "stopped", uncertain: true })
+            if (typeof answer === "boolean")
+              return Effect.succeed({ _tag: "answered", value: answer, uncertain: false })
+            return sendAlone(item, held, answer.uncertain)
+          }),
+        )
       })
 
-    /** Send riders that will not get a reserve call on their own. */
-    const flushRiders = Effect.suspend(() => {
-      const rest = riding.splice(0)
-      return Effect.forEach(
-        rest,
-        (r) =>
-          Effect.forkDetach(
-            Effect.exit(completer.submit(r.item)).pipe(Effect.map((exit) => Deferred.doneUnsafe(r.done, exit))),
-          ),
-        { discard: true },
-      )
+    /** Riders that will not get a reserve call: each is sent on its own by its job's fiber. */
+    const flushRiders = Effect.sync(() => {
+      for (const r of riding.splice(0)) Deferred.doneUnsafe(r.done, Effect.succeed({ resend: true, uncertain: false }))
     })
 
     const onLeaseEnd = (h: Held, why: "lease-lost" | "self-fenced") =>
       hooks.leaseLost?.({ id: h.id, token: h.token }, why)
+
+    /** An ack that got no answer: at close its lease is released (token-fenced, so safe even if it lands later). */
+    const undelivered = (held: Held, ack: "complete" | "fail", d: Delivery<unknown> & { _tag: "undelivered" }) => {
+      if (d.reason === "stopped") toRelease.push(held)
+      hooks.error?.(
+        new AckUndelivered({ queue: commands.keys.queue, jobId: held.id, token: held.token, ack, reason: d.reason }),
+      )
+      if (d.reason === "lease-expired") onLeaseEnd(held, "lease-lost")
+    }
+
+    /** Report a complete's outcome; "lease lost" after an uncertain attempt is checked in Redis first. */
+    const completed = (d: Delivery<boolean>, held: Held, job: Job<A>, result: unknown) =>
+      Effect.gen(function* () {
+        if (d._tag === "undelivered") return undelivered(held, "complete", d)
+        if (d._tag === "refused") return // reported on error already; as before, no event
+        const landed =
+          d.value || (d.uncertain && (yield* completeLanded(commands, held.id).pipe(Effect.orElseSucceed(() => false))))
+        if (landed) hooks.completed?.(job, result)
+        else onLeaseEnd(held, "lease-lost")
+      })
+
+    /** Send a fail until answered; "lease lost" after an uncertain attempt is checked in Redis first. */
+    const sendFail = (r: Reservation, held: Held, options: Parameters<Commands["fail"]>[1]) =>
+      Effect.gen(function* () {
+        const d = yield* deliver(commands.fail(r, options), { held, stop: stopAcks, onError: (e) => hooks.error?.(e) })
+        if (d._tag === "undelivered") undelivered(held, "fail", d)
+        if (d._tag !== "answered") return undefined
+        if (d.value !== "lost" || !d.uncertain) return d.value
+        return yield* failLanded(commands, r.id, options.error).pipe(Effect.orElseSucceed(() => "lost" as const))
+      })
 
     /** What happens after the handler: ack, retry or dead. Runs uninterruptibly. */
     const settle = (
@@ -202,21 +262,20 @@ export const startWorker = <A>(
         )
         if (!Exit.isSuccess(exit)) free()
         if (Exit.isSuccess(exit)) {
-          const ok = yield* complete({ id: r.id, token: r.token, result }, free)
-          if (ok) hooks.completed?.(job, exit.value)
-          else onLeaseEnd(held, "lease-lost")
-          return
+          const d = yield* complete({ id: r.id, token: r.token, result }, held, free)
+          return yield* completed(d, held, job, exit.value)
         }
-        if (Cause.hasInterruptsOnly(exit.cause)) return
-        const error = Cause.squash(exit.cause)
+        // not interrupted by the worker (held.ended is unset): the handler interrupted itself,
+        // which counts as a failure (left alone, the job would wait out its lease)
+        const error = Cause.hasInterruptsOnly(exit.cause) ? handlerInterrupted() : Cause.squash(exit.cause)
         const plan = yield* planRetry(settings.backoff, r.attempt, error, hooks.error)
-        const outcome = yield* commands.fail(r, {
+        const outcome = yield* sendFail(r, held, {
           delayMs: plan.delayMs,
           error: errorJson(error),
           mode: plan.retry ? "retry" : "dead",
         })
         if (outcome === "lost") onLeaseEnd(held, "lease-lost")
-        else {
+        else if (outcome !== undefined) {
           hooks.failed?.(job, error, outcome === "retry")
           if (outcome === "dead") hooks.dead?.({ id: r.id, token: r.token }, "failed", error)
         }
@@ -227,7 +286,7 @@ export const startWorker = <A>(
       Effect.gen(function* () {
         const error = Cause.squash(cause)
         const message = error instanceof Error ? error.message : String(error)
-        const outcome = yield* commands.fail(r, {
+        const outcome = yield* sendFail(r, held, {
           delayMs: 0,
           error: JSON.stringify({ reason: "invalid-payload", message }),
           mode: "dead",
@@ -238,7 +297,9 @@ export const startWorker = <A>(
 
     /**
      * One job, one fiber: decode, run the handler (interruptible: a lost lease or the end
-     * of the grace period interrupts this fiber), then settle (uninterruptible).
+     * of the grace period interrupts this fiber), then settle (uninterruptible). The slot
+     * and the table entry are given up only when the fiber ends, i.e. once the handler has
+     * ended (the Promise face waits for the handler's promise to settle).
      */
     const runJob = (r: Reservation, held: Held) => {
       let slotFreed = false
@@ -283,14 +344,14 @@ export const startWorker = <A>(
         Effect.onExit(() =>
           Effect.sync(() => {
             freeOnce()
-            table.remove(r.id)
-            if (held.ended === "shutdown" && !settled) toRelease.push(held)
+            table.remove(held)
+            if (held.ended === "shutdown" && !settled && !held.overrun) toRelease.push(held)
           }),
         ),
       )
     }
 
-    const startJob = (r: Reservation, localDeadline: number) =>
+    const startJob = (r: Reservation, deadline: number) =>
       Effect.gen(function* () {
         busy++
         const held: Held = {
@@ -298,12 +359,18 @@ export const startWorker = <A>(
           token: r.token,
           attempt: r.attempt,
           maxAttempts: r.maxAttempts,
-          localDeadline,
+          localDeadline: deadline,
           controller: new AbortController(),
           fiber: undefined,
           ended: undefined,
         }
-        table.add(held)
+        // the server gave this job a newer token: an older lease on it here is surely lost
+        const older = table.add(held)
+        if (older) {
+          const lost = new LeaseLost({ queue: commands.keys.queue, jobId: older.id, token: older.token })
+          yield* table.end(older, "lease-lost", lost)
+          onLeaseEnd(older, "lease-lost")
+        }
         const fiber = yield* Effect.forkDetach(runJob(r, held), { startImmediately: true })
         held.fiber = fiber as Fiber.Fiber<unknown, unknown>
         jobFibers.add(fiber)
@@ -326,6 +393,56 @@ export const startWorker = <A>(
         catch: (e) => redisError("BZPOPMIN", e, blocking.describe, blocking.lastError?.()),
       })
 
+    /**
+     * The local deadline of each reserved job, counted from the reserve's send. A reply
+     * that comes late (Redis stalled, or ioredis sent the call again after a reconnect)
+     * would start jobs near or past that deadline, to be self-fenced at once although
+     * their server leases are fresh: then one extend, sent now, says which leases are
+     * still held (the others are not started) and gives them a fresh deadline.
+     */
+    const freshen = (jobs: ReadonlyArray<Reservation>, sentAt: number) =>
+      Effect.gen(function* () {
+        const deadline = localDeadline(sentAt)
+        const late = deadline - monotonicNow() < fenceAfter(settings.leaseMs, settings.heartbeatMs) / 2
+        if (jobs.length === 0 || !late) return jobs.map((r) => ({ r, deadline }))
+        const again = monotonicNow()
+        const extended = yield* Effect.exit(commands.extend(jobs, serverLeaseMs))
+        if (Exit.isFailure(extended)) return jobs.map((r) => ({ r, deadline })) // the fence decides
+        return jobs.filter((_, i) => (extended.value[i] ?? 0) > 0).map((r) => ({ r, deadline: localDeadline(again) }))
+      })
+
+    /** The reserve call in flight, if any (close waits for it to land, up to a bound). */
+    let inFlight: Fiber.Fiber<unknown> | undefined
+
+    /**
+     * One reserve call, in a fiber of its own: close may stop waiting for it, never cut it
+     * off. It answers its riders whatever happens (a failed call sends them on their own),
+     * and when it lands after close began, it gives its jobs back at once, unstarted.
+     */
+    const reserveCall = (want: number, ride: typeof riding) =>
+      Effect.gen(function* () {
+        const sentAt = monotonicNow()
+        const items = ride.map((r) => r.item)
+        const reserved = yield* Effect.exit(
+          commands.reserve(want, serverLeaseMs, RESERVE_CHUNK, items, settings.keepCompleted, { workerId }),
+        )
+        const uncertain = Exit.isFailure(reserved) && !refusedBeforeRun(Cause.squash(reserved.cause))
+        for (let i = 0; i < ride.length; i++) {
+          const answer: RideAnswer = Exit.isSuccess(reserved)
+            ? reserved.value.completed[i] === true
+            : { resend: true, uncertain }
+          Deferred.doneUnsafe(ride[i]!.done, Effect.succeed(answer))
+        }
+        const starts =
+          Exit.isSuccess(reserved) && state === "running" ? yield* freshen(reserved.value.jobs, sentAt) : []
+        if (Exit.isSuccess(reserved) && state !== "running") {
+          // closed while the call was in flight: give the jobs straight back, unstarted
+          if (reserved.value.jobs.length > 0) yield* commands.release(reserved.value.jobs).pipe(Effect.catch(report))
+          return { reserved, starts, handled: true }
+        }
+        return { reserved, starts, handled: false }
+      })
+
     const reserveLoop = Effect.gen(function* () {
       let failures = 0
       while (state === "running") {
@@ -336,22 +453,11 @@ export const startWorker = <A>(
         const want = Math.min(settings.concurrency - busy, RESERVE_CHUNK)
         const ride = riding.splice(0, RESERVE_CHUNK)
         if (riding.length > 0) yield* flushRiders
-        const sentAt = monotonicNow()
-        const reserved = yield* Effect.exit(
-          commands.reserve(
-            want,
-            settings.leaseMs,
-            RESERVE_CHUNK,
-            ride.map((r) => r.item),
-            settings.keepCompleted,
-            { workerId },
-          ),
-        )
-        for (let i = 0; i < ride.length; i++) {
-          const done = ride[i]!.done
-          if (Exit.isSuccess(reserved)) Deferred.doneUnsafe(done, Effect.succeed(reserved.value.completed[i] === true))
-          else Deferred.doneUnsafe(done, Effect.failCause(reserved.cause))
-        }
+        const call = yield* Effect.forkDetach(reserveCall(want, ride), { startImmediately: true })
+        inFlight = call
+        const { reserved, starts, handled } = yield* Fiber.join(call)
+        inFlight = undefined
+        if (handled) break
         if (Exit.isFailure(reserved)) {
           if (state !== "running") break
           yield* report(Cause.squash(reserved.cause))
@@ -360,13 +466,13 @@ export const startWorker = <A>(
         }
         failures = 0
         if (state !== "running") {
-          // closed while the call was in flight: give the jobs straight back, unstarted
+          // closed just as the call landed: give the jobs straight back, unstarted
           if (reserved.value.jobs.length > 0) yield* commands.release(reserved.value.jobs).pipe(Effect.catch(report))
           break
         }
-        const local = sentAt + settings.leaseMs - fenceMargin(settings.leaseMs)
-        for (const r of reserved.value.jobs) yield* startJob(r, local)
-        if (reserved.value.jobs.length < want && state === "running") {
+        const jobs = reserved.value.jobs
+        yield* Effect.uninterruptible(Effect.forEach(starts, (s) => startJob(s.r, s.deadline), { discard: true }))
+        if (jobs.length < want && state === "running") {
           const due = reserved.value.nextDueMs
           if (due === 0) continue
           const wait = due > 0 ? Math.min(due, settings.blockTimeoutMs) : settings.blockTimeoutMs
@@ -383,6 +489,7 @@ export const startWorker = <A>(
       queue: commands.keys.queue,
       leaseMs: settings.leaseMs,
       heartbeatMs: settings.heartbeatMs,
+      serverLeaseMs,
       onEnd: onLeaseEnd,
       onError: hooks.error ?? (() => {}),
     }
@@ -417,36 +524,61 @@ export const startWorker = <A>(
     }
     const reserver = yield* Effect.forkDetach(supervised("reserve", reserveLoop).pipe(Effect.ensuring(flushRiders)))
 
+    /**
+     * Releasing: abort the handlers still running; each job is released once its handler
+     * has ended (the lease heartbeated meanwhile). A handler still running after
+     * `shutdownAbortGraceMs` keeps its lease until it expires, and is reported.
+     */
+    const abortAndRelease = Effect.gen(function* () {
+      state = "releasing"
+      Deferred.doneUnsafe(stopAcks, Effect.void)
+      for (const h of table.live()) yield* table.end(h, "shutdown", "worker shutting down")
+      const ended = yield* Fiber.awaitAll([...jobFibers]).pipe(Effect.timeoutOption(settings.shutdownAbortGraceMs))
+      if (Option.isNone(ended)) {
+        for (const h of table.heartbeated()) {
+          if (h.ended !== "shutdown" || h.settling) continue
+          h.overrun = true
+          const waitedMs = settings.shutdownAbortGraceMs
+          yield* report(new ShutdownOverrun({ queue: commands.keys.queue, jobId: h.id, token: h.token, waitedMs }))
+        }
+      }
+      const release =
+        toRelease.length === 0
+          ? Effect.void
+          : commands.release(toRelease.splice(0)).pipe(Effect.timeoutOption(2_000), Effect.catch(report))
+      // a reserve that lands now releases its own jobs (see reserveCall)
+      const landing = inFlight ? Fiber.await(inFlight).pipe(Effect.timeoutOption(2_000)) : Effect.void
+      yield* Effect.all([release, landing], { concurrency: "unbounded", discard: true })
+    })
+
+    const shutdown = Effect.gen(function* () {
+      state = "draining"
+      // stop reserving: the loop is interrupted (a call in flight goes on in its own fiber)
+      ringSlot?.()
+      yield* Fiber.interrupt(reserver).pipe(Effect.timeoutOption(1_000))
+      yield* Effect.promise(() => blocking.close(200))
+      yield* flushRiders
+      // draining: let running handlers finish, up to the grace period
+      if (jobFibers.size > 0) {
+        yield* Fiber.awaitAll([...jobFibers]).pipe(Effect.timeoutOption(settings.shutdownGraceMs))
+      }
+      yield* abortAndRelease
+      yield* Fiber.interruptAll(loops)
+      state = "closed"
+      untrackWorker(handle)
+    })
+
+    let closing: Deferred.Deferred<void> | undefined
     const handle: WorkerHandle = {
       state: () => state,
       running: () => busy,
       close: Effect.suspend(() => {
-        if (state !== "running" && state !== "failed") return Effect.void
-        state = "draining"
-        return Effect.gen(function* () {
-          // stop reserving: the blocked marker wait ends when its connection closes
-          ringSlot?.()
-          yield* Effect.promise(() => blocking.close(200))
-          yield* Fiber.await(reserver).pipe(Effect.timeoutOption(2_000))
-          yield* Fiber.interrupt(reserver).pipe(Effect.timeoutOption(100))
-          yield* flushRiders
-          // draining: let running handlers finish, up to the grace period
-          const grace = Fiber.awaitAll([...jobFibers]).pipe(Effect.timeoutOption(settings.shutdownGraceMs))
-          if (jobFibers.size > 0) yield* grace
-          // releasing: abort the rest and give their jobs back
-          state = "releasing"
-          for (const h of table.live()) yield* table.end(h, "shutdown", "worker shutting down")
-          yield* Fiber.awaitAll([...jobFibers]).pipe(Effect.timeoutOption(2_000))
-          if (toRelease.length > 0) {
-            yield* commands.release(toRelease).pipe(
-              Effect.timeoutOption(2_000),
-              Effect.catch((e) => report(e)),
-            )
-          }
-          yield* Fiber.interruptAll(loops)
-          state = "closed"
-          untrackWorker(handle)
-        })
+        if (closing) return Deferred.await(closing)
+        const done = Deferred.makeUnsafe<void>()
+        closing = done
+        // in a fiber of its own: a caller interrupted while it waits does not cut the shutdown short
+        const run = shutdown.pipe(Effect.ensuring(Effect.sync(() => Deferred.doneUnsafe(done, Effect.void))))
+        return Effect.forkDetach(run, { startImmediately: true }).pipe(Effect.andThen(Deferred.await(done)))
       }),
     }
     trackWorker(handle)

@@ -21,6 +21,21 @@ export interface WorkerOptions {
   /** On close, how long running handlers may go on before they are aborted and their jobs released. Default 10 000. Range 0 – 1 h. */
   readonly shutdownGraceMs?: number
   /**
+   * On close, how long a handler aborted after `shutdownGraceMs` may take to end (its
+   * promise to settle, its finalizers to run) while its lease stays held (heartbeated).
+   * A job is released only once its handler has ended; past this bound its lease is left
+   * to expire and an `error` event (`ShutdownOverrun`) names the job. Default 5000. Range 0 – 1 h.
+   */
+  readonly shutdownAbortGraceMs?: number
+  /**
+   * Server-side grace in ms: the worker asks Redis for leases of `leaseMs + leaseGraceMs`
+   * while it fences itself on `leaseMs`, so a sweep (any sweep, also `leaseq sweep` from
+   * cron) reclaims a lease only `leaseGraceMs` after the deadline the worker counts on.
+   * Absorbs a process stall (GC, starved CPU) at that moment. A dead worker's job is
+   * reclaimed this much later. Default max(1000, leaseMs / 10). Range 0 – 24 h.
+   */
+  readonly leaseGraceMs?: number
+  /**
    * In-process sweeping of expired leases and due delayed jobs. Default on, every leaseMs / 2
    * (between 50 ms and 30 s, ±20 % jitter), up to 500 jobs per call. `false` turns it off
    * (sweep from cron with `leaseq sweep` instead).
@@ -39,6 +54,8 @@ export interface WorkerSettings {
   readonly heartbeatMs: number
   readonly backoff: Backoff
   readonly shutdownGraceMs: number
+  readonly shutdownAbortGraceMs: number
+  readonly leaseGraceMs: number
   readonly sweep: false | { readonly intervalMs: number; readonly limit: number }
   readonly keepCompleted: number
   readonly blockTimeoutMs: number
@@ -57,6 +74,8 @@ export const WORKER_OPTION_KEYS = [
   "heartbeatMs",
   "backoff",
   "shutdownGraceMs",
+  "shutdownAbortGraceMs",
+  "leaseGraceMs",
   "sweep",
   "keepCompleted",
   "blockTimeoutMs",
@@ -73,6 +92,11 @@ export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<st
       ? Math.max(1, Math.floor(leaseMs / 3))
       : integer("heartbeatMs", o.heartbeatMs, { min: 1, max: Math.max(1, Math.ceil(leaseMs / 2) - 1) })
   const shutdownGraceMs = integerOr("shutdownGraceMs", o.shutdownGraceMs, 10_000, Limits.shutdownGraceMs)
+  const shutdownAbortGraceMs = integerOr("shutdownAbortGraceMs", o.shutdownAbortGraceMs, 5_000, Limits.shutdownGraceMs)
+  const leaseGraceMs = integerOr("leaseGraceMs", o.leaseGraceMs, Math.max(1_000, Math.floor(leaseMs / 10)), {
+    min: 0,
+    max: Limits.leaseMs.max,
+  })
   const keepCompleted = integerOr("keepCompleted", o.keepCompleted, 0, Limits.keepCompleted)
   const blockTimeoutMs = integerOr("blockTimeoutMs", o.blockTimeoutMs, 5_000, { min: 10, max: 300_000 })
   const backoff = validateBackoff("backoff", o.backoff)
@@ -91,5 +115,16 @@ export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<st
   } else {
     throw new InvalidOptions({ field: "sweep", value: o.sweep, reason: "must be true, false or { intervalMs, limit }" })
   }
-  return { concurrency, leaseMs, heartbeatMs, backoff, shutdownGraceMs, sweep, keepCompleted, blockTimeoutMs }
+  return {
+    concurrency,
+    leaseMs,
+    heartbeatMs,
+    backoff,
+    shutdownGraceMs,
+    shutdownAbortGraceMs,
+    leaseGraceMs,
+    sweep,
+    keepCompleted,
+    blockTimeoutMs,
+  }
 }

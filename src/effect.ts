@@ -20,6 +20,7 @@
 export type { Backoff } from "./Backoff.ts"
 export type { DeadJob, QueueStats, ScriptFailure, SweepResult } from "./Commands.ts"
 export {
+  AckUndelivered,
   CallbackFailed,
   InvalidOptions,
   InvalidPayload,
@@ -31,6 +32,7 @@ export {
   RedisCommandError,
   type RedisError,
   RedisUnavailable,
+  ShutdownOverrun,
   WorkerLoopFailed,
   WrongKeyType,
 } from "./Errors.ts"

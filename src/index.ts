@@ -9,6 +9,7 @@
 export type { Backoff } from "./Backoff.ts"
 export type { DeadJob, QueueStats } from "./Commands.ts"
 export {
+  AckUndelivered,
   CallbackFailed,
   InvalidOptions,
   InvalidPayload,
@@ -20,6 +21,7 @@ export {
   QueueClosed,
   RedisCommandError,
   RedisUnavailable,
+  ShutdownOverrun,
   WorkerLoopFailed,
   WrongKeyType,
 } from "./Errors.ts"

@@ -54,8 +54,9 @@ export interface Hooks<A, Out, E, R> {
 
 /**
  * Options of a worker: the engine's options (concurrency 1, leaseMs 30 000, heartbeatMs
- * leaseMs / 3, exponential backoff from 1 s, shutdownGraceMs 10 000, in-process sweeping
- * on, keepCompleted 0, blockTimeoutMs 5000 — see `WorkerOptions`) and the hooks. The
+ * leaseMs / 3, exponential backoff from 1 s, shutdownGraceMs 10 000, shutdownAbortGraceMs
+ * 5000, leaseGraceMs max(1000, leaseMs / 10), in-process sweeping on, keepCompleted 0,
+ * blockTimeoutMs 5000 — see `WorkerOptions`) and the hooks. The
  * prefix and connection are the queue's.
  */
 export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix">, Hooks<A, Out, E, R> {}
@@ -68,7 +69,7 @@ export interface Handle {
   readonly state: Effect.Effect<WorkerState>
   /** Handlers running now. */
   readonly running: Effect.Effect<number>
-  /** Close early (graceful, as on scope close). Never fails, always ends; later calls do nothing. */
+  /** Close early (graceful, as on scope close). Never fails, always ends; every later call waits for the same shutdown. */
   readonly close: Effect.Effect<void>
 }
 

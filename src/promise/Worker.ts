@@ -3,8 +3,9 @@
  */
 import { EventEmitter } from "node:events"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import { stderrWarner } from "../Callbacks.ts"
-import { CallbackFailed, InvalidOptions, InvalidPayload } from "../Errors.ts"
+import { CallbackFailed, InvalidOptions, InvalidPayload, QueueClosed } from "../Errors.ts"
 import type { Job } from "../Job.ts"
 import { DEFAULT_PREFIX, validatePrefix, validateQueueName } from "../Keys.ts"
 import { redisError } from "../Outcomes.ts"
@@ -32,6 +33,42 @@ export interface WorkerOptions extends EngineWorkerOptions {
    * a failover). Default: off.
    */
   readonly durability?: Durability
+}
+
+/**
+ * Run a Promise handler as an Effect that ends only once the handler's promise has
+ * settled: when the fiber is interrupted (lease lost, self-fenced, close past its grace),
+ * it waits for the promise, so the job's slot stays taken (and, at close, its lease stays
+ * held) while the handler may still run. The engine bounds that wait at close.
+ */
+const runHandler = <T, R>(handler: (job: Job<T>) => Promise<R> | R, job: Job<T>): Effect.Effect<R, unknown> =>
+  Effect.suspend(() => {
+    let promise: Promise<R>
+    try {
+      promise = Promise.resolve(handler(job))
+    } catch (e) {
+      return Effect.fail(e)
+    }
+    const settled = promise.then(
+      () => undefined,
+      () => undefined,
+    )
+    return Effect.tryPromise({ try: () => promise, catch: (e) => e }).pipe(
+      Effect.onInterrupt(() => Effect.promise(() => settled)),
+    )
+  })
+
+/** Resolves when `promise` settles or `ms` have passed, whichever comes first. */
+const settledWithin = (promise: Promise<unknown>, ms: number): Promise<void> => {
+  let timer: NodeJS.Timeout | undefined
+  const elapsed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms)
+  })
+  const settled = promise.then(
+    () => undefined,
+    () => undefined,
+  )
+  return Promise.race([settled, elapsed]).finally(() => clearTimeout(timer))
 }
 
 /** Events a {@link Worker} emits. */
@@ -74,6 +111,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   #startFailed = false
   /** The last resort for errors nobody listens to: a rate-limited line on stderr. */
   readonly #warn: (error: unknown) => void
+  readonly #shutdownGraceMs: number
+  readonly #stopStart: () => void
 
   constructor(name: string, handler: (job: Job<T>) => Promise<R> | R, options: WorkerOptions = {}) {
     super()
@@ -86,6 +125,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       })
     }
     const resolved = resolveWorkerOptions(options, ["connection", "partitions", "durability"])
+    this.#shutdownGraceMs = resolved.shutdownGraceMs
     const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
     const partitions = resolvePartitions(options.partitions)
     const durability = resolveDurability(options.durability)
@@ -112,7 +152,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
             try: () => JSON.parse(text) as T,
             catch: (e) => new InvalidPayload({ field: "payload", reason: `is not valid JSON: ${String(e)}` }),
           }),
-        handler: (job) => Effect.tryPromise({ try: async () => handler(job), catch: (e) => e }),
+        handler: (job) => runHandler(handler, job),
         encodeResult: (r) => JSON.stringify(r ?? null),
         hooks: {
           completed: (job, result) => emit("completed", job, result as R),
@@ -123,7 +163,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         },
       }),
     )
-    this.ready = Effect.runPromise(program).then(
+    const starting = Effect.runFork(program)
+    this.#stopStart = () => void Effect.runPromise(Fiber.interrupt(starting))
+    this.ready = Effect.runPromise(Fiber.join(starting)).then(
       (handle) => {
         this.#handle = handle
         if (this.#closing) void Effect.runPromise(handle.close)
@@ -131,10 +173,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       async (e) => {
         this.#startFailed = true
         await this.#closeConnections()
-        throw e
+        // closed before it could start (see close): say so rather than how the start was cut off
+        throw this.#closing ? new QueueClosed({ queue: this.name }) : e
       },
     )
-    this.ready.catch((e) => emit("error", e))
+    this.ready.catch((e) => {
+      if (!this.#closing) emit("error", e)
+    })
   }
 
   /**
@@ -186,7 +231,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       const handle = this.#handle
       const closingNow = handle ? Effect.runPromise(handle.close) : undefined
       this.#closing = (async () => {
-        await this.ready.catch(() => undefined)
+        // a worker still starting (Redis unreachable: its first call is retried for a minute
+        // or more) waits for its start up to shutdownGraceMs; then the start is stopped and
+        // `ready` rejects with QueueClosed
+        if (!closingNow) {
+          await settledWithin(this.ready, this.#shutdownGraceMs)
+          if (!this.#handle) this.#stopStart()
+        }
         if (closingNow) await closingNow
         else if (this.#handle) await Effect.runPromise(this.#handle.close)
         await this.#closeConnections()

@@ -1,0 +1,118 @@
+/**
+ * Must-deliver acknowledgements: a complete or fail that meets an error reply (BUSY,
+ * LOADING, READONLY, OOM, a dropped connection …) is sent again, with backoff, until Redis
+ * answers it, the lease is surely gone on the local clock, or the worker stops waiting
+ * (close, past its grace). Meanwhile the lease stays in the worker's table, so the
+ * heartbeat keeps extending it. Resending is safe: every ack is fenced by the token.
+ *
+ * An attempt that failed in a way that may have run the script (the connection dropped
+ * after the call was sent) makes the outcome *uncertain*: a later attempt answering
+ * "lease lost" may only mean that the first one landed. {@link completeLanded} and
+ * {@link failLanded} then look at the job in Redis to tell the two apart.
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import type { Commands, ScriptFailure } from "./Commands.ts"
+import { type Held, monotonicNow } from "./Lease.ts"
+
+/** How a must-deliver call ended. */
+export type Delivery<A> =
+  | { readonly _tag: "answered"; readonly value: A; readonly uncertain: boolean }
+  | { readonly _tag: "undelivered"; readonly reason: "lease-expired" | "stopped"; readonly uncertain: boolean }
+  /** An error that resending cannot change (a layout refusal; a write not confirmed by replicas): reported, not retried. */
+  | { readonly _tag: "refused"; readonly error: ScriptFailure }
+
+/** Pauses between attempts, in ms (the last one repeats). */
+export const ACK_RETRY_PAUSE = [50, 100, 200, 500, 1000] as const
+
+/** Error replies given before a script runs: after one of these, the script surely did not run. */
+const REFUSED_BEFORE_RUN = /\b(BUSY|OOM|LOADING|READONLY|NOSCRIPT|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|MOVED|ASK)\b/
+
+/** True when the error is a reply Redis gives before running a script (so it did not run). */
+export const refusedBeforeRun = (error: unknown): boolean =>
+  REFUSED_BEFORE_RUN.test(error instanceof Error ? error.message : String(error))
+
+/**
+ * Errors that are an answer of sorts: the script refused (layout, key type), or it ran and
+ * only the replicas' confirmation is missing (durability's NotReplicated, carried as the
+ * cause of a RedisUnavailable). Sending again would not change them.
+ */
+const isFinal = (error: ScriptFailure): boolean =>
+  error._tag === "LayoutMismatch" ||
+  error._tag === "WrongKeyType" ||
+  (error as { cause?: { _tag?: unknown } }).cause?._tag === "NotReplicated"
+
+/** What {@link deliver} needs besides the call. */
+export interface DeliverOptions {
+  /** The lease the ack is for: the attempts stop once its local deadline has passed. */
+  readonly held: Held
+  /** Completed when the worker stops waiting for acks (close, past its grace). */
+  readonly stop: Deferred.Deferred<void>
+  /** Each failed attempt (the worker's `error` event). */
+  readonly onError: (error: ScriptFailure) => void
+  /** True when an earlier attempt (e.g. a reserve carrying this ack) may have run. */
+  readonly uncertain?: boolean
+}
+
+/** Send `call` until Redis answers it, the lease's local deadline passes, or `stop` completes. */
+export const deliver = <A>(
+  call: Effect.Effect<A, ScriptFailure>,
+  options: DeliverOptions,
+): Effect.Effect<Delivery<A>> =>
+  Effect.gen(function* () {
+    let uncertain = options.uncertain ?? false
+    const stopped = Deferred.await(options.stop).pipe(Effect.as("stopped" as const))
+    for (let i = 0; ; i++) {
+      if (Deferred.isDoneUnsafe(options.stop)) return { _tag: "undelivered", reason: "stopped", uncertain } as const
+      // the attempt runs in a fiber of its own: a call that Redis does not answer (ioredis
+      // retries for a minute or more) must not hold up a close that stops waiting
+      const attempt = yield* Effect.forkDetach(Effect.exit(call), { startImmediately: true })
+      const exit = yield* Effect.raceFirst(Fiber.join(attempt), stopped)
+      if (exit === "stopped") return { _tag: "undelivered", reason: "stopped", uncertain: true } as const
+      if (Exit.isSuccess(exit)) return { _tag: "answered", value: exit.value, uncertain } as const
+      const error = exit.cause.reasons.find((r) => r._tag === "Fail")?.error
+      if (error === undefined) return yield* Effect.failCause(exit.cause).pipe(Effect.orDie)
+      options.onError(error)
+      if (isFinal(error)) return { _tag: "refused", error } as const
+      if (!refusedBeforeRun(error)) uncertain = true
+      const pause = ACK_RETRY_PAUSE[Math.min(i, ACK_RETRY_PAUSE.length - 1)]!
+      if (monotonicNow() + pause > options.held.localDeadline) {
+        return { _tag: "undelivered", reason: "lease-expired", uncertain } as const
+      }
+      yield* Effect.raceFirst(Effect.sleep(pause), stopped)
+    }
+  })
+
+/**
+ * After an uncertain attempt, a complete answered "lease lost": did an earlier attempt
+ * land? It did when the job is retained as completed, or when its payload is gone from
+ * the data hash (a completed job's data is deleted; a reclaimed one keeps it).
+ */
+export const completeLanded = (commands: Commands, id: string): Effect.Effect<boolean, unknown> =>
+  Effect.gen(function* () {
+    const { keys, client } = commands
+    const done = yield* Effect.tryPromise(() => client.command("ZSCORE", [keys.done, id]))
+    if (done !== null && done !== undefined) return true
+    const hasData = yield* Effect.tryPromise(() => client.command("HEXISTS", [keys.data, id]))
+    return Number(hasData) === 0
+  })
+
+/**
+ * After an uncertain attempt, a fail answered "lease lost": did an earlier attempt land?
+ * It did when the job's last error is the one this fail wrote; then the job is dead
+ * (in the dead set) or waits for its retry.
+ */
+export const failLanded = (
+  commands: Commands,
+  id: string,
+  error: string,
+): Effect.Effect<"retry" | "dead" | "lost", unknown> =>
+  Effect.gen(function* () {
+    const { keys, client } = commands
+    const last = yield* Effect.tryPromise(() => client.command("HGET", [keys.err, id]))
+    if (last !== error) return "lost"
+    const dead = yield* Effect.tryPromise(() => client.command("ZSCORE", [keys.dead, id]))
+    return dead !== null && dead !== undefined ? "dead" : "retry"
+  })
