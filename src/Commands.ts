@@ -281,7 +281,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
 
     fail: (
       lease: LeaseRef,
-      options: { readonly delayMs: number; readonly error: string; readonly mode: "retry" | "dead" },
+      options: { readonly delayMs: number; readonly error: string; readonly mode: "retry" | "final" | "dead" },
     ) =>
       call<[number, number?]>(Scripts.fail, failKeys, [
         lease.id,

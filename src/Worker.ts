@@ -272,7 +272,7 @@ export const startWorker = <A>(
         const outcome = yield* sendFail(r, held, {
           delayMs: plan.delayMs,
           error: errorJson(error),
-          mode: plan.retry ? "retry" : "dead",
+          mode: plan.retry ? "retry" : "final",
         })
         if (outcome === "lost") onLeaseEnd(held, "lease-lost")
         else if (outcome !== undefined) {

@@ -254,6 +254,9 @@ describe("a backoff function's answer is checked", () => {
     expect((dead[0]!.error as Error).message).toBe("boom")
     const { jobs } = await queue.deadJobs()
     expect(JSON.stringify(jobs[0]!.error)).toContain("boom")
+    // the attempt counts as a failure (the dead letter and the queue's counters say so)
+    expect(jobs[0]!.failures).toBe(1)
+    expect((await queue.stats()).counters).toMatchObject({ failed: 1, dead: 1 })
   })
 
   it("a backoff answering a Promise: it is awaited, the job is retried after the delay it resolves to", async () => {
