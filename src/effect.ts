@@ -17,8 +17,12 @@
  * Errors are the same tagged classes as the Promise API's; use `Effect.catchTag`.
  * @module
  */
-export type { Backoff } from "./Backoff.ts"
-export type { DeadJob, QueueStats, ScriptFailure, SweepResult } from "./Commands.ts"
+
+export * as LeaseQueue from "./effect/LeaseQueue.ts"
+export * as LeaseWorker from "./effect/LeaseWorker.ts"
+export type { PayloadSchema, ValidationError } from "./effect/Payload.ts"
+export type { Backoff } from "./engine/Backoff.ts"
+export type { DeadJob, QueueStats, ScriptFailure, SweepResult } from "./engine/Commands.ts"
 export {
   AckUndelivered,
   CallbackFailed,
@@ -35,13 +39,10 @@ export {
   ShutdownOverrun,
   WorkerLoopFailed,
   WrongKeyType,
-} from "./Errors.ts"
-export * as LeaseQueue from "./effect/LeaseQueue.ts"
-export * as LeaseWorker from "./effect/LeaseWorker.ts"
-export type { PayloadSchema, ValidationError } from "./effect/Payload.ts"
-export type { Job, JobOptions } from "./Job.ts"
-export { LAYOUT_VERSION } from "./Keys.ts"
+} from "./engine/Errors.ts"
+export type { Job, JobOptions } from "./engine/Job.ts"
+export { LAYOUT_VERSION } from "./engine/Keys.ts"
+export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
+export { Limits } from "./engine/Validate.ts"
+export type { WorkerState } from "./engine/worker/Worker.ts"
 export type { ConnectionOption } from "./redis/Client.ts"
-export type { SweepPassOptions, SweepTotals } from "./Sweeper.ts"
-export { Limits } from "./Validate.ts"
-export type { WorkerState } from "./Worker.ts"

@@ -6,8 +6,8 @@
  * ```
  * @module
  */
-export type { Backoff } from "./Backoff.ts"
-export type { DeadJob, QueueStats } from "./Commands.ts"
+export type { Backoff } from "./engine/Backoff.ts"
+export type { DeadJob, QueueStats } from "./engine/Commands.ts"
 export {
   AckUndelivered,
   CallbackFailed,
@@ -24,15 +24,15 @@ export {
   ShutdownOverrun,
   WorkerLoopFailed,
   WrongKeyType,
-} from "./Errors.ts"
-export { EvictionPolicyWarning } from "./EvictionPolicy.ts"
-export type { Job, JobOptions } from "./Job.ts"
-export { LAYOUT_VERSION, MAX_PARTITIONS } from "./Keys.ts"
+} from "./engine/Errors.ts"
+export { EvictionPolicyWarning } from "./engine/EvictionPolicy.ts"
+export type { Job, JobOptions } from "./engine/Job.ts"
+export { LAYOUT_VERSION, MAX_PARTITIONS } from "./engine/Keys.ts"
+export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
+export { Limits } from "./engine/Validate.ts"
+export type { WorkerState } from "./engine/worker/Worker.ts"
 export type { Durability } from "./partition/Durability.ts"
 export type { PartitionedStats } from "./partition/Producer.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export { Worker, type WorkerEvents, type WorkerOptions } from "./promise/Worker.ts"
 export type { ConnectionOption } from "./redis/Client.ts"
-export type { SweepPassOptions, SweepTotals } from "./Sweeper.ts"
-export { Limits } from "./Validate.ts"
-export type { WorkerState } from "./Worker.ts"

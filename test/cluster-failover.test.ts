@@ -6,8 +6,8 @@
  */
 import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { queueKeys } from "../src/engine/Keys.ts"
 import { NotReplicated, Queue, Worker } from "../src/index.ts"
-import { queueKeys } from "../src/Keys.ts"
 import { keySlot } from "../src/redis/Slot.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
 import { hasRedisCli, type LocalCluster, startCluster } from "./support/cluster.ts"

@@ -4,8 +4,8 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { KEY_NAMES } from "../src/engine/Keys.ts"
 import { Queue, Worker } from "../src/index.ts"
-import { KEY_NAMES } from "../src/Keys.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 

@@ -5,10 +5,10 @@
 import { Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeCommands, type NewJob } from "../src/Commands.ts"
-import { queueKeys } from "../src/Keys.ts"
+import { makeCommands, type NewJob } from "../src/engine/Commands.ts"
+import { queueKeys } from "../src/engine/Keys.ts"
+import { Scripts } from "../src/engine/Scripts.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
-import { Scripts } from "../src/Scripts.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 

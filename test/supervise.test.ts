@@ -7,8 +7,8 @@
 import { Cause, Deferred, Effect, Fiber } from "effect"
 import * as Exit from "effect/Exit"
 import { describe, expect, it } from "vitest"
-import { encodeOutcome, makeRateLimiter, safeHooks, supervise } from "../src/Callbacks.ts"
-import { type CallbackFailed, InvalidPayload } from "../src/Errors.ts"
+import { type CallbackFailed, InvalidPayload } from "../src/engine/Errors.ts"
+import { encodeOutcome, makeRateLimiter, safeHooks, supervise } from "../src/engine/worker/Callbacks.ts"
 
 describe("supervise", () => {
   it("a loop that dies twice is reported twice and restarted; it ends when the loop returns", async () => {

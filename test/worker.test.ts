@@ -4,9 +4,9 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeCommands } from "../src/Commands.ts"
+import { makeCommands } from "../src/engine/Commands.ts"
+import { queueKeys } from "../src/engine/Keys.ts"
 import { type Job, Queue, Worker } from "../src/index.ts"
-import { queueKeys } from "../src/Keys.ts"
 import { connect } from "../src/redis/Client.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
 import { spawnTs } from "./support/child.ts"

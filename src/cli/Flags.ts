@@ -4,7 +4,7 @@
  * `InvalidArgumentError` becomes a one-line usage error (exit 2).
  */
 import { type Command, InvalidArgumentError } from "commander"
-import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "../Keys.ts"
+import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "../engine/Keys.ts"
 import { redactUrl } from "../redis/Client.ts"
 import { usage } from "./Output.ts"
 

@@ -5,9 +5,9 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type { SweepResult } from "../Commands.ts"
+import type { SweepResult } from "../engine/Commands.ts"
+import { DEFAULT_SWEEP_LIMIT, emptyTotals, SWEEP_DEAD_LISTED, type SweepTotals, sweepPass } from "../engine/Sweeper.ts"
 import type { RedisClient } from "../redis/Client.ts"
-import { DEFAULT_SWEEP_LIMIT, emptyTotals, SWEEP_DEAD_LISTED, type SweepTotals, sweepPass } from "../Sweeper.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
 import { CliFailure, ExitCode, type ExitCodeValue, type Io, makeProgress, oneLine, table, writeJson } from "./Output.ts"

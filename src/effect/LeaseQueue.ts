@@ -17,14 +17,26 @@
  * @module
  */
 import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope } from "effect"
-import type { DeadJob, QueueStats, ScriptFailure } from "../Commands.ts"
-import { InvalidOptions, type InvalidPayload, type InvalidQueueName, QueueClosed, type RedisError } from "../Errors.ts"
-import type { JobOptions } from "../Job.ts"
-import { DEFAULT_PREFIX, validateQueueName } from "../Keys.ts"
-import { makeQueueCore, type QueueCore, type QueueSettingsInput, readOnly, resolveQueueOptions } from "../Queue.ts"
+import type { DeadJob, QueueStats, ScriptFailure } from "../engine/Commands.ts"
+import {
+  InvalidOptions,
+  type InvalidPayload,
+  type InvalidQueueName,
+  QueueClosed,
+  type RedisError,
+} from "../engine/Errors.ts"
+import type { JobOptions } from "../engine/Job.ts"
+import { DEFAULT_PREFIX, validateQueueName } from "../engine/Keys.ts"
+import {
+  makeQueueCore,
+  type QueueCore,
+  type QueueSettingsInput,
+  readOnly,
+  resolveQueueOptions,
+} from "../engine/QueueCore.ts"
+import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
+import { integerOr, Limits, optionsObject } from "../engine/Validate.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
-import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
-import { integerOr, Limits, optionsObject } from "../Validate.ts"
 import {
   attempt,
   makePayloadCodec,

@@ -11,14 +11,14 @@
  * @module
  */
 import { Cause, type Context, Effect, Fiber, FiberSet, Layer, type Scope } from "effect"
-import { makeRateLimiter, WARN_WINDOW_MS } from "../Callbacks.ts"
-import type { ScriptFailure } from "../Commands.ts"
-import { InvalidOptions, type QueueClosed, RedisUnavailable } from "../Errors.ts"
-import type { Job } from "../Job.ts"
+import type { ScriptFailure } from "../engine/Commands.ts"
+import { InvalidOptions, type QueueClosed, RedisUnavailable } from "../engine/Errors.ts"
+import type { Job } from "../engine/Job.ts"
+import { optionsObject } from "../engine/Validate.ts"
+import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
+import { startWorker, type WorkerState } from "../engine/worker/Worker.ts"
+import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import type { RedisClient } from "../redis/Client.ts"
-import { optionsObject } from "../Validate.ts"
-import { startWorker, type WorkerState } from "../Worker.ts"
-import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../WorkerOptions.ts"
 import { InternalsKey, type Service } from "./LeaseQueue.ts"
 import { attempt, type ValidationError } from "./Payload.ts"
 

@@ -4,8 +4,8 @@
  * bridge from the engine's throwing validators to typed failures.
  */
 import { Effect, Schema } from "effect"
-import { InvalidOptions, InvalidPayload, InvalidQueueName } from "../Errors.ts"
-import { serializePayload } from "../Validate.ts"
+import { InvalidOptions, InvalidPayload, InvalidQueueName } from "../engine/Errors.ts"
+import { serializePayload } from "../engine/Validate.ts"
 
 /**
  * A Schema for a queue's payload: `Type` is what producers add and handlers receive,

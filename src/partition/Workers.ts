@@ -10,11 +10,11 @@
  * - Each engine worker sweeps its own partition (when sweeping is on).
  */
 import * as Effect from "effect/Effect"
-import { makeCommands } from "../Commands.ts"
-import { DEFAULT_PREFIX, partitionKeys, type QueueKeys, queueKeys } from "../Keys.ts"
+import { makeCommands } from "../engine/Commands.ts"
+import { DEFAULT_PREFIX, partitionKeys, type QueueKeys, queueKeys } from "../engine/Keys.ts"
+import { startWorker, type WorkerHandle, type WorkerProgram, type WorkerState } from "../engine/worker/Worker.ts"
+import type { WorkerSettings } from "../engine/worker/WorkerOptions.ts"
 import type { RedisClient } from "../redis/Client.ts"
-import { startWorker, type WorkerHandle, type WorkerProgram, type WorkerState } from "../Worker.ts"
-import type { WorkerSettings } from "../WorkerOptions.ts"
 
 /** The keys a worker serves: the queue's own, or each partition's (`partitions` > 1). */
 export const servedKeys = (name: string, prefix: string = DEFAULT_PREFIX, partitions = 1): ReadonlyArray<QueueKeys> =>

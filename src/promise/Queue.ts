@@ -2,10 +2,20 @@
  * The Promise face of a queue: `new Queue(name, options)`.
  */
 import * as Effect from "effect/Effect"
-import type { DeadJob, QueueStats } from "../Commands.ts"
-import { InvalidOptions, type OutcomeUnknown, QueueClosed, type RedisUnavailable } from "../Errors.ts"
-import type { JobOptions } from "../Job.ts"
-import { validateQueueName } from "../Keys.ts"
+import type { DeadJob, QueueStats } from "../engine/Commands.ts"
+import { InvalidOptions, type OutcomeUnknown, QueueClosed, type RedisUnavailable } from "../engine/Errors.ts"
+import type { JobOptions } from "../engine/Job.ts"
+import { validateQueueName } from "../engine/Keys.ts"
+import {
+  makeQueueCore,
+  type QueueCore,
+  type QueueSettingsInput,
+  readOnly,
+  resolveQueueOptions,
+} from "../engine/QueueCore.ts"
+import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
+import { integerOr, serializePayload } from "../engine/Validate.ts"
+import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
 import { type Durability, resolveDurability, surfaceNotReplicated, withDurability } from "../partition/Durability.ts"
 import {
   makePartitionedCore,
@@ -13,11 +23,7 @@ import {
   type PartitionedStats,
   resolvePartitions,
 } from "../partition/Producer.ts"
-import { makeQueueCore, type QueueCore, type QueueSettingsInput, readOnly, resolveQueueOptions } from "../Queue.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
-import type { SweepPassOptions, SweepTotals } from "../Sweeper.ts"
-import { integerOr, serializePayload } from "../Validate.ts"
-import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../Verify.ts"
 
 /** Options of {@link Queue}. */
 export interface QueueOptions extends QueueSettingsInput {

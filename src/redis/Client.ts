@@ -3,8 +3,8 @@
  * script, send a command, make a blocking twin, close.
  */
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis"
-import { InvalidOptions } from "../Errors.ts"
-import type { Script } from "../Scripts.ts"
+import { InvalidOptions } from "../engine/Errors.ts"
+import type { Script } from "../engine/Scripts.ts"
 import { keySlot } from "./Slot.ts"
 
 /** What `connection` accepts: a URL, ioredis options, an ioredis client or cluster, or cluster nodes. */

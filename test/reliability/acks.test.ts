@@ -6,8 +6,8 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
-import { queueKeys } from "../../src/Keys.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { until } from "./support.ts"
 

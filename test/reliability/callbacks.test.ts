@@ -7,9 +7,9 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { CallbackFailed, InvalidOptions, InvalidPayload } from "../../src/Errors.ts"
+import { CallbackFailed, InvalidOptions, InvalidPayload } from "../../src/engine/Errors.ts"
+import { queueKeys } from "../../src/engine/Keys.ts"
 import { type Backoff, Queue, Worker } from "../../src/index.ts"
-import { queueKeys } from "../../src/Keys.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, until } from "./support.ts"
 

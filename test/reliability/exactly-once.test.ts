@@ -7,8 +7,8 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
-import { queueKeys } from "../../src/Keys.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { TcpProxy, until } from "./support.ts"
 

@@ -7,8 +7,8 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue } from "../../src/index.ts"
-import { queueKeys } from "../../src/Keys.ts"
 import { freePort, type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
 import { type Child, report, size, startWorkerChild, tempDir, until } from "./support.ts"

@@ -6,7 +6,7 @@
  */
 import { createServer } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
-import { RedisUnavailable } from "../../src/Errors.ts"
+import { RedisUnavailable } from "../../src/engine/Errors.ts"
 import { Worker } from "../../src/index.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
 import { TcpProxy, until } from "./support.ts"

@@ -6,8 +6,8 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
-import { queueKeys } from "../../src/Keys.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { type Child, report, size, startWorkerChild, summary, until } from "./support.ts"

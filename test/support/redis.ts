@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto"
 import { Redis } from "ioredis"
 import { inject } from "vitest"
-import { KEY_NAMES, queueKeys } from "../../src/Keys.ts"
+import { KEY_NAMES, queueKeys } from "../../src/engine/Keys.ts"
 
 /** The Redis the suite runs against. */
 export const redisUrl = (): string => inject("redisUrl")

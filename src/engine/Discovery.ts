@@ -4,10 +4,10 @@
  * Read-only, and bounded per call by SCAN's COUNT, so it never blocks Redis for long.
  */
 import * as Effect from "effect/Effect"
+import type { RedisClient } from "../redis/Client.ts"
 import { type InvalidOptions, type RedisError, RedisUnavailable } from "./Errors.ts"
 import { metaPattern, queueFromMetaKey, validatePrefix } from "./Keys.ts"
-import { redisError } from "./Outcomes.ts"
-import type { RedisClient } from "./redis/Client.ts"
+import { redisError } from "./Replies.ts"
 
 /** Options of {@link discoverQueues}. */
 export interface DiscoverOptions {

@@ -14,7 +14,7 @@ export interface Script {
   readonly sha: string
 }
 
-const dir = new URL("../lua/", import.meta.url)
+const dir = new URL("../../lua/", import.meta.url)
 
 /** A line `--!include <name>` is replaced by `lua/include/<name>.lua` (shared Lua functions). */
 const expand = (source: string): string =>

@@ -3,9 +3,10 @@
  * server errors become {@link RedisUnavailable} / {@link RedisCommandError}, and the
  * scripts' refusal codes become the queue's tagged errors.
  */
+
+import { NoAnswer, redactText } from "../redis/Client.ts"
 import { LayoutMismatch, OutcomeUnknown, RedisCommandError, RedisUnavailable, WrongKeyType } from "./Errors.ts"
 import { LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
-import { NoAnswer, redactText } from "./redis/Client.ts"
 
 /** Refusal codes: a script that refuses returns `{code, …}` with one of these strings first, having written nothing. */
 export const Refusal = {

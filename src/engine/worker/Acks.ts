@@ -14,7 +14,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import type { Commands, ScriptFailure } from "./Commands.ts"
+import type { Commands, ScriptFailure } from "../Commands.ts"
 import { type Held, monotonicNow } from "./Lease.ts"
 
 /** How a must-deliver call ended. */

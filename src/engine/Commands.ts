@@ -4,11 +4,11 @@
  * from the pure key builders, in the order each script's header names them.
  */
 import * as Effect from "effect/Effect"
+import type { RedisClient } from "../redis/Client.ts"
 import type { LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
 import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
-import { redisError, scriptError } from "./Outcomes.ts"
+import { redisError, scriptError } from "./Replies.ts"
 import { newRequestId, newWorkerId } from "./RequestId.ts"
-import type { RedisClient } from "./redis/Client.ts"
 import { type Script, Scripts } from "./Scripts.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, verifyQueue } from "./Verify.ts"
 

@@ -15,7 +15,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { CallbackFailed, InvalidPayload } from "./Errors.ts"
+import { CallbackFailed, InvalidPayload } from "../Errors.ts"
 import type { WorkerHooks } from "./Worker.ts"
 
 /** Default window of {@link stderrWarner}: at most one line per 30 s. */

@@ -17,8 +17,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import type { Commands, ScriptFailure } from "./Commands.ts"
-import { LeaseLost } from "./Errors.ts"
+import type { Commands, ScriptFailure } from "../Commands.ts"
+import { LeaseLost } from "../Errors.ts"
 
 /** Why a held lease ended before its handler finished. */
 export type LeaseEnd = "lease-lost" | "self-fenced" | "shutdown"

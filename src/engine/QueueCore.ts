@@ -4,13 +4,13 @@
  * here already encoded to JSON text by a face (plain JSON or an Effect Schema).
  */
 import * as Effect from "effect/Effect"
+import { type RedisClient, withDeadline } from "../redis/Client.ts"
 import { makeBatcher } from "./Batcher.ts"
 import { type Commands, makeCommands, type NewJob, type QueueStats, type ScriptFailure } from "./Commands.ts"
 import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { type JobOptions, newJob, resolveJobOptions } from "./Job.ts"
 import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "./Keys.ts"
-import { type RedisClient, withDeadline } from "./redis/Client.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
 import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
 
