@@ -7,11 +7,12 @@
  */
 import { Context, Effect } from "effect"
 import type { Redis } from "ioredis"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LeaseQueue, LeaseWorker } from "../src/effect.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Queue, Worker } from "../src/index.ts"
 import { redisNow, until } from "./reliability/support.ts"
+import { deferred, onCleanup } from "./support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const name = queueNamer("lease-table")
@@ -22,21 +23,6 @@ beforeAll(() => {
 afterAll(() => {
   raw.disconnect()
 })
-/** Cleanups registered as things are made; run (newest first) before the suite's leak check. */
-const cleanups: Array<() => unknown> = []
-const onCleanup = (f: () => unknown) => cleanups.push(f)
-afterEach(async () => {
-  for (const f of cleanups.splice(0).reverse()) await f()
-})
-
-const deferred = <A = void>() => {
-  let resolve!: (a: A) => void
-  const promise = new Promise<A>((r) => {
-    resolve = r
-  })
-  return { promise, resolve }
-}
-
 /** Take the job's lease away exactly as the sweep script does, and put the job at the front of wait. */
 const reclaimAsSweep = async (q: string, id: string) => {
   const keys = queueKeys(q)

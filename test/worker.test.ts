@@ -10,6 +10,7 @@ import { type Job, Queue, Worker } from "../src/index.ts"
 import { connect } from "../src/redis/Client.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
 import { spawnTs } from "./support/child.ts"
+import { deferred } from "./support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const name = queueNamer("worker")
@@ -38,14 +39,6 @@ const counter = (n: number) => {
     },
   }
 }
-const deferred = <A = void>() => {
-  let resolve!: (a: A) => void
-  const promise = new Promise<A>((r) => {
-    resolve = r
-  })
-  return { promise, resolve }
-}
-
 describe("worker", () => {
   it("processes jobs and completes each exactly once", async () => {
     const q = name()

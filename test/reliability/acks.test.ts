@@ -5,9 +5,10 @@
  * loses their completes nor orphans the jobs that reserve leases when it finally runs.
  */
 import type { Redis } from "ioredis"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
+import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { until } from "./support.ts"
 
@@ -19,21 +20,6 @@ beforeAll(() => {
 afterAll(() => {
   raw.disconnect()
 })
-/** Cleanups registered as things are made; run (newest first) before the suite's leak check. */
-const cleanups: Array<() => unknown> = []
-const onCleanup = (f: () => unknown) => cleanups.push(f)
-afterEach(async () => {
-  for (const f of cleanups.splice(0).reverse()) await f()
-})
-
-const deferred = <A = void>() => {
-  let resolve!: (a: A) => void
-  const promise = new Promise<A>((r) => {
-    resolve = r
-  })
-  return { promise, resolve }
-}
-
 /** A script that keeps Redis busy for `ms` (reading the clock in a loop): other clients get BUSY meanwhile. */
 const BUSY_SCRIPT = `
 local t0 = redis.call('TIME')

@@ -6,10 +6,11 @@
  * answer is checked: negative = no retry, a Promise is awaited, anything else = default.
  */
 import type { Redis } from "ioredis"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CallbackFailed, InvalidOptions, InvalidPayload } from "../../src/engine/Errors.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
 import { type Backoff, Queue, Worker } from "../../src/index.ts"
+import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, until } from "./support.ts"
 
@@ -26,14 +27,6 @@ afterAll(() => {
  * Cleanup registered when a thing is made, run (last made, first undone) after each test
  * and before the suite's leak check (`onTestFinished` would run after that check).
  */
-const cleanups: Array<() => unknown> = []
-const onCleanup = (undo: () => unknown): void => {
-  cleanups.push(undo)
-}
-afterEach(async () => {
-  for (const undo of cleanups.splice(0).reverse()) await undo()
-})
-
 /** Lines leaseq writes to stderr during the test (not passed on); the original is restored after it. */
 const captureStderr = (): string[] => {
   const lines: string[] = []

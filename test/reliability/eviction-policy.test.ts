@@ -3,23 +3,15 @@
  * leaseq's included: a loud warning. `volatile-*` evicts only keys with a TTL; leaseq sets
  * none, so for leaseq's keys the server behaves like `noeviction`: no warning.
  */
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { EvictionPolicyWarning, evictsLeaseqKeys } from "../../src/engine/EvictionPolicy.ts"
 import { Queue } from "../../src/index.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
+import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
 import { until } from "./support.ts"
 
 const q = queueNamer("rel-eviction")
-
-/** Cleanup registered at creation, run after each test and before the suite's leak check. */
-const cleanups: Array<() => unknown> = []
-const onCleanup = (undo: () => unknown): void => {
-  cleanups.push(undo)
-}
-afterEach(async () => {
-  for (const undo of cleanups.splice(0).reverse()) await undo()
-})
 
 describe("maxmemory-policy warning", () => {
   it("N6: volatile-* policies (they never evict leaseq's keys) get no warning; allkeys-* still does", async () => {

@@ -9,6 +9,7 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
+import { deferred } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { TcpProxy, until } from "./support.ts"
 
@@ -24,14 +25,6 @@ afterAll(() => {
 const startProxy = () => {
   const target = new URL(redisUrl())
   return TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
-}
-
-const deferred = () => {
-  let resolve!: () => void
-  const promise = new Promise<void>((r) => {
-    resolve = r
-  })
-  return { promise, resolve }
 }
 
 /** Run every job of `q` with a worker on a direct connection until `n` have settled; the runs per id. */

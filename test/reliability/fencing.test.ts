@@ -6,9 +6,10 @@
  * reclaims a lease only `leaseGraceMs` after that deadline.
  */
 import type { Redis } from "ioredis"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
+import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, startWorkerChild, TcpProxy, until } from "./support.ts"
 
@@ -20,21 +21,6 @@ beforeAll(() => {
 afterAll(() => {
   raw.disconnect()
 })
-/** Cleanups registered as things are made; run (newest first) before the suite's leak check. */
-const cleanups: Array<() => unknown> = []
-const onCleanup = (f: () => unknown) => cleanups.push(f)
-afterEach(async () => {
-  for (const f of cleanups.splice(0).reverse()) await f()
-})
-
-const deferred = <A = void>() => {
-  let resolve!: (a: A) => void
-  const promise = new Promise<A>((r) => {
-    resolve = r
-  })
-  return { promise, resolve }
-}
-
 describe("fencing", () => {
   it("K2: heartbeats that cannot get through abort the handler after two failed heartbeats, far from the lease's end", async () => {
     const q = name()

@@ -12,6 +12,7 @@ import { makeCommands } from "../../src/engine/Commands.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
 import { type Job, Queue, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
+import { deferred } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { report, TcpProxy, until } from "./support.ts"
 
@@ -24,14 +25,6 @@ beforeAll(() => {
 afterAll(() => {
   raw.disconnect()
 })
-
-const deferred = <A = void>() => {
-  let resolve!: (a: A) => void
-  const promise = new Promise<A>((r) => {
-    resolve = r
-  })
-  return { promise, resolve }
-}
 
 describe("partition", () => {
   it("a worker cut off from Redis for longer than its lease self-fences before the server deadline; the job completes once elsewhere", async () => {

@@ -7,10 +7,11 @@
  */
 import { Context, Deferred, Effect } from "effect"
 import type { Redis } from "ioredis"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
+import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { TcpProxy, until } from "./support.ts"
 
@@ -22,21 +23,6 @@ beforeAll(() => {
 afterAll(() => {
   raw.disconnect()
 })
-/** Cleanups registered as things are made; run (newest first) before the suite's leak check. */
-const cleanups: Array<() => unknown> = []
-const onCleanup = (f: () => unknown) => cleanups.push(f)
-afterEach(async () => {
-  for (const f of cleanups.splice(0).reverse()) await f()
-})
-
-const deferred = <A = void>() => {
-  let resolve!: (a: A) => void
-  const promise = new Promise<A>((r) => {
-    resolve = r
-  })
-  return { promise, resolve }
-}
-
 class Jobs extends Context.Service<Jobs, LeaseQueue.Service<{ readonly n: number }>>()("shutdown/Jobs") {}
 
 describe("shutdown", () => {

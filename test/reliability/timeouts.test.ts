@@ -12,10 +12,11 @@
 import { createServer } from "node:net"
 import { Effect, Exit } from "effect"
 import type { Redis } from "ioredis"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LeaseQueue } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
 import { InvalidOptions, OutcomeUnknown, Queue, RedisUnavailable, Worker } from "../../src/index.ts"
+import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { TcpProxy, until } from "./support.ts"
 
@@ -28,15 +29,6 @@ afterAll(() => {
   raw.disconnect()
 })
 
-/** Cleanups registered as things are made; run (last made, first closed) before the leak check. */
-const cleanups: Array<() => unknown> = []
-const onTestFinished = (cleanup: () => unknown): void => {
-  cleanups.push(cleanup)
-}
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-
 const target = () => {
   const url = new URL(redisUrl())
   return { host: url.hostname, port: Number(url.port || 6379) }
@@ -45,7 +37,7 @@ const target = () => {
 /** A proxy in front of the suite's Redis, closed when the test ends. */
 const startProxy = async (): Promise<TcpProxy> => {
   const proxy = await TcpProxy.start(target())
-  onTestFinished(() => proxy.close())
+  onCleanup(() => proxy.close())
   return proxy
 }
 
@@ -71,7 +63,7 @@ describe("callTimeoutMs (K4)", () => {
   it("K4: add and addBulk to a Redis that cannot be reached reject with RedisUnavailable naming the server", async () => {
     const port = await closedPort()
     const queue = new Queue(name(), { connection: `redis://127.0.0.1:${port}`, callTimeoutMs: 500 })
-    onTestFinished(() => queue.close())
+    onCleanup(() => queue.close())
     const single = await rejection(queue.add({ n: 1 }))
     expect(single).toBeInstanceOf(RedisUnavailable)
     expect((single as Error).message).toContain(`127.0.0.1:${port}`)
@@ -87,7 +79,7 @@ describe("callTimeoutMs (K4)", () => {
     const proxy = await startProxy()
     proxy.cut()
     const queue = new Queue(q, { connection: proxy.url, callTimeoutMs: 500 })
-    onTestFinished(() => queue.close())
+    onCleanup(() => queue.close())
     const before = await dumpQueue(raw, q)
     const refused = await rejection(queue.add({ n: 1 }))
     expect(refused).toBeInstanceOf(RedisUnavailable)
@@ -110,7 +102,7 @@ describe("callTimeoutMs (K4)", () => {
     const proxy = await startProxy()
     // room for the first add's real reply on a loaded machine; the lost ones wait it out
     const queue = new Queue(q, { connection: proxy.url, callTimeoutMs: 2_000 })
-    onTestFinished(() => queue.close())
+    onCleanup(() => queue.close())
     await queue.add({ warm: true }) // opens the queue and the connection
     proxy.dropReplies()
 
@@ -189,7 +181,7 @@ describe("a half-open blocking connection", () => {
       blockTimeoutMs: 1_000,
       sweep: false,
     })
-    onTestFinished(() => worker.close())
+    onCleanup(() => worker.close())
     worker.on("error", (e) => errors.push(e))
     worker.on("completed", (job) => completed.push(job.id))
     await worker.ready
@@ -206,7 +198,7 @@ describe("a half-open blocking connection", () => {
     proxy.freeze([blockingPort])
 
     const queue = new Queue(q, { connection: redisUrl() })
-    onTestFinished(() => queue.close())
+    onCleanup(() => queue.close())
     const id = await queue.add({ n: 1 })
 
     await until("the job completed by the worker", () => completed.includes(id), { timeoutMs: 45_000 })

@@ -5,22 +5,14 @@
  * 30 s), instead of the silence a wrong URL used to get.
  */
 import { createServer } from "node:net"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { RedisUnavailable } from "../../src/engine/Errors.ts"
 import { Worker } from "../../src/index.ts"
+import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
 import { TcpProxy, until } from "./support.ts"
 
 const q = queueNamer("rel-unreachable")
-
-/** Cleanup registered at creation, run after each test and before the suite's leak check. */
-const cleanups: Array<() => unknown> = []
-const onCleanup = (undo: () => unknown): void => {
-  cleanups.push(undo)
-}
-afterEach(async () => {
-  for (const undo of cleanups.splice(0).reverse()) await undo()
-})
 
 /** A local port nothing listens on (bound, then closed). */
 const closedPort = async (): Promise<number> => {

@@ -1,9 +1,11 @@
 /**
- * Runs in every test file: fails a test that leaves a leaseq connection or worker open.
+ * Runs in every test file: runs the cleanups a test registered (onCleanup), then fails a
+ * test that leaves a leaseq connection or worker open.
  */
 import { afterEach, beforeEach, expect } from "vitest"
 import { liveConnections } from "../../src/redis/Client.ts"
 import { liveWorkers } from "../../src/testing/Leaks.ts"
+import { runCleanups } from "./cleanup.ts"
 
 let connections = 0
 let workers = 0
@@ -11,7 +13,9 @@ beforeEach(() => {
   connections = liveConnections()
   workers = liveWorkers()
 })
-afterEach(() => {
+afterEach(async () => {
+  // what the test registered with onCleanup first, so the leak check sees the result
+  await runCleanups()
   const leakedWorkers = liveWorkers() - workers
   const leakedConnections = liveConnections() - connections
   expect(leakedWorkers, "the test left a worker running: close it (await worker.close())").toBe(0)

@@ -1,0 +1,35 @@
+/**
+ * Cleanup registered where a thing is made: `onCleanup(() => worker.close())` right after
+ * `new Worker(…)`. The suite's per-test hook (test/support/setup-each.ts) runs them after
+ * each test, newest first, and before its leak check, so a failed assertion never turns
+ * into a second failure from the leak check that hides the first.
+ */
+
+const pending: Array<() => unknown> = []
+
+/** Register `undo` to run after the current test (newest first), whatever its outcome. */
+export const onCleanup = (undo: () => unknown): void => {
+  pending.push(undo)
+}
+
+/** Run every registered cleanup, newest first; all run even if one throws (the first error is rethrown). */
+export const runCleanups = async (): Promise<void> => {
+  let first: { readonly error: unknown } | undefined
+  for (const undo of pending.splice(0).reverse()) {
+    try {
+      await undo()
+    } catch (error) {
+      first ??= { error }
+    }
+  }
+  if (first) throw first.error
+}
+
+/** A promise with its resolve function, for waiting on an event a test expects. */
+export const deferred = <A = void>() => {
+  let resolve!: (a: A) => void
+  const promise = new Promise<A>((r) => {
+    resolve = r
+  })
+  return { promise, resolve }
+}
