@@ -46,7 +46,9 @@ for (const file of graph.keys()) if (!state.has(file)) visit(file)
 
 if (cycles.length > 0) {
   for (const c of cycles) console.error(`import cycle: ${c.map((f) => relative(process.cwd(), f)).join(" → ")}`)
-  console.error(`${cycles.length} import cycle(s) in ${relative(process.cwd(), root) || "."}: break each one (move the shared part into a module both can import)`)
+  console.error(
+    `${cycles.length} import cycle(s) in ${relative(process.cwd(), root) || "."}: break each one (move the shared part into a module both can import)`,
+  )
   process.exit(1)
 }
 console.log(`no import cycles in ${graph.size} files under ${relative(process.cwd(), root) || "."}`)
