@@ -1,5 +1,5 @@
 /**
- * Finds the Redis the suite runs against (design §8): REDIS_URL if set; else a
+ * Finds the Redis the suite runs against: REDIS_URL if set; else a
  * container when a container runtime answers a quick ping; else a redis-server
  * from PATH on a free port in a temp dir; else a one-line error naming what to install.
  */
