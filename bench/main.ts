@@ -944,7 +944,7 @@ const main = async (): Promise<void> => {
   log("")
   for (const line of table()) log(line)
   log("")
-  log("targets (issue 7):")
+  log("targets:")
   for (const line of targetsTable(targets)) log(line)
   log("")
   log(
