@@ -116,18 +116,27 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
     const { keys, c } = setup()
     const old = (await redisNow()) - 61_000
     for (let i = 0; i < 30; i++) {
+      // as an earlier version left them: in the receipts HASH as well as in receiptsAt
       await raw.hset(keys.receipts, `old-${i}`, old)
       await raw.zadd(keys.receiptsAt, old, `old-${i}`)
     }
     await run(c.add([job()], "fresh"))
-    // 16 dropped by the add, which left its own receipt
+    // 16 dropped by the add, which left its own receipt (in receiptsAt only)
     expect(await raw.zcard(keys.receiptsAt)).toBe(30 - 16 + 1)
-    expect(await raw.hlen(keys.receipts)).toBe(30 - 16 + 1)
+    expect(await raw.hlen(keys.receipts)).toBe(30 - 16)
+    expect(await raw.zscore(keys.receiptsAt, "fresh")).not.toBeNull()
     await run(c.reserve(1, 60_000, 100))
     expect(await raw.zcard(keys.receiptsAt)).toBe(30 - 16 - 8 + 1)
     await run(c.reserve(1, 60_000, 100))
     expect(await raw.zrange(keys.receiptsAt, "0", "-1")).toEqual(["fresh"])
-    expect(await raw.hkeys(keys.receipts)).toEqual(["fresh"])
+    expect(await raw.exists(keys.receipts)).toBe(0)
+  })
+
+  it("an add writes its receipt to receiptsAt alone", async () => {
+    const { keys, c } = setup()
+    await run(c.add([job(), job({ delayMs: 60_000 })], "plain"))
+    expect(await raw.zrange(keys.receiptsAt, "0", "-1")).toEqual(["plain"])
+    expect(await raw.exists(keys.receipts)).toBe(0)
   })
 })
 
