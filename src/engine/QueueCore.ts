@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import { type RedisClient, withDeadline } from "../redis/Client.ts"
 import { makeBatcher } from "./Batcher.ts"
-import { type Commands, makeCommands, type NewJob, type QueueStats, type ScriptFailure } from "./Commands.ts"
+import { addJobs, type Commands, makeCommands, type NewJob, type QueueStats, type ScriptFailure } from "./Commands.ts"
 import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { type JobOptions, newJob, resolveJobOptions } from "./Job.ts"
@@ -141,8 +141,8 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
   const keys = queueKeys(name, settings.prefix)
   const commands: Commands = makeCommands(client, keys)
   /** Commands whose calls each end within callTimeoutMs, and none after `until` (a performance.now() time). */
-  const within = (until?: number): Commands =>
-    makeCommands(withDeadline(client, { timeoutMs: settings.callTimeoutMs, until }), keys)
+  const bounded = (until?: number) => withDeadline(client, { timeoutMs: settings.callTimeoutMs, until })
+  const within = (until?: number): Commands => makeCommands(bounded(until), keys)
   const calls = within()
   let opened = false
   let closed = false
@@ -169,8 +169,15 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
    * past its own).
    */
   const adder = makeBatcher(
-    (items: ReadonlyArray<{ readonly job: NewJob; readonly until: number }>) =>
-      within(Math.min(...items.map((i) => i.until))).add(items.map((i) => i.job)),
+    (items: ReadonlyArray<{ readonly job: NewJob; readonly until: number }>) => {
+      let until = Number.POSITIVE_INFINITY
+      const jobs: NewJob[] = []
+      for (const i of items) {
+        if (i.until < until) until = i.until
+        jobs.push(i.job)
+      }
+      return addJobs(bounded(until), keys, jobs)
+    },
     { maxItems: 1000, maxWeight: maxCallBytes, weight: (i) => callBytes(i.job) },
   )
 
@@ -191,12 +198,19 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     ensureOpen,
     /** Add one job; resolves to its id (or, when deduplicated, the first job's id). */
     add: (job: EncodedJob) =>
-      Effect.gen(function* () {
-        const [prepared] = yield* prepare([job], () => "options")
+      Effect.suspend((): Effect.Effect<string, InvalidOptions | QueueClosed | ScriptFailure | RedisUnavailable> => {
+        let prepared: NewJob
+        try {
+          prepared = newJob(job.payload, resolveJobOptions("options", job.options, settings.defaultJobOptions))
+        } catch (e) {
+          return Effect.fail(e as InvalidOptions)
+        }
         const until = performance.now() + settings.callTimeoutMs
+        const send = adder.submit({ job: prepared, until }).pipe(unknownOutcome("add", [prepared.id]))
+        if (closed) return Effect.fail(new QueueClosed({ queue: name }))
+        if (opened) return send
         // the open check writes no job: a lost reply there means the job was not sent
-        yield* readOnly(openWith(() => within(until)))
-        return yield* adder.submit({ job: prepared!, until }).pipe(unknownOutcome("add", [prepared!.id]))
+        return Effect.andThen(readOnly(openWith(() => within(until))), send)
       }),
     /**
      * Add many jobs (at most {@link Limits.bulk}): one Redis call, all or nothing, while
@@ -209,11 +223,12 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         yield* checkBulkSize(jobs.length)
         if (jobs.length === 0) return []
         const prepared = yield* prepare(jobs, (i) => `jobs[${i}].options`)
-        const bounded = within(performance.now() + settings.callTimeoutMs)
-        yield* readOnly(openWith(() => bounded))
+        const until = performance.now() + settings.callTimeoutMs
+        yield* readOnly(openWith(() => within(until)))
+        const client = bounded(until)
         const ids: string[] = []
         for (const group of splitByBytes(prepared, maxCallBytes)) {
-          const stored = yield* bounded.add(group).pipe(
+          const stored = yield* addJobs(client, keys, group).pipe(
             unknownOutcome(
               "addBulk",
               group.map((j) => j.id),

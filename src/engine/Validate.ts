@@ -92,12 +92,14 @@ export const serializePayload = (field: string, payload: unknown, maxBytes: numb
   let text: string | undefined
   try {
     text = JSON.stringify(payload, (key, value: unknown) => {
-      const where = key === "" ? "" : ` at key ${JSON.stringify(key)}`
-      if (typeof value === "function") throw new Error(`contains a function${where}; functions cannot be stored`)
-      if (typeof value === "symbol") throw new Error(`contains a symbol${where}; symbols cannot be stored`)
-      if (typeof value === "bigint") throw new Error(`contains a BigInt${where}; convert it to a string or number`)
-      if (typeof value === "number" && !Number.isFinite(value)) {
-        throw new Error(`contains ${value}${where}; JSON would turn it into null`)
+      const type = typeof value
+      if (type === "object" || type === "string" || type === "boolean") return value
+      const where = () => (key === "" ? "" : ` at key ${JSON.stringify(key)}`)
+      if (type === "function") throw new Error(`contains a function${where()}; functions cannot be stored`)
+      if (type === "symbol") throw new Error(`contains a symbol${where()}; symbols cannot be stored`)
+      if (type === "bigint") throw new Error(`contains a BigInt${where()}; convert it to a string or number`)
+      if (type === "number" && !Number.isFinite(value)) {
+        throw new Error(`contains ${value}${where()}; JSON would turn it into null`)
       }
       return value
     })
@@ -107,7 +109,8 @@ export const serializePayload = (field: string, payload: unknown, maxBytes: numb
     throw new InvalidPayload({ field, reason })
   }
   if (text === undefined) throw new InvalidPayload({ field, reason: "is not JSON-serialisable" })
-  const bytes = Buffer.byteLength(text, "utf8")
+  // a UTF-16 code unit is at most 3 bytes of UTF-8: a short text needs no count
+  const bytes = text.length * 3 <= maxBytes ? 0 : Buffer.byteLength(text, "utf8")
   if (bytes > maxBytes) {
     throw new InvalidPayload({
       field,
