@@ -112,23 +112,27 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
     expect(await meta(keys.meta, "added")).toBe(4)
   })
 
-  it("receipts older than the 60 s window are trimmed by add and by reserve, a bounded number per call", async () => {
+  it("receipts older than the 60 s window are trimmed by add (one call in 8) and by reserve, a bounded number per call", async () => {
     const { keys, c } = setup()
     const old = (await redisNow()) - 61_000
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < 200; i++) {
       // as an earlier version left them: in the receipts HASH as well as in receiptsAt
       await raw.hset(keys.receipts, `old-${i}`, old)
       await raw.zadd(keys.receiptsAt, old, `old-${i}`)
     }
+    // "f" (102) is not a multiple of 8: this call trims nothing, and leaves its own receipt
     await run(c.add([job()], "fresh"))
-    // 16 dropped by the add, which left its own receipt (in receiptsAt only)
-    expect(await raw.zcard(keys.receiptsAt)).toBe(30 - 16 + 1)
-    expect(await raw.hlen(keys.receipts)).toBe(30 - 16)
-    expect(await raw.zscore(keys.receiptsAt, "fresh")).not.toBeNull()
+    expect(await raw.zcard(keys.receiptsAt)).toBe(200 + 1)
+    expect(await raw.hlen(keys.receipts)).toBe(200)
+    // "P" (80) is: this call drops 128 old receipts (from both keys), none of the window
+    await run(c.add([job()], "P-trims"))
+    expect(await raw.zcard(keys.receiptsAt)).toBe(200 - 128 + 2)
+    expect(await raw.hlen(keys.receipts)).toBe(200 - 128)
     await run(c.reserve(1, 60_000, 100))
-    expect(await raw.zcard(keys.receiptsAt)).toBe(30 - 16 - 8 + 1)
-    await run(c.reserve(1, 60_000, 100))
-    expect(await raw.zrange(keys.receiptsAt, "0", "-1")).toEqual(["fresh"])
+    expect(await raw.zcard(keys.receiptsAt)).toBe(200 - 128 - 8 + 2)
+    expect(await raw.hlen(keys.receipts)).toBe(200 - 128 - 8)
+    await run(c.add([job()], "H-trims"))
+    expect((await raw.zrange(keys.receiptsAt, "0", "-1")).sort()).toEqual(["H-trims", "P-trims", "fresh"])
     expect(await raw.exists(keys.receipts)).toBe(0)
   })
 
