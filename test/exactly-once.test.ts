@@ -275,7 +275,7 @@ describe("N6: over maxmemory with noeviction", () => {
 })
 
 describe("N11: dedupe keys stay bounded", () => {
-  it("each add drops at least as many expired dedupe keys as it claims, plus 16 (also adds without one)", async () => {
+  it("an add drops at least as many expired dedupe keys as it claims plus 16, and one call in 8 (by request id) up to 128 (also adds without one)", async () => {
     const { keys, c } = setup()
     for (let round = 0; round < 5; round++) {
       const batch = Array.from({ length: 1000 }, (_, i) => job({ dedupeKey: `r${round}-${i}`, dedupeTtlMs: 1 }))
@@ -285,10 +285,17 @@ describe("N11: dedupe keys stay bounded", () => {
       expect(await raw.hlen(keys.dedupeid)).toBe(1000)
       await untilRedisTime((await redisNow()) + 1)
     }
-    for (let i = 0; i < 62; i++) await run(c.add([job()]))
-    expect(await raw.zcard(keys.dedupe)).toBe(1000 - 62 * 16)
-    await run(c.add([job()]))
-    expect(await raw.zcard(keys.dedupe)).toBe(0)
-    expect(await raw.hlen(keys.dedupeid)).toBe(0)
+    // "a" (97) is not a multiple of 8: these calls claim nothing and drop nothing
+    for (let i = 0; i < 7; i++) await run(c.add([job()], `a-${i}`))
+    expect(await raw.zcard(keys.dedupe)).toBe(1000)
+    // "H" (72) is: each of these drops 128
+    for (let i = 0; i < 7; i++) await run(c.add([job()], `H-${i}`))
+    expect(await raw.zcard(keys.dedupe)).toBe(1000 - 7 * 128)
+    // not sampled, but it claims a key: 1 + 16 dropped
+    await run(c.add([job({ dedupeKey: "fresh", dedupeTtlMs: 60_000 })], "b-1"))
+    expect(await raw.zcard(keys.dedupe)).toBe(1000 - 7 * 128 - 17 + 1)
+    await run(c.add([job()], "P-1"))
+    expect(await raw.zrange(keys.dedupe, "0", "-1")).toEqual(["fresh"])
+    expect(await raw.hkeys(keys.dedupeid)).toEqual(["fresh"])
   })
 })
