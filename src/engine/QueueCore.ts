@@ -9,7 +9,7 @@ import { makeBatcher } from "./Batcher.ts"
 import { addJobs, type Commands, makeCommands, type NewJob, type QueueStats, type ScriptFailure } from "./Commands.ts"
 import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
-import { type JobOptions, newJob, resolveJobOptions } from "./Job.ts"
+import { type JobOptions, newJob, type ResolvedJobOptions, resolveJobOptions } from "./Job.ts"
 import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "./Keys.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
 import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
@@ -60,6 +60,10 @@ const callBytes = (job: NewJob): number => Buffer.byteLength(job.payload, "utf8"
 
 /** Split `jobs` into consecutive groups of at most `maxBytes` each (a heavier job alone). */
 export const splitByBytes = (jobs: ReadonlyArray<NewJob>, maxBytes: number): Array<ReadonlyArray<NewJob>> => {
+  // a UTF-16 code unit is at most 3 bytes of UTF-8: when even that bound fits, one group
+  let bound = 0
+  for (const job of jobs) bound += job.payload.length * 3 + 64
+  if (bound <= maxBytes) return [jobs]
   const groups: Array<ReadonlyArray<NewJob>> = []
   let group: NewJob[] = []
   let bytes = 0
@@ -181,11 +185,30 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     { maxItems: 1000, maxWeight: maxCallBytes, weight: (i) => callBytes(i.job) },
   )
 
+  /** The options of a job given none: the queue's defaults, resolved once. */
+  let plainOptions: ResolvedJobOptions | undefined
+  const optionsOf = (field: () => string, options: JobOptions | undefined): ResolvedJobOptions => {
+    if (options !== undefined) return resolveJobOptions(field(), options, settings.defaultJobOptions)
+    plainOptions ??= resolveJobOptions(field(), undefined, settings.defaultJobOptions)
+    return plainOptions
+  }
+
   /** Validate every job first: a bad one rejects the whole call before anything is sent. */
-  const prepare = (jobs: ReadonlyArray<EncodedJob>, field: (i: number) => string) =>
+  const prepare = (jobs: ReadonlyArray<EncodedJob>) =>
     Effect.try({
-      try: () =>
-        jobs.map((j, i) => newJob(j.payload, resolveJobOptions(field(i), j.options, settings.defaultJobOptions))),
+      try: () => {
+        const prepared: NewJob[] = []
+        for (let i = 0; i < jobs.length; i++) {
+          const j = jobs[i]!
+          prepared.push(
+            newJob(
+              j.payload,
+              optionsOf(() => `jobs[${i}].options`, j.options),
+            ),
+          )
+        }
+        return prepared
+      },
       catch: (e) => e as InvalidOptions,
     })
 
@@ -201,7 +224,10 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
       Effect.suspend((): Effect.Effect<string, InvalidOptions | QueueClosed | ScriptFailure | RedisUnavailable> => {
         let prepared: NewJob
         try {
-          prepared = newJob(job.payload, resolveJobOptions("options", job.options, settings.defaultJobOptions))
+          prepared = newJob(
+            job.payload,
+            optionsOf(() => "options", job.options),
+          )
         } catch (e) {
           return Effect.fail(e as InvalidOptions)
         }
@@ -222,7 +248,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
       Effect.gen(function* () {
         yield* checkBulkSize(jobs.length)
         if (jobs.length === 0) return []
-        const prepared = yield* prepare(jobs, (i) => `jobs[${i}].options`)
+        const prepared = yield* prepare(jobs)
         const until = performance.now() + settings.callTimeoutMs
         yield* readOnly(openWith(() => within(until)))
         const client = bounded(until)
