@@ -112,22 +112,35 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
     expect(await meta(keys.meta, "added")).toBe(4)
   })
 
-  it("receipts older than the 60 s window are trimmed by add and by reserve, a bounded number per call", async () => {
+  it("receipts older than the 60 s window are trimmed by add (one call in 8) and by reserve, a bounded number per call", async () => {
     const { keys, c } = setup()
     const old = (await redisNow()) - 61_000
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < 200; i++) {
+      // as an earlier version left them: in the receipts HASH as well as in receiptsAt
       await raw.hset(keys.receipts, `old-${i}`, old)
       await raw.zadd(keys.receiptsAt, old, `old-${i}`)
     }
+    // "f" (102) is not a multiple of 8: this call trims nothing, and leaves its own receipt
     await run(c.add([job()], "fresh"))
-    // 16 dropped by the add, which left its own receipt
-    expect(await raw.zcard(keys.receiptsAt)).toBe(30 - 16 + 1)
-    expect(await raw.hlen(keys.receipts)).toBe(30 - 16 + 1)
+    expect(await raw.zcard(keys.receiptsAt)).toBe(200 + 1)
+    expect(await raw.hlen(keys.receipts)).toBe(200)
+    // "P" (80) is: this call drops 128 old receipts (from both keys), none of the window
+    await run(c.add([job()], "P-trims"))
+    expect(await raw.zcard(keys.receiptsAt)).toBe(200 - 128 + 2)
+    expect(await raw.hlen(keys.receipts)).toBe(200 - 128)
     await run(c.reserve(1, 60_000, 100))
-    expect(await raw.zcard(keys.receiptsAt)).toBe(30 - 16 - 8 + 1)
-    await run(c.reserve(1, 60_000, 100))
-    expect(await raw.zrange(keys.receiptsAt, "0", "-1")).toEqual(["fresh"])
-    expect(await raw.hkeys(keys.receipts)).toEqual(["fresh"])
+    expect(await raw.zcard(keys.receiptsAt)).toBe(200 - 128 - 8 + 2)
+    expect(await raw.hlen(keys.receipts)).toBe(200 - 128 - 8)
+    await run(c.add([job()], "H-trims"))
+    expect((await raw.zrange(keys.receiptsAt, "0", "-1")).sort()).toEqual(["H-trims", "P-trims", "fresh"])
+    expect(await raw.exists(keys.receipts)).toBe(0)
+  })
+
+  it("an add writes its receipt to receiptsAt alone", async () => {
+    const { keys, c } = setup()
+    await run(c.add([job(), job({ delayMs: 60_000 })], "plain"))
+    expect(await raw.zrange(keys.receiptsAt, "0", "-1")).toEqual(["plain"])
+    expect(await raw.exists(keys.receipts)).toBe(0)
   })
 })
 
@@ -262,7 +275,7 @@ describe("N6: over maxmemory with noeviction", () => {
 })
 
 describe("N11: dedupe keys stay bounded", () => {
-  it("each add drops at least as many expired dedupe keys as it claims, plus 16 (also adds without one)", async () => {
+  it("an add drops at least as many expired dedupe keys as it claims plus 16, and one call in 8 (by request id) up to 128 (also adds without one)", async () => {
     const { keys, c } = setup()
     for (let round = 0; round < 5; round++) {
       const batch = Array.from({ length: 1000 }, (_, i) => job({ dedupeKey: `r${round}-${i}`, dedupeTtlMs: 1 }))
@@ -272,10 +285,17 @@ describe("N11: dedupe keys stay bounded", () => {
       expect(await raw.hlen(keys.dedupeid)).toBe(1000)
       await untilRedisTime((await redisNow()) + 1)
     }
-    for (let i = 0; i < 62; i++) await run(c.add([job()]))
-    expect(await raw.zcard(keys.dedupe)).toBe(1000 - 62 * 16)
-    await run(c.add([job()]))
-    expect(await raw.zcard(keys.dedupe)).toBe(0)
-    expect(await raw.hlen(keys.dedupeid)).toBe(0)
+    // "a" (97) is not a multiple of 8: these calls claim nothing and drop nothing
+    for (let i = 0; i < 7; i++) await run(c.add([job()], `a-${i}`))
+    expect(await raw.zcard(keys.dedupe)).toBe(1000)
+    // "H" (72) is: each of these drops 128
+    for (let i = 0; i < 7; i++) await run(c.add([job()], `H-${i}`))
+    expect(await raw.zcard(keys.dedupe)).toBe(1000 - 7 * 128)
+    // not sampled, but it claims a key: 1 + 16 dropped
+    await run(c.add([job({ dedupeKey: "fresh", dedupeTtlMs: 60_000 })], "b-1"))
+    expect(await raw.zcard(keys.dedupe)).toBe(1000 - 7 * 128 - 17 + 1)
+    await run(c.add([job()], "P-1"))
+    expect(await raw.zrange(keys.dedupe, "0", "-1")).toEqual(["fresh"])
+    expect(await raw.hkeys(keys.dedupeid)).toEqual(["fresh"])
   })
 })

@@ -153,6 +153,44 @@ const sweepResult = (r: ReadonlyArray<number | string>): SweepResult => {
   }
 }
 
+/** The add script's KEYS, in the order its header names them. */
+const addKeys = (k: QueueKeys): ReadonlyArray<string> => [
+  k.wait,
+  k.delayed,
+  k.marker,
+  k.meta,
+  k.data,
+  k.max,
+  k.dedupe,
+  k.dedupeid,
+  k.receipts,
+  k.receiptsAt,
+]
+
+/**
+ * Add jobs in one add script call on `client` (see `add` of {@link makeCommands}); its
+ * own function so that a producer can send each call through a differently bounded
+ * client without building a whole command set per call.
+ */
+export const addJobs = (
+  client: RedisClient,
+  keys: QueueKeys,
+  jobs: ReadonlyArray<NewJob>,
+  requestId: string = newRequestId(),
+): Effect.Effect<Array<string>, ScriptFailure> => {
+  const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
+  for (const j of jobs) args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs)
+  return Effect.tryPromise({
+    try: () => client.script(Scripts.add, addKeys(keys), args),
+    catch: (e) => redisError("add script", e, client.describe, client.lastError?.()),
+  }).pipe(
+    Effect.flatMap((reply) => {
+      const failure = scriptError(keys, reply)
+      return failure ? Effect.fail(failure) : Effect.succeed((reply as Array<string>).slice(1))
+    }),
+  )
+}
+
 /** The scripts of one queue, as Effects. */
 export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
   const call = <A>(script: Script, scriptKeys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) =>
@@ -187,15 +225,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
      * nothing and answers the same ids. The id is drawn when this Effect is built, so
      * running the same Effect again repeats the same call. Pass an id only to repeat a call.
      */
-    add: (jobs: ReadonlyArray<NewJob>, requestId: string = newRequestId()) => {
-      const args: Array<string | number> = [requestId, jobs.length]
-      for (const j of jobs) args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs)
-      return call<[0, ...string[]]>(
-        Scripts.add,
-        [k.wait, k.delayed, k.marker, k.meta, k.data, k.max, k.dedupe, k.dedupeid, k.receipts, k.receiptsAt],
-        args,
-      ).pipe(Effect.map((r) => r.slice(1) as string[]))
-    },
+    add: (jobs: ReadonlyArray<NewJob>, requestId: string = newRequestId()) => addJobs(client, keys, jobs, requestId),
 
     /**
      * Lease up to `count` jobs. `completes` (a worker's finished jobs) are acknowledged

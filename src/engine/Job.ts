@@ -1,7 +1,6 @@
 /**
  * Job options: validation, defaults, and the job a handler receives.
  */
-import { monotonicFactory } from "ulid"
 import type { NewJob } from "./Commands.ts"
 import { InvalidOptions } from "./Errors.ts"
 import { integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
@@ -25,12 +24,11 @@ export const DEFAULT_DEDUPE_TTL_MS = 3_600_000
 
 const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs"] as const
 
+/** Job options with every default filled in (`dedupeKey` "" for none). */
+export type ResolvedJobOptions = Required<Omit<JobOptions, "dedupeKey">> & { readonly dedupeKey: string }
+
 /** Validate job options, filling defaults from `defaults`. Throws {@link InvalidOptions}. */
-export const resolveJobOptions = (
-  field: string,
-  value: unknown,
-  defaults: JobOptions = {},
-): Required<Omit<JobOptions, "dedupeKey">> & { readonly dedupeKey: string } => {
+export const resolveJobOptions = (field: string, value: unknown, defaults: JobOptions = {}): ResolvedJobOptions => {
   const o = optionsObject(field, value)
   knownKeys(field, o, JOB_OPTION_KEYS)
   const delayMs = integerOr(`${field}.delayMs`, o.delayMs ?? defaults.delayMs, 0, Limits.delayMs)
@@ -63,27 +61,64 @@ export const resolveJobOptions = (
   return { delayMs, maxAttempts, dedupeTtlMs, dedupeKey: dedupeKey ?? "" }
 }
 
-/**
- * Randomness for ids from a pooled crypto buffer: one getRandomValues call per 1024
- * draws instead of one per character (a ULID takes 16 when the millisecond changes).
- */
+/** Random 32-bit words from a pooled crypto buffer: one getRandomValues call per 1024 draws. */
 const pool = new Uint32Array(1024)
 let drawn = pool.length
-const pooledRandom = (): number => {
+const randomWord = (): number => {
   if (drawn >= pool.length) {
     crypto.getRandomValues(pool)
     drawn = 0
   }
-  return pool[drawn++]! / 4_294_967_296
+  return pool[drawn++]!
 }
 
-const nextId = monotonicFactory(pooledRandom)
+/** Crockford's base32, the ULID alphabet. */
+const B32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+/** Every pair of base32 characters, by its value (0 – 1023). */
+const PAIRS = Array.from({ length: 1024 }, (_, v) => B32[v >> 5]! + B32[v & 31]!)
+/** `n` (an integer below 32^digits, `digits` even) as `digits` base32 characters, most significant first. */
+const base32 = (n: number, digits: number): string => {
+  let out = ""
+  for (let i = 0; i < digits; i += 2) {
+    out = PAIRS[n % 1024]! + out
+    n = Math.floor(n / 1024)
+  }
+  return out
+}
+const TWO_40 = 2 ** 40
+
+/**
+ * Monotonic ULID state: the last millisecond, its 10 time characters, and the 80 random
+ * bits as two 40-bit halves (each 8 characters). Within one millisecond (or when the
+ * clock goes back) the next id is the last one + 1, as ULID's monotonic mode specifies,
+ * so ids made by one process sort in the order they were made.
+ */
+let lastMs = -1
+let timeChars = ""
+let high = 0
+let highChars = ""
+let low = 0
 
 /** A new job id: a ULID (sortable by creation time, unique across producers). */
-export const newJobId = (): string => nextId()
+export const newJobId = (): string => {
+  const now = Date.now()
+  if (now > lastMs) {
+    lastMs = now
+    timeChars = base32(now, 10)
+    high = randomWord() * 256 + (randomWord() & 0xff)
+    highChars = base32(high, 8)
+    low = randomWord() * 256 + (randomWord() & 0xff)
+  } else if (++low === TWO_40) {
+    // 2^40 ids in one millisecond: carry into the high half (it cannot wrap in practice)
+    low = 0
+    high = (high + 1) % TWO_40
+    highChars = base32(high, 8)
+  }
+  return timeChars + highChars + base32(low, 8)
+}
 
 /** Build what `add` sends for one job. */
-export const newJob = (payload: string, options: ReturnType<typeof resolveJobOptions>): NewJob => ({
+export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => ({
   id: newJobId(),
   payload,
   delayMs: options.delayMs,

@@ -6,10 +6,10 @@
 import * as Effect from "effect/Effect"
 import { type RedisClient, withDeadline } from "../redis/Client.ts"
 import { makeBatcher } from "./Batcher.ts"
-import { type Commands, makeCommands, type NewJob, type QueueStats, type ScriptFailure } from "./Commands.ts"
+import { addJobs, type Commands, makeCommands, type NewJob, type QueueStats, type ScriptFailure } from "./Commands.ts"
 import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
-import { type JobOptions, newJob, resolveJobOptions } from "./Job.ts"
+import { type JobOptions, newJob, type ResolvedJobOptions, resolveJobOptions } from "./Job.ts"
 import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "./Keys.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
 import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
@@ -60,6 +60,10 @@ const callBytes = (job: NewJob): number => Buffer.byteLength(job.payload, "utf8"
 
 /** Split `jobs` into consecutive groups of at most `maxBytes` each (a heavier job alone). */
 export const splitByBytes = (jobs: ReadonlyArray<NewJob>, maxBytes: number): Array<ReadonlyArray<NewJob>> => {
+  // a UTF-16 code unit is at most 3 bytes of UTF-8: when even that bound fits, one group
+  let bound = 0
+  for (const job of jobs) bound += job.payload.length * 3 + 64
+  if (bound <= maxBytes) return [jobs]
   const groups: Array<ReadonlyArray<NewJob>> = []
   let group: NewJob[] = []
   let bytes = 0
@@ -141,8 +145,8 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
   const keys = queueKeys(name, settings.prefix)
   const commands: Commands = makeCommands(client, keys)
   /** Commands whose calls each end within callTimeoutMs, and none after `until` (a performance.now() time). */
-  const within = (until?: number): Commands =>
-    makeCommands(withDeadline(client, { timeoutMs: settings.callTimeoutMs, until }), keys)
+  const bounded = (until?: number) => withDeadline(client, { timeoutMs: settings.callTimeoutMs, until })
+  const within = (until?: number): Commands => makeCommands(bounded(until), keys)
   const calls = within()
   let opened = false
   let closed = false
@@ -169,16 +173,42 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
    * past its own).
    */
   const adder = makeBatcher(
-    (items: ReadonlyArray<{ readonly job: NewJob; readonly until: number }>) =>
-      within(Math.min(...items.map((i) => i.until))).add(items.map((i) => i.job)),
+    (items: ReadonlyArray<{ readonly job: NewJob; readonly until: number }>) => {
+      let until = Number.POSITIVE_INFINITY
+      const jobs: NewJob[] = []
+      for (const i of items) {
+        if (i.until < until) until = i.until
+        jobs.push(i.job)
+      }
+      return addJobs(bounded(until), keys, jobs)
+    },
     { maxItems: 1000, maxWeight: maxCallBytes, weight: (i) => callBytes(i.job) },
   )
 
+  /** The options of a job given none: the queue's defaults, resolved once. */
+  let plainOptions: ResolvedJobOptions | undefined
+  const optionsOf = (field: () => string, options: JobOptions | undefined): ResolvedJobOptions => {
+    if (options !== undefined) return resolveJobOptions(field(), options, settings.defaultJobOptions)
+    plainOptions ??= resolveJobOptions(field(), undefined, settings.defaultJobOptions)
+    return plainOptions
+  }
+
   /** Validate every job first: a bad one rejects the whole call before anything is sent. */
-  const prepare = (jobs: ReadonlyArray<EncodedJob>, field: (i: number) => string) =>
+  const prepare = (jobs: ReadonlyArray<EncodedJob>) =>
     Effect.try({
-      try: () =>
-        jobs.map((j, i) => newJob(j.payload, resolveJobOptions(field(i), j.options, settings.defaultJobOptions))),
+      try: () => {
+        const prepared: NewJob[] = []
+        for (let i = 0; i < jobs.length; i++) {
+          const j = jobs[i]!
+          prepared.push(
+            newJob(
+              j.payload,
+              optionsOf(() => `jobs[${i}].options`, j.options),
+            ),
+          )
+        }
+        return prepared
+      },
       catch: (e) => e as InvalidOptions,
     })
 
@@ -191,12 +221,22 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     ensureOpen,
     /** Add one job; resolves to its id (or, when deduplicated, the first job's id). */
     add: (job: EncodedJob) =>
-      Effect.gen(function* () {
-        const [prepared] = yield* prepare([job], () => "options")
+      Effect.suspend((): Effect.Effect<string, InvalidOptions | QueueClosed | ScriptFailure | RedisUnavailable> => {
+        let prepared: NewJob
+        try {
+          prepared = newJob(
+            job.payload,
+            optionsOf(() => "options", job.options),
+          )
+        } catch (e) {
+          return Effect.fail(e as InvalidOptions)
+        }
         const until = performance.now() + settings.callTimeoutMs
+        const send = adder.submit({ job: prepared, until }).pipe(unknownOutcome("add", [prepared.id]))
+        if (closed) return Effect.fail(new QueueClosed({ queue: name }))
+        if (opened) return send
         // the open check writes no job: a lost reply there means the job was not sent
-        yield* readOnly(openWith(() => within(until)))
-        return yield* adder.submit({ job: prepared!, until }).pipe(unknownOutcome("add", [prepared!.id]))
+        return Effect.andThen(readOnly(openWith(() => within(until))), send)
       }),
     /**
      * Add many jobs (at most {@link Limits.bulk}): one Redis call, all or nothing, while
@@ -208,12 +248,13 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
       Effect.gen(function* () {
         yield* checkBulkSize(jobs.length)
         if (jobs.length === 0) return []
-        const prepared = yield* prepare(jobs, (i) => `jobs[${i}].options`)
-        const bounded = within(performance.now() + settings.callTimeoutMs)
-        yield* readOnly(openWith(() => bounded))
+        const prepared = yield* prepare(jobs)
+        const until = performance.now() + settings.callTimeoutMs
+        yield* readOnly(openWith(() => within(until)))
+        const client = bounded(until)
         const ids: string[] = []
         for (const group of splitByBytes(prepared, maxCallBytes)) {
-          const stored = yield* bounded.add(group).pipe(
+          const stored = yield* addJobs(client, keys, group).pipe(
             unknownOutcome(
               "addBulk",
               group.map((j) => j.id),

@@ -82,6 +82,29 @@ export const knownKeys = (field: string, value: Record<string, unknown>, allowed
 }
 
 /**
+ * True when `JSON.stringify(value)` keeps everything in it: plain objects and arrays
+ * (no `toJSON`, at most 32 deep) of strings, finite numbers, booleans and null. Anything
+ * else is serialised the careful way, which says what JSON would drop or change.
+ */
+const plainJson = (value: unknown, depth: number): boolean => {
+  if (value === null) return true
+  const type = typeof value
+  if (type === "string" || type === "boolean") return true
+  if (type === "number") return Number.isFinite(value)
+  if (type !== "object" || depth > 32) return false
+  const o = value as Record<string, unknown>
+  if (typeof o.toJSON === "function") return false
+  if (Array.isArray(o)) {
+    for (let i = 0; i < o.length; i++) if (!plainJson(o[i], depth + 1)) return false
+    return true
+  }
+  const proto = Object.getPrototypeOf(o)
+  if (proto !== Object.prototype && proto !== null) return false
+  for (const key in o) if (!plainJson(o[key], depth + 1)) return false
+  return true
+}
+
+/**
  * Serialise a payload to JSON, refusing what JSON would silently change: undefined,
  * functions, symbols, BigInts, non-finite numbers, cycles; and anything over `maxBytes`.
  */
@@ -91,23 +114,28 @@ export const serializePayload = (field: string, payload: unknown, maxBytes: numb
   }
   let text: string | undefined
   try {
-    text = JSON.stringify(payload, (key, value: unknown) => {
-      const where = key === "" ? "" : ` at key ${JSON.stringify(key)}`
-      if (typeof value === "function") throw new Error(`contains a function${where}; functions cannot be stored`)
-      if (typeof value === "symbol") throw new Error(`contains a symbol${where}; symbols cannot be stored`)
-      if (typeof value === "bigint") throw new Error(`contains a BigInt${where}; convert it to a string or number`)
-      if (typeof value === "number" && !Number.isFinite(value)) {
-        throw new Error(`contains ${value}${where}; JSON would turn it into null`)
-      }
-      return value
-    })
+    text = plainJson(payload, 0)
+      ? JSON.stringify(payload)
+      : JSON.stringify(payload, (key, value: unknown) => {
+          const type = typeof value
+          if (type === "object" || type === "string" || type === "boolean") return value
+          const where = () => (key === "" ? "" : ` at key ${JSON.stringify(key)}`)
+          if (type === "function") throw new Error(`contains a function${where()}; functions cannot be stored`)
+          if (type === "symbol") throw new Error(`contains a symbol${where()}; symbols cannot be stored`)
+          if (type === "bigint") throw new Error(`contains a BigInt${where()}; convert it to a string or number`)
+          if (type === "number" && !Number.isFinite(value)) {
+            throw new Error(`contains ${value}${where()}; JSON would turn it into null`)
+          }
+          return value
+        })
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e)
     const reason = /circular/i.test(message) ? "contains a circular reference; JSON cannot represent it" : message
     throw new InvalidPayload({ field, reason })
   }
   if (text === undefined) throw new InvalidPayload({ field, reason: "is not JSON-serialisable" })
-  const bytes = Buffer.byteLength(text, "utf8")
+  // a UTF-16 code unit is at most 3 bytes of UTF-8: a short text needs no count
+  const bytes = text.length * 3 <= maxBytes ? 0 : Buffer.byteLength(text, "utf8")
   if (bytes > maxBytes) {
     throw new InvalidPayload({
       field,

@@ -424,23 +424,92 @@ export interface Deadline {
 /** Redis answered (an error reply), or leaseq's own layer decided: the outcome is known. */
 const answered = (e: unknown): boolean => e instanceof Error && (e.name === "ReplyError" || "_tag" in e)
 
+/** A bounded call in flight: its deadline (a `performance.now()` time) and what to do when it passes. */
+interface Pending {
+  readonly end: number
+  readonly expire: () => void
+}
+
 /**
- * `base` with every call bounded: a call is written only once the connection is ready
- * (never parked in ioredis' offline queue, to be written after the caller gave up), and
- * rejects with {@link NoAnswer} when it was not written in time (`sent: false`), or was
- * written and no reply came in time or the connection broke after it (`sent: true`).
+ * The deadlines of every bounded call in flight, watched by ONE timer set for the
+ * earliest: a call costs a Set insert and delete, not a timer of its own (a producer
+ * makes thousands of calls a second, nearly all answered long before their deadline).
+ * The timer keeps the process alive only while a call is in flight.
  */
-export const withDeadline = (base: RedisClient, deadline: Deadline): RedisClient => {
-  const bounded = async <A>(what: string, send: () => Promise<A>): Promise<A> => {
-    const end = Math.min(performance.now() + deadline.timeoutMs, deadline.until ?? Number.POSITIVE_INFINITY)
-    const ready = base.writable() || ((await base.whenWritable(end - performance.now())) && base.writable())
-    if (!ready) {
-      throw new NoAnswer(what, false, `not sent: no connection to Redis was ready within ${deadline.timeoutMs} ms`)
+const inFlight = new Set<Pending>()
+let timer: NodeJS.Timeout | undefined
+let timerAt = Number.POSITIVE_INFINITY
+
+const armFor = (end: number) => {
+  if (timer !== undefined && timerAt <= end) return
+  if (timer !== undefined) clearTimeout(timer)
+  timerAt = end
+  timer = setTimeout(onTimer, Math.max(0, end - performance.now()))
+}
+
+/**
+ * The timer fired: after one more turn of I/O (setImmediate, so a reply that arrived
+ * while the process was stalled is read before its deadline is called missed), expire
+ * the calls past their deadline and set the timer for the next one.
+ */
+const onTimer = () => {
+  timer = undefined
+  timerAt = Number.POSITIVE_INFINITY
+  setImmediate(() => {
+    const now = performance.now()
+    let next = Number.POSITIVE_INFINITY
+    for (const p of inFlight) {
+      if (p.end <= now) {
+        inFlight.delete(p)
+        p.expire()
+      } else if (p.end < next) next = p.end
     }
-    // written now, synchronously: the connection is ready
-    return settleBy(
+    if (next < Number.POSITIVE_INFINITY) armFor(next)
+  })
+}
+
+/** Settle as `pending` does, or, if it has not by `end` (a `performance.now()` time), reject with `late()`. */
+const settleByEnd = <A>(
+  pending: Promise<A>,
+  end: number,
+  late: () => unknown,
+  failed: (e: unknown) => unknown,
+): Promise<A> =>
+  new Promise<A>((resolve, reject) => {
+    const entry: Pending = { end, expire: () => reject(late()) }
+    if (inFlight.size === 0) timer?.ref()
+    inFlight.add(entry)
+    armFor(end)
+    const done = (): boolean => {
+      if (!inFlight.delete(entry)) return false
+      if (inFlight.size === 0) timer?.unref()
+      return true
+    }
+    pending.then(
+      (value) => {
+        if (done()) resolve(value)
+      },
+      (e: unknown) => {
+        if (done()) reject(failed(e))
+      },
+    )
+  })
+
+/** The deadline of {@link withDeadline}: each call gets `timeoutMs`, and none ends after `until` (a `performance.now()` time). */
+export interface Deadline {
+  readonly timeoutMs: number
+  readonly until?: number | undefined
+}
+
+/** Run `send` on `base` once it is writable, bounded by `deadline` (see {@link withDeadline}). */
+const bounded = <A>(base: RedisClient, deadline: Deadline, what: string, send: () => Promise<A>): Promise<A> => {
+  const now = performance.now()
+  const end =
+    deadline.until === undefined ? now + deadline.timeoutMs : Math.min(now + deadline.timeoutMs, deadline.until)
+  const sent = (): Promise<A> =>
+    settleByEnd(
       send(),
-      end - performance.now(),
+      end,
       () => new NoAnswer(what, true, `sent, but no reply came within ${deadline.timeoutMs} ms`),
       (e) => {
         if (answered(e)) return e
@@ -448,15 +517,32 @@ export const withDeadline = (base: RedisClient, deadline: Deadline): RedisClient
         return new NoAnswer(what, true, `sent, then the connection failed before a reply came: ${text}`, e)
       },
     )
-  }
-  return {
-    ...base,
-    script: (script, keys, args) => bounded(`${script.name} script`, () => base.script(script, keys, args)),
-    command: (name, args) => bounded(name, () => base.command(name, args)),
-    scriptThenWait: (script, keys, args, replicas, timeoutMs) =>
-      bounded(`${script.name} script`, () => base.scriptThenWait(script, keys, args, replicas, timeoutMs)),
-  }
+  // written now, synchronously: the connection is ready
+  if (base.writable()) return sent()
+  return base.whenWritable(end - performance.now()).then((ready) => {
+    if (!(ready && base.writable())) {
+      throw new NoAnswer(what, false, `not sent: no connection to Redis was ready within ${deadline.timeoutMs} ms`)
+    }
+    return sent()
+  })
 }
+
+/**
+ * `base` with every call bounded: a call is written only once the connection is ready
+ * (never parked in ioredis' offline queue, to be written after the caller gave up), and
+ * rejects with {@link NoAnswer} when it was not written in time (`sent: false`), or was
+ * written and no reply came in time or the connection broke after it (`sent: true`).
+ */
+export const withDeadline = (base: RedisClient, deadline: Deadline): RedisClient => ({
+  ...base,
+  script: (script, keys, args) =>
+    bounded(base, deadline, `${script.name} script`, () => base.script(script, keys, args)),
+  command: (name, args) => bounded(base, deadline, name, () => base.command(name, args)),
+  scriptThenWait: (script, keys, args, replicas, timeoutMs) =>
+    bounded(base, deadline, `${script.name} script`, () =>
+      base.scriptThenWait(script, keys, args, replicas, timeoutMs),
+    ),
+})
 
 /** Options for {@link connect}. */
 export interface ConnectOptions {
