@@ -36,7 +36,16 @@ import type { Job } from "../Job.ts"
 import { redisError } from "../Replies.ts"
 import { newWorkerId } from "../RequestId.ts"
 import { sweepPass } from "../Sweeper.ts"
-import { completeLanded, type Delivery, deliver, failLanded, refusedBeforeRun } from "./Acks.ts"
+import {
+  completeLanded,
+  type Delivery,
+  deliver,
+  failLanded,
+  fireStop,
+  makeStopSignal,
+  refusedBeforeRun,
+  untilStopped,
+} from "./Acks.ts"
 import { encodeOutcome, safeHooks, stderrWarner, supervise } from "./Callbacks.ts"
 import { fenceAfter, fenceLoop, type Held, heartbeatLoop, makeLeaseTable, monotonicNow } from "./Lease.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
@@ -123,6 +132,36 @@ export const BLOCK_REPLY_SLACK_MS = 5_000
  */
 type RideAnswer = boolean | { readonly resend: true; readonly uncertain: boolean }
 
+/** A complete riding with a reserve call: answered once, listened to by its job's fiber. */
+interface Rider {
+  readonly item: Finished
+  readonly answer: (a: RideAnswer) => void
+  /** Call `f` with the answer (at once if it came already); returns how to stop listening. */
+  readonly listen: (f: (a: RideAnswer) => void) => () => void
+}
+
+const makeRider = (item: Finished): Rider => {
+  let answered: RideAnswer | undefined
+  let listener: ((a: RideAnswer) => void) | undefined
+  return {
+    item,
+    answer: (a) => {
+      if (answered !== undefined) return
+      answered = a
+      const f = listener
+      listener = undefined
+      f?.(a)
+    },
+    listen: (f) => {
+      if (answered !== undefined) f(answered)
+      else listener = f
+      return () => {
+        listener = undefined
+      }
+    },
+  }
+}
+
 /**
  * Start a worker on `commands` (its queue) with `blocking` as its own connection for
  * the marker wait. The caller keeps ownership of `commands.client`; `blocking` is closed here.
@@ -157,8 +196,8 @@ export const startWorker = <A>(
     })
     const report = (e: unknown) => Effect.sync(() => hooks.error?.(e))
 
-    /** Completed once close stops waiting for acks (past the grace): they give up, their leases are released. */
-    const stopAcks = Deferred.makeUnsafe<void>()
+    /** Fired once close stops waiting for acks (past the grace): they give up, their leases are released. */
+    const stopAcks = makeStopSignal()
     /** The lease length asked of the server: the worker fences on leaseMs, a sweep waits the grace more. */
     const serverLeaseMs = settings.leaseMs + settings.leaseGraceMs
     const localDeadline = (sentAt: number) => sentAt + fenceAfter(settings.leaseMs, settings.heartbeatMs)
@@ -172,7 +211,7 @@ export const startWorker = <A>(
      * Finished jobs riding along with the reserve call that their freed slots trigger:
      * one script call (and one write) completes them and leases their successors.
      */
-    const riding: Array<{ readonly item: Finished; readonly done: Deferred.Deferred<RideAnswer> }> = []
+    const riding: Rider[] = []
 
     /** Send a complete on its own, again and again until it is answered (see Acks.ts). */
     const sendAlone = (item: Finished, held: Held, uncertain: boolean) =>
@@ -190,11 +229,10 @@ export const startWorker = <A>(
           free()
           return sendAlone(item, held, false)
         }
-        const done = Deferred.makeUnsafe<RideAnswer>()
-        riding.push({ item, done })
+        const rider = makeRider(item)
+        riding.push(rider)
         free()
-        const stopped = Deferred.await(stopAcks).pipe(Effect.as("stopped" as const))
-        return Effect.raceFirst(Deferred.await(done), stopped).pipe(
+        return untilStopped<RideAnswer>(stopAcks, (answer) => rider.listen(answer)).pipe(
           Effect.flatMap((answer): Effect.Effect<Delivery<boolean>> => {
             if (answer === "stopped") return Effect.succeed({ _tag: "undelivered", reason: "stopped", uncertain: true })
             if (typeof answer === "boolean")
@@ -206,7 +244,7 @@ export const startWorker = <A>(
 
     /** Riders that will not get a reserve call: each is sent on its own by its job's fiber. */
     const flushRiders = Effect.sync(() => {
-      for (const r of riding.splice(0)) Deferred.doneUnsafe(r.done, Effect.succeed({ resend: true, uncertain: false }))
+      for (const r of riding.splice(0)) r.answer({ resend: true, uncertain: false })
     })
 
     const onLeaseEnd = (h: Held, why: "lease-lost" | "self-fenced") =>
@@ -431,7 +469,7 @@ export const startWorker = <A>(
           const answer: RideAnswer = Exit.isSuccess(reserved)
             ? reserved.value.completed[i] === true
             : { resend: true, uncertain }
-          Deferred.doneUnsafe(ride[i]!.done, Effect.succeed(answer))
+          ride[i]!.answer(answer)
         }
         const starts =
           Exit.isSuccess(reserved) && state === "running" ? yield* freshen(reserved.value.jobs, sentAt) : []
@@ -531,7 +569,7 @@ export const startWorker = <A>(
      */
     const abortAndRelease = Effect.gen(function* () {
       state = "releasing"
-      Deferred.doneUnsafe(stopAcks, Effect.void)
+      fireStop(stopAcks)
       for (const h of table.live()) yield* table.end(h, "shutdown", "worker shutting down")
       const ended = yield* Fiber.awaitAll([...jobFibers]).pipe(Effect.timeoutOption(settings.shutdownAbortGraceMs))
       if (Option.isNone(ended)) {
