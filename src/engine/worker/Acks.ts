@@ -105,23 +105,39 @@ export interface DeliverOptions {
   readonly uncertain?: boolean
 }
 
+/**
+ * One attempt of an ack: an Effect (run in a fiber of its own), or a function that sends
+ * the call and answers `done` with its outcome (no fiber needed, e.g. a batcher's offer).
+ */
+export type AckCall<A> = Effect.Effect<A, ScriptFailure> | ((done: (exit: Exit.Exit<A, ScriptFailure>) => void) => void)
+
+/** One attempt of `call`, or "stopped" once `stop` fires (the attempt goes on unobserved). */
+const attemptOnce = <A>(call: AckCall<A>, stop: StopSignal) =>
+  Effect.gen(function* () {
+    if (typeof call === "function") {
+      return yield* untilStopped<Exit.Exit<A, ScriptFailure>>(stop, (answer) => {
+        call(answer)
+        return () => {}
+      })
+    }
+    // the attempt runs in a fiber of its own: a call that Redis does not answer (ioredis
+    // retries for a minute or more) must not hold up a close that stops waiting
+    const attempt = yield* Effect.forkDetach(Effect.exit(call), { startImmediately: true })
+    const joined = yield* joinUntilStopped(attempt, stop)
+    if (joined === "stopped") return joined
+    // the attempt fiber never fails (its call's exit is its value); a defect or interrupt goes up
+    return Exit.isSuccess(joined) ? joined.value : yield* Effect.failCause(joined.cause)
+  })
+
 /** Send `call` until Redis answers it, the lease's local deadline passes, or `stop` completes. */
-export const deliver = <A>(
-  call: Effect.Effect<A, ScriptFailure>,
-  options: DeliverOptions,
-): Effect.Effect<Delivery<A>> =>
+export const deliver = <A>(call: AckCall<A>, options: DeliverOptions): Effect.Effect<Delivery<A>> =>
   Effect.gen(function* () {
     let uncertain = options.uncertain ?? false
     const stopped = untilStopped<void>(options.stop, () => () => {})
     for (let i = 0; ; i++) {
       if (options.stop.stopped) return { _tag: "undelivered", reason: "stopped", uncertain } as const
-      // the attempt runs in a fiber of its own: a call that Redis does not answer (ioredis
-      // retries for a minute or more) must not hold up a close that stops waiting
-      const attempt = yield* Effect.forkDetach(Effect.exit(call), { startImmediately: true })
-      const joined = yield* joinUntilStopped(attempt, options.stop)
-      if (joined === "stopped") return { _tag: "undelivered", reason: "stopped", uncertain: true } as const
-      // the attempt fiber never fails (its call's exit is its value); a defect or interrupt goes up
-      const exit = Exit.isSuccess(joined) ? joined.value : yield* Effect.failCause(joined.cause)
+      const exit = yield* attemptOnce(call, options.stop)
+      if (exit === "stopped") return { _tag: "undelivered", reason: "stopped", uncertain: true } as const
       if (Exit.isSuccess(exit)) return { _tag: "answered", value: exit.value, uncertain } as const
       const error = exit.cause.reasons.find((r) => r._tag === "Fail")?.error
       if (error === undefined) return yield* Effect.failCause(exit.cause).pipe(Effect.orDie)

@@ -215,7 +215,12 @@ export const startWorker = <A>(
 
     /** Send a complete on its own, again and again until it is answered (see Acks.ts). */
     const sendAlone = (item: Finished, held: Held, uncertain: boolean) =>
-      deliver(completer.submit(item), { held, stop: stopAcks, onError: (e) => hooks.error?.(e), uncertain })
+      deliver<boolean>((done) => completer.offer(item, done), {
+        held,
+        stop: stopAcks,
+        onError: (e) => hooks.error?.(e),
+        uncertain,
+      })
 
     /**
      * Complete a finished job and free its slot. When the reserve loop waits for that
