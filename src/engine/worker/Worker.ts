@@ -47,7 +47,7 @@ import {
   untilStopped,
 } from "./Acks.ts"
 import { encodeOutcome, safeHooks, stderrWarner, supervise } from "./Callbacks.ts"
-import { fenceAfter, fenceLoop, type Held, heartbeatLoop, makeLeaseTable, monotonicNow } from "./Lease.ts"
+import { fenceAfter, fenceLoop, type Held, heartbeatLoop, makeLeaseTable, monotonicNow, signalOf } from "./Lease.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
 
 /** The named states of a worker. */
@@ -366,7 +366,9 @@ export const startWorker = <A>(
           attempt: r.attempt,
           maxAttempts: r.maxAttempts,
           token: r.token,
-          signal: held.controller.signal,
+          get signal() {
+            return signalOf(held)
+          },
         }
         const exit = yield* Effect.exit(program.handler(job))
         // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
@@ -403,7 +405,7 @@ export const startWorker = <A>(
           attempt: r.attempt,
           maxAttempts: r.maxAttempts,
           localDeadline: deadline,
-          controller: new AbortController(),
+          controller: undefined,
           fiber: undefined,
           ended: undefined,
         }
