@@ -184,6 +184,12 @@ export const startWorker = <A>(
     let state: WorkerState = "running"
     let busy = 0
     let ringSlot: (() => void) | undefined
+    /**
+     * True while the reserve loop will send another reserve call without waiting (it has
+     * free slots and is not blocked, sleeping or waiting for a slot): a job finished now
+     * rides with that call (one script call for both) instead of going on its own.
+     */
+    let reserving = false
     const freeSlot = () => {
       busy--
       const ring = ringSlot
@@ -224,13 +230,14 @@ export const startWorker = <A>(
 
     /**
      * Complete a finished job and free its slot. When the reserve loop waits for that
-     * slot, the complete rides along with the reserve call the freed slot triggers
-     * (queued first, then the slot is freed); otherwise it goes on its own. A rider whose
-     * reserve fails (or never goes) is sent on its own.
+     * slot, or will send its next reserve call without waiting (`reserving`: a call is in
+     * flight or about to go), the complete rides along with that call (queued first, then
+     * the slot is freed); otherwise it goes on its own. A rider whose reserve fails (or
+     * never goes: the loop blocks, sleeps or waits for a slot) is sent on its own.
      */
     const complete = (item: Finished, held: Held, free: () => void): Effect.Effect<Delivery<boolean>> =>
       Effect.suspend(() => {
-        if (settings.rideAlong === false || ringSlot === undefined || state !== "running") {
+        if (settings.rideAlong === false || (ringSlot === undefined && !reserving) || state !== "running") {
           free()
           return sendAlone(item, held, false)
         }
@@ -249,6 +256,7 @@ export const startWorker = <A>(
 
     /** Riders that will not get a reserve call: each is sent on its own by its job's fiber. */
     const flushRiders = Effect.sync(() => {
+      reserving = false
       for (const r of riding.splice(0)) r.answer({ resend: true, uncertain: false })
     })
 
@@ -492,9 +500,12 @@ export const startWorker = <A>(
       let failures = 0
       while (state === "running") {
         if (busy >= settings.concurrency) {
+          // riders left from the last call go on their own (the next slot may be far off)
+          yield* flushRiders
           yield* waitSlot
           continue
         }
+        reserving = true
         const want = Math.min(settings.concurrency - busy, RESERVE_CHUNK)
         const ride = riding.splice(0, RESERVE_CHUNK)
         if (riding.length > 0) yield* flushRiders
@@ -505,6 +516,7 @@ export const startWorker = <A>(
         if (handled) break
         if (Exit.isFailure(reserved)) {
           if (state !== "running") break
+          yield* flushRiders
           yield* report(Cause.squash(reserved.cause))
           yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
           continue
@@ -521,6 +533,7 @@ export const startWorker = <A>(
           const due = reserved.value.nextDueMs
           if (due === 0) continue
           const wait = due > 0 ? Math.min(due, settings.blockTimeoutMs) : settings.blockTimeoutMs
+          yield* flushRiders
           const woke = yield* Effect.exit(blockOnMarker(wait))
           if (Exit.isFailure(woke) && state === "running") {
             yield* report(Cause.squash(woke.cause))
