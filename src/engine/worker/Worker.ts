@@ -453,16 +453,24 @@ export const startWorker = <A>(
      * their server leases are fresh: then one extend, sent now, says which leases are
      * still held (the others are not started) and gives them a fresh deadline.
      */
-    const freshen = (jobs: ReadonlyArray<Reservation>, sentAt: number) =>
-      Effect.gen(function* () {
-        const deadline = localDeadline(sentAt)
-        const late = deadline - monotonicNow() < fenceAfter(settings.leaseMs, settings.heartbeatMs) / 2
-        if (jobs.length === 0 || !late) return jobs.map((r) => ({ r, deadline }))
+    const freshen = (jobs: ReadonlyArray<Reservation>, sentAt: number) => {
+      const deadline = localDeadline(sentAt)
+      const late = deadline - monotonicNow() < fenceAfter(settings.leaseMs, settings.heartbeatMs) / 2
+      if (jobs.length === 0 || !late) return Effect.succeed(jobs.map((r) => ({ r, deadline })))
+      return Effect.gen(function* () {
         const again = monotonicNow()
         const extended = yield* Effect.exit(commands.extend(jobs, serverLeaseMs))
         if (Exit.isFailure(extended)) return jobs.map((r) => ({ r, deadline })) // the fence decides
         return jobs.filter((_, i) => (extended.value[i] ?? 0) > 0).map((r) => ({ r, deadline: localDeadline(again) }))
       })
+    }
+
+    /**
+     * Numbers this worker's reserve calls: the request id a re-send is recognised by needs
+     * to be unique only per worker (the script keeps one record per worker id), so a
+     * counter does (no random bytes per call).
+     */
+    let reserveSeq = 0
 
     /** The reserve call in flight, if any (close waits for it to land, up to a bound). */
     let inFlight: Fiber.Fiber<unknown> | undefined
@@ -477,7 +485,10 @@ export const startWorker = <A>(
         const sentAt = monotonicNow()
         const items = ride.map((r) => r.item)
         const reserved = yield* Effect.exit(
-          commands.reserve(want, serverLeaseMs, RESERVE_CHUNK, items, settings.keepCompleted, { workerId }),
+          commands.reserve(want, serverLeaseMs, RESERVE_CHUNK, items, settings.keepCompleted, {
+            workerId,
+            requestId: String(++reserveSeq),
+          }),
         )
         const uncertain = Exit.isFailure(reserved) && !refusedBeforeRun(Cause.squash(reserved.cause))
         for (let i = 0; i < ride.length; i++) {
