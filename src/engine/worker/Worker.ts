@@ -120,6 +120,12 @@ interface Finished {
 const RETRY_PAUSE = [100, 200, 500, 1000, 2000] as const
 
 /**
+ * Most reserve calls a worker has out at once: with two, Redis runs one while this
+ * process starts the jobs of the other (each asks only for free slots).
+ */
+const MAX_RESERVES_IN_FLIGHT = 2
+
+/**
  * How much later than its own timeout a BZPOPMIN may answer before its connection is
  * taken for silent (half-open) and replaced: 5 s, room for a loaded Redis or process.
  */
@@ -131,6 +137,15 @@ export const BLOCK_REPLY_SLACK_MS = 5_000
  * run — or never carried it).
  */
 type RideAnswer = boolean | { readonly resend: true; readonly uncertain: boolean }
+
+/** A reserve call that landed: what the loop needs to start its jobs. */
+interface Landed {
+  readonly reserved: Exit.Exit<{ readonly jobs: ReadonlyArray<Reservation>; readonly nextDueMs: number }, unknown>
+  readonly starts: ReadonlyArray<{ readonly r: Reservation; readonly deadline: number }>
+  /** True when the call landed after close began and gave its jobs back itself. */
+  readonly handled: boolean
+  readonly want: number
+}
 
 /** A complete riding with a reserve call: answered once, listened to by its job's fiber. */
 interface Rider {
@@ -190,16 +205,16 @@ export const startWorker = <A>(
      * rides with that call (one script call for both) instead of going on its own.
      */
     let reserving = false
-    const freeSlot = () => {
-      busy--
+    /** Wake the reserve loop if it waits (a slot freed, a call landed). */
+    const wakeLoop = () => {
       const ring = ringSlot
       ringSlot = undefined
       ring?.()
     }
-    const waitSlot = Effect.callback<void>((resume) => {
-      if (busy < settings.concurrency || state !== "running") resume(Effect.void)
-      else ringSlot = () => resume(Effect.void)
-    })
+    const freeSlot = () => {
+      busy--
+      wakeLoop()
+    }
     const report = (e: unknown) => Effect.sync(() => hooks.error?.(e))
 
     /** Fired once close stops waiting for acks (past the grace): they give up, their leases are released. */
@@ -256,7 +271,6 @@ export const startWorker = <A>(
 
     /** Riders that will not get a reserve call: each is sent on its own by its job's fiber. */
     const flushRiders = Effect.sync(() => {
-      reserving = false
       for (const r of riding.splice(0)) r.answer({ resend: true, uncertain: false })
     })
 
@@ -472,8 +486,12 @@ export const startWorker = <A>(
      */
     let reserveSeq = 0
 
-    /** The reserve call in flight, if any (close waits for it to land, up to a bound). */
-    let inFlight: Fiber.Fiber<unknown> | undefined
+    /** Reserve calls in flight (close waits for them to land, up to a bound). */
+    const inFlight = new Set<Fiber.Fiber<unknown>>()
+    /** Jobs asked for by calls in flight or landed and not yet started: their slots are spoken for. */
+    let asked = 0
+    /** Calls that landed while the worker runs, for the loop to start their jobs, in order. */
+    const landed: Landed[] = []
 
     /**
      * One reserve call, in a fiber of its own: close may stop waiting for it, never cut it
@@ -507,51 +525,135 @@ export const startWorker = <A>(
         return { reserved, starts, handled: false }
       })
 
+    /**
+     * Send a reserve call in a fiber of its own; when it lands, its answer is queued for
+     * the loop (woken when the fiber ends), or, once close began, its jobs are given back at once.
+     */
+    const sendReserve = (want: number, ride: typeof riding) =>
+      Effect.gen(function* () {
+        asked += want
+        const call = reserveCall(want, ride).pipe(
+          Effect.flatMap((l) => {
+            if (l.handled || state === "running") {
+              landed.push({ ...l, want })
+              return Effect.void
+            }
+            // close began while the jobs were being freshened: give them straight back
+            const jobs = Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []
+            return jobs.length > 0 ? commands.release(jobs).pipe(Effect.catch(report)) : Effect.void
+          }),
+        )
+        const fiber = yield* Effect.forkDetach(call, { startImmediately: true })
+        inFlight.add(fiber)
+        // the loop is woken once the call is no longer counted as out
+        fiber.addObserver(() => {
+          inFlight.delete(fiber)
+          wakeLoop()
+        })
+      })
+
+    /**
+     * Start the jobs of a landed call. Returns what the loop does next: "failed" (pause,
+     * then go on), "short" (fewer jobs than asked: the queue looked empty; with the ms until
+     * the next delayed job is due) or "full".
+     */
+    const startLanded = (l: Landed) =>
+      Effect.gen(function* () {
+        asked -= l.want
+        if (l.handled) return { next: "full" as const, due: -1 }
+        if (state !== "running") {
+          // close began after the call landed: give its jobs straight back, unstarted
+          const jobs = Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []
+          if (jobs.length > 0) yield* commands.release(jobs).pipe(Effect.catch(report))
+          return { next: "full" as const, due: -1 }
+        }
+        if (Exit.isFailure(l.reserved)) {
+          yield* report(Cause.squash(l.reserved.cause))
+          return { next: "failed" as const, due: -1 }
+        }
+        yield* Effect.uninterruptible(Effect.forEach(l.starts, (s) => startJob(s.r, s.deadline), { discard: true }))
+        const short = l.reserved.value.jobs.length < l.want
+        return { next: short ? ("short" as const) : ("full" as const), due: l.reserved.value.nextDueMs }
+      })
+
+    /**
+     * True when the loop may send another call now: with none out, for any free slot (no
+     * added latency); with one out, once half the slots are free (a call worth its round trip).
+     */
+    const canSend = (short: boolean) => {
+      if (short || inFlight.size >= MAX_RESERVES_IN_FLIGHT) return false
+      const free = settings.concurrency - busy - asked
+      return inFlight.size === 0 ? free > 0 : free >= Math.ceil(settings.concurrency / 2)
+    }
+
+    /** Wait until a call lands, a slot frees, or the worker stops running. */
+    const waitEvent = (short: boolean) =>
+      Effect.callback<void>((resume) => {
+        if (landed.length > 0 || state !== "running" || canSend(short)) resume(Effect.void)
+        else ringSlot = () => resume(Effect.void)
+      })
+
+    /** Nothing will carry the riders: they go on their own, and new finishers too. */
+    const standDown = Effect.suspend(() => {
+      reserving = false
+      return flushRiders
+    })
+
+    /**
+     * The reserve loop: up to {@link MAX_RESERVES_IN_FLIGHT} calls out at once, each for
+     * free slots only (never more jobs than `concurrency`), so Redis runs one call while
+     * this process starts the jobs of another. When a call finds the queue empty and none
+     * is out, it blocks on the marker.
+     */
     const reserveLoop = Effect.gen(function* () {
       let failures = 0
+      let short: number | undefined
       while (state === "running") {
-        if (busy >= settings.concurrency) {
-          // riders left from the last call go on their own (the next slot may be far off)
-          yield* flushRiders
-          yield* waitSlot
+        const l = landed.shift()
+        if (l !== undefined) {
+          const { next, due } = yield* startLanded(l)
+          if (next === "failed") {
+            yield* standDown
+            yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
+            continue
+          }
+          failures = 0
+          short = next === "short" ? due : undefined
           continue
         }
-        reserving = true
-        const want = Math.min(settings.concurrency - busy, RESERVE_CHUNK)
-        const ride = riding.splice(0, RESERVE_CHUNK)
-        if (riding.length > 0) yield* flushRiders
-        const call = yield* Effect.forkDetach(reserveCall(want, ride), { startImmediately: true })
-        inFlight = call
-        const { reserved, starts, handled } = yield* Fiber.join(call)
-        inFlight = undefined
-        if (handled) break
-        if (Exit.isFailure(reserved)) {
-          if (state !== "running") break
-          yield* flushRiders
-          yield* report(Cause.squash(reserved.cause))
-          yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
-          continue
-        }
-        failures = 0
-        if (state !== "running") {
-          // closed just as the call landed: give the jobs straight back, unstarted
-          if (reserved.value.jobs.length > 0) yield* commands.release(reserved.value.jobs).pipe(Effect.catch(report))
-          break
-        }
-        const jobs = reserved.value.jobs
-        yield* Effect.uninterruptible(Effect.forEach(starts, (s) => startJob(s.r, s.deadline), { discard: true }))
-        if (jobs.length < want && state === "running") {
-          const due = reserved.value.nextDueMs
+        if (short !== undefined && inFlight.size === 0) {
+          const due = short
+          short = undefined
           if (due === 0) continue
           const wait = due > 0 ? Math.min(due, settings.blockTimeoutMs) : settings.blockTimeoutMs
-          yield* flushRiders
+          yield* standDown
           const woke = yield* Effect.exit(blockOnMarker(wait))
           if (Exit.isFailure(woke) && state === "running") {
             yield* report(Cause.squash(woke.cause))
             yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
           }
+          continue
         }
+        if (canSend(short !== undefined)) {
+          reserving = true
+          const ride = riding.splice(0, RESERVE_CHUNK)
+          if (riding.length > 0) yield* flushRiders
+          yield* sendReserve(Math.min(settings.concurrency - busy - asked, RESERVE_CHUNK), ride)
+          continue
+        }
+        // riders left go on their own when no call is out (the next slot may be far off)
+        if (inFlight.size === 0) yield* standDown
+        yield* waitEvent(short !== undefined)
       }
+    })
+
+    /** At the loop's end: riders go on their own; landed calls whose jobs were not started give them back. */
+    const endLoop = Effect.gen(function* () {
+      yield* standDown
+      const unstarted = landed
+        .splice(0)
+        .flatMap((l) => (!l.handled && Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []))
+      if (unstarted.length > 0) yield* commands.release(unstarted).pipe(Effect.catch(report))
     })
 
     const hb = {
@@ -591,7 +693,7 @@ export const startWorker = <A>(
       })
       loops.push(yield* Effect.forkDetach(supervised("sweep", sweeper)))
     }
-    const reserver = yield* Effect.forkDetach(supervised("reserve", reserveLoop).pipe(Effect.ensuring(flushRiders)))
+    const reserver = yield* Effect.forkDetach(supervised("reserve", reserveLoop).pipe(Effect.ensuring(endLoop)))
 
     /**
      * Releasing: abort the handlers still running; each job is released once its handler
@@ -616,7 +718,7 @@ export const startWorker = <A>(
           ? Effect.void
           : commands.release(toRelease.splice(0)).pipe(Effect.timeoutOption(2_000), Effect.catch(report))
       // a reserve that lands now releases its own jobs (see reserveCall)
-      const landing = inFlight ? Fiber.await(inFlight).pipe(Effect.timeoutOption(2_000)) : Effect.void
+      const landing = Fiber.awaitAll([...inFlight]).pipe(Effect.timeoutOption(2_000))
       yield* Effect.all([release, landing], { concurrency: "unbounded", discard: true })
     })
 
