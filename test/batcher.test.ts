@@ -3,7 +3,7 @@
  * the batches it is given). Items submitted while a call is in flight go out in later
  * calls, never more than the limits allow, and none is ever left waiting.
  */
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Effect, Exit, Fiber } from "effect"
 import * as Scheduler from "effect/Scheduler"
 import { describe, expect, it } from "vitest"
 import { makeBatcher } from "../src/engine/Batcher.ts"
@@ -56,6 +56,29 @@ describe("Batcher", () => {
         })
       }
     }
+  })
+
+  it("offer: items offered while a call is in flight go out together next, each answered once, with its own output", async () => {
+    const { batches, run, gate } = recorder<number>()
+    const b = makeBatcher(run, 10)
+    const answers: Array<[number, unknown]> = []
+    const all = new Promise<void>((resolve) => {
+      for (const n of [1, 2, 3, 4]) {
+        b.offer(n, (exit) => {
+          answers.push([n, Exit.isSuccess(exit) ? exit.value : "failed"])
+          if (answers.length === 4) resolve()
+        })
+      }
+    })
+    await Effect.runPromise(Deferred.succeed(gate, undefined))
+    await all
+    expect(batches).toEqual([[1], [2, 3, 4]])
+    expect(answers.sort()).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [4, 4],
+    ])
   })
 
   it("caps a batch by count and by weight; an item heavier than the cap goes alone", async () => {

@@ -4,12 +4,18 @@
  * together, in one script call. No added latency (and no hand-off between fibers)
  * when calls are rare; one call per round trip when they are many.
  */
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 
 /** A batching front for a many-at-once operation. */
 export interface Batcher<I, O, E> {
   readonly submit: (item: I) => Effect.Effect<O, E>
+  /**
+   * Queue `item` without a fiber of the caller's: `done` is called with its outcome once
+   * its batch is answered. When no call is in flight, a batch goes out at once (in a fiber
+   * of its own); else the item goes with the next batch.
+   */
+  readonly offer: (item: I, done: (exit: Exit.Exit<O, E>) => void) => void
 }
 
 /** Limits of one batch. */
@@ -35,7 +41,7 @@ export const makeBatcher = <I, O, E>(
     maxWeight = Number.POSITIVE_INFINITY,
     weight = () => 0,
   } = typeof limits === "number" ? { maxItems: limits } : limits
-  let pending: Array<{ readonly item: I; readonly done: Deferred.Deferred<O, E> }> = []
+  let pending: Array<{ readonly item: I; readonly done: (exit: Exit.Exit<O, E>) => void }> = []
   let inFlight = false
 
   /**
@@ -69,8 +75,7 @@ export const makeBatcher = <I, O, E>(
       const exit = yield* Effect.exit(run(batch.map((p) => p.item)))
       for (let i = 0; i < batch.length; i++) {
         const p = batch[i]!
-        if (exit._tag === "Success") Deferred.doneUnsafe(p.done, Effect.succeed(exit.value[i] as O))
-        else Deferred.doneUnsafe(p.done, Effect.failCause(exit.cause))
+        p.done(exit._tag === "Success" ? Exit.succeed(exit.value[i] as O) : Exit.failCause(exit.cause))
       }
     }
   }).pipe(Effect.uninterruptible)
@@ -88,9 +93,20 @@ export const makeBatcher = <I, O, E>(
     submit: (item) =>
       Effect.suspend(() => {
         if (inFlight) {
-          const done = Deferred.makeUnsafe<O, E>()
-          pending.push({ item, done })
-          return Deferred.await(done)
+          // queued in this same synchronous step as the check (a drainer is surely still to come)
+          let answer: Exit.Exit<O, E> | undefined
+          let wake: ((exit: Exit.Exit<O, E>) => void) | undefined
+          pending.push({
+            item,
+            done: (exit) => {
+              if (wake) wake(exit)
+              else answer = exit
+            },
+          })
+          return Effect.callback<O, E>((resume) => {
+            if (answer) resume(answer)
+            else wake = resume
+          })
         }
         inFlight = true
         return run([item]).pipe(
@@ -99,5 +115,11 @@ export const makeBatcher = <I, O, E>(
           Effect.uninterruptible,
         )
       }),
+    offer: (item, done) => {
+      pending.push({ item, done })
+      if (inFlight) return
+      inFlight = true
+      Effect.runFork(drain)
+    },
   }
 }

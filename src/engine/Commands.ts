@@ -206,6 +206,25 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
   const k = keys
   const defaultWorkerId = newWorkerId()
 
+  const reserveKeys = [
+    k.wait,
+    k.active,
+    k.delayed,
+    k.marker,
+    k.meta,
+    k.data,
+    k.lease,
+    k.fails,
+    k.lost,
+    k.max,
+    k.dead,
+    k.err,
+    k.done,
+    k.result,
+    k.receipts,
+    k.receiptsAt,
+    k.reqs,
+  ]
   const statsKeys = [k.wait, k.active, k.delayed, k.dead, k.done, k.meta]
   const failKeys = [k.active, k.lease, k.meta, k.wait, k.delayed, k.marker, k.dead, k.err, k.fails, k.lost, k.max]
 
@@ -243,38 +262,16 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       keep = 0,
       ids: { readonly workerId?: string; readonly requestId?: string } = {},
     ) =>
-      call<Array<number | string>>(
-        Scripts.reserve,
-        [
-          k.wait,
-          k.active,
-          k.delayed,
-          k.marker,
-          k.meta,
-          k.data,
-          k.lease,
-          k.fails,
-          k.lost,
-          k.max,
-          k.dead,
-          k.err,
-          k.done,
-          k.result,
-          k.receipts,
-          k.receiptsAt,
-          k.reqs,
-        ],
-        [
-          ids.workerId ?? defaultWorkerId,
-          ids.requestId ?? newRequestId(),
-          count,
-          leaseMs,
-          promoteLimit,
-          keep,
-          completes.length,
-          ...completes.flatMap((l) => [l.id, l.token, l.result ?? ""]),
-        ],
-      ).pipe(
+      call<Array<number | string>>(Scripts.reserve, reserveKeys, [
+        ids.workerId ?? defaultWorkerId,
+        ids.requestId ?? newRequestId(),
+        count,
+        leaseMs,
+        promoteLimit,
+        keep,
+        completes.length,
+        ...completes.flatMap((l) => [l.id, l.token, l.result ?? ""]),
+      ]).pipe(
         Effect.map((r) => {
           const m = Number(r[1])
           const completed = r.slice(2, 2 + m).map((x) => x === 1)

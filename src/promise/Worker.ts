@@ -49,12 +49,16 @@ const runHandler = <T, R>(handler: (job: Job<T>) => Promise<R> | R, job: Job<T>)
     } catch (e) {
       return Effect.fail(e)
     }
-    const settled = promise.then(
-      () => undefined,
-      () => undefined,
-    )
+    // waiting for the promise to settle is set up only when interrupted (rare)
     return Effect.tryPromise({ try: () => promise, catch: (e) => e }).pipe(
-      Effect.onInterrupt(() => Effect.promise(() => settled)),
+      Effect.onInterrupt(() =>
+        Effect.promise(() =>
+          promise.then(
+            () => undefined,
+            () => undefined,
+          ),
+        ),
+      ),
     )
   })
 

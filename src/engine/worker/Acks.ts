@@ -10,10 +10,9 @@
  * "lease lost" may only mean that the first one landed. {@link completeLanded} and
  * {@link failLanded} then look at the job in Redis to tell the two apart.
  */
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
+import type * as Fiber from "effect/Fiber"
 import type { Commands, ScriptFailure } from "../Commands.ts"
 import { type Held, monotonicNow } from "./Lease.ts"
 
@@ -23,6 +22,56 @@ export type Delivery<A> =
   | { readonly _tag: "undelivered"; readonly reason: "lease-expired" | "stopped"; readonly uncertain: boolean }
   /** An error that resending cannot change (a layout refusal; a write not confirmed by replicas): reported, not retried. */
   | { readonly _tag: "refused"; readonly error: ScriptFailure }
+
+/**
+ * A one-shot signal: the worker stops waiting for acks. Cheaper than racing a Deferred:
+ * a waiter is one entry in a set, removed when it no longer waits (no fiber per race).
+ */
+export interface StopSignal {
+  stopped: boolean
+  readonly waiters: Set<() => void>
+}
+
+/** A signal not yet fired. */
+export const makeStopSignal = (): StopSignal => ({ stopped: false, waiters: new Set() })
+
+/** Fire the signal: every waiter is told, once. */
+export const fireStop = (stop: StopSignal): void => {
+  if (stop.stopped) return
+  stop.stopped = true
+  for (const wake of stop.waiters) wake()
+  stop.waiters.clear()
+}
+
+/**
+ * Wait for `register`'s answer, or "stopped" once `stop` fires (at once if it has).
+ * `register` gets the function to call with the answer and returns how to stop listening.
+ */
+export const untilStopped = <A>(
+  stop: StopSignal,
+  register: (answer: (a: A) => void) => () => void,
+): Effect.Effect<A | "stopped"> =>
+  Effect.callback<A | "stopped">((resume) => {
+    if (stop.stopped) return resume(Effect.succeed("stopped"))
+    let unregister: (() => void) | undefined
+    const onStop = () => {
+      unregister?.()
+      resume(Effect.succeed("stopped"))
+    }
+    stop.waiters.add(onStop)
+    unregister = register((a) => {
+      stop.waiters.delete(onStop)
+      resume(Effect.succeed(a))
+    })
+    return Effect.sync(() => {
+      stop.waiters.delete(onStop)
+      unregister?.()
+    })
+  })
+
+/** Join `fiber`, or "stopped" once `stop` fires: the fiber goes on unobserved. */
+const joinUntilStopped = <A>(fiber: Fiber.Fiber<A>, stop: StopSignal) =>
+  untilStopped<Exit.Exit<A>>(stop, (answer) => fiber.addObserver(answer))
 
 /** Pauses between attempts, in ms (the last one repeats). */
 export const ACK_RETRY_PAUSE = [50, 100, 200, 500, 1000] as const
@@ -48,28 +97,46 @@ const isFinal = (error: ScriptFailure): boolean =>
 export interface DeliverOptions {
   /** The lease the ack is for: the attempts stop once its local deadline has passed. */
   readonly held: Held
-  /** Completed when the worker stops waiting for acks (close, past its grace). */
-  readonly stop: Deferred.Deferred<void>
+  /** Fired when the worker stops waiting for acks (close, past its grace). */
+  readonly stop: StopSignal
   /** Each failed attempt (the worker's `error` event). */
   readonly onError: (error: ScriptFailure) => void
   /** True when an earlier attempt (e.g. a reserve carrying this ack) may have run. */
   readonly uncertain?: boolean
 }
 
+/**
+ * One attempt of an ack: an Effect (run in a fiber of its own), or a function that sends
+ * the call and answers `done` with its outcome (no fiber needed, e.g. a batcher's offer).
+ */
+export type AckCall<A> = Effect.Effect<A, ScriptFailure> | ((done: (exit: Exit.Exit<A, ScriptFailure>) => void) => void)
+
+/** One attempt of `call`, or "stopped" once `stop` fires (the attempt goes on unobserved). */
+const attemptOnce = <A>(call: AckCall<A>, stop: StopSignal) =>
+  Effect.gen(function* () {
+    if (typeof call === "function") {
+      return yield* untilStopped<Exit.Exit<A, ScriptFailure>>(stop, (answer) => {
+        call(answer)
+        return () => {}
+      })
+    }
+    // the attempt runs in a fiber of its own: a call that Redis does not answer (ioredis
+    // retries for a minute or more) must not hold up a close that stops waiting
+    const attempt = yield* Effect.forkDetach(Effect.exit(call), { startImmediately: true })
+    const joined = yield* joinUntilStopped(attempt, stop)
+    if (joined === "stopped") return joined
+    // the attempt fiber never fails (its call's exit is its value); a defect or interrupt goes up
+    return Exit.isSuccess(joined) ? joined.value : yield* Effect.failCause(joined.cause)
+  })
+
 /** Send `call` until Redis answers it, the lease's local deadline passes, or `stop` completes. */
-export const deliver = <A>(
-  call: Effect.Effect<A, ScriptFailure>,
-  options: DeliverOptions,
-): Effect.Effect<Delivery<A>> =>
+export const deliver = <A>(call: AckCall<A>, options: DeliverOptions): Effect.Effect<Delivery<A>> =>
   Effect.gen(function* () {
     let uncertain = options.uncertain ?? false
-    const stopped = Deferred.await(options.stop).pipe(Effect.as("stopped" as const))
+    const stopped = untilStopped<void>(options.stop, () => () => {})
     for (let i = 0; ; i++) {
-      if (Deferred.isDoneUnsafe(options.stop)) return { _tag: "undelivered", reason: "stopped", uncertain } as const
-      // the attempt runs in a fiber of its own: a call that Redis does not answer (ioredis
-      // retries for a minute or more) must not hold up a close that stops waiting
-      const attempt = yield* Effect.forkDetach(Effect.exit(call), { startImmediately: true })
-      const exit = yield* Effect.raceFirst(Fiber.join(attempt), stopped)
+      if (options.stop.stopped) return { _tag: "undelivered", reason: "stopped", uncertain } as const
+      const exit = yield* attemptOnce(call, options.stop)
       if (exit === "stopped") return { _tag: "undelivered", reason: "stopped", uncertain: true } as const
       if (Exit.isSuccess(exit)) return { _tag: "answered", value: exit.value, uncertain } as const
       const error = exit.cause.reasons.find((r) => r._tag === "Fail")?.error

@@ -31,7 +31,10 @@ export interface Held {
   readonly maxAttempts: number
   /** Local monotonic ms before which the lease is surely still ours. */
   localDeadline: number
-  readonly controller: AbortController
+  /** The handler's abort controller, made when its signal is first read (see {@link signalOf}). */
+  controller: AbortController | undefined
+  /** Why the lease ended, for a signal first read after that (set with `ended`). */
+  abortReason?: unknown
   /** The handler's fiber, once it runs. */
   fiber: Fiber.Fiber<unknown, unknown> | undefined
   /** Set when the lease ended early; the job is never acknowledged then. */
@@ -48,6 +51,18 @@ export interface Held {
    * must not report a lost lease or abort a handler that is no longer running.
    */
   settling?: boolean
+}
+
+/**
+ * The abort signal of a lease's handler. Made on first read (most handlers never read it,
+ * and an AbortController per job is a cost); read after the lease ended, it is already aborted.
+ */
+export const signalOf = (h: Held): AbortSignal => {
+  if (h.controller === undefined) {
+    h.controller = new AbortController()
+    if (h.ended) h.controller.abort(h.abortReason)
+  }
+  return h.controller.signal
 }
 
 /** Local monotonic clock in ms. */
@@ -83,7 +98,8 @@ export const makeLeaseTable = () => {
     Effect.suspend(() => {
       if (h.ended) return Effect.void
       h.ended = why
-      h.controller.abort(reason)
+      h.abortReason = reason
+      h.controller?.abort(reason)
       const fiber = h.fiber
       return fiber ? Effect.forkDetach(Fiber.interrupt(fiber)).pipe(Effect.asVoid) : Effect.void
     })

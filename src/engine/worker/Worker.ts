@@ -36,9 +36,18 @@ import type { Job } from "../Job.ts"
 import { redisError } from "../Replies.ts"
 import { newWorkerId } from "../RequestId.ts"
 import { sweepPass } from "../Sweeper.ts"
-import { completeLanded, type Delivery, deliver, failLanded, refusedBeforeRun } from "./Acks.ts"
+import {
+  completeLanded,
+  type Delivery,
+  deliver,
+  failLanded,
+  fireStop,
+  makeStopSignal,
+  refusedBeforeRun,
+  untilStopped,
+} from "./Acks.ts"
 import { encodeOutcome, safeHooks, stderrWarner, supervise } from "./Callbacks.ts"
-import { fenceAfter, fenceLoop, type Held, heartbeatLoop, makeLeaseTable, monotonicNow } from "./Lease.ts"
+import { fenceAfter, fenceLoop, type Held, heartbeatLoop, makeLeaseTable, monotonicNow, signalOf } from "./Lease.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
 
 /** The named states of a worker. */
@@ -111,6 +120,12 @@ interface Finished {
 const RETRY_PAUSE = [100, 200, 500, 1000, 2000] as const
 
 /**
+ * Most reserve calls a worker has out at once: with two, Redis runs one while this
+ * process starts the jobs of the other (each asks only for free slots).
+ */
+const MAX_RESERVES_IN_FLIGHT = 2
+
+/**
  * How much later than its own timeout a BZPOPMIN may answer before its connection is
  * taken for silent (half-open) and replaced: 5 s, room for a loaded Redis or process.
  */
@@ -122,6 +137,45 @@ export const BLOCK_REPLY_SLACK_MS = 5_000
  * run — or never carried it).
  */
 type RideAnswer = boolean | { readonly resend: true; readonly uncertain: boolean }
+
+/** A reserve call that landed: what the loop needs to start its jobs. */
+interface Landed {
+  readonly reserved: Exit.Exit<{ readonly jobs: ReadonlyArray<Reservation>; readonly nextDueMs: number }, unknown>
+  readonly starts: ReadonlyArray<{ readonly r: Reservation; readonly deadline: number }>
+  /** True when the call landed after close began and gave its jobs back itself. */
+  readonly handled: boolean
+  readonly want: number
+}
+
+/** A complete riding with a reserve call: answered once, listened to by its job's fiber. */
+interface Rider {
+  readonly item: Finished
+  readonly answer: (a: RideAnswer) => void
+  /** Call `f` with the answer (at once if it came already); returns how to stop listening. */
+  readonly listen: (f: (a: RideAnswer) => void) => () => void
+}
+
+const makeRider = (item: Finished): Rider => {
+  let answered: RideAnswer | undefined
+  let listener: ((a: RideAnswer) => void) | undefined
+  return {
+    item,
+    answer: (a) => {
+      if (answered !== undefined) return
+      answered = a
+      const f = listener
+      listener = undefined
+      f?.(a)
+    },
+    listen: (f) => {
+      if (answered !== undefined) f(answered)
+      else listener = f
+      return () => {
+        listener = undefined
+      }
+    },
+  }
+}
 
 /**
  * Start a worker on `commands` (its queue) with `blocking` as its own connection for
@@ -145,20 +199,26 @@ export const startWorker = <A>(
     let state: WorkerState = "running"
     let busy = 0
     let ringSlot: (() => void) | undefined
-    const freeSlot = () => {
-      busy--
+    /**
+     * True while the reserve loop will send another reserve call without waiting (it has
+     * free slots and is not blocked, sleeping or waiting for a slot): a job finished now
+     * rides with that call (one script call for both) instead of going on its own.
+     */
+    let reserving = false
+    /** Wake the reserve loop if it waits (a slot freed, a call landed). */
+    const wakeLoop = () => {
       const ring = ringSlot
       ringSlot = undefined
       ring?.()
     }
-    const waitSlot = Effect.callback<void>((resume) => {
-      if (busy < settings.concurrency || state !== "running") resume(Effect.void)
-      else ringSlot = () => resume(Effect.void)
-    })
+    const freeSlot = () => {
+      busy--
+      wakeLoop()
+    }
     const report = (e: unknown) => Effect.sync(() => hooks.error?.(e))
 
-    /** Completed once close stops waiting for acks (past the grace): they give up, their leases are released. */
-    const stopAcks = Deferred.makeUnsafe<void>()
+    /** Fired once close stops waiting for acks (past the grace): they give up, their leases are released. */
+    const stopAcks = makeStopSignal()
     /** The lease length asked of the server: the worker fences on leaseMs, a sweep waits the grace more. */
     const serverLeaseMs = settings.leaseMs + settings.leaseGraceMs
     const localDeadline = (sentAt: number) => sentAt + fenceAfter(settings.leaseMs, settings.heartbeatMs)
@@ -172,29 +232,34 @@ export const startWorker = <A>(
      * Finished jobs riding along with the reserve call that their freed slots trigger:
      * one script call (and one write) completes them and leases their successors.
      */
-    const riding: Array<{ readonly item: Finished; readonly done: Deferred.Deferred<RideAnswer> }> = []
+    const riding: Rider[] = []
 
     /** Send a complete on its own, again and again until it is answered (see Acks.ts). */
     const sendAlone = (item: Finished, held: Held, uncertain: boolean) =>
-      deliver(completer.submit(item), { held, stop: stopAcks, onError: (e) => hooks.error?.(e), uncertain })
+      deliver<boolean>((done) => completer.offer(item, done), {
+        held,
+        stop: stopAcks,
+        onError: (e) => hooks.error?.(e),
+        uncertain,
+      })
 
     /**
      * Complete a finished job and free its slot. When the reserve loop waits for that
-     * slot, the complete rides along with the reserve call the freed slot triggers
-     * (queued first, then the slot is freed); otherwise it goes on its own. A rider whose
-     * reserve fails (or never goes) is sent on its own.
+     * slot, or will send its next reserve call without waiting (`reserving`: a call is in
+     * flight or about to go), the complete rides along with that call (queued first, then
+     * the slot is freed); otherwise it goes on its own. A rider whose reserve fails (or
+     * never goes: the loop blocks, sleeps or waits for a slot) is sent on its own.
      */
     const complete = (item: Finished, held: Held, free: () => void): Effect.Effect<Delivery<boolean>> =>
       Effect.suspend(() => {
-        if (settings.rideAlong === false || ringSlot === undefined || state !== "running") {
+        if (settings.rideAlong === false || (ringSlot === undefined && !reserving) || state !== "running") {
           free()
           return sendAlone(item, held, false)
         }
-        const done = Deferred.makeUnsafe<RideAnswer>()
-        riding.push({ item, done })
+        const rider = makeRider(item)
+        riding.push(rider)
         free()
-        const stopped = Deferred.await(stopAcks).pipe(Effect.as("stopped" as const))
-        return Effect.raceFirst(Deferred.await(done), stopped).pipe(
+        return untilStopped<RideAnswer>(stopAcks, (answer) => rider.listen(answer)).pipe(
           Effect.flatMap((answer): Effect.Effect<Delivery<boolean>> => {
             if (answer === "stopped") return Effect.succeed({ _tag: "undelivered", reason: "stopped", uncertain: true })
             if (typeof answer === "boolean")
@@ -206,7 +271,7 @@ export const startWorker = <A>(
 
     /** Riders that will not get a reserve call: each is sent on its own by its job's fiber. */
     const flushRiders = Effect.sync(() => {
-      for (const r of riding.splice(0)) Deferred.doneUnsafe(r.done, Effect.succeed({ resend: true, uncertain: false }))
+      for (const r of riding.splice(0)) r.answer({ resend: true, uncertain: false })
     })
 
     const onLeaseEnd = (h: Held, why: "lease-lost" | "self-fenced") =>
@@ -323,7 +388,9 @@ export const startWorker = <A>(
           attempt: r.attempt,
           maxAttempts: r.maxAttempts,
           token: r.token,
-          signal: held.controller.signal,
+          get signal() {
+            return signalOf(held)
+          },
         }
         const exit = yield* Effect.exit(program.handler(job))
         // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
@@ -360,7 +427,7 @@ export const startWorker = <A>(
           attempt: r.attempt,
           maxAttempts: r.maxAttempts,
           localDeadline: deadline,
-          controller: new AbortController(),
+          controller: undefined,
           fiber: undefined,
           ended: undefined,
         }
@@ -400,19 +467,31 @@ export const startWorker = <A>(
      * their server leases are fresh: then one extend, sent now, says which leases are
      * still held (the others are not started) and gives them a fresh deadline.
      */
-    const freshen = (jobs: ReadonlyArray<Reservation>, sentAt: number) =>
-      Effect.gen(function* () {
-        const deadline = localDeadline(sentAt)
-        const late = deadline - monotonicNow() < fenceAfter(settings.leaseMs, settings.heartbeatMs) / 2
-        if (jobs.length === 0 || !late) return jobs.map((r) => ({ r, deadline }))
+    const freshen = (jobs: ReadonlyArray<Reservation>, sentAt: number) => {
+      const deadline = localDeadline(sentAt)
+      const late = deadline - monotonicNow() < fenceAfter(settings.leaseMs, settings.heartbeatMs) / 2
+      if (jobs.length === 0 || !late) return Effect.succeed(jobs.map((r) => ({ r, deadline })))
+      return Effect.gen(function* () {
         const again = monotonicNow()
         const extended = yield* Effect.exit(commands.extend(jobs, serverLeaseMs))
         if (Exit.isFailure(extended)) return jobs.map((r) => ({ r, deadline })) // the fence decides
         return jobs.filter((_, i) => (extended.value[i] ?? 0) > 0).map((r) => ({ r, deadline: localDeadline(again) }))
       })
+    }
 
-    /** The reserve call in flight, if any (close waits for it to land, up to a bound). */
-    let inFlight: Fiber.Fiber<unknown> | undefined
+    /**
+     * Numbers this worker's reserve calls: the request id a re-send is recognised by needs
+     * to be unique only per worker (the script keeps one record per worker id), so a
+     * counter does (no random bytes per call).
+     */
+    let reserveSeq = 0
+
+    /** Reserve calls in flight (close waits for them to land, up to a bound). */
+    const inFlight = new Set<Fiber.Fiber<unknown>>()
+    /** Jobs asked for by calls in flight or landed and not yet started: their slots are spoken for. */
+    let asked = 0
+    /** Calls that landed while the worker runs, for the loop to start their jobs, in order. */
+    const landed: Landed[] = []
 
     /**
      * One reserve call, in a fiber of its own: close may stop waiting for it, never cut it
@@ -424,14 +503,17 @@ export const startWorker = <A>(
         const sentAt = monotonicNow()
         const items = ride.map((r) => r.item)
         const reserved = yield* Effect.exit(
-          commands.reserve(want, serverLeaseMs, RESERVE_CHUNK, items, settings.keepCompleted, { workerId }),
+          commands.reserve(want, serverLeaseMs, RESERVE_CHUNK, items, settings.keepCompleted, {
+            workerId,
+            requestId: String(++reserveSeq),
+          }),
         )
         const uncertain = Exit.isFailure(reserved) && !refusedBeforeRun(Cause.squash(reserved.cause))
         for (let i = 0; i < ride.length; i++) {
           const answer: RideAnswer = Exit.isSuccess(reserved)
             ? reserved.value.completed[i] === true
             : { resend: true, uncertain }
-          Deferred.doneUnsafe(ride[i]!.done, Effect.succeed(answer))
+          ride[i]!.answer(answer)
         }
         const starts =
           Exit.isSuccess(reserved) && state === "running" ? yield* freshen(reserved.value.jobs, sentAt) : []
@@ -443,46 +525,135 @@ export const startWorker = <A>(
         return { reserved, starts, handled: false }
       })
 
+    /**
+     * Send a reserve call in a fiber of its own; when it lands, its answer is queued for
+     * the loop (woken when the fiber ends), or, once close began, its jobs are given back at once.
+     */
+    const sendReserve = (want: number, ride: typeof riding) =>
+      Effect.gen(function* () {
+        asked += want
+        const call = reserveCall(want, ride).pipe(
+          Effect.flatMap((l) => {
+            if (l.handled || state === "running") {
+              landed.push({ ...l, want })
+              return Effect.void
+            }
+            // close began while the jobs were being freshened: give them straight back
+            const jobs = Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []
+            return jobs.length > 0 ? commands.release(jobs).pipe(Effect.catch(report)) : Effect.void
+          }),
+        )
+        const fiber = yield* Effect.forkDetach(call, { startImmediately: true })
+        inFlight.add(fiber)
+        // the loop is woken once the call is no longer counted as out
+        fiber.addObserver(() => {
+          inFlight.delete(fiber)
+          wakeLoop()
+        })
+      })
+
+    /**
+     * Start the jobs of a landed call. Returns what the loop does next: "failed" (pause,
+     * then go on), "short" (fewer jobs than asked: the queue looked empty; with the ms until
+     * the next delayed job is due) or "full".
+     */
+    const startLanded = (l: Landed) =>
+      Effect.gen(function* () {
+        asked -= l.want
+        if (l.handled) return { next: "full" as const, due: -1 }
+        if (state !== "running") {
+          // close began after the call landed: give its jobs straight back, unstarted
+          const jobs = Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []
+          if (jobs.length > 0) yield* commands.release(jobs).pipe(Effect.catch(report))
+          return { next: "full" as const, due: -1 }
+        }
+        if (Exit.isFailure(l.reserved)) {
+          yield* report(Cause.squash(l.reserved.cause))
+          return { next: "failed" as const, due: -1 }
+        }
+        yield* Effect.uninterruptible(Effect.forEach(l.starts, (s) => startJob(s.r, s.deadline), { discard: true }))
+        const short = l.reserved.value.jobs.length < l.want
+        return { next: short ? ("short" as const) : ("full" as const), due: l.reserved.value.nextDueMs }
+      })
+
+    /**
+     * True when the loop may send another call now: with none out, for any free slot (no
+     * added latency); with one out, once half the slots are free (a call worth its round trip).
+     */
+    const canSend = (short: boolean) => {
+      if (short || inFlight.size >= MAX_RESERVES_IN_FLIGHT) return false
+      const free = settings.concurrency - busy - asked
+      return inFlight.size === 0 ? free > 0 : free >= Math.ceil(settings.concurrency / 2)
+    }
+
+    /** Wait until a call lands, a slot frees, or the worker stops running. */
+    const waitEvent = (short: boolean) =>
+      Effect.callback<void>((resume) => {
+        if (landed.length > 0 || state !== "running" || canSend(short)) resume(Effect.void)
+        else ringSlot = () => resume(Effect.void)
+      })
+
+    /** Nothing will carry the riders: they go on their own, and new finishers too. */
+    const standDown = Effect.suspend(() => {
+      reserving = false
+      return flushRiders
+    })
+
+    /**
+     * The reserve loop: up to {@link MAX_RESERVES_IN_FLIGHT} calls out at once, each for
+     * free slots only (never more jobs than `concurrency`), so Redis runs one call while
+     * this process starts the jobs of another. When a call finds the queue empty and none
+     * is out, it blocks on the marker.
+     */
     const reserveLoop = Effect.gen(function* () {
       let failures = 0
+      let short: number | undefined
       while (state === "running") {
-        if (busy >= settings.concurrency) {
-          yield* waitSlot
+        const l = landed.shift()
+        if (l !== undefined) {
+          const { next, due } = yield* startLanded(l)
+          if (next === "failed") {
+            yield* standDown
+            yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
+            continue
+          }
+          failures = 0
+          short = next === "short" ? due : undefined
           continue
         }
-        const want = Math.min(settings.concurrency - busy, RESERVE_CHUNK)
-        const ride = riding.splice(0, RESERVE_CHUNK)
-        if (riding.length > 0) yield* flushRiders
-        const call = yield* Effect.forkDetach(reserveCall(want, ride), { startImmediately: true })
-        inFlight = call
-        const { reserved, starts, handled } = yield* Fiber.join(call)
-        inFlight = undefined
-        if (handled) break
-        if (Exit.isFailure(reserved)) {
-          if (state !== "running") break
-          yield* report(Cause.squash(reserved.cause))
-          yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
-          continue
-        }
-        failures = 0
-        if (state !== "running") {
-          // closed just as the call landed: give the jobs straight back, unstarted
-          if (reserved.value.jobs.length > 0) yield* commands.release(reserved.value.jobs).pipe(Effect.catch(report))
-          break
-        }
-        const jobs = reserved.value.jobs
-        yield* Effect.uninterruptible(Effect.forEach(starts, (s) => startJob(s.r, s.deadline), { discard: true }))
-        if (jobs.length < want && state === "running") {
-          const due = reserved.value.nextDueMs
+        if (short !== undefined && inFlight.size === 0) {
+          const due = short
+          short = undefined
           if (due === 0) continue
           const wait = due > 0 ? Math.min(due, settings.blockTimeoutMs) : settings.blockTimeoutMs
+          yield* standDown
           const woke = yield* Effect.exit(blockOnMarker(wait))
           if (Exit.isFailure(woke) && state === "running") {
             yield* report(Cause.squash(woke.cause))
             yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
           }
+          continue
         }
+        if (canSend(short !== undefined)) {
+          reserving = true
+          const ride = riding.splice(0, RESERVE_CHUNK)
+          if (riding.length > 0) yield* flushRiders
+          yield* sendReserve(Math.min(settings.concurrency - busy - asked, RESERVE_CHUNK), ride)
+          continue
+        }
+        // riders left go on their own when no call is out (the next slot may be far off)
+        if (inFlight.size === 0) yield* standDown
+        yield* waitEvent(short !== undefined)
       }
+    })
+
+    /** At the loop's end: riders go on their own; landed calls whose jobs were not started give them back. */
+    const endLoop = Effect.gen(function* () {
+      yield* standDown
+      const unstarted = landed
+        .splice(0)
+        .flatMap((l) => (!l.handled && Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []))
+      if (unstarted.length > 0) yield* commands.release(unstarted).pipe(Effect.catch(report))
     })
 
     const hb = {
@@ -522,7 +693,7 @@ export const startWorker = <A>(
       })
       loops.push(yield* Effect.forkDetach(supervised("sweep", sweeper)))
     }
-    const reserver = yield* Effect.forkDetach(supervised("reserve", reserveLoop).pipe(Effect.ensuring(flushRiders)))
+    const reserver = yield* Effect.forkDetach(supervised("reserve", reserveLoop).pipe(Effect.ensuring(endLoop)))
 
     /**
      * Releasing: abort the handlers still running; each job is released once its handler
@@ -531,7 +702,7 @@ export const startWorker = <A>(
      */
     const abortAndRelease = Effect.gen(function* () {
       state = "releasing"
-      Deferred.doneUnsafe(stopAcks, Effect.void)
+      fireStop(stopAcks)
       for (const h of table.live()) yield* table.end(h, "shutdown", "worker shutting down")
       const ended = yield* Fiber.awaitAll([...jobFibers]).pipe(Effect.timeoutOption(settings.shutdownAbortGraceMs))
       if (Option.isNone(ended)) {
@@ -547,7 +718,7 @@ export const startWorker = <A>(
           ? Effect.void
           : commands.release(toRelease.splice(0)).pipe(Effect.timeoutOption(2_000), Effect.catch(report))
       // a reserve that lands now releases its own jobs (see reserveCall)
-      const landing = inFlight ? Fiber.await(inFlight).pipe(Effect.timeoutOption(2_000)) : Effect.void
+      const landing = Fiber.awaitAll([...inFlight]).pipe(Effect.timeoutOption(2_000))
       yield* Effect.all([release, landing], { concurrency: "unbounded", discard: true })
     })
 
