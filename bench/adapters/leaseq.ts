@@ -57,7 +57,8 @@ export const createLeaseq = async (url: string): Promise<Adapter & { dispose(): 
         // The harness flushes Redis before closing workers whose handlers never finish.
         shutdownGraceMs: 0,
         ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
-        ...(options.holder ? { sweep: false } : {}),
+        // a holder's leases must run out after leaseMs, as the peers' locks do: no server-side grace
+        ...(options.holder ? { sweep: false, leaseGraceMs: 0 } : {}),
       })
       w.on("error", () => {})
       if (options.onCompleted) {
