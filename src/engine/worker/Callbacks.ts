@@ -16,7 +16,23 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { CallbackFailed, InvalidPayload } from "../Errors.ts"
-import type { WorkerHooks } from "./Worker.ts"
+import type { Job } from "../Job.ts"
+
+/** What happened to jobs, for events and hooks. */
+export interface WorkerHooks<A> {
+  readonly completed?: (job: Job<A>, result: unknown) => void
+  /** A handler failed; `willRetry` is false when the job went to dead. */
+  readonly failed?: (job: Job<A>, error: unknown, willRetry: boolean) => void
+  /** The lease was lost (reclaimed by a sweep, or self-fenced): the handler was aborted and did not ack. */
+  readonly leaseLost?: (
+    job: { readonly id: string; readonly token: number },
+    reason: "lease-lost" | "self-fenced",
+  ) => void
+  /** The job went to dead: reason "failed", "invalid-payload", or "lease-expired" (found by this worker's sweep). */
+  readonly dead?: (job: { readonly id: string; readonly token: number }, reason: string, error: unknown) => void
+  /** A Redis or infrastructure error the worker survived (it keeps retrying). */
+  readonly error?: (error: unknown) => void
+}
 
 /** Default window of {@link stderrWarner}: at most one line per 30 s. */
 export const WARN_WINDOW_MS = 30_000

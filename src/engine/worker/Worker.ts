@@ -46,28 +46,14 @@ import {
   refusedBeforeRun,
   untilStopped,
 } from "./Acks.ts"
-import { encodeOutcome, safeHooks, stderrWarner, supervise } from "./Callbacks.ts"
+import { encodeOutcome, safeHooks, stderrWarner, supervise, type WorkerHooks } from "./Callbacks.ts"
 import { fenceAfter, fenceLoop, type Held, heartbeatLoop, makeLeaseTable, monotonicNow, signalOf } from "./Lease.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
 
 /** The named states of a worker. */
 export type WorkerState = "running" | "draining" | "releasing" | "closed" | "failed"
 
-/** What happened to jobs, for events and hooks. */
-export interface WorkerHooks<A> {
-  readonly completed?: (job: Job<A>, result: unknown) => void
-  /** A handler failed; `willRetry` is false when the job went to dead. */
-  readonly failed?: (job: Job<A>, error: unknown, willRetry: boolean) => void
-  /** The lease was lost (reclaimed by a sweep, or self-fenced): the handler was aborted and did not ack. */
-  readonly leaseLost?: (
-    job: { readonly id: string; readonly token: number },
-    reason: "lease-lost" | "self-fenced",
-  ) => void
-  /** The job went to dead: reason "failed", "invalid-payload", or "lease-expired" (found by this worker's sweep). */
-  readonly dead?: (job: { readonly id: string; readonly token: number }, reason: string, error: unknown) => void
-  /** A Redis or infrastructure error the worker survived (it keeps retrying). */
-  readonly error?: (error: unknown) => void
-}
+export type { WorkerHooks } from "./Callbacks.ts"
 
 /** What the engine needs besides settings: how to decode and run a job. */
 export interface WorkerProgram<A> {
