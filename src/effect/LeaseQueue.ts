@@ -55,9 +55,9 @@ export interface Options<A> extends QueueSettingsInput {
    * decode with it; a stored payload that does not decode goes to dead with reason
    * `invalid-payload`. Default: none — payloads are stored as plain JSON.
    */
-  readonly schema?: PayloadSchema<A>
+  readonly schema?: PayloadSchema<A> | undefined
   /** A redis:// or rediss:// URL, ioredis options, an ioredis Redis or Cluster (borrowed, never closed), or `{ cluster: nodes }`. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. */
-  readonly connection?: ConnectionOption
+  readonly connection?: ConnectionOption | undefined
 }
 
 /** Options of {@link layerConfig}: as {@link Options}, with the connection and prefix read from `Config`. */
@@ -66,7 +66,7 @@ export type ConfigOptions<A> = Omit<Options<A>, "connection" | "prefix">
 /** One job for {@link Service.addBulk}. */
 export interface BulkJob<A> {
   readonly payload: A
-  readonly options?: JobOptions
+  readonly options?: JobOptions | undefined
 }
 
 /**

@@ -35,13 +35,17 @@ export interface LeaseRef {
  */
 export interface Hooks<A, Out, E, R> {
   /** The handler succeeded and the job was acknowledged. */
-  readonly onCompleted?: (job: Job<A>, result: Out) => Effect.Effect<void, never, R>
+  readonly onCompleted?: ((job: Job<A>, result: Out) => Effect.Effect<void, never, R>) | undefined
   /** The handler failed (or died); `willRetry` is false when the job went to dead. */
-  readonly onFailed?: (job: Job<A>, cause: Cause.Cause<E>, willRetry: boolean) => Effect.Effect<void, never, R>
+  readonly onFailed?:
+    | ((job: Job<A>, cause: Cause.Cause<E>, willRetry: boolean) => Effect.Effect<void, never, R>)
+    | undefined
   /** The lease was lost (reclaimed by a sweep, or self-fenced): the handler was interrupted and did not ack. */
-  readonly onLeaseLost?: (job: LeaseRef, reason: "lease-lost" | "self-fenced") => Effect.Effect<void, never, R>
+  readonly onLeaseLost?:
+    | ((job: LeaseRef, reason: "lease-lost" | "self-fenced") => Effect.Effect<void, never, R>)
+    | undefined
   /** The job went to dead: reason `failed` (attempts used up), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
-  readonly onDead?: (job: LeaseRef, reason: string, error: unknown) => Effect.Effect<void, never, R>
+  readonly onDead?: ((job: LeaseRef, reason: string, error: unknown) => Effect.Effect<void, never, R>) | undefined
   /**
    * An error the worker survived (it keeps retrying): a Redis error (`RedisUnavailable`
    * naming the server, also while the worker waits for an unreachable Redis to start), a
@@ -49,7 +53,7 @@ export interface Hooks<A, Out, E, R> {
    * a loop that failed (`WorkerLoopFailed`). A hook that fails is logged, not passed here.
    * Default: `Effect.logWarning`, at most one warning per 30 s (saying how many were not shown).
    */
-  readonly onError?: (error: unknown) => Effect.Effect<void, never, R>
+  readonly onError?: ((error: unknown) => Effect.Effect<void, never, R>) | undefined
 }
 
 /**

@@ -8,13 +8,13 @@ import { integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
 /** Options of one job, given to `add` (or as a queue's `defaultJobOptions`). */
 export interface JobOptions {
   /** Run no earlier than this many ms from now (Redis clock). Default 0. Max 365 days. */
-  readonly delayMs?: number
+  readonly delayMs?: number | undefined
   /** Attempts that may fail (handler failures + lost leases) before the job goes to dead. Default 3. Range 1–1000. */
-  readonly maxAttempts?: number
+  readonly maxAttempts?: number | undefined
   /** While a job with this key was added less than `dedupeTtlMs` ago, adding another returns the first id and adds nothing. */
-  readonly dedupeKey?: string
+  readonly dedupeKey?: string | undefined
   /** How long a dedupe key holds, in ms. Default 3 600 000 (1 h). Range 1 ms – 30 days. */
-  readonly dedupeTtlMs?: number
+  readonly dedupeTtlMs?: number | undefined
 }
 
 /** Default maxAttempts. */
@@ -25,7 +25,9 @@ export const DEFAULT_DEDUPE_TTL_MS = 3_600_000
 const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs"] as const
 
 /** Job options with every default filled in (`dedupeKey` "" for none). */
-export type ResolvedJobOptions = Required<Omit<JobOptions, "dedupeKey">> & { readonly dedupeKey: string }
+export type ResolvedJobOptions = {
+  readonly [K in Exclude<keyof JobOptions, "dedupeKey">]-?: Exclude<JobOptions[K], undefined>
+} & { readonly dedupeKey: string }
 
 /** Validate job options, filling defaults from `defaults`. Throws {@link InvalidOptions}. */
 export const resolveJobOptions = (field: string, value: unknown, defaults: JobOptions = {}): ResolvedJobOptions => {

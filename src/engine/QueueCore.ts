@@ -17,11 +17,11 @@ import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate
 /** Options shared by both faces' queues. */
 export interface QueueSettingsInput {
   /** Key prefix. Default "leaseq". */
-  readonly prefix?: string
+  readonly prefix?: string | undefined
   /** Options applied to every `add` unless the call gives its own. */
-  readonly defaultJobOptions?: JobOptions
+  readonly defaultJobOptions?: JobOptions | undefined
   /** Largest payload, in bytes of JSON text. Default 1 048 576 (1 MiB); at most 512 MiB. */
-  readonly maxPayloadBytes?: number
+  readonly maxPayloadBytes?: number | undefined
   /**
    * Longest wait for one call (`add`, `addBulk`, `stats`, `sweep`, the dead-letter calls), in
    * ms. A call is written only once the connection is ready; if none is ready in time it
@@ -31,7 +31,7 @@ export interface QueueSettingsInput {
    * bounded by it. Default 10 000 (10 s); 10 ms – 1 h. `sweep` and `verify` bound each
    * Redis call they make, not their sum.
    */
-  readonly callTimeoutMs?: number
+  readonly callTimeoutMs?: number | undefined
 }
 
 /** Validated queue settings. */

@@ -48,7 +48,8 @@ export const scrubCause = (error: unknown): unknown => {
   if (command === undefined) return error
   const copy = new Error(redactText(error.message))
   copy.name = error.name
-  copy.stack = error.stack === undefined ? undefined : redactText(error.stack)
+  if (error.stack !== undefined) copy.stack = redactText(error.stack)
+  else delete copy.stack
   const code = (error as { code?: unknown }).code
   Object.assign(copy, code === undefined ? {} : { code }, { command: { name: command.name } })
   return copy

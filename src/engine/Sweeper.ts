@@ -10,11 +10,11 @@ import type { Commands, SweepResult, SweptDead } from "./Commands.ts"
 /** Options of one sweep pass. */
 export interface SweepPassOptions {
   /** Jobs per script call (reclaimed, and separately promoted). Default 500 (keeps one call near 5 ms). */
-  readonly limit?: number
+  readonly limit?: number | undefined
   /** Stop starting new calls after this many ms. Default: no limit. */
-  readonly maxMs?: number
+  readonly maxMs?: number | undefined
   /** Called after every script call (progress; `last.deadJobs` lists every job that call moved to dead). */
-  readonly onBatch?: (total: SweepTotals, last: SweepResult) => void
+  readonly onBatch?: ((total: SweepTotals, last: SweepResult) => void) | undefined
 }
 
 /** What one sweep pass did, summed over its script calls. */

@@ -14,9 +14,9 @@ import type { RedisClient } from "../redis/Client.ts"
 /** The `durability` option: how many replicas must have a write, and how long to wait for them. */
 export interface Durability {
   /** Replicas that must acknowledge each write. Default 1. Range 1–64. */
-  readonly replicas?: number
+  readonly replicas?: number | undefined
   /** Longest wait for them, in ms (the WAIT timeout). Default 1000. Range 1 ms – 60 s (0, "forever", is refused). */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
 }
 
 /** Validated durability settings. */

@@ -28,25 +28,25 @@ import { type ConnectionOption, connect, type RedisClient } from "../redis/Clien
 /** Options of {@link Queue}. */
 export interface QueueOptions extends QueueSettingsInput {
   /** A redis:// or rediss:// URL, ioredis options, an ioredis Redis or Cluster (borrowed, never closed), or `{ cluster: nodes }`. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. */
-  readonly connection?: ConnectionOption
+  readonly connection?: ConnectionOption | undefined
   /**
    * Store the queue as this many partitions (sub-queues `<name>~0 … ~N-1`, each its own
    * hash slot) so one hot queue spreads over a cluster's masters. Jobs go round robin, or
    * by dedupe key. Workers must be given the same number. Default 1: an ordinary queue.
    */
-  readonly partitions?: number
+  readonly partitions?: number | undefined
   /**
    * Resolve `add`/`addBulk` only once this many replicas have the jobs (Redis `WAIT` on the
    * node that took them); otherwise reject with {@link NotReplicated} (the jobs were written
    * but are not yet replicated). Default: off (acknowledged by the master alone).
    */
-  readonly durability?: Durability
+  readonly durability?: Durability | undefined
 }
 
 /** One job for {@link Queue.addBulk}. */
 export interface BulkJob<T> {
   readonly payload: T
-  readonly options?: JobOptions
+  readonly options?: JobOptions | undefined
 }
 
 /**

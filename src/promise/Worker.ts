@@ -19,20 +19,20 @@ import { type ConnectionOption, connect } from "../redis/Client.ts"
 /** Options of {@link Worker}. */
 export interface WorkerOptions extends EngineWorkerOptions {
   /** As for Queue. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. The worker opens one more connection for its blocking wait. */
-  readonly connection?: ConnectionOption
+  readonly connection?: ConnectionOption | undefined
   /**
    * Serve a partitioned queue of this many partitions (as its producers were given): one
    * engine worker per partition, each with `ceil(concurrency / partitions)` slots and its
    * own blocking connection (N + 1 connections in all). Default 1: an ordinary queue.
    */
-  readonly partitions?: number
+  readonly partitions?: number | undefined
   /**
    * Confirm each `complete` reached this many replicas (Redis `WAIT`, on one more connection
    * of its own so heartbeats never queue behind it). A complete not confirmed in time is
    * reported as a {@link NotReplicated} `error` event (it was written; it may be redone after
    * a failover). Default: off.
    */
-  readonly durability?: Durability
+  readonly durability?: Durability | undefined
 }
 
 /**

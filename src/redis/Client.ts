@@ -3,6 +3,17 @@
  * script, send a command, make a blocking twin, close.
  */
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis"
+
+/**
+ * ioredis' constructors with the options leaseq merged. ioredis' option types do not
+ * check under `exactOptionalPropertyTypes` (its own RedisOptions and ClusterOptions do
+ * not fit its constructors' overloads), so the options go through `never` here, once.
+ */
+const newRedis = (url: string | undefined, options: RedisOptions): Redis =>
+  url === undefined ? new Redis(options as never) : new Redis(url, options as never)
+const newCluster = (nodes: Array<string | ClusterNode>, options: ClusterOptions): Cluster =>
+  new Cluster(nodes, options as never)
+
 import { InvalidOptions } from "../engine/Errors.ts"
 import type { Script } from "../engine/Scripts.ts"
 import { keySlot } from "./Slot.ts"
@@ -577,7 +588,7 @@ export const connect = (connection: ConnectionOption | undefined, options: Conne
         reason: "a URL must start with redis:// or rediss://",
       })
     }
-    const client = new Redis(url, { ...DEFAULTS, ...overrides, lazyConnect: false })
+    const client = newRedis(url, { ...DEFAULTS, ...overrides, lazyConnect: false })
     attachErrorListener(client, onError)
     return wrap(client, true, redactUrl(url), onError)
   }
@@ -587,12 +598,12 @@ export const connect = (connection: ConnectionOption | undefined, options: Conne
       throw new InvalidOptions({ field: "connection.cluster", value: nodes, reason: "give at least one cluster node" })
     }
     const clusterOptions: ClusterOptions = { enableAutoPipelining: false, ...connection.options }
-    const client = new Cluster(nodes, clusterOptions)
+    const client = newCluster(nodes, clusterOptions)
     attachErrorListener(client, onError)
     return wrap(client, true, "a Redis Cluster", onError)
   }
   if (typeof connection === "object" && connection !== null) {
-    const client = new Redis({ ...DEFAULTS, ...(connection as RedisOptions), ...overrides })
+    const client = newRedis(undefined, { ...DEFAULTS, ...(connection as RedisOptions), ...overrides })
     attachErrorListener(client, onError)
     return wrap(client, true, `${client.options.host}:${client.options.port}`, onError)
   }

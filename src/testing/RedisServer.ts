@@ -24,15 +24,15 @@ export interface LocalRedis {
 /** Options for {@link startRedisServer}. */
 export interface StartRedisOptions {
   /** Port to listen on. Default: a free port chosen by the OS. */
-  readonly port?: number
+  readonly port?: number | undefined
   /** Working directory. Default: a new temp dir. */
-  readonly dir?: string
+  readonly dir?: string | undefined
   /** Extra `redis-server` arguments, e.g. `["--appendonly", "yes"]`. Default: none. */
-  readonly args?: ReadonlyArray<string>
+  readonly args?: ReadonlyArray<string> | undefined
   /** The binary to run. Default: `redis-server` from PATH. */
-  readonly binary?: string
+  readonly binary?: string | undefined
   /** How long to wait for "Ready to accept connections". Default: 10 000 ms. */
-  readonly readyTimeoutMs?: number
+  readonly readyTimeoutMs?: number | undefined
 }
 
 /** Error thrown when no `redis-server` binary can be found. */

@@ -36,7 +36,7 @@ afterAll(async () => {
 
 /** What a refused call ended with: a tagged error (library) or an exit code and stderr (CLI). */
 interface Refusal {
-  readonly tag?: string
+  readonly tag?: string | undefined
   readonly exit?: number | null
   readonly text: string
 }

@@ -9,24 +9,24 @@ import { integer, integerOr, knownKeys, Limits, optionsObject } from "../Validat
 /** Options common to both faces' workers. */
 export interface WorkerOptions {
   /** Key prefix. Default "leaseq". */
-  readonly prefix?: string
+  readonly prefix?: string | undefined
   /** Handlers running at once. Default 1. Range 1–10 000. */
-  readonly concurrency?: number
+  readonly concurrency?: number | undefined
   /** Lease length in ms: a job whose worker stops heartbeating is reclaimed this long after the last heartbeat. Default 30 000. Range 10 ms – 24 h. */
-  readonly leaseMs?: number
+  readonly leaseMs?: number | undefined
   /** Heartbeat period in ms (one extend call for all held leases). Default leaseMs / 3. Must be below leaseMs / 2. */
-  readonly heartbeatMs?: number
+  readonly heartbeatMs?: number | undefined
   /** Retry delay after a handler failure. Default exponential from 1 s with jitter, capped at 1 h. */
-  readonly backoff?: Backoff
+  readonly backoff?: Backoff | undefined
   /** On close, how long running handlers may go on before they are aborted and their jobs released. Default 10 000. Range 0 – 1 h. */
-  readonly shutdownGraceMs?: number
+  readonly shutdownGraceMs?: number | undefined
   /**
    * On close, how long a handler aborted after `shutdownGraceMs` may take to end (its
    * promise to settle, its finalizers to run) while its lease stays held (heartbeated).
    * A job is released only once its handler has ended; past this bound its lease is left
    * to expire and an `error` event (`ShutdownOverrun`) names the job. Default 5000. Range 0 – 1 h.
    */
-  readonly shutdownAbortGraceMs?: number
+  readonly shutdownAbortGraceMs?: number | undefined
   /**
    * Server-side grace in ms: the worker asks Redis for leases of `leaseMs + leaseGraceMs`
    * while it fences itself on `leaseMs`, so a sweep (any sweep, also `leaseq sweep` from
@@ -34,17 +34,17 @@ export interface WorkerOptions {
    * Absorbs a process stall (GC, starved CPU) at that moment. A dead worker's job is
    * reclaimed this much later. Default max(1000, leaseMs / 10). Range 0 – 24 h.
    */
-  readonly leaseGraceMs?: number
+  readonly leaseGraceMs?: number | undefined
   /**
    * In-process sweeping of expired leases and due delayed jobs. Default on, every leaseMs / 2
    * (between 50 ms and 30 s, ±20 % jitter), up to 500 jobs per call. `false` turns it off
    * (sweep from cron with `leaseq sweep` instead).
    */
-  readonly sweep?: boolean | { readonly intervalMs?: number; readonly limit?: number }
+  readonly sweep?: boolean | { readonly intervalMs?: number; readonly limit?: number } | undefined
   /** Keep the last N completed jobs (payload and result) instead of deleting them. Default 0. Range 0 – 1 000 000. */
-  readonly keepCompleted?: number
+  readonly keepCompleted?: number | undefined
   /** Longest single blocking wait of an idle worker, in ms. Default 5000. Range 10 ms – 5 min. */
-  readonly blockTimeoutMs?: number
+  readonly blockTimeoutMs?: number | undefined
 }
 
 /** Validated worker settings. */
