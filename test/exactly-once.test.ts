@@ -1,16 +1,10 @@
-/**
- * add and reserve against real Redis, at the script level: a call run twice (what the
- * client does when it re-sends a call whose reply it lost) changes nothing the second
- * time; reserve drops second copies of a job; tokens never repeat after lost writes;
- * both stay usable (or cleanly refused) over maxmemory; dedupe keys stay bounded.
- */
-import { Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeCommands, type NewJob } from "../src/engine/Commands.ts"
+import { makeCommands } from "../src/engine/Commands.ts"
 import { KEY_NAMES, queueKeys } from "../src/engine/Keys.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
+import { newJob, run } from "./support/jobs.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const name = queueNamer("exactly-once")
@@ -25,17 +19,7 @@ afterAll(async () => {
   raw.disconnect()
 })
 
-const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
-let seq = 0
-const job = (over: Partial<NewJob> = {}): NewJob => ({
-  id: `job-${++seq}-${Math.random().toString(36).slice(2, 8)}`,
-  payload: JSON.stringify({ n: seq }),
-  delayMs: 0,
-  maxAttempts: 3,
-  dedupeKey: "",
-  dedupeTtlMs: 0,
-  ...over,
-})
+const job = newJob
 const redisNow = async (r: Redis = raw) => {
   const [s, us] = await r.time()
   return Number(s) * 1000 + Math.floor(Number(us) / 1000)

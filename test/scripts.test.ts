@@ -2,14 +2,15 @@
  * The Lua scripts, called directly through the command layer against real Redis:
  * every transition of design §1 and the fencing rules.
  */
-import { Effect } from "effect"
+import type { Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeCommands, type NewJob } from "../src/engine/Commands.ts"
+import { makeCommands } from "../src/engine/Commands.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
+import { newJob, run } from "./support/jobs.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const name = queueNamer("scripts")
@@ -24,17 +25,7 @@ afterAll(async () => {
   raw.disconnect()
 })
 
-const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
-let seq = 0
-const job = (over: Partial<NewJob> = {}): NewJob => ({
-  id: `job-${++seq}-${Math.random().toString(36).slice(2, 8)}`,
-  payload: JSON.stringify({ n: seq }),
-  delayMs: 0,
-  maxAttempts: 3,
-  dedupeKey: "",
-  dedupeTtlMs: 0,
-  ...over,
-})
+const job = newJob
 const redisNow = async () => {
   const [s, us] = await raw.time()
   return Number(s) * 1000 + Math.floor(Number(us) / 1000)

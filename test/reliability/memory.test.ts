@@ -1,14 +1,3 @@
-/**
- * Redis under memory pressure, and memory that must stay bounded.
- *
- * - maxmemory reached with noeviction: the consumer side (heartbeats, sweeps, complete,
- *   fail, release) still works, so the queue can drain and free memory. These run on a
- *   redis-server of their own, so the limit never touches another test file's queues.
- * - Expired dedupe keys and retained completed jobs are removed by the sweep, bounded per
- *   call, whatever the traffic and whatever keepCompleted was set to later.
- * - addBulk and the batcher of single adds cap the payload bytes of one script call.
- */
-import { Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
 import { makeCommands, type NewJob } from "../../src/engine/Commands.ts"
@@ -16,6 +5,7 @@ import { queueKeys } from "../../src/engine/Keys.ts"
 import { makeQueueCore, resolveQueueOptions } from "../../src/engine/QueueCore.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { newJob, run } from "../support/jobs.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
 import { redisNow } from "./support.ts"
 
@@ -34,17 +24,7 @@ afterAll(async () => {
   await server.stop()
 })
 
-const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
-let seq = 0
-const job = (over: Partial<NewJob> = {}): NewJob => ({
-  id: `job-${++seq}-${Math.random().toString(36).slice(2, 8)}`,
-  payload: JSON.stringify({ n: seq }),
-  delayMs: 0,
-  maxAttempts: 3,
-  dedupeKey: "",
-  dedupeTtlMs: 0,
-  ...over,
-})
+const job = newJob
 const setup = () => {
   const keys = queueKeys(name())
   return { keys, c: makeCommands(client, keys) }
