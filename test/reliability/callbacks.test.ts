@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CallbackFailed, InvalidOptions, InvalidPayload } from "../../src/engine/Errors.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
 import { type Backoff, Queue, Worker } from "../../src/index.ts"
-import { onCleanup } from "../support/cleanup.ts"
+import { captureStderr, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, until } from "./support.ts"
 
@@ -27,23 +27,6 @@ afterAll(() => {
  * Cleanup registered when a thing is made, run (last made, first undone) after each test
  * and before the suite's leak check (`onTestFinished` would run after that check).
  */
-/** Lines leaseq writes to stderr during the test (not passed on); the original is restored after it. */
-const captureStderr = (): string[] => {
-  const lines: string[] = []
-  const original = process.stderr.write
-  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => {
-    const text = String(chunk)
-    if (text.startsWith("leaseq ")) {
-      lines.push(text)
-      return true
-    }
-    return (original as (...a: unknown[]) => boolean).call(process.stderr, chunk, ...rest)
-  }) as typeof process.stderr.write
-  onCleanup(() => {
-    process.stderr.write = original
-  })
-  return lines
-}
 
 const openQueue = <T>(name: string) => {
   const queue = new Queue<T>(name, { connection: redisUrl() })

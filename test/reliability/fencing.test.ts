@@ -11,7 +11,7 @@ import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { redisNow, startWorkerChild, TcpProxy, until } from "./support.ts"
+import { proxyToSuiteRedis, redisNow, startWorkerChild, until } from "./support.ts"
 
 const name = queueNamer("fencing")
 let raw: Redis
@@ -27,9 +27,7 @@ describe("fencing", () => {
     const keys = queueKeys(q)
     const LEASE_MS = 8_000
     const HEARTBEAT_MS = 2_000
-    const target = new URL(redisUrl())
-    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
-    onCleanup(() => proxy.close())
+    const proxy = await proxyToSuiteRedis()
     const queue = new Queue(q, { connection: redisUrl() })
     onCleanup(() => queue.close())
     const started = deferred()

@@ -13,7 +13,7 @@ import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { TcpProxy, until } from "./support.ts"
+import { proxyToSuiteRedis, until } from "./support.ts"
 
 const name = queueNamer("shutdown")
 let raw: Redis
@@ -157,9 +157,7 @@ describe("shutdown", () => {
 
   it("close() on a worker whose Redis became unreachable ends (bound: shutdownGraceMs + 5 s)", async () => {
     const q = name()
-    const target = new URL(redisUrl())
-    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
-    onCleanup(() => proxy.close())
+    const proxy = await proxyToSuiteRedis()
     const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
     onCleanup(() => queue.close())
     const started = deferred()
@@ -195,9 +193,7 @@ describe("shutdown", () => {
 
   it("close() on a worker that never reached Redis ends (bound: shutdownGraceMs + 5 s)", async () => {
     const q = name()
-    const target = new URL(redisUrl())
-    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
-    onCleanup(() => proxy.close())
+    const proxy = await proxyToSuiteRedis()
     proxy.cut()
     const worker = new Worker(q, async () => undefined, { connection: proxy.url, shutdownGraceMs: 200 })
     onCleanup(() => worker.close())
@@ -225,9 +221,7 @@ describe("shutdown", () => {
 
   it("close() while a finished job's complete cannot reach Redis ends, and says the ack got no answer", async () => {
     const q = name()
-    const target = new URL(redisUrl())
-    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
-    onCleanup(() => proxy.close())
+    const proxy = await proxyToSuiteRedis()
     const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
     onCleanup(() => queue.close())
     const started = deferred()

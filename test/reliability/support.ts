@@ -15,6 +15,8 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
 import type { Redis } from "ioredis"
+import { onCleanup } from "../support/cleanup.ts"
+import { redisUrl } from "../support/redis.ts"
 
 /** True when the full-size run was asked for (`CHAOS=full`). */
 export const FULL = process.env.CHAOS === "full"
@@ -294,4 +296,12 @@ export class TcpProxy {
     this.cut()
     await new Promise<void>((r) => this.#server.close(() => r()))
   }
+}
+
+/** A {@link TcpProxy} in front of the suite's Redis, closed after the test (registered with onCleanup). */
+export const proxyToSuiteRedis = async (): Promise<TcpProxy> => {
+  const target = new URL(redisUrl())
+  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
+  onCleanup(() => proxy.close())
+  return proxy
 }

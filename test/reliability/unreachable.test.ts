@@ -8,9 +8,9 @@ import { createServer } from "node:net"
 import { describe, expect, it } from "vitest"
 import { RedisUnavailable } from "../../src/engine/Errors.ts"
 import { Worker } from "../../src/index.ts"
-import { onCleanup } from "../support/cleanup.ts"
-import { queueNamer, redisUrl } from "../support/redis.ts"
-import { TcpProxy, until } from "./support.ts"
+import { captureStderr, onCleanup } from "../support/cleanup.ts"
+import { queueNamer } from "../support/redis.ts"
+import { proxyToSuiteRedis, until } from "./support.ts"
 
 const q = queueNamer("rel-unreachable")
 
@@ -24,29 +24,9 @@ const closedPort = async (): Promise<number> => {
   return port
 }
 
-/** Lines leaseq writes to stderr (not passed on) until cleanup restores stderr. */
-const captureStderr = (): string[] => {
-  const lines: string[] = []
-  const original = process.stderr.write
-  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => {
-    const text = String(chunk)
-    if (text.startsWith("leaseq ")) {
-      lines.push(text)
-      return true
-    }
-    return (original as (...a: unknown[]) => boolean).call(process.stderr, chunk, ...rest)
-  }) as typeof process.stderr.write
-  onCleanup(() => {
-    process.stderr.write = original
-  })
-  return lines
-}
-
 describe("a worker whose Redis cannot be reached", () => {
   it("emits error with RedisUnavailable naming host and port while it cannot connect, then starts when Redis is back", async () => {
-    const target = new URL(redisUrl())
-    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
-    onCleanup(() => proxy.close())
+    const proxy = await proxyToSuiteRedis()
     proxy.cut()
     const worker = new Worker(q("url"), async () => {}, { connection: proxy.url })
     onCleanup(() => worker.close())

@@ -33,3 +33,21 @@ export const deferred = <A = void>() => {
   })
   return { promise, resolve }
 }
+
+/** Lines leaseq writes to stderr (`leaseq …`), kept from the terminal, until the test's cleanup restores stderr. */
+export const captureStderr = (): string[] => {
+  const lines: string[] = []
+  const original = process.stderr.write
+  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => {
+    const text = String(chunk)
+    if (text.startsWith("leaseq ")) {
+      lines.push(text)
+      return true
+    }
+    return (original as (...a: unknown[]) => boolean).call(process.stderr, chunk, ...rest)
+  }) as typeof process.stderr.write
+  onCleanup(() => {
+    process.stderr.write = original
+  })
+  return lines
+}
