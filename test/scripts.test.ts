@@ -44,9 +44,11 @@ describe("add / reserve", () => {
     const { keys, c } = setup()
     const j = job()
     expect(await run(c.add([j]))).toEqual([j.id])
-    // a new job waits as one list entry carrying its maxAttempts and payload: nothing else is written
-    expect(await raw.lrange(keys.wait, 0, -1)).toEqual([`${j.id}|3|${j.payload}`])
-    expect(await raw.exists(keys.data, keys.max)).toBe(0)
+    // a new job waits as its id; its payload and maxAttempts are in the per-queue hashes at once,
+    // so it can be looked up by id while it waits
+    expect(await raw.lrange(keys.wait, 0, -1)).toEqual([j.id])
+    expect(await raw.hget(keys.data, j.id)).toBe(j.payload)
+    expect(await raw.hget(keys.max, j.id)).toBe("3")
     const before = await redisNow()
     const { jobs } = await run(c.reserve(10, 5_000, 100))
     const after = await redisNow()
@@ -58,7 +60,7 @@ describe("add / reserve", () => {
     expect(Number(await raw.zscore(keys.active, j.id))).toBe(r.deadline)
     expect(await raw.hget(keys.lease, j.id)).toBe(String(r.token))
     expect(await raw.llen(keys.wait)).toBe(0)
-    // reserved: payload and maxAttempts now live in the per-queue hashes
+    // reserved: payload and maxAttempts still live in the per-queue hashes
     expect(await raw.hget(keys.data, j.id)).toBe(j.payload)
     expect(await raw.hget(keys.max, j.id)).toBe("3")
   })

@@ -79,6 +79,8 @@ export interface QueueStats {
   /** Age in ms of the job that will run next (from its ULID), or 0 when none waits. */
   readonly oldestWaitingAgeMs: number
   readonly layout: string | null
+  /** True while the queue is paused (`pause()`): workers lease nothing until `resume()`. */
+  readonly paused: boolean
   /** Totals since the queue was created. */
   readonly counters: {
     readonly added: number
@@ -90,6 +92,7 @@ export interface QueueStats {
     readonly retried: number
     readonly purged: number
     readonly tokens: number
+    readonly cancelled: number
   }
 }
 
@@ -165,6 +168,7 @@ const addKeys = (k: QueueKeys): ReadonlyArray<string> => [
   k.dedupeid,
   k.receipts,
   k.receiptsAt,
+  k.dkey,
 ]
 
 /**
@@ -224,9 +228,13 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
     k.receipts,
     k.receiptsAt,
     k.reqs,
+    k.dkey,
+    k.dedupe,
+    k.dedupeid,
   ]
   const statsKeys = [k.wait, k.active, k.delayed, k.dead, k.done, k.meta]
   const failKeys = [k.active, k.lease, k.meta, k.wait, k.delayed, k.marker, k.dead, k.err, k.fails, k.lost, k.max]
+  const dedupeKeys = [k.dkey, k.dedupe, k.dedupeid]
 
   return {
     keys,
@@ -301,7 +309,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       chunked(items, (part) =>
         call<number[]>(
           Scripts.complete,
-          [k.active, k.lease, k.meta, k.data, k.max, k.fails, k.lost, k.err, k.done, k.result],
+          [k.active, k.lease, k.meta, k.data, k.max, k.fails, k.lost, k.err, k.done, k.result, ...dedupeKeys],
           [keep, ...part.flatMap((l) => [l.id, l.token, l.result ?? ""])],
         ).pipe(Effect.map((r) => r.map((x) => x === 1))),
       ),
@@ -310,15 +318,11 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       lease: LeaseRef,
       options: { readonly delayMs: number; readonly error: string; readonly mode: "retry" | "final" | "dead" },
     ) =>
-      call<[number, number?]>(Scripts.fail, failKeys, [
-        lease.id,
-        lease.token,
-        options.delayMs,
-        options.error,
-        options.mode,
-      ]).pipe(
-        Effect.map((r) => (r[0] === 1 ? ("retry" as const) : r[0] === 2 ? ("dead" as const) : ("lost" as const))),
-      ),
+      call<[number, number?]>(
+        Scripts.fail,
+        [...failKeys, ...dedupeKeys],
+        [lease.id, lease.token, options.delayMs, options.error, options.mode],
+      ).pipe(Effect.map((r) => (r[0] === 1 ? ("retry" as const) : r[0] === 2 ? ("dead" as const) : ("lost" as const)))),
 
     /**
      * Give leased jobs back (graceful shutdown); true per job released, false when its
@@ -337,7 +341,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
     sweep: (limit: number) =>
       call<Array<number | string>>(
         Scripts.sweep,
-        [...failKeys, k.dedupe, k.dedupeid, k.done, k.result, k.data],
+        [...failKeys, k.dedupe, k.dedupeid, k.done, k.result, k.data, k.dkey],
         [limit],
       ).pipe(Effect.map(sweepResult)),
 
@@ -357,6 +361,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
           retained: Number(r[5]),
           oldestWaitingAgeMs: oldest === undefined ? 0 : Math.max(0, now - oldest),
           layout: typeof r[8] === "string" ? r[8] : null,
+          paused: meta.paused === 1,
           counters: {
             added: meta.added ?? 0,
             completed: meta.completed ?? 0,
@@ -367,6 +372,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
             retried: meta.retried ?? 0,
             purged: meta.purged ?? 0,
             tokens: meta.token ?? 0,
+            cancelled: meta.cancelled ?? 0,
           },
         }
       }),
@@ -408,7 +414,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
     deadPurge: (target: { readonly ids: ReadonlyArray<string> } | { readonly all: number }) =>
       call<Array<number | string>>(
         Scripts.deadPurge,
-        [k.dead, k.meta, k.data, k.max, k.fails, k.lost, k.err],
+        [k.dead, k.meta, k.data, k.max, k.fails, k.lost, k.err, k.dkey],
         "ids" in target ? ["ids", 0, ...target.ids] : ["all", target.all],
       ).pipe(Effect.map((r) => ({ count: Number(r[0]), remaining: Number(r[1]), missing: r.slice(2).map(String) }))),
 

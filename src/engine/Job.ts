@@ -15,19 +15,50 @@ export interface JobOptions {
   readonly dedupeKey?: string | undefined
   /** How long a dedupe key holds, in ms. Default 3 600 000 (1 h). Range 1 ms – 30 days. */
   readonly dedupeTtlMs?: number | undefined
+  /**
+   * `"finished"`: hold the dedupe key while the job exists, and free it when the job
+   * completes, dies or is cancelled (instead of for `dedupeTtlMs`). Needs a `dedupeKey`;
+   * not together with `dedupeTtlMs`. Default: unset (a TTL).
+   */
+  readonly dedupeUntil?: "finished" | undefined
 }
+
+/** `dedupeTtlMs` as sent to the add script for a key held until the job finishes. */
+export const DEDUPE_UNTIL_FINISHED = -1
 
 /** Default maxAttempts. */
 export const DEFAULT_MAX_ATTEMPTS = 3
 /** Default dedupeTtlMs (1 h). */
 export const DEFAULT_DEDUPE_TTL_MS = 3_600_000
 
-const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs"] as const
+const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "dedupeUntil"] as const
 
-/** Job options with every default filled in (`dedupeKey` "" for none). */
+/**
+ * Job options with every default filled in (`dedupeKey` "" for none; `dedupeTtlMs`
+ * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`).
+ */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<keyof JobOptions, "dedupeKey">]-?: Exclude<JobOptions[K], undefined>
+  readonly [K in Exclude<keyof JobOptions, "dedupeKey" | "dedupeUntil">]-?: Exclude<JobOptions[K], undefined>
 } & { readonly dedupeKey: string }
+
+/** The `dedupeUntil` of a job's options: its own, else the defaults' unless it gives its own dedupeTtlMs. */
+const dedupeUntilOf = (field: string, o: Record<string, unknown>, defaults: JobOptions): boolean => {
+  if (o.dedupeUntil !== undefined && o.dedupeUntil !== "finished") {
+    throw new InvalidOptions({
+      field: `${field}.dedupeUntil`,
+      value: o.dedupeUntil,
+      reason: 'must be "finished" (or left out, for a key held dedupeTtlMs)',
+    })
+  }
+  if (o.dedupeUntil !== undefined && o.dedupeTtlMs !== undefined) {
+    throw new InvalidOptions({
+      field: `${field}.dedupeTtlMs`,
+      value: o.dedupeTtlMs,
+      reason: 'cannot be given with dedupeUntil: "finished"; give one of them',
+    })
+  }
+  return (o.dedupeUntil ?? (o.dedupeTtlMs === undefined ? defaults.dedupeUntil : undefined)) === "finished"
+}
 
 /** Validate job options, filling defaults from `defaults`. Throws {@link InvalidOptions}. */
 export const resolveJobOptions = (field: string, value: unknown, defaults: JobOptions = {}): ResolvedJobOptions => {
@@ -60,7 +91,16 @@ export const resolveJobOptions = (field: string, value: unknown, defaults: JobOp
   if (o.dedupeTtlMs !== undefined && dedupeKey === undefined) {
     throw new InvalidOptions({ field: `${field}.dedupeTtlMs`, value: o.dedupeTtlMs, reason: "needs a dedupeKey" })
   }
-  return { delayMs, maxAttempts, dedupeTtlMs, dedupeKey: dedupeKey ?? "" }
+  const untilFinished = dedupeUntilOf(field, o, defaults)
+  if (o.dedupeUntil !== undefined && dedupeKey === undefined) {
+    throw new InvalidOptions({ field: `${field}.dedupeUntil`, value: o.dedupeUntil, reason: "needs a dedupeKey" })
+  }
+  return {
+    delayMs,
+    maxAttempts,
+    dedupeTtlMs: untilFinished ? DEDUPE_UNTIL_FINISHED : dedupeTtlMs,
+    dedupeKey: dedupeKey ?? "",
+  }
 }
 
 /** Random 32-bit words from a pooled crypto buffer: one getRandomValues call per 1024 draws. */

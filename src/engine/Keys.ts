@@ -53,6 +53,10 @@ export interface QueueKeys {
   readonly receiptsAt: string
   /** HASH worker id -> its last reserve call (request id, time, rider statuses, leases), to answer a re-send. */
   readonly reqs: string
+  /** ZSET id -> time of its cancel (ms): cancelled jobs, the newest max(keep, 1000) of them. */
+  readonly cancelled: string
+  /** HASH id -> dedupe key, for a job added with one. */
+  readonly dkey: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -76,6 +80,8 @@ export const KEY_TYPES = {
   receipts: "hash",
   receiptsAt: "zset",
   reqs: "hash",
+  cancelled: "zset",
+  dkey: "hash",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset">
 
 /** The suffixes, in a fixed order (meta first). */

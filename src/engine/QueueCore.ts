@@ -9,7 +9,7 @@ import { makeBatcher } from "./Batcher.ts"
 import { addJobs, type Commands, makeCommands, type NewJob, type QueueStats, type ScriptFailure } from "./Commands.ts"
 import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
-import { type JobOptions, newJob, type ResolvedJobOptions, resolveJobOptions } from "./Job.ts"
+import { DEDUPE_UNTIL_FINISHED, type JobOptions, newJob, type ResolvedJobOptions, resolveJobOptions } from "./Job.ts"
 import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "./Keys.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
 import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
@@ -90,7 +90,9 @@ export const resolveQueueOptions = (value: unknown, extraKeys: ReadonlyArray<str
   const defaultJobOptions: JobOptions = {
     delayMs: defaults.delayMs,
     maxAttempts: defaults.maxAttempts,
-    dedupeTtlMs: defaults.dedupeTtlMs,
+    ...(defaults.dedupeTtlMs === DEDUPE_UNTIL_FINISHED
+      ? { dedupeUntil: "finished" as const }
+      : { dedupeTtlMs: defaults.dedupeTtlMs }),
     ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
   }
   const maxPayloadBytes = integerOr("maxPayloadBytes", o.maxPayloadBytes, Limits.payloadBytes.default, {

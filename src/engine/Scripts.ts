@@ -45,6 +45,11 @@ export const Scripts = {
   verifyHash: load("verify-hash"),
   verifyOrphans: load("verify-orphans"),
   open: load("open"),
+  getJob: load("get-job"),
+  cancel: load("cancel"),
+  pause: load("pause"),
+  resume: load("resume"),
+  clearDedupe: load("clear-dedupe"),
 } as const
 
 /** The name of a script. */

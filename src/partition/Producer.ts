@@ -38,7 +38,7 @@ export interface PartitionedStats extends QueueStats {
 export const resolvePartitions = (value: unknown): number =>
   integerOr("partitions", value, 1, { min: 1, max: MAX_PARTITIONS })
 
-/** Two queues' stats added up (counts and counters summed; the oldest waiting age is the larger). */
+/** Two queues' stats added up (counts and counters summed; the oldest waiting age is the larger; paused if either is). */
 export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
   const counters = { ...a.counters }
   for (const k of Object.keys(counters) as Array<keyof QueueStats["counters"]>) counters[k] += b.counters[k]
@@ -52,6 +52,7 @@ export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
     retained: a.retained + b.retained,
     oldestWaitingAgeMs: Math.max(a.oldestWaitingAgeMs, b.oldestWaitingAgeMs),
     layout: a.layout ?? b.layout,
+    paused: a.paused || b.paused,
     counters,
   }
 }

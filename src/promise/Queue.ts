@@ -5,6 +5,8 @@ import * as Effect from "effect/Effect"
 import type { DeadJob, QueueStats } from "../engine/Commands.ts"
 import { InvalidOptions, type OutcomeUnknown, QueueClosed, type RedisUnavailable } from "../engine/Errors.ts"
 import type { JobOptions } from "../engine/Job.ts"
+import type { CancelledFrom, JobInfo } from "../engine/JobCommands.ts"
+import { type JobControl, makeJobControl, makePartitionedControl } from "../engine/JobControl.ts"
 import { validateQueueName } from "../engine/Keys.ts"
 import {
   makeQueueCore,
@@ -21,6 +23,7 @@ import {
   makePartitionedCore,
   type PartitionedCore,
   type PartitionedStats,
+  partitionOfDedupeKey,
   resolvePartitions,
 } from "../partition/Producer.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
@@ -68,6 +71,7 @@ export class Queue<T = unknown> {
   readonly partitioned: PartitionedCore | undefined
   readonly #client: RedisClient
   readonly #maxPayloadBytes: number
+  readonly #control: JobControl
 
   constructor(name: string, options: QueueOptions = {}) {
     this.name = validateQueueName(name)
@@ -79,6 +83,9 @@ export class Queue<T = unknown> {
     const client = durability ? withDurability(this.#client, durability, ["add"]) : this.#client
     this.core = makeQueueCore(client, name, settings)
     this.partitioned = partitions > 1 ? makePartitionedCore(client, name, settings, partitions) : undefined
+    this.#control = this.partitioned
+      ? makePartitionedControl(this.partitioned.parts, (key) => partitionOfDedupeKey(key, partitions))
+      : makeJobControl(this.core)
   }
 
   #run<A, E>(effect: Effect.Effect<A, E>): Promise<A> {
@@ -126,6 +133,60 @@ export class Queue<T = unknown> {
   /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters; for a partitioned queue, summed, with each partition's in `partitions`. */
   stats(): Promise<QueueStats & { readonly partitions?: PartitionedStats["partitions"] }> {
     return this.#run(this.partitioned?.stats ?? this.core.stats)
+  }
+
+  /**
+   * What the queue knows about job `id` — state, payload, attempts, lease, result, last
+   * error, dedupe key — or undefined when it is unknown (never added, or finished and
+   * not retained: completed and cancelled jobs are kept per the workers' `keepCompleted`).
+   * O(1) hash reads and at most five O(log N) lookups, in every state. For a partitioned
+   * queue every partition is asked at once.
+   */
+  async getJob(id: string): Promise<JobInfo<T> | undefined> {
+    const info = await this.#run(this.#control.getJob(id))
+    if (info === undefined) return undefined
+    let payload: unknown = info.payload
+    try {
+      payload = JSON.parse(info.payload)
+    } catch {} // a payload that is not JSON (written around leaseq) is shown as stored
+    return { ...info, payload: payload as T }
+  }
+
+  /**
+   * Cancel job `id` for good. Resolves to the state it was in (`"waiting"`, `"delayed"` or
+   * `"active"`), or undefined when it is unknown or already finished. An active job's lease
+   * is revoked at once: its handler's later complete or fail is refused (not retried) and
+   * the holder's next heartbeat learns it. O(log N) for delayed and active jobs; O(N) in the
+   * jobs waiting for a waiting one (it is taken out of the wait list).
+   */
+  cancel(id: string): Promise<CancelledFrom | undefined> {
+    return this.#run(this.#control.cancel(id))
+  }
+
+  /**
+   * Stop handing out jobs: workers lease nothing until {@link resume} (running jobs go on,
+   * adds and delayed jobs still come into wait). Resolves to false when it was paused already. O(1).
+   */
+  pause(): Promise<boolean> {
+    return this.#run(this.#control.pause)
+  }
+
+  /** Hand out jobs again, waking idle workers. Resolves to false when it was not paused. O(1). */
+  resume(): Promise<boolean> {
+    return this.#run(this.#control.resume)
+  }
+
+  /** True while the queue is paused (for a partitioned queue: any partition). O(1). */
+  isPaused(): Promise<boolean> {
+    return this.#run(this.#control.isPaused)
+  }
+
+  /**
+   * Free dedupe key `key` now (held for a TTL or until its job finishes), so the next add
+   * with it is accepted; the job that held it is not changed. Resolves to true when it was held. O(log N).
+   */
+  clearDedupe(key: string): Promise<boolean> {
+    return this.#run(this.#control.clearDedupe(key))
   }
 
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. */

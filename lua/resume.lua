@@ -1,0 +1,21 @@
+--[[
+  resume — hand out jobs again after pause, and wake an idle worker when jobs wait
+  (each worker that reserves sets the marker again while jobs are left, so the others
+  wake in turn).
+
+  KEYS[1] meta    HASH  layout version, paused
+  KEYS[2] wait    LIST  ids ready to run
+  KEYS[3] marker  ZSET  wake-up marker (member "0")
+
+  ARGV[1] layout version
+
+  Returns
+    {1}  resumed
+    {0}  it was not paused (nothing changed)
+    {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
+]]
+local layout = redis.call('HGET', KEYS[1], 'layout')
+if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+if redis.call('HDEL', KEYS[1], 'paused') == 0 then return {0} end
+if redis.call('LLEN', KEYS[2]) > 0 then redis.call('ZADD', KEYS[3], 0, '0') end
+return {1}
