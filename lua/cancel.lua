@@ -27,6 +27,7 @@
   KEYS[14] dkey     HASH  id -> dedupe key
   KEYS[15] dedupe   ZSET  dedupe key -> expiry (+inf: until finished)
   KEYS[16] dedupeid HASH  dedupe key -> id of the job holding it
+  KEYS[17] events   STREAM job events: one `cancelled` entry (field was), see include/events
 
   ARGV[1] layout version
   ARGV[2] job id
@@ -37,6 +38,7 @@
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
 ]]
 --!include dedupe
+--!include events
 
 local meta = redis.call('HMGET', KEYS[7], 'layout', 'keep')
 if meta[1] and meta[1] ~= ARGV[1] then return {'LAYOUT_MISMATCH', meta[1]} end
@@ -66,6 +68,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[6], now, id)
 redis.call('HINCRBY', KEYS[7], 'cancelled', 1)
 free_dedupe(KEYS[14], KEYS[15], KEYS[16], {id})
+emit_event(KEYS[17], events_maxlen(KEYS[7]), 'cancelled', id, 'was', was)
 
 local function drop_data(ids)
   for k = 9, 14 do redis.call('HDEL', KEYS[k], unpack(ids)) end

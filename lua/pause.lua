@@ -3,7 +3,8 @@
   Running jobs go on (they are extended, completed, failed as usual); adds, retries and
   delayed jobs still go into wait; sweeps still run.
 
-  KEYS[1] meta  HASH  layout version, paused
+  KEYS[1] meta    HASH    layout version, paused
+  KEYS[2] events  STREAM  job events: one `paused` entry (id "") when it was not paused
 
   ARGV[1] layout version
 
@@ -12,7 +13,11 @@
     {0}  it was paused already (nothing changed)
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
 ]]
+--!include events
+
 local layout = redis.call('HGET', KEYS[1], 'layout')
 if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
 if not layout then redis.call('HSET', KEYS[1], 'layout', ARGV[1]) end
-return {redis.call('HSETNX', KEYS[1], 'paused', '1')}
+if redis.call('HSETNX', KEYS[1], 'paused', '1') == 0 then return {0} end
+emit_event(KEYS[2], events_maxlen(KEYS[1]), 'paused', '')
+return {1}

@@ -6,6 +6,7 @@
   KEYS[1] meta    HASH  layout version, paused
   KEYS[2] wait    LIST  ids ready to run
   KEYS[3] marker  ZSET  wake-up marker (member "0")
+  KEYS[4] events  STREAM job events: one `resumed` entry (id "") when it was paused
 
   ARGV[1] layout version
 
@@ -14,8 +15,11 @@
     {0}  it was not paused (nothing changed)
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
 ]]
+--!include events
+
 local layout = redis.call('HGET', KEYS[1], 'layout')
 if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
 if redis.call('HDEL', KEYS[1], 'paused') == 0 then return {0} end
 if redis.call('LLEN', KEYS[2]) > 0 then redis.call('ZADD', KEYS[3], 0, '0') end
+emit_event(KEYS[4], events_maxlen(KEYS[1]), 'resumed', '')
 return {1}

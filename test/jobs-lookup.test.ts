@@ -176,6 +176,9 @@ describe("cancel", () => {
     expect(stats).toMatchObject({ waiting: 0, active: 0, delayed: 0, dead: 0 })
     expect(stats.counters.completed).toBe(1) // recordKeep's job only
     expect(await queue.getJob(id)).toMatchObject({ state: "cancelled", failures: 0 })
+    // recorded in the events stream by the same script
+    const events = (await raw.xrange(keys.events, "-", "+")).map(([, f]) => f.join(" "))
+    expect(events.filter((e) => e.startsWith("kind cancelled"))).toEqual([`kind cancelled id ${id} was active`])
   })
 
   it("with keepCompleted 0 the data goes at once; the id is still remembered for the holder", async () => {

@@ -60,6 +60,9 @@ describe("pause and resume", () => {
     expect(await queue.isPaused()).toBe(false)
     expect(await raw.zcard(keys.marker)).toBe(1)
     expect((await run(c.reserve(10, 5_000, 100))).jobs.map((j) => j.payload)).toEqual(["2", "3"])
+    // one paused and one resumed event, recorded by the scripts that changed the state
+    const kinds = (await raw.xrange(keys.events, "-", "+")).map(([, f]) => f[1])
+    expect(kinds.filter((k) => k === "paused" || k === "resumed")).toEqual(["paused", "resumed"])
   })
 
   it("pause with 100 jobs waiting and 4 workers: nothing starts until resume, then all run", async () => {

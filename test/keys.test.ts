@@ -141,6 +141,13 @@ describe("every key declared", () => {
       await queue.retryDead([jobs[0]!.id])
       await queue.purgeDead(["nothing"])
       await queue.verify()
+      // look-up and steering calls
+      const probe = await queue.add(6, { dedupeKey: "u", dedupeUntil: "finished" })
+      await queue.getJob(probe)
+      await queue.pause()
+      await queue.resume()
+      await queue.clearDedupe("u")
+      await queue.cancel(probe)
       await queue.close()
       // a sentinel: once MONITOR shows it, every earlier command has been seen
       const sentinel = rawClient(server.url)

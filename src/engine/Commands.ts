@@ -168,6 +168,7 @@ const addKeys = (k: QueueKeys): ReadonlyArray<string> => [
   k.dedupeid,
   k.receipts,
   k.receiptsAt,
+  k.events,
   k.dkey,
 ]
 

@@ -110,51 +110,26 @@ export const makeJobCommands = (client: RedisClient, k: QueueKeys) => {
         return failure ? Effect.fail(failure) : Effect.succeed(reply as A)
       }),
     )
+  // each script's KEYS, in the order its header names them
+  const getJobKeys = [k.active, k.delayed, k.dead, k.done, k.cancelled, k.data, k.max, k.lease, k.fails]
+  getJobKeys.push(k.lost, k.err, k.result, k.dkey, k.meta)
+  const cancelKeys = [k.wait, k.active, k.delayed, k.dead, k.done, k.cancelled, k.meta, k.lease, k.data]
+  cancelKeys.push(k.max, k.fails, k.lost, k.err, k.dkey, k.dedupe, k.dedupeid, k.events)
   return {
     /** Look a job up by id: O(1) hash reads and at most five O(log N) ZSCOREs. */
     getJob: (id: string) =>
-      call<Array<unknown>>(
-        Scripts.getJob,
-        [
-          k.active,
-          k.delayed,
-          k.dead,
-          k.done,
-          k.cancelled,
-          k.data,
-          k.max,
-          k.lease,
-          k.fails,
-          k.lost,
-          k.err,
-          k.result,
-        ].concat([k.dkey, k.meta]),
-        [id],
-      ).pipe(Effect.map((r) => jobInfoOf(id, r))),
+      call<Array<unknown>>(Scripts.getJob, getJobKeys, [id]).pipe(Effect.map((r) => jobInfoOf(id, r))),
     /** Cancel a job: the state it was in, or undefined when unknown or already finished. */
     cancel: (id: string) =>
-      call<[number, string?]>(
-        Scripts.cancel,
-        [
-          k.wait,
-          k.active,
-          k.delayed,
-          k.dead,
-          k.done,
-          k.cancelled,
-          k.meta,
-          k.lease,
-          k.data,
-          k.max,
-          k.fails,
-          k.lost,
-        ].concat([k.err, k.dkey, k.dedupe, k.dedupeid]),
-        [id],
-      ).pipe(Effect.map((r) => (r[0] === 1 ? (r[1] as CancelledFrom) : undefined))),
+      call<[number, string?]>(Scripts.cancel, cancelKeys, [id]).pipe(
+        Effect.map((r) => (r[0] === 1 ? (r[1] as CancelledFrom) : undefined)),
+      ),
     /** Pause the queue: true when it was not paused before. */
-    pause: call<[number]>(Scripts.pause, [k.meta], []).pipe(Effect.map((r) => r[0] === 1)),
+    pause: call<[number]>(Scripts.pause, [k.meta, k.events], []).pipe(Effect.map((r) => r[0] === 1)),
     /** Resume the queue: true when it was paused. */
-    resume: call<[number]>(Scripts.resume, [k.meta, k.wait, k.marker], []).pipe(Effect.map((r) => r[0] === 1)),
+    resume: call<[number]>(Scripts.resume, [k.meta, k.wait, k.marker, k.events], []).pipe(
+      Effect.map((r) => r[0] === 1),
+    ),
     /** Free a dedupe key: true when it was held. */
     clearDedupe: (key: string) =>
       call<[number, string?]>(Scripts.clearDedupe, [k.dedupe, k.dedupeid, k.meta], [key]).pipe(

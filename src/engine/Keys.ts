@@ -57,6 +57,11 @@ export interface QueueKeys {
   readonly cancelled: string
   /** HASH id -> dedupe key, for a job added with one. */
   readonly dkey: string
+  /**
+   * STREAM of job events (added, active, completed, …), written by the scripts that change
+   * a job's state and capped near the queue's event retention (meta field `eventsMaxLen`).
+   */
+  readonly events: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -82,7 +87,8 @@ export const KEY_TYPES = {
   reqs: "hash",
   cancelled: "zset",
   dkey: "hash",
-} as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset">
+  events: "stream",
+} as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The suffixes, in a fixed order (meta first). */
 export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<keyof typeof KEY_TYPES>
