@@ -41,6 +41,8 @@ export {
   WrongKeyType,
 } from "./engine/Errors.ts"
 export type { Job, JobOptions } from "./engine/Job.ts"
+export type { CancelledFrom, JobInfo, JobState } from "./engine/JobCommands.ts"
+export type { ControlError } from "./engine/JobControl.ts"
 export { LAYOUT_VERSION } from "./engine/Keys.ts"
 export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
 export { Limits } from "./engine/Validate.ts"

@@ -27,6 +27,7 @@ export {
 } from "./engine/Errors.ts"
 export { EvictionPolicyWarning } from "./engine/EvictionPolicy.ts"
 export type { Job, JobOptions } from "./engine/Job.ts"
+export type { CancelledFrom, JobInfo, JobState } from "./engine/JobCommands.ts"
 export { LAYOUT_VERSION, MAX_PARTITIONS } from "./engine/Keys.ts"
 export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
 export { Limits } from "./engine/Validate.ts"

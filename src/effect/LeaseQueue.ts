@@ -26,6 +26,8 @@ import {
   type RedisError,
 } from "../engine/Errors.ts"
 import type { JobOptions } from "../engine/Job.ts"
+import type { CancelledFrom, JobInfo } from "../engine/JobCommands.ts"
+import { type ControlError, makeJobControl } from "../engine/JobControl.ts"
 import { DEFAULT_PREFIX, validateQueueName } from "../engine/Keys.ts"
 import {
   makeQueueCore,
@@ -127,6 +129,27 @@ export interface Service<A> {
   readonly purgeDead: (
     ids: ReadonlyArray<string>,
   ) => Effect.Effect<number, InvalidOptions | QueueClosed | ScriptFailure>
+  /**
+   * What the queue knows about job `id` (state, payload decoded as `add` encoded it, attempts,
+   * lease, result, last error, dedupe key), or undefined when unknown or finished and not
+   * retained. O(1) hash reads and at most five O(log N) lookups. A stored payload that does
+   * not decode fails with {@link InvalidPayload}.
+   */
+  readonly getJob: (id: string) => Effect.Effect<JobInfo<A> | undefined, ControlError | InvalidPayload>
+  /**
+   * Cancel job `id` for good: the state it was in, or undefined when unknown or already
+   * finished. An active job's lease is revoked at once (its complete is refused, it is not
+   * retried). O(log N); O(N) in the jobs waiting for a waiting job.
+   */
+  readonly cancel: (id: string) => Effect.Effect<CancelledFrom | undefined, ControlError>
+  /** Stop handing out jobs until {@link Service.resume}; false when paused already. O(1). */
+  readonly pause: Effect.Effect<boolean, ControlError>
+  /** Hand out jobs again, waking idle workers; false when it was not paused. O(1). */
+  readonly resume: Effect.Effect<boolean, ControlError>
+  /** True while the queue is paused. O(1). */
+  readonly isPaused: Effect.Effect<boolean, ControlError>
+  /** Free a dedupe key now (TTL or until finished); true when it was held. O(log N). */
+  readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
   /** @internal Present on services built by {@link make}; a worker needs it. Absent on test doubles. */
   readonly [InternalsKey]?: Internals<A>
 }
@@ -163,6 +186,7 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
         (): Effect.Effect<B, E | QueueClosed> => (core.isClosed() ? Effect.fail(new QueueClosed({ queue })) : effect),
       )
 
+    const control = makeJobControl(core)
     const service: Service<A> = {
       name: queue,
       prefix: settings.prefix,
@@ -208,6 +232,19 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
           Effect.flatMap((list) => unlessClosed(core.calls.deadPurge({ ids: list }))),
           Effect.map((r) => r.count),
         ),
+      getJob: (id) =>
+        control.getJob(id).pipe(
+          Effect.flatMap((info) =>
+            info === undefined
+              ? Effect.succeed(undefined)
+              : codec.decode(info.payload).pipe(Effect.map((payload) => ({ ...info, payload }))),
+          ),
+        ),
+      cancel: control.cancel,
+      pause: control.pause,
+      resume: control.resume,
+      isPaused: control.isPaused,
+      clearDedupe: control.clearDedupe,
       [InternalsKey]: { core, client, codec, workers },
     }
     return service
