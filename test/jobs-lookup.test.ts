@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Commands, makeCommands } from "../src/engine/Commands.ts"
 import { InvalidOptions } from "../src/engine/Errors.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
-import { Queue } from "../src/index.ts"
+import { Queue, Worker } from "../src/index.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
-import { onCleanup } from "./support/cleanup.ts"
+import { deferred, onCleanup } from "./support/cleanup.ts"
 import { newJob, run } from "./support/jobs.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
@@ -247,5 +247,42 @@ describe("cancel", () => {
     expect(stats.counters.completed).toBe(1 + wins.complete)
     expect(stats.counters.cancelled).toBe(wins.cancel)
     expect(stats).toMatchObject({ active: 0, waiting: 0 })
+  })
+})
+
+describe("cancel with a real worker", () => {
+  it("an active job whose handler ignores its signal: never acknowledged, never retried", async () => {
+    const { queue, c } = setup()
+    await recordKeep(c, 10)
+    const id = await queue.add({ n: 1 })
+    const started = deferred<void>()
+    const release = deferred<void>()
+    const lost = deferred<string>()
+    let runs = 0
+    const worker = new Worker<{ n: number }>(
+      queue.name,
+      async () => {
+        runs++
+        started.resolve()
+        await release.promise // ignores job.signal
+        return "late"
+      },
+      { connection: redisUrl(), leaseMs: 1_000, keepCompleted: 10 },
+    )
+    onCleanup(() => worker.close())
+    worker.on("lease-lost", (job) => {
+      if (job.id === id) lost.resolve(job.id)
+    })
+    await started.promise
+    expect(await queue.cancel(id)).toBe("active")
+    // the next heartbeat finds no lease under its token
+    expect(await lost.promise).toBe(id)
+    release.resolve()
+    await worker.close()
+    expect(runs).toBe(1)
+    const stats = await queue.stats()
+    expect(stats).toMatchObject({ waiting: 0, active: 0, delayed: 0, dead: 0 })
+    expect(stats.counters).toMatchObject({ completed: 1, failed: 0, cancelled: 1 })
+    expect(await queue.getJob(id)).toMatchObject({ state: "cancelled", failures: 0, lostLeases: 0 })
   })
 })
