@@ -5,7 +5,7 @@
   they are dropped here and only held during this call.
 
   Checks per field (a job id):
-    data:                  the job is in active, delayed, dead or done; if it is in
+    data:                  the job is in active, delayed, dead, done or cancelled; if it is in
                            none, the id is returned as a candidate: the caller checks
                            it against the ids it saw in wait (orphan-data)
     lease:                 the job is active (orphan-lease)
@@ -24,6 +24,7 @@
   KEYS[10] err     HASH  id -> last error
   KEYS[11] result  HASH  id -> result
   KEYS[12] meta    HASH  (field layout)
+  KEYS[13] cancelled ZSET id -> time of the cancel (a retained cancelled job keeps its data)
 
   ARGV[1] layout version
   ARGV[2] which hash: data, lease, max, fails, lost, err or result
@@ -58,7 +59,7 @@ for i = 1, #fields, 2 do
         break
       end
     end
-    if not found then candidates[#candidates + 1] = id end
+    if not found and not redis.call('ZSCORE', KEYS[13], id) then candidates[#candidates + 1] = id end
   elseif name == 'lease' then
     if not redis.call('ZSCORE', KEYS[1], id) then
       lines[#lines + 1] = 'orphan-lease ' .. id .. ' has a lease token but is not active'

@@ -143,6 +143,8 @@ describe("cancel", () => {
     expect((await queue.stats()).counters.cancelled).toBe(1)
     // a cancelled job cannot be cancelled again
     expect(await queue.cancel(id)).toBeUndefined()
+    // a retained cancelled job is a known state for verify, not an orphan
+    expect(await queue.verify()).toMatchObject({ violations: 0 })
   })
 
   it("a delayed job: never comes due, not even for a sweep", async () => {

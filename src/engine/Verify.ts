@@ -160,7 +160,20 @@ const checkHashes = <E>(
       do {
         const r = yield* call<[string, string[], ...string[]]>(
           Scripts.verifyHash,
-          [k.active, k.delayed, k.dead, k.done, k.data, k.lease, k.max, k.fails, k.lost, k.err, k.result, k.meta],
+          [
+            k.active,
+            k.delayed,
+            k.dead,
+            k.done,
+            k.data,
+            k.lease,
+            k.max,
+            k.fails,
+            k.lost,
+            k.err,
+            k.result,
+            k.meta,
+          ].concat(k.cancelled),
           [name, cursor, pageSize],
         )
         cursor = String(r[0])
@@ -193,7 +206,7 @@ const confirmOrphans = <E>(
     for (let i = 0; i < left.length; i += pageSize) {
       const r = yield* call<Array<number | string>>(
         Scripts.verifyOrphans,
-        [k.active, k.delayed, k.dead, k.done, k.data, k.meta],
+        [k.active, k.delayed, k.dead, k.done, k.data, k.meta, k.cancelled],
         left.slice(i, i + pageSize),
       )
       for (const id of r.slice(1)) tally.report(`orphan-data ${id} has a payload but is in no state`)
