@@ -15,6 +15,7 @@ import { VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify } from "./Admin.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
+import { runCancel, runJob as runJobInfo, runPause } from "./Jobs.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
 import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
 
@@ -146,6 +147,31 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
     .option("--yes", "confirm: without it nothing is deleted (exit 2)")
     .addHelpText("after", "\nExamples:\n  leaseq dead purge --queue emails --all --yes")
   purge.action((ids: string[]) => setJob(url(purge.opts(), (u) => runDeadAct(io, u, "purge", ids, purge.opts()))))
+
+  const queueCommand = (name: string, description: string) =>
+    withCommonFlags(program.command(name).description(description)).requiredOption(
+      "--queue <name>",
+      "the queue (required; a partitioned queue's name covers all its partitions)",
+      queueName,
+    )
+  const job = queueCommand("job", "show one job: state, attempts, lease, last error, result, dedupe key, payload")
+    .argument("<id>", "the job id (as add returned it)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  leaseq job 01JD3K… --queue emails\n  leaseq job 01JD3K… --queue emails --json",
+    )
+  job.action((id: string) => setJob(url(job.opts(), (u) => runJobInfo(io, u, id, job.opts()))))
+
+  const cancel = queueCommand(
+    "cancel",
+    "cancel a waiting, delayed or active job for good (an active job's lease is revoked at once)",
+  ).argument("<id>", "the job id")
+  cancel.action((id: string) => setJob(url(cancel.opts(), (u) => runCancel(io, u, id, cancel.opts()))))
+
+  const pause = queueCommand("pause", "stop handing out jobs (running jobs go on) until resume")
+  pause.action(() => setJob(url(pause.opts(), (u) => runPause(io, u, "pause", pause.opts()))))
+  const resume = queueCommand("resume", "hand out jobs again after pause, waking idle workers")
+  resume.action(() => setJob(url(resume.opts(), (u) => runPause(io, u, "resume", resume.opts()))))
 
   return program
 }
