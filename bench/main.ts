@@ -67,7 +67,7 @@ const main = async (): Promise<void> => {
   ctx.results.summarize()
   const seconds = Math.round((Date.now() - started) / 1000)
   const result = buildResult(ctx, { seconds, sectionSeconds, loadAtEnd: loadavg()[0] ?? 0 })
-  const path = writeResult(result, config.partial)
+  const path = writeResult(result)
   if (!config.partial && !config.quick) writeFileSync(join(ROOT, "docs", "performance.svg"), renderChart(result))
   clearTimeout(watchdog)
 

@@ -17,6 +17,8 @@ export interface RunResult {
   /** ISO time the run finished. */
   readonly date: string
   readonly mode: BenchConfig["mode"]
+  /** `--only` or `--libs` narrowed the run (absent in records written before this field existed: false). */
+  readonly partial?: boolean
   readonly seconds: number
   readonly sectionSeconds: Record<string, number>
   readonly loadAverage1mAtEnd: number
@@ -111,6 +113,7 @@ export const buildResult = (
   return {
     date: new Date().toISOString(),
     mode: ctx.config.mode,
+    partial: ctx.config.partial,
     seconds: run.seconds,
     sectionSeconds: run.sectionSeconds,
     loadAverage1mAtEnd: round(run.loadAtEnd, 2),
@@ -130,13 +133,20 @@ export const buildResult = (
  * overwritten by a later run of other code. `-partial`: `--only`/`--libs`
  * narrowed the run; `-dirty`: src/ or lua/ had uncommitted changes.
  */
-export const resultFileName = (result: RunResult, partial: boolean): string =>
-  `${result.date.slice(0, 10)}-${result.mode}${partial ? "-partial" : ""}-${result.machine.commit}${result.machine.uncommittedEngineChanges ? "-dirty" : ""}.json`
+export const resultFileName = (
+  result: Pick<RunResult, "date" | "mode" | "partial"> & {
+    machine: Pick<Machine, "commit" | "uncommittedEngineChanges">
+  },
+): string => {
+  const partial = result.partial ? "-partial" : ""
+  const dirty = result.machine.uncommittedEngineChanges ? "-dirty" : ""
+  return `${result.date.slice(0, 10)}-${result.mode}${partial}-${result.machine.commit}${dirty}.json`
+}
 
 /** Write the record to bench/results/; returns the path. */
-export const writeResult = (result: RunResult, partial: boolean): string => {
+export const writeResult = (result: RunResult): string => {
   mkdirSync(RESULTS_DIR, { recursive: true })
-  const path = join(RESULTS_DIR, resultFileName(result, partial))
+  const path = join(RESULTS_DIR, resultFileName(result))
   writeFileSync(path, `${JSON.stringify(result, null, 2)}\n`)
   return path
 }
@@ -145,10 +155,10 @@ export const writeResult = (result: RunResult, partial: boolean): string => {
 export const newestResultFile = (mode: BenchConfig["mode"], dir = RESULTS_DIR): string | undefined => {
   let best: { path: string; date: string } | undefined
   for (const f of readdirSync(dir)) {
-    if (!f.endsWith(".json") || f.includes("-partial")) continue
+    if (!f.endsWith(".json")) continue
     const path = join(dir, f)
     const r = JSON.parse(readFileSync(path, "utf8")) as Partial<RunResult>
-    if (r.mode !== mode || typeof r.date !== "string") continue
+    if (r.mode !== mode || r.partial === true || f.includes("-partial") || typeof r.date !== "string") continue
     if (!best || r.date > best.date) best = { path, date: r.date }
   }
   return best?.path
