@@ -74,6 +74,15 @@ describe('dedupeUntil: "finished"', () => {
     expect(await queue.add(5, until_)).not.toBe(d)
   })
 
+  it("a complete riding on a reserve frees the key too", async () => {
+    const { queue, c } = setup()
+    const a = await queue.add(1, until_)
+    const l = await lease(c)
+    const r = await run(c.reserve(1, 5_000, 0, [l], 0))
+    expect(r.completed).toEqual([true])
+    expect(await queue.add(2, until_)).not.toBe(a)
+  })
+
   it("a retry keeps the key held; a TTL key is not freed by completion", async () => {
     const { queue, c } = setup()
     const a = await queue.add(1, until_)
