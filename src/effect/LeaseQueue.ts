@@ -233,13 +233,15 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
           Effect.map((r) => r.count),
         ),
       getJob: (id) =>
-        control.getJob(id).pipe(
-          Effect.flatMap((info) =>
-            info === undefined
-              ? Effect.succeed(undefined)
-              : codec.decode(info.payload).pipe(Effect.map((payload) => ({ ...info, payload }))),
+        control
+          .getJob(id)
+          .pipe(
+            Effect.flatMap((info) =>
+              info === undefined
+                ? Effect.succeed(undefined)
+                : codec.decode(info.payload).pipe(Effect.map((payload) => ({ ...info, payload }))),
+            ),
           ),
-        ),
       cancel: control.cancel,
       pause: control.pause,
       resume: control.resume,
