@@ -1,0 +1,136 @@
+/**
+ * One behaviour suite, run against both faces (test/behaviour/faces.ts): the same cases,
+ * the same assertions, for the Promise `Queue`/`Worker` and the Effect `LeaseQueue`/
+ * `LeaseWorker`, on the suite's real Redis. Where the faces differ, a case says so.
+ */
+import { describe, expect, it } from "vitest"
+import { proxyToSuiteRedis, until } from "../reliability/support.ts"
+import { queueNamer } from "../support/redis.ts"
+import { faces } from "./faces.ts"
+
+const name = queueNamer("behaviour")
+
+describe.each(faces)("$name", (face) => {
+  it("add: the job runs once with its payload and is completed; the queue is empty after", async () => {
+    const q = await face.open(name())
+    const id = await q.add({ n: 7 })
+    const w = await q.worker(() => "ok")
+    await until("the job completes", () => w.seen.completed.length === 1)
+    expect(w.seen.runs).toEqual([{ id, attempt: 1, token: w.seen.runs[0]!.token, n: 7 }])
+    expect(w.seen.completed).toEqual([id])
+    const s = await q.stats()
+    expect([s.waiting, s.active, s.delayed, s.dead]).toEqual([0, 0, 0, 0])
+    expect(s.counters.completed).toBe(1)
+  })
+
+  it("addBulk: distinct ids in order; one worker at concurrency 1 runs them in that order", async () => {
+    const q = await face.open(name())
+    const ids = await q.addBulk([{ payload: { n: 1 } }, { payload: { n: 2 } }, { payload: { n: 3 } }])
+    expect(new Set(ids).size).toBe(3)
+    const w = await q.worker(() => "ok", { concurrency: 1 })
+    await until("all complete", () => w.seen.completed.length === 3)
+    expect(w.seen.runs.map((r) => [r.id, r.n])).toEqual([
+      [ids[0], 1],
+      [ids[1], 2],
+      [ids[2], 3],
+    ])
+  })
+
+  it("delayed: a job added with delayMs waits in delayed, then runs once due", async () => {
+    const q = await face.open(name())
+    const w = await q.worker(() => "ok")
+    const id = await q.add({ n: 1 }, { delayMs: 1_000 })
+    const s = await q.stats()
+    // still delayed when looked at: it is not handed out before it is due
+    expect([s.delayed, s.waiting]).toEqual([1, 0])
+    expect(w.seen.runs).toEqual([])
+    await until("the delayed job completes", () => w.seen.completed.length === 1)
+    expect(w.seen.completed).toEqual([id])
+    expect((await q.stats()).delayed).toBe(0)
+  })
+
+  it("retry with backoff: a failed attempt is retried (attempt 2) after the backoff, then completes", async () => {
+    const q = await face.open(name())
+    const id = await q.add({ n: 1 }, { maxAttempts: 3 })
+    const w = await q.worker((job) => (job.attempt === 1 ? "fail" : "ok"), { backoff: { type: "fixed", delayMs: 300 } })
+    await until("the retry completes", () => w.seen.completed.length === 1)
+    expect(w.seen.runs.map((r) => [r.id, r.attempt])).toEqual([
+      [id, 1],
+      [id, 2],
+    ])
+    expect(w.seen.failed).toEqual([{ id, willRetry: true }])
+    const s = await q.stats()
+    expect([s.counters.failed, s.counters.completed, s.dead]).toEqual([1, 1, 0])
+  })
+
+  it("dead after maxAttempts: every attempt fails, the last goes to dead with reason failed", async () => {
+    const q = await face.open(name())
+    const id = await q.add({ n: 1 }, { maxAttempts: 2 })
+    const w = await q.worker(() => "fail", { backoff: { type: "fixed", delayMs: 10 } })
+    await until("the job is dead", () => w.seen.dead.length === 1)
+    expect(w.seen.runs.map((r) => r.attempt)).toEqual([1, 2])
+    expect(w.seen.failed).toEqual([
+      { id, willRetry: true },
+      { id, willRetry: false },
+    ])
+    expect(w.seen.dead).toEqual([{ id, reason: "failed" }])
+    const s = await q.stats()
+    expect([s.dead, s.waiting, s.delayed, s.active]).toEqual([1, 0, 0, 0])
+  })
+
+  it("release on close: a running job is stopped, given back at once with its attempts unchanged, and runs again", async () => {
+    const q = await face.open(name())
+    const id = await q.add({ n: 1 }, { maxAttempts: 1 })
+    const first = await q.worker(() => "hang", { shutdownGraceMs: 100 })
+    await until("the job runs", () => first.seen.runs.length === 1)
+    await first.close()
+    expect(await first.state()).toBe("closed")
+    expect(first.seen.stopped).toEqual([id])
+    expect(first.seen.failed).toEqual([])
+    const s = await q.stats()
+    expect([s.waiting, s.active, s.counters.released]).toEqual([1, 0, 1])
+    // maxAttempts 1: had the release spent an attempt, the job would now be dead
+    const second = await q.worker(() => "ok")
+    await until("the released job completes", () => second.seen.completed.length === 1)
+    expect(second.seen.runs.map((r) => [r.id, r.attempt])).toEqual([[id, 1]])
+  })
+
+  it("lease lost on expiry: a worker cut off from Redis stops its handler before the lease expires; a sweep reclaims it and the job runs again", async () => {
+    const q = await face.open(name())
+    const id = await q.add({ n: 1 })
+    const proxy = await proxyToSuiteRedis()
+    const w = await q.worker((job) => (job.attempt === 1 ? "hang" : "ok"), {
+      leaseMs: 1_000,
+      heartbeatMs: 200,
+      sweep: false,
+      connection: proxy.url,
+    })
+    await until("the job runs", () => w.seen.runs.length === 1)
+    const token = w.seen.runs[0]!.token
+    proxy.cut()
+    await until("the holder is told its lease is gone", () => w.seen.leaseLost.length === 1)
+    expect(w.seen.leaseLost).toEqual([{ id, token, reason: "self-fenced" }])
+    await until("the handler is stopped", () => w.seen.stopped.length === 1)
+    // the server's lease runs out (lease + grace after the last extend): a sweep takes the job back
+    await until("a sweep reclaims the expired lease", async () => (await q.sweep()).reclaimed === 1, { everyMs: 100 })
+    proxy.heal()
+    await until("the job runs again and completes", () => w.seen.completed.length === 1)
+    expect(w.seen.runs.map((r) => r.attempt)).toEqual([1, 2])
+    expect(w.seen.stopped).toEqual([id])
+    expect((await q.stats()).counters.lostLeases).toBe(1)
+  })
+
+  it("stats: waiting, delayed, active and the counters as jobs move", async () => {
+    const q = await face.open(name())
+    await q.addBulk([{ payload: { n: 1 } }, { payload: { n: 2 } }])
+    await q.add({ n: 3 }, { delayMs: 3_600_000 })
+    const before = await q.stats()
+    expect(before).toMatchObject({ queue: q.name, waiting: 2, delayed: 1, active: 0, dead: 0 })
+    expect(before.counters.added).toBe(3)
+    const w = await q.worker(() => "hang", { concurrency: 2, shutdownGraceMs: 100 })
+    await until("both ready jobs run", () => w.seen.runs.length === 2)
+    expect(await q.stats()).toMatchObject({ waiting: 0, delayed: 1, active: 2 })
+    await w.close()
+    expect(await q.stats()).toMatchObject({ waiting: 2, active: 0, counters: { released: 2 } })
+  })
+})
