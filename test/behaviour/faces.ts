@@ -42,7 +42,7 @@ export interface WorkerOpts {
   readonly heartbeatMs?: number
   readonly shutdownGraceMs?: number
   readonly backoff?: { readonly type: "fixed"; readonly delayMs: number }
-  readonly sweep?: boolean
+  readonly sweep?: boolean | { readonly intervalMs: number }
   /** The worker's own Redis URL (e.g. a proxy that can cut it off); default the queue's. */
   readonly connection?: string
 }
@@ -62,6 +62,8 @@ export interface QueueAdapter {
   readonly stats: () => Promise<QueueStats>
   readonly sweep: () => Promise<{ readonly reclaimed: number }>
   readonly worker: (plan: (job: Job<Payload>) => Plan, options?: WorkerOpts) => Promise<WorkerAdapter>
+  /** Close the queue (Promise: `close()`; Effect: its scope closes). */
+  readonly close: () => Promise<void>
 }
 
 /** One face: how to open a queue on it. */
@@ -87,6 +89,7 @@ export const promiseFace: Face = {
       addBulk: (jobs) => queue.addBulk(jobs),
       stats: () => queue.stats(),
       sweep: () => queue.sweep(),
+      close: () => queue.close(),
       worker: async (plan, options = {}) => {
         const seen = newSeen()
         const worker = new Worker<Payload>(
@@ -126,6 +129,18 @@ class Jobs extends Context.Service<Jobs, LeaseQueue.Service<Payload>>()("behavio
 const inScope = <A, E>(scope: Scope.Closeable, effect: Effect.Effect<A, E, Scope.Scope>) =>
   Effect.runPromise(Scope.provide(scope)(effect))
 
+/**
+ * Run a service call: rejects with its typed failure; a defect (a throw the face did not
+ * turn into a failure) rejects with an error saying so, so a case can tell the two apart.
+ */
+const failureOnly = async <A, E>(effect: Effect.Effect<A, E>): Promise<A> => {
+  const exit = await Effect.runPromiseExit(effect)
+  if (Exit.isSuccess(exit)) return exit.value
+  const failure = exit.cause.reasons.find((r) => r._tag === "Fail")
+  if (failure !== undefined) throw failure.error
+  throw new Error(`the Effect face died instead of failing: ${String(exit.cause)}`)
+}
+
 /** The Effect face: `LeaseQueue.make`, `LeaseWorker.make` in scopes, hooks. */
 export const effectFace: Face = {
   name: "Effect (LeaseQueue, LeaseWorker)",
@@ -135,10 +150,11 @@ export const effectFace: Face = {
     const queue = await inScope(scope, LeaseQueue.make<Payload>({ name, connection: redisUrl() }))
     return {
       name,
-      add: (p, o) => Effect.runPromise(queue.add(p, o)),
-      addBulk: (jobs) => Effect.runPromise(queue.addBulk(jobs)),
-      stats: () => Effect.runPromise(queue.stats),
-      sweep: () => Effect.runPromise(queue.sweep()),
+      add: (p, o) => failureOnly(queue.add(p, o)),
+      addBulk: (jobs) => failureOnly(queue.addBulk(jobs)),
+      stats: () => failureOnly(queue.stats),
+      sweep: () => failureOnly(queue.sweep()),
+      close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
       worker: async (plan, { connection, ...options } = {}) => {
         const seen = newSeen()
         const wscope = Effect.runSync(Scope.make())

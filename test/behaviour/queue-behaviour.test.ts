@@ -3,12 +3,20 @@
  * the same assertions, for the Promise `Queue`/`Worker` and the Effect `LeaseQueue`/
  * `LeaseWorker`, on the suite's real Redis. Where the faces differ, a case says so.
  */
-import { describe, expect, it } from "vitest"
+import type { Redis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { proxyToSuiteRedis, until } from "../reliability/support.ts"
-import { queueNamer } from "../support/redis.ts"
+import { dumpQueue, queueNamer, rawClient } from "../support/redis.ts"
 import { faces } from "./faces.ts"
 
 const name = queueNamer("behaviour")
+let raw: Redis
+beforeAll(() => {
+  raw = rawClient()
+})
+afterAll(() => {
+  raw.disconnect()
+})
 
 describe.each(faces)("$name", (face) => {
   it("add: the job runs once with its payload and is completed; the queue is empty after", async () => {
@@ -120,6 +128,26 @@ describe.each(faces)("$name", (face) => {
     expect((await q.stats()).counters.lostLeases).toBe(1)
   })
 
+  it("dead after a lost lease: with its attempts used up, a worker's in-process sweep moves it to dead (lease-expired) and says so", async () => {
+    const q = await face.open(name())
+    const id = await q.add({ n: 1 }, { maxAttempts: 1 })
+    const proxy = await proxyToSuiteRedis()
+    const holder = await q.worker(() => "hang", {
+      leaseMs: 1_000,
+      heartbeatMs: 200,
+      sweep: false,
+      connection: proxy.url,
+    })
+    await until("the job runs", () => holder.seen.runs.length === 1)
+    proxy.cut()
+    const sweeper = await q.worker(() => "ok", { sweep: { intervalMs: 100 } })
+    await until("the sweeping worker reports the job dead", () => sweeper.seen.dead.length === 1)
+    expect(sweeper.seen.dead).toEqual([{ id, reason: "lease-expired" }])
+    expect(sweeper.seen.runs).toEqual([])
+    expect(holder.seen.leaseLost.map((l) => [l.id, l.reason])).toEqual([[id, "self-fenced"]])
+    expect(await q.stats()).toMatchObject({ dead: 1, active: 0, waiting: 0, counters: { lostLeases: 1 } })
+  })
+
   it("stats: waiting, delayed, active and the counters as jobs move", async () => {
     const q = await face.open(name())
     await q.addBulk([{ payload: { n: 1 } }, { payload: { n: 2 } }])
@@ -132,5 +160,43 @@ describe.each(faces)("$name", (face) => {
     expect(await q.stats()).toMatchObject({ waiting: 0, delayed: 1, active: 2 })
     await w.close()
     expect(await q.stats()).toMatchObject({ waiting: 2, active: 0, counters: { released: 2 } })
+  })
+
+  it("bad input is refused naming the field and value, and writes nothing", async () => {
+    const q = await face.open(name())
+    await q.add({ n: 0 }) // the queue exists: a refused call must leave it as it is
+    const before = await dumpQueue(raw, q.name)
+    const refusal = (p: Promise<unknown>) =>
+      p.then(
+        () => "accepted",
+        (e: { _tag?: string; field?: string; value?: unknown }) => ({ tag: e._tag, field: e.field, value: e.value }),
+      )
+    expect(await refusal(q.add({ n: 1 }, { delayMs: -1 }))).toEqual({
+      tag: "InvalidOptions",
+      field: "options.delayMs",
+      value: -1,
+    })
+    expect(await refusal(q.add({ n: 2n } as never))).toMatchObject({ tag: "InvalidPayload", field: "payload" })
+    expect(
+      await refusal(q.addBulk([{ payload: { n: 1 } }, { payload: { n: 2 }, options: { maxAttempts: 0 } }])),
+    ).toEqual({ tag: "InvalidOptions", field: "jobs[1].options.maxAttempts", value: 0 })
+    expect(await dumpQueue(raw, q.name)).toEqual(before)
+  })
+
+  it("a closed queue refuses every call with QueueClosed", async () => {
+    const q = await face.open(name())
+    await q.add({ n: 0 })
+    await q.close()
+    const tagOf = (p: Promise<unknown>) =>
+      p.then(
+        () => "accepted",
+        (e: { _tag?: string; message?: string }) => e._tag ?? e.message,
+      )
+    expect({
+      add: await tagOf(q.add({ n: 1 })),
+      addBulk: await tagOf(q.addBulk([{ payload: { n: 1 } }])),
+      stats: await tagOf(q.stats()),
+      sweep: await tagOf(q.sweep()),
+    }).toEqual({ add: "QueueClosed", addBulk: "QueueClosed", stats: "QueueClosed", sweep: "QueueClosed" })
   })
 })
