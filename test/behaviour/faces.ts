@@ -66,10 +66,16 @@ export interface QueueAdapter {
   readonly close: () => Promise<void>
 }
 
+/** Queue options the suite uses; its workers are given the same. */
+export interface QueueOpts {
+  /** Store the queue as this many partitions (sub-queues); default 1. */
+  readonly partitions?: number
+}
+
 /** One face: how to open a queue on it. */
 export interface Face {
   readonly name: string
-  readonly open: (queue: string) => Promise<QueueAdapter>
+  readonly open: (queue: string, options?: QueueOpts) => Promise<QueueAdapter>
 }
 
 const newSeen = (): Seen => ({ runs: [], completed: [], failed: [], leaseLost: [], dead: [], stopped: [], errors: [] })
@@ -80,8 +86,8 @@ const recordRun = (seen: Seen, job: Job<Payload>) =>
 /** The Promise face: `new Queue`, `new Worker`, events. */
 export const promiseFace: Face = {
   name: "Promise (Queue, Worker)",
-  open: async (name) => {
-    const queue = new Queue<Payload>(name, { connection: redisUrl() })
+  open: async (name, queueOpts = {}) => {
+    const queue = new Queue<Payload>(name, { connection: redisUrl(), ...queueOpts })
     onCleanup(() => queue.close())
     return {
       name,
@@ -108,7 +114,7 @@ export const promiseFace: Face = {
             }
             return job.payload.n
           },
-          { ...options, connection: options.connection ?? redisUrl() },
+          { ...options, ...queueOpts, connection: options.connection ?? redisUrl() },
         )
         onCleanup(() => worker.close())
         worker.on("completed", (job) => seen.completed.push(job.id))
@@ -144,10 +150,12 @@ const failureOnly = async <A, E>(effect: Effect.Effect<A, E>): Promise<A> => {
 /** The Effect face: `LeaseQueue.make`, `LeaseWorker.make` in scopes, hooks. */
 export const effectFace: Face = {
   name: "Effect (LeaseQueue, LeaseWorker)",
-  open: async (name) => {
+  open: async (name, queueOpts = {}) => {
     const scope = Effect.runSync(Scope.make())
     onCleanup(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-    const queue = await inScope(scope, LeaseQueue.make<Payload>({ name, connection: redisUrl() }))
+    // the options are passed as given (typed loosely): an option this face lacks is refused by its validation
+    const options = { name, connection: redisUrl(), ...queueOpts } as LeaseQueue.Options<Payload>
+    const queue = await inScope(scope, LeaseQueue.make<Payload>(options))
     return {
       name,
       add: (p, o) => failureOnly(queue.add(p, o)),
