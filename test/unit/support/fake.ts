@@ -8,7 +8,7 @@
  * With it, `startWorker` runs unchanged (its loops, slots, riders, leases, shutdown)
  * under Effect's TestClock, with no server, in milliseconds.
  */
-import { Clock, Effect, Exit, Fiber } from "effect"
+import { Clock, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { onTestFinished, vi } from "vitest"
 import type { Commands, LeaseRef, Reservation, ScriptFailure, SweepResult } from "../../../src/engine/Commands.ts"
@@ -292,7 +292,3 @@ export const closeWorker = (h: WorkerHandle) =>
     yield* until(() => f.pollUnsafe() !== undefined, "close returns", 600_000, 500)
     yield* Fiber.join(f)
   })
-
-/** True when `exit` is a success (for readable assertions on polled fibers). */
-export const succeeded = (exit: Exit.Exit<unknown, unknown> | undefined): boolean =>
-  exit !== undefined && Exit.isSuccess(exit)
