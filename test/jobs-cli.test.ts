@@ -97,6 +97,11 @@ describe("leaseq job / cancel / pause / resume", () => {
     expect(await jobs.isPaused()).toBe(true)
     for (let i = 0; i < 3; i++) expect(await raw.hget(`leaseq:{${q}~${i}}:meta`, "paused")).toBe("1")
     expect((await leaseq(["pause", "--queue", q])).stdout).toBe(`queue ${q}: already paused\n`)
+    // stats marks a paused queue (each partition) in text, and says paused in JSON
+    const stats = await leaseq(["stats", "--queue", q])
+    expect(stats.stdout).toContain(`${q}~0 (paused)`)
+    const statsJson = JSON.parse((await leaseq(["stats", "--queue", q, "--json"])).stdout)
+    expect(statsJson.queues.map((s: { paused: boolean }) => s.paused)).toEqual([true, true, true])
     expect((await leaseq(["resume", "--queue", q])).stdout).toBe(`queue ${q}: resumed\n`)
     expect(await jobs.isPaused()).toBe(false)
     const found = JSON.parse((await leaseq(["job", ids[2]!, "--queue", q, "--json"])).stdout)
