@@ -112,6 +112,25 @@ describe("getJob", () => {
     expect(await queue.getJob("01NEVERADDED0000000000000X")).toBeUndefined()
   })
 
+  it("counts a retried job's failures and lost leases, with its last error", async () => {
+    const { queue, c } = setup()
+    const id = await queue.add({ n: 1 }, { maxAttempts: 5 })
+    const first = await lease(c)
+    const error = JSON.stringify({ reason: "failed", message: "try again" })
+    expect(await run(c.fail(first, { delayMs: 0, error, mode: "retry" }))).toBe("retry")
+    expect(await queue.getJob(id)).toMatchObject({
+      state: "waiting",
+      attempt: 2,
+      failures: 1,
+      lostLeases: 0,
+      error: { reason: "failed", message: "try again" },
+    })
+    expect(await run(c.fail(await lease(c), { delayMs: 60_000, error, mode: "retry" }))).toBe("retry")
+    const delayed = await queue.getJob(id)
+    expect(delayed).toMatchObject({ state: "delayed", attempt: 3, failures: 2 })
+    expect(delayed!.dueAt).toBeGreaterThan(delayed!.addedAt + 50_000)
+  })
+
   it("refuses a bad id with a clear error and sends nothing", async () => {
     const { q, queue } = setup()
     await queue.add({ n: 1 })
