@@ -3,8 +3,6 @@
  * sub-queues with their own hash tags, spread over every master; workers serve every
  * partition (FIFO within each); stats, sweeps, dead letters and the CLI cover them all.
  */
-import { spawn } from "node:child_process"
-import { join, resolve } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands } from "../src/engine/Commands.ts"
@@ -13,9 +11,9 @@ import { InvalidQueueName, Queue, Worker } from "../src/index.ts"
 import { partitionOfDedupeKey } from "../src/partition/Producer.ts"
 import { connect, liveConnections, type RedisClient } from "../src/redis/Client.ts"
 import { keySlot } from "../src/redis/Slot.ts"
+import { runCli } from "./support/child.ts"
 import { hasRedisCli, type LocalCluster, startCluster } from "./support/cluster.ts"
 
-const ROOT = resolve(import.meta.dirname, "..")
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
 let cluster: LocalCluster
 let client: RedisClient
@@ -217,33 +215,23 @@ describe.skipIf(!hasRedisCli())("partitioned queues on a 3-master cluster", () =
   })
 
   it("the leaseq CLI (run from source) finds every partition on every master and sweeps it", async () => {
-    const cli = (args: ReadonlyArray<string>) =>
-      new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-        const { REDIS_URL: _, ...env } = process.env
-        const child = spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "src/cli/main.ts"), ...args], { env })
-        let stdout = ""
-        let stderr = ""
-        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-        child.on("close", (code) => done({ code, stdout, stderr }))
-      })
     const queue = new Queue("cli", { connection: conn(), prefix: "pcli", partitions: N })
     try {
       await queue.addBulk(Array.from({ length: 3 * N }, (_, n) => ({ payload: n })))
       await expireAll("cli", "pcli")
       const url = `redis://127.0.0.1:${cluster.nodes[1]!.port}`
-      const swept = await cli(["sweep", "--url", url, "--prefix", "pcli", "--json"])
-      expect(swept.code, swept.stderr).toBe(0)
-      const out = JSON.parse(swept.stdout)
+      const swept = await runCli(["sweep", "--url", url, "--prefix", "pcli", "--json"])
+      expect(swept.code, swept.err).toBe(0)
+      const out = JSON.parse(swept.out)
       expect(out.queues.map((q: { queue: string }) => q.queue)).toEqual(Array.from({ length: N }, (_, i) => `cli~${i}`))
       expect(out.totals.reclaimed).toBe(3 * N)
-      const stats = await cli(["stats", "--url", url, "--prefix", "pcli", "--json"])
-      expect(stats.code, stats.stderr).toBe(0)
-      expect(JSON.parse(stats.stdout).totals).toMatchObject({ queues: N, waiting: 3 * N, active: 0 })
+      const stats = await runCli(["stats", "--url", url, "--prefix", "pcli", "--json"])
+      expect(stats.code, stats.err).toBe(0)
+      expect(JSON.parse(stats.out).totals).toMatchObject({ queues: N, waiting: 3 * N, active: 0 })
       // --queue with the logical name stands for all its partitions
-      const named = await cli(["stats", "--url", url, "--prefix", "pcli", "--queue", "cli", "--json"])
-      expect(named.code, named.stderr).toBe(0)
-      expect(JSON.parse(named.stdout).totals).toMatchObject({ queues: N, waiting: 3 * N })
+      const named = await runCli(["stats", "--url", url, "--prefix", "pcli", "--queue", "cli", "--json"])
+      expect(named.code, named.err).toBe(0)
+      expect(JSON.parse(named.out).totals).toMatchObject({ queues: N, waiting: 3 * N })
     } finally {
       await queue.close()
     }

@@ -4,8 +4,6 @@
  * keys are byte-for-byte unchanged (DUMP before and after). A server that may evict keys
  * (`maxmemory-policy allkeys-lru`) gets a loud warning. docs/reliability.md lists every case.
  */
-import { spawn } from "node:child_process"
-import { join } from "node:path"
 import { Context, Effect, type Scope } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -16,8 +14,9 @@ import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { freePort, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { runCli } from "../support/child.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { COMPILE_CACHE, ROOT, redisNow, until } from "./support.ts"
+import { redisNow, until } from "./support.ts"
 
 const name = queueNamer("rel-bad")
 let raw: Redis
@@ -74,21 +73,11 @@ const refuses = async (
   expect(await Promise.all(queues.map((x) => dumpQueue(raw, x)))).toEqual(before)
 }
 
-/** `leaseq <args>` from source on this Node; REDIS_URL removed from its environment. */
-const leaseq = (args: ReadonlyArray<string>): Promise<Refusal> =>
-  new Promise((resolve, reject) => {
-    const { REDIS_URL: _, ...env } = process.env
-    const child = spawn(process.execPath, [join(ROOT, "src/cli/main.ts"), ...args], {
-      env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...env },
-      stdio: ["ignore", "ignore", "pipe"],
-    })
-    let text = ""
-    child.stderr.on("data", (d: Buffer) => {
-      text += d.toString()
-    })
-    child.on("error", reject)
-    child.on("close", (exit) => resolve({ exit, text }))
-  })
+/** `leaseq <args>` from source; what it said on stderr. */
+const leaseq = async (args: ReadonlyArray<string>): Promise<Refusal> => {
+  const { code, err } = await runCli(args)
+  return { exit: code, text: err }
+}
 
 describe("Promise face", () => {
   for (const [bad, why] of [

@@ -11,7 +11,7 @@
  * - A password never appears: not in messages, not in `util.inspect` of errors, not in
  *   worker error events, not on the console, not in the CLI's output.
  */
-import { spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
@@ -24,8 +24,9 @@ import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { freePort, type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { runCli } from "../support/child.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
-import { COMPILE_CACHE, ROOT, redisNow, report, startWorkerChild, tempDir, until } from "./support.ts"
+import { ROOT, redisNow, report, startWorkerChild, tempDir, until } from "./support.ts"
 
 const name = queueNamer("rel-security")
 const PASSWORD = "S3cret-Pa55word-Never-Printed"
@@ -53,29 +54,6 @@ const scriptCommands = (): string[] => {
   }
   return [...found].sort()
 }
-
-/** Run the CLI from source with `env`; REDIS_URL removed. */
-const leaseq = (
-  args: ReadonlyArray<string>,
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number | null; out: string; err: string }> =>
-  new Promise((resolve, reject) => {
-    const { REDIS_URL: _, ...base } = process.env
-    const child = spawn(process.execPath, [join(ROOT, "src/cli/main.ts"), ...args], {
-      env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...base, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    })
-    let out = ""
-    let err = ""
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString()
-    })
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString()
-    })
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, out, err }))
-  })
 
 /** Everything the test process prints through the console, for the password check. */
 const captureConsole = () => {
@@ -173,7 +151,7 @@ describe("least privilege", () => {
         ["verify", "--queue", q],
         ["dead", "list", "--queue", q],
       ]) {
-        const r = await leaseq([...args, "--url", url])
+        const r = await runCli([...args, "--url", url])
         expect(r.code, `leaseq ${args.join(" ")}: ${r.err}`).toBe(0)
         expect(r.out + r.err).not.toContain(PASSWORD)
       }
@@ -273,7 +251,7 @@ describe("least privilege", () => {
       }
 
       // the CLI with the password in the URL
-      const cli = await leaseq(["sweep", "--queue", q, "--url", good])
+      const cli = await runCli(["sweep", "--queue", q, "--url", good])
       expect(cli.code).toBe(1)
       expect(cli.err).toContain(`redis://${USER}:***@`)
       seen.push(cli.out, cli.err)
@@ -398,14 +376,14 @@ describe("TLS", () => {
       expect((await queue.stats()).counters.completed).toBe(100)
 
       const env = { NODE_EXTRA_CA_CERTS: caFile }
-      const sweep = await leaseq(["sweep", "--queue", q, "--json", "--url", url], env)
+      const sweep = await runCli(["sweep", "--queue", q, "--json", "--url", url], env)
       expect(sweep.code, sweep.err).toBe(0)
       expect(JSON.parse(sweep.out).ok).toBe(true)
-      const stats = await leaseq(["stats", "--queue", q, "--json", "--url", url], env)
+      const stats = await runCli(["stats", "--queue", q, "--json", "--url", url], env)
       expect(stats.code, stats.err).toBe(0)
       expect(JSON.parse(stats.out).queues[0]).toMatchObject({ queue: q, waiting: 0, active: 0 })
       // without the CA the CLI refuses the certificate, in one line
-      const refused = await leaseq(["stats", "--queue", q, "--url", url])
+      const refused = await runCli(["stats", "--queue", q, "--url", url])
       expect(refused.code).toBe(1)
       expect(refused.err).toMatch(/certificate/i)
       expect(refused.err + sweep.out + stats.out).not.toContain(PASSWORD)

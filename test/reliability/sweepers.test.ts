@@ -5,8 +5,6 @@
  * expired lease is reclaimed exactly once: the queue's lost-lease counter, the sum of
  * what the sweepers report, and each job's own lost count all agree.
  */
-import { spawn } from "node:child_process"
-import { join } from "node:path"
 import { Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -14,8 +12,9 @@ import { makeCommands } from "../../src/engine/Commands.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
+import { type Finished, runCli } from "../support/child.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { COMPILE_CACHE, ROOT, report, size, until } from "./support.ts"
+import { report, size, until } from "./support.ts"
 
 const name = queueNamer("rel-sweepers")
 /** Leases engineered to expire, in batches of BATCH, spread over SPREAD_MS. */
@@ -35,35 +34,8 @@ afterAll(() => {
 })
 
 /** Run `leaseq sweep` once (from source, on this Node); resolves with its exit code and JSON. */
-const cliSweep = (queue: string): Promise<{ code: number | null; out: string; err: string }> =>
-  new Promise((resolve, reject) => {
-    const { REDIS_URL: _, ...env } = process.env
-    const child = spawn(
-      process.execPath,
-      [
-        join(ROOT, "src/cli/main.ts"),
-        "sweep",
-        "--url",
-        redisUrl(),
-        "--queue",
-        queue,
-        "--limit",
-        String(LIMIT),
-        "--json",
-      ],
-      { env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...env }, stdio: ["ignore", "pipe", "pipe"] },
-    )
-    let out = ""
-    let err = ""
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString()
-    })
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString()
-    })
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, out, err }))
-  })
+const cliSweep = (queue: string): Promise<Finished> =>
+  runCli(["sweep", "--url", redisUrl(), "--queue", queue, "--limit", String(LIMIT), "--json"])
 
 describe("sweepers racing", () => {
   it(`${IN_PROCESS} in-process sweepers and ${CLI} leaseq sweep loops at once: ${EXPIRED} expired leases, each reclaimed exactly once`, async () => {

@@ -3,7 +3,8 @@
  * stdout read line by line with the time each line arrived, its stderr collected, and a
  * SIGKILL registered as the test's cleanup the moment it starts (so a failed assertion
  * never leaves a process behind). `startWorkerChild` runs the one worker fixture,
- * test/fixtures/chaos-worker.ts (its header lists the modes and the lines it prints).
+ * test/fixtures/chaos-worker.ts (its header lists the modes and the lines it prints);
+ * `runCli` runs the `leaseq` command from source to its end.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { tmpdir } from "node:os"
@@ -11,8 +12,10 @@ import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
 import { onCleanup } from "./cleanup.ts"
 
+const ROOT = resolve(import.meta.dirname, "../..")
+
 /** The worker fixture run in a child process. */
-export const CHAOS_WORKER = join(resolve(import.meta.dirname, "../.."), "test/fixtures/chaos-worker.ts")
+export const CHAOS_WORKER = join(ROOT, "test/fixtures/chaos-worker.ts")
 
 /** One line a child printed, with the wall-clock time the test received it. */
 export interface Line {
@@ -122,3 +125,36 @@ export const startWorkerChild = (
   options: Record<string, unknown>,
   env: NodeJS.ProcessEnv = {},
 ): Child => startChild(CHAOS_WORKER, [url, queue, mode, JSON.stringify(options)], env)
+
+/** What a finished process left: its exit code and everything it wrote. */
+export interface Finished {
+  readonly code: number | null
+  readonly out: string
+  readonly err: string
+}
+
+/**
+ * Run the `leaseq` CLI from source (`src/cli/main.ts`) on this Node until it exits, with
+ * `REDIS_URL` removed from its environment (so it uses only what `args` and `env` say).
+ */
+export const runCli = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}): Promise<Finished> =>
+  new Promise((resolveRun, reject) => {
+    const { REDIS_URL: _, ...base } = process.env
+    const proc = spawn(process.execPath, [join(ROOT, "src/cli/main.ts"), ...args], {
+      env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...base, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    })
+    onCleanup(() => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL")
+    })
+    let out = ""
+    let err = ""
+    proc.stdout.on("data", (d: Buffer) => {
+      out += d.toString()
+    })
+    proc.stderr.on("data", (d: Buffer) => {
+      err += d.toString()
+    })
+    proc.on("error", reject)
+    proc.on("close", (code) => resolveRun({ code, out, err }))
+  })
