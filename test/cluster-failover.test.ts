@@ -7,10 +7,11 @@
 import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../src/engine/Keys.ts"
-import { NotReplicated, Queue, Worker } from "../src/index.ts"
+import { NotReplicated } from "../src/index.ts"
 import { keySlot } from "../src/redis/Slot.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
 import { hasRedisCli, type LocalCluster, startCluster } from "./support/cluster.ts"
+import { useQueue, useWorker } from "./support/use.ts"
 
 let cluster: LocalCluster
 const conn = () => ({ cluster: cluster.startup })
@@ -42,8 +43,8 @@ describe.skipIf(!hasRedisCli())("durability: WAIT for replicas on the node that 
   it("an add resolves once its replica has it; asking for more replicas than exist rejects, job kept", async () => {
     const keys = queueKeys("dur", "d1")
     const { replica } = await placement("dur", "d1")
-    const queue = new Queue("dur", { connection: conn(), prefix: "d1", durability: durable })
-    const greedy = new Queue("dur", { connection: conn(), prefix: "d1", durability: { replicas: 2, timeoutMs: 50 } })
+    const queue = useQueue("dur", { connection: conn(), prefix: "d1", durability: durable })
+    const greedy = useQueue("dur", { connection: conn(), prefix: "d1", durability: { replicas: 2, timeoutMs: 50 } })
     try {
       const id = await queue.add({ a: 1 })
       const onReplica = await replica.lrange(keys.wait, 0, -1) // read at once, no polling: WAIT said it is there
@@ -69,8 +70,8 @@ describe.skipIf(!hasRedisCli())("durability: WAIT for replicas on the node that 
     const secondary = await startRedisServer({ args: ["--replicaof", "127.0.0.1", String(primary.port)] })
     const raw = new Redis(primary.port, "127.0.0.1", { maxRetriesPerRequest: 1 })
     raw.on("error", () => {})
-    const queue = new Queue("solo", { connection: primary.url, durability: durable })
-    const greedy = new Queue("solo", { connection: primary.url, durability: { replicas: 2, timeoutMs: 50 } })
+    const queue = useQueue("solo", { connection: primary.url, durability: durable })
+    const greedy = useQueue("solo", { connection: primary.url, durability: { replicas: 2, timeoutMs: 50 } })
     try {
       await poll(async () => /slave0:.*state=online/.test(String(await raw.call("INFO", "replication"))))
       await queue.add(1)
@@ -84,36 +85,32 @@ describe.skipIf(!hasRedisCli())("durability: WAIT for replicas on the node that 
   })
 
   it("a worker's complete waits too; one not confirmed is an error event, and the job stays completed", async () => {
-    const queue = new Queue("durw", { connection: conn(), prefix: "d2" })
+    const queue = useQueue("durw", { connection: conn(), prefix: "d2" })
     const options = { connection: conn(), prefix: "d2" }
-    try {
-      const [first] = await queue.addBulk([{ payload: 1 }])
-      const worker = new Worker("durw", async () => "ok", { ...options, durability: durable })
-      const done = await new Promise<string>((resolve) => worker.on("completed", (job) => resolve(job.id)))
-      await worker.close()
-      expect(done).toBe(first)
-      const [second] = await queue.addBulk([{ payload: 2 }])
-      const greedy = new Worker("durw", async () => "ok", { ...options, durability: { replicas: 2, timeoutMs: 50 } })
-      let completed = 0
-      greedy.on("completed", () => completed++)
-      const error = await new Promise<unknown>((resolve) => greedy.on("error", resolve))
-      await greedy.close()
-      expect(error).toBeInstanceOf(NotReplicated)
-      expect(error).toMatchObject({ operation: "complete", replicas: 2, acknowledged: 1 })
-      expect(completed).toBe(0) // not reported as completed…
-      const stats = await queue.stats() // …yet written on the master: it does not run again
-      expect(stats).toMatchObject({ waiting: 0, active: 0 })
-      expect(stats.counters.completed).toBe(2)
-      expect(second).toBeDefined()
-    } finally {
-      await queue.close()
-    }
+    const [first] = await queue.addBulk([{ payload: 1 }])
+    const worker = useWorker("durw", async () => "ok", { ...options, durability: durable })
+    const done = await new Promise<string>((resolve) => worker.on("completed", (job) => resolve(job.id)))
+    await worker.close()
+    expect(done).toBe(first)
+    const [second] = await queue.addBulk([{ payload: 2 }])
+    const greedy = useWorker("durw", async () => "ok", { ...options, durability: { replicas: 2, timeoutMs: 50 } })
+    let completed = 0
+    greedy.on("completed", () => completed++)
+    const error = await new Promise<unknown>((resolve) => greedy.on("error", resolve))
+    await greedy.close()
+    expect(error).toBeInstanceOf(NotReplicated)
+    expect(error).toMatchObject({ operation: "complete", replicas: 2, acknowledged: 1 })
+    expect(completed).toBe(0) // not reported as completed…
+    const stats = await queue.stats() // …yet written on the master: it does not run again
+    expect(stats).toMatchObject({ waiting: 0, active: 0 })
+    expect(stats.counters.completed).toBe(2)
+    expect(second).toBeDefined()
   })
 
   it("what durability costs: add throughput with and without (printed)", async () => {
     const lines: string[] = []
     for (const mode of ["off", "on"] as const) {
-      const queue = new Queue(`cost-${mode}`, {
+      const queue = useQueue(`cost-${mode}`, {
         connection: conn(),
         prefix: "cost",
         ...(mode === "on" ? { durability: durable } : {}),
@@ -148,12 +145,12 @@ const scenario = async (prefix: string, withDurability: boolean) => {
   const name = "fo"
   const total = 1200
   const extra = withDurability ? { durability: durable } : {}
-  const queue = new Queue<{ n: number }>(name, { connection: conn(), prefix, ...extra })
+  const queue = useQueue<{ n: number }>(name, { connection: conn(), prefix, ...extra })
   const runs = new Map<number, number>()
   // while the master is cut off, handlers hold their jobs: only what Redis keeps decides
   let gate: Promise<void> | undefined
   let openGate = () => {}
-  const worker = new Worker<{ n: number }>(
+  const worker = useWorker<{ n: number }>(
     name,
     async (job) => {
       runs.set(job.payload.n, (runs.get(job.payload.n) ?? 0) + 1)

@@ -10,10 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands, type NewJob } from "../src/engine/Commands.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
-import { Queue, Worker } from "../src/index.ts"
+import { Queue } from "../src/index.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
 import { keySlot } from "../src/redis/Slot.ts"
 import { hasRedisCli, type LocalCluster, startCluster } from "./support/cluster.ts"
+import { useQueue, useWorker } from "./support/use.ts"
 
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
 let cluster: LocalCluster
@@ -124,8 +125,8 @@ describe.skipIf(!hasRedisCli())("on a 3-master Redis Cluster", () => {
     const borrowed = new Cluster([...cluster.startup], { enableAutoPipelining: true })
     borrowed.on("error", () => {})
     const name = "wake"
-    const queue = new Queue<{ n: number }>(name, { connection: borrowed, prefix: "bw" })
-    const worker = new Worker<{ n: number }>(name, async (job) => job.payload.n + 1, {
+    const queue = useQueue<{ n: number }>(name, { connection: borrowed, prefix: "bw" })
+    const worker = useWorker<{ n: number }>(name, async (job) => job.payload.n + 1, {
       connection: borrowed,
       prefix: "bw",
       blockTimeoutMs: 300_000,
@@ -146,28 +147,24 @@ describe.skipIf(!hasRedisCli())("on a 3-master Redis Cluster", () => {
   })
 
   it("after SCRIPT FLUSH on every master, each call reloads its script on its node (NOSCRIPT → EVAL)", async () => {
-    const queue = new Queue("flushed", { connection: conn(), prefix: "fl" })
+    const queue = useQueue("flushed", { connection: conn(), prefix: "fl" })
     const { raw } = await home(queueKeys("flushed", "fl").meta)
     const loaded = async () => (await raw.call("SCRIPT", "EXISTS", Scripts.add.sha, Scripts.reserve.sha)) as number[]
-    try {
-      await queue.add(1)
-      expect((await loaded())[0]).toBe(1)
-      for (const m of await cluster.masters()) await cluster.raw(m.port).call("SCRIPT", "FLUSH")
-      expect(await loaded()).toEqual([0, 0])
-      await queue.addBulk([{ payload: 2 }, { payload: 3 }])
-      const done: unknown[] = []
-      const worker = new Worker("flushed", async (job) => void done.push(job.payload), {
-        connection: conn(),
-        prefix: "fl",
-        concurrency: 3,
-      })
-      while (done.length < 3) await once(worker, "completed")
-      await worker.close()
-      expect(done.sort()).toEqual([1, 2, 3])
-      expect(await queue.stats()).toMatchObject({ waiting: 0, active: 0 })
-      expect(await loaded()).toEqual([1, 1]) // EVAL loaded them again on that node
-    } finally {
-      await queue.close()
-    }
+    await queue.add(1)
+    expect((await loaded())[0]).toBe(1)
+    for (const m of await cluster.masters()) await cluster.raw(m.port).call("SCRIPT", "FLUSH")
+    expect(await loaded()).toEqual([0, 0])
+    await queue.addBulk([{ payload: 2 }, { payload: 3 }])
+    const done: unknown[] = []
+    const worker = useWorker("flushed", async (job) => void done.push(job.payload), {
+      connection: conn(),
+      prefix: "fl",
+      concurrency: 3,
+    })
+    while (done.length < 3) await once(worker, "completed")
+    await worker.close()
+    expect(done.sort()).toEqual([1, 2, 3])
+    expect(await queue.stats()).toMatchObject({ waiting: 0, active: 0 })
+    expect(await loaded()).toEqual([1, 1]) // EVAL loaded them again on that node
   })
 })

@@ -5,9 +5,9 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { KEY_NAMES } from "../src/engine/Keys.ts"
-import { Queue, Worker } from "../src/index.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
-import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
+import { queueNamer, rawClient } from "./support/redis.ts"
+import { useQueue, useWorker } from "./support/use.ts"
 
 const name = queueNamer("keys")
 let raw: Redis
@@ -36,8 +36,7 @@ const drain = async (
 ) => {
   let settled = 0
   await new Promise<void>((resolve, reject) => {
-    const worker = new Worker<number>(queue, handler, {
-      connection: redisUrl(),
+    const worker = useWorker<number>(queue, handler, {
       concurrency: 100,
       backoff: { type: "fixed", delayMs: 0 },
     })
@@ -53,8 +52,8 @@ describe("no key per job", () => {
   it("after 10,000 jobs pass through a queue its key count is the same as after 1", async () => {
     const one = name("one")
     const many = name("many")
-    const q1 = new Queue<number>(one, { connection: redisUrl() })
-    const qn = new Queue<number>(many, { connection: redisUrl() })
+    const q1 = useQueue<number>(one)
+    const qn = useQueue<number>(many)
     await q1.add(0, { maxAttempts: 1 })
     await drain(one, 1, async () => {})
     for (let i = 0; i < 10_000; i += 2_000) {
@@ -75,8 +74,6 @@ describe("no key per job", () => {
     expect(suffixes(after).filter((s) => !["dead", "err", "data", "max", "fails"].includes(s))).toEqual(
       suffixes(afterOne),
     )
-    await q1.close()
-    await qn.close()
   })
 })
 
@@ -89,14 +86,14 @@ describe("every key declared", () => {
     monitor.on("monitor", (_time: string, args: string[], source: string) => events.push({ source, args }))
     try {
       const q = "lifecycle"
-      const queue = new Queue<number>(q, { connection: server.url })
+      const queue = useQueue<number>(q, { connection: server.url })
       await queue.add(1, { dedupeKey: "d", dedupeTtlMs: 10 })
       await queue.add(2, { delayMs: 1 })
       await queue.addBulk([{ payload: 3, options: { maxAttempts: 1 } }, { payload: 4 }])
       let released = false
       await new Promise<void>((resolve) => {
         let n = 0
-        const worker = new Worker<number>(
+        const worker = useWorker<number>(
           q,
           async (job) => {
             if (job.payload === 3) throw new Error("to dead")
@@ -120,7 +117,7 @@ describe("every key declared", () => {
       // release and sweep paths
       await queue.add(5)
       await new Promise<void>((resolve) => {
-        const worker = new Worker<number>(
+        const worker = useWorker<number>(
           q,
           async (job) => {
             released = true

@@ -16,6 +16,7 @@ import { connect } from "../../src/redis/Client.ts"
 import { freePort, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { runCli } from "../support/child.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 import { redisNow, until } from "./support.ts"
 
 const name = queueNamer("rel-bad")
@@ -138,7 +139,7 @@ describe("Promise face", () => {
   }
 
   it("an unreachable host: add rejects with RedisUnavailable naming the host", async () => {
-    const unreachable = new Queue(q, {
+    const unreachable = useQueue(q, {
       connection: {
         host: "leaseq-unreachable.invalid",
         port: 6379,
@@ -146,68 +147,50 @@ describe("Promise face", () => {
         retryStrategy: () => null,
       },
     })
-    try {
-      await refuses(
-        () => caught(() => unreachable.add("x")),
-        { tag: "RedisUnavailable" },
-        /Redis unavailable at leaseq-unreachable\.invalid:6379: /,
-      )
-    } finally {
-      await unreachable.close()
-    }
+    await refuses(
+      () => caught(() => unreachable.add("x")),
+      { tag: "RedisUnavailable" },
+      /Redis unavailable at leaseq-unreachable\.invalid:6379: /,
+    )
   })
 
   it("Redis down at start: a worker's ready rejects with RedisUnavailable naming the address, and close returns", async () => {
     const port = await freePort()
     const connection = { host: "127.0.0.1", port, maxRetriesPerRequest: 1, retryStrategy: () => null }
-    const worker = new Worker(q, async () => {}, { connection })
-    const producer = new Queue(q, { connection })
-    try {
-      await refuses(
-        () => caught(() => worker.ready),
-        { tag: "RedisUnavailable" },
-        new RegExp(`Redis unavailable at 127\\.0\\.0\\.1:${port}: `),
-      )
-      await refuses(
-        () => caught(() => producer.add("x")),
-        { tag: "RedisUnavailable" },
-        new RegExp(`Redis unavailable at 127\\.0\\.0\\.1:${port}: `),
-      )
-    } finally {
-      await worker.close()
-      await producer.close()
-    }
+    const worker = useWorker(q, async () => {}, { connection })
+    const producer = useQueue(q, { connection })
+    await refuses(
+      () => caught(() => worker.ready),
+      { tag: "RedisUnavailable" },
+      new RegExp(`Redis unavailable at 127\\.0\\.0\\.1:${port}: `),
+    )
+    await refuses(
+      () => caught(() => producer.add("x")),
+      { tag: "RedisUnavailable" },
+      new RegExp(`Redis unavailable at 127\\.0\\.0\\.1:${port}: `),
+    )
   })
 
   it("a queue written with another layout version: producers and workers refuse it, naming both versions", async () => {
     const other = name("layout")
     await raw.hset(queueKeys(other).meta, "layout", "99")
-    const producer = new Queue(other, { connection: redisUrl() })
-    const worker = new Worker(other, async () => {}, { connection: redisUrl() })
-    try {
-      const why = new RegExp(`queue ${other} uses key layout version "99", this leaseq speaks version "1"`)
-      await refuses(() => caught(() => producer.add("x")), { tag: "LayoutMismatch" }, why, [other])
-      await refuses(() => caught(() => worker.ready), { tag: "LayoutMismatch" }, why, [other])
-    } finally {
-      await worker.close()
-      await producer.close()
-    }
+    const producer = useQueue(other)
+    const worker = useWorker(other, async () => {})
+    const why = new RegExp(`queue ${other} uses key layout version "99", this leaseq speaks version "1"`)
+    await refuses(() => caught(() => producer.add("x")), { tag: "LayoutMismatch" }, why, [other])
+    await refuses(() => caught(() => worker.ready), { tag: "LayoutMismatch" }, why, [other])
   })
 
   it("a key under the prefix that is not a leaseq key: refused, naming the key and both types", async () => {
     const other = name("foreign")
     await raw.set(queueKeys(other).data, "somebody else's string")
-    const producer = new Queue(other, { connection: redisUrl() })
-    try {
-      await refuses(
-        () => caught(() => producer.add("x")),
-        { tag: "WrongKeyType" },
-        new RegExp(`key leaseq:\\{${other}\\}:data is a string, leaseq expects a hash`),
-        [other],
-      )
-    } finally {
-      await producer.close()
-    }
+    const producer = useQueue(other)
+    await refuses(
+      () => caught(() => producer.add("x")),
+      { tag: "WrongKeyType" },
+      new RegExp(`key leaseq:\\{${other}\\}:data is a string, leaseq expects a hash`),
+      [other],
+    )
   })
 })
 
@@ -314,7 +297,7 @@ describe("CLI", () => {
 
   it("dead purge --all without --yes: exit 2, no dead job deleted", async () => {
     const other = name("cli-dead")
-    const producer = new Queue(other, { connection: redisUrl() })
+    const producer = useQueue(other)
     const client = connect(redisUrl())
     try {
       await producer.add("x", { maxAttempts: 1 })
@@ -344,7 +327,7 @@ describe("a server that may evict keys", () => {
       if ((w as { code?: string }).code === EvictionPolicyWarning.code) warnings.push(w)
     }
     process.on("warning", listen)
-    const evicting = new Queue(q, { connection: server.url })
+    const evicting = useQueue(q, { connection: server.url })
     let worker: Worker | undefined
     try {
       await evicting.add("x")
@@ -354,13 +337,13 @@ describe("a server that may evict keys", () => {
       expect(w.name).toBe(EvictionPolicyWarning.type)
       expect(w.message).toContain(`${server.url} has maxmemory-policy allkeys-lru`)
       expect(w.message).toContain("Set maxmemory-policy noeviction")
-      worker = new Worker(q, async () => {}, { connection: server.url })
+      worker = useWorker(q, async () => {}, { connection: server.url })
       await worker.ready
       await until("the worker's own warning", () => warnings.length === 2)
 
       // a user that may not run INFO: no warning, no error, the queue works
       await admin.call("ACL", "SETUSER", "noinfo", "on", ">noinfo-pw", "~*", "+@all", "-info")
-      const denied = new Queue(name("noinfo"), {
+      const denied = useQueue(name("noinfo"), {
         connection: `redis://noinfo:noinfo-pw@127.0.0.1:${server.port}`,
       })
       try {
@@ -369,7 +352,7 @@ describe("a server that may evict keys", () => {
         await denied.close()
       }
       // a server with noeviction (the suite's): no warning
-      const fine = new Queue(name("fine"), { connection: redisUrl() })
+      const fine = useQueue(name("fine"))
       await fine.add("ok")
       await fine.close()
       await new Promise((r) => setImmediate(r))

@@ -10,9 +10,10 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/Commands.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { type Job, Queue, Worker } from "../../src/index.ts"
+import type { Job, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 import { report, startWorkerChild, tempDir } from "./support.ts"
 
 const name = queueNamer("rel-blocked")
@@ -30,7 +31,7 @@ describe("event loop blocked", () => {
     const q = name()
     const keys = queueKeys(q)
     const release = join(tmp.dir, `${q}.unblock`)
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     const blocked = startWorkerChild(redisUrl(), q, "block", { leaseMs: LEASE_MS, sweep: false })
     let other: Worker | undefined
     try {
@@ -41,8 +42,7 @@ describe("event loop blocked", () => {
 
       // another worker (in this process) sweeps, reclaims after the lease, and completes
       const done = new Promise<Job<unknown>>((resolve) => {
-        other = new Worker(q, async () => "ok", {
-          connection: redisUrl(),
+        other = useWorker(q, async () => "ok", {
           leaseMs: LEASE_MS,
           sweep: { intervalMs: 100 },
         })

@@ -8,9 +8,9 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { Queue, Worker } from "../../src/index.ts"
 import { deferred } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 import { TcpProxy, until } from "./support.ts"
 
 const name = queueNamer("rel-exactly-once")
@@ -32,12 +32,12 @@ const drain = async (q: string, n: number) => {
   const runs = new Map<string, number[]>()
   let settled = 0
   const all = deferred()
-  const worker = new Worker(
+  const worker = useWorker(
     q,
     async (job) => {
       runs.set(job.id, [...(runs.get(job.id) ?? []), job.attempt])
     },
-    { connection: redisUrl(), concurrency: 10 },
+    { concurrency: 10 },
   )
   const hit = () => {
     if (++settled === n) all.resolve()
@@ -57,7 +57,7 @@ describe("a lost reply, then a reconnect that re-sends the call", () => {
     const q = name("add")
     const keys = queueKeys(q)
     const proxy = await startProxy()
-    const producer = new Queue(q, { connection: proxy.url })
+    const producer = useQueue(q, { connection: proxy.url })
     try {
       await producer.add("warm-up")
       const resent = async (call: () => Promise<string | string[]>, waiting: number) => {
@@ -93,14 +93,14 @@ describe("a lost reply, then a reconnect that re-sends the call", () => {
     const q = name("reserve")
     const keys = queueKeys(q)
     const proxy = await startProxy()
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     const gate = deferred()
     const firstStarted = deferred()
     const ran: string[] = []
     const completed: string[] = []
     const lost: string[] = []
     const dead: string[] = []
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async (job) => {
         ran.push(job.id)

@@ -8,9 +8,9 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { Queue } from "../../src/index.ts"
 import { freePort, type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
+import { useQueue } from "../support/use.ts"
 import { type Child, report, size, startWorkerChild, tempDir, until } from "./support.ts"
 
 const name = queueNamer("rel-redis-crash")
@@ -35,7 +35,7 @@ describe("Redis crash", () => {
     const port = await freePort()
     let server: LocalRedis = await startRedisServer({ port, dir: tmp.dir, args: AOF })
     const url = server.url
-    const queue = new Queue<{ n: number }>(q, { connection: url })
+    const queue = useQueue<{ n: number }>(q, { connection: url })
     const workers: Child[] = []
     let raw: Redis | undefined
     let producing = true

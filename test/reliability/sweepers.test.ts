@@ -10,10 +10,11 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/Commands.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { Queue, Worker } from "../../src/index.ts"
+import { Queue, type Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { type Finished, runCli } from "../support/child.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 import { report, size, until } from "./support.ts"
 
 const name = queueNamer("rel-sweepers")
@@ -41,7 +42,7 @@ describe("sweepers racing", () => {
   it(`${IN_PROCESS} in-process sweepers and ${CLI} leaseq sweep loops at once: ${EXPIRED} expired leases, each reclaimed exactly once`, async () => {
     const q = name()
     const keys = queueKeys(q)
-    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
+    const queue = useQueue<{ n: number }>(q)
     const sweepQueues = Array.from({ length: IN_PROCESS }, () => new Queue(q, { connection: redisUrl() }))
     const holder = connect(redisUrl())
     const workers: Worker<{ n: number }>[] = []
@@ -101,14 +102,14 @@ describe("sweepers racing", () => {
       // workers process the reclaimed jobs and a stream of fresh ones (long leases: none expires)
       const attempts = new Map<string, number[]>()
       for (let i = 0; i < 2; i++) {
-        const w = new Worker<{ n: number }>(
+        const w = useWorker<{ n: number }>(
           q,
           async (job) => {
             const list = attempts.get(job.id) ?? []
             list.push(job.attempt)
             attempts.set(job.id, list)
           },
-          { connection: redisUrl(), concurrency: 16, leaseMs: 30_000, sweep: false, keepCompleted: EXPIRED + NORMAL },
+          { concurrency: 16, leaseMs: 30_000, sweep: false, keepCompleted: EXPIRED + NORMAL },
         )
         workers.push(w)
       }

@@ -7,9 +7,9 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { Queue, Worker } from "../../src/index.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
-import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { queueNamer, rawClient } from "../support/redis.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 import { type Child, report, size, startWorkerChild, summary, until } from "./support.ts"
 
 const name = queueNamer("rel-crash")
@@ -38,7 +38,7 @@ describe("worker crashes", () => {
     async () => {
       const q = name()
       const keys = queueKeys(q)
-      const queue = new Queue<{ n: number }>(q, { connection: server.url })
+      const queue = useQueue<{ n: number }>(q, { connection: server.url })
       const children: Child[] = []
       const alive = new Set<Child>()
       const kills: Array<{ child: Child; at: number }> = []
@@ -190,17 +190,17 @@ describe("worker crashes", () => {
     // gone and reported "lease-lost" (and aborted the signal) for a job that had completed
     const q = name("race")
     const jobs = size(5_000, 20_000)
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     const lost: string[] = []
     const abortedAfterReturn: string[] = []
     let completed = 0
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async (job) => {
         await new Promise((r) => setTimeout(r, Math.random() * 3))
         job.signal.addEventListener("abort", () => abortedAfterReturn.push(job.id))
       },
-      { connection: redisUrl(), concurrency: 64, leaseMs: 5_000, heartbeatMs: 20, sweep: false },
+      { concurrency: 64, leaseMs: 5_000, heartbeatMs: 20, sweep: false },
     )
     worker.on("lease-lost", (job, reason) => lost.push(`${job.id} ${reason}`))
     const all = new Promise<void>((resolve) =>
@@ -208,18 +208,13 @@ describe("worker crashes", () => {
         if (++completed === jobs) resolve()
       }),
     )
-    try {
-      for (let i = 0; i < jobs; i += 10_000) {
-        await queue.addBulk(Array.from({ length: Math.min(10_000, jobs - i) }, (_, n) => ({ payload: i + n })))
-      }
-      await all
-      expect(lost).toEqual([])
-      expect(abortedAfterReturn).toEqual([])
-      const stats = await queue.stats()
-      expect(stats.counters).toMatchObject({ completed: jobs, lostLeases: 0 })
-    } finally {
-      await worker.close()
-      await queue.close()
+    for (let i = 0; i < jobs; i += 10_000) {
+      await queue.addBulk(Array.from({ length: Math.min(10_000, jobs - i) }, (_, n) => ({ payload: i + n })))
     }
+    await all
+    expect(lost).toEqual([])
+    expect(abortedAfterReturn).toEqual([])
+    const stats = await queue.stats()
+    expect(stats.counters).toMatchObject({ completed: jobs, lostLeases: 0 })
   })
 })
