@@ -168,20 +168,21 @@ const scenario = async (prefix: string, withDurability: boolean) => {
   const { port: master, replica } = await placement(name, prefix)
   replica.disconnect()
   let next = 0
-  const lane = async () => {
-    for (let n = next++; n < total; n = next++) {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          confirmed.set(n, await queue.add({ n }, { dedupeKey: `n${n}` }))
-          break
-        } catch (e) {
-          if (e instanceof NotReplicated) errors.notReplicated++
-          errors.producerRetries++
-          if (attempt > 300) throw e
-          await new Promise((r) => setTimeout(r, 20)) // back off, then add again (same dedupe key)
-        }
+  /** Add job `n` until Redis acknowledges it; the same dedupe key each time, so an add that did land is not stored twice. */
+  const addAcknowledged = async (n: number): Promise<string> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await queue.add({ n }, { dedupeKey: `n${n}` })
+      } catch (e) {
+        if (e instanceof NotReplicated) errors.notReplicated++
+        errors.producerRetries++
+        if (attempt > 300) throw e
+        await new Promise((r) => setTimeout(r, 20)) // back off, then add again (same dedupe key)
       }
     }
+  }
+  const lane = async () => {
+    for (let n = next++; n < total; n = next++) confirmed.set(n, await addAcknowledged(n))
   }
   const producing = Promise.all(Array.from({ length: 4 }, lane))
   await poll(async () => confirmed.size >= total / 3)
