@@ -10,7 +10,9 @@ import { queueKeys } from "../src/engine/Keys.ts"
 import { NotReplicated } from "../src/index.ts"
 import { keySlot } from "../src/redis/Slot.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
+import { onCleanup } from "./support/cleanup.ts"
 import { hasRedisCli, type LocalCluster, startCluster } from "./support/cluster.ts"
+import { rawClient } from "./support/redis.ts"
 import { useQueue, useWorker } from "./support/use.ts"
 
 let cluster: LocalCluster
@@ -43,45 +45,37 @@ describe.skipIf(!hasRedisCli())("durability: WAIT for replicas on the node that 
   it("an add resolves once its replica has it; asking for more replicas than exist rejects, job kept", async () => {
     const keys = queueKeys("dur", "d1")
     const { replica } = await placement("dur", "d1")
+    onCleanup(() => replica.disconnect())
     const queue = useQueue("dur", { connection: conn(), prefix: "d1", durability: durable })
     const greedy = useQueue("dur", { connection: conn(), prefix: "d1", durability: { replicas: 2, timeoutMs: 50 } })
-    try {
-      const id = await queue.add({ a: 1 })
-      const onReplica = await replica.lrange(keys.wait, 0, -1) // read at once, no polling: WAIT said it is there
-      expect(onReplica.filter((entry) => entry.includes(id))).toHaveLength(1)
-      const err = await greedy.add({ a: 2 }).then(
-        () => undefined,
-        (e: unknown) => e,
-      )
-      expect(err).toBeInstanceOf(NotReplicated)
-      const e = err as NotReplicated
-      expect(e).toMatchObject({ operation: "add", replicas: 2, acknowledged: 1, timeoutMs: 50 })
-      expect(e.message).toContain("not yet replicated")
-      expect((await queue.stats()).waiting).toBe(2) // written all the same
-      expect(await queue.verify()).toMatchObject({ violations: 0 })
-    } finally {
-      replica.disconnect()
-      await Promise.all([queue.close(), greedy.close()])
-    }
+    const id = await queue.add({ a: 1 })
+    const onReplica = await replica.lrange(keys.wait, 0, -1) // read at once, no polling: WAIT said it is there
+    expect(onReplica.filter((entry) => entry.includes(id))).toHaveLength(1)
+    const err = await greedy.add({ a: 2 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(err).toBeInstanceOf(NotReplicated)
+    const e = err as NotReplicated
+    expect(e).toMatchObject({ operation: "add", replicas: 2, acknowledged: 1, timeoutMs: 50 })
+    expect(e.message).toContain("not yet replicated")
+    expect((await queue.stats()).waiting).toBe(2) // written all the same
+    expect(await queue.verify()).toMatchObject({ violations: 0 })
   })
 
   it("on a standalone server with one replica, WAIT goes on the same connection", async () => {
     const primary = await startRedisServer()
+    onCleanup(() => primary.stop())
     const secondary = await startRedisServer({ args: ["--replicaof", "127.0.0.1", String(primary.port)] })
-    const raw = new Redis(primary.port, "127.0.0.1", { maxRetriesPerRequest: 1 })
-    raw.on("error", () => {})
+    onCleanup(() => secondary.stop())
+    const raw = rawClient(primary.url)
+    onCleanup(() => raw.disconnect())
     const queue = useQueue("solo", { connection: primary.url, durability: durable })
     const greedy = useQueue("solo", { connection: primary.url, durability: { replicas: 2, timeoutMs: 50 } })
-    try {
-      await poll(async () => /slave0:.*state=online/.test(String(await raw.call("INFO", "replication"))))
-      await queue.add(1)
-      await expect(greedy.add(2)).rejects.toMatchObject({ _tag: "NotReplicated", acknowledged: 1, replicas: 2 })
-      expect((await queue.stats()).waiting).toBe(2)
-    } finally {
-      raw.disconnect()
-      await Promise.all([queue.close(), greedy.close()])
-      await Promise.all([secondary.stop(), primary.stop()])
-    }
+    await poll(async () => /slave0:.*state=online/.test(String(await raw.call("INFO", "replication"))))
+    await queue.add(1)
+    await expect(greedy.add(2)).rejects.toMatchObject({ _tag: "NotReplicated", acknowledged: 1, replicas: 2 })
+    expect((await queue.stats()).waiting).toBe(2)
   })
 
   it("a worker's complete waits too; one not confirmed is an error event, and the job stays completed", async () => {
