@@ -15,6 +15,7 @@ import { Queue, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { freePort, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { runCli } from "../support/child.ts"
+import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 import { redisNow, until } from "./support.ts"
@@ -299,70 +300,57 @@ describe("CLI", () => {
     const other = name("cli-dead")
     const producer = useQueue(other)
     const client = connect(redisUrl())
-    try {
-      await producer.add("x", { maxAttempts: 1 })
-      const { jobs } = await Effect.runPromise(makeCommands(client, queueKeys(other)).reserve(1, 10, 100))
-      await until("the lease expired on the Redis clock", async () => (await redisNow(raw)) > jobs[0]!.deadline)
-      await producer.sweep()
-      expect((await producer.stats()).dead).toBe(1)
-      await refuses(
-        () => leaseq(["dead", "purge", "--url", redisUrl(), "--queue", other, "--all"]),
-        { exit: 2 },
-        /add --yes/,
-        [other],
-      )
-    } finally {
-      await client.close()
-      await producer.close()
-    }
+    onCleanup(() => client.close())
+    await producer.add("x", { maxAttempts: 1 })
+    const { jobs } = await Effect.runPromise(makeCommands(client, queueKeys(other)).reserve(1, 10, 100))
+    await until("the lease expired on the Redis clock", async () => (await redisNow(raw)) > jobs[0]!.deadline)
+    await producer.sweep()
+    expect((await producer.stats()).dead).toBe(1)
+    await refuses(
+      () => leaseq(["dead", "purge", "--url", redisUrl(), "--queue", other, "--all"]),
+      { exit: 2 },
+      /add --yes/,
+      [other],
+    )
   })
 })
 
 describe("a server that may evict keys", () => {
   it("maxmemory-policy allkeys-lru: one loud warning per client naming the policy and noeviction; none when INFO is denied", async () => {
     const server = await startRedisServer({ args: ["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"] })
+    onCleanup(() => server.stop())
     const admin = rawClient(server.url)
+    onCleanup(() => admin.disconnect())
     const warnings: Array<Error & { code?: string }> = []
     const listen = (w: Error) => {
       if ((w as { code?: string }).code === EvictionPolicyWarning.code) warnings.push(w)
     }
     process.on("warning", listen)
+    onCleanup(() => process.off("warning", listen))
     const evicting = useQueue(q, { connection: server.url })
-    let worker: Worker | undefined
-    try {
-      await evicting.add("x")
-      await evicting.add("y")
-      await until("the producer's warning", () => warnings.length === 1)
-      const w = warnings[0]!
-      expect(w.name).toBe(EvictionPolicyWarning.type)
-      expect(w.message).toContain(`${server.url} has maxmemory-policy allkeys-lru`)
-      expect(w.message).toContain("Set maxmemory-policy noeviction")
-      worker = useWorker(q, async () => {}, { connection: server.url })
-      await worker.ready
-      await until("the worker's own warning", () => warnings.length === 2)
+    await evicting.add("x")
+    await evicting.add("y")
+    await until("the producer's warning", () => warnings.length === 1)
+    const w = warnings[0]!
+    expect(w.name).toBe(EvictionPolicyWarning.type)
+    expect(w.message).toContain(`${server.url} has maxmemory-policy allkeys-lru`)
+    expect(w.message).toContain("Set maxmemory-policy noeviction")
+    const worker = useWorker(q, async () => {}, { connection: server.url })
+    await worker.ready
+    await until("the worker's own warning", () => warnings.length === 2)
 
-      // a user that may not run INFO: no warning, no error, the queue works
-      await admin.call("ACL", "SETUSER", "noinfo", "on", ">noinfo-pw", "~*", "+@all", "-info")
-      const denied = useQueue(name("noinfo"), {
-        connection: `redis://noinfo:noinfo-pw@127.0.0.1:${server.port}`,
-      })
-      try {
-        expect(await denied.add("z")).toMatch(/^[0-9A-Z]{26}$/)
-      } finally {
-        await denied.close()
-      }
-      // a server with noeviction (the suite's): no warning
-      const fine = useQueue(name("fine"))
-      await fine.add("ok")
-      await fine.close()
-      await new Promise((r) => setImmediate(r))
-      expect(warnings).toHaveLength(2)
-    } finally {
-      process.off("warning", listen)
-      await worker?.close()
-      await evicting.close()
-      admin.disconnect()
-      await server.stop()
-    }
+    // a user that may not run INFO: no warning, no error, the queue works
+    await admin.call("ACL", "SETUSER", "noinfo", "on", ">noinfo-pw", "~*", "+@all", "-info")
+    const denied = useQueue(name("noinfo"), {
+      connection: `redis://noinfo:noinfo-pw@127.0.0.1:${server.port}`,
+    })
+    expect(await denied.add("z")).toMatch(/^[0-9A-Z]{26}$/)
+    await denied.close()
+    // a server with noeviction (the suite's): no warning
+    const fine = useQueue(name("fine"))
+    await fine.add("ok")
+    await fine.close()
+    await new Promise((r) => setImmediate(r))
+    expect(warnings).toHaveLength(2)
   })
 })
