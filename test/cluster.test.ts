@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands, type NewJob } from "../src/engine/Commands.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
-import { Queue } from "../src/index.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
 import { keySlot } from "../src/redis/Slot.ts"
 import { hasRedisCli, type LocalCluster, startCluster } from "./support/cluster.ts"
@@ -70,27 +69,23 @@ describe.skipIf(!hasRedisCli())("on a 3-master Redis Cluster", () => {
   it("many queues spread over all 3 masters: each queue's keys live on the master of its slot", async () => {
     const prefix = "spread"
     const names = Array.from({ length: 12 }, (_, i) => `q${i}`)
-    const queues = names.map((n) => new Queue(n, { connection: conn(), prefix }))
-    try {
-      await Promise.all(queues.map((q, i) => q.add({ i })))
-      const homes = new Set<number>()
-      for (const n of names) {
-        const keys = queueKeys(n, prefix)
-        const slots = new Set([keys.meta, keys.wait, keys.data].map(keySlot))
-        expect(slots.size, "one queue, one slot").toBe(1)
-        const { port } = await home(keys.meta)
-        homes.add(port)
-        const slot = keySlot(keys.meta)
-        for (const m of await cluster.masters()) {
-          const here = (await cluster.raw(m.port).call("CLUSTER", "GETKEYSINSLOT", slot, 100)) as string[]
-          expect(here.includes(keys.wait), `${keys.wait} on ${m.port}`).toBe(m.port === port)
-        }
+    const queues = names.map((n) => useQueue(n, { connection: conn(), prefix }))
+    await Promise.all(queues.map((q, i) => q.add({ i })))
+    const homes = new Set<number>()
+    for (const n of names) {
+      const keys = queueKeys(n, prefix)
+      const slots = new Set([keys.meta, keys.wait, keys.data].map(keySlot))
+      expect(slots.size, "one queue, one slot").toBe(1)
+      const { port } = await home(keys.meta)
+      homes.add(port)
+      const slot = keySlot(keys.meta)
+      for (const m of await cluster.masters()) {
+        const here = (await cluster.raw(m.port).call("CLUSTER", "GETKEYSINSLOT", slot, 100)) as string[]
+        expect(here.includes(keys.wait), `${keys.wait} on ${m.port}`).toBe(m.port === port)
       }
-      expect(homes.size).toBe(3)
-      for (const q of queues) expect((await q.stats()).waiting).toBe(1)
-    } finally {
-      await Promise.all(queues.map((q) => q.close()))
     }
+    expect(homes.size).toBe(3)
+    for (const q of queues) expect((await q.stats()).waiting).toBe(1)
   })
 
   it("the lifecycle runs unchanged: add, reserve, extend, complete, fail, sweep, dead", async () => {
