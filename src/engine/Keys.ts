@@ -78,8 +78,11 @@ export const KEY_TYPES = {
   reqs: "hash",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset">
 
+/** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
+export type KeyName = keyof typeof KEY_TYPES
+
 /** The suffixes, in a fixed order (meta first). */
-export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<keyof typeof KEY_TYPES>
+export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
 
 const QUEUE_NAME = /^[A-Za-z0-9._-]{1,100}$/
 const PREFIX = /^[A-Za-z0-9._:-]{1,100}$/

@@ -15,7 +15,7 @@ const newCluster = (nodes: Array<string | ClusterNode>, options: ClusterOptions)
   new Cluster(nodes, options as never)
 
 import { InvalidOptions } from "../engine/Errors.ts"
-import type { Script } from "../engine/Scripts.ts"
+import type { Script } from "../engine/scripts/Script.ts"
 import { keySlot } from "./Slot.ts"
 
 /** What `connection` accepts: a URL, ioredis options, an ioredis client or cluster, or cluster nodes. */
