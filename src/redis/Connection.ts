@@ -5,8 +5,8 @@
  * closes gracefully within a bound.
  */
 import { Cluster, type Redis } from "ioredis"
-import type { RedisClient } from "./Client.ts"
 import { isNoScript, scriptThenWaitOn } from "./Eval.ts"
+import type { RedisClient } from "./Interface.ts"
 import { redactText } from "./Redact.ts"
 
 /** Connections leaseq opened and has not closed yet (the test suite's leak check reads this). */

@@ -3,7 +3,7 @@
  * only once the connection is ready and rejects with {@link NoAnswer} when no answer
  * came in time, telling a call never sent from one that may have run.
  */
-import type { RedisClient } from "./Client.ts"
+import type { RedisClient } from "./Interface.ts"
 import { redactText } from "./Redact.ts"
 
 /**

@@ -6,7 +6,7 @@
  */
 import { Cluster, type Redis } from "ioredis"
 import type { Script } from "../engine/scripts/Script.ts"
-import type { WaitedReply } from "./Client.ts"
+import type { WaitedReply } from "./Interface.ts"
 import { keySlot } from "./Slot.ts"
 
 /** The reply Redis gives EVALSHA of a script it does not hold (after a restart, a failover, SCRIPT FLUSH). */
