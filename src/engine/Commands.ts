@@ -92,11 +92,13 @@ export const addJobs = (
   requestId: string = newRequestId(),
 ): Effect.Effect<Array<string>, ScriptFailure> => runScript(client, keys, Scripts.add, { requestId, jobs })
 
-/** The scripts of one queue, as Effects. */
-export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
-  // each script's KEYS for this queue, built on its first call
+/** A script call for one queue, as {@link runScript} with the queue's keys. */
+type Run = <In, Out>(script: ScriptDef<In, Out>, input: In) => Effect.Effect<Out, ScriptFailure>
+
+/** {@link runScript} for the queue of `keys`, each script's KEYS built on its first call and kept. */
+const runner = (client: RedisClient, keys: QueueKeys): Run => {
   const keysOf = new Map<ScriptDef<never, unknown>, ReadonlyArray<string>>()
-  const run = <In, Out>(script: ScriptDef<In, Out>, input: In): Effect.Effect<Out, ScriptFailure> => {
+  return (script, input) => {
     let callKeys = keysOf.get(script)
     if (callKeys === undefined) {
       callKeys = scriptKeys(script, keys)
@@ -104,22 +106,12 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
     }
     return runScript(client, keys, script, input, callKeys)
   }
+}
+
+/** The calls about leased jobs: reserve, extend, complete, fail, release. */
+const leaseCommands = (run: Run) => {
   const defaultWorkerId = newWorkerId()
-
   return {
-    keys,
-    client,
-    /** Check once that the queue's keys are leaseq's and the layout is known. */
-    open: run(Scripts.open, undefined),
-
-    /**
-     * Add jobs in one call. `requestId` (default: a fresh random id) marks the call: a
-     * second run of the same call (a re-send by the client after a lost reply) writes
-     * nothing and answers the same ids. The id is drawn when this Effect is built, so
-     * running the same Effect again repeats the same call. Pass an id only to repeat a call.
-     */
-    add: (jobs: ReadonlyArray<NewJob>, requestId: string = newRequestId()) => run(Scripts.add, { requestId, jobs }),
-
     /**
      * Lease up to `count` jobs. `completes` (a worker's finished jobs) are acknowledged
      * first in the same call, exactly as `complete` would: `completed[i]` says which held.
@@ -163,26 +155,50 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
      * lease was lost. Any number of leases: chunks of {@link SCRIPT_CHUNK}, each atomic.
      */
     release: (leases: ReadonlyArray<LeaseRef>) => chunked(leases, (part) => run(Scripts.release, part)),
+  }
+}
 
-    /** One bounded sweep call: at most `limit` of each kind of work (see lua/sweep.lua). */
-    sweep: (limit: number) => run(Scripts.sweep, limit),
+/** The operator's calls: sweep, stats, the dead jobs, verify. */
+const adminCommands = (run: Run, client: RedisClient, keys: QueueKeys) => ({
+  /** One bounded sweep call: at most `limit` of each kind of work (see lua/sweep.lua). */
+  sweep: (limit: number) => run(Scripts.sweep, limit),
 
-    /** Counts and counters of the queue. */
-    stats: run(Scripts.stats, undefined).pipe(Effect.map((s) => ({ queue: keys.queue, ...s }))),
+  /** Counts and counters of the queue. */
+  stats: run(Scripts.stats, undefined).pipe(Effect.map((s) => ({ queue: keys.queue, ...s }))),
 
-    /** A page of dead jobs from `offset` (0 = the oldest death), and how many are dead. Read-only: never refused. */
-    deadList: (offset: number, count: number) =>
-      sendScript(client, keys, Scripts.deadList, { offset, count }).pipe(Effect.map(Scripts.deadList.decode)),
+  /** A page of dead jobs from `offset` (0 = the oldest death), and how many are dead. Read-only: never refused. */
+  deadList: (offset: number, count: number) =>
+    sendScript(client, keys, Scripts.deadList, { offset, count }).pipe(Effect.map(Scripts.deadList.decode)),
 
-    /** Dead jobs back to wait: these ids, or the oldest `all`. */
-    deadRetry: (target: DeadTarget) => run(Scripts.deadRetry, target),
+  /** Dead jobs back to wait: these ids, or the oldest `all`. */
+  deadRetry: (target: DeadTarget) => run(Scripts.deadRetry, target),
 
-    /** Dead jobs deleted: these ids, or the oldest `all`. */
-    deadPurge: (target: DeadTarget) => run(Scripts.deadPurge, target),
+  /** Dead jobs deleted: these ids, or the oldest `all`. */
+  deadPurge: (target: DeadTarget) => run(Scripts.deadPurge, target),
 
-    /** Check the queue's invariants page by page (see Verify.ts). Defaults: 100 lines, pages of 100. */
-    verify: (maxLines: number = DEFAULT_VERIFY_LINES, pageSize: number = DEFAULT_VERIFY_PAGE) =>
-      verifyQueue(run, { maxLines, pageSize }),
+  /** Check the queue's invariants page by page (see Verify.ts). Defaults: 100 lines, pages of 100. */
+  verify: (maxLines: number = DEFAULT_VERIFY_LINES, pageSize: number = DEFAULT_VERIFY_PAGE) =>
+    verifyQueue(run, { maxLines, pageSize }),
+})
+
+/** The scripts of one queue, as Effects. */
+export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
+  const run = runner(client, keys)
+  return {
+    keys,
+    client,
+    /** Check once that the queue's keys are leaseq's and the layout is known. */
+    open: run(Scripts.open, undefined),
+
+    /**
+     * Add jobs in one call. `requestId` (default: a fresh random id) marks the call: a
+     * second run of the same call (a re-send by the client after a lost reply) writes
+     * nothing and answers the same ids. The id is drawn when this Effect is built, so
+     * running the same Effect again repeats the same call. Pass an id only to repeat a call.
+     */
+    add: (jobs: ReadonlyArray<NewJob>, requestId: string = newRequestId()) => run(Scripts.add, { requestId, jobs }),
+    ...leaseCommands(run),
+    ...adminCommands(run, client, keys),
   }
 }
 
