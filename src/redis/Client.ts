@@ -35,6 +35,9 @@ export type ConnectionOption =
   | Cluster
   | { readonly cluster: ReadonlyArray<string | ClusterNode>; readonly options?: ClusterOptions }
 
+/** The Redis used when no connection is given and `REDIS_URL` is not set. */
+export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"
+
 /** Defaults applied to connections leaseq creates itself. */
 const DEFAULTS: RedisOptions = {
   // leaseq batches explicitly (Batcher); ioredis auto-pipelining would hold each command
@@ -69,7 +72,7 @@ export const connect = (connection: ConnectionOption | undefined, options: Conne
     return wrap(connection, false, describe, onError)
   }
   if (connection === undefined || typeof connection === "string") {
-    const url = connection ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379"
+    const url = connection ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL
     if (!/^rediss?:\/\//.test(url)) {
       throw new InvalidOptions({
         field: "connection",
