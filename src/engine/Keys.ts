@@ -55,6 +55,11 @@ export interface QueueKeys {
   readonly receiptsAt: string
   /** HASH worker id -> its last reserve call (request id, time, rider statuses, leases), to answer a re-send. */
   readonly reqs: string
+  /**
+   * STREAM of job events (added, active, completed, …), written by the scripts that change
+   * a job's state and capped near the queue's event retention (meta field `eventsMaxLen`).
+   */
+  readonly events: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -78,7 +83,8 @@ export const KEY_TYPES = {
   receipts: "hash",
   receiptsAt: "zset",
   reqs: "hash",
-} as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset">
+  events: "stream",
+} as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
 export type KeyName = keyof typeof KEY_TYPES

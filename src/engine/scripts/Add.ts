@@ -21,7 +21,7 @@ export interface AddInput {
 /** `add`: the id of each job (for a deduplicated job, the id of the job holding its key). */
 export const add = defineScript({
   name: "add",
-  keys: ["wait", "delayed", "marker", "meta", "data", "max", "dedupe", "dedupeid", "receipts", "receiptsAt"],
+  keys: ["wait", "delayed", "marker", "meta", "data", "max", "dedupe", "dedupeid", "receipts", "receiptsAt", "events"],
   argv: ["layout", "requestId", "n"],
   rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs"],
   args: ({ requestId, jobs }: AddInput): Argv => {
