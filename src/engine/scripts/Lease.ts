@@ -34,6 +34,15 @@ export interface Reserved {
   readonly completed: ReadonlyArray<boolean>
 }
 
+/** Most jobs a worker asks for in one reserve call (the script takes 1 to 1000). */
+export const RESERVE_MAX_JOBS = 500
+
+/** Most due delayed jobs one reserve call promotes (the script takes at most 1000). */
+export const RESERVE_PROMOTE_LIMIT = 500
+
+/** Most completions that ride one reserve call: 3 ARGV each, and Lua unpacks only a few thousand values at once. */
+export const RESERVE_MAX_RIDERS = 500
+
 /** One reserve call (see {@link reserve}). */
 export interface ReserveInput {
   readonly workerId: string
