@@ -11,9 +11,9 @@ import { addJobs, type Commands, makeCommands, type NewJob, type QueueStats, typ
 import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { checkJobOptions, type JobOptions, newJob, type ResolvedJobOptions } from "./Job.ts"
-import { checkPrefix, DEFAULT_PREFIX, queueKeys } from "./Keys.ts"
+import { checkPrefix, DEFAULT_PREFIX, type QueueKeys, queueKeys } from "./Keys.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
-import { type Checked, checkInteger, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "./Validate.ts"
+import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "./Validate.ts"
 
 /** Options shared by both faces' queues. */
 export interface QueueSettingsInput {
@@ -149,6 +149,55 @@ export const readOnly = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
   )
 
 /**
+ * Single adds made while one is in flight go out together in one script call (at most
+ * 1000 jobs, `maxCallBytes`), through `bounded` by the earliest deadline among them (so
+ * none waits past its own).
+ */
+const makeAdder = (bounded: (until: number) => RedisClient, keys: QueueKeys, maxCallBytes: number) =>
+  makeBatcher(
+    (items: ReadonlyArray<{ readonly job: NewJob; readonly until: number }>) => {
+      let until = Number.POSITIVE_INFINITY
+      const jobs: NewJob[] = []
+      for (const i of items) {
+        if (i.until < until) until = i.until
+        jobs.push(i.job)
+      }
+      return addJobs(bounded(until), keys, jobs)
+    },
+    { maxItems: 1000, maxWeight: maxCallBytes, weight: (i) => callBytes(i.job) },
+  )
+
+/** The `limit` of a sweep pass (default {@link DEFAULT_SWEEP_LIMIT}), its `maxMs` checked too. */
+const sweepLimit = (options: SweepPassOptions): Checked<number> => {
+  const maxMs = checkIntegerOr("maxMs", options.maxMs, 0, { min: 0, max: 3_600_000 })
+  if (Result.isFailure(maxMs)) return Result.fail(maxMs.failure)
+  return checkIntegerOr("limit", options.limit, DEFAULT_SWEEP_LIMIT, Limits.sweepLimit)
+}
+
+/** Jobs to add checked against the queue's defaults: one job's options, or a whole list first. */
+const jobPreparer = (settings: QueueSettings) => {
+  /** The options of a job given none: the queue's defaults, checked once. */
+  let plainOptions: Checked<ResolvedJobOptions> | undefined
+  const optionsOf = (field: () => string, options: JobOptions | undefined): Checked<ResolvedJobOptions> => {
+    if (options !== undefined) return checkJobOptions(field(), options, settings.defaultJobOptions)
+    plainOptions ??= checkJobOptions(field(), undefined, settings.defaultJobOptions)
+    return plainOptions
+  }
+  /** Validate every job first: a bad one rejects the whole call before anything is sent. */
+  const prepare = (jobs: ReadonlyArray<EncodedJob>): Checked<Array<NewJob>> => {
+    const prepared: NewJob[] = []
+    for (let i = 0; i < jobs.length; i++) {
+      const j = jobs[i]!
+      const options = optionsOf(() => `jobs[${i}].options`, j.options)
+      if (Result.isFailure(options)) return Result.fail(options.failure)
+      prepared.push(newJob(j.payload, options.success))
+    }
+    return Result.succeed(prepared)
+  }
+  return { optionsOf, prepare }
+}
+
+/**
  * Make the queue core for `name` on `client`. `commands` are unbounded (workers keep
  * their own retry logic); the queue's own calls go through `calls`, each bounded by
  * `callTimeoutMs`, and an add, from validation to reply, by one deadline.
@@ -179,43 +228,8 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
   const ensureOpen = openWith(() => commands)
 
   const maxCallBytes = settings.maxCallBytes ?? MAX_CALL_BYTES
-  /**
-   * Single adds made while one is in flight go out together in one script call (at most
-   * 1000 jobs, maxCallBytes), bounded by the earliest deadline among them (so none waits
-   * past its own).
-   */
-  const adder = makeBatcher(
-    (items: ReadonlyArray<{ readonly job: NewJob; readonly until: number }>) => {
-      let until = Number.POSITIVE_INFINITY
-      const jobs: NewJob[] = []
-      for (const i of items) {
-        if (i.until < until) until = i.until
-        jobs.push(i.job)
-      }
-      return addJobs(bounded(until), keys, jobs)
-    },
-    { maxItems: 1000, maxWeight: maxCallBytes, weight: (i) => callBytes(i.job) },
-  )
-
-  /** The options of a job given none: the queue's defaults, checked once. */
-  let plainOptions: Checked<ResolvedJobOptions> | undefined
-  const optionsOf = (field: () => string, options: JobOptions | undefined): Checked<ResolvedJobOptions> => {
-    if (options !== undefined) return checkJobOptions(field(), options, settings.defaultJobOptions)
-    plainOptions ??= checkJobOptions(field(), undefined, settings.defaultJobOptions)
-    return plainOptions
-  }
-
-  /** Validate every job first: a bad one rejects the whole call before anything is sent. */
-  const prepare = (jobs: ReadonlyArray<EncodedJob>): Checked<Array<NewJob>> => {
-    const prepared: NewJob[] = []
-    for (let i = 0; i < jobs.length; i++) {
-      const j = jobs[i]!
-      const options = optionsOf(() => `jobs[${i}].options`, j.options)
-      if (Result.isFailure(options)) return Result.fail(options.failure)
-      prepared.push(newJob(j.payload, options.success))
-    }
-    return Result.succeed(prepared)
-  }
+  const adder = makeAdder(bounded, keys, maxCallBytes)
+  const { optionsOf, prepare } = jobPreparer(settings)
 
   return {
     name,
@@ -270,12 +284,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     /** One bounded sweep pass (see Sweeper); each of its script calls is bounded by `callTimeoutMs`. */
     sweep: (options: SweepPassOptions = {}) =>
       Effect.gen(function* () {
-        if (options.maxMs !== undefined) {
-          yield* Effect.fromResult(checkInteger("maxMs", options.maxMs, { min: 0, max: 3_600_000 }))
-        }
-        const limit = yield* Effect.fromResult(
-          checkIntegerOr("limit", options.limit, DEFAULT_SWEEP_LIMIT, Limits.sweepLimit),
-        )
+        const limit = yield* Effect.fromResult(sweepLimit(options))
         yield* readOnly(openWith(() => calls))
         return yield* sweepPass(calls, { ...options, limit })
       }).pipe(unknownOutcome("sweep")),
