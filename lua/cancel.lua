@@ -29,8 +29,8 @@
   KEYS[16] dedupeid HASH  dedupe key -> id of the job holding it
   KEYS[17] events   STREAM job events: one `cancelled` entry (field was), see include/events
 
-  ARGV[1] layout version
-  ARGV[2] job id
+  ARGV[1] layout  layout version
+  ARGV[2] id      the job id
 
   Returns
     {1, was}   cancelled; was: waiting, delayed or active

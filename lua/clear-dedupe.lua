@@ -6,16 +6,16 @@
   KEYS[2] dedupeid  HASH  dedupe key -> id of the job holding it
   KEYS[3] meta      HASH  layout version
 
-  ARGV[1] layout version
-  ARGV[2] dedupe key
+  ARGV[1] layout  layout version
+  ARGV[2] key     the dedupe key
 
   Returns
     {1, holderId|false}  the key was held (by that job); it is free now
     {0}                  the key was not held (an expired key left for the sweep counts as not held; it is dropped)
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
 ]]
-local layout = redis.call('HGET', KEYS[3], 'layout')
-if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+local META = KEYS[3]
+--!include layout-guard
 
 local key = ARGV[2]
 local exp = redis.call('ZSCORE', KEYS[1], key)

@@ -19,8 +19,8 @@
   KEYS[13] dkey     HASH  id -> dedupe key
   KEYS[14] meta     HASH  layout version
 
-  ARGV[1] layout version
-  ARGV[2] job id
+  ARGV[1] layout  layout version
+  ARGV[2] id      the job id
 
   Returns
     {1, state, payload, maxAttempts, failures, lostLeases, error|false, result|false,
@@ -32,8 +32,8 @@
     {0}                         no job with this id (never added, or finished and not retained)
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
-local layout = redis.call('HGET', KEYS[14], 'layout')
-if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+local META = KEYS[14]
+--!include layout-guard
 
 local id = ARGV[2]
 local payload = redis.call('HGET', KEYS[6], id)

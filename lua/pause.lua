@@ -6,7 +6,7 @@
   KEYS[1] meta    HASH    layout version, paused
   KEYS[2] events  STREAM  job events: one `paused` entry (id "") when it was not paused
 
-  ARGV[1] layout version
+  ARGV[1] layout  layout version
 
   Returns
     {1}  paused now
@@ -15,8 +15,8 @@
 ]]
 --!include events
 
-local layout = redis.call('HGET', KEYS[1], 'layout')
-if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+local META = KEYS[1]
+--!include layout-guard
 if not layout then redis.call('HSET', KEYS[1], 'layout', ARGV[1]) end
 if redis.call('HSETNX', KEYS[1], 'paused', '1') == 0 then return {0} end
 emit_event(KEYS[2], events_maxlen(KEYS[1]), 'paused', '')

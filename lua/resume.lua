@@ -8,7 +8,7 @@
   KEYS[3] marker  ZSET  wake-up marker (member "0")
   KEYS[4] events  STREAM job events: one `resumed` entry (id "") when it was paused
 
-  ARGV[1] layout version
+  ARGV[1] layout  layout version
 
   Returns
     {1}  resumed
@@ -17,8 +17,8 @@
 ]]
 --!include events
 
-local layout = redis.call('HGET', KEYS[1], 'layout')
-if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+local META = KEYS[1]
+--!include layout-guard
 if redis.call('HDEL', KEYS[1], 'paused') == 0 then return {0} end
 if redis.call('LLEN', KEYS[2]) > 0 then redis.call('ZADD', KEYS[3], 0, '0') end
 emit_event(KEYS[4], events_maxlen(KEYS[1]), 'resumed', '')

@@ -5,10 +5,12 @@ const queue = new Queue<{ invoice: number }>("jobs-dedupe", { connection: proces
 await queue.clearDedupe("invoice-7") // start clean if an earlier run left the key held
 
 // held while the job exists: adding again returns the first id and adds nothing
+// #region dedupe
 const first = await queue.add({ invoice: 7 }, { dedupeKey: "invoice-7", dedupeUntil: "finished" })
 const again = await queue.add({ invoice: 7 }, { dedupeKey: "invoice-7", dedupeUntil: "finished" })
 console.log("deduplicated:", first === again) // true
 console.log("dedupe key:", (await queue.getJob(first))?.dedupeKey) // invoice-7
+// #endregion
 
 // freed when the job completes, dies or is cancelled
 await queue.cancel(first)

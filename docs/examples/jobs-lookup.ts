@@ -5,10 +5,12 @@ const connection = process.env.REDIS_URL
 const queue = new Queue<{ orderId: number }>("jobs-lookup", { connection })
 
 // a waiting job, looked up by id from any process
+// #region lookup
 const id = await queue.add({ orderId: 1 }, { maxAttempts: 5 })
 const info = await queue.getJob(id)
 console.log(info?.state, info?.payload, `attempt ${info?.attempt} of ${info?.maxAttempts}`)
 // waiting { orderId: 1 } attempt 1 of 5
+// #endregion
 
 // cancel it before it runs: it leaves the queue for good
 console.log("cancelled a job that was", await queue.cancel(id)) // waiting
@@ -30,8 +32,10 @@ const worker = new Worker<{ orderId: number }>(
 )
 await isRunning
 console.log("state while it runs:", (await queue.getJob(running))?.state) // active
+// #region cancel
 console.log("cancelled a job that was", await queue.cancel(running)) // active
 await worker.close()
 console.log("cancel again:", await queue.cancel(running)) // undefined: already finished
+// #endregion
 
 await queue.close()

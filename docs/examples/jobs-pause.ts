@@ -4,9 +4,11 @@ import { Queue, Worker } from "leaseq"
 const connection = process.env.REDIS_URL
 const queue = new Queue<number>("jobs-pause", { connection })
 
+// #region pause
 await queue.pause() // workers lease nothing from now on; adds still go in
 await queue.addBulk([{ payload: 1 }, { payload: 2 }, { payload: 3 }])
 console.log("paused:", await queue.isPaused(), "waiting:", (await queue.stats()).waiting)
+// #endregion
 
 let ran = 0
 let allDone!: () => void

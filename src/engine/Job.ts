@@ -1,9 +1,10 @@
 /**
  * Job options: validation, defaults, and the job a handler receives.
  */
+import * as Result from "effect/Result"
 import type { NewJob } from "./Commands.ts"
 import { InvalidOptions } from "./Errors.ts"
-import { integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
+import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "./Validate.ts"
 
 /** Options of one job, given to `add` (or as a queue's `defaultJobOptions`). */
 export interface JobOptions {
@@ -26,6 +27,12 @@ export interface JobOptions {
 /** `dedupeTtlMs` as sent to the add script for a key held until the job finishes. */
 export const DEDUPE_UNTIL_FINISHED = -1
 
+/** One job of an `addBulk` call: its payload (before encoding) and options. */
+export interface BulkJob<T> {
+  readonly payload: T
+  readonly options?: JobOptions | undefined
+}
+
 /** Default maxAttempts. */
 export const DEFAULT_MAX_ATTEMPTS = 3
 /** Default dedupeTtlMs (1 h). */
@@ -41,67 +48,102 @@ export type ResolvedJobOptions = {
   readonly [K in Exclude<keyof JobOptions, "dedupeKey" | "dedupeUntil">]-?: Exclude<JobOptions[K], undefined>
 } & { readonly dedupeKey: string }
 
-/** The `dedupeUntil` of a job's options: its own, else the defaults' unless it gives its own dedupeTtlMs. */
-const dedupeUntilOf = (field: string, o: Record<string, unknown>, defaults: JobOptions): boolean => {
-  if (o.dedupeUntil !== undefined && o.dedupeUntil !== "finished") {
-    throw new InvalidOptions({
-      field: `${field}.dedupeUntil`,
-      value: o.dedupeUntil,
-      reason: 'must be "finished" (or left out, for a key held dedupeTtlMs)',
-    })
+/**
+ * Whether a job's dedupe key is held until it finishes: its own `dedupeUntil`, else the
+ * defaults' unless it gives its own `dedupeTtlMs`; else the {@link InvalidOptions}.
+ */
+const checkDedupeUntil = (
+  field: string,
+  given: Record<string, unknown>,
+  defaults: JobOptions,
+  dedupeKey: unknown,
+): Checked<boolean> => {
+  const fail = (name: string, value: unknown, reason: string) =>
+    Result.fail(new InvalidOptions({ field: `${field}.${name}`, value, reason }))
+  if (given.dedupeUntil === undefined) {
+    return Result.succeed(given.dedupeTtlMs === undefined && defaults.dedupeUntil === "finished")
   }
-  if (o.dedupeUntil !== undefined && o.dedupeTtlMs !== undefined) {
-    throw new InvalidOptions({
-      field: `${field}.dedupeTtlMs`,
-      value: o.dedupeTtlMs,
-      reason: 'cannot be given with dedupeUntil: "finished"; give one of them',
-    })
+  if (given.dedupeUntil !== "finished") {
+    return fail("dedupeUntil", given.dedupeUntil, 'must be "finished" (or left out, for a key held dedupeTtlMs)')
   }
-  return (o.dedupeUntil ?? (o.dedupeTtlMs === undefined ? defaults.dedupeUntil : undefined)) === "finished"
+  if (given.dedupeTtlMs !== undefined) {
+    return fail("dedupeTtlMs", given.dedupeTtlMs, 'cannot be given with dedupeUntil: "finished"; give one of them')
+  }
+  if (dedupeKey === undefined) return fail("dedupeUntil", given.dedupeUntil, "needs a dedupeKey")
+  return Result.succeed(true)
 }
 
-/** Validate job options, filling defaults from `defaults`. Throws {@link InvalidOptions}. */
-export const resolveJobOptions = (field: string, value: unknown, defaults: JobOptions = {}): ResolvedJobOptions => {
-  const o = optionsObject(field, value)
-  knownKeys(field, o, JOB_OPTION_KEYS)
-  const delayMs = integerOr(`${field}.delayMs`, o.delayMs ?? defaults.delayMs, 0, Limits.delayMs)
-  const maxAttempts = integerOr(
+/** Job options validated, with defaults from `defaults`; else the {@link InvalidOptions} of the first bad one. */
+export const checkJobOptions = (
+  field: string,
+  value: unknown,
+  defaults: JobOptions = {},
+): Checked<ResolvedJobOptions> => {
+  const o = checkObject(field, value)
+  if (Result.isFailure(o)) return Result.fail(o.failure)
+  const given = o.success
+  const unknown = checkKnownKeys(field, given, JOB_OPTION_KEYS)
+  if (Result.isFailure(unknown)) return Result.fail(unknown.failure)
+  const delayMs = checkIntegerOr(`${field}.delayMs`, given.delayMs ?? defaults.delayMs, 0, Limits.delayMs)
+  if (Result.isFailure(delayMs)) return Result.fail(delayMs.failure)
+  const maxAttempts = checkIntegerOr(
     `${field}.maxAttempts`,
-    o.maxAttempts ?? defaults.maxAttempts,
+    given.maxAttempts ?? defaults.maxAttempts,
     DEFAULT_MAX_ATTEMPTS,
     Limits.maxAttempts,
   )
-  const dedupeTtlMs = integerOr(
+  if (Result.isFailure(maxAttempts)) return Result.fail(maxAttempts.failure)
+  const dedupeTtlMs = checkIntegerOr(
     `${field}.dedupeTtlMs`,
-    o.dedupeTtlMs ?? defaults.dedupeTtlMs,
+    given.dedupeTtlMs ?? defaults.dedupeTtlMs,
     DEFAULT_DEDUPE_TTL_MS,
     Limits.dedupeTtlMs,
   )
-  const dedupeKey = o.dedupeKey ?? defaults.dedupeKey
+  if (Result.isFailure(dedupeTtlMs)) return Result.fail(dedupeTtlMs.failure)
+  const dedupe = checkDedupe(field, given, defaults, dedupeTtlMs.success)
+  if (Result.isFailure(dedupe)) return Result.fail(dedupe.failure)
+  return Result.succeed({ delayMs: delayMs.success, maxAttempts: maxAttempts.success, ...dedupe.success })
+}
+
+/**
+ * The dedupe key ("" for none) and how long it is held (`ttl`, or
+ * {@link DEDUPE_UNTIL_FINISHED}) of a job's options; else the {@link InvalidOptions}.
+ */
+const checkDedupe = (
+  field: string,
+  given: Record<string, unknown>,
+  defaults: JobOptions,
+  ttl: number,
+): Checked<{ readonly dedupeKey: string; readonly dedupeTtlMs: number }> => {
+  const dedupeKey = given.dedupeKey ?? defaults.dedupeKey
   if (
     dedupeKey !== undefined &&
     (typeof dedupeKey !== "string" || dedupeKey.length === 0 || dedupeKey.length > Limits.dedupeKeyLength)
   ) {
-    throw new InvalidOptions({
-      field: `${field}.dedupeKey`,
-      value: dedupeKey,
-      reason: `must be a non-empty string of at most ${Limits.dedupeKeyLength} characters`,
-    })
+    return Result.fail(
+      new InvalidOptions({
+        field: `${field}.dedupeKey`,
+        value: dedupeKey,
+        reason: `must be a non-empty string of at most ${Limits.dedupeKeyLength} characters`,
+      }),
+    )
   }
-  if (o.dedupeTtlMs !== undefined && dedupeKey === undefined) {
-    throw new InvalidOptions({ field: `${field}.dedupeTtlMs`, value: o.dedupeTtlMs, reason: "needs a dedupeKey" })
+  if (given.dedupeTtlMs !== undefined && dedupeKey === undefined) {
+    return Result.fail(
+      new InvalidOptions({ field: `${field}.dedupeTtlMs`, value: given.dedupeTtlMs, reason: "needs a dedupeKey" }),
+    )
   }
-  const untilFinished = dedupeUntilOf(field, o, defaults)
-  if (o.dedupeUntil !== undefined && dedupeKey === undefined) {
-    throw new InvalidOptions({ field: `${field}.dedupeUntil`, value: o.dedupeUntil, reason: "needs a dedupeKey" })
-  }
-  return {
-    delayMs,
-    maxAttempts,
-    dedupeTtlMs: untilFinished ? DEDUPE_UNTIL_FINISHED : dedupeTtlMs,
-    dedupeKey: dedupeKey ?? "",
-  }
+  const untilFinished = checkDedupeUntil(field, given, defaults, dedupeKey)
+  if (Result.isFailure(untilFinished)) return Result.fail(untilFinished.failure)
+  return Result.succeed({
+    dedupeKey: (dedupeKey as string | undefined) ?? "",
+    dedupeTtlMs: untilFinished.success ? DEDUPE_UNTIL_FINISHED : ttl,
+  })
 }
+
+/** {@link checkJobOptions}, throwing its error (synchronous option parsing). */
+export const resolveJobOptions = (field: string, value: unknown, defaults: JobOptions = {}): ResolvedJobOptions =>
+  orThrow(checkJobOptions(field, value, defaults))
 
 /** Random 32-bit words from a pooled crypto buffer: one getRandomValues call per 1024 draws. */
 const pool = new Uint32Array(1024)

@@ -1,14 +1,13 @@
 /**
  * Typed calls of the scripts that look up and steer single jobs and the whole queue:
- * get-job, cancel, pause, resume, clear-dedupe. KEYS are built here in the order each
- * script's header names them.
+ * get-job, cancel, pause, resume, clear-dedupe (descriptors in scripts/Jobs.ts), and
+ * what a job look-up answers ({@link JobInfo}).
  */
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../redis/Client.ts"
-import type { ScriptFailure } from "./Commands.ts"
-import { LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
-import { redisError, scriptError } from "./Replies.ts"
-import { type Script, Scripts } from "./Scripts.ts"
+import { runScript } from "./Commands.ts"
+import type { QueueKeys } from "./Keys.ts"
+import { Scripts } from "./Scripts.ts"
 
 /** Where a job is. `completed` and `cancelled` jobs are seen only while retained (`keepCompleted`). */
 export type JobState = "waiting" | "delayed" | "active" | "completed" | "dead" | "cancelled"
@@ -44,8 +43,7 @@ export interface JobInfo<P = unknown> {
   readonly dedupeKey?: string
 }
 
-/** The states `cancel` can stop a job in. */
-export type CancelledFrom = "waiting" | "delayed" | "active"
+export type { CancelledFrom } from "./scripts/Jobs.ts"
 
 const ULID = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 /** The time (ms) in a ULID's first 10 characters, or 0 for an id that is not a ULID. */
@@ -98,45 +96,19 @@ export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string
   return info
 }
 
-/** The job-control scripts of one queue, as Effects. */
-export const makeJobCommands = (client: RedisClient, k: QueueKeys) => {
-  const call = <A>(script: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string>) =>
-    Effect.tryPromise({
-      try: () => client.script(script, keys, [LAYOUT_VERSION, ...args]),
-      catch: (e) => redisError(`${script.name} script`, e, client.describe, client.lastError?.()),
-    }).pipe(
-      Effect.flatMap((reply): Effect.Effect<A, ScriptFailure> => {
-        const failure = scriptError(k, reply)
-        return failure ? Effect.fail(failure) : Effect.succeed(reply as A)
-      }),
-    )
-  // each script's KEYS, in the order its header names them
-  const getJobKeys = [k.active, k.delayed, k.dead, k.done, k.cancelled, k.data, k.max, k.lease, k.fails]
-  getJobKeys.push(k.lost, k.err, k.result, k.dkey, k.meta)
-  const cancelKeys = [k.wait, k.active, k.delayed, k.dead, k.done, k.cancelled, k.meta, k.lease, k.data]
-  cancelKeys.push(k.max, k.fails, k.lost, k.err, k.dkey, k.dedupe, k.dedupeid, k.events)
-  return {
-    /** Look a job up by id: O(1) hash reads and at most five O(log N) ZSCOREs. */
-    getJob: (id: string) =>
-      call<Array<unknown>>(Scripts.getJob, getJobKeys, [id]).pipe(Effect.map((r) => jobInfoOf(id, r))),
-    /** Cancel a job: the state it was in, or undefined when unknown or already finished. */
-    cancel: (id: string) =>
-      call<[number, string?]>(Scripts.cancel, cancelKeys, [id]).pipe(
-        Effect.map((r) => (r[0] === 1 ? (r[1] as CancelledFrom) : undefined)),
-      ),
-    /** Pause the queue: true when it was not paused before. */
-    pause: call<[number]>(Scripts.pause, [k.meta, k.events], []).pipe(Effect.map((r) => r[0] === 1)),
-    /** Resume the queue: true when it was paused. */
-    resume: call<[number]>(Scripts.resume, [k.meta, k.wait, k.marker, k.events], []).pipe(
-      Effect.map((r) => r[0] === 1),
-    ),
-    /** Free a dedupe key: true when it was held. */
-    clearDedupe: (key: string) =>
-      call<[number, string?]>(Scripts.clearDedupe, [k.dedupe, k.dedupeid, k.meta], [key]).pipe(
-        Effect.map((r) => r[0] === 1),
-      ),
-  }
-}
+/** The job-control scripts of one queue, as Effects (KEYS and ARGV from their descriptors, scripts/Jobs.ts). */
+export const makeJobCommands = (client: RedisClient, k: QueueKeys) => ({
+  /** Look a job up by id: O(1) hash reads and at most five O(log N) ZSCOREs. */
+  getJob: (id: string) => runScript(client, k, Scripts.getJob, id).pipe(Effect.map((r) => jobInfoOf(id, r))),
+  /** Cancel a job: the state it was in, or undefined when unknown or already finished. */
+  cancel: (id: string) => runScript(client, k, Scripts.cancel, id),
+  /** Pause the queue: true when it was not paused before. */
+  pause: runScript(client, k, Scripts.pause, undefined),
+  /** Resume the queue: true when it was paused. */
+  resume: runScript(client, k, Scripts.resume, undefined),
+  /** Free a dedupe key: true when it was held. */
+  clearDedupe: (key: string) => runScript(client, k, Scripts.clearDedupe, key),
+})
 
 /** The job-control commands of one queue. */
 export type JobCommands = ReturnType<typeof makeJobCommands>
