@@ -45,6 +45,8 @@ export const Scripts = {
   verifyHash: load("verify-hash"),
   verifyOrphans: load("verify-orphans"),
   open: load("open"),
+  leases: load("leases"),
+  delayedList: load("delayed-list"),
 } as const
 
 /** The name of a script. */
