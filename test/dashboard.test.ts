@@ -7,7 +7,7 @@
  * and a queue with 100,000 active leases.
  * Screenshots for docs/dashboard.md are written when LEASEQ_SCREENSHOTS=1.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import { mkdtempSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
@@ -21,11 +21,11 @@ import { queueKeys } from "../src/engine/Keys.ts"
 import { Queue, Worker } from "../src/index.ts"
 import { connect } from "../src/redis/Client.ts"
 import { until } from "./reliability/support.ts"
+import { startWorkerChild } from "./support/child.ts"
 import { onCleanup } from "./support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const ROOT = resolve(import.meta.dirname, "..")
-const NODE = join(ROOT, "node_modules/.bin/node")
 const PREFIX = "lqdash"
 const TOKEN = "test-token-0123456789abcdef"
 const name = queueNamer("dash")
@@ -113,23 +113,13 @@ describe("the dashboard in Chromium", () => {
   it("a lease row counts down on the Redis clock, turns expired when its worker is killed, and goes after a sweep", async () => {
     const q = newQueue()
     const id = await q.add({ n: 1 })
-    const child: ChildProcess = spawn(
-      NODE,
-      [join(ROOT, "test/fixtures/worker-child.ts"), redisUrl(), q.name, "4000", "1", "hang", PREFIX],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    )
-    const exited = new Promise((r) => child.on("close", r))
-    onCleanup(async () => {
-      child.kill("SIGKILL")
-      await exited
+    const child = startWorkerChild(redisUrl(), q.name, "hang", {
+      leaseMs: 4000,
+      concurrency: 1,
+      sweep: false,
+      prefix: PREFIX,
     })
-    let out = ""
-    child.stdout?.on("data", (d: Buffer) => {
-      out += d.toString()
-    })
-    await until("the child worker started the job", () => out.includes(`started ${id}`))
+    await child.waitFor((l) => l.startsWith(`started ${id}`), "the job started")
     const page = await open(`#/queue/${q.name}`)
     const left = `#leases tr[data-id="${id}"] td.left`
     await page.waitForSelector(left)
@@ -141,8 +131,7 @@ describe("the dashboard in Chromium", () => {
       first,
     )
     await page.screenshot({ path: join(SHOTS, "dashboard-queue.png") })
-    child.kill("SIGKILL")
-    await exited
+    await child.stop("SIGKILL")
     await page.waitForSelector(`#leases tr.expired[data-id="${id}"]`, { timeout: 30_000 })
     expect(await textOf(page, left)).toMatch(/^expired /)
     const client = connect(redisUrl())
