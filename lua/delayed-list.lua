@@ -4,8 +4,8 @@
 
   KEYS[1] delayed ZSET  id -> due time (ms, Redis clock)
 
-  ARGV[1] layout version (not enforced: a read-only view)
-  ARGV[2] limit: the most jobs returned (1 to 1000)
+  ARGV[1] layout   layout version (not enforced: a read-only view)
+  ARGV[2] limit    the most jobs returned (1 to 1000)
 
   Returns
     {nowMs, total, id, dueAt, id, dueAt, …}  soonest first

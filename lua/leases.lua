@@ -8,8 +8,8 @@
   KEYS[4] lost    HASH  id -> lost leases so far
   KEYS[5] max     HASH  id -> maxAttempts
 
-  ARGV[1] layout version (not enforced: a read-only view)
-  ARGV[2] limit: the most leases returned (1 to 1000)
+  ARGV[1] layout   layout version (not enforced: a read-only view)
+  ARGV[2] limit    the most leases returned (1 to 1000)
 
   Returns
     {nowMs, total, expired, id, deadline, token, failures, lostLeases, maxAttempts, …}

@@ -116,47 +116,37 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
     return a.length === b.length && timingSafeEqual(a, b)
   }
 
+  const asset = (type: string, body: string) => (_u: URL, res: ServerResponse) => {
+    res.writeHead(200, { "content-type": `${type}; charset=utf-8`, "cache-control": "no-store", ...SECURITY_HEADERS })
+    res.end(body)
+  }
+  const reading = (view: string | undefined, res: ServerResponse) => {
+    if (view === undefined) return json(res, 400, { error: "give view=overview or view=queue:<a queue name>" })
+    hub.latest(view).then(
+      (body) => json(res, 200, body),
+      (e: unknown) => json(res, 503, { error: String(e) }),
+    )
+  }
+  /** GET routes by the last part of the path (so the handler works wherever it is mounted). */
+  const gets: Record<string, (u: URL, res: ServerResponse) => void> = {
+    "": asset("text/html", PAGE),
+    "index.html": asset("text/html", PAGE),
+    "app.js": asset("text/javascript", APP_JS),
+    stream: (u, res) => {
+      const view = viewOf(u)
+      if (view === undefined) return json(res, 400, { error: "give view=overview or view=queue:<a queue name>" })
+      stream(res, view)
+    },
+    overview: (_u, res) => reading("overview", res),
+    queue: (u, res) => reading(viewOf(new URL(`?view=queue:${u.searchParams.get("name") ?? ""}`, u)), res),
+  }
+
   const handler = ((req: IncomingMessage, res: ServerResponse) => {
     const u = new URL(req.url ?? "/", "http://dashboard.invalid")
-    const path = u.pathname.replace(/\/+$/, "") || "/"
-    if (req.method === "GET" && (path === "/" || path === "/index.html")) {
-      res.writeHead(200, {
-        "content-type": "text/html; charset=utf-8",
-        "cache-control": "no-store",
-        ...SECURITY_HEADERS,
-      })
-      res.end(PAGE)
-      return
-    }
-    if (req.method === "GET" && path.endsWith("/app.js")) {
-      res.writeHead(200, {
-        "content-type": "text/javascript; charset=utf-8",
-        "cache-control": "no-store",
-        ...SECURITY_HEADERS,
-      })
-      res.end(APP_JS)
-      return
-    }
-    if (req.method === "GET" && path.endsWith("/api/stream")) {
-      const view = viewOf(u)
-      if (view === undefined) return json(res, 400, { error: "view must be overview or queue:<name>" })
-      return stream(res, view)
-    }
-    if (req.method === "GET" && (path.endsWith("/api/overview") || path.endsWith("/api/queue"))) {
-      const view = path.endsWith("/api/overview")
-        ? "overview"
-        : viewOf(new URL(`?view=queue:${u.searchParams.get("name") ?? ""}`, u))
-      if (view === undefined) return json(res, 400, { error: "name must be a queue name" })
-      hub.latest(view).then(
-        (body) => json(res, 200, body),
-        (e: unknown) => json(res, 503, { error: String(e) }),
-      )
-      return
-    }
-    if (req.method === "POST" && path.endsWith("/api/action")) {
-      runAction(req, res, { tokenOk, token, readers, hub, prefix })
-      return
-    }
+    const last = u.pathname.replace(/\/+$/, "").split("/").pop() ?? ""
+    const get = req.method === "GET" || req.method === "HEAD" ? gets[last] : undefined
+    if (get !== undefined) return get(u, res)
+    if (req.method === "POST" && last === "action") return runAction(req, res, { tokenOk, token, readers, hub, prefix })
     json(res, req.method === "GET" ? 404 : 405, { error: "not found" })
   }) as DashboardHandler
 

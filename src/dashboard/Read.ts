@@ -5,9 +5,9 @@
  * million jobs costs what one with ten does.
  */
 import * as Effect from "effect/Effect"
-import { type Commands, makeCommands, type QueueStats } from "../engine/Commands.ts"
+import { type Commands, makeCommands, type QueueStats, runScript } from "../engine/Commands.ts"
 import { queueKeys } from "../engine/Keys.ts"
-import { makeViews } from "../engine/Views.ts"
+import { Scripts } from "../engine/Scripts.ts"
 import type { FleetReader } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
 
@@ -96,12 +96,11 @@ export const makeReaders = (
   const queue = (name: string) =>
     Effect.gen(function* () {
       const c = yield* commandsOf(name)
-      const views = makeViews(client, c.keys)
       const [stats, leases, delayed, dead] = yield* Effect.all(
         [
           c.stats,
-          views.leases(DASHBOARD_LIMITS.leases),
-          views.delayed(DASHBOARD_LIMITS.delayed),
+          runScript(client, c.keys, Scripts.leases, DASHBOARD_LIMITS.leases),
+          runScript(client, c.keys, Scripts.delayedList, DASHBOARD_LIMITS.delayed),
           c.deadList(0, DASHBOARD_LIMITS.dead),
         ],
         { concurrency: "unbounded" },
