@@ -53,6 +53,11 @@ export interface QueueKeys {
   readonly receiptsAt: string
   /** HASH worker id -> its last reserve call (request id, time, rider statuses, leases), to answer a re-send. */
   readonly reqs: string
+  /**
+   * STREAM of job events (added, active, completed, …), written by the scripts that change
+   * a job's state and capped near the queue's event retention (meta field `eventsMaxLen`).
+   */
+  readonly events: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -76,7 +81,8 @@ export const KEY_TYPES = {
   receipts: "hash",
   receiptsAt: "zset",
   reqs: "hash",
-} as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset">
+  events: "stream",
+} as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The suffixes, in a fixed order (meta first). */
 export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<keyof typeof KEY_TYPES>
