@@ -8,7 +8,7 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../src/engine/Keys.ts"
 import type { WorkerContext } from "../src/engine/worker/Context.ts"
-import { AUTO_PREFETCH_MAX, prefetchNow, recordHandlerMs } from "../src/engine/worker/Prefetch.ts"
+import { AUTO_PREFETCH_UPTO, prefetchNow, recordHandlerMs } from "../src/engine/worker/Prefetch.ts"
 import { Queue, Worker } from "../src/index.ts"
 import { until } from "./reliability/support.ts"
 import { deferred, onCleanup } from "./support/cleanup.ts"
@@ -45,21 +45,28 @@ describe('prefetch "auto" follows the handlers\' pace', () => {
   const ctx = (concurrency: number, prefetch: number | "auto") =>
     ({ settings: { concurrency, prefetch }, handlerPaceMs: undefined }) as unknown as WorkerContext<unknown>
 
-  it("none before a handler has finished; as many as finish in 2 ms, at most 16; none while handlers are slow", () => {
+  it("none before a handler has finished; as many as finish in 2 ms, up to 16 held in all; none while handlers are slow", () => {
     const c1 = ctx(1, "auto")
     expect(prefetchNow(c1)).toBe(0)
     recordHandlerMs(c1, 0.5)
     expect(prefetchNow(c1)).toBe(4)
     const quick = ctx(1, "auto")
     recordHandlerMs(quick, 0.01)
-    expect(prefetchNow(quick)).toBe(AUTO_PREFETCH_MAX)
+    expect(prefetchNow(quick)).toBe(AUTO_PREFETCH_UPTO - 1)
     const slow = ctx(1, "auto")
     recordHandlerMs(slow, 5)
     expect(prefetchNow(slow)).toBe(0)
-    // with 16 slots, 16 handlers of 5 ms finish 6 jobs in 2 ms
+    // with 4 slots, 4 handlers of 1 ms finish 8 jobs in 2 ms
+    const c4 = ctx(4, "auto")
+    recordHandlerMs(c4, 1)
+    expect(prefetchNow(c4)).toBe(8)
+    // up to 16 held in all: 4 + 12 with quicker handlers, none at concurrency 16 or more
+    const quickC4 = ctx(4, "auto")
+    recordHandlerMs(quickC4, 0.01)
+    expect(prefetchNow(quickC4)).toBe(12)
     const c16 = ctx(16, "auto")
-    recordHandlerMs(c16, 5)
-    expect(prefetchNow(c16)).toBe(6)
+    recordHandlerMs(c16, 0.01)
+    expect(prefetchNow(c16)).toBe(0)
     // a moving average: one slow job among quick ones does not turn it off
     const mixed = ctx(1, "auto")
     recordHandlerMs(mixed, 0.1)

@@ -10,9 +10,12 @@
  *
  * `"auto"` (the default) keeps fairness between workers: it holds only as many jobs as the
  * worker's handlers finish in {@link AUTO_PREFETCH_WAIT_MS} at their measured pace (a
- * moving average of handler durations), at most {@link AUTO_PREFETCH_MAX}; none until a
- * first handler has finished, none while handlers are slow. So a job waits in a worker's
- * buffer for about that long at most, and no other worker is kept from a job for longer.
+ * moving average of handler durations); none until a first handler has finished, none
+ * while handlers are slow. So a job waits in a worker's buffer for about that long at
+ * most, and no other worker is kept from a job for longer. It also tops the worker up to
+ * {@link AUTO_PREFETCH_UPTO} jobs held in all, no more: what it buys is reserve calls that
+ * carry enough jobs to be worth their round trip, and from that concurrency on the freed
+ * slots alone make calls that large (so at concurrency 16 or more, "auto" prefetches none).
  */
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
@@ -25,8 +28,8 @@ import type { Held } from "./Lease.ts"
 /** "auto": hold as many jobs as handlers finish in this many ms at their measured pace. */
 export const AUTO_PREFETCH_WAIT_MS = 2
 
-/** "auto": never more than this many jobs beyond `concurrency`. */
-export const AUTO_PREFETCH_MAX = 16
+/** "auto": at most this many jobs held in all (running and waiting), so none from this concurrency on. */
+export const AUTO_PREFETCH_UPTO = 16
 
 /** Weight of the newest handler duration in the moving average. */
 const PACE_WEIGHT = 0.2
@@ -44,7 +47,7 @@ export const prefetchNow = <A>(ctx: WorkerContext<A>): number => {
   const pace = ctx.handlerPaceMs
   if (pace === undefined) return 0
   const quick = Math.floor((AUTO_PREFETCH_WAIT_MS * ctx.settings.concurrency) / Math.max(pace, 0.001))
-  return Math.min(AUTO_PREFETCH_MAX, quick)
+  return Math.max(0, Math.min(AUTO_PREFETCH_UPTO - ctx.settings.concurrency, quick))
 }
 
 /**
