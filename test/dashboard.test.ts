@@ -134,6 +134,7 @@ describe("the dashboard in Chromium", () => {
     await child.stop("SIGKILL")
     await page.waitForSelector(`#leases tr.expired[data-id="${id}"]`, { timeout: 30_000 })
     expect(await textOf(page, left)).toMatch(/^expired /)
+    await page.screenshot({ path: join(SHOTS, "dashboard-expired.png") })
     const client = connect(redisUrl())
     onCleanup(() => client.close())
     await Effect.runPromise(makeCommands(client, queueKeys(q.name, PREFIX)).sweep(100))
