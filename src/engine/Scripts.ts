@@ -14,6 +14,7 @@ import { cancel, clearDedupe, getJob, pause, resume } from "./scripts/Jobs.ts"
 import { complete, extend, fail, release, reserve } from "./scripts/Lease.ts"
 import { sweep } from "./scripts/Sweep.ts"
 import { verifyHash, verifyOrphans, verifySet, verifyWait } from "./scripts/Verify.ts"
+import { delayedList, leases } from "./scripts/View.ts"
 
 export { defineScript, type Script, type ScriptDef } from "./scripts/Script.ts"
 
@@ -40,6 +41,8 @@ export const Scripts = {
   pause,
   resume,
   clearDedupe,
+  leases,
+  delayedList,
 } as const
 
 /** The name of a script. */
