@@ -10,6 +10,7 @@ import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
 import { redisError, scriptError } from "./Replies.ts"
 import { newRequestId, newWorkerId } from "./RequestId.ts"
 import { type Script, Scripts } from "./Scripts.ts"
+import { storedPayload } from "./telemetry/Carrier.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, verifyQueue } from "./Verify.ts"
 
 /** One job as `add` sends it (already validated and serialised). */
@@ -390,7 +391,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
               id: String(r[i]),
               diedAt: Number(r[i + 1]),
               error,
-              payload: typeof r[i + 3] === "string" ? (r[i + 3] as string) : null,
+              payload: typeof r[i + 3] === "string" ? storedPayload(r[i + 3] as string) : null,
               failures: Number(r[i + 4]),
               lostLeases: Number(r[i + 5]),
             })

@@ -12,6 +12,9 @@ import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { type JobOptions, newJob, type ResolvedJobOptions, resolveJobOptions } from "./Job.ts"
 import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "./Keys.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
+import { type TraceParent, wrapPayload } from "./telemetry/Carrier.ts"
+import { loadOtel } from "./telemetry/Otel.ts"
+import { traceSend } from "./telemetry/Telemetry.ts"
 import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
 
 /** Options shared by both faces' queues. */
@@ -80,6 +83,10 @@ export const splitByBytes = (jobs: ReadonlyArray<NewJob>, maxBytes: number): Arr
   if (group.length > 0) groups.push(group)
   return groups
 }
+
+/** The job with the producer's span context in front of its payload (see telemetry/Carrier.ts), when traced. */
+const carrying = (job: NewJob, parent: TraceParent | undefined): NewJob =>
+  parent ? { ...job, payload: wrapPayload(job.payload, parent) } : job
 
 /** Validate queue options (`extraKeys` are the face's own, such as `connection`). */
 export const resolveQueueOptions = (value: unknown, extraKeys: ReadonlyArray<string> = []): QueueSettings => {
@@ -162,6 +169,8 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         ),
         // once per client: warn when the server may evict keys (maxmemory-policy)
         Effect.tap(() => warnIfEvicting(client)),
+        // the optional OpenTelemetry API, imported once, before the first job is sent
+        Effect.tap(() => Effect.promise(loadOtel)),
       )
     })
   const ensureOpen = openWith(() => commands)
@@ -231,12 +240,16 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         } catch (e) {
           return Effect.fail(e as InvalidOptions)
         }
-        const until = performance.now() + settings.callTimeoutMs
-        const send = adder.submit({ job: prepared, until }).pipe(unknownOutcome("add", [prepared.id]))
         if (closed) return Effect.fail(new QueueClosed({ queue: name }))
-        if (opened) return send
-        // the open check writes no job: a lost reply there means the job was not sent
-        return Effect.andThen(readOnly(openWith(() => within(until))), send)
+        return traceSend(name, "add", 1, prepared.id, (parent) => {
+          const until = performance.now() + settings.callTimeoutMs
+          const send = adder
+            .submit({ job: carrying(prepared, parent), until })
+            .pipe(unknownOutcome("add", [prepared.id]))
+          if (opened) return send
+          // the open check writes no job: a lost reply there means the job was not sent
+          return Effect.andThen(readOnly(openWith(() => within(until))), send)
+        })
       }),
     /**
      * Add many jobs (at most {@link Limits.bulk}): one Redis call, all or nothing, while
@@ -249,20 +262,25 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         yield* checkBulkSize(jobs.length)
         if (jobs.length === 0) return []
         const prepared = yield* prepare(jobs)
-        const until = performance.now() + settings.callTimeoutMs
-        yield* readOnly(openWith(() => within(until)))
-        const client = bounded(until)
-        const ids: string[] = []
-        for (const group of splitByBytes(prepared, maxCallBytes)) {
-          const stored = yield* addJobs(client, keys, group).pipe(
-            unknownOutcome(
-              "addBulk",
-              group.map((j) => j.id),
-            ),
-          )
-          ids.push(...stored)
-        }
-        return ids
+        return yield* traceSend(name, "addBulk", prepared.length, undefined, (parent) =>
+          Effect.gen(function* () {
+            const until = performance.now() + settings.callTimeoutMs
+            yield* readOnly(openWith(() => within(until)))
+            const client = bounded(until)
+            const ids: string[] = []
+            const sent = parent ? prepared.map((j) => carrying(j, parent)) : prepared
+            for (const group of splitByBytes(sent, maxCallBytes)) {
+              const stored = yield* addJobs(client, keys, group).pipe(
+                unknownOutcome(
+                  "addBulk",
+                  group.map((j) => j.id),
+                ),
+              )
+              ids.push(...stored)
+            }
+            return ids
+          }),
+        )
       }),
     stats: Effect.suspend(
       (): Effect.Effect<QueueStats, QueueClosed | ScriptFailure> =>

@@ -9,8 +9,10 @@ import type * as Fiber from "effect/Fiber"
 import type { Reservation } from "../Commands.ts"
 import { LeaseLost } from "../Errors.ts"
 import type { Job } from "../Job.ts"
+import { splitPayload } from "../telemetry/Carrier.ts"
+import { endProcess, startProcess, traceSettle } from "../telemetry/WorkerTelemetry.ts"
 import type { WorkerContext } from "./Context.ts"
-import { leaseEnded } from "./Heartbeat.ts"
+import { identity, leaseEnded } from "./Heartbeat.ts"
 import { type Held, signalOf } from "./Lease.ts"
 import { refuse, settle } from "./Settle.ts"
 import { freeSlot, takeSlot } from "./Slots.ts"
@@ -31,11 +33,17 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
     }
   }
   return Effect.gen(function* () {
-    const decoded = yield* Effect.exit(ctx.program.decode(r.payload))
+    const w = identity(ctx)
+    const carried = splitPayload(r.payload)
+    const span = yield* startProcess(w, r, carried.parent)
+    held.span = span
+    const started = performance.now()
+    const decoded = yield* Effect.exit(ctx.program.decode(carried.payload))
     if (Exit.isFailure(decoded)) {
       settled = true
       held.settling = true
-      return yield* Effect.uninterruptible(refuse(ctx, r, held, decoded.cause))
+      endProcess(w, span, started, decoded, undefined)
+      return yield* Effect.uninterruptible(traceSettle(w, r, held, "fail", refuse(ctx, r, held, decoded.cause)))
     }
     const job: Job<A> = {
       id: r.id,
@@ -47,21 +55,27 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
         return signalOf(held)
       },
     }
-    const exit = yield* Effect.exit(ctx.program.handler(job))
-    // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
-    yield* Effect.uninterruptible(
-      settle(
-        ctx,
-        r,
-        held,
-        job,
-        exit,
-        () => {
-          settled = true
-        },
-        freeOnce,
+    const run = ctx.program.handler(job)
+    // ended in a finalizer: a lost lease interrupts this fiber, and the span still ends
+    const exit = yield* Effect.exit(
+      Effect.onExit(span ? span.within(run) : run, (e) =>
+        Effect.sync(() => endProcess(w, span, started, e, held.ended)),
       ),
     )
+    // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
+    const settling = settle(
+      ctx,
+      r,
+      held,
+      job,
+      exit,
+      () => {
+        settled = true
+      },
+      freeOnce,
+    )
+    const operation = Exit.isSuccess(exit) ? "complete" : "fail"
+    yield* Effect.uninterruptible(held.ended ? settling : traceSettle(w, r, held, operation, settling))
   }).pipe(
     Effect.catch((e) => ctx.report(e)),
     Effect.onExit(() =>
