@@ -32,7 +32,10 @@ await app.startActiveSpan("POST /orders", async (request) => {
   request.end()
 })
 
-const done = Promise.withResolvers<void>()
+let completed = () => {}
+const done = new Promise<void>((resolve) => {
+  completed = resolve
+})
 const worker = new Worker<{ to: string }>(
   "tracing-example",
   async (job) => {
@@ -44,8 +47,8 @@ const worker = new Worker<{ to: string }>(
   },
   { connection },
 )
-worker.on("completed", () => done.resolve())
-await done.promise
+worker.on("completed", () => completed())
+await done
 await worker.close()
 await queue.close()
 
