@@ -20,7 +20,6 @@
  */
 import type * as OtelApi from "@opentelemetry/api"
 import { otel } from "./Otel.ts"
-import type { Attributes } from "./Spans.ts"
 
 /** Bucket boundaries (s) the messaging conventions ask for their duration histograms. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]
@@ -56,32 +55,28 @@ const makeInstruments = (meter: OtelApi.Meter) => {
   }
 }
 
-type Instruments = ReturnType<typeof makeInstruments>
+/** The instruments leaseq records on. */
+export type Instruments = ReturnType<typeof makeInstruments>
 
 let provider: OtelApi.MeterProvider | undefined
 let instruments: Instruments | undefined
+/** The class of the API's no-op meter (what a meter provider hands out when none is registered). */
+let noopMeter: object | undefined
 
-/** The instruments of the current global meter provider, or undefined without the API. */
-const current = (): Instruments | undefined => {
+/**
+ * The instruments of the current global meter provider; undefined without the API or
+ * when no meter provider is registered (then callers skip every measurement). Made once
+ * per provider, so one registered later is picked up.
+ */
+export const meter = (): Instruments | undefined => {
   const api = otel()
   if (!api) return undefined
   const p = api.metrics.getMeterProvider()
-  if (p !== provider || instruments === undefined) {
+  if (p !== provider) {
     provider = p
-    instruments = makeInstruments(p.getMeter("leaseq"))
+    noopMeter ??= Object.getPrototypeOf(api.createNoopMeter()) as object
+    const m = p.getMeter("leaseq")
+    instruments = Object.getPrototypeOf(m) === noopMeter ? undefined : makeInstruments(m)
   }
   return instruments
-}
-
-/** Record measurements (a no-op without the API). */
-export const Metrics = {
-  sent: (count: number, attributes: Attributes) => current()?.sent.add(count, attributes),
-  consumed: (attributes: Attributes) => current()?.consumed.add(1, attributes),
-  operation: (seconds: number, attributes: Attributes) => current()?.operation.record(seconds, attributes),
-  process: (seconds: number, attributes: Attributes) => current()?.process.record(seconds, attributes),
-  lost: (attributes: Attributes) => current()?.lost.add(1, attributes),
-  fenced: (attributes: Attributes) => current()?.fenced.add(1, attributes),
-  refused: (attributes: Attributes) => current()?.refused.add(1, attributes),
-  heartbeat: (seconds: number, attributes: Attributes) => current()?.heartbeat.record(seconds, attributes),
-  wait: (seconds: number, attributes: Attributes) => current()?.wait.record(seconds, attributes),
 }

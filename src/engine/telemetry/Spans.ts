@@ -13,6 +13,7 @@ import type * as OtelApi from "@opentelemetry/api"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as References from "effect/References"
 import * as Tracer from "effect/Tracer"
 import type { TraceParent } from "./Carrier.ts"
@@ -152,13 +153,24 @@ const startWithOtel = (spec: SpanSpec): SpanHandle | undefined => {
 }
 
 /**
+ * Which tracer a span started in `fiber` would go to: the fiber's own Effect tracer
+ * (one the application provided), the global OpenTelemetry provider, or none (then no
+ * tracing work is done at all). Synchronous and cheap: two reference reads and, without
+ * an Effect tracer, a look at the global provider.
+ */
+export const tracerFor = (fiber: Fiber.Fiber<unknown, unknown>): "effect" | "otel" | undefined => {
+  if (fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer && fiber.getRef(References.TracerEnabled)) return "effect"
+  return activeTracer() ? "otel" : undefined
+}
+
+/**
  * Start a span, or answer undefined when nothing would record it: then the caller does
  * no tracing work at all. The first call awaits the one-time import of the API.
  */
 export const startSpan = (spec: SpanSpec): Effect.Effect<SpanHandle | undefined> =>
-  Effect.gen(function* () {
-    const tracer = yield* Tracer.Tracer
-    if (tracer !== Tracer.nativeTracer && (yield* References.TracerEnabled)) return yield* effectSpan(spec)
-    if (!otelSettled()) yield* Effect.promise(loadOtel)
-    return startWithOtel(spec)
+  Effect.withFiber((fiber) => {
+    if (!otelSettled()) return Effect.flatMap(Effect.promise(loadOtel), () => startSpan(spec))
+    const to = tracerFor(fiber)
+    if (to === "effect") return effectSpan(spec)
+    return Effect.succeed(to === "otel" ? startWithOtel(spec) : undefined)
   })

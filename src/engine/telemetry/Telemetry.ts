@@ -1,15 +1,16 @@
 /**
  * What the queue core and the worker call to trace and measure: the `send`, `process`
  * and `settle` spans with their attributes, and the metrics beside them. Every step
- * is skipped when {@link startSpan} found nothing to record; the metrics cost a
- * property read without `@opentelemetry/api`.
+ * is skipped when no tracer would record the span, and every measurement when no
+ * meter provider is registered: then an add or a job costs a few property reads more.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { TraceParent } from "./Carrier.ts"
-import { Metrics } from "./Metrics.ts"
-import { type Attributes, type SpanHandle, startSpan } from "./Spans.ts"
+import { meter } from "./Metrics.ts"
+import { loadOtel, otelSettled } from "./Otel.ts"
+import { type Attributes, type SpanHandle, startSpan, tracerFor } from "./Spans.ts"
 
 /** `messaging.system` of every span and measurement. */
 export const MESSAGING_SYSTEM = "leaseq"
@@ -69,7 +70,8 @@ const seconds = (since: number): number => (performance.now() - since) / 1000
 /**
  * Run an add of `count` jobs in a `send <queue>` span (kind PRODUCER). `body` gets the
  * context to carry with each job: the span's, when it records; else undefined, and
- * the jobs are stored as they are.
+ * the jobs are stored as they are. With no tracer and no meter provider, `body` runs
+ * as it is.
  */
 export const traceSend = <A, E, R>(
   queue: string,
@@ -78,33 +80,41 @@ export const traceSend = <A, E, R>(
   messageId: string | undefined,
   body: (parent: TraceParent | undefined) => Effect.Effect<A, E, R>,
 ): Effect.Effect<A, E, R> =>
-  Effect.flatMap(
-    startSpan({
-      name: `send ${destination(queue)}`,
-      kind: "producer",
-      attributes: {
-        ...queueAttributes(queue),
-        "messaging.operation.type": "send",
-        "messaging.operation.name": operation,
-        "messaging.batch.message_count": count,
-        ...(messageId === undefined ? {} : { "messaging.message.id": messageId }),
-      },
-    }),
-    (span) => {
+  Effect.withFiber((fiber) => {
+    if (!otelSettled())
+      return Effect.flatMap(Effect.promise(loadOtel), () => traceSend(queue, operation, count, messageId, body))
+    const traced = tracerFor(fiber) !== undefined
+    const m = meter()
+    if (!traced && m === undefined) return body(undefined)
+    const measure = (span: SpanHandle | undefined) => {
       const started = performance.now()
       const run = body(span?.recording ? span.context : undefined)
-      return (span ? span.within(run) : run).pipe(
-        Effect.onExit((exit) =>
-          Effect.sync(() => {
-            const type = Exit.isFailure(exit) ? errorType(failureOf(exit)) : undefined
-            Metrics.operation(seconds(started), operationAttributes(queue, operation, type))
-            if (type === undefined) Metrics.sent(count, operationAttributes(queue, operation))
-            span?.end(type === undefined ? undefined : { error: failureOf(exit), type })
-          }),
-        ),
+      return Effect.onExit(span ? span.within(run) : run, (exit) =>
+        Effect.sync(() => {
+          const error = failureOf(exit)
+          const type = Exit.isFailure(exit) ? errorType(error) : undefined
+          m?.operation.record(seconds(started), operationAttributes(queue, operation, type))
+          if (type === undefined) m?.sent.add(count, operationAttributes(queue, operation))
+          span?.end(type === undefined ? undefined : { error, type })
+        }),
       )
-    },
-  )
+    }
+    if (!traced) return measure(undefined)
+    return Effect.flatMap(
+      startSpan({
+        name: `send ${destination(queue)}`,
+        kind: "producer",
+        attributes: {
+          ...queueAttributes(queue),
+          "messaging.operation.type": "send",
+          "messaging.operation.name": operation,
+          "messaging.batch.message_count": count,
+          ...(messageId === undefined ? {} : { "messaging.message.id": messageId }),
+        },
+      }),
+      measure,
+    )
+  })
 
 /** The error an exit failed with (squashed, as the worker records it). */
 export const failureOf = (exit: Exit.Exit<unknown, unknown>): unknown =>

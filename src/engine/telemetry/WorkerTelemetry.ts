@@ -11,8 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { Reservation } from "../Commands.ts"
 import type { TraceParent } from "./Carrier.ts"
-import { Metrics } from "./Metrics.ts"
-import { type SpanHandle, startSpan } from "./Spans.ts"
+import { type Instruments, meter } from "./Metrics.ts"
+import { type SpanHandle, startSpan, tracerFor } from "./Spans.ts"
 import { destination, errorType, failureOf, operationAttributes, queueAttributes } from "./Telemetry.ts"
 
 /**
@@ -48,36 +48,55 @@ const idTime = (id: string): number | undefined => {
   return t
 }
 
-/**
- * Start the process span of a reserved job (undefined when nothing records) and count
- * the job consumed; a first run also records how long the job waited (from its id's
- * time, the producer's clock, to now).
- */
-export const startProcess = (w: WorkerIdentity, r: Reservation, parent: TraceParent | undefined) => {
-  Metrics.consumed(operationAttributes(w.queue, "process"))
-  if (r.attempt === 1) {
-    const t = idTime(r.id)
-    if (t !== undefined) Metrics.wait(Math.max(0, Date.now() - t) / 1000, queueAttributes(w.queue))
-  }
-  return startSpan({
-    name: `process ${destination(w.queue)}`,
-    kind: "consumer",
-    parent,
-    root: parent === undefined,
-    links: parent === undefined ? undefined : [parent],
-    attributes: {
-      ...queueAttributes(w.queue),
-      "messaging.operation.type": "process",
-      "messaging.operation.name": "process",
-      "messaging.message.id": r.id,
-      "messaging.client.id": w.workerId,
-      "messaging.leaseq.attempt": r.attempt,
-      "messaging.leaseq.max_attempts": r.maxAttempts,
-      "messaging.leaseq.lease_token": r.token,
-      "messaging.leaseq.lease_ms": w.leaseMs,
-    },
-  })
+/** What one run of a job records: its process span (when traced) and the meter (when measured). */
+export interface Run {
+  readonly span: SpanHandle | undefined
+  readonly meter: Instruments | undefined
+  readonly started: number
 }
+
+/**
+ * Start recording a reserved job's run: its process span, its count as consumed, and
+ * (first runs) how long it waited, from its id's time (the producer's clock) to now.
+ * Undefined when nothing records (no tracer, no meter provider): the run is untouched.
+ */
+export const startProcess = (
+  w: WorkerIdentity,
+  r: Reservation,
+  parent: TraceParent | undefined,
+): Effect.Effect<Run | undefined> =>
+  Effect.withFiber((fiber) => {
+    const traced = tracerFor(fiber) !== undefined
+    const m = meter()
+    if (!traced && m === undefined) return Effect.succeed(undefined)
+    if (m) {
+      m.consumed.add(1, operationAttributes(w.queue, "process"))
+      const t = r.attempt === 1 ? idTime(r.id) : undefined
+      if (t !== undefined) m.wait.record(Math.max(0, Date.now() - t) / 1000, queueAttributes(w.queue))
+    }
+    if (!traced) return Effect.succeed({ span: undefined, meter: m, started: performance.now() })
+    return Effect.map(
+      startSpan({
+        name: `process ${destination(w.queue)}`,
+        kind: "consumer",
+        parent,
+        root: parent === undefined,
+        links: parent === undefined ? undefined : [parent],
+        attributes: {
+          ...queueAttributes(w.queue),
+          "messaging.operation.type": "process",
+          "messaging.operation.name": "process",
+          "messaging.message.id": r.id,
+          "messaging.client.id": w.workerId,
+          "messaging.leaseq.attempt": r.attempt,
+          "messaging.leaseq.max_attempts": r.maxAttempts,
+          "messaging.leaseq.lease_token": r.token,
+          "messaging.leaseq.lease_ms": w.leaseMs,
+        },
+      }),
+      (span) => ({ span, meter: m, started: performance.now() }),
+    )
+  })
 
 /**
  * End a handler run: record its duration, and end its span — with the error when the
@@ -86,77 +105,100 @@ export const startProcess = (w: WorkerIdentity, r: Reservation, parent: TracePar
  */
 export const endProcess = (
   w: WorkerIdentity,
-  span: SpanHandle | undefined,
-  started: number,
+  run: Run | undefined,
   exit: Exit.Exit<unknown, unknown>,
   ended: string | undefined,
 ) => {
+  if (run === undefined) return
   const type = ended ?? (Exit.isFailure(exit) ? errorType(failureOf(exit)) : undefined)
-  Metrics.process((performance.now() - started) / 1000, operationAttributes(w.queue, "process", type))
+  run.meter?.process.record((performance.now() - run.started) / 1000, operationAttributes(w.queue, "process", type))
+  const span = run.span
   if (span === undefined) return
   if (ended === "shutdown") span.event(LEASE_ENDED, { "leaseq.reason": "shutdown" })
   span.end(type === undefined ? undefined : { error: ended ?? failureOf(exit), type })
 }
 
 /**
+ * Run a handler inside its run's span, ending the run when the handler ends (in a
+ * finalizer: a lost lease interrupts the fiber, and the span still ends). An untraced,
+ * unmeasured run is the handler as it is.
+ */
+export const runHandler = <A, E, R>(
+  w: WorkerIdentity,
+  run: Run | undefined,
+  ended: () => string | undefined,
+  handler: Effect.Effect<A, E, R>,
+): Effect.Effect<A, E, R> =>
+  run === undefined
+    ? handler
+    : Effect.onExit(run.span ? run.span.within(handler) : handler, (exit) =>
+        Effect.sync(() => endProcess(w, run, exit, ended())),
+      )
+
+/**
  * Run a complete or fail in a `settle <queue>` span, a child of the process span (when
- * there is one); its duration is recorded either way. While it runs, the lease's span
- * is the settle span, so a refused ack is an event on it.
+ * there is one), recording its duration (when measured). While it runs, the lease's
+ * span is the settle span, so a refused ack is an event on it.
  */
 export const traceSettle = <A, E, R>(
   w: WorkerIdentity,
   r: Reservation,
   held: Traced,
+  run: Run | undefined,
   operation: "complete" | "fail",
   settle: Effect.Effect<A, E, R>,
-): Effect.Effect<A, E, R> =>
-  Effect.suspend(() => {
+): Effect.Effect<A, E, R> => {
+  if (run === undefined) return settle
+  const measured = (span: SpanHandle | undefined) => {
     const started = performance.now()
-    const process = held.span
-    const measured = (span: SpanHandle | undefined) =>
-      Effect.onExit(span ? span.within(settle) : settle, (exit) =>
-        Effect.sync(() => {
-          const type = Exit.isFailure(exit) ? errorType(failureOf(exit)) : undefined
-          Metrics.operation((performance.now() - started) / 1000, operationAttributes(w.queue, operation, type))
-          span?.end(type === undefined ? undefined : { error: failureOf(exit), type })
-        }),
-      )
-    if (process === undefined) return measured(undefined)
-    return Effect.flatMap(
-      startSpan({
-        name: `settle ${destination(w.queue)}`,
-        kind: "client",
-        parent: process,
-        attributes: {
-          ...queueAttributes(w.queue),
-          "messaging.operation.type": "settle",
-          "messaging.operation.name": operation,
-          "messaging.message.id": r.id,
-          "messaging.client.id": w.workerId,
-          "messaging.leaseq.attempt": r.attempt,
-          "messaging.leaseq.lease_token": r.token,
-        },
+    return Effect.onExit(span ? span.within(settle) : settle, (exit) =>
+      Effect.sync(() => {
+        const error = failureOf(exit)
+        const type = Exit.isFailure(exit) ? errorType(error) : undefined
+        run.meter?.operation.record((performance.now() - started) / 1000, operationAttributes(w.queue, operation, type))
+        span?.end(type === undefined ? undefined : { error, type })
       }),
-      (span) => {
-        held.span = span
-        return measured(span)
-      },
     )
-  })
+  }
+  if (run.span === undefined) return measured(undefined)
+  return Effect.flatMap(
+    startSpan({
+      name: `settle ${destination(w.queue)}`,
+      kind: "client",
+      parent: run.span,
+      attributes: {
+        ...queueAttributes(w.queue),
+        "messaging.operation.type": "settle",
+        "messaging.operation.name": operation,
+        "messaging.message.id": r.id,
+        "messaging.client.id": w.workerId,
+        "messaging.leaseq.attempt": r.attempt,
+        "messaging.leaseq.lease_token": r.token,
+      },
+    }),
+    (span) => {
+      held.span = span
+      return measured(span)
+    },
+  )
+}
 
 /**
  * A lease ended without an ack: counted (lost, self-fenced, or — once its ack was being
  * sent — a refused late acknowledgement) and recorded as an event on its span.
  */
 export const leaseEndedTelemetry = (w: WorkerIdentity, held: Traced, why: "lease-lost" | "self-fenced") => {
-  const attributes = queueAttributes(w.queue)
   const refused = held.settling === true
-  if (refused) Metrics.refused(attributes)
-  else if (why === "self-fenced") Metrics.fenced(attributes)
-  else Metrics.lost(attributes)
+  const m = meter()
+  if (m) {
+    const attributes = queueAttributes(w.queue)
+    if (refused) m.refused.add(1, attributes)
+    else if (why === "self-fenced") m.fenced.add(1, attributes)
+    else m.lost.add(1, attributes)
+  }
   held.span?.event(LEASE_ENDED, { "leaseq.reason": refused ? "ack-refused" : why })
 }
 
 /** Record one heartbeat's round trip. */
 export const heartbeatTelemetry = (w: WorkerIdentity, ms: number) =>
-  Metrics.heartbeat(ms / 1000, queueAttributes(w.queue))
+  meter()?.heartbeat.record(ms / 1000, queueAttributes(w.queue))

@@ -18,11 +18,15 @@ export const leaseEnded = <A>(ctx: WorkerContext<A>, h: Held, why: "lease-lost" 
 }
 
 /** The worker as its spans and metrics name it. */
-export const identity = <A>(ctx: WorkerContext<A>): WorkerIdentity => ({
-  queue: ctx.commands.keys.queue,
-  workerId: ctx.workerId,
-  leaseMs: ctx.settings.leaseMs,
-})
+export const identity = <A>(ctx: WorkerContext<A>): WorkerIdentity => {
+  let w = identities.get(ctx)
+  if (w === undefined) {
+    w = { queue: ctx.commands.keys.queue, workerId: ctx.workerId, leaseMs: ctx.settings.leaseMs }
+    identities.set(ctx, w)
+  }
+  return w
+}
+const identities = new WeakMap<object, WorkerIdentity>()
 
 /** The local deadline of a lease granted or extended by a call sent at `sentAt`. */
 export const localDeadline = <A>(ctx: WorkerContext<A>, sentAt: number): number =>

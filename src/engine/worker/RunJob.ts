@@ -10,7 +10,7 @@ import type { Reservation } from "../Commands.ts"
 import { LeaseLost } from "../Errors.ts"
 import type { Job } from "../Job.ts"
 import { splitPayload } from "../telemetry/Carrier.ts"
-import { endProcess, startProcess, traceSettle } from "../telemetry/WorkerTelemetry.ts"
+import { endProcess, runHandler, startProcess, traceSettle } from "../telemetry/WorkerTelemetry.ts"
 import type { WorkerContext } from "./Context.ts"
 import { identity, leaseEnded } from "./Heartbeat.ts"
 import { type Held, signalOf } from "./Lease.ts"
@@ -35,15 +35,14 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
   return Effect.gen(function* () {
     const w = identity(ctx)
     const carried = splitPayload(r.payload)
-    const span = yield* startProcess(w, r, carried.parent)
-    held.span = span
-    const started = performance.now()
+    const run = yield* startProcess(w, r, carried.parent)
+    held.span = run?.span
     const decoded = yield* Effect.exit(ctx.program.decode(carried.payload))
     if (Exit.isFailure(decoded)) {
       settled = true
       held.settling = true
-      endProcess(w, span, started, decoded, undefined)
-      return yield* Effect.uninterruptible(traceSettle(w, r, held, "fail", refuse(ctx, r, held, decoded.cause)))
+      endProcess(w, run, decoded, undefined)
+      return yield* Effect.uninterruptible(traceSettle(w, r, held, run, "fail", refuse(ctx, r, held, decoded.cause)))
     }
     const job: Job<A> = {
       id: r.id,
@@ -55,13 +54,7 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
         return signalOf(held)
       },
     }
-    const run = ctx.program.handler(job)
-    // ended in a finalizer: a lost lease interrupts this fiber, and the span still ends
-    const exit = yield* Effect.exit(
-      Effect.onExit(span ? span.within(run) : run, (e) =>
-        Effect.sync(() => endProcess(w, span, started, e, held.ended)),
-      ),
-    )
+    const exit = yield* Effect.exit(runHandler(w, run, () => held.ended, ctx.program.handler(job)))
     // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
     const settling = settle(
       ctx,
@@ -75,7 +68,7 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
       freeOnce,
     )
     const operation = Exit.isSuccess(exit) ? "complete" : "fail"
-    yield* Effect.uninterruptible(held.ended ? settling : traceSettle(w, r, held, operation, settling))
+    yield* Effect.uninterruptible(held.ended ? settling : traceSettle(w, r, held, run, operation, settling))
   }).pipe(
     Effect.catch((e) => ctx.report(e)),
     Effect.onExit(() =>
