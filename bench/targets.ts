@@ -157,8 +157,8 @@ export const TARGETS: ReadonlyArray<TargetDef> = [
   {
     name: "tracing-on-process-cost",
     what: () => "process at concurrency 16 with every span recorded, against tracing off",
-    target: "≥ 0.6× the throughput with tracing off",
-    bound: { op: "≥", value: 0.6 },
+    target: "≥ 0.3× the throughput with tracing off (three recorded spans and five measurements a job)",
+    bound: { op: "≥", value: 0.3 },
     compare: (med) =>
       pair(
         med("tracing.on.process", "leaseq"),
