@@ -10,7 +10,7 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Queue, Worker } from "../src/index.ts"
-import { until } from "./reliability/support.ts"
+import { proxyToSuiteRedis, until } from "./reliability/support.ts"
 import { deferred, onCleanup } from "./support/cleanup.ts"
 import { installOtel, total } from "./support/otel.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
@@ -157,6 +157,38 @@ describe("tracing, Promise face", () => {
     expect(total(await otel.points("leaseq.leases.lost", { "messaging.destination.name": q }))).toBe(1)
     await worker.close()
     expect(spansNamed(`settle ${q}`)).toHaveLength(0)
+  })
+
+  it("a self-fence (no heartbeat got through) is an event on the process span, counted in leaseq.leases.self_fenced", async () => {
+    const q = name()
+    const queue = queueOf<string>(q)
+    await queue.add("x")
+    const proxy = await proxyToSuiteRedis()
+    const started = deferred()
+    const worker = new Worker<string>(
+      q,
+      async (job) => {
+        started.resolve()
+        await new Promise((r) => job.signal.addEventListener("abort", r))
+      },
+      { connection: proxy.url, leaseMs: 1500 },
+    )
+    onCleanup(() => worker.close())
+    const fenced = deferred<string>()
+    worker.on("lease-lost", (_job, reason) => fenced.resolve(reason))
+    worker.on("error", () => {}) // the cut connection is reported; expected here
+    await started.promise
+    proxy.cut()
+    expect(await fenced.promise).toBe("self-fenced")
+    const [process] = await waitForSpans(`process ${q}`, 1)
+    expect(process!.events.find((e) => e.name === "leaseq.lease_ended")?.attributes).toEqual({
+      "leaseq.reason": "self-fenced",
+    })
+    expect(process!.attributes["error.type"]).toBe("self-fenced")
+    expect(total(await otel.points("leaseq.leases.self_fenced", { "messaging.destination.name": q }))).toBe(1)
+    expect(total(await otel.points("leaseq.leases.lost", { "messaging.destination.name": q }))).toBe(0)
+    proxy.heal()
+    await worker.close()
   })
 
   it("a late ack refused (its token no longer current) is an event on the settle span, counted in leaseq.acks.refused", async () => {
