@@ -117,6 +117,21 @@ describe("tracing, Promise face", () => {
     }
   })
 
+  it("a partitioned queue: spans are named after the queue, with the partition as messaging.leaseq.partition", async () => {
+    const q = name()
+    const queue = new Queue<number>(q, { connection: redisUrl(), partitions: 2 })
+    onCleanup(() => queue.close())
+    await queue.add(1)
+    await queue.add(2)
+    const worker = new Worker<number>(q, async (job) => job.payload, { connection: redisUrl(), partitions: 2 })
+    onCleanup(() => worker.close())
+    const processes = await waitForSpans(`process ${q}`, 2)
+    const sends = spansNamed(`send ${q}`)
+    expect(sends.map((s) => s.attributes["messaging.leaseq.partition"]).sort()).toEqual([0, 1])
+    expect(processes.map((s) => s.attributes["messaging.leaseq.partition"]).sort()).toEqual([0, 1])
+    for (const s of [...sends, ...processes]) expect(s.attributes["messaging.destination.name"]).toBe(q)
+  })
+
   it("a failed run records the exception and sets the error status; its settle span is a fail", async () => {
     const q = name()
     const queue = queueOf<string>(q)
