@@ -10,6 +10,7 @@ import {
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Queue, Worker } from "leaseq"
 
+// #region setup
 // an app's OpenTelemetry setup (here with in-memory exporters; use OTLP in production)
 const spans = new InMemorySpanExporter()
 const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] })
@@ -21,7 +22,9 @@ const meterProvider = new MeterProvider({ readers: [reader] })
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
 trace.setGlobalTracerProvider(tracerProvider)
 metrics.setGlobalMeterProvider(meterProvider)
+// #endregion
 
+// #region use
 const connection = process.env.REDIS_URL
 const queue = new Queue<{ to: string }>("tracing-example", { connection })
 const app = trace.getTracer("shop")
@@ -51,6 +54,7 @@ worker.on("completed", () => completed())
 await done
 await worker.close()
 await queue.close()
+// #endregion
 
 // one trace, from the request to the email
 for (const s of spans.getFinishedSpans()) {

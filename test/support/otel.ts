@@ -49,19 +49,11 @@ export const installOtel = () => {
     /** The data points of metric `name` whose attributes include `match`. */
     points: async (name: string, match: Record<string, unknown> = {}): Promise<Point[]> => {
       const { resourceMetrics } = await reader.collect()
-      const out: Point[] = []
-      for (const scope of resourceMetrics.scopeMetrics) {
-        for (const m of scope.metrics) {
-          if (m.descriptor.name !== name) continue
-          for (const p of m.dataPoints as ReadonlyArray<{
-            attributes: Record<string, unknown>
-            value: Point["value"]
-          }>) {
-            if (Object.entries(match).every(([k, v]) => p.attributes[k] === v)) out.push(p)
-          }
-        }
-      }
-      return out
+      const metricsNamed = resourceMetrics.scopeMetrics
+        .flatMap((s) => s.metrics)
+        .filter((m) => m.descriptor.name === name)
+      const all = metricsNamed.flatMap((m) => m.dataPoints as ReadonlyArray<Point>)
+      return all.filter((p) => Object.entries(match).every(([k, v]) => p.attributes[k] === v))
     },
     /** Take the tracer provider away (metrics stay), as an app without tracing has it. */
     withoutTracing: async <A>(f: () => Promise<A>): Promise<A> => {

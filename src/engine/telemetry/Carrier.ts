@@ -60,3 +60,7 @@ export const splitPayload = (stored: string): Carried => {
 
 /** The payload of a stored payload text, without the creation context (for reads of dead jobs and the like). */
 export const storedPayload = (stored: string): string => splitPayload(stored).payload
+
+/** `job` with `parent` in front of its payload (the same job when there is no parent to carry). */
+export const carry = <J extends { readonly payload: string }>(job: J, parent: TraceParent | undefined): J =>
+  parent ? { ...job, payload: wrapPayload(job.payload, parent) } : job

@@ -120,4 +120,5 @@ export const traceSend = <A, E, R>(
 export const failureOf = (exit: Exit.Exit<unknown, unknown>): unknown =>
   Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
 
-export type { SpanHandle }
+export { carry } from "./Carrier.ts"
+export type { SpanHandle, TraceParent }
