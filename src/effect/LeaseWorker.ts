@@ -10,7 +10,7 @@
  * ```
  * @module
  */
-import { Cause, type Context, Effect, Fiber, FiberSet, Layer, type Scope } from "effect"
+import { Cause, Context, Effect, Fiber, FiberSet, Layer, type Scope, Tracer } from "effect"
 import type { ScriptFailure } from "../engine/Commands.ts"
 import { InvalidOptions, type QueueClosed, RedisUnavailable } from "../engine/Errors.ts"
 import type { Job } from "../engine/Job.ts"
@@ -174,7 +174,10 @@ export const make = <I, A, Out, E, R, RH = never>(
     }
     const { core, client, codec } = internals
 
-    const context = yield* Effect.context<Exclude<R, Scope.Scope> | RH>()
+    // without the span current here: a handler's spans are children of its job's process span
+    const context = Context.omit(Tracer.ParentSpan)(
+      yield* Effect.context<Exclude<R, Scope.Scope> | RH>(),
+    ) as Context.Context<Exclude<R, Scope.Scope> | RH>
     const hookFibers = yield* FiberSet.make()
     const runHook = yield* FiberSet.runtime(hookFibers)<RH>()
     const fire = (hook: () => Effect.Effect<void, never, RH> | undefined) => {

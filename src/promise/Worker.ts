@@ -8,6 +8,7 @@ import { CallbackFailed, InvalidOptions, InvalidPayload, QueueClosed } from "../
 import type { Job } from "../engine/Job.ts"
 import { DEFAULT_PREFIX, validatePrefix, validateQueueName } from "../engine/Keys.ts"
 import { redisError } from "../engine/Replies.ts"
+import { JobSpan } from "../engine/telemetry/Spans.ts"
 import { stderrWarner } from "../engine/worker/Callbacks.ts"
 import type { WorkerHandle, WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
@@ -42,10 +43,11 @@ export interface WorkerOptions extends EngineWorkerOptions {
  * held) while the handler may still run. The engine bounds that wait at close.
  */
 const runHandler = <T, R>(handler: (job: Job<T>) => Promise<R> | R, job: Job<T>): Effect.Effect<R, unknown> =>
-  Effect.suspend(() => {
+  Effect.flatMap(Effect.service(JobSpan), (span) => {
     let promise: Promise<R>
     try {
-      promise = Promise.resolve(handler(job))
+      // a traced job's process span is the active OpenTelemetry span while the handler runs
+      promise = Promise.resolve(span ? span.runIn(() => handler(job)) : handler(job))
     } catch (e) {
       return Effect.fail(e)
     }

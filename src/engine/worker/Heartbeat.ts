@@ -7,12 +7,26 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { Reservation } from "../Commands.ts"
+import { heartbeatTelemetry, leaseEndedTelemetry, type WorkerIdentity } from "../telemetry/WorkerTelemetry.ts"
 import type { WorkerContext } from "./Context.ts"
 import { fenceAfter, fenceLoop, type HeartbeatOptions, type Held, heartbeatLoop, monotonicNow } from "./Lease.ts"
 
 /** Tell the user a lease ended without an ack: lost to the server, or self-fenced. */
-export const leaseEnded = <A>(ctx: WorkerContext<A>, h: Held, why: "lease-lost" | "self-fenced"): void =>
+export const leaseEnded = <A>(ctx: WorkerContext<A>, h: Held, why: "lease-lost" | "self-fenced"): void => {
+  leaseEndedTelemetry(identity(ctx), h, why)
   ctx.hooks.leaseLost?.({ id: h.id, token: h.token }, why)
+}
+
+/** The worker as its spans and metrics name it. */
+export const identity = <A>(ctx: WorkerContext<A>): WorkerIdentity => {
+  let w = identities.get(ctx)
+  if (w === undefined) {
+    w = { queue: ctx.commands.keys.queue, workerId: ctx.workerId, leaseMs: ctx.settings.leaseMs }
+    identities.set(ctx, w)
+  }
+  return w
+}
+const identities = new WeakMap<object, WorkerIdentity>()
 
 /** The local deadline of a lease granted or extended by a call sent at `sentAt`. */
 export const localDeadline = <A>(ctx: WorkerContext<A>, sentAt: number): number =>
@@ -25,6 +39,7 @@ const heartbeatOptions = <A>(ctx: WorkerContext<A>): HeartbeatOptions => ({
   serverLeaseMs: ctx.serverLeaseMs,
   onEnd: (h, why) => leaseEnded(ctx, h, why),
   onError: ctx.hooks.error ?? (() => {}),
+  onRoundTrip: (ms) => heartbeatTelemetry(identity(ctx), ms),
 })
 
 /** The worker's lease loops, to be supervised: heartbeat (extend) and fence (self-abort). */

@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type { Commands, ScriptFailure } from "../Commands.ts"
 import { LeaseLost } from "../Errors.ts"
+import type { SpanHandle } from "../telemetry/Spans.ts"
 
 /** Why a held lease ended before its handler finished. */
 export type LeaseEnd = "lease-lost" | "self-fenced" | "shutdown"
@@ -51,6 +52,8 @@ export interface Held {
    * must not report a lost lease or abort a handler that is no longer running.
    */
   settling?: boolean
+  /** The span of the job's current step (process, then settle), when a tracer records it. */
+  span?: SpanHandle | undefined
 }
 
 /**
@@ -144,6 +147,8 @@ export interface HeartbeatOptions {
   /** A lease the server says is gone (or that was self-fenced). */
   readonly onEnd: (h: Held, why: "lease-lost" | "self-fenced") => void
   readonly onError: (e: ScriptFailure) => void
+  /** Told each extend call's round trip, in ms. */
+  readonly onRoundTrip?: ((ms: number) => void) | undefined
 }
 
 /** One heartbeat: extend every live lease, in chunks of {@link EXTEND_CHUNK}. */
@@ -154,6 +159,7 @@ export const heartbeatOnce = (table: LeaseTable, commands: Commands, options: He
       const chunk = leases.slice(i, i + EXTEND_CHUNK)
       const sentAt = monotonicNow()
       const deadlines = yield* commands.extend(chunk, options.serverLeaseMs)
+      options.onRoundTrip?.(monotonicNow() - sentAt)
       const local = sentAt + fenceAfter(options.leaseMs, options.heartbeatMs)
       for (let j = 0; j < chunk.length; j++) {
         const h = chunk[j]!

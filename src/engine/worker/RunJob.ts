@@ -8,7 +8,10 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type { Reservation } from "../Commands.ts"
 import type { Job } from "../Job.ts"
+import { splitPayload } from "../telemetry/Carrier.ts"
+import { endProcess, runHandler, startProcess, traceSettle } from "../telemetry/WorkerTelemetry.ts"
 import type { WorkerContext } from "./Context.ts"
+import { identity } from "./Heartbeat.ts"
 import { type Held, signalOf } from "./Lease.ts"
 import { holdLease, recordHandlerMs } from "./Prefetch.ts"
 import { refuse, settle } from "./Settle.ts"
@@ -30,11 +33,16 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
     }
   }
   return Effect.gen(function* () {
-    const decoded = yield* Effect.exit(ctx.program.decode(r.payload))
+    const w = identity(ctx)
+    const carried = splitPayload(r.payload)
+    const run = yield* startProcess(w, r, carried.parent)
+    held.span = run?.span
+    const decoded = yield* Effect.exit(ctx.program.decode(carried.payload))
     if (Exit.isFailure(decoded)) {
       settled = true
       held.settling = true
-      return yield* Effect.uninterruptible(refuse(ctx, r, held, decoded.cause))
+      endProcess(w, run, decoded, undefined)
+      return yield* Effect.uninterruptible(traceSettle(w, r, held, run, "fail", refuse(ctx, r, held, decoded.cause)))
     }
     const job: Job<A> = {
       id: r.id,
@@ -47,22 +55,22 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
       },
     }
     const began = performance.now()
-    const exit = yield* Effect.exit(ctx.program.handler(job))
+    const exit = yield* Effect.exit(runHandler(w, run, () => held.ended, ctx.program.handler(job)))
     recordHandlerMs(ctx, performance.now() - began)
     // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
-    yield* Effect.uninterruptible(
-      settle(
-        ctx,
-        r,
-        held,
-        job,
-        exit,
-        () => {
-          settled = true
-        },
-        freeOnce,
-      ),
+    const settling = settle(
+      ctx,
+      r,
+      held,
+      job,
+      exit,
+      () => {
+        settled = true
+      },
+      freeOnce,
     )
+    const operation = Exit.isSuccess(exit) ? "complete" : "fail"
+    yield* Effect.uninterruptible(held.ended ? settling : traceSettle(w, r, held, run, operation, settling))
   }).pipe(
     Effect.catch((e) => ctx.report(e)),
     Effect.onExit(() =>

@@ -32,6 +32,7 @@ import type { RedisClient } from "../../redis/Client.ts"
 import { trackWorker, untrackWorker } from "../../testing/Leaks.ts"
 import type { Commands } from "../Commands.ts"
 import { warnIfEvicting } from "../EvictionPolicy.ts"
+import { loadOtel } from "../telemetry/Otel.ts"
 import { makeContext, type WorkerHandle, type WorkerProgram } from "./Context.ts"
 import { leaseLoops } from "./Heartbeat.ts"
 import { memoizedClose, shutdown, supervised } from "./Lifecycle.ts"
@@ -56,6 +57,8 @@ export const startWorker = <A>(
   Effect.gen(function* () {
     // once per client: warn when the server may evict keys (maxmemory-policy)
     yield* warnIfEvicting(commands.client)
+    // the optional OpenTelemetry API, imported once, before the first job runs
+    yield* Effect.promise(loadOtel)
     const ctx = makeContext(commands, blocking, settings, program)
     const lease = leaseLoops(ctx)
     const loops: Array<Fiber.Fiber<unknown, unknown>> = []
