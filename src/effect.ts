@@ -42,6 +42,7 @@ export {
 } from "./engine/Errors.ts"
 export type { Job, JobOptions } from "./engine/Job.ts"
 export { LAYOUT_VERSION } from "./engine/Keys.ts"
+export type { WorkerInfo } from "./engine/Registry.ts"
 export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
 export { Limits } from "./engine/Validate.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"

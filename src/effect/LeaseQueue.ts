@@ -34,6 +34,7 @@ import {
   readOnly,
   resolveQueueOptions,
 } from "../engine/QueueCore.ts"
+import type { WorkerInfo } from "../engine/Registry.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { integerOr, Limits, optionsObject } from "../engine/Validate.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
@@ -107,6 +108,11 @@ export interface Service<A> {
   readonly addBulk: (jobs: ReadonlyArray<BulkJob<A>>) => Effect.Effect<ReadonlyArray<string>, AddError>
   /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters. */
   readonly stats: Effect.Effect<QueueStats, QueueClosed | ScriptFailure>
+  /**
+   * The queue's live workers, each as its last heartbeat recorded it (see `Queue.workers`
+   * of the Promise face). O(W) for W registered workers.
+   */
+  readonly workers: Effect.Effect<ReadonlyArray<WorkerInfo>, QueueClosed | ScriptFailure>
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. Default limit 500 per call. */
   readonly sweep: (
     options?: SweepPassOptions,
@@ -186,6 +192,7 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
           return yield* core.addBulk(encoded)
         }),
       stats: core.stats,
+      workers: core.workers,
       sweep: (sweepOptions = {}) =>
         validated<SweepTotals, QueueClosed | ScriptFailure | InvalidOptions, InvalidOptions>(
           Effect.suspend(() => core.sweep(optionsObject("options", sweepOptions))),

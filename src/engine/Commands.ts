@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import type { RedisClient } from "../redis/Client.ts"
 import type { LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
 import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
+import { parseWorker, type WorkerRecord } from "./Registry.ts"
 import { redisError, scriptError } from "./Replies.ts"
 import { newRequestId, newWorkerId } from "./RequestId.ts"
 import { type Script, Scripts } from "./Scripts.ts"
@@ -20,6 +21,8 @@ export interface NewJob {
   readonly maxAttempts: number
   readonly dedupeKey: string
   readonly dedupeTtlMs: number
+  /** The job's own timeout in ms (0 or absent: none, the worker's default applies). */
+  readonly timeoutMs?: number | undefined
 }
 
 /** A leased job as `reserve` returns it. */
@@ -31,6 +34,8 @@ export interface Reservation {
   readonly attempt: number
   readonly maxAttempts: number
   readonly payload: string
+  /** The run's timeout in ms: the job's own, else the worker's default; 0 for none. */
+  readonly timeoutMs: number
 }
 
 /** A lease to extend, complete or release. */
@@ -38,6 +43,23 @@ export interface LeaseRef {
   readonly id: string
   readonly token: number
 }
+
+/** A lease to extend, with the progress its handler reported since the last heartbeat. */
+export interface ExtendRef extends LeaseRef {
+  /** JSON text of the latest progress value, stored with the extend (absent: none new). */
+  readonly progress?: string | undefined
+}
+
+/**
+ * What one extend answers per lease, read from its raw number: the new deadline (ms,
+ * Redis clock), or why the lease is not extended: "lost", "cancelled" (the job was
+ * cancelled), "timeout" (it reached its timeout limit; a sweep reclaims it as a failure).
+ */
+export type ExtendAnswer = number | "lost" | "cancelled" | "timeout"
+
+/** One raw extend reply entry (a deadline, 0 lost, -1 cancelled, -2 timeout) as an {@link ExtendAnswer}. */
+export const extendAnswer = (x: number): ExtendAnswer =>
+  x > 0 ? x : x === -1 ? "cancelled" : x === -2 ? "timeout" : "lost"
 
 /** A job a sweep moved to dead (its lease expired once too often). */
 export interface SweptDead {
@@ -165,6 +187,7 @@ const addKeys = (k: QueueKeys): ReadonlyArray<string> => [
   k.dedupeid,
   k.receipts,
   k.receiptsAt,
+  k.timeout,
 ]
 
 /**
@@ -179,7 +202,8 @@ export const addJobs = (
   requestId: string = newRequestId(),
 ): Effect.Effect<Array<string>, ScriptFailure> => {
   const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
-  for (const j of jobs) args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs)
+  for (const j of jobs)
+    args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs, j.timeoutMs ?? 0)
   return Effect.tryPromise({
     try: () => client.script(Scripts.add, addKeys(keys), args),
     catch: (e) => redisError("add script", e, client.describe, client.lastError?.()),
@@ -224,9 +248,25 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
     k.receipts,
     k.receiptsAt,
     k.reqs,
+    k.holder,
+    k.timeout,
+    k.progress,
   ]
   const statsKeys = [k.wait, k.active, k.delayed, k.dead, k.done, k.meta]
   const failKeys = [k.active, k.lease, k.meta, k.wait, k.delayed, k.marker, k.dead, k.err, k.fails, k.lost, k.max]
+  const sweepKeys = [
+    ...failKeys,
+    k.dedupe,
+    k.dedupeid,
+    k.done,
+    k.result,
+    k.data,
+    k.holder,
+    k.workers,
+    k.workersAt,
+    k.progress,
+    k.timeout,
+  ]
 
   return {
     keys,
@@ -253,6 +293,8 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
      * `ids.requestId` the call (default: a fresh random id, drawn when this Effect is
      * built): a second run of the worker's last call (a re-send after a lost reply, or
      * the same Effect run again) answers the same leases and statuses and changes nothing.
+     * `ids.timeoutMs` is the worker's default timeout for jobs added without one (default
+     * none): the server extends no such lease past its run start + timeout + leaseMs.
      */
     reserve: (
       count: number,
@@ -260,7 +302,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       promoteLimit: number,
       completes: ReadonlyArray<LeaseRef & { readonly result?: string }> = [],
       keep = 0,
-      ids: { readonly workerId?: string; readonly requestId?: string } = {},
+      ids: { readonly workerId?: string; readonly requestId?: string; readonly timeoutMs?: number } = {},
     ) =>
       call<Array<number | string>>(Scripts.reserve, reserveKeys, [
         ids.workerId ?? defaultWorkerId,
@@ -271,12 +313,13 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
         keep,
         completes.length,
         ...completes.flatMap((l) => [l.id, l.token, l.result ?? ""]),
+        ids.timeoutMs ?? 0,
       ]).pipe(
         Effect.map((r) => {
           const m = Number(r[1])
           const completed = r.slice(2, 2 + m).map((x) => x === 1)
           const jobs: Reservation[] = []
-          for (let i = 2 + m; i + 5 < r.length; i += 6) {
+          for (let i = 2 + m; i + 6 < r.length; i += 7) {
             jobs.push({
               id: String(r[i]),
               token: Number(r[i + 1]),
@@ -284,24 +327,63 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
               attempt: Number(r[i + 3]),
               maxAttempts: Number(r[i + 4]),
               payload: String(r[i + 5]),
+              timeoutMs: Number(r[i + 6]),
             })
           }
           return { jobs, nextDueMs: Number(r[0]), completed }
         }),
       ),
 
-    /** Extend leases; one deadline (0: lost) per lease. Any number of leases (chunked). */
-    extend: (leases: ReadonlyArray<LeaseRef>, leaseMs: number) =>
+    /**
+     * Extend leases (storing the progress each carries); per lease its new deadline (> 0),
+     * or 0 lost, -1 cancelled, -2 at its timeout limit (see {@link extendAnswer}).
+     * `worker` (optional) refreshes that worker's registry record in the same call. Any
+     * number of leases (chunked; the record goes with each chunk).
+     */
+    extend: (leases: ReadonlyArray<ExtendRef>, leaseMs: number, worker?: WorkerRecord) =>
       chunked(leases, (part) =>
-        call<number[]>(Scripts.extend, [k.active, k.lease, k.meta], [leaseMs, ...part.flatMap((l) => [l.id, l.token])]),
+        call<number[]>(
+          Scripts.extend,
+          [k.active, k.lease, k.meta, k.holder, k.cancelled, k.progress, k.workers, k.workersAt],
+          [
+            leaseMs,
+            worker?.id ?? "",
+            worker?.json ?? "",
+            worker?.ttlMs ?? 0,
+            ...part.flatMap((l) => [l.id, l.token, l.progress ?? ""]),
+          ],
+        ),
       ),
+
+    /** Read the registry: the workers whose heartbeat is recent enough, by id. O(W) for W workers. */
+    workers: call<Array<number | string>>(Scripts.workers, [k.workers, k.workersAt], []).pipe(
+      Effect.map((r) => r.slice(1).flatMap((text) => parseWorker(String(text)))),
+    ),
+
+    /** Take a worker's record out of the registry (at close). */
+    workerLeave: (workerId: string) =>
+      call<[number]>(Scripts.workerLeave, [k.workers, k.workersAt], [workerId]).pipe(Effect.map((r) => r[0] === 1)),
 
     /** Acknowledge jobs; true per job completed, false when its lease was lost. Any number (chunked). */
     complete: (items: ReadonlyArray<LeaseRef & { readonly result?: string }>, keep: number) =>
       chunked(items, (part) =>
         call<number[]>(
           Scripts.complete,
-          [k.active, k.lease, k.meta, k.data, k.max, k.fails, k.lost, k.err, k.done, k.result],
+          [
+            k.active,
+            k.lease,
+            k.meta,
+            k.data,
+            k.max,
+            k.fails,
+            k.lost,
+            k.err,
+            k.done,
+            k.result,
+            k.holder,
+            k.progress,
+            k.timeout,
+          ],
           [keep, ...part.flatMap((l) => [l.id, l.token, l.result ?? ""])],
         ).pipe(Effect.map((r) => r.map((x) => x === 1))),
       ),
@@ -310,15 +392,11 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       lease: LeaseRef,
       options: { readonly delayMs: number; readonly error: string; readonly mode: "retry" | "final" | "dead" },
     ) =>
-      call<[number, number?]>(Scripts.fail, failKeys, [
-        lease.id,
-        lease.token,
-        options.delayMs,
-        options.error,
-        options.mode,
-      ]).pipe(
-        Effect.map((r) => (r[0] === 1 ? ("retry" as const) : r[0] === 2 ? ("dead" as const) : ("lost" as const))),
-      ),
+      call<[number, number?]>(
+        Scripts.fail,
+        [...failKeys, k.holder],
+        [lease.id, lease.token, options.delayMs, options.error, options.mode],
+      ).pipe(Effect.map((r) => (r[0] === 1 ? ("retry" as const) : r[0] === 2 ? ("dead" as const) : ("lost" as const)))),
 
     /**
      * Give leased jobs back (graceful shutdown); true per job released, false when its
@@ -328,18 +406,14 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       chunked(leases, (part) =>
         call<number[]>(
           Scripts.release,
-          [k.active, k.lease, k.meta, k.wait, k.marker],
+          [k.active, k.lease, k.meta, k.wait, k.marker, k.holder],
           part.flatMap((l) => [l.id, l.token]),
         ).pipe(Effect.map((r) => r.map((x) => x === 1))),
       ),
 
     /** One bounded sweep call: at most `limit` of each kind of work (see lua/sweep.lua). */
     sweep: (limit: number) =>
-      call<Array<number | string>>(
-        Scripts.sweep,
-        [...failKeys, k.dedupe, k.dedupeid, k.done, k.result, k.data],
-        [limit],
-      ).pipe(Effect.map(sweepResult)),
+      call<Array<number | string>>(Scripts.sweep, sweepKeys, [limit]).pipe(Effect.map(sweepResult)),
 
     stats: call<Array<number | string | null>>(Scripts.stats, statsKeys, []).pipe(
       Effect.map((r): QueueStats => {
@@ -408,7 +482,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
     deadPurge: (target: { readonly ids: ReadonlyArray<string> } | { readonly all: number }) =>
       call<Array<number | string>>(
         Scripts.deadPurge,
-        [k.dead, k.meta, k.data, k.max, k.fails, k.lost, k.err],
+        [k.dead, k.meta, k.data, k.max, k.fails, k.lost, k.err, k.progress, k.timeout],
         "ids" in target ? ["ids", 0, ...target.ids] : ["all", target.all],
       ).pipe(Effect.map((r) => ({ count: Number(r[0]), remaining: Number(r[1]), missing: r.slice(2).map(String) }))),
 

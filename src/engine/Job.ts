@@ -3,7 +3,7 @@
  */
 import type { NewJob } from "./Commands.ts"
 import { InvalidOptions } from "./Errors.ts"
-import { integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
+import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
 
 /** Options of one job, given to `add` (or as a queue's `defaultJobOptions`). */
 export interface JobOptions {
@@ -15,6 +15,14 @@ export interface JobOptions {
   readonly dedupeKey?: string | undefined
   /** How long a dedupe key holds, in ms. Default 3 600 000 (1 h). Range 1 ms – 30 days. */
   readonly dedupeTtlMs?: number | undefined
+  /**
+   * Longest run of one attempt, in ms: past it the handler's signal aborts (reason a
+   * `JobTimedOut`) and the attempt counts as a failure with reason "timeout" (retried
+   * with backoff, or dead). The server extends no lease past the run's start + timeoutMs +
+   * one lease, so a handler that ignores its signal is reclaimed. Default: the worker's
+   * `timeoutMs`, else none. Range 1 ms – 24 h.
+   */
+  readonly timeoutMs?: number | undefined
 }
 
 /** Default maxAttempts. */
@@ -22,12 +30,12 @@ export const DEFAULT_MAX_ATTEMPTS = 3
 /** Default dedupeTtlMs (1 h). */
 export const DEFAULT_DEDUPE_TTL_MS = 3_600_000
 
-const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs"] as const
+const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "timeoutMs"] as const
 
-/** Job options with every default filled in (`dedupeKey` "" for none). */
+/** Job options with every default filled in (`dedupeKey` "" for none, `timeoutMs` 0 for none). */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<keyof JobOptions, "dedupeKey">]-?: Exclude<JobOptions[K], undefined>
-} & { readonly dedupeKey: string }
+  readonly [K in Exclude<keyof JobOptions, "dedupeKey" | "timeoutMs">]-?: Exclude<JobOptions[K], undefined>
+} & { readonly dedupeKey: string; readonly timeoutMs: number }
 
 /** Validate job options, filling defaults from `defaults`. Throws {@link InvalidOptions}. */
 export const resolveJobOptions = (field: string, value: unknown, defaults: JobOptions = {}): ResolvedJobOptions => {
@@ -60,7 +68,9 @@ export const resolveJobOptions = (field: string, value: unknown, defaults: JobOp
   if (o.dedupeTtlMs !== undefined && dedupeKey === undefined) {
     throw new InvalidOptions({ field: `${field}.dedupeTtlMs`, value: o.dedupeTtlMs, reason: "needs a dedupeKey" })
   }
-  return { delayMs, maxAttempts, dedupeTtlMs, dedupeKey: dedupeKey ?? "" }
+  const timeout = o.timeoutMs ?? defaults.timeoutMs
+  const timeoutMs = timeout === undefined ? 0 : integer(`${field}.timeoutMs`, timeout, Limits.timeoutMs)
+  return { delayMs, maxAttempts, dedupeTtlMs, dedupeKey: dedupeKey ?? "", timeoutMs }
 }
 
 /** Random 32-bit words from a pooled crypto buffer: one getRandomValues call per 1024 draws. */
@@ -127,6 +137,7 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   maxAttempts: options.maxAttempts,
   dedupeKey: options.dedupeKey,
   dedupeTtlMs: options.dedupeTtlMs,
+  timeoutMs: options.timeoutMs,
 })
 
 /** A job as a handler receives it. */
@@ -141,6 +152,10 @@ export interface Job<A> {
   readonly maxAttempts: number
   /** The fencing token of this lease: unique, only goes up. Pass it to downstream writes to fence them. */
   readonly token: number
-  /** Aborted when the lease is lost (or self-fenced) or the worker shuts down past its grace period. */
+  /**
+   * Aborted when the lease is lost (or self-fenced), the job is cancelled (reason a
+   * `JobCancelled`), it runs past its `timeoutMs` (reason a `JobTimedOut`), or the worker
+   * shuts down past its grace period.
+   */
   readonly signal: AbortSignal
 }

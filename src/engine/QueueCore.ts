@@ -11,6 +11,7 @@ import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from ".
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { type JobOptions, newJob, type ResolvedJobOptions, resolveJobOptions } from "./Job.ts"
 import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "./Keys.ts"
+import type { WorkerInfo } from "./Registry.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
 import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
 
@@ -92,6 +93,7 @@ export const resolveQueueOptions = (value: unknown, extraKeys: ReadonlyArray<str
     maxAttempts: defaults.maxAttempts,
     dedupeTtlMs: defaults.dedupeTtlMs,
     ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
+    ...(defaults.timeoutMs > 0 ? { timeoutMs: defaults.timeoutMs } : {}),
   }
   const maxPayloadBytes = integerOr("maxPayloadBytes", o.maxPayloadBytes, Limits.payloadBytes.default, {
     min: 1,
@@ -267,6 +269,14 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     stats: Effect.suspend(
       (): Effect.Effect<QueueStats, QueueClosed | ScriptFailure> =>
         closed ? Effect.fail(new QueueClosed({ queue: name })) : readOnly(calls.stats),
+    ),
+    /**
+     * The queue's live workers (those whose heartbeat is recent), by id: one read, O(W)
+     * for W registered workers.
+     */
+    workers: Effect.suspend(
+      (): Effect.Effect<ReadonlyArray<WorkerInfo>, QueueClosed | ScriptFailure> =>
+        closed ? Effect.fail(new QueueClosed({ queue: name })) : readOnly(calls.workers),
     ),
     /** One bounded sweep pass (see Sweeper); each of its script calls is bounded by `callTimeoutMs`. */
     sweep: (options: SweepPassOptions = {}) =>

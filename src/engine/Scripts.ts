@@ -45,6 +45,8 @@ export const Scripts = {
   verifyHash: load("verify-hash"),
   verifyOrphans: load("verify-orphans"),
   open: load("open"),
+  workers: load("workers"),
+  workerLeave: load("worker-leave"),
 } as const
 
 /** The name of a script. */
