@@ -221,7 +221,7 @@ describe("the worker registry", () => {
     const before = await redisNow()
     expect(await run(c.extend([], 5_000, record("w-1", 2)))).toEqual([])
     const after = await redisNow()
-    const [w] = await run(c.workers)
+    const [w] = (await run(c.workers)).workers
     expect(w).toMatchObject({ id: "w-1", host: "h", pid: 7, concurrency: 4, running: 2, state: "running" })
     expect(w!.startedAt).toBe(5)
     expect(w!.lastSeenAt).toBeGreaterThanOrEqual(before)
@@ -229,7 +229,7 @@ describe("the worker registry", () => {
     expect(Number(await raw.zscore(keys.workersAt, "w-1"))).toBe(w!.lastSeenAt + 1_000)
     // the next heartbeat replaces the record
     await run(c.extend([], 5_000, record("w-1", 3)))
-    expect((await run(c.workers)).map((x) => x.running)).toEqual([3])
+    expect((await run(c.workers)).workers.map((x) => x.running)).toEqual([3])
   })
 
   it("a worker that stops heartbeating drops out of the listing, and the sweep deletes its record", async () => {
@@ -238,7 +238,7 @@ describe("the worker registry", () => {
     const stale = Number(await raw.zscore(keys.workersAt, "w-old"))
     await untilRedisTime(stale)
     await run(c.extend([], 5_000, record("w-new")))
-    expect((await run(c.workers)).map((w) => w.id)).toEqual(["w-new"])
+    expect((await run(c.workers)).workers.map((w) => w.id)).toEqual(["w-new"])
     expect(await raw.hexists(keys.workers, "w-old")).toBe(1)
     await run(c.sweep(100))
     expect(await raw.hkeys(keys.workers)).toEqual(["w-new"])
@@ -251,6 +251,6 @@ describe("the worker registry", () => {
     expect(await run(c.workerLeave("w-2"))).toBe(true)
     expect(await run(c.workerLeave("w-2"))).toBe(false)
     expect(await raw.exists(keys.workers, keys.workersAt)).toBe(0)
-    expect(await run(c.workers)).toEqual([])
+    expect((await run(c.workers)).workers).toEqual([])
   })
 })

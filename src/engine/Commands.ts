@@ -355,9 +355,12 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
         ),
       ),
 
-    /** Read the registry: the workers whose heartbeat is recent enough, by id. O(W) for W workers. */
+    /**
+     * Read the registry: the workers whose heartbeat is recent enough, by id, and the Redis
+     * time of the read (ms). O(W) for W workers.
+     */
     workers: call<Array<number | string>>(Scripts.workers, [k.workers, k.workersAt], []).pipe(
-      Effect.map((r) => r.slice(1).flatMap((text) => parseWorker(String(text)))),
+      Effect.map((r) => ({ now: Number(r[0]), workers: r.slice(1).flatMap((text) => parseWorker(String(text))) })),
     ),
 
     /** Take a worker's record out of the registry (at close). */

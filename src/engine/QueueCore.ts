@@ -276,7 +276,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
      */
     workers: Effect.suspend(
       (): Effect.Effect<ReadonlyArray<WorkerInfo>, QueueClosed | ScriptFailure> =>
-        closed ? Effect.fail(new QueueClosed({ queue: name })) : readOnly(calls.workers),
+        closed ? Effect.fail(new QueueClosed({ queue: name })) : readOnly(Effect.map(calls.workers, (r) => r.workers)),
     ),
     /** One bounded sweep pass (see Sweeper); each of its script calls is bounded by `callTimeoutMs`. */
     sweep: (options: SweepPassOptions = {}) =>
