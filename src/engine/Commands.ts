@@ -187,6 +187,7 @@ const addKeys = (k: QueueKeys): ReadonlyArray<string> => [
   k.dedupeid,
   k.receipts,
   k.receiptsAt,
+  k.events,
   k.timeout,
 ]
 

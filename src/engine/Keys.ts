@@ -54,6 +54,11 @@ export interface QueueKeys {
   /** HASH worker id -> its last reserve call (request id, time, rider statuses, leases), to answer a re-send. */
   readonly reqs: string
   /**
+   * STREAM of job events (added, active, completed, …), written by the scripts that change
+   * a job's state and capped near the queue's event retention (meta field `eventsMaxLen`).
+   */
+  readonly events: string
+  /**
    * HASH id -> "<workerId>|<startedAt>|<until>" for each leased job, written by reserve with
    * the lease and deleted with it: the worker holding the lease (the `lease.workerId` a job
    * lookup shows: the text before the first "|"), when the run started (ms, Redis clock),
@@ -97,13 +102,14 @@ export const KEY_TYPES = {
   receipts: "hash",
   receiptsAt: "zset",
   reqs: "hash",
+  events: "stream",
   holder: "hash",
   timeout: "hash",
   progress: "hash",
   workers: "hash",
   workersAt: "zset",
   cancelled: "zset",
-} as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset">
+} as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The suffixes, in a fixed order (meta first). */
 export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<keyof typeof KEY_TYPES>

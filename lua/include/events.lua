@@ -1,0 +1,22 @@
+-- The job events stream: one entry per state change, written by the script that makes
+-- the change (never by a second call that could be lost), so a reader of the stream
+-- sees exactly what the queue did.
+--
+-- events_maxlen(meta): the queue's event retention, read from the meta HASH field
+--   `eventsMaxLen` (set by setEventRetention); DEFAULT_EVENTS_MAXLEN (10,000) when unset.
+--   0 means the queue records no events.
+-- emit_event(eventsKey, maxlen, kind, id, ...): XADD eventsKey MAXLEN ~ maxlen *
+--   kind <kind> id <id> followed by the extra field/value pairs in `...`. Does nothing
+--   when maxlen is 0. "~" trims whole stream nodes only, so the stream holds about
+--   maxlen entries (up to one node, 100 entries by default, more) at O(1) amortised cost.
+--   eventsKey  STREAM  the queue's events key (declared in the caller's KEYS)
+local DEFAULT_EVENTS_MAXLEN = 10000
+local function events_maxlen(meta)
+  local v = redis.call('HGET', meta, 'eventsMaxLen')
+  if v then return tonumber(v) end
+  return DEFAULT_EVENTS_MAXLEN
+end
+local function emit_event(eventsKey, maxlen, kind, id, ...)
+  if maxlen <= 0 then return end
+  redis.call('XADD', eventsKey, 'MAXLEN', '~', maxlen, '*', 'kind', kind, 'id', id, ...)
+end
