@@ -14,6 +14,8 @@ export {
   InvalidOptions,
   InvalidPayload,
   InvalidQueueName,
+  JobCancelled,
+  JobTimedOut,
   LayoutMismatch,
   LeaseLost,
   NotReplicated,

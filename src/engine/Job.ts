@@ -158,4 +158,11 @@ export interface Job<A> {
    * shuts down past its grace period.
    */
   readonly signal: AbortSignal
+  /**
+   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored with the
+   * worker's next heartbeat (within one heartbeat period) where `getJob` shows it; a later
+   * value replaces an earlier one not yet sent. Throws `InvalidOptions` (field "progress")
+   * for a value with no JSON form. Values reported after the lease ended are dropped.
+   */
+  readonly progress: (value: unknown) => void
 }

@@ -42,6 +42,28 @@ export interface WorkerSelf {
 }
 
 /**
+ * When a worker's heartbeat sends its record: always when it rides an extend of held
+ * leases (no extra call); alone (an idle worker) only when the record changed or half its
+ * ttl passed since the last one stored, so an idle worker costs one small call per half
+ * ttl, not one per heartbeat.
+ */
+export const makeRegistryBeat = (self: WorkerSelf, ttlMs: number) => {
+  let lastJson = ""
+  let lastAt = Number.NEGATIVE_INFINITY
+  return {
+    next: (riding: boolean): WorkerRecord | undefined => {
+      const record = workerRecord(self, ttlMs)
+      const due = performance.now() - lastAt >= ttlMs / 2
+      return riding || due || record.json !== lastJson ? record : undefined
+    },
+    sent: (record: WorkerRecord): void => {
+      lastJson = record.json
+      lastAt = performance.now()
+    },
+  }
+}
+
+/**
  * The record of `self` as its heartbeat writes it. The record goes stale `ttlMs` after
  * the heartbeat: the worker's lease length (with grace), at least two heartbeat periods.
  */

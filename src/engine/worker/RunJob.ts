@@ -14,6 +14,7 @@ import { leaseEnded } from "./Heartbeat.ts"
 import { type Held, signalOf } from "./Lease.ts"
 import { refuse, settle } from "./Settle.ts"
 import { freeSlot, takeSlot } from "./Slots.ts"
+import { armTimeout, reportProgress } from "./Steer.ts"
 
 /**
  * One job, one fiber: decode, run the handler (interruptible: a lost lease or the end
@@ -46,7 +47,9 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
       get signal() {
         return signalOf(held)
       },
+      progress: reportProgress(held),
     }
+    held.job = job as Job<unknown>
     const exit = yield* Effect.exit(ctx.program.handler(job))
     // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
     yield* Effect.uninterruptible(
@@ -83,6 +86,7 @@ export const startJob = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: num
       token: r.token,
       attempt: r.attempt,
       maxAttempts: r.maxAttempts,
+      timeoutMs: r.timeoutMs,
       localDeadline: deadline,
       controller: undefined,
       fiber: undefined,
@@ -95,8 +99,13 @@ export const startJob = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: num
       yield* ctx.table.end(older, "lease-lost", lost)
       leaseEnded(ctx, older, "lease-lost")
     }
+    // the run's timeout counts from here (the server's limit from the reserve, a lease later)
+    const disarm = yield* armTimeout(ctx, held)
     const fiber = yield* Effect.forkDetach(runJob(ctx, r, held), { startImmediately: true })
     held.fiber = fiber as Fiber.Fiber<unknown, unknown>
     ctx.jobFibers.add(fiber)
-    fiber.addObserver(() => ctx.jobFibers.delete(fiber))
+    fiber.addObserver(() => {
+      disarm()
+      ctx.jobFibers.delete(fiber)
+    })
   })

@@ -45,6 +45,13 @@ export interface WorkerOptions {
   readonly keepCompleted?: number | undefined
   /** Longest single blocking wait of an idle worker, in ms. Default 5000. Range 10 ms – 5 min. */
   readonly blockTimeoutMs?: number | undefined
+  /**
+   * Default `timeoutMs` of the jobs this worker runs (a job's own `timeoutMs` wins): past it
+   * the handler's signal aborts (reason a `JobTimedOut`), the attempt counts as a failure
+   * with reason "timeout" (retried with backoff, or dead), and the server extends the lease
+   * no further than the run's start + timeoutMs + one lease. Default none. Range 1 ms – 24 h.
+   */
+  readonly timeoutMs?: number | undefined
 }
 
 /** Validated worker settings. */
@@ -59,6 +66,8 @@ export interface WorkerSettings {
   readonly sweep: false | { readonly intervalMs: number; readonly limit: number }
   readonly keepCompleted: number
   readonly blockTimeoutMs: number
+  /** Default timeout of a job run, in ms; 0 for none. */
+  readonly timeoutMs: number
   /**
    * Internal: let a finished job's complete ride along with the next reserve call
    * (default true). Off when completes must go alone, e.g. to be followed by WAIT.
@@ -79,6 +88,7 @@ export const WORKER_OPTION_KEYS = [
   "sweep",
   "keepCompleted",
   "blockTimeoutMs",
+  "timeoutMs",
 ] as const
 
 /** Validate worker options. Throws {@link InvalidOptions} naming the field and value. */
@@ -100,6 +110,7 @@ export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<st
   const keepCompleted = integerOr("keepCompleted", o.keepCompleted, 0, Limits.keepCompleted)
   const blockTimeoutMs = integerOr("blockTimeoutMs", o.blockTimeoutMs, 5_000, { min: 10, max: 300_000 })
   const backoff = validateBackoff("backoff", o.backoff)
+  const timeoutMs = o.timeoutMs === undefined ? 0 : integer("timeoutMs", o.timeoutMs, Limits.timeoutMs)
   let sweep: WorkerSettings["sweep"]
   const defaultInterval = Math.min(30_000, Math.max(50, Math.floor(leaseMs / 2)))
   if (o.sweep === false) sweep = false
@@ -126,5 +137,6 @@ export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<st
     sweep,
     keepCompleted,
     blockTimeoutMs,
+    timeoutMs,
   }
 }
