@@ -12,7 +12,7 @@
  */
 import { Cause, type Context, Effect, Fiber, FiberSet, Layer, type Scope } from "effect"
 import type { ScriptFailure } from "../engine/Commands.ts"
-import { InvalidOptions, type QueueClosed, RedisUnavailable } from "../engine/Errors.ts"
+import { InvalidOptions, JobTimedOut, type QueueClosed, RedisUnavailable } from "../engine/Errors.ts"
 import type { Job as EngineJob } from "../engine/Job.ts"
 import { optionsObject } from "../engine/Validate.ts"
 import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
@@ -69,7 +69,10 @@ export interface LeaseRef {
 export interface Hooks<A, Out, E, R> {
   /** The handler succeeded and the job was acknowledged. */
   readonly onCompleted?: ((job: Job<A>, result: Out) => Effect.Effect<void, never, R>) | undefined
-  /** The handler failed (or died); `willRetry` is false when the job went to dead. */
+  /**
+   * The handler failed (or died, or ran past its `timeoutMs`: then the cause is a defect
+   * carrying the `JobTimedOut`); `willRetry` is false when the job went to dead.
+   */
   readonly onFailed?:
     | ((job: Job<A>, cause: Cause.Cause<E>, willRetry: boolean) => Effect.Effect<void, never, R>)
     | undefined
@@ -146,7 +149,7 @@ const whileUnreachable =
       return yield* effect.pipe(Effect.ensuring(Fiber.interrupt(watcher)))
     })
 
-const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onError"] as const
+const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onCancelled", "onError"] as const
 const HOOK_DRAIN_MS = 2_000
 
 /**
@@ -250,7 +253,8 @@ export const make = <I, A, Out, E, R, RH = never>(
           failed: (engineJob, error, willRetry) =>
             fire(() => {
               const job = asEffectJob(engineJob)
-              const cause = causes.get(job) ?? Cause.die(error)
+              // a timeout interrupted the handler: the failure is the timeout, not that interruption
+              const cause = error instanceof JobTimedOut ? Cause.die(error) : (causes.get(job) ?? Cause.die(error))
               causes.delete(job)
               return options.onFailed?.(job, cause, willRetry)
             }),
