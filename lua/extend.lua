@@ -15,6 +15,7 @@
   KEYS[6] progress  HASH  id -> latest progress (JSON)
   KEYS[7] workers   HASH  worker id -> its record (JSON)
   KEYS[8] workersAt ZSET  worker id -> time its record goes stale (ms)
+  KEYS[9] events    STREAM job events: one `progress` entry {value} per progress stored
 
   ARGV[1] layout version
   ARGV[2] leaseMs
@@ -24,7 +25,8 @@
   then triples: id, token, progress (JSON text to store for that job, "" = none new)
 
   Cost: O(1) commands per call (HMGET lease, HMGET holder, one ZADD, at most one HSET of
-  progress, two registry writes; a ZSCORE per lost lease); O(n) work for n leases.
+  progress, two registry writes; a ZSCORE per lost lease, an XADD per progress stored);
+  O(n) work for n leases.
 
   Returns
     {deadline_1, …}  per job: its new deadline (ms, Redis clock), possibly capped at its
@@ -33,6 +35,8 @@
                      sweep reclaims it as a failure with reason "timeout")
     {'LAYOUT_MISMATCH', found}      layout mismatch; nothing written
 ]]
+--!include events
+
 local layout = redis.call('HGET', KEYS[3], 'layout')
 if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
 -- First a write that cannot grow memory (a no-op): with maxmemory reached and noeviction,
@@ -85,5 +89,9 @@ for i, id in ipairs(ids) do
   end
 end
 if #zargs > 0 then redis.call('ZADD', KEYS[1], 'XX', unpack(zargs)) end
-if #pargs > 0 then redis.call('HSET', KEYS[6], unpack(pargs)) end
+if #pargs > 0 then
+  redis.call('HSET', KEYS[6], unpack(pargs))
+  local maxlen = events_maxlen(KEYS[3])
+  for i = 1, #pargs, 2 do emit_event(KEYS[9], maxlen, 'progress', pargs[i], 'value', pargs[i + 1]) end
+end
 return out

@@ -160,6 +160,11 @@ describe("progress rides the heartbeat", () => {
     )
     expect(answers.map(extendAnswer)).toEqual([expect.any(Number), "lost"])
     expect(await raw.hgetall(keys.progress)).toEqual({ [a.id]: '{"done":3,"of":10}' })
+    // recorded as an event by the same call
+    const events = await raw.xrange(keys.events, "-", "+")
+    expect(events.map(([, f]) => f).filter((f) => f[1] === "progress")).toEqual([
+      ["kind", "progress", "id", a.id, "value", '{"done":3,"of":10}'],
+    ])
     // a heartbeat without new progress leaves the stored one alone
     await run(c.extend([ra], 5_000))
     expect(await raw.hget(keys.progress, a.id)).toBe('{"done":3,"of":10}')

@@ -345,7 +345,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       chunked(leases, (part) =>
         call<number[]>(
           Scripts.extend,
-          [k.active, k.lease, k.meta, k.holder, k.cancelled, k.progress, k.workers, k.workersAt],
+          [k.active, k.lease, k.meta, k.holder, k.cancelled, k.progress, k.workers, k.workersAt, k.events],
           [
             leaseMs,
             worker?.id ?? "",
