@@ -35,6 +35,8 @@ const setup = () => {
   const keys = queueKeys(name())
   return { keys, c: makeCommands(client, keys) }
 }
+/** The lease of the timeout tests: long enough that a slow test process still heartbeats inside the capped window. */
+const LEASE = 2_000
 const record = (id: string, running = 0) => ({
   id,
   json: JSON.stringify({ id, host: "h", pid: 7, concurrency: 4, running, state: "running", startedAt: 5 }),
@@ -94,20 +96,21 @@ describe("timeoutMs on the server", () => {
   })
 
   it("extend never goes past run start + timeoutMs + lease, then answers 'timeout'; the sweep reclaims it once, as a failure", async () => {
+    // a heartbeat sent from start + 100 ms to start + LEASE + 100 ms is capped: a wide window
     const { keys, c } = setup()
     const j = newJob({ timeoutMs: 100, maxAttempts: 2 })
     await run(c.add([j]))
-    const { jobs } = await run(c.reserve(1, 1_000, 100))
+    const { jobs } = await run(c.reserve(1, LEASE, 100))
     const r = jobs[0]!
     const until = Number(String(await raw.hget(keys.holder, j.id)).split("|")[2])
     expect(until).toBe(r.deadline + 100)
     // a heartbeat that ignores the timeout: each extend is capped at the limit
-    await untilRedisTime(r.deadline - 1_000 + 150)
-    const [capped] = await run(c.extend([r], 1_000))
+    await untilRedisTime(r.deadline - LEASE + 150)
+    const [capped] = await run(c.extend([r], LEASE))
     expect(capped).toBe(until)
     expect(Number(await raw.zscore(keys.active, j.id))).toBe(until)
     await untilRedisTime(until)
-    expect((await run(c.extend([r], 1_000))).map(extendAnswer)).toEqual(["timeout"])
+    expect((await run(c.extend([r], LEASE))).map(extendAnswer)).toEqual(["timeout"])
     const swept = await run(c.sweep(100))
     expect(swept).toMatchObject({ reclaimed: 1, dead: 0 })
     // counted as a failure with reason "timeout", not as a lost lease; it runs again
@@ -117,11 +120,11 @@ describe("timeoutMs on the server", () => {
     expect(await raw.lrange(keys.wait, 0, -1)).toEqual([j.id])
     expect(await raw.hmget(keys.meta, "failed", "lost")).toEqual(["1", null])
     // the next run keeps the job's timeout; a second timeout uses up its attempts
-    const again = (await run(c.reserve(1, 1_000, 100))).jobs[0]!
+    const again = (await run(c.reserve(1, LEASE, 100))).jobs[0]!
     expect(again).toMatchObject({ id: j.id, attempt: 2, timeoutMs: 100 })
-    await untilRedisTime(again.deadline - 1_000 + 150)
+    await untilRedisTime(again.deadline - LEASE + 150)
     const limit = Number(String(await raw.hget(keys.holder, j.id)).split("|")[2])
-    expect(await run(c.extend([again], 1_000))).toEqual([limit])
+    expect(await run(c.extend([again], LEASE))).toEqual([limit])
     await untilRedisTime(limit)
     const second = await run(c.sweep(100))
     expect(second).toMatchObject({ reclaimed: 1, dead: 1 })
