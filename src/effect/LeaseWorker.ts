@@ -130,24 +130,32 @@ const whileUnreachable =
   (client: RedisClient, report: (e: RedisUnavailable) => void) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.gen(function* () {
+      const check = unreachableCheck(client, report)
       const watcher = yield* Effect.forkChild(
         Effect.gen(function* () {
-          let last: string | undefined
-          let at = 0
           while (true) {
             yield* Effect.sleep(UNREACHABLE_POLL_MS)
-            const why = client.status() === "ready" ? undefined : client.lastError?.()
-            const now = Date.now()
-            if (why !== undefined && (why !== last || now - at >= WARN_WINDOW_MS)) {
-              at = now
-              report(new RedisUnavailable({ reason: why, server: client.describe }))
-            }
-            last = why
+            check()
           }
         }),
       )
       return yield* effect.pipe(Effect.ensuring(Fiber.interrupt(watcher)))
     })
+
+/** One look at the client, for {@link whileUnreachable}: reports a new or changed error, or one 30 s old. */
+const unreachableCheck = (client: RedisClient, report: (e: RedisUnavailable) => void) => {
+  let last: string | undefined
+  let at = 0
+  return () => {
+    const why = client.status() === "ready" ? undefined : client.lastError?.()
+    const now = Date.now()
+    if (why !== undefined && (why !== last || now - at >= WARN_WINDOW_MS)) {
+      at = now
+      report(new RedisUnavailable({ reason: why, server: client.describe }))
+    }
+    last = why
+  }
+}
 
 const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onCancelled", "onError"] as const
 const HOOK_DRAIN_MS = 2_000

@@ -93,17 +93,34 @@ const plainJson = (value: unknown, depth: number): boolean => {
   const type = typeof value
   if (type === "string" || type === "boolean") return true
   if (type === "number") return Number.isFinite(value)
-  if (type !== "object" || depth > 32) return false
-  const o = value as Record<string, unknown>
+  return type === "object" && depth <= 32 && plainContainer(value as Record<string, unknown>, depth + 1)
+}
+
+/** {@link plainJson} for an array or a plain object: every element or value is plain JSON. */
+const plainContainer = (o: Record<string, unknown>, depth: number): boolean => {
   if (typeof o.toJSON === "function") return false
   if (Array.isArray(o)) {
-    for (let i = 0; i < o.length; i++) if (!plainJson(o[i], depth + 1)) return false
+    for (let i = 0; i < o.length; i++) if (!plainJson(o[i], depth)) return false
     return true
   }
   const proto = Object.getPrototypeOf(o)
   if (proto !== Object.prototype && proto !== null) return false
-  for (const key in o) if (!plainJson(o[key], depth + 1)) return false
+  for (const key in o) if (!plainJson(o[key], depth)) return false
   return true
+}
+
+/** A `JSON.stringify` replacer that throws, naming the key, on what JSON would drop or change. */
+const refuseLossy = (key: string, value: unknown): unknown => {
+  const type = typeof value
+  if (type === "object" || type === "string" || type === "boolean") return value
+  const where = () => (key === "" ? "" : ` at key ${JSON.stringify(key)}`)
+  if (type === "function") throw new Error(`contains a function${where()}; functions cannot be stored`)
+  if (type === "symbol") throw new Error(`contains a symbol${where()}; symbols cannot be stored`)
+  if (type === "bigint") throw new Error(`contains a BigInt${where()}; convert it to a string or number`)
+  if (type === "number" && !Number.isFinite(value)) {
+    throw new Error(`contains ${value}${where()}; JSON would turn it into null`)
+  }
+  return value
 }
 
 /**
@@ -116,20 +133,7 @@ export const serializePayload = (field: string, payload: unknown, maxBytes: numb
   }
   let text: string | undefined
   try {
-    text = plainJson(payload, 0)
-      ? JSON.stringify(payload)
-      : JSON.stringify(payload, (key, value: unknown) => {
-          const type = typeof value
-          if (type === "object" || type === "string" || type === "boolean") return value
-          const where = () => (key === "" ? "" : ` at key ${JSON.stringify(key)}`)
-          if (type === "function") throw new Error(`contains a function${where()}; functions cannot be stored`)
-          if (type === "symbol") throw new Error(`contains a symbol${where()}; symbols cannot be stored`)
-          if (type === "bigint") throw new Error(`contains a BigInt${where()}; convert it to a string or number`)
-          if (type === "number" && !Number.isFinite(value)) {
-            throw new Error(`contains ${value}${where()}; JSON would turn it into null`)
-          }
-          return value
-        })
+    text = plainJson(payload, 0) ? JSON.stringify(payload) : JSON.stringify(payload, refuseLossy)
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e)
     const reason = /circular/i.test(message) ? "contains a circular reference; JSON cannot represent it" : message

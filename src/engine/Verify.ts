@@ -155,20 +155,34 @@ const checkHashes = <E>(
 ) =>
   Effect.gen(function* () {
     const candidates = new Set<string>()
-    for (const name of HASHES) {
-      let cursor = "0"
-      do {
-        const r = yield* call<[string, string[], ...string[]]>(
-          Scripts.verifyHash,
-          [k.active, k.delayed, k.dead, k.done, k.data, k.lease, k.max, k.fails, k.lost, k.err, k.result, k.meta],
-          [name, cursor, pageSize],
-        )
-        cursor = String(r[0])
-        for (const id of r[1]) if (!waiting.has(id)) candidates.add(id)
-        for (const line of r.slice(2)) tally.report(String(line))
-      } while (cursor !== "0")
+    const onId = (id: string) => {
+      if (!waiting.has(id)) candidates.add(id)
     }
+    for (const name of HASHES) yield* scanHash(call, k, name, pageSize, onId, tally)
     return candidates
+  })
+
+/** HSCAN one per-job hash page by page: its violations go to `tally`, each job id it names to `onId`. */
+const scanHash = <E>(
+  call: ScriptCall<E>,
+  k: QueueKeys,
+  name: string,
+  pageSize: number,
+  onId: (id: string) => void,
+  tally: Tally,
+) =>
+  Effect.gen(function* () {
+    let cursor = "0"
+    do {
+      const r = yield* call<[string, string[], ...string[]]>(
+        Scripts.verifyHash,
+        [k.active, k.delayed, k.dead, k.done, k.data, k.lease, k.max, k.fails, k.lost, k.err, k.result, k.meta],
+        [name, cursor, pageSize],
+      )
+      cursor = String(r[0])
+      for (const id of r[1]) onId(id)
+      for (const line of r.slice(2)) tally.report(String(line))
+    } while (cursor !== "0")
   })
 
 /**
