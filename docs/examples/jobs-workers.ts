@@ -12,9 +12,11 @@ const worker = new Worker<{ pages: number }>(
       slowStarted = true
       await new Promise((_, reject) => job.signal.addEventListener("abort", () => reject(job.signal.reason)))
     }
+    // #region progress
     for (let page = 1; page <= job.payload.pages; page++) {
-      job.progress({ page, of: job.payload.pages }) // stored with the next heartbeat
+      job.progress({ page, of: job.payload.pages }) // any JSON value, stored with the next heartbeat
     }
+    // #endregion
     return job.payload.pages
   },
   { concurrency: 2, timeoutMs: 60_000, heartbeatMs: 200, backoff: { type: "fixed", delayMs: 0 } },
@@ -22,9 +24,11 @@ const worker = new Worker<{ pages: number }>(
 await worker.ready
 
 // the registry: every live worker, kept fresh by its heartbeat
+// #region workers
 for (const w of await queue.workers()) {
-  console.log(`worker ${w.id}: ${w.state}, ${w.running}/${w.concurrency} running`)
+  console.log(`worker ${w.id}: ${w.state}, ${w.running}/${w.concurrency} running, seen ${new Date(w.lastSeenAt)}`)
 }
+// #endregion
 
 const finished = new Promise<void>((resolve) => {
   let left = 2
