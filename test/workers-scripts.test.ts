@@ -262,3 +262,23 @@ describe("the worker registry", () => {
     expect((await run(c.workers)).workers).toEqual([])
   })
 })
+
+describe("verify", () => {
+  it("reports a holder entry without an active job, and progress or a timeout without a payload", async () => {
+    const { keys, c } = setup()
+    const j = newJob({ timeoutMs: 5_000 })
+    await run(c.add([j]))
+    const r = (await run(c.reserve(1, 5_000, 100))).jobs[0]!
+    await run(c.extend([{ ...r, progress: "1" }], 5_000))
+    expect((await run(c.verify())).violations).toBe(0)
+    await raw.hset(keys.holder, "ghost", "w|1|0")
+    await raw.hset(keys.progress, "ghost2", "2")
+    await raw.hset(keys.timeout, "ghost3", "9")
+    const v = await run(c.verify())
+    expect(v.lines.sort()).toEqual([
+      "orphan-field ghost2 has progress but no payload",
+      "orphan-field ghost3 has timeout but no payload",
+      "orphan-holder ghost has a lease holder but is not active",
+    ])
+  })
+})

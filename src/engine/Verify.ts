@@ -46,7 +46,7 @@ export type ScriptCall<E> = <A>(
 ) => Effect.Effect<A, E>
 
 const SETS = ["active", "delayed", "dead", "done"] as const
-const HASHES = ["data", "lease", "max", "fails", "lost", "err", "result"] as const
+const HASHES = ["data", "lease", "max", "fails", "lost", "err", "result", "holder", "progress", "timeout"] as const
 
 /** Violation lines and counts, kept as the pages come in. */
 const makeTally = (maxLines: number) => {
@@ -176,7 +176,23 @@ const scanHash = <E>(
     do {
       const r = yield* call<[string, string[], ...string[]]>(
         Scripts.verifyHash,
-        [k.active, k.delayed, k.dead, k.done, k.data, k.lease, k.max, k.fails, k.lost, k.err, k.result, k.meta],
+        [
+          k.active,
+          k.delayed,
+          k.dead,
+          k.done,
+          k.data,
+          k.lease,
+          k.max,
+          k.fails,
+          k.lost,
+          k.err,
+          k.result,
+          k.meta,
+          k.holder,
+          k.progress,
+          k.timeout,
+        ],
         [name, cursor, pageSize],
       )
       cursor = String(r[0])
