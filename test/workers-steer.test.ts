@@ -76,6 +76,22 @@ describe("the worker registry", () => {
   })
 })
 
+describe("the worker registry of a partitioned queue", () => {
+  it("a worker serving N partitions is listed once per partition, each under its own id", async () => {
+    const q = name()
+    const queue = new Queue(q, { connection: redisUrl(), partitions: 2 })
+    onCleanup(() => queue.close())
+    const worker = makeWorker(q, async () => {}, { partitions: 2, concurrency: 2 })
+    await worker.ready
+    const listed = await queue.workers()
+    expect(listed).toHaveLength(2)
+    expect(new Set(listed.map((w) => w.id)).size).toBe(2)
+    expect(listed.every((w) => w.pid === process.pid && w.concurrency === 1)).toBe(true)
+    await worker.close()
+    expect(await queue.workers()).toEqual([])
+  })
+})
+
 describe("timeoutMs", () => {
   it("a handler that ignores its signal is cut off once: signal aborted with JobTimedOut, counted as a failure, run again", async () => {
     const q = name()
