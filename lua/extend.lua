@@ -17,12 +17,13 @@
   KEYS[8] workersAt ZSET  worker id -> time its record goes stale (ms)
   KEYS[9] events    STREAM job events: one `progress` entry {value} per progress stored
 
-  ARGV[1] layout version
-  ARGV[2] leaseMs
-  ARGV[3] worker id ("" = leave the registry alone)
-  ARGV[4] the worker's record: a JSON object; stored with ,"lastSeenAt":<Redis now ms> added
-  ARGV[5] record ttlMs: the record goes stale (a sweep drops it) this long after now
-  then triples: id, token, progress (JSON text to store for that job, "" = none new)
+  ARGV[1] layout    layout version
+  ARGV[2] leaseMs   the new lease, from now on the Redis clock
+  ARGV[3] workerId  the calling worker ("" = leave the registry alone)
+  ARGV[4] record    the worker's record: a JSON object; stored with ,"lastSeenAt":<Redis now ms> added
+  ARGV[5] ttlMs     the record goes stale (a sweep drops it) this long after now
+  ARGV[6..] id, token, progress  one triple per lease (progress: JSON text to store for
+                    that job, "" = none new)
 
   Cost: O(1) commands per call (HMGET lease, HMGET holder, one ZADD, at most one HSET of
   progress, two registry writes; a ZSCORE per lost lease, an XADD per progress stored);
@@ -37,8 +38,8 @@
 ]]
 --!include events
 
-local layout = redis.call('HGET', KEYS[3], 'layout')
-if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+local META = KEYS[3]
+--!include layout-guard
 -- First a write that cannot grow memory (a no-op): with maxmemory reached and noeviction,
 -- Redis refuses a script at its first write that may grow memory (ZADD here) unless a
 -- write came before it. Heartbeats must go on then, or every long job would self-fence.

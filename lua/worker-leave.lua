@@ -4,8 +4,8 @@
   KEYS[1] workers   HASH  worker id -> its record (JSON)
   KEYS[2] workersAt ZSET  worker id -> time its record goes stale
 
-  ARGV[1] layout version (not enforced: removing a record is safe under any layout)
-  ARGV[2] worker id
+  ARGV[1] layout    layout version (not enforced: removing a record is safe under any layout)
+  ARGV[2] workerId  the closing worker
 
   Returns
     {1}  the record was there and is removed

@@ -8,7 +8,7 @@
   KEYS[1] workers   HASH  worker id -> its record (JSON)
   KEYS[2] workersAt ZSET  worker id -> time its record goes stale (ms, Redis clock)
 
-  ARGV[1] layout version (not enforced: a read of plain records)
+  ARGV[1] layout  layout version (not enforced: a read of plain records)
 
   Returns
     {nowMs, record_1, record_2, …}  the records of live workers (JSON text), oldest id first

@@ -14,13 +14,17 @@ import { Cause, type Context, Effect, Fiber, FiberSet, Layer, type Scope } from 
 import type { ScriptFailure } from "../engine/Commands.ts"
 import { InvalidOptions, JobTimedOut, type QueueClosed, RedisUnavailable } from "../engine/Errors.ts"
 import type { Job as EngineJob } from "../engine/Job.ts"
-import { optionsObject } from "../engine/Validate.ts"
+import type { LeaseRef } from "../engine/scripts/Lease.ts"
+import { checkObject } from "../engine/Validate.ts"
 import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
 import { startWorker, type WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { InternalsKey, type Service } from "./LeaseQueue.ts"
-import { attempt, type ValidationError } from "./Payload.ts"
+import { parseOptions, type ValidationError } from "./Payload.ts"
+
+/** A job's lease, as lease-lost and dead hooks see it. */
+export type { LeaseRef } from "../engine/scripts/Lease.ts"
 
 /**
  * A job as an Effect handler (and the hooks) see it: id, payload, attempt, maxAttempts,
@@ -53,12 +57,6 @@ const asEffectJob = <A>(job: EngineJob<A>): Job<A> => {
   }
   effectJobs.set(job as EngineJob<unknown>, made as Job<unknown>)
   return made
-}
-
-/** A job's lease, as lease-lost and dead hooks see it. */
-export interface LeaseRef {
-  readonly id: string
-  readonly token: number
 }
 
 /**
@@ -190,7 +188,7 @@ export const make = <I, A, Out, E, R, RH = never>(
         new InvalidOptions({ field: "handler", value: handler, reason: "must be a function (job) => Effect" }),
       )
     }
-    const given = yield* attempt(() => optionsObject("options", options))
+    const given = yield* Effect.fromResult(checkObject("options", options))
     if (given.prefix !== undefined) {
       return yield* Effect.fail(
         new InvalidOptions({
@@ -200,7 +198,7 @@ export const make = <I, A, Out, E, R, RH = never>(
         }),
       )
     }
-    const settings = yield* attempt(() => resolveWorkerOptions(given, HOOK_KEYS))
+    const settings = yield* parseOptions(() => resolveWorkerOptions(given, HOOK_KEYS))
     for (const key of HOOK_KEYS) {
       if (given[key] !== undefined && typeof given[key] !== "function") {
         return yield* Effect.fail(

@@ -1,0 +1,234 @@
+/**
+ * The descriptors of the scripts about leased jobs: `reserve` (lease jobs, with the
+ * completes that ride it), `extend` (heartbeat), `complete`, `fail` and `release`.
+ */
+import { LAYOUT_VERSION } from "../Keys.ts"
+import type { WorkerRecord } from "../Registry.ts"
+import { type Argv, defineScript, flags, list } from "./Script.ts"
+
+/** A lease to extend, complete or release. */
+export interface LeaseRef {
+  readonly id: string
+  readonly token: number
+}
+
+/** A finished job to acknowledge, with its result (JSON text) when completed jobs are retained. */
+export type Completion = LeaseRef & { readonly result?: string }
+
+/** A leased job as `reserve` returns it. */
+export interface Reservation {
+  readonly id: string
+  readonly token: number
+  /** Lease deadline, ms since the epoch on the Redis clock. */
+  readonly deadline: number
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly payload: string
+  /** The run's timeout in ms: the job's own, else the worker's default; 0 for none. */
+  readonly timeoutMs: number
+}
+
+/** What one reserve call answered. */
+export interface Reserved {
+  readonly jobs: ReadonlyArray<Reservation>
+  /** ms until the next delayed job is due (0: one is due now), or -1 when none is (or not looked up). */
+  readonly nextDueMs: number
+  /** Per completion carried by the call: true when it completed, false when its lease was lost. */
+  readonly completed: ReadonlyArray<boolean>
+}
+
+/** Most jobs a worker asks for in one reserve call (the script takes 1 to 1000). */
+export const RESERVE_MAX_JOBS = 500
+
+/** Most due delayed jobs one reserve call promotes (the script takes at most 1000). */
+export const RESERVE_PROMOTE_LIMIT = 500
+
+/** Most completions that ride one reserve call: 3 ARGV each, and Lua unpacks only a few thousand values at once. */
+export const RESERVE_MAX_RIDERS = 500
+
+/** One reserve call (see {@link reserve}). */
+export interface ReserveInput {
+  readonly workerId: string
+  readonly requestId: string
+  readonly count: number
+  readonly leaseMs: number
+  readonly promoteLimit: number
+  readonly keep: number
+  /** The worker's default timeout for jobs added without one (0: none). */
+  readonly timeoutMs: number
+  readonly completes: ReadonlyArray<Completion>
+}
+
+/** The triples `id, token, result` of completions, appended to `args`. */
+const pushCompletions = (args: Array<string | number>, items: ReadonlyArray<Completion>): Argv => {
+  for (const l of items) args.push(l.id, l.token, l.result ?? "")
+  return args
+}
+
+/** `reserve`: lease up to `count` jobs, after acknowledging the completions it carries. */
+export const reserve = defineScript({
+  name: "reserve",
+  keys: [
+    "wait",
+    "active",
+    "delayed",
+    "marker",
+    "meta",
+    "data",
+    "lease",
+    "fails",
+    "lost",
+    "max",
+    "dead",
+    "err",
+    "done",
+    "result",
+    "receipts",
+    "receiptsAt",
+    "reqs",
+    "holder",
+    "timeout",
+    "progress",
+  ],
+  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m"],
+  rest: ["id", "token", "result"],
+  args: (i: ReserveInput): Argv =>
+    pushCompletions(
+      [
+        LAYOUT_VERSION,
+        i.workerId,
+        i.requestId,
+        i.count,
+        i.leaseMs,
+        i.promoteLimit,
+        i.keep,
+        i.timeoutMs,
+        i.completes.length,
+      ],
+      i.completes,
+    ),
+  decode: (reply): Reserved => {
+    const r = list(reply)
+    const m = Number(r[1])
+    const completed = r.slice(2, 2 + m).map((x) => x === 1)
+    const jobs: Reservation[] = []
+    for (let i = 2 + m; i + 6 < r.length; i += 7) {
+      jobs.push({
+        id: String(r[i]),
+        token: Number(r[i + 1]),
+        deadline: Number(r[i + 2]),
+        attempt: Number(r[i + 3]),
+        maxAttempts: Number(r[i + 4]),
+        payload: String(r[i + 5]),
+        timeoutMs: Number(r[i + 6]),
+      })
+    }
+    return { jobs, nextDueMs: Number(r[0]), completed }
+  },
+})
+
+/** A lease to extend, with the progress its handler reported since the last heartbeat. */
+export interface ExtendRef extends LeaseRef {
+  /** JSON text of the latest progress value, stored with the extend (absent: none new). */
+  readonly progress?: string | undefined
+}
+
+/** One extend call: leases, the lease length, and optionally the calling worker's record. */
+export interface ExtendInput {
+  readonly leases: ReadonlyArray<ExtendRef>
+  readonly leaseMs: number
+  readonly worker?: WorkerRecord | undefined
+}
+
+/**
+ * What one extend answers per lease, read from its raw number: the new deadline (ms,
+ * Redis clock), or why the lease is not extended: "lost", "cancelled" (the job was
+ * cancelled), "timeout" (it reached its timeout limit; a sweep reclaims it as a failure).
+ */
+export type ExtendAnswer = number | "lost" | "cancelled" | "timeout"
+
+/** One raw extend reply entry (a deadline, 0 lost, -1 cancelled, -2 timeout) as an {@link ExtendAnswer}. */
+export const extendAnswer = (x: number): ExtendAnswer =>
+  x > 0 ? x : x === -1 ? "cancelled" : x === -2 ? "timeout" : "lost"
+
+/**
+ * `extend`: per lease its new deadline (> 0), or 0 lost, -1 cancelled, -2 at its timeout
+ * limit (see {@link extendAnswer}); stores progress and the worker's registry record.
+ */
+export const extend = defineScript({
+  name: "extend",
+  keys: ["active", "lease", "meta", "holder", "cancelled", "progress", "workers", "workersAt", "events"],
+  argv: ["layout", "leaseMs", "workerId", "record", "ttlMs"],
+  rest: ["id", "token", "progress"],
+  args: ({ leases, leaseMs, worker }: ExtendInput): Argv => {
+    const args: Array<string | number> = [
+      LAYOUT_VERSION,
+      leaseMs,
+      worker?.id ?? "",
+      worker?.json ?? "",
+      worker?.ttlMs ?? 0,
+    ]
+    for (const l of leases) args.push(l.id, l.token, l.progress ?? "")
+    return args
+  },
+  decode: (reply) => list<number>(reply),
+})
+
+/** `complete`: true per job completed, false when its lease was lost. */
+export const complete = defineScript({
+  name: "complete",
+  keys: [
+    "active",
+    "lease",
+    "meta",
+    "data",
+    "max",
+    "fails",
+    "lost",
+    "err",
+    "done",
+    "result",
+    "holder",
+    "progress",
+    "timeout",
+  ],
+  argv: ["layout", "keep"],
+  rest: ["id", "token", "result"],
+  args: ({ items, keep }: { readonly items: ReadonlyArray<Completion>; readonly keep: number }): Argv =>
+    pushCompletions([LAYOUT_VERSION, keep], items),
+  decode: flags,
+})
+
+/** How `fail` treats the job: retry unless attempts are used up, dead after this failure, or dead without counting one. */
+export type FailMode = "retry" | "final" | "dead"
+
+/** `fail`: the job was scheduled again (`retry`), went to dead (`dead`), or its lease was lost (`lost`). */
+export const fail = defineScript({
+  name: "fail",
+  keys: ["active", "lease", "meta", "wait", "delayed", "marker", "dead", "err", "fails", "lost", "max", "holder"],
+  argv: ["layout", "id", "token", "retryDelayMs", "error", "mode"],
+  args: (i: {
+    readonly lease: LeaseRef
+    readonly delayMs: number
+    readonly error: string
+    readonly mode: FailMode
+  }): Argv => [LAYOUT_VERSION, i.lease.id, i.lease.token, i.delayMs, i.error, i.mode],
+  decode: (reply): "retry" | "dead" | "lost" => {
+    const code = list(reply)[0]
+    return code === 1 ? "retry" : code === 2 ? "dead" : "lost"
+  },
+})
+
+/** `release`: true per job given back to wait, false when its lease was lost. */
+export const release = defineScript({
+  name: "release",
+  keys: ["active", "lease", "meta", "wait", "marker", "holder"],
+  argv: ["layout"],
+  rest: ["id", "token"],
+  args: (leases: ReadonlyArray<LeaseRef>): Argv => {
+    const args: Array<string | number> = [LAYOUT_VERSION]
+    for (const l of leases) args.push(l.id, l.token)
+    return args
+  },
+  decode: flags,
+})
