@@ -14,6 +14,7 @@ import { complete, extend, fail, release, reserve } from "./scripts/Lease.ts"
 import { workerLeave, workers } from "./scripts/Registry.ts"
 import { sweep } from "./scripts/Sweep.ts"
 import { verifyHash, verifyOrphans, verifySet, verifyWait } from "./scripts/Verify.ts"
+import { delayedList, leases } from "./scripts/View.ts"
 
 export { defineScript, type Script, type ScriptDef } from "./scripts/Script.ts"
 
@@ -37,6 +38,8 @@ export const Scripts = {
   open,
   workers,
   workerLeave,
+  leases,
+  delayedList,
 } as const
 
 /** The name of a script. */
