@@ -14,6 +14,8 @@ export {
   InvalidOptions,
   InvalidPayload,
   InvalidQueueName,
+  JobCancelled,
+  JobTimedOut,
   LayoutMismatch,
   LeaseLost,
   NotReplicated,
@@ -28,6 +30,7 @@ export {
 export { EvictionPolicyWarning } from "./engine/EvictionPolicy.ts"
 export type { Job, JobOptions } from "./engine/Job.ts"
 export { LAYOUT_VERSION, MAX_PARTITIONS } from "./engine/Keys.ts"
+export type { WorkerInfo } from "./engine/Registry.ts"
 export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
 export { Limits } from "./engine/Validate.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"

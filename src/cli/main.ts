@@ -20,6 +20,7 @@ import { DEFAULT_METRICS_LISTEN, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
 import { listenAddress } from "./Serve.ts"
 import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
+import { runWorkers } from "./Workers.ts"
 
 type Job = Effect.Effect<ExitCodeValue, CliFailure>
 
@@ -191,6 +192,13 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
     .option("--yes", "confirm: without it nothing is deleted (exit 2)")
     .addHelpText("after", "\nExamples:\n  leaseq dead purge --queue emails --all --yes")
   purge.action((ids: string[]) => setJob(url(purge.opts(), (u) => runDeadAct(io, u, "purge", ids, purge.opts()))))
+
+  const workers = withCommonFlags(
+    program
+      .command("workers")
+      .description("the live workers of a queue: id, state, running/concurrency, last heartbeat"),
+  ).requiredOption("--queue <name>", "the queue (required)", queueName)
+  workers.action(() => setJob(url(workers.opts(), (u) => runWorkers(io, u, workers.opts()))))
 
   return program
 }

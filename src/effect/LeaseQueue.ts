@@ -34,6 +34,7 @@ import {
   type QueueSettingsInput,
   readOnly,
 } from "../engine/QueueCore.ts"
+import type { WorkerInfo } from "../engine/Registry.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { checkObject, checkPage, Limits } from "../engine/Validate.ts"
 import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
@@ -102,6 +103,11 @@ export interface Service<A> {
   readonly addBulk: (jobs: ReadonlyArray<BulkJob<A>>) => Effect.Effect<ReadonlyArray<string>, AddError>
   /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters. */
   readonly stats: Effect.Effect<QueueStats, QueueClosed | ScriptFailure>
+  /**
+   * The queue's live workers, each as its last heartbeat recorded it (see `Queue.workers`
+   * of the Promise face). O(W) for W registered workers.
+   */
+  readonly workers: Effect.Effect<ReadonlyArray<WorkerInfo>, QueueClosed | ScriptFailure>
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. Default limit 500 per call. */
   readonly sweep: (
     options?: SweepPassOptions,
@@ -182,6 +188,7 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
           return yield* core.addBulk(encoded)
         }),
       stats: core.stats,
+      workers: core.workers,
       sweep: (sweepOptions = {}) =>
         Effect.fromResult(checkObject("options", sweepOptions)).pipe(Effect.flatMap((o) => core.sweep(o))),
       deadJobs: (page = {}) =>

@@ -12,8 +12,8 @@
  */
 import { Cause, Context, Effect, Fiber, FiberSet, Layer, type Scope, Tracer } from "effect"
 import type { ScriptFailure } from "../engine/Commands.ts"
-import { InvalidOptions, type QueueClosed, RedisUnavailable } from "../engine/Errors.ts"
-import type { Job } from "../engine/Job.ts"
+import { InvalidOptions, JobTimedOut, type QueueClosed, RedisUnavailable } from "../engine/Errors.ts"
+import type { Job as EngineJob } from "../engine/Job.ts"
 import type { LeaseRef } from "../engine/scripts/Lease.ts"
 import { checkObject } from "../engine/Validate.ts"
 import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
@@ -27,6 +27,39 @@ import { parseOptions, type ValidationError } from "./Payload.ts"
 export type { LeaseRef } from "../engine/scripts/Lease.ts"
 
 /**
+ * A job as an Effect handler (and the hooks) see it: id, payload, attempt, maxAttempts,
+ * token, signal as for the Promise face; `progress` is an Effect.
+ */
+export interface Job<A> extends Omit<EngineJob<A>, "progress"> {
+  /**
+   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored with the
+   * worker's next heartbeat (within one heartbeat period), where `getJob` shows it. Fails
+   * with `InvalidOptions` (field "progress") for a value with no JSON form.
+   */
+  readonly progress: (value: unknown) => Effect.Effect<void, InvalidOptions>
+}
+
+/** The Effect face's view of an engine job (one per job: hooks and handler see the same object). */
+const effectJobs = new WeakMap<EngineJob<unknown>, Job<unknown>>()
+const asEffectJob = <A>(job: EngineJob<A>): Job<A> => {
+  const known = effectJobs.get(job as EngineJob<unknown>)
+  if (known) return known as Job<A>
+  const made: Job<A> = {
+    id: job.id,
+    payload: job.payload,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    token: job.token,
+    get signal() {
+      return job.signal
+    },
+    progress: (value) => Effect.try({ try: () => job.progress(value), catch: (e) => e as InvalidOptions }),
+  }
+  effectJobs.set(job as EngineJob<unknown>, made as Job<unknown>)
+  return made
+}
+
+/**
  * What happened to jobs. Each hook returns an Effect, run in its own fiber (hooks never
  * delay the worker); hooks still running 2 s after the worker closed are interrupted.
  * A hook that fails is logged. Defaults: none, except `onError`, which logs a warning.
@@ -34,7 +67,10 @@ export type { LeaseRef } from "../engine/scripts/Lease.ts"
 export interface Hooks<A, Out, E, R> {
   /** The handler succeeded and the job was acknowledged. */
   readonly onCompleted?: ((job: Job<A>, result: Out) => Effect.Effect<void, never, R>) | undefined
-  /** The handler failed (or died); `willRetry` is false when the job went to dead. */
+  /**
+   * The handler failed (or died, or ran past its `timeoutMs`: then the cause is a defect
+   * carrying the `JobTimedOut`); `willRetry` is false when the job went to dead.
+   */
   readonly onFailed?:
     | ((job: Job<A>, cause: Cause.Cause<E>, willRetry: boolean) => Effect.Effect<void, never, R>)
     | undefined
@@ -42,7 +78,9 @@ export interface Hooks<A, Out, E, R> {
   readonly onLeaseLost?:
     | ((job: LeaseRef, reason: "lease-lost" | "self-fenced") => Effect.Effect<void, never, R>)
     | undefined
-  /** The job went to dead: reason `failed` (attempts used up), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
+  /** The job was cancelled while its handler ran: the handler was interrupted (its signal's reason a `JobCancelled`), it did not ack, and the job is not retried. */
+  readonly onCancelled?: ((job: LeaseRef) => Effect.Effect<void, never, R>) | undefined
+  /** The job went to dead: reason `failed` (attempts used up), `timeout` (its last attempt timed out), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
   readonly onDead?: ((job: LeaseRef, reason: string, error: unknown) => Effect.Effect<void, never, R>) | undefined
   /**
    * An error the worker survived (it keeps retrying): a Redis error (`RedisUnavailable`
@@ -117,7 +155,7 @@ const unreachableCheck = (client: RedisClient, report: (e: RedisUnavailable) => 
   }
 }
 
-const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onError"] as const
+const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onCancelled", "onError"] as const
 const HOOK_DRAIN_MS = 2_000
 
 /**
@@ -211,22 +249,25 @@ export const make = <I, A, Out, E, R, RH = never>(
     const engine = yield* Effect.acquireRelease(
       startWorker<A>(core.commands, blocking, settings, {
         decode: codec.decode,
-        handler: (job) =>
-          Effect.suspend(() => handler(job)).pipe(
-            Effect.onError((cause) => Effect.sync(() => causes.set(job, cause))),
+        handler: (engineJob) =>
+          Effect.suspend(() => handler(asEffectJob(engineJob))).pipe(
+            Effect.onError((cause) => Effect.sync(() => causes.set(asEffectJob(engineJob), cause))),
             Effect.scoped,
             Effect.provideContext(context),
           ),
         // throws for a result JSON cannot hold (a BigInt, a cycle): the engine fails the job with it
         encodeResult: (result) => JSON.stringify(result ?? null) ?? "null",
         hooks: {
-          completed: (job, result) => fire(() => options.onCompleted?.(job, result as Out)),
-          failed: (job, error, willRetry) =>
+          completed: (job, result) => fire(() => options.onCompleted?.(asEffectJob(job), result as Out)),
+          failed: (engineJob, error, willRetry) =>
             fire(() => {
-              const cause = causes.get(job) ?? Cause.die(error)
+              const job = asEffectJob(engineJob)
+              // a timeout interrupted the handler: the failure is the timeout, not that interruption
+              const cause = error instanceof JobTimedOut ? Cause.die(error) : (causes.get(job) ?? Cause.die(error))
               causes.delete(job)
               return options.onFailed?.(job, cause, willRetry)
             }),
+          cancelled: (job) => fire(() => options.onCancelled?.(job)),
           leaseLost: (job, reason) => fire(() => options.onLeaseLost?.(job, reason)),
           dead: (job, reason, error) => fire(() => options.onDead?.(job, reason, error)),
           error: (error) => fire(() => onError(error)),

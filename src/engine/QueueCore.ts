@@ -12,6 +12,7 @@ import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from ".
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { checkJobOptions, type JobOptions, newJob, type ResolvedJobOptions } from "./Job.ts"
 import { checkPrefix, DEFAULT_PREFIX, type QueueKeys, queueKeys } from "./Keys.ts"
+import type { WorkerInfo } from "./Registry.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
 import { carry, type TraceParent, traceSend } from "./telemetry/Telemetry.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "./Validate.ts"
@@ -101,6 +102,7 @@ export const checkQueueOptions = (value: unknown, extraKeys: ReadonlyArray<strin
       maxAttempts: defaults.maxAttempts,
       dedupeTtlMs: defaults.dedupeTtlMs,
       ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
+      ...(defaults.timeoutMs > 0 ? { timeoutMs: defaults.timeoutMs } : {}),
     }
     const maxPayloadBytes = yield* checkIntegerOr("maxPayloadBytes", o.maxPayloadBytes, Limits.payloadBytes.default, {
       min: 1,
@@ -281,6 +283,14 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     stats: Effect.suspend(
       (): Effect.Effect<QueueStats, QueueClosed | ScriptFailure> =>
         closed ? Effect.fail(new QueueClosed({ queue: name })) : readOnly(calls.stats),
+    ),
+    /**
+     * The queue's live workers (those whose heartbeat is recent), by id: one read, O(W)
+     * for W registered workers.
+     */
+    workers: Effect.suspend(
+      (): Effect.Effect<ReadonlyArray<WorkerInfo>, QueueClosed | ScriptFailure> =>
+        closed ? Effect.fail(new QueueClosed({ queue: name })) : readOnly(Effect.map(calls.workers, (r) => r.workers)),
     ),
     /** One bounded sweep pass (see Sweeper); each of its script calls is bounded by `callTimeoutMs`. */
     sweep: (options: SweepPassOptions = {}) =>

@@ -141,6 +141,8 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
         ),
         Effect.map((t) => (Number.isFinite(t.nextDeadlineMs) ? t : { ...t, nextDeadlineMs: -1 })),
       ),
+    /** The live workers of every partition (a worker of a partitioned queue registers once per partition). */
+    workers: all((p) => p.workers).pipe(Effect.map((each) => each.flat())),
     /** Dead jobs of every partition, oldest death first: reads `offset + count` from each, then merges. */
     deadList: (offset: number, count: number) =>
       all((p) => p.calls.deadList(0, offset + count)).pipe(

@@ -20,6 +20,7 @@ import {
   readOnly,
   resolveQueueOptions,
 } from "../engine/QueueCore.ts"
+import type { WorkerInfo } from "../engine/Registry.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { type Checked, checkIntegerOr, checkPage, encodePayload } from "../engine/Validate.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
@@ -136,6 +137,16 @@ export class Queue<T = unknown> {
   /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters; for a partitioned queue, summed, with each partition's in `partitions`. */
   stats(): Promise<QueueStats & { readonly partitions?: PartitionedStats["partitions"] }> {
     return this.#run(this.partitioned?.stats ?? this.core.stats)
+  }
+
+  /**
+   * The queue's live workers, each as its last heartbeat recorded it: `{ id, host, pid,
+   * concurrency, running, state, startedAt, lastSeenAt }`. A worker that stops
+   * heartbeating drops out after its lease length; a partitioned queue's worker is listed
+   * once per partition. O(W) for W registered workers, one Redis call per partition.
+   */
+  workers(): Promise<ReadonlyArray<WorkerInfo>> {
+    return this.#run(this.partitioned?.workers ?? this.core.workers)
   }
 
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. */

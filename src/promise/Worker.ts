@@ -82,6 +82,9 @@ export interface WorkerEvents<T, R> {
   completed: [job: Job<T>, result: R]
   failed: [job: Job<T>, error: unknown, willRetry: boolean]
   "lease-lost": [job: { id: string; token: number }, reason: "lease-lost" | "self-fenced"]
+  /** The job was cancelled while its handler ran: the handler's signal aborted (reason a `JobCancelled`); no ack, no retry. */
+  cancelled: [job: { id: string; token: number }]
+  /** The job went to dead: reason "failed", "timeout", "invalid-payload" or "lease-expired". */
   dead: [job: { id: string; token: number }, reason: string, error: unknown]
   /**
    * Redis or infrastructure errors the worker survived (e.g. `RedisUnavailable` naming the
@@ -165,6 +168,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
           failed: (job, error, willRetry) => emit("failed", job, error, willRetry),
           leaseLost: (job, reason) => emit("lease-lost", job, reason),
           dead: (job, reason, error) => emit("dead", job, reason, error),
+          cancelled: (job) => emit("cancelled", job),
           error: (e) => emit("error", unwrapNotReplicated(e)),
         },
       }),

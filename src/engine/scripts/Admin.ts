@@ -185,7 +185,7 @@ export const deadRetry = defineScript({
 /** `dead-purge`: dead jobs deleted with everything kept about them. */
 export const deadPurge = defineScript({
   name: "dead-purge",
-  keys: ["dead", "meta", "data", "max", "fails", "lost", "err"],
+  keys: ["dead", "meta", "data", "max", "fails", "lost", "err", "progress", "timeout"],
   argv: ["layout", "mode", "limit"],
   rest: ["id"],
   args: deadTargetArgs,

@@ -16,6 +16,7 @@ import { type Held, signalOf } from "./Lease.ts"
 import { holdLease, recordHandlerMs } from "./Prefetch.ts"
 import { refuse, settle } from "./Settle.ts"
 import { freeSlot, takeSlot } from "./Slots.ts"
+import { armTimeout, reportProgress } from "./Steer.ts"
 
 /**
  * One job, one fiber: decode, run the handler (interruptible: a lost lease or the end
@@ -53,7 +54,9 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
       get signal() {
         return signalOf(held)
       },
+      progress: reportProgress(held),
     }
+    held.job = job as Job<unknown>
     const began = performance.now()
     const exit = yield* Effect.exit(runHandler(w, run, () => held.ended, ctx.program.handler(job)))
     recordHandlerMs(ctx, performance.now() - began)
@@ -87,10 +90,15 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
 export const runHeld = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) =>
   Effect.gen(function* () {
     takeSlot(ctx)
+    // the run's timeout counts from here (the server's limit from the reserve, a lease later)
+    const disarm = yield* armTimeout(ctx, held)
     const fiber = yield* Effect.forkDetach(runJob(ctx, r, held), { startImmediately: true })
     held.fiber = fiber as Fiber.Fiber<unknown, unknown>
     ctx.jobFibers.add(fiber)
-    fiber.addObserver(() => ctx.jobFibers.delete(fiber))
+    fiber.addObserver(() => {
+      disarm()
+      ctx.jobFibers.delete(fiber)
+    })
   })
 
 /** Start a reserved job in a fiber of its own; its slot is taken now, its lease entered in the table. */
