@@ -197,9 +197,8 @@ export const heartbeatOnce = (table: LeaseTable, commands: Commands, options: He
       const chunk = leases.slice(i, i + EXTEND_CHUNK)
       const sent = chunk.map((h) => h.progress)
       const sentAt = monotonicNow()
-      const deadlines = yield* commands.extend(chunk, options.serverLeaseMs)
-      options.onRoundTrip?.(monotonicNow() - sentAt)
       const answers = yield* commands.extend(chunk, options.serverLeaseMs, i === 0 ? record : undefined)
+      options.onRoundTrip?.(monotonicNow() - sentAt)
       if (i === 0 && record) options.registry?.sent(record)
       const local = sentAt + fenceAfter(options.leaseMs, options.heartbeatMs)
       for (let j = 0; j < chunk.length; j++) {
