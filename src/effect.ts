@@ -31,6 +31,7 @@ export {
   InvalidQueueName,
   LayoutMismatch,
   LeaseLost,
+  NotReplicated,
   OutcomeUnknown,
   QueueClosed,
   RedisCommandError,
@@ -42,6 +43,8 @@ export {
 } from "./engine/Errors.ts"
 export type { Job, JobOptions } from "./engine/Job.ts"
 export { LAYOUT_VERSION } from "./engine/Keys.ts"
+export type { Durability } from "./engine/partition/Durability.ts"
+export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
 export { Limits } from "./engine/Validate.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"

@@ -32,7 +32,9 @@ export const listenAddress = (value: string): ListenAddress => {
   const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(value)
   const port = m ? Number(m[2]) : Number.NaN
   if (!m || port < 0 || port > 65_535) {
-    throw new InvalidArgumentError(`--listen must be host:port (e.g. ${DEFAULT_METRICS_LISTEN}), got ${JSON.stringify(value)}`)
+    throw new InvalidArgumentError(
+      `--listen must be host:port (e.g. ${DEFAULT_METRICS_LISTEN}), got ${JSON.stringify(value)}`,
+    )
   }
   return { host: (m[1] as string).replace(/^\[|\]$/g, ""), port }
 }

@@ -17,23 +17,27 @@
  * @module
  */
 import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope } from "effect"
-import type { DeadJob, QueueStats, ScriptFailure } from "../engine/Commands.ts"
+import type { DeadJob, ScriptFailure } from "../engine/Commands.ts"
 import {
   InvalidOptions,
   type InvalidPayload,
   type InvalidQueueName,
+  type NotReplicated,
   QueueClosed,
   type RedisError,
 } from "../engine/Errors.ts"
 import type { JobOptions } from "../engine/Job.ts"
 import { DEFAULT_PREFIX, validateQueueName } from "../engine/Keys.ts"
 import {
-  makeQueueCore,
-  type QueueCore,
-  type QueueSettingsInput,
-  readOnly,
-  resolveQueueOptions,
-} from "../engine/QueueCore.ts"
+  type AnyQueue,
+  type AnyQueueStats,
+  LAYOUT_KEYS,
+  type LayoutInput,
+  makeQueue,
+  resolveLayout,
+} from "../engine/partition/Queue.ts"
+import { type QueueSettingsInput, resolveQueueOptions } from "../engine/QueueCore.ts"
+import { redisError } from "../engine/Replies.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { integerOr, Limits, optionsObject } from "../engine/Validate.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
@@ -47,7 +51,7 @@ import {
 } from "./Payload.ts"
 
 /** Options of {@link make} and {@link layer}. */
-export interface Options<A> extends QueueSettingsInput {
+export interface Options<A> extends QueueSettingsInput, LayoutInput {
   /** The queue name: 1–100 characters of `[A-Za-z0-9._-]`. Required. */
   readonly name: string
   /**
@@ -72,9 +76,10 @@ export interface BulkJob<A> {
 /**
  * Everything `add` and `addBulk` can fail with. Nothing is written when they fail, except
  * with `OutcomeUnknown`: the call was sent and no reply came within `callTimeoutMs`
- * (default 10 s), so the jobs (`jobIds`) may or may not be stored.
+ * (default 10 s), so the jobs (`jobIds`) may or may not be stored; and with
+ * `NotReplicated` (only with `durability`): the jobs were written, not yet replicated.
  */
-export type AddError = InvalidOptions | InvalidPayload | QueueClosed | ScriptFailure
+export type AddError = InvalidOptions | InvalidPayload | QueueClosed | ScriptFailure | NotReplicated
 
 const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
 
@@ -85,8 +90,11 @@ const jobIds = (ids: unknown): Effect.Effect<ReadonlyArray<string>, InvalidOptio
 
 /** @internal What a worker needs from the queue it runs on. */
 export interface Internals<A> {
-  readonly core: QueueCore
+  /** The queue, ordinary or partitioned, with its validated `partitions` and `durability`. */
+  readonly queue: AnyQueue
   readonly client: RedisClient
+  /** Told of each failed connection attempt of `client` (and of its duplicates), as a Redis error naming the server. */
+  readonly connectionErrors: Set<(error: RedisError) => void>
   readonly codec: PayloadCodec<A>
   /** Workers running on this queue: closed before the queue's connection is. */
   readonly workers: Set<{ readonly close: Effect.Effect<void> }>
@@ -105,8 +113,8 @@ export interface Service<A> {
   readonly add: (payload: A, options?: JobOptions) => Effect.Effect<string, AddError>
   /** Add up to 10 000 jobs in one Redis call, all validated and encoded first: all or nothing. */
   readonly addBulk: (jobs: ReadonlyArray<BulkJob<A>>) => Effect.Effect<ReadonlyArray<string>, AddError>
-  /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters. */
-  readonly stats: Effect.Effect<QueueStats, QueueClosed | ScriptFailure>
+  /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters; for a partitioned queue, summed, with each partition's in `partitions`. */
+  readonly stats: Effect.Effect<AnyQueueStats, QueueClosed | ScriptFailure>
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. Default limit 500 per call. */
   readonly sweep: (
     options?: SweepPassOptions,
@@ -141,15 +149,23 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
   Effect.gen(function* () {
     const { name, schema, ...rest } = yield* attempt(() => optionsObject("options", options) as Partial<Options<A>>)
     const queue = yield* attempt<string, InvalidQueueName>(() => validateQueueName(name))
-    const settings = yield* attempt(() => resolveQueueOptions(rest, ["connection"]))
+    const settings = yield* attempt(() => resolveQueueOptions(rest, ["connection", ...LAYOUT_KEYS]))
+    const layout = yield* attempt(() => resolveLayout(rest))
     if (schema !== undefined && !Schema.isSchema(schema)) {
       return yield* Effect.fail(invalid("schema", schema, "must be an Effect Schema (or left out for plain JSON)"))
     }
-    const client = yield* Effect.acquireRelease(
-      attempt(() => connect(rest.connection)),
+    // each failed connection attempt goes to the workers of this queue (their onError)
+    const connectionErrors = new Set<(error: RedisError) => void>()
+    let server: string | undefined
+    const onError = (e: Error) => {
+      for (const listener of connectionErrors) listener(redisError("connect", e, server))
+    }
+    const client: RedisClient = yield* Effect.acquireRelease(
+      attempt(() => connect(rest.connection, { onError })),
       (c) => Effect.promise(() => c.close()),
     )
-    const core = makeQueueCore(client, queue, settings)
+    server = client.describe
+    const core = makeQueue(client, queue, settings, layout)
     // on teardown, first close the workers still running on this queue (gracefully), then the queue
     const workers = new Set<{ readonly close: Effect.Effect<void> }>()
     yield* Effect.addFinalizer(() =>
@@ -197,18 +213,10 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
             offset: integerOr("offset", o.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER }),
             count: integerOr("count", o.count, 100, { min: 1, max: 10_000 }),
           }
-        }).pipe(Effect.flatMap(({ offset, count }) => unlessClosed(readOnly(core.calls.deadList(offset, count))))),
-      retryDead: (ids) =>
-        jobIds(ids).pipe(
-          Effect.flatMap((list) => unlessClosed(core.calls.deadRetry({ ids: list }))),
-          Effect.map((r) => r.count),
-        ),
-      purgeDead: (ids) =>
-        jobIds(ids).pipe(
-          Effect.flatMap((list) => unlessClosed(core.calls.deadPurge({ ids: list }))),
-          Effect.map((r) => r.count),
-        ),
-      [InternalsKey]: { core, client, codec, workers },
+        }).pipe(Effect.flatMap(({ offset, count }) => unlessClosed(core.deadList(offset, count)))),
+      retryDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadRetry(list)))),
+      purgeDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadPurge(list)))),
+      [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }
     return service
   })

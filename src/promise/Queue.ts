@@ -6,41 +6,18 @@ import type { DeadJob, QueueStats } from "../engine/Commands.ts"
 import { InvalidOptions, type OutcomeUnknown, QueueClosed, type RedisUnavailable } from "../engine/Errors.ts"
 import type { JobOptions } from "../engine/Job.ts"
 import { validateQueueName } from "../engine/Keys.ts"
-import {
-  makeQueueCore,
-  type QueueCore,
-  type QueueSettingsInput,
-  readOnly,
-  resolveQueueOptions,
-} from "../engine/QueueCore.ts"
+import type { PartitionedStats } from "../engine/partition/Producer.ts"
+import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
+import { type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../engine/QueueCore.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { integerOr, serializePayload } from "../engine/Validate.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
-import { type Durability, resolveDurability, surfaceNotReplicated, withDurability } from "../partition/Durability.ts"
-import {
-  makePartitionedCore,
-  type PartitionedCore,
-  type PartitionedStats,
-  resolvePartitions,
-} from "../partition/Producer.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 
 /** Options of {@link Queue}. */
-export interface QueueOptions extends QueueSettingsInput {
+export interface QueueOptions extends QueueSettingsInput, LayoutInput {
   /** A redis:// or rediss:// URL, ioredis options, an ioredis Redis or Cluster (borrowed, never closed), or `{ cluster: nodes }`. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. */
   readonly connection?: ConnectionOption | undefined
-  /**
-   * Store the queue as this many partitions (sub-queues `<name>~0 … ~N-1`, each its own
-   * hash slot) so one hot queue spreads over a cluster's masters. Jobs go round robin, or
-   * by dedupe key. Workers must be given the same number. Default 1: an ordinary queue.
-   */
-  readonly partitions?: number | undefined
-  /**
-   * Resolve `add`/`addBulk` only once this many replicas have the jobs (Redis `WAIT` on the
-   * node that took them); otherwise reject with {@link NotReplicated} (the jobs were written
-   * but are not yet replicated). Default: off (acknowledged by the master alone).
-   */
-  readonly durability?: Durability | undefined
 }
 
 /** One job for {@link Queue.addBulk}. */
@@ -62,27 +39,25 @@ export interface BulkJob<T> {
 export class Queue<T = unknown> {
   /** The queue name. */
   readonly name: string
-  /** @internal */
+  /** @internal The ordinary core (its `calls` address `name` itself, not its partitions). */
   readonly core: QueueCore
-  /** @internal Set when `partitions` > 1; then every call goes through it. */
-  readonly partitioned: PartitionedCore | undefined
+  /** @internal Every call goes through it: the ordinary core, or the partitioned one. */
+  readonly queue: AnyQueue
   readonly #client: RedisClient
   readonly #maxPayloadBytes: number
 
   constructor(name: string, options: QueueOptions = {}) {
     this.name = validateQueueName(name)
-    const settings = resolveQueueOptions(options, ["connection", "partitions", "durability"])
-    const partitions = resolvePartitions(options.partitions)
-    const durability = resolveDurability(options.durability)
+    const settings = resolveQueueOptions(options, ["connection", ...LAYOUT_KEYS])
+    const layout = resolveLayout(options)
     this.#maxPayloadBytes = settings.maxPayloadBytes
     this.#client = connect(options.connection)
-    const client = durability ? withDurability(this.#client, durability, ["add"]) : this.#client
-    this.core = makeQueueCore(client, name, settings)
-    this.partitioned = partitions > 1 ? makePartitionedCore(client, name, settings, partitions) : undefined
+    this.queue = makeQueue(this.#client, name, settings, layout)
+    this.core = this.queue.core
   }
 
   #run<A, E>(effect: Effect.Effect<A, E>): Promise<A> {
-    return Effect.runPromise(surfaceNotReplicated(effect))
+    return Effect.runPromise(effect)
   }
 
   #encode(field: string, payload: unknown): string {
@@ -97,9 +72,9 @@ export class Queue<T = unknown> {
    */
   add(payload: T, options?: JobOptions): Promise<string> {
     return this.#run(
-      Effect.suspend(() =>
-        (this.partitioned ?? this.core).add({ payload: this.#encode("payload", payload), options }),
-      ).pipe(Effect.catchDefect((e) => Effect.fail(e))),
+      Effect.suspend(() => this.queue.add({ payload: this.#encode("payload", payload), options })).pipe(
+        Effect.catchDefect((e) => Effect.fail(e)),
+      ),
     )
   }
 
@@ -118,23 +93,19 @@ export class Queue<T = unknown> {
           }
           return { payload: this.#encode(`jobs[${i}].payload`, j.payload), options: j.options }
         })
-        return (this.partitioned ?? this.core).addBulk(encoded)
+        return this.queue.addBulk(encoded)
       }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
     )
   }
 
   /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters; for a partitioned queue, summed, with each partition's in `partitions`. */
   stats(): Promise<QueueStats & { readonly partitions?: PartitionedStats["partitions"] }> {
-    return this.#run(this.partitioned?.stats ?? this.core.stats)
+    return this.#run(this.queue.stats)
   }
 
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. */
   sweep(options: SweepPassOptions = {}): Promise<SweepTotals> {
-    return this.#run(
-      Effect.suspend(() => (this.partitioned ?? this.core).sweep(options)).pipe(
-        Effect.catchDefect((e) => Effect.fail(e)),
-      ),
-    )
+    return this.#run(Effect.suspend(() => this.queue.sweep(options)).pipe(Effect.catchDefect((e) => Effect.fail(e))))
   }
 
   /** A page of dead jobs, oldest death first. Defaults: offset 0, count 100. */
@@ -145,21 +116,19 @@ export class Queue<T = unknown> {
       Effect.suspend(() => {
         const offset = integerOr("offset", options.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER })
         const count = integerOr("count", options.count, 100, { min: 1, max: 10_000 })
-        return readOnly(this.partitioned?.deadList(offset, count) ?? this.core.calls.deadList(offset, count))
+        return this.queue.deadList(offset, count)
       }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
     )
   }
 
   /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried. */
   retryDead(ids: ReadonlyArray<string>): Promise<number> {
-    if (this.partitioned) return this.#run(this.partitioned.deadRetry(ids))
-    return this.#run(this.core.calls.deadRetry({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(this.queue.deadRetry(ids))
   }
 
   /** Delete dead jobs (by id) for good. Resolves to how many were purged. */
   purgeDead(ids: ReadonlyArray<string>): Promise<number> {
-    if (this.partitioned) return this.#run(this.partitioned.deadPurge(ids))
-    return this.#run(this.core.calls.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(this.queue.deadPurge(ids))
   }
 
   /**
@@ -176,17 +145,15 @@ export class Queue<T = unknown> {
       Effect.suspend(() => {
         const maxLines = integerOr("maxLines", options.maxLines, DEFAULT_VERIFY_LINES, { min: 1, max: 100_000 })
         const pageSize = integerOr("pageSize", options.pageSize, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS)
-        if (this.partitioned) return this.partitioned.verify(maxLines, pageSize)
-        return readOnly(this.core.calls.verify(maxLines, pageSize))
+        return this.queue.verify(maxLines, pageSize)
       }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
     )
   }
 
   /** Close the connection (if leaseq opened it). Later calls reject with {@link QueueClosed}. */
   async close(): Promise<void> {
-    if (this.core.isClosed()) return
-    this.core.markClosed()
-    this.partitioned?.markClosed()
+    if (this.queue.isClosed()) return
+    this.queue.markClosed()
     await this.#client.close()
   }
 

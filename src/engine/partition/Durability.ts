@@ -7,9 +7,9 @@
  * when its master fails over before the write reached a replica.
  */
 import * as Effect from "effect/Effect"
-import { NotReplicated, RedisUnavailable } from "../engine/Errors.ts"
-import { integerOr, knownKeys, optionsObject } from "../engine/Validate.ts"
-import type { RedisClient } from "../redis/Client.ts"
+import type { RedisClient } from "../../redis/Client.ts"
+import { NotReplicated, RedisUnavailable } from "../Errors.ts"
+import { integerOr, knownKeys, optionsObject } from "../Validate.ts"
 
 /** The `durability` option: how many replicas must have a write, and how long to wait for them. */
 export interface Durability {

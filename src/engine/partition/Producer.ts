@@ -12,10 +12,11 @@
  * FIFO holds within a partition, not across the queue.
  */
 import * as Effect from "effect/Effect"
-import type { DeadJob, QueueStats } from "../engine/Commands.ts"
-import type { InvalidOptions } from "../engine/Errors.ts"
-import { resolveJobOptions } from "../engine/Job.ts"
-import { MAX_PARTITIONS, partitionName } from "../engine/Keys.ts"
+import type { RedisClient } from "../../redis/Client.ts"
+import type { DeadJob, QueueStats } from "../Commands.ts"
+import type { InvalidOptions } from "../Errors.ts"
+import { resolveJobOptions } from "../Job.ts"
+import { MAX_PARTITIONS, partitionName } from "../Keys.ts"
 import {
   checkBulkSize,
   type EncodedJob,
@@ -23,10 +24,9 @@ import {
   type QueueCore,
   type QueueSettings,
   readOnly,
-} from "../engine/QueueCore.ts"
-import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../engine/Sweeper.ts"
-import { integerOr } from "../engine/Validate.ts"
-import type { RedisClient } from "../redis/Client.ts"
+} from "../QueueCore.ts"
+import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../Sweeper.ts"
+import { integerOr } from "../Validate.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
 export interface PartitionedStats extends QueueStats {
