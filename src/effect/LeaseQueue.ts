@@ -12,8 +12,9 @@
  * ```
  *
  * A program uses several queues by declaring several keys. The layer owns one Redis
- * connection and closes it on teardown; workers of the queue share it (and open one more
- * connection each for their blocking wait).
+ * connection and closes it on teardown (one more with `durability`, for the adds' `WAIT`);
+ * workers of the queue share it (and open one more connection each for their blocking
+ * wait, one per partition of a partitioned queue).
  * @module
  */
 import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope } from "effect"
@@ -165,7 +166,14 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
       (c) => Effect.promise(() => c.close()),
     )
     server = client.describe
-    const core = makeQueue(client, queue, settings, layout)
+    // workers send their heartbeats on `client`: a durable add waits (WAIT) on a connection of its own
+    const addsVia = layout.durability
+      ? yield* Effect.acquireRelease(
+          Effect.sync(() => client.duplicate()),
+          (c) => Effect.promise(() => c.close()),
+        )
+      : client
+    const core = makeQueue(client, queue, settings, layout, addsVia)
     // on teardown, first close the workers still running on this queue (gracefully), then the queue
     const workers = new Set<{ readonly close: Effect.Effect<void> }>()
     yield* Effect.addFinalizer(() =>

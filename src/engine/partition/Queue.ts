@@ -55,10 +55,18 @@ export type AnyQueueStats = QueueStats & { readonly partitions?: PartitionedStat
 /**
  * Make the queue `name` on `client`: an ordinary queue core, or a partitioned one when
  * `layout.partitions` > 1. With `layout.durability`, adds wait for replicas and fail with
- * `NotReplicated` (as itself, not wrapped) when too few acknowledged in time.
+ * `NotReplicated` (as itself, not wrapped) when too few acknowledged in time; the add and
+ * its `WAIT` go on `durableVia` (default `client`): give a connection of its own when
+ * workers share `client`, so their heartbeats never queue behind a `WAIT`.
  */
-export const makeQueue = (client: RedisClient, name: string, settings: QueueSettings, layout: Layout) => {
-  const durable = layout.durability ? withDurability(client, layout.durability, ["add"]) : client
+export const makeQueue = (
+  client: RedisClient,
+  name: string,
+  settings: QueueSettings,
+  layout: Layout,
+  durableVia: RedisClient = client,
+) => {
+  const durable = layout.durability ? withDurability(client, layout.durability, ["add"], durableVia) : client
   const core: QueueCore = makeQueueCore(durable, name, settings)
   const partitioned: PartitionedCore | undefined =
     layout.partitions > 1 ? makePartitionedCore(durable, name, settings, layout.partitions) : undefined
