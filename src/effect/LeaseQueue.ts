@@ -27,28 +27,28 @@ import {
   QueueClosed,
   type RedisError,
 } from "../engine/Errors.ts"
-import type { JobOptions } from "../engine/Job.ts"
-import { DEFAULT_PREFIX, validateQueueName } from "../engine/Keys.ts"
+import type { BulkJob, JobOptions } from "../engine/Job.ts"
+import { checkQueueName, DEFAULT_PREFIX } from "../engine/Keys.ts"
 import {
   type AnyQueue,
   type AnyQueueStats,
+  checkLayout,
+  type DurabilitySettings,
   LAYOUT_KEYS,
   type LayoutInput,
   makeQueue,
-  resolveLayout,
 } from "../engine/partition/Queue.ts"
-import { type QueueSettingsInput, resolveQueueOptions } from "../engine/QueueCore.ts"
+import { checkQueueOptions, type QueueSettingsInput } from "../engine/QueueCore.ts"
 import { redisError } from "../engine/Replies.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
-import { integerOr, Limits, optionsObject } from "../engine/Validate.ts"
-import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
+import { checkObject, checkPage, Limits } from "../engine/Validate.ts"
+import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
 import {
-  attempt,
   makePayloadCodec,
   type PayloadCodec,
   type PayloadSchema,
+  parseOptions,
   type ValidationError,
-  validated,
 } from "./Payload.ts"
 
 /** Options of {@link make} and {@link layer}. */
@@ -68,11 +68,7 @@ export interface Options<A> extends QueueSettingsInput, LayoutInput {
 /** Options of {@link layerConfig}: as {@link Options}, with the connection and prefix read from `Config`. */
 export type ConfigOptions<A> = Omit<Options<A>, "connection" | "prefix">
 
-/** One job for {@link Service.addBulk}. */
-export interface BulkJob<A> {
-  readonly payload: A
-  readonly options?: JobOptions | undefined
-}
+export type { BulkJob } from "../engine/Job.ts"
 
 /**
  * Everything `add` and `addBulk` can fail with. Nothing is written when they fail, except
@@ -141,6 +137,33 @@ export interface Service<A> {
 }
 
 /**
+ * Open the queue's connection in the scope, reporting each failed connection attempt to
+ * the listeners in `connectionErrors` (the queue's workers). With `durability`, one more
+ * connection for the adds and their `WAIT`: workers send their heartbeats on the first,
+ * and must never queue behind a `WAIT`.
+ */
+const openConnections = (connection: ConnectionOption | undefined, durability: DurabilitySettings | undefined) =>
+  Effect.gen(function* () {
+    const connectionErrors = new Set<(error: RedisError) => void>()
+    let server: string | undefined
+    const onError = (e: Error) => {
+      for (const listener of connectionErrors) listener(redisError("connect", e, server))
+    }
+    const client: RedisClient = yield* Effect.acquireRelease(
+      parseOptions(() => connect(connection, { onError })),
+      (c) => Effect.promise(() => c.close()),
+    )
+    server = client.describe
+    const addsVia = durability
+      ? yield* Effect.acquireRelease(
+          Effect.sync(() => client.duplicate()),
+          (c) => Effect.promise(() => c.close()),
+        )
+      : client
+    return { client, addsVia, connectionErrors }
+  })
+
+/**
  * Build a queue service in a scope: validates the options (failing with
  * {@link InvalidQueueName} / {@link InvalidOptions}, before any connection is made),
  * opens the connection, and closes it when the scope closes. The queue's keys are
@@ -148,31 +171,15 @@ export interface Service<A> {
  */
 export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>, ValidationError, Scope.Scope> =>
   Effect.gen(function* () {
-    const { name, schema, ...rest } = yield* attempt(() => optionsObject("options", options) as Partial<Options<A>>)
-    const queue = yield* attempt<string, InvalidQueueName>(() => validateQueueName(name))
-    const settings = yield* attempt(() => resolveQueueOptions(rest, ["connection", ...LAYOUT_KEYS]))
-    const layout = yield* attempt(() => resolveLayout(rest))
+    const given: Partial<Options<A>> = yield* Effect.fromResult(checkObject("options", options))
+    const { name, schema, ...rest } = given
+    const queue = yield* Effect.fromResult(checkQueueName(name))
+    const settings = yield* Effect.fromResult(checkQueueOptions(rest, ["connection", ...LAYOUT_KEYS]))
+    const layout = yield* Effect.fromResult(checkLayout(rest))
     if (schema !== undefined && !Schema.isSchema(schema)) {
       return yield* Effect.fail(invalid("schema", schema, "must be an Effect Schema (or left out for plain JSON)"))
     }
-    // each failed connection attempt goes to the workers of this queue (their onError)
-    const connectionErrors = new Set<(error: RedisError) => void>()
-    let server: string | undefined
-    const onError = (e: Error) => {
-      for (const listener of connectionErrors) listener(redisError("connect", e, server))
-    }
-    const client: RedisClient = yield* Effect.acquireRelease(
-      attempt(() => connect(rest.connection, { onError })),
-      (c) => Effect.promise(() => c.close()),
-    )
-    server = client.describe
-    // workers send their heartbeats on `client`: a durable add waits (WAIT) on a connection of its own
-    const addsVia = layout.durability
-      ? yield* Effect.acquireRelease(
-          Effect.sync(() => client.duplicate()),
-          (c) => Effect.promise(() => c.close()),
-        )
-      : client
+    const { client, addsVia, connectionErrors } = yield* openConnections(rest.connection, layout.durability)
     const core = makeQueue(client, queue, settings, layout, addsVia)
     // on teardown, first close the workers still running on this queue (gracefully), then the queue
     const workers = new Set<{ readonly close: Effect.Effect<void> }>()
@@ -211,17 +218,11 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
         }),
       stats: core.stats,
       sweep: (sweepOptions = {}) =>
-        validated<SweepTotals, QueueClosed | ScriptFailure | InvalidOptions, InvalidOptions>(
-          Effect.suspend(() => core.sweep(optionsObject("options", sweepOptions))),
-        ),
+        Effect.fromResult(checkObject("options", sweepOptions)).pipe(Effect.flatMap((o) => core.sweep(o))),
       deadJobs: (page = {}) =>
-        attempt(() => {
-          const o = optionsObject("options", page)
-          return {
-            offset: integerOr("offset", o.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER }),
-            count: integerOr("count", o.count, 100, { min: 1, max: 10_000 }),
-          }
-        }).pipe(Effect.flatMap(({ offset, count }) => unlessClosed(core.deadList(offset, count)))),
+        Effect.fromResult(checkPage(page)).pipe(
+          Effect.flatMap(({ offset, count }) => unlessClosed(core.deadList(offset, count))),
+        ),
       retryDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadRetry(list)))),
       purgeDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadPurge(list)))),
       [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
@@ -237,7 +238,7 @@ export const layer = <I, A>(tag: Context.Key<I, Service<A>>, options: Options<A>
   Layer.effect(tag, make(options))
 
 /** Default of `REDIS_URL` for {@link layerConfig}. */
-export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"
+export { DEFAULT_REDIS_URL }
 
 /**
  * As {@link layer}, with the connection and prefix read from `Config`:

@@ -10,24 +10,22 @@
  * ```
  * @module
  */
-import { Cause, type Context, Effect, FiberSet, Layer, type Scope } from "effect"
+import { Cause, type Context, Effect, FiberSet, Layer, Result, type Scope } from "effect"
 import type { ScriptFailure } from "../engine/Commands.ts"
 import { InvalidOptions, type QueueClosed } from "../engine/Errors.ts"
 import type { Job } from "../engine/Job.ts"
-import { type Durability, resolveDurability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
+import { checkDurability, type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
 import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
-import { optionsObject } from "../engine/Validate.ts"
+import type { LeaseRef } from "../engine/scripts/Lease.ts"
+import { type Checked, checkObject } from "../engine/Validate.ts"
 import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
 import type { WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import { InternalsKey, type Service } from "./LeaseQueue.ts"
-import { attempt, type ValidationError } from "./Payload.ts"
+import { parseOptions, type ValidationError } from "./Payload.ts"
 
 /** A job's lease, as lease-lost and dead hooks see it. */
-export interface LeaseRef {
-  readonly id: string
-  readonly token: number
-}
+export type { LeaseRef } from "../engine/scripts/Lease.ts"
 
 /**
  * What happened to jobs. Each hook returns an Effect, run in its own fiber (hooks never
@@ -97,6 +95,26 @@ const HOOK_DRAIN_MS = 2_000
 
 const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
 
+/**
+ * The options a worker may not take or must take as functions: the queue's layout and key
+ * prefix belong to its layer (a worker serves the queue as it is); hooks are functions.
+ */
+const checkOwnKeys = (given: Record<string, unknown>): Checked<void> => {
+  for (const key of ["prefix", "partitions"] as const) {
+    if (given[key] !== undefined) {
+      return Result.fail(
+        invalid(`options.${key}`, given[key], `a worker uses its queue's ${key}; set it on the queue layer`),
+      )
+    }
+  }
+  for (const key of HOOK_KEYS) {
+    if (given[key] !== undefined && typeof given[key] !== "function") {
+      return Result.fail(invalid(`options.${key}`, given[key], "must be a function returning an Effect"))
+    }
+  }
+  return Result.void
+}
+
 /** Check what `make` was given, before anything is opened: the queue's internals, the engine settings, durability. */
 const checkStart = <A>(service: Service<A>, handler: unknown, options: object) =>
   Effect.gen(function* () {
@@ -108,24 +126,13 @@ const checkStart = <A>(service: Service<A>, handler: unknown, options: object) =
     if (typeof handler !== "function") {
       return yield* Effect.fail(invalid("handler", handler, "must be a function (job) => Effect"))
     }
-    const given = yield* attempt(() => optionsObject("options", options))
-    // the queue's layout and key prefix belong to its layer: a worker serves the queue as it is
-    for (const key of ["prefix", "partitions"] as const) {
-      if (given[key] !== undefined) {
-        const reason = `a worker uses its queue's ${key}; set it on the queue layer`
-        return yield* Effect.fail(invalid(`options.${key}`, given[key], reason))
-      }
-    }
-    const resolved = yield* attempt(() => resolveWorkerOptions(given, [...HOOK_KEYS, "durability"]))
-    for (const key of HOOK_KEYS) {
-      if (given[key] !== undefined && typeof given[key] !== "function") {
-        return yield* Effect.fail(invalid(`options.${key}`, given[key], "must be a function returning an Effect"))
-      }
-    }
+    const given = yield* Effect.fromResult(checkObject("options", options))
+    yield* Effect.fromResult(checkOwnKeys(given))
+    const resolved = yield* parseOptions(() => resolveWorkerOptions(given, [...HOOK_KEYS, "durability"]))
     const durability =
       given.durability === undefined
         ? internals.queue.durability
-        : yield* attempt(() => resolveDurability(given.durability))
+        : yield* Effect.fromResult(checkDurability(given.durability))
     return { internals, durability, settings: durableSettings(resolved, durability) }
   })
 

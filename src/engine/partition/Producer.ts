@@ -12,11 +12,11 @@
  * FIFO holds within a partition, not across the queue.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { RedisClient } from "../../redis/Client.ts"
 import type { DeadJob, QueueStats } from "../Commands.ts"
-import type { InvalidOptions } from "../Errors.ts"
-import { resolveJobOptions } from "../Job.ts"
-import { MAX_PARTITIONS, partitionName } from "../Keys.ts"
+import { checkJobOptions } from "../Job.ts"
+import { partitionName } from "../Keys.ts"
 import {
   checkBulkSize,
   type EncodedJob,
@@ -26,17 +26,12 @@ import {
   readOnly,
 } from "../QueueCore.ts"
 import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../Sweeper.ts"
-import { integerOr } from "../Validate.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
 export interface PartitionedStats extends QueueStats {
   /** One entry per partition, in index order (`queue` is the sub-queue name `<name>~<i>`). */
   readonly partitions: ReadonlyArray<QueueStats>
 }
-
-/** Validate `partitions`: a whole number from 1 (an ordinary queue) to {@link MAX_PARTITIONS}. Default 1. */
-export const resolvePartitions = (value: unknown): number =>
-  integerOr("partitions", value, 1, { min: 1, max: MAX_PARTITIONS })
 
 /** Two queues' stats added up (counts and counters summed; the oldest waiting age is the larger). */
 export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
@@ -94,14 +89,10 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
       Effect.gen(function* () {
         yield* checkBulkSize(jobs.length)
         // validate every job before anything is sent: a bad one adds nothing anywhere
-        yield* Effect.try({
-          try: () => {
-            for (const [i, j] of jobs.entries()) {
-              resolveJobOptions(`jobs[${i}].options`, j.options, settings.defaultJobOptions)
-            }
-          },
-          catch: (e) => e as InvalidOptions,
-        })
+        for (const [i, j] of jobs.entries()) {
+          const options = checkJobOptions(`jobs[${i}].options`, j.options, settings.defaultJobOptions)
+          if (Result.isFailure(options)) return yield* Effect.fail(options.failure)
+        }
         const groups = new Map<number, Array<{ readonly at: number; readonly job: EncodedJob }>>()
         jobs.forEach((job, at) => {
           const p = pick(job.options)

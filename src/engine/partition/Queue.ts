@@ -4,19 +4,22 @@
  * the right core, so a face never branches on partitions itself.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { RedisClient } from "../../redis/Client.ts"
 import type { DeadJob, QueueStats, ScriptFailure } from "../Commands.ts"
 import type { QueueClosed, RedisError } from "../Errors.ts"
+import { MAX_PARTITIONS } from "../Keys.ts"
 import { type EncodedJob, makeQueueCore, type QueueCore, type QueueSettings, readOnly } from "../QueueCore.ts"
 import type { SweepPassOptions } from "../Sweeper.ts"
+import { type Checked, checkIntegerOr, orThrow } from "../Validate.ts"
 import {
+  checkDurability,
   type Durability,
   type DurabilitySettings,
-  resolveDurability,
   surfaceNotReplicated,
   withDurability,
 } from "./Durability.ts"
-import { makePartitionedCore, type PartitionedCore, type PartitionedStats, resolvePartitions } from "./Producer.ts"
+import { makePartitionedCore, type PartitionedCore, type PartitionedStats } from "./Producer.ts"
 
 /** The options a queue of either face takes on top of {@link QueueSettings}. */
 export interface LayoutInput {
@@ -34,6 +37,8 @@ export interface LayoutInput {
   readonly durability?: Durability | undefined
 }
 
+export type { DurabilitySettings }
+
 /** Validated {@link LayoutInput}. */
 export interface Layout {
   readonly partitions: number
@@ -43,11 +48,17 @@ export interface Layout {
 /** The option names of {@link LayoutInput}, for a face's list of known keys. */
 export const LAYOUT_KEYS = ["partitions", "durability"] as const
 
-/** Validate `partitions` (default 1) and `durability` (default off); throws `InvalidOptions` naming the field. */
-export const resolveLayout = (options: LayoutInput): Layout => ({
-  partitions: resolvePartitions(options.partitions),
-  durability: resolveDurability(options.durability),
-})
+/** Check `partitions` (1 – {@link MAX_PARTITIONS}, default 1) and `durability` (default off), answering `InvalidOptions` naming the field. */
+export const checkLayout = (options: LayoutInput): Checked<Layout> => {
+  const partitions = checkIntegerOr("partitions", options.partitions, 1, { min: 1, max: MAX_PARTITIONS })
+  if (Result.isFailure(partitions)) return Result.fail(partitions.failure)
+  const durability = checkDurability(options.durability)
+  if (Result.isFailure(durability)) return Result.fail(durability.failure)
+  return Result.succeed({ partitions: partitions.success, durability: durability.success })
+}
+
+/** {@link checkLayout}, throwing its error: for the Promise face's constructors, whose contract is to throw. */
+export const resolveLayout = (options: LayoutInput): Layout => orThrow(checkLayout(options))
 
 /** Stats of a queue: for a partitioned one, the sums, with each partition's own in `partitions`. */
 export type AnyQueueStats = QueueStats & { readonly partitions?: PartitionedStats["partitions"] }

@@ -11,7 +11,7 @@ import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type { RedisClient } from "../../redis/Client.ts"
 import { makeBatcher } from "../Batcher.ts"
-import type { Commands, Reservation } from "../Commands.ts"
+import { type Commands, type Reservation, SCRIPT_CHUNK } from "../Commands.ts"
 import type { InvalidPayload } from "../Errors.ts"
 import type { Job } from "../Job.ts"
 import { newWorkerId } from "../RequestId.ts"
@@ -40,9 +40,6 @@ export interface WorkerHandle {
   /** Graceful shutdown (see the state machine). Never fails, always ends; a second call waits for the first. */
   readonly close: Effect.Effect<void>
 }
-
-/** Most jobs asked for by one reserve call, and most completes sent in one script call. */
-export const RESERVE_CHUNK = 500
 
 /** A finished job to acknowledge. */
 export interface Finished {
@@ -76,7 +73,7 @@ export interface Landed {
 }
 
 const makeCompleter = (commands: Commands, settings: WorkerSettings) =>
-  makeBatcher((items: ReadonlyArray<Finished>) => commands.complete(items, settings.keepCompleted), RESERVE_CHUNK)
+  makeBatcher((items: ReadonlyArray<Finished>) => commands.complete(items, settings.keepCompleted), SCRIPT_CHUNK)
 
 /** Everything the roles of one worker share. */
 export interface WorkerContext<A> {

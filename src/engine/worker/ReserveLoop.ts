@@ -7,7 +7,8 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { type Landed, RESERVE_CHUNK, type WorkerContext } from "./Context.ts"
+import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/Lease.ts"
+import type { Landed, WorkerContext } from "./Context.ts"
 import { blockOnMarker, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
 import { startJob } from "./RunJob.ts"
@@ -73,9 +74,9 @@ export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
       }
       if (canSend(ctx, short !== undefined)) {
         ctx.reserving = true
-        const ride = ctx.riding.splice(0, RESERVE_CHUNK)
+        const ride = ctx.riding.splice(0, RESERVE_MAX_RIDERS)
         if (ctx.riding.length > 0) yield* flushRiders(ctx)
-        yield* sendReserve(ctx, Math.min(freeSlots(ctx), RESERVE_CHUNK), ride)
+        yield* sendReserve(ctx, Math.min(freeSlots(ctx), RESERVE_MAX_JOBS), ride)
         continue
       }
       // riders left go on their own when no call is out (the next slot may be far off)
