@@ -97,8 +97,9 @@ describe("a lost reply, then a reconnect that re-sends the call", () => {
         }
         return "ok"
       },
-      // concurrency 1: the first job's complete rides on the reserve its freed slot triggers
-      { connection: proxy.url, concurrency: 1, leaseMs: 5_000, sweep: false },
+      // concurrency 1: the first job's complete rides on the reserve its freed slot triggers;
+      // no prefetch, so that call leases exactly the next job
+      { connection: proxy.url, concurrency: 1, prefetch: 0, leaseMs: 5_000, sweep: false },
     )
     // before the worker closes: let its handler end, and let its calls through again
     onCleanup(() => {

@@ -59,7 +59,8 @@ describe("riders on a worker", () => {
       const fake = makeFake()
       const { program: p, events } = program(() => Effect.void)
       fake.ready("a", "b")
-      yield* start(fake, settings({ concurrency: 1 }), p)
+      // without prefetch, so each job is its own reserve call and a's complete rides b's
+      yield* start(fake, settings({ concurrency: 1, prefetch: 0 }), p)
       yield* until(() => events.completed.length === 2, "a and b complete")
       expect(fake.of("complete")).toEqual([])
       expect(fake.of("reserve").flatMap((c) => c.completes)).toEqual([

@@ -112,7 +112,8 @@ describe("Slots: a worker on the fake command layer", () => {
         }),
       )
       fake.ready("a", "b", "c", "d", "e")
-      const h = yield* start(fake, settings({ concurrency: 3 }), p)
+      // without prefetch: only the slot a finished job frees is asked for
+      const h = yield* start(fake, settings({ concurrency: 3, prefetch: 0 }), p)
       yield* until(() => h.running() === 3, "3 running")
       const before = fake.of("reserve").length
       yield* Deferred.succeed(gates.get("a")!, undefined)

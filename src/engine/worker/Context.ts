@@ -72,6 +72,12 @@ export interface Landed {
   readonly want: number
 }
 
+/** A leased job waiting for a slot (prefetched, see Prefetch.ts). */
+export interface Waiting {
+  readonly r: Reservation
+  readonly held: Held
+}
+
 const makeCompleter = (commands: Commands, settings: WorkerSettings) =>
   makeBatcher((items: ReadonlyArray<Finished>) => commands.complete(items, settings.keepCompleted), SCRIPT_CHUNK)
 
@@ -105,6 +111,10 @@ export interface WorkerContext<A> {
   readonly inFlight: Set<Fiber.Fiber<unknown>>
   /** Calls that landed while the worker runs, for the loop to start their jobs, in order. */
   readonly landed: Landed[]
+  /** Leased jobs waiting for a slot, in order (prefetched: see Prefetch.ts). */
+  readonly waiting: Waiting[]
+  /** Moving average of handler durations in ms (undefined until one finished), for prefetch "auto". */
+  handlerPaceMs: number | undefined
   /** The worker's state; changed only through {@link setState}. */
   readonly state: WorkerState
   /** Set the state and wake the reserve loop, so it sees the change. */
@@ -162,6 +172,8 @@ export const makeContext = <A>(
     riding: [],
     inFlight: new Set(),
     landed: [],
+    waiting: [],
+    handlerPaceMs: undefined,
     get state() {
       return state
     },
