@@ -34,6 +34,7 @@ export {
   JobTimedOut,
   LayoutMismatch,
   LeaseLost,
+  NotReplicated,
   OutcomeUnknown,
   QueueClosed,
   RedisCommandError,
@@ -45,6 +46,8 @@ export {
 } from "./engine/Errors.ts"
 export type { JobOptions } from "./engine/Job.ts"
 export { LAYOUT_VERSION } from "./engine/Keys.ts"
+export type { Durability } from "./engine/partition/Durability.ts"
+export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export type { WorkerInfo } from "./engine/Registry.ts"
 export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
 export { Limits } from "./engine/Validate.ts"

@@ -13,42 +13,19 @@ import {
 } from "../engine/Errors.ts"
 import type { BulkJob, JobOptions } from "../engine/Job.ts"
 import { validateQueueName } from "../engine/Keys.ts"
-import {
-  makeQueueCore,
-  type QueueCore,
-  type QueueSettingsInput,
-  readOnly,
-  resolveQueueOptions,
-} from "../engine/QueueCore.ts"
+import type { PartitionedStats } from "../engine/partition/Producer.ts"
+import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
+import { type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../engine/QueueCore.ts"
 import type { WorkerInfo } from "../engine/Registry.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { type Checked, checkIntegerOr, checkPage, encodePayload } from "../engine/Validate.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
-import { type Durability, resolveDurability, surfaceNotReplicated, withDurability } from "../partition/Durability.ts"
-import {
-  makePartitionedCore,
-  type PartitionedCore,
-  type PartitionedStats,
-  resolvePartitions,
-} from "../partition/Producer.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 
 /** Options of {@link Queue}. */
-export interface QueueOptions extends QueueSettingsInput {
+export interface QueueOptions extends QueueSettingsInput, LayoutInput {
   /** A redis:// or rediss:// URL, ioredis options, an ioredis Redis or Cluster (borrowed, never closed), or `{ cluster: nodes }`. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. */
   readonly connection?: ConnectionOption | undefined
-  /**
-   * Store the queue as this many partitions (sub-queues `<name>~0 … ~N-1`, each its own
-   * hash slot) so one hot queue spreads over a cluster's masters. Jobs go round robin, or
-   * by dedupe key. Workers must be given the same number. Default 1: an ordinary queue.
-   */
-  readonly partitions?: number | undefined
-  /**
-   * Resolve `add`/`addBulk` only once this many replicas have the jobs (Redis `WAIT` on the
-   * node that took them); otherwise reject with {@link NotReplicated} (the jobs were written
-   * but are not yet replicated). Default: off (acknowledged by the master alone).
-   */
-  readonly durability?: Durability | undefined
 }
 
 export type { BulkJob } from "../engine/Job.ts"
@@ -66,27 +43,25 @@ export type { BulkJob } from "../engine/Job.ts"
 export class Queue<T = unknown> {
   /** The queue name. */
   readonly name: string
-  /** @internal */
+  /** @internal The ordinary core (its `calls` address `name` itself, not its partitions). */
   readonly core: QueueCore
-  /** @internal Set when `partitions` > 1; then every call goes through it. */
-  readonly partitioned: PartitionedCore | undefined
+  /** @internal Every call goes through it: the ordinary core, or the partitioned one. */
+  readonly queue: AnyQueue
   readonly #client: RedisClient
   readonly #maxPayloadBytes: number
 
   constructor(name: string, options: QueueOptions = {}) {
     this.name = validateQueueName(name)
-    const settings = resolveQueueOptions(options, ["connection", "partitions", "durability"])
-    const partitions = resolvePartitions(options.partitions)
-    const durability = resolveDurability(options.durability)
+    const settings = resolveQueueOptions(options, ["connection", ...LAYOUT_KEYS])
+    const layout = resolveLayout(options)
     this.#maxPayloadBytes = settings.maxPayloadBytes
     this.#client = connect(options.connection)
-    const client = durability ? withDurability(this.#client, durability, ["add"]) : this.#client
-    this.core = makeQueueCore(client, name, settings)
-    this.partitioned = partitions > 1 ? makePartitionedCore(client, name, settings, partitions) : undefined
+    this.queue = makeQueue(this.#client, name, settings, layout)
+    this.core = this.queue.core
   }
 
   #run<A, E>(effect: Effect.Effect<A, E>): Promise<A> {
-    return Effect.runPromise(surfaceNotReplicated(effect))
+    return Effect.runPromise(effect)
   }
 
   #encode(field: string, payload: unknown): Checked<string, InvalidPayload> {
@@ -104,7 +79,7 @@ export class Queue<T = unknown> {
       Effect.suspend((): Effect.Effect<string, unknown> => {
         const text = this.#encode("payload", payload)
         if (Result.isFailure(text)) return Effect.fail(text.failure)
-        return (this.partitioned ?? this.core).add({ payload: text.success, options })
+        return this.queue.add({ payload: text.success, options })
       }),
     )
   }
@@ -129,14 +104,14 @@ export class Queue<T = unknown> {
           if (Result.isFailure(text)) return Effect.fail(text.failure)
           encoded.push({ payload: text.success, options: j.options })
         }
-        return (this.partitioned ?? this.core).addBulk(encoded)
+        return this.queue.addBulk(encoded)
       }),
     )
   }
 
   /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters; for a partitioned queue, summed, with each partition's in `partitions`. */
   stats(): Promise<QueueStats & { readonly partitions?: PartitionedStats["partitions"] }> {
-    return this.#run(this.partitioned?.stats ?? this.core.stats)
+    return this.#run(this.queue.stats)
   }
 
   /**
@@ -146,12 +121,12 @@ export class Queue<T = unknown> {
    * once per partition. O(W) for W registered workers, one Redis call per partition.
    */
   workers(): Promise<ReadonlyArray<WorkerInfo>> {
-    return this.#run(this.partitioned?.workers ?? this.core.workers)
+    return this.#run(this.queue.workers)
   }
 
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. */
   sweep(options: SweepPassOptions = {}): Promise<SweepTotals> {
-    return this.#run(Effect.suspend(() => (this.partitioned ?? this.core).sweep(options)))
+    return this.#run(Effect.suspend(() => this.queue.sweep(options)))
   }
 
   /** A page of dead jobs, oldest death first. Defaults: offset 0, count 100. */
@@ -160,23 +135,19 @@ export class Queue<T = unknown> {
   ): Promise<{ total: number; jobs: DeadJob[] }> {
     return this.#run(
       Effect.fromResult(checkPage(options)).pipe(
-        Effect.flatMap(({ offset, count }) =>
-          readOnly(this.partitioned?.deadList(offset, count) ?? this.core.calls.deadList(offset, count)),
-        ),
+        Effect.flatMap(({ offset, count }) => this.queue.deadList(offset, count)),
       ),
     )
   }
 
   /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried. */
   retryDead(ids: ReadonlyArray<string>): Promise<number> {
-    if (this.partitioned) return this.#run(this.partitioned.deadRetry(ids))
-    return this.#run(this.core.calls.deadRetry({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(this.queue.deadRetry(ids))
   }
 
   /** Delete dead jobs (by id) for good. Resolves to how many were purged. */
   purgeDead(ids: ReadonlyArray<string>): Promise<number> {
-    if (this.partitioned) return this.#run(this.partitioned.deadPurge(ids))
-    return this.#run(this.core.calls.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(this.queue.deadPurge(ids))
   }
 
   /**
@@ -195,17 +166,15 @@ export class Queue<T = unknown> {
         if (Result.isFailure(maxLines)) return Effect.fail(maxLines.failure)
         const pageSize = checkIntegerOr("pageSize", options.pageSize, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS)
         if (Result.isFailure(pageSize)) return Effect.fail(pageSize.failure)
-        if (this.partitioned) return this.partitioned.verify(maxLines.success, pageSize.success)
-        return readOnly(this.core.calls.verify(maxLines.success, pageSize.success))
+        return this.queue.verify(maxLines.success, pageSize.success)
       }),
     )
   }
 
   /** Close the connection (if leaseq opened it). Later calls reject with {@link QueueClosed}. */
   async close(): Promise<void> {
-    if (this.core.isClosed()) return
-    this.core.markClosed()
-    this.partitioned?.markClosed()
+    if (this.queue.isClosed()) return
+    this.queue.markClosed()
     await this.#client.close()
   }
 

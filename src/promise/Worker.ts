@@ -7,14 +7,14 @@ import * as Fiber from "effect/Fiber"
 import { CallbackFailed, InvalidOptions, InvalidPayload, QueueClosed } from "../engine/Errors.ts"
 import type { Job } from "../engine/Job.ts"
 import { DEFAULT_PREFIX, validatePrefix, validateQueueName } from "../engine/Keys.ts"
+import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
+import { LAYOUT_KEYS, resolveLayout } from "../engine/partition/Queue.ts"
+import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import { redisError } from "../engine/Replies.ts"
 import { JobSpan } from "../engine/telemetry/Spans.ts"
 import { stderrWarner } from "../engine/worker/Callbacks.ts"
 import type { WorkerHandle, WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
-import { type Durability, resolveDurability, unwrapNotReplicated, withDurability } from "../partition/Durability.ts"
-import { resolvePartitions } from "../partition/Producer.ts"
-import { servedKeys, startServing } from "../partition/Workers.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
 
 /** Options of {@link Worker}. */
@@ -133,24 +133,20 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         reason: "must be a function (job) => Promise<result>",
       })
     }
-    const resolved = resolveWorkerOptions(options, ["connection", "partitions", "durability"])
+    const resolved = resolveWorkerOptions(options, ["connection", ...LAYOUT_KEYS])
     this.#shutdownGraceMs = resolved.shutdownGraceMs
     const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
-    const partitions = resolvePartitions(options.partitions)
-    const durability = resolveDurability(options.durability)
-    // with durability every complete is followed by WAIT, so it must not ride with a reserve
-    const settings = durability ? { ...resolved, rideAlong: false } : resolved
+    const { partitions, durability } = resolveLayout(options)
+    const settings = durableSettings(resolved, durability)
     const keys = servedKeys(name, prefix, partitions)
     this.#warn = stderrWarner(`worker of queue "${this.name}"`)
     // every failed connection attempt is reported, so a wrong URL or a Redis that is down is seen at once
     const base = connect(options.connection, {
       onError: (e) => this.#emit("error", redisError("connect", e, base.describe)),
     })
-    const durable = durability ? base.duplicate() : undefined
-    const client = durability ? withDurability(base, durability, ["complete"], durable) : base
-    const blocking = keys.map(() => base.duplicate())
+    const { client, blocking, close } = openWorkerConnections(base, keys.length, durability)
     this.#closeConnections = async () => {
-      await Promise.all([base.close(), durable?.close(), ...blocking.map((b) => b.close())])
+      await Promise.all([base.close(), close()])
     }
     const emit = <K extends keyof WorkerEvents<T, R>>(event: K, ...args: WorkerEvents<T, R>[K]) =>
       this.#emit(event, ...args)
