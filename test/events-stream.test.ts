@@ -75,3 +75,81 @@ describe("added", () => {
     expect(len).toBeLessThan(11_000)
   })
 })
+
+const redisNow = async () => {
+  const [s, us] = await raw.time()
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+}
+
+describe("each state change records its event in the same call", () => {
+  it("reserve: `active` {token, worker} per job leased, `completed` per rider completed; complete: `completed`", async () => {
+    const { keys, c } = setup()
+    const [a, b, d] = [newJob(), newJob(), newJob()]
+    await run(c.add([a, b, d]))
+    const first = await run(c.reserve(2, 60_000, 100, [], 0, { workerId: "w-1" }))
+    const [ja, jb] = first.jobs
+    // the rider completes in the same call that leases the next job
+    const second = await run(c.reserve(1, 60_000, 100, [{ id: ja!.id, token: ja!.token }], 0, { workerId: "w-1" }))
+    expect(second.completed).toEqual([true])
+    expect(await run(c.complete([{ id: jb!.id, token: jb!.token }], 0))).toEqual([true])
+    // a refused complete (lease no longer held) records nothing
+    expect(await run(c.complete([{ id: jb!.id, token: jb!.token }], 0))).toEqual([false])
+    const jd = second.jobs[0]!
+    expect((await entries(keys.events)).slice(3)).toEqual([
+      { kind: "active", id: ja!.id, token: String(ja!.token), worker: "w-1" },
+      { kind: "active", id: jb!.id, token: String(jb!.token), worker: "w-1" },
+      { kind: "completed", id: ja!.id },
+      { kind: "active", id: jd.id, token: String(jd.token), worker: "w-1" },
+      { kind: "completed", id: jb!.id },
+    ])
+  })
+
+  it("fail: `failed` {willRetry, reason, attempt}, then `dead` {reason} when it is the last attempt; release: `released`", async () => {
+    const { keys, c } = setup()
+    const j = newJob({ maxAttempts: 2 })
+    const p = newJob()
+    const r = newJob()
+    await run(c.add([j, p, r]))
+    const lease = async () => (await run(c.reserve(1, 60_000, 100))).jobs[0]!
+    const l1 = await lease()
+    const error = JSON.stringify({ name: "Error", message: "boom" })
+    expect(await run(c.fail(l1, { delayMs: 0, error, mode: "retry" }))).toBe("retry")
+    const lp = await lease()
+    const lr = await lease()
+    const l2 = await lease()
+    expect(l2.id).toBe(j.id)
+    expect(await run(c.fail(l2, { delayMs: 0, error, mode: "retry" }))).toBe("dead")
+    const bad = JSON.stringify({ reason: "invalid-payload", message: "not a number" })
+    expect(await run(c.fail(lp, { delayMs: 0, error: bad, mode: "dead" }))).toBe("dead")
+    expect(await run(c.release([lr]))).toEqual([true])
+    const events = (await entries(keys.events)).filter((e) => e.kind !== "added" && e.kind !== "active")
+    expect(events).toEqual([
+      { kind: "failed", id: j.id, willRetry: "1", reason: "boom", attempt: "1" },
+      { kind: "failed", id: j.id, willRetry: "0", reason: "boom", attempt: "2" },
+      { kind: "dead", id: j.id, reason: "boom" },
+      { kind: "dead", id: p.id, reason: "invalid-payload" },
+      { kind: "released", id: r.id },
+    ])
+  })
+
+  it("sweep: `lease-lost` {attempt} per expired lease, then `dead` {reason lease-expired} for a job out of attempts", async () => {
+    const { keys, c } = setup()
+    const once = newJob({ maxAttempts: 1 })
+    const twice = newJob({ maxAttempts: 2 })
+    await run(c.add([once, twice]))
+    const { jobs } = await run(c.reserve(2, 1_000, 100))
+    expect(jobs).toHaveLength(2)
+    const end = Math.max(...jobs.map((j) => j.deadline))
+    while ((await redisNow()) <= end) await new Promise((r) => setTimeout(r, 20))
+    const swept = await run(c.sweep(100))
+    expect(swept).toMatchObject({ reclaimed: 2, dead: 1 })
+    const events = (await entries(keys.events)).filter((e) => e.kind !== "added" && e.kind !== "active")
+    // both leases share one deadline, so the sweep takes them in id order: compare per job
+    expect(events.filter((e) => e.id === once.id)).toEqual([
+      { kind: "lease-lost", id: once.id, attempt: "1" },
+      { kind: "dead", id: once.id, reason: "lease-expired" },
+    ])
+    expect(events.filter((e) => e.id === twice.id)).toEqual([{ kind: "lease-lost", id: twice.id, attempt: "1" }])
+    expect(events).toHaveLength(3)
+  })
+})

@@ -225,9 +225,11 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
     k.receipts,
     k.receiptsAt,
     k.reqs,
+    k.events,
   ]
   const statsKeys = [k.wait, k.active, k.delayed, k.dead, k.done, k.meta]
   const failKeys = [k.active, k.lease, k.meta, k.wait, k.delayed, k.marker, k.dead, k.err, k.fails, k.lost, k.max]
+  const sweepKeys = [...failKeys, k.dedupe, k.dedupeid, k.done, k.result, k.data, k.events]
 
   return {
     keys,
@@ -302,7 +304,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       chunked(items, (part) =>
         call<number[]>(
           Scripts.complete,
-          [k.active, k.lease, k.meta, k.data, k.max, k.fails, k.lost, k.err, k.done, k.result],
+          [k.active, k.lease, k.meta, k.data, k.max, k.fails, k.lost, k.err, k.done, k.result, k.events],
           [keep, ...part.flatMap((l) => [l.id, l.token, l.result ?? ""])],
         ).pipe(Effect.map((r) => r.map((x) => x === 1))),
       ),
@@ -311,15 +313,11 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       lease: LeaseRef,
       options: { readonly delayMs: number; readonly error: string; readonly mode: "retry" | "final" | "dead" },
     ) =>
-      call<[number, number?]>(Scripts.fail, failKeys, [
-        lease.id,
-        lease.token,
-        options.delayMs,
-        options.error,
-        options.mode,
-      ]).pipe(
-        Effect.map((r) => (r[0] === 1 ? ("retry" as const) : r[0] === 2 ? ("dead" as const) : ("lost" as const))),
-      ),
+      call<[number, number?]>(
+        Scripts.fail,
+        [...failKeys, k.events],
+        [lease.id, lease.token, options.delayMs, options.error, options.mode],
+      ).pipe(Effect.map((r) => (r[0] === 1 ? ("retry" as const) : r[0] === 2 ? ("dead" as const) : ("lost" as const)))),
 
     /**
      * Give leased jobs back (graceful shutdown); true per job released, false when its
@@ -329,18 +327,14 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
       chunked(leases, (part) =>
         call<number[]>(
           Scripts.release,
-          [k.active, k.lease, k.meta, k.wait, k.marker],
+          [k.active, k.lease, k.meta, k.wait, k.marker, k.events],
           part.flatMap((l) => [l.id, l.token]),
         ).pipe(Effect.map((r) => r.map((x) => x === 1))),
       ),
 
     /** One bounded sweep call: at most `limit` of each kind of work (see lua/sweep.lua). */
     sweep: (limit: number) =>
-      call<Array<number | string>>(
-        Scripts.sweep,
-        [...failKeys, k.dedupe, k.dedupeid, k.done, k.result, k.data],
-        [limit],
-      ).pipe(Effect.map(sweepResult)),
+      call<Array<number | string>>(Scripts.sweep, sweepKeys, [limit]).pipe(Effect.map(sweepResult)),
 
     stats: call<Array<number | string | null>>(Scripts.stats, statsKeys, []).pipe(
       Effect.map((r): QueueStats => {
