@@ -2,8 +2,10 @@
  * The Promise face of a queue: `new Queue(name, options)`.
  */
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type { DeadJob, QueueStats } from "../engine/Commands.ts"
 import { InvalidOptions, type OutcomeUnknown, QueueClosed, type RedisUnavailable } from "../engine/Errors.ts"
+import type { EventsFrom, JobEvent } from "../engine/Events.ts"
 import type { JobOptions } from "../engine/Job.ts"
 import { validateQueueName } from "../engine/Keys.ts"
 import {
@@ -13,6 +15,7 @@ import {
   readOnly,
   resolveQueueOptions,
 } from "../engine/QueueCore.ts"
+import { type FinishedJob, makeQueueEvents, type QueueEvents } from "../engine/QueueEvents.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { integerOr, serializePayload } from "../engine/Validate.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
@@ -68,6 +71,9 @@ export class Queue<T = unknown> {
   readonly partitioned: PartitionedCore | undefined
   readonly #client: RedisClient
   readonly #maxPayloadBytes: number
+  readonly #events: QueueEvents
+  /** Resolved by close: ends every events() iteration of this queue. */
+  readonly #closing: { promise: Promise<void>; resolve: () => void }
 
   constructor(name: string, options: QueueOptions = {}) {
     this.name = validateQueueName(name)
@@ -79,6 +85,17 @@ export class Queue<T = unknown> {
     const client = durability ? withDurability(this.#client, durability, ["add"]) : this.#client
     this.core = makeQueueCore(client, name, settings)
     this.partitioned = partitions > 1 ? makePartitionedCore(client, name, settings, partitions) : undefined
+    const parts = this.partitioned?.parts ?? [this.core]
+    this.#events = makeQueueEvents(
+      this.#client,
+      name,
+      parts.map((p) => p.keys),
+    )
+    let resolve!: () => void
+    const promise = new Promise<void>((r) => {
+      resolve = r
+    })
+    this.#closing = { promise, resolve }
   }
 
   #run<A, E>(effect: Effect.Effect<A, E>): Promise<A> {
@@ -182,9 +199,61 @@ export class Queue<T = unknown> {
     )
   }
 
+  /**
+   * The queue's events, from any process: an async iterable of typed {@link JobEvent}s
+   * (`added`, `active`, `completed`, `failed`, `lease-lost`, `released`, `dead`, …), read
+   * from the queue's events stream on a connection of its own (closed when the loop
+   * ends, by `break` or by {@link close}). `from`: "now" (default: events recorded from
+   * the first read on), "start" (every retained event) or an event's `eventId` (the
+   * events after it). It never ends by itself; after a lost connection it reads again
+   * from the last event it passed on, so no retained event is missed or repeated.
+   * For a partitioned queue the partitions' events are merged (each in its own order).
+   * Throws {@link InvalidOptions} for a bad `from`.
+   */
+  events(options: { readonly from?: EventsFrom | undefined } = {}): AsyncIterable<JobEvent> {
+    if (this.core.isClosed()) throw this.closedError()
+    const stream = this.#events.events(options.from)
+    return Stream.toAsyncIterable(stream.pipe(Stream.interruptWhen(Effect.promise(() => this.#closing.promise))))
+  }
+
+  /**
+   * Resolves once job `id` has ended — completed, dead or cancelled — with what the queue
+   * knows of it (its result while completed jobs are retained, its last error while it is
+   * dead). Rejects with {@link WaitForTimeout} after `timeoutMs` (default 60 000), and with
+   * {@link InvalidOptions} for a bad id or timeout. Built on the events: it costs one
+   * connection while it waits, and no polling.
+   */
+  waitFor(id: string, options: { readonly timeoutMs?: number | undefined } = {}): Promise<FinishedJob> {
+    return this.#run(
+      Effect.suspend(() =>
+        this.core.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
+      ).pipe(
+        // close ends the wait (and closes its connection) rather than leave it to its timeout
+        Effect.raceFirst(
+          Effect.promise(() => this.#closing.promise).pipe(Effect.andThen(Effect.fail(this.closedError()))),
+        ),
+      ),
+    )
+  }
+
+  /**
+   * Keep about `maxLen` events in the queue's events stream (every partition's); 0 records
+   * none. Stored in the queue (so every process writing to it follows it). Default, until
+   * set: 10 000. Rejects with {@link InvalidOptions} for anything but a whole number 0 … 10 000 000.
+   */
+  setEventRetention(maxLen: number): Promise<void> {
+    return this.#run(this.#events.setEventRetention(maxLen))
+  }
+
+  /** The queue's event retention (see {@link setEventRetention}). */
+  eventRetention(): Promise<number> {
+    return this.#run(this.#events.eventRetention)
+  }
+
   /** Close the connection (if leaseq opened it). Later calls reject with {@link QueueClosed}. */
   async close(): Promise<void> {
     if (this.core.isClosed()) return
+    this.#closing.resolve()
     this.core.markClosed()
     this.partitioned?.markClosed()
     await this.#client.close()

@@ -1,0 +1,234 @@
+/**
+ * Reading a queue's job events: the `events` STREAM that the scripts write in the same
+ * call as each state change (lua/include/events.lua). A reader keeps its own connection
+ * (XREAD BLOCK would hold a shared one), remembers the id of the last entry it passed on
+ * for each stream, and after a failed read (a cut connection, a restart) reads again from
+ * there: no retained event is missed or passed on twice.
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import type { RedisClient } from "../redis/Client.ts"
+import { InvalidOptions } from "./Errors.ts"
+import type { QueueKeys } from "./Keys.ts"
+
+/** Fields every event has. */
+interface EventBase {
+  /** The stream entry id (`<ms>-<seq>`): pass it as `from` to resume after this event. */
+  readonly eventId: string
+  /** The job's id ("" for queue-wide events: paused, resumed). */
+  readonly jobId: string
+  /** When it was recorded: ms since the epoch, on the Redis clock (from the entry id). */
+  readonly at: number
+  /** The queue, or for a partitioned queue the partition's sub-queue `<name>~<index>`. */
+  readonly queue: string
+}
+
+/** One job event, by kind. */
+export type JobEvent =
+  | (EventBase & { readonly kind: "added" })
+  | (EventBase & { readonly kind: "active"; readonly token: number; readonly workerId: string })
+  | (EventBase & { readonly kind: "progress"; readonly progress: unknown })
+  | (EventBase & { readonly kind: "completed" })
+  | (EventBase & {
+      readonly kind: "failed"
+      readonly willRetry: boolean
+      readonly reason: string
+      readonly attempt: number
+    })
+  | (EventBase & { readonly kind: "lease-lost"; readonly attempt: number })
+  | (EventBase & { readonly kind: "released" })
+  | (EventBase & { readonly kind: "dead"; readonly reason: string })
+  | (EventBase & { readonly kind: "cancelled"; readonly was: string })
+  | (EventBase & { readonly kind: "paused" })
+  | (EventBase & { readonly kind: "resumed" })
+
+/** The kind of a {@link JobEvent}. */
+export type JobEventKind = JobEvent["kind"]
+
+/** Where a reader starts: "now" (only events recorded from here on), "start" (every retained event), or after an event id. */
+export type EventsFrom = "now" | "start" | string
+
+/** Default event retention of a queue (meta field `eventsMaxLen`), as lua/include/events.lua has it. */
+export const DEFAULT_EVENTS_MAXLEN = 10_000
+
+/** How long one XREAD blocks, in ms; the connection is taken for silent when no reply came 5 s after. */
+export const EVENTS_BLOCK_MS = 2_000
+const REPLY_SLACK_MS = 5_000
+/** Most entries one XREAD returns per stream. */
+const READ_COUNT = 1_000
+/** Pauses between reads after a failed one (the last repeats). */
+const RETRY_PAUSE_MS = [50, 200, 500, 1_000] as const
+
+const STREAM_ID = /^[0-9]{1,20}(-[0-9]{1,20})?$/
+
+/** Throws {@link InvalidOptions} unless `from` is "now", "start" or a stream id `<ms>-<seq>`. */
+export const validateFrom = (from: unknown): EventsFrom => {
+  if (from === undefined) return "now"
+  if (from === "now" || from === "start" || (typeof from === "string" && STREAM_ID.test(from))) return from
+  throw new InvalidOptions({
+    field: "from",
+    value: from,
+    reason: 'must be "now", "start" or an event id such as "1700000000000-0" (the eventId of an event)',
+  })
+}
+
+/** Throws {@link InvalidOptions} unless `maxLen` is a whole number 0 … 10,000,000 (0: record no events). */
+export const validateRetention = (maxLen: unknown): number => {
+  if (typeof maxLen !== "number" || !Number.isInteger(maxLen) || maxLen < 0 || maxLen > 10_000_000) {
+    throw new InvalidOptions({
+      field: "maxLen",
+      value: maxLen,
+      reason: `must be a whole number from 0 (record no events) to 10000000; the default is ${DEFAULT_EVENTS_MAXLEN}`,
+    })
+  }
+  return maxLen
+}
+
+const num = (v: string | undefined): number => Number(v ?? 0)
+
+/** A stream entry as a typed event, or undefined for a kind this version does not know. */
+export const decodeEvent = (queue: string, eventId: string, fields: ReadonlyArray<string>): JobEvent | undefined => {
+  const f: Record<string, string> = {}
+  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!
+  const base = { eventId, jobId: f.id ?? "", at: num(eventId.split("-")[0]), queue }
+  switch (f.kind) {
+    case "added":
+    case "completed":
+    case "released":
+    case "paused":
+    case "resumed":
+      return { ...base, kind: f.kind }
+    case "active":
+      return { ...base, kind: "active", token: num(f.token), workerId: f.worker ?? "" }
+    case "progress": {
+      let progress: unknown = f.value
+      try {
+        progress = JSON.parse(f.value ?? "null")
+      } catch {}
+      return { ...base, kind: "progress", progress }
+    }
+    case "failed":
+      return {
+        ...base,
+        kind: "failed",
+        willRetry: f.willRetry === "1",
+        reason: f.reason ?? "",
+        attempt: num(f.attempt),
+      }
+    case "lease-lost":
+      return { ...base, kind: "lease-lost", attempt: num(f.attempt) }
+    case "dead":
+      return { ...base, kind: "dead", reason: f.reason ?? "" }
+    case "cancelled":
+      return { ...base, kind: "cancelled", was: f.was ?? "" }
+    default:
+      return undefined
+  }
+}
+
+type Entries = ReadonlyArray<readonly [string, ReadonlyArray<string>]>
+type XreadReply = ReadonlyArray<unknown> | null
+
+/**
+ * XREAD's reply as [stream key, entries] pairs. Redis answers [[key, entries], …]; some
+ * ioredis versions flatten that to [key, entries, key, entries, …]: both are read.
+ */
+const streamsOf = (reply: XreadReply): Array<readonly [string, Entries]> => {
+  if (!reply || reply.length === 0) return []
+  if (typeof reply[0] !== "string") return reply as Array<readonly [string, Entries]>
+  const out: Array<readonly [string, Entries]> = []
+  for (let i = 0; i + 1 < reply.length; i += 2) out.push([reply[i] as string, reply[i + 1] as Entries])
+  return out
+}
+
+/**
+ * The id of the newest entry of each stream ("0-0" for an empty one): reading after
+ * these gives exactly the events recorded from now on. One XREVRANGE per stream.
+ */
+export const latestIds = (client: RedisClient, streams: ReadonlyArray<string>) =>
+  Effect.forEach(streams, (key) =>
+    Effect.tryPromise(async () => {
+      const last = (await client.command("XREVRANGE", [key, "+", "-", "COUNT", 1])) as Entries | null
+      return last?.[0]?.[0] ?? "0-0"
+    }),
+  )
+
+/** Where each stream starts, for `from` (or the position of each, as {@link latestIds} gave). */
+const startIds = (
+  client: RedisClient,
+  streams: ReadonlyArray<string>,
+  from: EventsFrom | ReadonlyMap<string, string>,
+) =>
+  typeof from !== "string"
+    ? Effect.succeed(streams.map((k) => from.get(k) ?? "0-0"))
+    : from === "now"
+      ? latestIds(client, streams)
+      : Effect.succeed(streams.map(() => (from === "start" ? "0-0" : from)))
+
+/**
+ * Read `streams` (keys of queues on one connection `conn`) from `ids` on, for ever.
+ * A failed read is tried again after a pause, from the last entry passed on.
+ */
+const follow = (conn: RedisClient, streams: ReadonlyArray<QueueKeys>, ids: Array<string>) => {
+  const keys = streams.map((k) => k.events)
+  const queueOf = new Map(streams.map((k) => [k.events, k.queue]))
+  let failures = 0
+  const read = Effect.tryPromise(
+    () =>
+      conn.commandWithin(
+        "XREAD",
+        ["COUNT", READ_COUNT, "BLOCK", EVENTS_BLOCK_MS, "STREAMS", ...keys, ...ids],
+        EVENTS_BLOCK_MS + REPLY_SLACK_MS,
+      ) as Promise<XreadReply>,
+  ).pipe(
+    Effect.map((reply) => {
+      failures = 0
+      const out: JobEvent[] = []
+      for (const [key, entries] of streamsOf(reply)) {
+        const i = keys.indexOf(key)
+        for (const [id, fields] of entries) {
+          const event = decodeEvent(queueOf.get(key) ?? key, id, fields)
+          if (event) out.push(event)
+          ids[i] = id
+        }
+      }
+      // several streams in one reply: pass them on in the order Redis recorded them
+      if (keys.length > 1) out.sort((a, b) => a.at - b.at)
+      return out
+    }),
+    Effect.catch(() =>
+      Effect.sleep(RETRY_PAUSE_MS[Math.min(failures++, RETRY_PAUSE_MS.length - 1)]!).pipe(Effect.as([] as JobEvent[])),
+    ),
+  )
+  return Stream.fromEffectRepeat(read).pipe(Stream.flattenIterable)
+}
+
+/**
+ * The events of `queues` (one queue, or every partition of a partitioned one) as a
+ * Stream that never ends by itself. It opens its own connection (one per partition on
+ * a cluster, where one XREAD cannot span slots), closed when the Stream ends.
+ * `from` is validated by the caller ({@link validateFrom}), or a position per events key.
+ */
+export const eventStream = (
+  client: RedisClient,
+  queues: ReadonlyArray<QueueKeys>,
+  from: EventsFrom | ReadonlyMap<string, string>,
+): Stream.Stream<JobEvent, unknown> => {
+  const groups = client.isCluster ? queues.map((q) => [q]) : [queues]
+  const one = (group: ReadonlyArray<QueueKeys>) =>
+    Stream.unwrap(
+      Effect.gen(function* () {
+        const conn = yield* Effect.acquireRelease(
+          Effect.sync(() => client.duplicate()),
+          (c) => Effect.sync(() => c.disconnect()),
+        )
+        const ids = yield* startIds(
+          conn,
+          group.map((k) => k.events),
+          from,
+        )
+        return follow(conn, group, ids)
+      }),
+    )
+  return groups.length === 1 ? one(groups[0]!) : Stream.mergeAll(groups.map(one), { concurrency: "unbounded" })
+}
