@@ -40,8 +40,10 @@ export {
   WorkerLoopFailed,
   WrongKeyType,
 } from "./engine/Errors.ts"
+export type { EventsFrom, JobEvent, JobEventKind } from "./engine/Events.ts"
 export type { Job, JobOptions } from "./engine/Job.ts"
 export { LAYOUT_VERSION } from "./engine/Keys.ts"
+export { type FinishedJob, WaitForTimeout } from "./engine/QueueEvents.ts"
 export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
 export { Limits } from "./engine/Validate.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"

@@ -16,7 +16,7 @@
  * connection each for their blocking wait).
  * @module
  */
-import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope } from "effect"
+import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope, Stream } from "effect"
 import type { DeadJob, QueueStats, ScriptFailure } from "../engine/Commands.ts"
 import {
   InvalidOptions,
@@ -25,6 +25,7 @@ import {
   QueueClosed,
   type RedisError,
 } from "../engine/Errors.ts"
+import type { EventsFrom, JobEvent } from "../engine/Events.ts"
 import type { JobOptions } from "../engine/Job.ts"
 import { DEFAULT_PREFIX, validateQueueName } from "../engine/Keys.ts"
 import {
@@ -34,6 +35,7 @@ import {
   readOnly,
   resolveQueueOptions,
 } from "../engine/QueueCore.ts"
+import { type FinishedJob, makeQueueEvents, type WaitForTimeout } from "../engine/QueueEvents.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { integerOr, Limits, optionsObject } from "../engine/Validate.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
@@ -127,6 +129,27 @@ export interface Service<A> {
   readonly purgeDead: (
     ids: ReadonlyArray<string>,
   ) => Effect.Effect<number, InvalidOptions | QueueClosed | ScriptFailure>
+  /**
+   * The queue's events from `from` ("now" by default, "start", or an event's `eventId`):
+   * a Stream that never ends by itself, on a connection of its own (closed when the
+   * Stream ends); after a lost connection it reads on from the last event it passed on.
+   * Fails with {@link InvalidOptions} for a bad `from`.
+   */
+  readonly events: (options?: {
+    readonly from?: EventsFrom | undefined
+  }) => Stream.Stream<JobEvent, InvalidOptions | RedisError | QueueClosed>
+  /**
+   * Succeeds once job `id` has ended (completed, dead or cancelled), with what the queue
+   * knows of it; fails with {@link WaitForTimeout} after `timeoutMs` (default 60 000).
+   */
+  readonly waitFor: (
+    id: string,
+    options?: { readonly timeoutMs?: number | undefined },
+  ) => Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | RedisError | QueueClosed>
+  /** Keep about `maxLen` events (0: none; whole number 0 … 10 000 000; default until set 10 000). O(1). */
+  readonly setEventRetention: (maxLen: number) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
+  /** The queue's event retention. */
+  readonly eventRetention: Effect.Effect<number, RedisError | QueueClosed>
   /** @internal Present on services built by {@link make}; a worker needs it. Absent on test doubles. */
   readonly [InternalsKey]?: Internals<A>
 }
@@ -158,6 +181,7 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
       ),
     )
     const codec = makePayloadCodec(schema, settings.maxPayloadBytes)
+    const events = makeQueueEvents(client, queue, [core.keys])
     const unlessClosed = <B, E>(effect: Effect.Effect<B, E>): Effect.Effect<B, E | QueueClosed> =>
       Effect.suspend(
         (): Effect.Effect<B, E | QueueClosed> => (core.isClosed() ? Effect.fail(new QueueClosed({ queue })) : effect),
@@ -208,6 +232,15 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
           Effect.flatMap((list) => unlessClosed(core.calls.deadPurge({ ids: list }))),
           Effect.map((r) => r.count),
         ),
+      events: (o = {}) =>
+        Stream.unwrap(
+          unlessClosed(attempt(() => optionsObject("options", o).from)).pipe(
+            Effect.flatMap((from) => attempt(() => events.events(from))),
+          ),
+        ),
+      waitFor: (id, o = {}) => unlessClosed(events.waitFor(id, o)),
+      setEventRetention: (maxLen) => unlessClosed(events.setEventRetention(maxLen)),
+      eventRetention: unlessClosed(events.eventRetention),
       [InternalsKey]: { core, client, codec, workers },
     }
     return service

@@ -8,8 +8,9 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { RedisClient } from "../redis/Client.ts"
-import { InvalidOptions } from "./Errors.ts"
+import { InvalidOptions, type RedisError } from "./Errors.ts"
 import type { QueueKeys } from "./Keys.ts"
+import { redisError } from "./Replies.ts"
 
 /** Fields every event has. */
 interface EventBase {
@@ -147,9 +148,12 @@ const streamsOf = (reply: XreadReply): Array<readonly [string, Entries]> => {
  */
 export const latestIds = (client: RedisClient, streams: ReadonlyArray<string>) =>
   Effect.forEach(streams, (key) =>
-    Effect.tryPromise(async () => {
-      const last = (await client.command("XREVRANGE", [key, "+", "-", "COUNT", 1])) as Entries | null
-      return last?.[0]?.[0] ?? "0-0"
+    Effect.tryPromise({
+      try: async () => {
+        const last = (await client.command("XREVRANGE", [key, "+", "-", "COUNT", 1])) as Entries | null
+        return last?.[0]?.[0] ?? "0-0"
+      },
+      catch: (e): RedisError => redisError("XREVRANGE", e, client.describe, client.lastError?.()),
     }),
   )
 
@@ -213,7 +217,7 @@ export const eventStream = (
   client: RedisClient,
   queues: ReadonlyArray<QueueKeys>,
   from: EventsFrom | ReadonlyMap<string, string>,
-): Stream.Stream<JobEvent, unknown> => {
+): Stream.Stream<JobEvent, RedisError> => {
   const groups = client.isCluster ? queues.map((q) => [q]) : [queues]
   const one = (group: ReadonlyArray<QueueKeys>) =>
     Stream.unwrap(

@@ -7,7 +7,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { RedisClient } from "../redis/Client.ts"
-import { InvalidOptions } from "./Errors.ts"
+import { InvalidOptions, type RedisError } from "./Errors.ts"
 import {
   DEFAULT_EVENTS_MAXLEN,
   type EventsFrom,
@@ -18,6 +18,7 @@ import {
   validateRetention,
 } from "./Events.ts"
 import type { QueueKeys } from "./Keys.ts"
+import { redisError } from "./Replies.ts"
 
 /** `waitFor` saw no end of the job within its `timeoutMs`. The job is not changed. */
 export class WaitForTimeout extends Data.TaggedError("WaitForTimeout")<{
@@ -43,7 +44,7 @@ export interface FinishedJob {
 }
 
 /** Looks a job up; undefined while it has not ended (or is unknown). */
-export type FinishedLookup = (id: string) => Effect.Effect<FinishedJob | undefined, unknown>
+export type FinishedLookup = (id: string) => Effect.Effect<FinishedJob | undefined, RedisError>
 
 const json = (text: unknown): unknown => {
   if (typeof text !== "string") return undefined
@@ -63,30 +64,33 @@ const json = (text: unknown): unknown => {
 const lookupRetained =
   (client: RedisClient, queues: ReadonlyArray<QueueKeys>): FinishedLookup =>
   (id) =>
-    Effect.tryPromise(async () => {
-      for (const k of queues) {
-        const done = await client.command("ZSCORE", [k.done, id])
-        if (done !== null) {
-          const result = await client.command("HGET", [k.result, id])
-          return {
-            id,
-            state: "completed" as const,
-            finishedAt: Number(done),
-            ...(result !== null ? { result: json(result) } : {}),
+    Effect.tryPromise({
+      catch: (e) => redisError("ZSCORE", e, client.describe, client.lastError?.()),
+      try: async () => {
+        for (const k of queues) {
+          const done = await client.command("ZSCORE", [k.done, id])
+          if (done !== null) {
+            const result = await client.command("HGET", [k.result, id])
+            return {
+              id,
+              state: "completed" as const,
+              finishedAt: Number(done),
+              ...(result !== null ? { result: json(result) } : {}),
+            }
+          }
+          const dead = await client.command("ZSCORE", [k.dead, id])
+          if (dead !== null) {
+            const error = await client.command("HGET", [k.err, id])
+            return {
+              id,
+              state: "dead" as const,
+              finishedAt: Number(dead),
+              ...(error !== null ? { error: json(error) } : {}),
+            }
           }
         }
-        const dead = await client.command("ZSCORE", [k.dead, id])
-        if (dead !== null) {
-          const error = await client.command("HGET", [k.err, id])
-          return {
-            id,
-            state: "dead" as const,
-            finishedAt: Number(dead),
-            ...(error !== null ? { error: json(error) } : {}),
-          }
-        }
-      }
-      return undefined
+        return undefined
+      },
     })
 
 const validateJobId = (id: unknown): string => {
@@ -113,9 +117,14 @@ const TERMINAL: ReadonlySet<JobEvent["kind"]> = new Set(["completed", "dead", "c
 export const makeQueueEvents = (client: RedisClient, name: string, queues: ReadonlyArray<QueueKeys>) => {
   const lookup = lookupRetained(client, queues)
   const attempt = <A>(f: () => A) => Effect.try({ try: f, catch: (e) => e as InvalidOptions })
+  const command = (name: string, args: ReadonlyArray<string | number>) =>
+    Effect.tryPromise({
+      try: () => client.command(name, args),
+      catch: (e) => redisError(name, e, client.describe, client.lastError?.()),
+    })
   return {
     /** The queue's events from `from` on (default "now"), for ever; see {@link eventStream}. Throws InvalidOptions for a bad `from`. */
-    events: (from: unknown): Stream.Stream<JobEvent, unknown> => eventStream(client, queues, validateFrom(from)),
+    events: (from: unknown): Stream.Stream<JobEvent, RedisError> => eventStream(client, queues, validateFrom(from)),
 
     /**
      * Wait until job `id` has ended (completed, dead or cancelled): first where it would
@@ -156,14 +165,12 @@ export const makeQueueEvents = (client: RedisClient, name: string, queues: Reado
     setEventRetention: (maxLen: unknown) =>
       attempt(() => validateRetention(maxLen)).pipe(
         Effect.flatMap((n) =>
-          Effect.forEach(queues, (k) => Effect.tryPromise(() => client.command("HSET", [k.meta, "eventsMaxLen", n])), {
-            discard: true,
-          }),
+          Effect.forEach(queues, (k) => command("HSET", [k.meta, "eventsMaxLen", n]), { discard: true }),
         ),
       ),
 
     /** The queue's event retention (of its first partition): meta eventsMaxLen, else the default. */
-    eventRetention: Effect.tryPromise(() => client.command("HGET", [queues[0]!.meta, "eventsMaxLen"])).pipe(
+    eventRetention: command("HGET", [queues[0]!.meta, "eventsMaxLen"]).pipe(
       Effect.map((v) => (v === null ? DEFAULT_EVENTS_MAXLEN : Number(v))),
     ),
   }

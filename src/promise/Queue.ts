@@ -4,7 +4,13 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { DeadJob, QueueStats } from "../engine/Commands.ts"
-import { InvalidOptions, type OutcomeUnknown, QueueClosed, type RedisUnavailable } from "../engine/Errors.ts"
+import {
+  InvalidOptions,
+  type OutcomeUnknown,
+  QueueClosed,
+  type RedisError,
+  type RedisUnavailable,
+} from "../engine/Errors.ts"
 import type { EventsFrom, JobEvent } from "../engine/Events.ts"
 import type { JobOptions } from "../engine/Job.ts"
 import { validateQueueName } from "../engine/Keys.ts"
@@ -15,7 +21,7 @@ import {
   readOnly,
   resolveQueueOptions,
 } from "../engine/QueueCore.ts"
-import { type FinishedJob, makeQueueEvents, type QueueEvents } from "../engine/QueueEvents.ts"
+import { type FinishedJob, makeQueueEvents, type QueueEvents, type WaitForTimeout } from "../engine/QueueEvents.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { integerOr, serializePayload } from "../engine/Validate.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
@@ -225,8 +231,9 @@ export class Queue<T = unknown> {
    */
   waitFor(id: string, options: { readonly timeoutMs?: number | undefined } = {}): Promise<FinishedJob> {
     return this.#run(
-      Effect.suspend(() =>
-        this.core.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
+      Effect.suspend(
+        (): Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | RedisError | QueueClosed> =>
+          this.core.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
       ).pipe(
         // close ends the wait (and closes its connection) rather than leave it to its timeout
         Effect.raceFirst(
