@@ -200,8 +200,13 @@ const follow = (conn: RedisClient, streams: ReadonlyArray<QueueKeys>, ids: Array
       if (keys.length > 1) out.sort((a, b) => a.at - b.at)
       return out
     }),
-    Effect.catch(() =>
-      Effect.sleep(RETRY_PAUSE_MS[Math.min(failures++, RETRY_PAUSE_MS.length - 1)]!).pipe(Effect.as([] as JobEvent[])),
+    Effect.catch((e) =>
+      // a connection that will not come back (one made without reconnects, as the CLI's) ends the Stream
+      conn.status() === "end"
+        ? Effect.fail(redisError("XREAD", e, conn.describe, conn.lastError?.()))
+        : Effect.sleep(RETRY_PAUSE_MS[Math.min(failures++, RETRY_PAUSE_MS.length - 1)]!).pipe(
+            Effect.as([] as JobEvent[]),
+          ),
     ),
   )
   return Stream.fromEffectRepeat(read).pipe(Stream.flattenIterable)
@@ -236,3 +241,33 @@ export const eventStream = (
     )
   return groups.length === 1 ? one(groups[0]!) : Stream.mergeAll(groups.map(one), { concurrency: "unbounded" })
 }
+
+/**
+ * The events retained now after `from` ("now" gives none), oldest first, read in pages of
+ * 1,000 with XRANGE up to each stream's newest entry at the start: it ends. O(events
+ * read). For several queues (partitions) each is read whole, then merged by time.
+ */
+export const retainedEvents = (client: RedisClient, queues: ReadonlyArray<QueueKeys>, from: EventsFrom) =>
+  Effect.gen(function* () {
+    const streams = queues.map((k) => k.events)
+    const ends = yield* latestIds(client, streams)
+    const out: JobEvent[] = []
+    for (const [i, k] of queues.entries()) {
+      let after = from === "now" ? ends[i]! : from === "start" ? "0-0" : from
+      while (ends[i] !== "0-0") {
+        const page = yield* Effect.tryPromise({
+          try: () =>
+            client.command("XRANGE", [k.events, `(${after}`, ends[i]!, "COUNT", READ_COUNT]) as Promise<Entries>,
+          catch: (e): RedisError => redisError("XRANGE", e, client.describe, client.lastError?.()),
+        })
+        for (const [id, fields] of page) {
+          const event = decodeEvent(k.queue, id, fields)
+          if (event) out.push(event)
+          after = id
+        }
+        if (page.length < READ_COUNT) break
+      }
+    }
+    if (queues.length > 1) out.sort((a, b) => a.at - b.at)
+    return out
+  })
