@@ -124,7 +124,20 @@ export const makeQueueEvents = (client: RedisClient, name: string, queues: Reado
     })
   return {
     /** The queue's events from `from` on (default "now"), for ever; see {@link eventStream}. Throws InvalidOptions for a bad `from`. */
-    events: (from: unknown): Stream.Stream<JobEvent, RedisError> => eventStream(client, queues, validateFrom(from)),
+    events: (from: unknown): Stream.Stream<JobEvent, RedisError> => {
+      const start = validateFrom(from)
+      if (start !== "now") return eventStream(client, queues, start)
+      // "now" is taken at once, on the queue's own connection: an add sent after this call
+      // on the same queue is recorded after the position, so its events are passed on
+      const streams = queues.map((k) => k.events)
+      const at = Effect.runPromiseExit(latestIds(client, streams))
+      return Stream.unwrap(
+        Effect.promise(() => at).pipe(
+          Effect.flatten,
+          Effect.map((ids) => eventStream(client, queues, new Map(streams.map((k, i) => [k, ids[i]!])))),
+        ),
+      )
+    },
 
     /**
      * Wait until job `id` has ended (completed, dead or cancelled): first where it would

@@ -209,9 +209,9 @@ export class Queue<T = unknown> {
    * The queue's events, from any process: an async iterable of typed {@link JobEvent}s
    * (`added`, `active`, `completed`, `failed`, `lease-lost`, `released`, `dead`, …), read
    * from the queue's events stream on a connection of its own (closed when the loop
-   * ends, by `break` or by {@link close}). `from`: "now" (default: events recorded from
-   * the first read on), "start" (every retained event) or an event's `eventId` (the
-   * events after it). It never ends by itself; after a lost connection it reads again
+   * ends, by `break` or by {@link close}). `from`: "now" (default: events recorded after
+   * this call — an add made after it on this queue is included), "start" (every retained
+   * event) or an event's `eventId` (the events after it). It never ends by itself; after a lost connection it reads again
    * from the last event it passed on, so no retained event is missed or repeated.
    * For a partitioned queue the partitions' events are merged (each in its own order).
    * Throws {@link InvalidOptions} for a bad `from`.
