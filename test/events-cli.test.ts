@@ -4,7 +4,7 @@
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { Queue } from "../src/index.ts"
-import { ROOT, startChild } from "./reliability/support.ts"
+import { proxyToSuiteRedis, ROOT, startChild } from "./reliability/support.ts"
 import { onCleanup } from "./support/cleanup.ts"
 import { queueNamer, redisUrl } from "./support/redis.ts"
 
@@ -64,5 +64,19 @@ describe("leaseq events", () => {
     expect(bad.stderr).toMatch(/--from.*"now", "start" or an event id/)
     const help = await finished(["--help"])
     expect(help.lines.join("\n")).toMatch(/events \[options\]/)
+  })
+
+  it("--follow ends with exit 1 and a reason when its connection is lost (the CLI does not reconnect)", async () => {
+    const q = name()
+    const producer = queue(q)
+    const id = await producer.add(1)
+    const proxy = await proxyToSuiteRedis()
+    const follower = startChild(CLI, ["events", "--queue", q, "--from", "start", "--follow", "--url", proxy.url])
+    onCleanup(() => follower.stop())
+    await follower.waitFor((l) => l.includes(`added ${id}`), "the added event")
+    proxy.cut()
+    const { code } = await follower.ended
+    expect(code).toBe(1)
+    expect(follower.stderr()).toMatch(/^leaseq: events of queue \S+: Redis unavailable/m)
   })
 })

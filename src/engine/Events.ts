@@ -177,14 +177,15 @@ const follow = (conn: RedisClient, streams: ReadonlyArray<QueueKeys>, ids: Array
   const keys = streams.map((k) => k.events)
   const queueOf = new Map(streams.map((k) => [k.events, k.queue]))
   let failures = 0
-  const read = Effect.tryPromise(
-    () =>
+  const read = Effect.tryPromise({
+    try: () =>
       conn.commandWithin(
         "XREAD",
         ["COUNT", READ_COUNT, "BLOCK", EVENTS_BLOCK_MS, "STREAMS", ...keys, ...ids],
         EVENTS_BLOCK_MS + REPLY_SLACK_MS,
       ) as Promise<XreadReply>,
-  ).pipe(
+    catch: (e) => e,
+  }).pipe(
     Effect.map((reply) => {
       failures = 0
       const out: JobEvent[] = []
