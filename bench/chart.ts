@@ -3,11 +3,15 @@
  * (no dependencies). Log scale: a bar right of the 1x line means leaseq is
  * better by that factor (more jobs/s, or less time / memory).
  *
- *   node bench/chart.ts [bench/results/latest-full.json] [docs/performance.svg]
+ *   node bench/chart.ts [bench/results/<a full run>.json] [docs/performance.svg]
+ *
+ * Without arguments: the newest full run in bench/results/, into docs/performance.svg.
  */
 import { readFileSync, writeFileSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { ROOT } from "./paths.ts"
+import { newestResultFile } from "./report.ts"
 
 interface ResultLike {
   readonly mode: string
@@ -111,9 +115,9 @@ export const renderChart = (result: ResultLike): string => {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const here = dirname(fileURLToPath(import.meta.url))
-  const input = process.argv[2] ?? join(here, "results", "latest-full.json")
-  const output = process.argv[3] ?? join(here, "..", "docs", "performance.svg")
+  const input = process.argv[2] ?? newestResultFile("full")
+  if (input === undefined) throw new Error("no full run in bench/results/: run `npm run bench` or name a result file")
+  const output = process.argv[3] ?? join(ROOT, "docs", "performance.svg")
   writeFileSync(output, renderChart(JSON.parse(readFileSync(input, "utf8")) as ResultLike))
   console.log(`wrote ${output}`)
 }

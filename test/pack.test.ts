@@ -38,6 +38,7 @@ it("the tarball holds built JS, types, the Lua scripts and the bin — and no so
     "dist/index.d.ts",
     "dist/effect.js",
     "dist/effect.d.ts",
+    "dist/metrics.js",
     "dist/cli/main.js",
     "lua/reserve.lua",
     "README.md",
@@ -54,6 +55,7 @@ it("a user can import it and run a job", () => {
     script,
     `import { Queue, Worker, InvalidOptions } from "leaseq"
 import * as effectFace from "leaseq/effect"
+import { metricsHandler } from "leaseq/metrics"
 const queue = new Queue(${JSON.stringify(q)}, { connection: process.env.REDIS_URL })
 await queue.add({ hello: "world" })
 await new Promise((resolve) => {
@@ -62,12 +64,16 @@ await new Promise((resolve) => {
 })
 await queue.close()
 console.log("effect exports", Object.keys(effectFace).length > 0, typeof InvalidOptions)
+const metrics = metricsHandler({ connection: process.env.REDIS_URL, queues: [${JSON.stringify(q)}] })
+console.log("metrics", (await metrics.render()).includes("leaseq_jobs_completed_total"))
+await metrics.close()
 `,
   )
   const r = spawnSync(process.execPath, [script], { env: { ...process.env, REDIS_URL: redisUrl() }, encoding: "utf8" })
   expect(r.status, r.stderr).toBe(0)
   expect(r.stdout).toContain("result world")
   expect(r.stdout).toContain("effect exports true function")
+  expect(r.stdout).toContain("metrics true")
 })
 
 it("the bin runs", () => {

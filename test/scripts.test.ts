@@ -180,7 +180,10 @@ describe("leases and fencing", () => {
     expect(await run(c.release([{ id: old!.id, token: old!.token }]))).toEqual([false])
     expect(await raw.dump(keys.active)).toBe(before)
     expect(await raw.hget(keys.lease, j.id)).toBe(String(now!.token))
+    // the late complete and fail are counted as refused acknowledgements (fencing at work)
+    expect((await run(c.stats)).counters.refused).toBe(2)
     expect(await run(c.complete([{ id: now!.id, token: now!.token }], 0))).toEqual([true])
+    expect((await run(c.stats)).counters.refused).toBe(2)
   })
 
   it("release gives the job back to the front of wait without spending an attempt", async () => {

@@ -3,17 +3,42 @@ import BeeQueue from "bee-queue"
 import { connect } from "../lib/redis.ts"
 import type { Adapter, Counts, Payload, Producer, Recovery, RunningWorker, WorkerOptions } from "./types.ts"
 
-export const createBeequeue = (url: string): Adapter & { dispose(): Promise<void> } => {
+/** The options every Bee-Queue instance of the bench gets. */
+const commonOptions = (url: string) => {
   const u = new URL(url)
-  const redis = { host: u.hostname, port: Number(u.port) }
-  const common = {
-    redis,
+  return {
+    redis: { host: u.hostname, port: Number(u.port) },
     getEvents: false,
     sendEvents: false,
     activateDelayedJobs: false,
     removeOnSuccess: true,
     removeOnFailure: true,
   }
+}
+
+/** One tick of Bee-Queue's checkStalledJobs (reset jobs marked last tick, then mark every active job). */
+const stalledCheck = async (url: string, common: ReturnType<typeof commonOptions>, name: string): Promise<Recovery> => {
+  const q = new BeeQueue<Payload>(name, { ...common, isWorker: false })
+  q.on("error", () => {})
+  await q.ready()
+  const client = connect(url)
+  await client.ping() // connected before the first timed tick
+  const guardKey = `bq:${name}:stallBlock`
+  return {
+    async pass() {
+      await client.del(guardKey)
+      const reclaimed = await q.checkStalledJobs()
+      return { reclaimed, calls: 1 }
+    },
+    async close() {
+      client.disconnect()
+      await q.close()
+    },
+  }
+}
+
+export const createBeequeue = (url: string): Adapter & { dispose(): Promise<void> } => {
+  const common = commonOptions(url)
   const queues = new Map<string, BeeQueue<Payload>>()
   const queueFor = (name: string): BeeQueue<Payload> => {
     let q = queues.get(name)
@@ -69,26 +94,7 @@ export const createBeequeue = (url: string): Adapter & { dispose(): Promise<void
       return { waiting: h.waiting, active: h.active }
     },
 
-    /** One tick of Bee-Queue's checkStalledJobs (reset jobs marked last tick, then mark every active job). */
-    async recovery(name): Promise<Recovery> {
-      const q = new BeeQueue<Payload>(name, { ...common, isWorker: false })
-      q.on("error", () => {})
-      await q.ready()
-      const client = connect(url)
-      await client.ping() // connected before the first timed tick
-      const guardKey = `bq:${name}:stallBlock`
-      return {
-        async pass() {
-          await client.del(guardKey)
-          const reclaimed = await q.checkStalledJobs()
-          return { reclaimed, calls: 1 }
-        },
-        async close() {
-          client.disconnect()
-          await q.close()
-        },
-      }
-    },
+    recovery: (name) => stalledCheck(url, common, name),
 
     async dispose() {
       await Promise.all([...queues.values()].map((q) => q.close()))

@@ -3,9 +3,42 @@ import { Queue, Worker } from "bullmq"
 import { connect } from "../lib/redis.ts"
 import type { Adapter, BenchJob, Counts, Payload, Producer, Recovery, RunningWorker, WorkerOptions } from "./types.ts"
 
+type Connection = { host: string; port: number; maxRetriesPerRequest: null }
+
+/**
+ * One tick of BullMQ's stalled-jobs checker: exactly what a Worker runs
+ * every `stalledInterval` (script moveStalledJobsToWait: move the jobs
+ * marked last tick whose lock is gone, then mark every active job).
+ */
+const stalledChecker = async (url: string, connection: Connection, name: string): Promise<Recovery> => {
+  const w = new Worker(name, async () => undefined, { connection, autorun: false })
+  w.on("error", () => {})
+  let stalled = 0
+  w.on("stalled", () => {
+    stalled++
+  })
+  await w.waitUntilReady()
+  const client = connect(url)
+  await client.ping() // connected before the first timed tick
+  const guardKey = w.keys["stalled-check"] as string
+  const tick = w as unknown as { moveStalledJobsToWait(): Promise<void> }
+  return {
+    async pass() {
+      await client.del(guardKey)
+      stalled = 0
+      await tick.moveStalledJobsToWait()
+      return { reclaimed: stalled, calls: 1 }
+    },
+    async close() {
+      client.disconnect()
+      await w.close(true)
+    },
+  }
+}
+
 export const createBullmq = (url: string): Adapter & { dispose(): Promise<void> } => {
   const u = new URL(url)
-  const connection = { host: u.hostname, port: Number(u.port), maxRetriesPerRequest: null }
+  const connection: Connection = { host: u.hostname, port: Number(u.port), maxRetriesPerRequest: null }
   const queues = new Map<string, Queue>()
   const queueFor = (name: string): Queue => {
     let q = queues.get(name)
@@ -66,36 +99,7 @@ export const createBullmq = (url: string): Adapter & { dispose(): Promise<void> 
       return { waiting: c.waiting ?? 0, active: c.active ?? 0 }
     },
 
-    /**
-     * One tick of BullMQ's stalled-jobs checker: exactly what a Worker runs
-     * every `stalledInterval` (script moveStalledJobsToWait: move the jobs
-     * marked last tick whose lock is gone, then mark every active job).
-     */
-    async recovery(name): Promise<Recovery> {
-      const w = new Worker(name, async () => undefined, { connection, autorun: false })
-      w.on("error", () => {})
-      let stalled = 0
-      w.on("stalled", () => {
-        stalled++
-      })
-      await w.waitUntilReady()
-      const client = connect(url)
-      await client.ping() // connected before the first timed tick
-      const guardKey = w.keys["stalled-check"] as string
-      const tick = w as unknown as { moveStalledJobsToWait(): Promise<void> }
-      return {
-        async pass() {
-          await client.del(guardKey)
-          stalled = 0
-          await tick.moveStalledJobsToWait()
-          return { reclaimed: stalled, calls: 1 }
-        },
-        async close() {
-          client.disconnect()
-          await w.close(true)
-        },
-      }
-    },
+    recovery: (name) => stalledChecker(url, connection, name),
 
     async dispose() {
       await Promise.all([...queues.values()].map((q) => q.close()))

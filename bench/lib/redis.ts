@@ -32,9 +32,7 @@ export const flushAll = async (r: Redis): Promise<void> => {
 }
 
 /** sha1 → a readable name for every Lua script of the peers and of leaseq. */
-let shaNames: Map<string, string> | undefined
 export const scriptNames = async (root: string): Promise<Map<string, string>> => {
-  if (shaNames) return shaNames
   const m = new Map<string, string>()
   const sha = (text: string) => createHash("sha1").update(text).digest("hex")
   const addDir = (dir: string, lib: string) => {
@@ -58,7 +56,6 @@ export const scriptNames = async (root: string): Promise<Map<string, string>> =>
     >
     for (const v of Object.values(mod)) if (v?.content && v.name) m.set(sha(v.content), `bullmq:${v.name}`)
   }
-  shaNames = m
   return m
 }
 
@@ -100,7 +97,7 @@ const commandsProcessed = async (r: Redis): Promise<number> => Number((await inf
  */
 export const probe = async <A>(
   admin: Redis,
-  names: Map<string, string>,
+  names: ReadonlyMap<string, string>,
   fn: () => Promise<A>,
   options: { slowlog?: boolean } = {},
 ): Promise<{ value: A; server: ProbeResult }> => {

@@ -57,22 +57,28 @@ const probe = (opened: Opened, name: string, args: ReadonlyArray<string | number
     },
   })
 
-const clusterStartup = (url: string) => {
+/**
+ * Cluster connection options for a node URL. `failFast` (the default, for one-shot
+ * commands): no retries, a short timeout. Without it (a long-running exporter), ioredis'
+ * own reconnects and slot refreshes.
+ */
+export const clusterStartup = (url: string, failFast = true) => {
   const u = new URL(url)
   const decode = (s: string) => (s === "" ? undefined : decodeURIComponent(s))
+  const auth = {
+    username: decode(u.username),
+    password: decode(u.password),
+    ...(u.protocol === "rediss:" ? { tls: {} } : {}),
+  }
+  const node = { host: u.hostname.replace(/^\[|\]$/g, ""), port: u.port === "" ? 6379 : Number(u.port) }
+  if (!failFast) return { cluster: [node], options: { redisOptions: auth } }
   return {
-    cluster: [{ host: u.hostname.replace(/^\[|\]$/g, ""), port: u.port === "" ? 6379 : Number(u.port) }],
+    cluster: [node],
     options: {
       enableAutoPipelining: true,
       clusterRetryStrategy: () => null,
       slotsRefreshTimeout: CONNECT_TIMEOUT_MS,
-      redisOptions: {
-        username: decode(u.username),
-        password: decode(u.password),
-        ...(u.protocol === "rediss:" ? { tls: {} } : {}),
-        connectTimeout: CONNECT_TIMEOUT_MS,
-        maxRetriesPerRequest: 1,
-      },
+      redisOptions: { ...auth, connectTimeout: CONNECT_TIMEOUT_MS, maxRetriesPerRequest: 1 },
     },
   }
 }

@@ -16,6 +16,7 @@ import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify } from "
 import { runDeadAct, runDeadList } from "./Dead.ts"
 import { runEvents } from "./Events.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
+import { DEFAULT_METRICS_LISTEN, listenAddress, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
 import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
 
@@ -118,6 +119,26 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
       DEFAULT_VERIFY_PAGE,
     )
   verify.action(() => setJob(url(verify.opts(), (u) => runVerify(io, u, verify.opts()))))
+
+  const metrics = withCommonFlags(
+    program
+      .command("metrics")
+      .description(
+        "serve /metrics in the Prometheus text format for every queue under the prefix (or those named), until Ctrl-C",
+      ),
+  )
+    .option(
+      "--listen <host:port>",
+      "address to serve on (loopback unless told otherwise)",
+      listenAddress,
+      listenAddress(DEFAULT_METRICS_LISTEN),
+    )
+    .option("--queue <name>", "only this queue (repeat for more; default: every queue under the prefix)", queueList)
+    .addHelpText(
+      "after",
+      "\nExamples:\n  leaseq metrics --url redis://127.0.0.1:6379\n  leaseq metrics --listen 0.0.0.0:9464 --prefix jobs",
+    )
+  metrics.action(() => setJob(url(metrics.opts(), (u) => runMetrics(io, u, metrics.opts()))))
 
   const dead = program.command("dead").description("list, retry or purge the dead jobs of a queue")
   const deadCommand = (name: string, description: string) =>

@@ -90,6 +90,12 @@ export interface QueueStats {
     readonly retried: number
     readonly purged: number
     readonly tokens: number
+    /** Jobs cancelled (0 on a queue no cancel reached). */
+    readonly cancelled: number
+    /** Late acknowledgements refused: a complete or fail whose lease token was no longer current (fencing at work). */
+    readonly refused: number
+    /** Self-fences workers reported: handlers aborted because the worker could not reach Redis to extend their lease. */
+    readonly selfFenced: number
   }
 }
 
@@ -362,6 +368,9 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
             retried: meta.retried ?? 0,
             purged: meta.purged ?? 0,
             tokens: meta.token ?? 0,
+            cancelled: meta.cancelled ?? 0,
+            refused: meta.refused ?? 0,
+            selfFenced: meta.selfFenced ?? 0,
           },
         }
       }),

@@ -7,7 +7,7 @@
  * What a queue on this Redis, from one Node process, cannot beat.
  */
 import type { Redis } from "ioredis"
-import { payload } from "./adapters/types.ts"
+import { payload } from "../adapters/types.ts"
 
 const WAIT = "floor:wait"
 const ACTIVE = "floor:active"

@@ -1,0 +1,188 @@
+/**
+ * The worker's shared state, in one typed object: what every role of the worker (slots,
+ * riders, running a job, the reserve loop, leases, the sweep, the lifecycle) reads and
+ * changes. Built once by `startWorker`; each role is a set of functions taking it.
+ *
+ * The worker's state changes only through {@link WorkerContext.setState}, which also
+ * wakes the reserve loop, so a loop waiting for a slot sees the change at once.
+ */
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import type { RedisClient } from "../../redis/Client.ts"
+import { makeBatcher } from "../Batcher.ts"
+import type { Commands, Reservation } from "../Commands.ts"
+import type { InvalidPayload } from "../Errors.ts"
+import type { Job } from "../Job.ts"
+import { newWorkerId } from "../RequestId.ts"
+import { makeStopSignal, type StopSignal } from "./Acks.ts"
+import { safeHooks, stderrWarner, type WorkerHooks } from "./Callbacks.ts"
+import { type Held, type LeaseTable, makeLeaseTable } from "./Lease.ts"
+import type { WorkerSettings } from "./WorkerOptions.ts"
+
+/** The named states of a worker. */
+export type WorkerState = "running" | "draining" | "releasing" | "closed" | "failed"
+
+/** What the engine needs besides settings: how to decode and run a job. */
+export interface WorkerProgram<A> {
+  readonly decode: (text: string) => Effect.Effect<A, InvalidPayload>
+  readonly handler: (job: Job<A>) => Effect.Effect<unknown, unknown>
+  readonly hooks: WorkerHooks<A>
+  /** How to serialise a handler's result when completed jobs are retained. */
+  readonly encodeResult?: (result: unknown) => string
+}
+
+/** A started worker. */
+export interface WorkerHandle {
+  readonly state: () => WorkerState
+  /** Jobs whose handlers are running. */
+  readonly running: () => number
+  /** Graceful shutdown (see the state machine). Never fails, always ends; a second call waits for the first. */
+  readonly close: Effect.Effect<void>
+}
+
+/** Most jobs asked for by one reserve call, and most completes sent in one script call. */
+export const RESERVE_CHUNK = 500
+
+/** A finished job to acknowledge. */
+export interface Finished {
+  readonly id: string
+  readonly token: number
+  readonly result?: string
+}
+
+/**
+ * What a rider (a complete carried by a reserve call) learns: the script's answer, or
+ * that it must be sent on its own (the reserve failed — `uncertain` when it may have
+ * run — or never carried it).
+ */
+export type RideAnswer = boolean | { readonly resend: true; readonly uncertain: boolean }
+
+/** A complete riding with a reserve call: answered once, listened to by its job's fiber. */
+export interface Rider {
+  readonly item: Finished
+  readonly answer: (a: RideAnswer) => void
+  /** Call `f` with the answer (at once if it came already); returns how to stop listening. */
+  readonly listen: (f: (a: RideAnswer) => void) => () => void
+}
+
+/** A reserve call that landed: what the loop needs to start its jobs. */
+export interface Landed {
+  readonly reserved: Exit.Exit<{ readonly jobs: ReadonlyArray<Reservation>; readonly nextDueMs: number }, unknown>
+  readonly starts: ReadonlyArray<{ readonly r: Reservation; readonly deadline: number }>
+  /** True when the call landed after close began and gave its jobs back itself. */
+  readonly handled: boolean
+  readonly want: number
+}
+
+const makeCompleter = (commands: Commands, settings: WorkerSettings) =>
+  makeBatcher((items: ReadonlyArray<Finished>) => commands.complete(items, settings.keepCompleted), RESERVE_CHUNK)
+
+/** Everything the roles of one worker share. */
+export interface WorkerContext<A> {
+  readonly commands: Commands
+  /** The worker's own connection for the marker wait (closed by the worker). */
+  readonly blocking: RedisClient
+  readonly settings: WorkerSettings
+  readonly program: WorkerProgram<A>
+  /** The user's hooks, guarded: a throw is reported on the error hook, never thrown into the engine. */
+  readonly hooks: Required<WorkerHooks<A>>
+  readonly table: LeaseTable
+  readonly workerId: string
+  /** The lease length asked of the server: the worker fences on leaseMs, a sweep waits the grace more. */
+  readonly serverLeaseMs: number
+  /** Fired once close stops waiting for acks (past the grace): they give up, their leases are released. */
+  readonly stopAcks: StopSignal
+  /** Completes sent on their own, batched. */
+  readonly completer: ReturnType<typeof makeCompleter>
+  /** Fibers of the jobs whose handlers run or settle. */
+  readonly jobFibers: Set<Fiber.Fiber<void>>
+  /** Leases to release at close (shutdown-ended jobs, acks that got no answer). */
+  readonly toRelease: Held[]
+  /**
+   * Finished jobs riding along with the reserve call that their freed slots trigger:
+   * one script call (and one write) completes them and leases their successors.
+   */
+  readonly riding: Rider[]
+  /** Reserve calls in flight (close waits for them to land, up to a bound). */
+  readonly inFlight: Set<Fiber.Fiber<unknown>>
+  /** Calls that landed while the worker runs, for the loop to start their jobs, in order. */
+  readonly landed: Landed[]
+  /** The worker's state; changed only through {@link setState}. */
+  readonly state: WorkerState
+  /** Set the state and wake the reserve loop, so it sees the change. */
+  readonly setState: (next: WorkerState) => void
+  /** Jobs whose handlers are running (their slots are taken). */
+  busy: number
+  /** Jobs asked for by calls in flight or landed and not yet started: their slots are spoken for. */
+  asked: number
+  /** Resumes the reserve loop while it waits for an event (a slot freed, a call landed). */
+  ringSlot: (() => void) | undefined
+  /**
+   * True while the reserve loop will send another reserve call without waiting (it has
+   * free slots and is not blocked, sleeping or waiting for a slot): a job finished now
+   * rides with that call (one script call for both) instead of going on its own.
+   */
+  reserving: boolean
+  /**
+   * Numbers this worker's reserve calls: the request id a re-send is recognised by needs
+   * to be unique only per worker (the script keeps one record per worker id), so a
+   * counter does (no random bytes per call).
+   */
+  reserveSeq: number
+  /** Wake the reserve loop if it waits (a slot freed, a call landed). */
+  readonly wakeLoop: () => void
+  /** Report an error the worker survives on the error hook. */
+  readonly report: (e: unknown) => Effect.Effect<void>
+}
+
+/**
+ * Build the shared state of a worker on `commands` (its queue), with `blocking` as its
+ * own connection for the marker wait. Starts nothing.
+ */
+export const makeContext = <A>(
+  commands: Commands,
+  blocking: RedisClient,
+  settings: WorkerSettings,
+  program: WorkerProgram<A>,
+): WorkerContext<A> => {
+  // user callbacks never throw into the engine: a throw is reported on the error hook
+  const hooks = safeHooks(program.hooks, stderrWarner(`worker of queue "${commands.keys.queue}"`))
+  let state: WorkerState = "running"
+  const ctx: WorkerContext<A> = {
+    commands,
+    blocking,
+    settings,
+    program,
+    hooks,
+    table: makeLeaseTable(),
+    workerId: newWorkerId(),
+    serverLeaseMs: settings.leaseMs + settings.leaseGraceMs,
+    stopAcks: makeStopSignal(),
+    completer: makeCompleter(commands, settings),
+    jobFibers: new Set(),
+    toRelease: [],
+    riding: [],
+    inFlight: new Set(),
+    landed: [],
+    get state() {
+      return state
+    },
+    setState: (next) => {
+      state = next
+      ctx.wakeLoop()
+    },
+    busy: 0,
+    asked: 0,
+    ringSlot: undefined,
+    reserving: false,
+    reserveSeq: 0,
+    wakeLoop: () => {
+      const ring = ctx.ringSlot
+      ctx.ringSlot = undefined
+      ring?.()
+    },
+    report: (e) => Effect.sync(() => hooks.error?.(e)),
+  }
+  return ctx
+}

@@ -1,0 +1,121 @@
+/**
+ * The worker's lifecycle: its loops run supervised, and close runs the shutdown phases in
+ * order, each bounded by a named timeout (the state machine is drawn in Worker.ts):
+ *
+ *   quiet    stop reserving: the reserve loop is interrupted, the marker connection closed
+ *   drain    running handlers get up to `shutdownGraceMs` to finish
+ *   abort    handlers still running are aborted and get up to `shutdownAbortGraceMs` to end
+ *   release  leases not acked are released; reserve calls in flight land and give their jobs back
+ *
+ * then the other loops stop and the worker is `closed`.
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import { ShutdownOverrun, WorkerLoopFailed } from "../Errors.ts"
+import { fireStop } from "./Acks.ts"
+import { supervise } from "./Callbacks.ts"
+import type { WorkerContext } from "./Context.ts"
+import { flushRiders } from "./Riders.ts"
+
+/** Quiet: most time close waits for the reserve loop to stop (a call in flight goes on in its own fiber). */
+export const STOP_RESERVE_LOOP_MS = 1_000
+/** Quiet: most time close waits for the marker connection to close. */
+export const CLOSE_BLOCKING_MS = 200
+/** Release: most time close waits for Redis to release the leases not acked. */
+export const RELEASE_MS = 2_000
+/** Release: most time close waits for reserve calls in flight to land (each gives its jobs back). */
+export const LANDING_MS = 2_000
+
+/** A loop restarted when it fails; given up after too many failures in a row (worker `failed`). */
+export const supervised = <A>(ctx: WorkerContext<A>, loop: string, effect: Effect.Effect<unknown, unknown>) =>
+  supervise(effect, {
+    onFailure: (cause, stopped) => {
+      if (stopped && ctx.state === "running") ctx.setState("failed")
+      if (stopped) ctx.wakeLoop()
+      ctx.hooks.error?.(new WorkerLoopFailed({ queue: ctx.commands.keys.queue, loop, cause, stopped }))
+    },
+  })
+
+/** Quiet: stop reserving. The loop is interrupted (a call in flight goes on in its own fiber). */
+const quiet = <A>(ctx: WorkerContext<A>, reserver: Fiber.Fiber<unknown, unknown>) =>
+  Effect.gen(function* () {
+    ctx.setState("draining")
+    yield* Fiber.interrupt(reserver).pipe(Effect.timeoutOption(STOP_RESERVE_LOOP_MS))
+    yield* Effect.promise(() => ctx.blocking.close(CLOSE_BLOCKING_MS))
+    yield* flushRiders(ctx)
+  })
+
+/** Drain: let running handlers finish, up to the grace period. */
+const drain = <A>(ctx: WorkerContext<A>) =>
+  ctx.jobFibers.size === 0
+    ? Effect.void
+    : Fiber.awaitAll([...ctx.jobFibers]).pipe(Effect.timeoutOption(ctx.settings.shutdownGraceMs), Effect.asVoid)
+
+/**
+ * Abort: the handlers still running are aborted; acks still unanswered stop waiting.
+ * A handler still running after `shutdownAbortGraceMs` keeps its lease until it
+ * expires (heartbeats stop), and is reported.
+ */
+const abort = <A>(ctx: WorkerContext<A>) =>
+  Effect.gen(function* () {
+    ctx.setState("releasing")
+    fireStop(ctx.stopAcks)
+    for (const h of ctx.table.live()) yield* ctx.table.end(h, "shutdown", "worker shutting down")
+    const waitedMs = ctx.settings.shutdownAbortGraceMs
+    const ended = yield* Fiber.awaitAll([...ctx.jobFibers]).pipe(Effect.timeoutOption(waitedMs))
+    if (Option.isSome(ended)) return
+    for (const h of ctx.table.heartbeated()) {
+      if (h.ended !== "shutdown" || h.settling) continue
+      h.overrun = true
+      yield* ctx.report(new ShutdownOverrun({ queue: ctx.commands.keys.queue, jobId: h.id, token: h.token, waitedMs }))
+    }
+  })
+
+/**
+ * Release: each job whose handler ended without an ack is released, so another worker
+ * starts it at once with attempts unchanged; a reserve that lands now releases its own
+ * jobs (see Reserve.ts).
+ */
+const release = <A>(ctx: WorkerContext<A>) => {
+  const released =
+    ctx.toRelease.length === 0
+      ? Effect.void
+      : ctx.commands.release(ctx.toRelease.splice(0)).pipe(Effect.timeoutOption(RELEASE_MS), Effect.catch(ctx.report))
+  const landing = Fiber.awaitAll([...ctx.inFlight]).pipe(Effect.timeoutOption(LANDING_MS))
+  return Effect.all([released, landing], { concurrency: "unbounded", discard: true })
+}
+
+/** What close stops: the reserve loop, and the other loops (stopped last). */
+export interface WorkerFibers {
+  readonly reserver: Fiber.Fiber<unknown, unknown>
+  readonly loops: ReadonlyArray<Fiber.Fiber<unknown, unknown>>
+}
+
+/** The shutdown: quiet → drain → abort → release, then the loops stop and the worker is closed. */
+export const shutdown = <A>(ctx: WorkerContext<A>, fibers: WorkerFibers, onClosed: () => void) =>
+  Effect.gen(function* () {
+    yield* quiet(ctx, fibers.reserver)
+    yield* drain(ctx)
+    yield* abort(ctx)
+    yield* release(ctx)
+    yield* Fiber.interruptAll(fibers.loops)
+    ctx.setState("closed")
+    onClosed()
+  })
+
+/**
+ * `close` for a handle: the first call starts `run` in a fiber of its own (a caller
+ * interrupted while it waits does not cut the shutdown short); every call waits for it.
+ */
+export const memoizedClose = (run: Effect.Effect<void>): Effect.Effect<void> => {
+  let closing: Deferred.Deferred<void> | undefined
+  return Effect.suspend(() => {
+    if (closing) return Deferred.await(closing)
+    const done = Deferred.makeUnsafe<void>()
+    closing = done
+    const detached = run.pipe(Effect.ensuring(Effect.sync(() => Deferred.doneUnsafe(done, Effect.void))))
+    return Effect.forkDetach(detached, { startImmediately: true }).pipe(Effect.andThen(Deferred.await(done)))
+  })
+}

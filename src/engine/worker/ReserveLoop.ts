@@ -1,0 +1,95 @@
+/**
+ * The reserve loop: up to `MAX_RESERVES_IN_FLIGHT` (Slots.ts) calls out at once, each for free
+ * slots only (never more jobs than `concurrency`), so Redis runs one call while this
+ * process starts the jobs of another. When a call finds the queue empty and none is out,
+ * it blocks on the marker. It runs while the worker is `running`; close interrupts it.
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { type Landed, RESERVE_CHUNK, type WorkerContext } from "./Context.ts"
+import { blockOnMarker, sendReserve } from "./Reserve.ts"
+import { flushRiders, standDown } from "./Riders.ts"
+import { startJob } from "./RunJob.ts"
+import { canSend, freeSlots, waitEvent } from "./Slots.ts"
+
+/** Pauses after a failed reserve call or marker wait, in a row; the last one repeated. */
+const RETRY_PAUSE = [100, 200, 500, 1000, 2000] as const
+
+/**
+ * Start the jobs of a landed call. Returns what the loop does next: "failed" (pause,
+ * then go on), "short" (fewer jobs than asked: the queue looked empty; with the ms until
+ * the next delayed job is due) or "full".
+ */
+const startLanded = <A>(ctx: WorkerContext<A>, l: Landed) =>
+  Effect.gen(function* () {
+    ctx.asked -= l.want
+    if (l.handled) return { next: "full" as const, due: -1 }
+    if (ctx.state !== "running") {
+      // close began after the call landed: give its jobs straight back, unstarted
+      const jobs = Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []
+      if (jobs.length > 0) yield* ctx.commands.release(jobs).pipe(Effect.catch(ctx.report))
+      return { next: "full" as const, due: -1 }
+    }
+    if (Exit.isFailure(l.reserved)) {
+      yield* ctx.report(Cause.squash(l.reserved.cause))
+      return { next: "failed" as const, due: -1 }
+    }
+    yield* Effect.uninterruptible(Effect.forEach(l.starts, (s) => startJob(ctx, s.r, s.deadline), { discard: true }))
+    const short = l.reserved.value.jobs.length < l.want
+    return { next: short ? ("short" as const) : ("full" as const), due: l.reserved.value.nextDueMs }
+  })
+
+/** The reserve loop (see the top of this file). */
+export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
+  Effect.gen(function* () {
+    let failures = 0
+    let short: number | undefined
+    while (ctx.state === "running") {
+      const l = ctx.landed.shift()
+      if (l !== undefined) {
+        const { next, due } = yield* startLanded(ctx, l)
+        if (next === "failed") {
+          yield* standDown(ctx)
+          yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
+          continue
+        }
+        failures = 0
+        short = next === "short" ? due : undefined
+        continue
+      }
+      if (short !== undefined && ctx.inFlight.size === 0) {
+        const due = short
+        short = undefined
+        if (due === 0) continue
+        const wait = due > 0 ? Math.min(due, ctx.settings.blockTimeoutMs) : ctx.settings.blockTimeoutMs
+        yield* standDown(ctx)
+        const woke = yield* Effect.exit(blockOnMarker(ctx, wait))
+        if (Exit.isFailure(woke) && ctx.state === "running") {
+          yield* ctx.report(Cause.squash(woke.cause))
+          yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
+        }
+        continue
+      }
+      if (canSend(ctx, short !== undefined)) {
+        ctx.reserving = true
+        const ride = ctx.riding.splice(0, RESERVE_CHUNK)
+        if (ctx.riding.length > 0) yield* flushRiders(ctx)
+        yield* sendReserve(ctx, Math.min(freeSlots(ctx), RESERVE_CHUNK), ride)
+        continue
+      }
+      // riders left go on their own when no call is out (the next slot may be far off)
+      if (ctx.inFlight.size === 0) yield* standDown(ctx)
+      yield* waitEvent(ctx, short !== undefined)
+    }
+  })
+
+/** At the loop's end: riders go on their own; landed calls whose jobs were not started give them back. */
+export const endLoop = <A>(ctx: WorkerContext<A>) =>
+  Effect.gen(function* () {
+    yield* standDown(ctx)
+    const unstarted = ctx.landed
+      .splice(0)
+      .flatMap((l) => (!l.handled && Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []))
+    if (unstarted.length > 0) yield* ctx.commands.release(unstarted).pipe(Effect.catch(ctx.report))
+  })

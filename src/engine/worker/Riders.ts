@@ -1,0 +1,85 @@
+/**
+ * Riders: a job that finishes while the reserve loop is about to send a reserve call
+ * (or waits for the slot the job frees) has its complete carried by that call, so one
+ * script call (and one write) completes it and leases its successor. A rider whose
+ * reserve fails, or never goes (the loop blocks, sleeps or waits for a slot), is sent
+ * on its own by its job's fiber, until answered (see Acks.ts).
+ */
+import * as Effect from "effect/Effect"
+import { type Delivery, deliver, untilStopped } from "./Acks.ts"
+import type { Finished, RideAnswer, Rider, WorkerContext } from "./Context.ts"
+import type { Held } from "./Lease.ts"
+
+export const makeRider = (item: Finished): Rider => {
+  let answered: RideAnswer | undefined
+  let listener: ((a: RideAnswer) => void) | undefined
+  return {
+    item,
+    answer: (a) => {
+      if (answered !== undefined) return
+      answered = a
+      const f = listener
+      listener = undefined
+      f?.(a)
+    },
+    listen: (f) => {
+      if (answered !== undefined) f(answered)
+      else listener = f
+      return () => {
+        listener = undefined
+      }
+    },
+  }
+}
+
+/** Send a complete on its own, again and again until it is answered (see Acks.ts). */
+export const sendAlone = <A>(ctx: WorkerContext<A>, item: Finished, held: Held, uncertain: boolean) =>
+  deliver<boolean>((done) => ctx.completer.offer(item, done), {
+    held,
+    stop: ctx.stopAcks,
+    onError: (e) => ctx.hooks.error?.(e),
+    uncertain,
+  })
+
+/**
+ * Complete a finished job and free its slot. When the reserve loop waits for that
+ * slot, or will send its next reserve call without waiting (`reserving`: a call is in
+ * flight or about to go), the complete rides along with that call (queued first, then
+ * the slot is freed); otherwise it goes on its own. A rider whose reserve fails (or
+ * never goes: the loop blocks, sleeps or waits for a slot) is sent on its own.
+ */
+export const complete = <A>(
+  ctx: WorkerContext<A>,
+  item: Finished,
+  held: Held,
+  free: () => void,
+): Effect.Effect<Delivery<boolean>> =>
+  Effect.suspend(() => {
+    if (ctx.settings.rideAlong === false || (ctx.ringSlot === undefined && !ctx.reserving) || ctx.state !== "running") {
+      free()
+      return sendAlone(ctx, item, held, false)
+    }
+    const rider = makeRider(item)
+    ctx.riding.push(rider)
+    free()
+    return untilStopped<RideAnswer>(ctx.stopAcks, (answer) => rider.listen(answer)).pipe(
+      Effect.flatMap((answer): Effect.Effect<Delivery<boolean>> => {
+        if (answer === "stopped") return Effect.succeed({ _tag: "undelivered", reason: "stopped", uncertain: true })
+        if (typeof answer === "boolean") return Effect.succeed({ _tag: "answered", value: answer, uncertain: false })
+        return sendAlone(ctx, item, held, answer.uncertain)
+      }),
+    )
+  })
+
+/** Riders that will not get a reserve call: each is sent on its own by its job's fiber. */
+export const flushRiders = <A>(ctx: WorkerContext<A>): Effect.Effect<void> =>
+  Effect.sync(() => {
+    for (const r of ctx.riding.splice(0)) r.answer({ resend: true, uncertain: false })
+  })
+
+/** Nothing will carry the riders: they go on their own, and new finishers too. */
+export const standDown = <A>(ctx: WorkerContext<A>): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    ctx.reserving = false
+    return flushRiders(ctx)
+  })

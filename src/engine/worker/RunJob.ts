@@ -1,0 +1,102 @@
+/**
+ * Running one job: one fiber per job, started by the reserve loop for each reserved job.
+ * It decodes the payload, runs the handler (interruptible: a lost lease or the end of
+ * the grace period interrupts it), then settles (Settle.ts, uninterruptible).
+ */
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import type { Reservation } from "../Commands.ts"
+import { LeaseLost } from "../Errors.ts"
+import type { Job } from "../Job.ts"
+import type { WorkerContext } from "./Context.ts"
+import { leaseEnded } from "./Heartbeat.ts"
+import { type Held, signalOf } from "./Lease.ts"
+import { refuse, settle } from "./Settle.ts"
+import { freeSlot, takeSlot } from "./Slots.ts"
+
+/**
+ * One job, one fiber: decode, run the handler (interruptible: a lost lease or the end
+ * of the grace period interrupts this fiber), then settle (uninterruptible). The slot
+ * and the table entry are given up only when the fiber ends, i.e. once the handler has
+ * ended (the Promise face waits for the handler's promise to settle).
+ */
+const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
+  let slotFreed = false
+  let settled = false
+  const freeOnce = () => {
+    if (!slotFreed) {
+      slotFreed = true
+      freeSlot(ctx)
+    }
+  }
+  return Effect.gen(function* () {
+    const decoded = yield* Effect.exit(ctx.program.decode(r.payload))
+    if (Exit.isFailure(decoded)) {
+      settled = true
+      held.settling = true
+      return yield* Effect.uninterruptible(refuse(ctx, r, held, decoded.cause))
+    }
+    const job: Job<A> = {
+      id: r.id,
+      payload: decoded.value,
+      attempt: r.attempt,
+      maxAttempts: r.maxAttempts,
+      token: r.token,
+      get signal() {
+        return signalOf(held)
+      },
+    }
+    const exit = yield* Effect.exit(ctx.program.handler(job))
+    // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
+    yield* Effect.uninterruptible(
+      settle(
+        ctx,
+        r,
+        held,
+        job,
+        exit,
+        () => {
+          settled = true
+        },
+        freeOnce,
+      ),
+    )
+  }).pipe(
+    Effect.catch((e) => ctx.report(e)),
+    Effect.onExit(() =>
+      Effect.sync(() => {
+        freeOnce()
+        ctx.table.remove(held)
+        if (held.ended === "shutdown" && !settled && !held.overrun) ctx.toRelease.push(held)
+      }),
+    ),
+  )
+}
+
+/** Start a reserved job in a fiber of its own; its slot is taken now, its lease entered in the table. */
+export const startJob = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: number) =>
+  Effect.gen(function* () {
+    takeSlot(ctx)
+    const held: Held = {
+      id: r.id,
+      token: r.token,
+      attempt: r.attempt,
+      maxAttempts: r.maxAttempts,
+      localDeadline: deadline,
+      controller: undefined,
+      fiber: undefined,
+      ended: undefined,
+    }
+    // the server gave this job a newer token: an older lease on it here is surely lost
+    const older = ctx.table.add(held)
+    if (older) {
+      const lost = new LeaseLost({ queue: ctx.commands.keys.queue, jobId: older.id, token: older.token })
+      yield* ctx.table.end(older, "lease-lost", lost)
+      leaseEnded(ctx, older, "lease-lost")
+    }
+    const fiber = yield* Effect.forkDetach(runJob(ctx, r, held), { startImmediately: true })
+    held.fiber = fiber as Fiber.Fiber<unknown, unknown>
+    ctx.jobFibers.add(fiber)
+    fiber.addObserver(() => ctx.jobFibers.delete(fiber))
+  })

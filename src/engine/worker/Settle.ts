@@ -1,0 +1,135 @@
+/**
+ * Settling a job once its handler has ended: complete it (riding a reserve call where one
+ * goes, see Riders.ts), or fail it (retry or dead, by the backoff), and tell the hooks.
+ * Every ack is sent until answered (Acks.ts); one that gets no answer before close stops
+ * waiting has its lease released at close. A payload that does not decode is refused:
+ * sent to dead at once, without spending an attempt.
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { planRetry } from "../Backoff.ts"
+import type { Commands, Reservation } from "../Commands.ts"
+import { AckUndelivered } from "../Errors.ts"
+import type { Job } from "../Job.ts"
+import { completeLanded, type Delivery, deliver, failLanded } from "./Acks.ts"
+import { encodeOutcome } from "./Callbacks.ts"
+import type { WorkerContext } from "./Context.ts"
+import { leaseEnded } from "./Heartbeat.ts"
+import type { Held } from "./Lease.ts"
+import { complete } from "./Riders.ts"
+
+const errorJson = (error: unknown): string => {
+  if (error instanceof Error) {
+    return JSON.stringify({
+      name: error.name,
+      message: error.message,
+      stack: error.stack?.split("\n").slice(0, 8).join("\n"),
+    })
+  }
+  try {
+    return JSON.stringify({ message: typeof error === "string" ? error : JSON.stringify(error) })
+  } catch {
+    return JSON.stringify({ message: String(error) })
+  }
+}
+
+/** The failure recorded for a handler that interrupted itself. */
+const handlerInterrupted = (): Error => {
+  const error = new Error("the handler interrupted itself (the worker still held its lease): counted as a failure")
+  error.name = "HandlerInterrupted"
+  return error
+}
+
+/** An ack that got no answer: at close its lease is released (token-fenced, so safe even if it lands later). */
+const undelivered = <A>(
+  ctx: WorkerContext<A>,
+  held: Held,
+  ack: "complete" | "fail",
+  d: Delivery<unknown> & { _tag: "undelivered" },
+) => {
+  if (d.reason === "stopped") ctx.toRelease.push(held)
+  ctx.hooks.error?.(
+    new AckUndelivered({ queue: ctx.commands.keys.queue, jobId: held.id, token: held.token, ack, reason: d.reason }),
+  )
+  if (d.reason === "lease-expired") leaseEnded(ctx, held, "lease-lost")
+}
+
+/** Report a complete's outcome; "lease lost" after an uncertain attempt is checked in Redis first. */
+const completed = <A>(ctx: WorkerContext<A>, d: Delivery<boolean>, held: Held, job: Job<A>, result: unknown) =>
+  Effect.gen(function* () {
+    if (d._tag === "undelivered") return undelivered(ctx, held, "complete", d)
+    if (d._tag === "refused") return // reported on error already; as before, no event
+    const landed =
+      d.value || (d.uncertain && (yield* completeLanded(ctx.commands, held.id).pipe(Effect.orElseSucceed(() => false))))
+    if (landed) ctx.hooks.completed?.(job, result)
+    else leaseEnded(ctx, held, "lease-lost")
+  })
+
+/** Send a fail until answered; "lease lost" after an uncertain attempt is checked in Redis first. */
+const sendFail = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, options: Parameters<Commands["fail"]>[1]) =>
+  Effect.gen(function* () {
+    const d = yield* deliver(ctx.commands.fail(r, options), {
+      held,
+      stop: ctx.stopAcks,
+      onError: (e) => ctx.hooks.error?.(e),
+    })
+    if (d._tag === "undelivered") undelivered(ctx, held, "fail", d)
+    if (d._tag !== "answered") return undefined
+    if (d.value !== "lost" || !d.uncertain) return d.value
+    return yield* failLanded(ctx.commands, r.id, options.error).pipe(Effect.orElseSucceed(() => "lost" as const))
+  })
+
+/** What happens after the handler: ack, retry or dead. Runs uninterruptibly. */
+export const settle = <A>(
+  ctx: WorkerContext<A>,
+  r: Reservation,
+  held: Held,
+  job: Job<A>,
+  handlerExit: Exit.Exit<unknown, unknown>,
+  acked: () => void,
+  free: () => void,
+) =>
+  Effect.gen(function* () {
+    if (held.ended) return free() // lease lost or self-fenced: never ack; shutdown: released on exit
+    held.settling = true // from here the complete/fail script's answer decides (see Held.settling)
+    acked()
+    // a result that cannot be serialised fails the job (normal retry/dead path)
+    const { exit, result } = encodeOutcome(
+      handlerExit,
+      ctx.settings.keepCompleted > 0 ? ctx.program.encodeResult : undefined,
+    )
+    if (!Exit.isSuccess(exit)) free()
+    if (Exit.isSuccess(exit)) {
+      const d = yield* complete(ctx, { id: r.id, token: r.token, result }, held, free)
+      return yield* completed(ctx, d, held, job, exit.value)
+    }
+    // not interrupted by the worker (held.ended is unset): the handler interrupted itself,
+    // which counts as a failure (left alone, the job would wait out its lease)
+    const error = Cause.hasInterruptsOnly(exit.cause) ? handlerInterrupted() : Cause.squash(exit.cause)
+    const plan = yield* planRetry(ctx.settings.backoff, r.attempt, error, ctx.hooks.error)
+    const outcome = yield* sendFail(ctx, r, held, {
+      delayMs: plan.delayMs,
+      error: errorJson(error),
+      mode: plan.retry ? "retry" : "final",
+    })
+    if (outcome === "lost") leaseEnded(ctx, held, "lease-lost")
+    else if (outcome !== undefined) {
+      ctx.hooks.failed?.(job, error, outcome === "retry")
+      if (outcome === "dead") ctx.hooks.dead?.({ id: r.id, token: r.token }, "failed", error)
+    }
+  })
+
+/** A payload that does not decode goes to dead at once, without spending an attempt. */
+export const refuse = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, cause: Cause.Cause<unknown>) =>
+  Effect.gen(function* () {
+    const error = Cause.squash(cause)
+    const message = error instanceof Error ? error.message : String(error)
+    const outcome = yield* sendFail(ctx, r, held, {
+      delayMs: 0,
+      error: JSON.stringify({ reason: "invalid-payload", message }),
+      mode: "dead",
+    })
+    if (outcome === "dead") ctx.hooks.dead?.({ id: r.id, token: r.token }, "invalid-payload", error)
+    else if (outcome === "lost") leaseEnded(ctx, held, "lease-lost")
+  })

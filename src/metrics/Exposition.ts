@@ -1,0 +1,83 @@
+/**
+ * The Prometheus exposition of a {@link FleetSnapshot}, written by prom-client (the
+ * format is not hand-built here). Gauges say what the queues hold now; the `_total`
+ * counters are the queues' lifetime counters kept in Redis, so they are true counters
+ * (they only go up, whichever process exports them, and survive exporter restarts).
+ */
+import { Counter, Gauge, Registry } from "prom-client"
+import type { QueueStats } from "../engine/Commands.ts"
+import type { FleetSnapshot } from "./Fleet.ts"
+
+/** A gauge per queue (and the `state` label for `leaseq_jobs`). */
+const JOB_STATES = ["waiting", "active", "delayed", "dead", "retained"] as const
+
+/** Every counter: its name, its help text and where its value comes from. */
+export const COUNTERS: ReadonlyArray<readonly [name: string, help: string, pick: (s: QueueStats) => number]> = [
+  ["leaseq_jobs_added_total", "Jobs added (each job once, also when its add was re-sent).", (s) => s.counters.added],
+  ["leaseq_jobs_completed_total", "Jobs completed.", (s) => s.counters.completed],
+  ["leaseq_jobs_failed_total", "Handler failures (each failed attempt once).", (s) => s.counters.failed],
+  [
+    "leaseq_leases_lost_total",
+    "Leases that ran out and were reclaimed by a sweep (the worker died or stalled).",
+    (s) => s.counters.lostLeases,
+  ],
+  ["leaseq_jobs_dead_total", "Jobs moved to the dead letters.", (s) => s.counters.dead],
+  [
+    "leaseq_jobs_released_total",
+    "Jobs given back without spending an attempt (graceful shutdown).",
+    (s) => s.counters.released,
+  ],
+  ["leaseq_jobs_retried_total", "Dead jobs an operator retried.", (s) => s.counters.retried],
+  ["leaseq_jobs_purged_total", "Dead jobs an operator purged.", (s) => s.counters.purged],
+  ["leaseq_jobs_cancelled_total", "Jobs cancelled.", (s) => s.counters.cancelled],
+  [
+    "leaseq_acks_refused_total",
+    "Late acknowledgements refused: a complete or fail under a lease token that was no longer current (fencing at work).",
+    (s) => s.counters.refused,
+  ],
+  [
+    "leaseq_self_fences_total",
+    "Handlers aborted by their worker because it could not reach Redis to extend their lease.",
+    (s) => s.counters.selfFenced,
+  ],
+]
+
+/** The MIME type of the exposition (Prometheus text format 0.0.4). */
+export const EXPOSITION_CONTENT_TYPE = new Registry().contentType
+
+/** Render one snapshot. A fresh registry each time, so a queue that is gone leaves no stale series. */
+export const renderExposition = async (snapshot: FleetSnapshot): Promise<string> => {
+  const registry = new Registry()
+  const registers = [registry]
+  const jobs = new Gauge({
+    name: "leaseq_jobs",
+    help: "Jobs in each state now (retained = completed jobs kept by keepCompleted).",
+    labelNames: ["queue", "state"],
+    registers,
+  })
+  const gauges = {
+    expired: new Gauge({
+      name: "leaseq_leases_expired",
+      help: "Active leases past their deadline that no sweep has reclaimed yet (should stay near 0: alert when it does not).",
+      labelNames: ["queue"],
+      registers,
+    }),
+    oldest: new Gauge({
+      name: "leaseq_oldest_waiting_age_seconds",
+      help: "Age of the job that will run next (0 when none waits).",
+      labelNames: ["queue"],
+      registers,
+    }),
+  }
+  const counters = COUNTERS.map(
+    ([name, help, pick]) => [new Counter({ name, help, labelNames: ["queue"], registers }), pick] as const,
+  )
+  for (const s of snapshot.queues) {
+    const queue = s.queue
+    for (const state of JOB_STATES) jobs.set({ queue, state }, s[state])
+    gauges.expired.set({ queue }, s.expired)
+    gauges.oldest.set({ queue }, s.oldestWaitingAgeMs / 1000)
+    for (const [counter, pick] of counters) counter.inc({ queue }, pick(s))
+  }
+  return registry.metrics()
+}

@@ -1,0 +1,105 @@
+/**
+ * `metricsHandler`: the Prometheus exposition of every queue under a prefix as a plain
+ * `node:http` request handler, to mount in an existing server (Express and Fastify take
+ * it too) or serve with `leaseq metrics`. Scrapes share one reading: a reading is reused
+ * for `cacheMs`, and scrapes that arrive while one is under way wait for it, so Redis sees
+ * one round of `stats` calls per `cacheMs` whatever the number of scrapers.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http"
+import * as Effect from "effect/Effect"
+import { InvalidOptions } from "../engine/Errors.ts"
+import { DEFAULT_PREFIX } from "../engine/Keys.ts"
+import { type ConnectionOption, connect, redactText } from "../redis/Client.ts"
+import { EXPOSITION_CONTENT_TYPE, renderExposition } from "./Exposition.ts"
+import { checkFleetOptions, makeFleetReader } from "./Fleet.ts"
+
+/** Options of {@link metricsHandler}. */
+export interface MetricsHandlerOptions {
+  /** As for Queue. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. A client passed in is borrowed, never closed. */
+  readonly connection?: ConnectionOption | undefined
+  /** Key prefix of the queues to export. Default `"leaseq"`. */
+  readonly prefix?: string | undefined
+  /** Only these queues. Default: every queue under the prefix, found by SCAN (redone every 30 s). */
+  readonly queues?: ReadonlyArray<string> | undefined
+  /** How long one reading of Redis serves every scrape. Default 1000 ms. */
+  readonly cacheMs?: number | undefined
+}
+
+/** A request handler with a `close()` that closes the connection it opened. */
+export interface MetricsHandler {
+  (req: IncomingMessage, res: ServerResponse): void
+  /** Render the exposition now (the same text a GET returns). */
+  readonly render: () => Promise<string>
+  /** Close the Redis connection (when the handler made it). Idempotent. */
+  readonly close: () => Promise<void>
+}
+
+/** The longest one reading of Redis may take before the scrape is answered 503 (Prometheus' default scrape timeout is 10 s). */
+export const READ_TIMEOUT_MS = 5000
+
+/** Default of {@link MetricsHandlerOptions.cacheMs}. */
+export const DEFAULT_METRICS_CACHE_MS = 1000
+
+/**
+ * Make the handler. It answers GET and HEAD with the exposition (any path: mount it at
+ * `/metrics`), 405 to other methods, and 503 with a one-line reason (never a password)
+ * when Redis cannot be read, so Prometheus records the target as down.
+ * Throws InvalidOptions for a bad connection, prefix or queue name.
+ */
+export const metricsHandler = (options: MetricsHandlerOptions = {}): MetricsHandler => {
+  const cacheMs = options.cacheMs ?? DEFAULT_METRICS_CACHE_MS
+  if (!Number.isFinite(cacheMs) || cacheMs < 0) {
+    throw new InvalidOptions({ field: "cacheMs", value: cacheMs, reason: "give a number of milliseconds ≥ 0" })
+  }
+  const fleet = { prefix: options.prefix ?? DEFAULT_PREFIX, queues: options.queues }
+  checkFleetOptions(fleet) // before connecting: a refused call opens nothing
+  const client = connect(options.connection, {})
+  const reader = makeFleetReader(client, fleet)
+  let cached: { readonly at: number; readonly text: Promise<string> } | undefined
+  const render = (): Promise<string> => {
+    const now = Date.now()
+    if (cached !== undefined && now - cached.at < cacheMs) return cached.text
+    const reading = reader.read.pipe(
+      Effect.timeoutOrElse({
+        duration: READ_TIMEOUT_MS,
+        orElse: () => Effect.fail(new Error(`no answer from ${client.describe} within ${READ_TIMEOUT_MS} ms`)),
+      }),
+    )
+    const text = Effect.runPromise(reading).then(renderExposition)
+    cached = { at: now, text }
+    // a failed reading is not kept: the next scrape tries again
+    text.catch(() => {
+      if (cached?.text === text) cached = undefined
+    })
+    return text
+  }
+  const handler = ((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res
+        .writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" })
+        .end("method not allowed\n")
+      return
+    }
+    render().then(
+      (text) => {
+        res.writeHead(200, { "content-type": EXPOSITION_CONTENT_TYPE })
+        res.end(req.method === "HEAD" ? undefined : text)
+      },
+      (e: unknown) => {
+        const reason = redactText(e instanceof Error ? e.message : String(e))
+        res
+          .writeHead(503, { "content-type": "text/plain; charset=utf-8" })
+          .end(`leaseq: cannot read Redis: ${reason}\n`)
+      },
+    )
+  }) as MetricsHandler
+  let closing: Promise<void> | undefined
+  Object.assign(handler, {
+    render,
+    close: () => {
+      closing ??= client.close()
+      return closing
+    },
+  })
+  return handler
+}
