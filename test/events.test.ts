@@ -71,6 +71,16 @@ describe("events()", () => {
     expect(resumed[0]!.eventId).toBe(all[1]!.eventId)
   })
 
+  it("close() ends a pending events() loop and closes its connection", async () => {
+    const producer = new Queue<number>(name(), { connection: redisUrl() })
+    const loop = collect(producer.events(), () => false)
+    await producer.add(1)
+    await producer.close()
+    // the loop ends (rather than hang) with what it had seen; the leak check proves the connection closed
+    expect((await loop).length).toBeLessThanOrEqual(1)
+    expect(() => producer.events()).toThrow(/closed/)
+  })
+
   it("a bad `from` is refused, naming the field and the fix, before anything is read", () => {
     const producer = queue(name())
     expect(() => producer.events({ from: "yesterday" })).toThrow(InvalidOptions)
