@@ -35,15 +35,17 @@ describe("leaseq events", () => {
     const text = await finished(["events", "--queue", q])
     expect(text.code).toBe(0)
     expect(text.lines).toHaveLength(2)
-    expect(text.lines[0]).toMatch(new RegExp(`^\\d+-\\d+ \\S+Z ${q} added ${a}$`))
+    expect(text.lines[0]).toMatch(new RegExp(`^\\d+-\\d+\\.0 \\S+Z ${q} added ${a}$`))
     const json = await finished(["events", "--queue", q, "--json"])
     expect(json.lines.map((l) => JSON.parse(l))).toMatchObject([
       { kind: "added", jobId: a, queue: q },
       { kind: "added", jobId: b, queue: q },
     ])
-    // --from an event id: only what came after it
+    // --from an event id: only what came after it (here inside the entry both jobs of the call share)
     const after = await finished(["events", "--queue", q, "--json", "--from", JSON.parse(json.lines[0]!).eventId])
     expect(after.lines.map((l) => JSON.parse(l).jobId)).toEqual([b])
+    const none = await finished(["events", "--queue", q, "--json", "--from", JSON.parse(json.lines[1]!).eventId])
+    expect(none.lines).toEqual([])
   })
 
   it("--follow prints events as they are recorded, on every partition of a partitioned queue", async () => {

@@ -71,6 +71,22 @@ describe("events()", () => {
     expect(resumed[0]!.eventId).toBe(all[1]!.eventId)
   })
 
+  it("the jobs of one call share an entry: each gets its own eventId, and `from` one of them resumes just after it", async () => {
+    const q = name()
+    const producer = queue<number>(q)
+    const ids = await producer.addBulk([{ payload: 1 }, { payload: 2 }, { payload: 3 }])
+    const single = await producer.add(4)
+    const all = await collect(producer.events({ from: "start" }), (s) => s.length === 4)
+    expect(all.map((e) => e.jobId)).toEqual([...ids, single])
+    const entry = all[0]!.eventId.split(".")[0]
+    expect(all.slice(0, 3).map((e) => e.eventId)).toEqual([`${entry}.0`, `${entry}.1`, `${entry}.2`])
+    expect(all[3]!.eventId).not.toContain(".")
+    const resumed = await collect(producer.events({ from: all[0]!.eventId }), (s) => s.length === 3)
+    expect(resumed.map((e) => e.jobId)).toEqual([ids[1], ids[2], single])
+    const afterEntry = await collect(producer.events({ from: all[2]!.eventId }), (s) => s.length === 1)
+    expect(afterEntry.map((e) => e.jobId)).toEqual([single])
+  })
+
   it("close() ends a pending events() loop and closes its connection", async () => {
     const producer = new Queue<number>(name(), { connection: redisUrl() })
     const loop = collect(producer.events(), () => false)

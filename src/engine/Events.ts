@@ -60,16 +60,17 @@ const READ_COUNT = 1_000
 /** Pauses between reads after a failed one (the last repeats). */
 const RETRY_PAUSE_MS = [50, 200, 500, 1_000] as const
 
-const STREAM_ID = /^[0-9]{1,20}(-[0-9]{1,20})?$/
+const EVENT_ID = /^([0-9]{1,20}(?:-[0-9]{1,20})?)(?:\.([0-9]{1,4}))?$/
 
 /** Throws {@link InvalidOptions} unless `from` is "now", "start" or a stream id `<ms>-<seq>`. */
 export const validateFrom = (from: unknown): EventsFrom => {
   if (from === undefined) return "now"
-  if (from === "now" || from === "start" || (typeof from === "string" && STREAM_ID.test(from))) return from
+  if (from === "now" || from === "start" || (typeof from === "string" && EVENT_ID.test(from))) return from
   throw new InvalidOptions({
     field: "from",
     value: from,
-    reason: 'must be "now", "start" or an event id such as "1700000000000-0" (the eventId of an event)',
+    reason:
+      'must be "now", "start" or an event id such as "1700000000000-0" or "1700000000000-0.3" (the eventId of an event)',
   })
 }
 
@@ -87,11 +88,8 @@ export const validateRetention = (maxLen: unknown): number => {
 
 const num = (v: string | undefined): number => Number(v ?? 0)
 
-/** A stream entry as a typed event, or undefined for a kind this version does not know. */
-export const decodeEvent = (queue: string, eventId: string, fields: ReadonlyArray<string>): JobEvent | undefined => {
-  const f: Record<string, string> = {}
-  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!
-  const base = { eventId, jobId: f.id ?? "", at: num(eventId.split("-")[0]), queue }
+/** One job's event from an entry's fields `f` (`id` one job id), or undefined for a kind this version does not know. */
+const decodeOne = (base: EventBase, f: Record<string, string | undefined>): JobEvent | undefined => {
   switch (f.kind) {
     case "added":
     case "completed":
@@ -126,6 +124,59 @@ export const decodeEvent = (queue: string, eventId: string, fields: ReadonlyArra
       return undefined
   }
 }
+
+/**
+ * The events of one stream entry. An entry may carry one change for several jobs of one
+ * call (`id` "a,b,c", and `token` "1,2,3" for active): one event per job, in order, with
+ * eventIds `<entry id>.0`, `<entry id>.1`, …; an entry for one job gives the entry id itself.
+ */
+export const decodeEntry = (queue: string, entryId: string, fields: ReadonlyArray<string>): JobEvent[] => {
+  const f: Record<string, string> = {}
+  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!
+  const at = num(entryId.split("-")[0])
+  const ids = (f.id ?? "").split(",")
+  if (ids.length === 1) {
+    const one = decodeOne({ eventId: entryId, jobId: ids[0]!, at, queue }, f)
+    return one ? [one] : []
+  }
+  const tokens = f.token?.split(",")
+  const out: JobEvent[] = []
+  for (const [i, jobId] of ids.entries()) {
+    const one = decodeOne({ eventId: `${entryId}.${i}`, jobId, at, queue }, { ...f, token: tokens?.[i] })
+    if (one) out.push(one)
+  }
+  return out
+}
+
+/**
+ * Where reading starts for an explicit event id: after entry `after`, but when the id
+ * names an event inside an entry (`<entry>.<k>`), from that entry on with its first
+ * k + 1 events skipped (`skip`).
+ */
+interface Start {
+  readonly after: string
+  readonly skip?: { readonly entry: string; readonly count: number }
+}
+
+/** The stream id just before `id` (`<ms>-<seq>`), so that reading after it starts at `id`. */
+const before = (id: string): string => {
+  const [ms, seq = "0"] = id.split("-")
+  const s = BigInt(seq)
+  if (s > 0n) return `${ms}-${s - 1n}`
+  const m = BigInt(ms!)
+  return m > 0n ? `${m - 1n}-18446744073709551615` : "0-0"
+}
+
+const startOf = (eventId: string): Start => {
+  const m = EVENT_ID.exec(eventId)
+  if (!m?.[2]) return { after: eventId }
+  const entry = m[1]!.includes("-") ? m[1]! : `${m[1]}-0`
+  return { after: before(entry), skip: { entry, count: Number(m[2]) + 1 } }
+}
+
+/** Drop the events of `skip.entry` a resumed read has already passed on. */
+const skipDone = (events: JobEvent[], entryId: string, skip: Start["skip"]): JobEvent[] =>
+  skip && entryId === skip.entry ? events.slice(skip.count) : events
 
 type Entries = ReadonlyArray<readonly [string, ReadonlyArray<string>]>
 type XreadReply = ReadonlyArray<unknown> | null
@@ -162,18 +213,20 @@ const startIds = (
   client: RedisClient,
   streams: ReadonlyArray<string>,
   from: EventsFrom | ReadonlyMap<string, string>,
-) =>
+): Effect.Effect<Array<Start>, RedisError> =>
   typeof from !== "string"
-    ? Effect.succeed(streams.map((k) => from.get(k) ?? "0-0"))
+    ? Effect.succeed(streams.map((k) => ({ after: from.get(k) ?? "0-0" })))
     : from === "now"
-      ? latestIds(client, streams)
-      : Effect.succeed(streams.map(() => (from === "start" ? "0-0" : from)))
+      ? Effect.map(latestIds(client, streams), (ids) => ids.map((after) => ({ after })))
+      : Effect.succeed(streams.map(() => (from === "start" ? { after: "0-0" } : startOf(from))))
 
 /**
  * Read `streams` (keys of queues on one connection `conn`) from `ids` on, for ever.
  * A failed read is tried again after a pause, from the last entry passed on.
  */
-const follow = (conn: RedisClient, streams: ReadonlyArray<QueueKeys>, ids: Array<string>) => {
+const follow = (conn: RedisClient, streams: ReadonlyArray<QueueKeys>, starts: ReadonlyArray<Start>) => {
+  const ids = starts.map((s) => s.after)
+  const skips = starts.map((s) => s.skip)
   const keys = streams.map((k) => k.events)
   const queueOf = new Map(streams.map((k) => [k.events, k.queue]))
   let failures = 0
@@ -192,8 +245,8 @@ const follow = (conn: RedisClient, streams: ReadonlyArray<QueueKeys>, ids: Array
       for (const [key, entries] of streamsOf(reply)) {
         const i = keys.indexOf(key)
         for (const [id, fields] of entries) {
-          const event = decodeEvent(queueOf.get(key) ?? key, id, fields)
-          if (event) out.push(event)
+          out.push(...skipDone(decodeEntry(queueOf.get(key) ?? key, id, fields), id, skips[i]))
+          skips[i] = undefined
           ids[i] = id
         }
       }
@@ -232,12 +285,12 @@ export const eventStream = (
           Effect.sync(() => client.duplicate()),
           (c) => Effect.sync(() => c.disconnect()),
         )
-        const ids = yield* startIds(
+        const starts = yield* startIds(
           conn,
           group.map((k) => k.events),
           from,
         )
-        return follow(conn, group, ids)
+        return follow(conn, group, starts)
       }),
     )
   return groups.length === 1 ? one(groups[0]!) : Stream.mergeAll(groups.map(one), { concurrency: "unbounded" })
@@ -254,7 +307,9 @@ export const retainedEvents = (client: RedisClient, queues: ReadonlyArray<QueueK
     const ends = yield* latestIds(client, streams)
     const out: JobEvent[] = []
     for (const [i, k] of queues.entries()) {
-      let after = from === "now" ? ends[i]! : from === "start" ? "0-0" : from
+      const start = from === "now" ? { after: ends[i]! } : from === "start" ? { after: "0-0" } : startOf(from)
+      let after = start.after
+      let skip = start.skip
       while (ends[i] !== "0-0") {
         const page = yield* Effect.tryPromise({
           try: () =>
@@ -262,8 +317,8 @@ export const retainedEvents = (client: RedisClient, queues: ReadonlyArray<QueueK
           catch: (e): RedisError => redisError("XRANGE", e, client.describe, client.lastError?.()),
         })
         for (const [id, fields] of page) {
-          const event = decodeEvent(k.queue, id, fields)
-          if (event) out.push(event)
+          out.push(...skipDone(decodeEntry(k.queue, id, fields), id, skip))
+          skip = undefined
           after = id
         }
         if (page.length < READ_COUNT) break
