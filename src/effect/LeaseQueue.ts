@@ -146,7 +146,7 @@ export interface Service<A> {
     id: string,
     options?: { readonly timeoutMs?: number | undefined },
   ) => Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | RedisError | QueueClosed>
-  /** Keep about `maxLen` events (0: none; whole number 0 … 10 000 000; default until set 10 000). O(1). */
+  /** Keep about `maxLen` stream entries (0: no events; whole number 0 … 10 000 000; default until set 10 000). O(1). */
   readonly setEventRetention: (maxLen: number) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
   /** The queue's event retention. */
   readonly eventRetention: Effect.Effect<number, RedisError | QueueClosed>

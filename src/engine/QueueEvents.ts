@@ -174,7 +174,7 @@ export const makeQueueEvents = (client: RedisClient, name: string, queues: Reado
         )
       }),
 
-    /** Keep about `maxLen` events (0: record none) on every partition: HSET meta eventsMaxLen. O(1). */
+    /** Keep about `maxLen` stream entries (0: record no events) on every partition: HSET meta eventsMaxLen. O(1). */
     setEventRetention: (maxLen: unknown) =>
       attempt(() => validateRetention(maxLen)).pipe(
         Effect.flatMap((n) =>

@@ -244,7 +244,7 @@ export class Queue<T = unknown> {
   }
 
   /**
-   * Keep about `maxLen` events in the queue's events stream (every partition's); 0 records
+   * Keep about `maxLen` entries in the queue's events stream (every partition's; an entry is one job's event or one call's events for many jobs); 0 records
    * none. Stored in the queue (so every process writing to it follows it). Default, until
    * set: 10 000. Rejects with {@link InvalidOptions} for anything but a whole number 0 … 10 000 000.
    */
