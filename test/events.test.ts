@@ -3,14 +3,23 @@
  * from any process, resumed after a cut connection without loss or repeats.
  */
 import { join } from "node:path"
-import { describe, expect, it } from "vitest"
+import type { Redis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { queueKeys } from "../src/engine/Keys.ts"
 import type { JobEvent } from "../src/index.ts"
 import { InvalidOptions, Queue, QueueClosed, WaitForTimeout, Worker } from "../src/index.ts"
 import { proxyToSuiteRedis, ROOT, startChild, until } from "./reliability/support.ts"
 import { onCleanup } from "./support/cleanup.ts"
-import { queueNamer, redisUrl } from "./support/redis.ts"
+import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const name = queueNamer("events")
+let raw: Redis
+beforeAll(() => {
+  raw = rawClient()
+})
+afterAll(() => {
+  raw.disconnect()
+})
 
 const queue = <T = unknown>(q: string, options: ConstructorParameters<typeof Queue>[1] = {}) => {
   const made = new Queue<T>(q, { connection: redisUrl(), ...options })
@@ -85,6 +94,28 @@ describe("events()", () => {
     expect(resumed.map((e) => e.jobId)).toEqual([ids[1], ids[2], single])
     const afterEntry = await collect(producer.events({ from: all[2]!.eventId }), (s) => s.length === 1)
     expect(afterEntry.map((e) => e.jobId)).toEqual([single])
+  })
+
+  it("after a failed read it reads on from the last event it passed on: nothing again, nothing missed", async () => {
+    const q = name()
+    const producer = queue<number>(q)
+    const key = queueKeys(q).events
+    const events = producer.events({ from: "start" })[Symbol.asyncIterator]()
+    onCleanup(() => events.return?.())
+    const first = await producer.addBulk([{ payload: 1 }, { payload: 2 }])
+    expect([(await events.next()).value.jobId, (await events.next()).value.jobId]).toEqual(first)
+    // make every read fail (WRONGTYPE) until the stream is put back
+    const failedReads = async () =>
+      Number(/cmdstat_xread:.*failed_calls=(\d+)/.exec(await raw.info("commandstats"))?.[1] ?? 0)
+    const failedBefore = await failedReads()
+    const saved = await raw.dumpBuffer(key)
+    await raw.del(key)
+    await raw.set(key, "not a stream")
+    await until("the reader's reads to fail", async () => (await failedReads()) >= failedBefore + 2)
+    await raw.del(key)
+    await raw.restore(key, 0, saved!)
+    const next = await producer.add(3)
+    expect((await events.next()).value).toMatchObject({ kind: "added", jobId: next })
   })
 
   it("close() ends a pending events() loop and closes its connection", async () => {
