@@ -159,3 +159,19 @@ describe("each state change records its event in the same call", () => {
     expect(events).toHaveLength(3)
   })
 })
+
+describe("entries stay small", () => {
+  it("a call's events for many jobs are split into entries of at most 100 jobs, in order", async () => {
+    const { keys, c } = setup()
+    const jobs = Array.from({ length: 250 }, () => newJob())
+    await run(c.add(jobs))
+    const added = await entries(keys.events)
+    expect(added.map((e) => e.id!.split(",").length)).toEqual([100, 100, 50])
+    expect(added.flatMap((e) => e.id!.split(","))).toEqual(jobs.map((j) => j.id))
+    const { jobs: leased } = await run(c.reserve(250, 60_000, 100, [], 0, { workerId: "w-big" }))
+    const active = (await entries(keys.events)).slice(3)
+    expect(active.map((e) => e.id!.split(",").length)).toEqual([100, 100, 50])
+    expect(active.flatMap((e) => e.id!.split(","))).toEqual(leased.map((j) => j.id))
+    expect(active.flatMap((e) => e.token!.split(","))).toEqual(leased.map((j) => String(j.token)))
+  })
+})

@@ -23,3 +23,19 @@ local function emit_event(eventsKey, maxlen, kind, id, ...)
   if maxlen <= 0 then return end
   redis.call('XADD', eventsKey, 'MAXLEN', '~', maxlen, '*', 'kind', kind, 'id', id, ...)
 end
+-- emit_many(eventsKey, maxlen, kind, ids, perJobField, perJob, ...): the same change for
+--   the jobs `ids` of one call, one entry per EVENTS_PER_ENTRY (100) of them, so an entry
+--   stays small and the retention (in entries) bounds memory: `id` their ids joined by
+--   ",", `perJobField` (or nil) their `perJob` values joined likewise, then `...`.
+local EVENTS_PER_ENTRY = 100
+local function emit_many(eventsKey, maxlen, kind, ids, perJobField, perJob, ...)
+  if maxlen <= 0 then return end
+  for i = 1, #ids, EVENTS_PER_ENTRY do
+    local j = math.min(i + EVENTS_PER_ENTRY - 1, #ids)
+    if perJobField then
+      emit_event(eventsKey, maxlen, kind, table.concat(ids, ',', i, j), perJobField, table.concat(perJob, ',', i, j), ...)
+    else
+      emit_event(eventsKey, maxlen, kind, table.concat(ids, ',', i, j), ...)
+    end
+  end
+end
