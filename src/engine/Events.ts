@@ -107,14 +107,15 @@ const follow = (conn: RedisClient, streams: ReadonlyArray<QueueKeys>, starts: Re
       if (keys.length > 1) out.sort((a, b) => a.at - b.at)
       return out
     }),
-    Effect.catch((e) =>
-      // a connection that will not come back (one made without reconnects, as the CLI's) ends the Stream
-      conn.status() === "end"
-        ? Effect.fail(redisError("XREAD", e, conn.describe, conn.lastError?.()))
-        : Effect.sleep(RETRY_PAUSE_MS[Math.min(failures++, RETRY_PAUSE_MS.length - 1)]!).pipe(
-            Effect.as([] as JobEvent[]),
-          ),
-    ),
+    Effect.catch((e) => {
+      const failure = redisError("XREAD", e, conn.describe, conn.lastError?.())
+      // a refusal (NOPERM, WRONGTYPE…) does not go away by reading again, nor does a lost
+      // connection made without reconnects (the CLI's): those end the Stream
+      if (failure._tag === "RedisCommandError" || conn.status() === "end") return Effect.fail(failure)
+      return Effect.sleep(RETRY_PAUSE_MS[Math.min(failures++, RETRY_PAUSE_MS.length - 1)]!).pipe(
+        Effect.as([] as JobEvent[]),
+      )
+    }),
   )
   return Stream.fromEffectRepeat(read).pipe(Stream.flattenIterable)
 }
