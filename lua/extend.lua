@@ -8,16 +8,16 @@
   KEYS[2] lease   HASH  id -> fencing token
   KEYS[3] meta    HASH  layout version
 
-  ARGV[1] layout version
-  ARGV[2] leaseMs
-  then pairs: id, token
+  ARGV[1] layout   layout version
+  ARGV[2] leaseMs  the new lease, from now on the Redis clock
+  ARGV[3..] id, token  one pair per lease
 
   Returns
     {deadline_1, …}  per job: its new deadline (ms, Redis clock), or 0 when the lease is lost
     {'LAYOUT_MISMATCH', found}      layout mismatch; nothing written
 ]]
-local layout = redis.call('HGET', KEYS[3], 'layout')
-if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+local META = KEYS[3]
+--!include layout-guard
 -- First a write that cannot grow memory (a no-op): with maxmemory reached and noeviction,
 -- Redis refuses a script at its first write that may grow memory (ZADD here) unless a
 -- write came before it. Heartbeats must go on then, or every long job would self-fence.

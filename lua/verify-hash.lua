@@ -25,10 +25,10 @@
   KEYS[11] result  HASH  id -> result
   KEYS[12] meta    HASH  (field layout)
 
-  ARGV[1] layout version
-  ARGV[2] which hash: data, lease, max, fails, lost, err or result
-  ARGV[3] HSCAN cursor ('0' to start)
-  ARGV[4] HSCAN COUNT
+  ARGV[1] layout  layout version
+  ARGV[2] hash    which hash: data, lease, max, fails, lost, err or result
+  ARGV[3] cursor  HSCAN cursor ('0' to start)
+  ARGV[4] count   HSCAN COUNT
 
   Returns
     {cursor, candidates, line_1, …}
@@ -38,8 +38,8 @@
     {'LAYOUT_MISMATCH', found}  layout mismatch
     an error reply when ARGV[2] names no hash verify checks
 ]]
-local layout = redis.call('HGET', KEYS[12], 'layout')
-if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+local META = KEYS[12]
+--!include layout-guard
 
 local index = {data = 5, lease = 6, max = 7, fails = 8, lost = 9, err = 10, result = 11}
 local name = ARGV[2]

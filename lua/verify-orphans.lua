@@ -12,15 +12,15 @@
   KEYS[5] data     HASH  id -> payload
   KEYS[6] meta     HASH  (field layout)
 
-  ARGV[1] layout version
-  ARGV[2], ARGV[3], … the ids to recheck
+  ARGV[1] layout  layout version
+  ARGV[2..] id    the ids to recheck
 
   Returns
     {n, id_1, …, id_n}          the n ids still orphaned (n may be 0)
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
-local layout = redis.call('HGET', KEYS[6], 'layout')
-if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+local META = KEYS[6]
+--!include layout-guard
 
 local out = {0}
 for i = 2, #ARGV do

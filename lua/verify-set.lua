@@ -15,10 +15,10 @@
   KEYS[6] lease    HASH  id -> fencing token
   KEYS[7] meta     HASH  (field layout)
 
-  ARGV[1] layout version
-  ARGV[2] which set: 1 active, 2 delayed, 3 dead, 4 done
-  ARGV[3] ZSCAN cursor ('0' to start)
-  ARGV[4] ZSCAN COUNT
+  ARGV[1] layout  layout version
+  ARGV[2] set     which set: 1 active, 2 delayed, 3 dead, 4 done
+  ARGV[3] cursor  ZSCAN cursor ('0' to start)
+  ARGV[4] count   ZSCAN COUNT
 
   Returns
     {cursor, members, duplicates, line_1, line_2, …}
@@ -27,8 +27,8 @@
       line: "<kind> <id> <detail>"
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
-local layout = redis.call('HGET', KEYS[7], 'layout')
-if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+local META = KEYS[7]
+--!include layout-guard
 
 local names = {'active', 'delayed', 'dead', 'done'}
 local which = tonumber(ARGV[2])

@@ -16,9 +16,9 @@
   KEYS[6] data     HASH  id -> payload
   KEYS[7] meta     HASH  (field layout)
 
-  ARGV[1] layout version
-  ARGV[2] entries already read, counted from the right end (0 for the first page)
-  ARGV[3] page size (entries)
+  ARGV[1] layout  layout version
+  ARGV[2] from    entries already read, counted from the right end (0 for the first page)
+  ARGV[3] size    page size (entries)
 
   Returns
     {more, id_1, inline_1, hasData_1, alsoIn_1, id_2, …}
@@ -27,8 +27,8 @@
       alsoIn: the first of active, delayed, dead, done that also holds the id, or ''
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
-local layout = redis.call('HGET', KEYS[7], 'layout')
-if layout and layout ~= ARGV[1] then return {'LAYOUT_MISMATCH', layout} end
+local META = KEYS[7]
+--!include layout-guard
 
 local from, size = tonumber(ARGV[2]), tonumber(ARGV[3])
 local page = redis.call('LRANGE', KEYS[1], -(from + size), -(from + 1))

@@ -7,10 +7,13 @@
 import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../src/engine/Keys.ts"
-import { NotReplicated, Queue, Worker } from "../src/index.ts"
+import { NotReplicated } from "../src/index.ts"
 import { keySlot } from "../src/redis/Slot.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
+import { onCleanup } from "./support/cleanup.ts"
 import { hasRedisCli, type LocalCluster, startCluster } from "./support/cluster.ts"
+import { rawClient } from "./support/redis.ts"
+import { useQueue, useWorker } from "./support/use.ts"
 
 let cluster: LocalCluster
 const conn = () => ({ cluster: cluster.startup })
@@ -42,78 +45,66 @@ describe.skipIf(!hasRedisCli())("durability: WAIT for replicas on the node that 
   it("an add resolves once its replica has it; asking for more replicas than exist rejects, job kept", async () => {
     const keys = queueKeys("dur", "d1")
     const { replica } = await placement("dur", "d1")
-    const queue = new Queue("dur", { connection: conn(), prefix: "d1", durability: durable })
-    const greedy = new Queue("dur", { connection: conn(), prefix: "d1", durability: { replicas: 2, timeoutMs: 50 } })
-    try {
-      const id = await queue.add({ a: 1 })
-      const onReplica = await replica.lrange(keys.wait, 0, -1) // read at once, no polling: WAIT said it is there
-      expect(onReplica.filter((entry) => entry.includes(id))).toHaveLength(1)
-      const err = await greedy.add({ a: 2 }).then(
-        () => undefined,
-        (e: unknown) => e,
-      )
-      expect(err).toBeInstanceOf(NotReplicated)
-      const e = err as NotReplicated
-      expect(e).toMatchObject({ operation: "add", replicas: 2, acknowledged: 1, timeoutMs: 50 })
-      expect(e.message).toContain("not yet replicated")
-      expect((await queue.stats()).waiting).toBe(2) // written all the same
-      expect(await queue.verify()).toMatchObject({ violations: 0 })
-    } finally {
-      replica.disconnect()
-      await Promise.all([queue.close(), greedy.close()])
-    }
+    onCleanup(() => replica.disconnect())
+    const queue = useQueue("dur", { connection: conn(), prefix: "d1", durability: durable })
+    const greedy = useQueue("dur", { connection: conn(), prefix: "d1", durability: { replicas: 2, timeoutMs: 50 } })
+    const id = await queue.add({ a: 1 })
+    const onReplica = await replica.lrange(keys.wait, 0, -1) // read at once, no polling: WAIT said it is there
+    expect(onReplica.filter((entry) => entry.includes(id))).toHaveLength(1)
+    const err = await greedy.add({ a: 2 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(err).toBeInstanceOf(NotReplicated)
+    const e = err as NotReplicated
+    expect(e).toMatchObject({ operation: "add", replicas: 2, acknowledged: 1, timeoutMs: 50 })
+    expect(e.message).toContain("not yet replicated")
+    expect((await queue.stats()).waiting).toBe(2) // written all the same
+    expect(await queue.verify()).toMatchObject({ violations: 0 })
   })
 
   it("on a standalone server with one replica, WAIT goes on the same connection", async () => {
     const primary = await startRedisServer()
+    onCleanup(() => primary.stop())
     const secondary = await startRedisServer({ args: ["--replicaof", "127.0.0.1", String(primary.port)] })
-    const raw = new Redis(primary.port, "127.0.0.1", { maxRetriesPerRequest: 1 })
-    raw.on("error", () => {})
-    const queue = new Queue("solo", { connection: primary.url, durability: durable })
-    const greedy = new Queue("solo", { connection: primary.url, durability: { replicas: 2, timeoutMs: 50 } })
-    try {
-      await poll(async () => /slave0:.*state=online/.test(String(await raw.call("INFO", "replication"))))
-      await queue.add(1)
-      await expect(greedy.add(2)).rejects.toMatchObject({ _tag: "NotReplicated", acknowledged: 1, replicas: 2 })
-      expect((await queue.stats()).waiting).toBe(2)
-    } finally {
-      raw.disconnect()
-      await Promise.all([queue.close(), greedy.close()])
-      await Promise.all([secondary.stop(), primary.stop()])
-    }
+    onCleanup(() => secondary.stop())
+    const raw = rawClient(primary.url)
+    onCleanup(() => raw.disconnect())
+    const queue = useQueue("solo", { connection: primary.url, durability: durable })
+    const greedy = useQueue("solo", { connection: primary.url, durability: { replicas: 2, timeoutMs: 50 } })
+    await poll(async () => /slave0:.*state=online/.test(String(await raw.call("INFO", "replication"))))
+    await queue.add(1)
+    await expect(greedy.add(2)).rejects.toMatchObject({ _tag: "NotReplicated", acknowledged: 1, replicas: 2 })
+    expect((await queue.stats()).waiting).toBe(2)
   })
 
   it("a worker's complete waits too; one not confirmed is an error event, and the job stays completed", async () => {
-    const queue = new Queue("durw", { connection: conn(), prefix: "d2" })
+    const queue = useQueue("durw", { connection: conn(), prefix: "d2" })
     const options = { connection: conn(), prefix: "d2" }
-    try {
-      const [first] = await queue.addBulk([{ payload: 1 }])
-      const worker = new Worker("durw", async () => "ok", { ...options, durability: durable })
-      const done = await new Promise<string>((resolve) => worker.on("completed", (job) => resolve(job.id)))
-      await worker.close()
-      expect(done).toBe(first)
-      const [second] = await queue.addBulk([{ payload: 2 }])
-      const greedy = new Worker("durw", async () => "ok", { ...options, durability: { replicas: 2, timeoutMs: 50 } })
-      let completed = 0
-      greedy.on("completed", () => completed++)
-      const error = await new Promise<unknown>((resolve) => greedy.on("error", resolve))
-      await greedy.close()
-      expect(error).toBeInstanceOf(NotReplicated)
-      expect(error).toMatchObject({ operation: "complete", replicas: 2, acknowledged: 1 })
-      expect(completed).toBe(0) // not reported as completed…
-      const stats = await queue.stats() // …yet written on the master: it does not run again
-      expect(stats).toMatchObject({ waiting: 0, active: 0 })
-      expect(stats.counters.completed).toBe(2)
-      expect(second).toBeDefined()
-    } finally {
-      await queue.close()
-    }
+    const [first] = await queue.addBulk([{ payload: 1 }])
+    const worker = useWorker("durw", async () => "ok", { ...options, durability: durable })
+    const done = await new Promise<string>((resolve) => worker.on("completed", (job) => resolve(job.id)))
+    await worker.close()
+    expect(done).toBe(first)
+    const [second] = await queue.addBulk([{ payload: 2 }])
+    const greedy = useWorker("durw", async () => "ok", { ...options, durability: { replicas: 2, timeoutMs: 50 } })
+    let completed = 0
+    greedy.on("completed", () => completed++)
+    const error = await new Promise<unknown>((resolve) => greedy.on("error", resolve))
+    await greedy.close()
+    expect(error).toBeInstanceOf(NotReplicated)
+    expect(error).toMatchObject({ operation: "complete", replicas: 2, acknowledged: 1 })
+    expect(completed).toBe(0) // not reported as completed…
+    const stats = await queue.stats() // …yet written on the master: it does not run again
+    expect(stats).toMatchObject({ waiting: 0, active: 0 })
+    expect(stats.counters.completed).toBe(2)
+    expect(second).toBeDefined()
   })
 
   it("what durability costs: add throughput with and without (printed)", async () => {
     const lines: string[] = []
     for (const mode of ["off", "on"] as const) {
-      const queue = new Queue(`cost-${mode}`, {
+      const queue = useQueue(`cost-${mode}`, {
         connection: conn(),
         prefix: "cost",
         ...(mode === "on" ? { durability: durable } : {}),
@@ -148,12 +139,12 @@ const scenario = async (prefix: string, withDurability: boolean) => {
   const name = "fo"
   const total = 1200
   const extra = withDurability ? { durability: durable } : {}
-  const queue = new Queue<{ n: number }>(name, { connection: conn(), prefix, ...extra })
+  const queue = useQueue<{ n: number }>(name, { connection: conn(), prefix, ...extra })
   const runs = new Map<number, number>()
   // while the master is cut off, handlers hold their jobs: only what Redis keeps decides
   let gate: Promise<void> | undefined
   let openGate = () => {}
-  const worker = new Worker<{ n: number }>(
+  const worker = useWorker<{ n: number }>(
     name,
     async (job) => {
       runs.set(job.payload.n, (runs.get(job.payload.n) ?? 0) + 1)
@@ -171,20 +162,21 @@ const scenario = async (prefix: string, withDurability: boolean) => {
   const { port: master, replica } = await placement(name, prefix)
   replica.disconnect()
   let next = 0
-  const lane = async () => {
-    for (let n = next++; n < total; n = next++) {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          confirmed.set(n, await queue.add({ n }, { dedupeKey: `n${n}` }))
-          break
-        } catch (e) {
-          if (e instanceof NotReplicated) errors.notReplicated++
-          errors.producerRetries++
-          if (attempt > 300) throw e
-          await new Promise((r) => setTimeout(r, 20)) // back off, then add again (same dedupe key)
-        }
+  /** Add job `n` until Redis acknowledges it; the same dedupe key each time, so an add that did land is not stored twice. */
+  const addAcknowledged = async (n: number): Promise<string> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await queue.add({ n }, { dedupeKey: `n${n}` })
+      } catch (e) {
+        if (e instanceof NotReplicated) errors.notReplicated++
+        errors.producerRetries++
+        if (attempt > 300) throw e
+        await new Promise((r) => setTimeout(r, 20)) // back off, then add again (same dedupe key)
       }
     }
+  }
+  const lane = async () => {
+    for (let n = next++; n < total; n = next++) confirmed.set(n, await addAcknowledged(n))
   }
   const producing = Promise.all(Array.from({ length: 4 }, lane))
   await poll(async () => confirmed.size >= total / 3)

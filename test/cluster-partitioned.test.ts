@@ -3,8 +3,6 @@
  * sub-queues with their own hash tags, spread over every master; workers serve every
  * partition (FIFO within each); stats, sweeps, dead letters and the CLI cover them all.
  */
-import { spawn } from "node:child_process"
-import { join, resolve } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands } from "../src/engine/Commands.ts"
@@ -13,9 +11,10 @@ import { InvalidQueueName, Queue, Worker } from "../src/index.ts"
 import { partitionOfDedupeKey } from "../src/partition/Producer.ts"
 import { connect, liveConnections, type RedisClient } from "../src/redis/Client.ts"
 import { keySlot } from "../src/redis/Slot.ts"
+import { runCli } from "./support/child.ts"
 import { hasRedisCli, type LocalCluster, startCluster } from "./support/cluster.ts"
+import { useQueue, useWorker } from "./support/use.ts"
 
-const ROOT = resolve(import.meta.dirname, "..")
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
 let cluster: LocalCluster
 let client: RedisClient
@@ -53,7 +52,7 @@ const expireAll = async (name: string, prefix: string) => {
 describe.skipIf(!hasRedisCli())("partitioned queues on a 3-master cluster", () => {
   it("spread jobs over all 3 masters; a worker serves every partition, FIFO within each, each job once", async () => {
     const prefix = "pt"
-    const queue = new Queue<{ n: number }>("hot", { connection: conn(), prefix, partitions: N })
+    const queue = useQueue<{ n: number }>("hot", { connection: conn(), prefix, partitions: N })
     const ids = await queue.addBulk(Array.from({ length: 400 }, (_, n) => ({ payload: { n } })))
     ids.push(...(await Promise.all(Array.from({ length: 200 }, (_, k) => queue.add({ n: 400 + k })))))
     const where = await homes("hot", prefix)
@@ -66,7 +65,7 @@ describe.skipIf(!hasRedisCli())("partitioned queues on a 3-master cluster", () =
     const order: string[] = []
     const seen = new Map<number, number>()
     let completed = 0
-    const worker = new Worker<{ n: number }>(
+    const worker = useWorker<{ n: number }>(
       "hot",
       async (job) => {
         order.push(job.id)
@@ -97,30 +96,25 @@ describe.skipIf(!hasRedisCli())("partitioned queues on a 3-master cluster", () =
     expect(after).toMatchObject({ waiting: 0, active: 0, dead: 0 })
     expect(after.counters.completed).toBe(600)
     expect(after.partitions!.map((p) => p.counters.completed)).toEqual(Array(N).fill(600 / N))
-    await queue.close()
   })
 
   it("sub-queue names cannot collide with queue names; duplicates meet in one partition", async () => {
     expect(() => new Queue("hot~1")).toThrow(InvalidQueueName)
     expect(partitionKeys("hot", 1, "dd").meta).toBe("dd:{hot~1}:meta")
     expect(queueKeys("hot", "dd").meta).toBe("dd:{hot}:meta")
-    const queue = new Queue("dup", { connection: conn(), prefix: "dd", partitions: N })
-    try {
-      const first = await queue.add({ a: 1 }, { dedupeKey: "order-17" })
-      expect(await queue.add({ a: 2 }, { dedupeKey: "order-17" })).toBe(first)
-      const [again, other] = await queue.addBulk([
-        { payload: 3, options: { dedupeKey: "order-17" } },
-        { payload: 4, options: { dedupeKey: "order-18" } },
-      ])
-      expect(again).toBe(first)
-      expect(other).not.toBe(first)
-      const stats = await queue.stats()
-      expect(stats.counters.added).toBe(2)
-      const home = partitionOfDedupeKey("order-17", N)
-      expect(stats.partitions![home]!.counters.added).toBeGreaterThanOrEqual(1)
-    } finally {
-      await queue.close()
-    }
+    const queue = useQueue("dup", { connection: conn(), prefix: "dd", partitions: N })
+    const first = await queue.add({ a: 1 }, { dedupeKey: "order-17" })
+    expect(await queue.add({ a: 2 }, { dedupeKey: "order-17" })).toBe(first)
+    const [again, other] = await queue.addBulk([
+      { payload: 3, options: { dedupeKey: "order-17" } },
+      { payload: 4, options: { dedupeKey: "order-18" } },
+    ])
+    expect(again).toBe(first)
+    expect(other).not.toBe(first)
+    const stats = await queue.stats()
+    expect(stats.counters.added).toBe(2)
+    const home = partitionOfDedupeKey("order-17", N)
+    expect(stats.partitions![home]!.counters.added).toBeGreaterThanOrEqual(1)
   })
 
   it("refuses bad partitions and durability options, naming the field, before connecting", () => {
@@ -143,27 +137,23 @@ describe.skipIf(!hasRedisCli())("partitioned queues on a 3-master cluster", () =
 
   it("sweeps, dead letters and verify cover every partition", async () => {
     const prefix = "adm"
-    const queue = new Queue<number>("adm", { connection: conn(), prefix, partitions: N })
-    try {
-      const ids = await queue.addBulk(
-        Array.from({ length: 2 * N }, (_, n) => ({ payload: n, options: { maxAttempts: 1 } })),
-      )
-      await expireAll("adm", prefix)
-      expect((await queue.stats()).expired).toBe(2 * N)
-      expect(await queue.sweep()).toMatchObject({ queue: "adm", reclaimed: 2 * N, dead: 2 * N, incomplete: false })
-      const page = await queue.deadJobs({ count: 5 })
-      expect(page.total).toBe(2 * N)
-      expect(page.jobs).toHaveLength(5)
-      const all = await queue.deadJobs({ count: 100 })
-      expect(all.jobs.map((j) => j.id).sort()).toEqual([...ids].sort())
-      expect(all.jobs.map((j) => j.diedAt)).toEqual(all.jobs.map((j) => j.diedAt).sort((a, b) => a - b))
-      expect(await queue.retryDead(ids.slice(0, 5))).toBe(5)
-      expect(await queue.purgeDead(ids.slice(5))).toBe(2 * N - 5)
-      expect(await queue.verify()).toMatchObject({ violations: 0, jobs: 5 })
-      expect(await queue.stats()).toMatchObject({ waiting: 5, dead: 0, active: 0 })
-    } finally {
-      await queue.close()
-    }
+    const queue = useQueue<number>("adm", { connection: conn(), prefix, partitions: N })
+    const ids = await queue.addBulk(
+      Array.from({ length: 2 * N }, (_, n) => ({ payload: n, options: { maxAttempts: 1 } })),
+    )
+    await expireAll("adm", prefix)
+    expect((await queue.stats()).expired).toBe(2 * N)
+    expect(await queue.sweep()).toMatchObject({ queue: "adm", reclaimed: 2 * N, dead: 2 * N, incomplete: false })
+    const page = await queue.deadJobs({ count: 5 })
+    expect(page.total).toBe(2 * N)
+    expect(page.jobs).toHaveLength(5)
+    const all = await queue.deadJobs({ count: 100 })
+    expect(all.jobs.map((j) => j.id).sort()).toEqual([...ids].sort())
+    expect(all.jobs.map((j) => j.diedAt)).toEqual(all.jobs.map((j) => j.diedAt).sort((a, b) => a - b))
+    expect(await queue.retryDead(ids.slice(0, 5))).toBe(5)
+    expect(await queue.purgeDead(ids.slice(5))).toBe(2 * N - 5)
+    expect(await queue.verify()).toMatchObject({ violations: 0, jobs: 5 })
+    expect(await queue.stats()).toMatchObject({ waiting: 5, dead: 0, active: 0 })
   })
 
   it("end-to-end throughput and master CPU: one queue (one master) vs partitions over all masters (printed)", async () => {
@@ -180,7 +170,7 @@ describe.skipIf(!hasRedisCli())("partitioned queues on a 3-master cluster", () =
     for (const partitions of [1, 3, 6]) {
       const prefix = `tp${partitions}`
       const total = 6000
-      const queue = new Queue<number>("tp", { connection: conn(), prefix, partitions })
+      const queue = useQueue<number>("tp", { connection: conn(), prefix, partitions })
       try {
         const t0 = performance.now()
         for (let b = 0; b < total / 500; b++) {
@@ -190,7 +180,7 @@ describe.skipIf(!hasRedisCli())("partitioned queues on a 3-master cluster", () =
         const before = await cpu()
         const t1 = performance.now()
         let completed = 0
-        const worker = new Worker<number>("tp", async () => {}, {
+        const worker = useWorker<number>("tp", async () => {}, {
           connection: conn(),
           prefix,
           partitions,
@@ -217,35 +207,21 @@ describe.skipIf(!hasRedisCli())("partitioned queues on a 3-master cluster", () =
   })
 
   it("the leaseq CLI (run from source) finds every partition on every master and sweeps it", async () => {
-    const cli = (args: ReadonlyArray<string>) =>
-      new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-        const { REDIS_URL: _, ...env } = process.env
-        const child = spawn(join(ROOT, "node_modules/.bin/node"), [join(ROOT, "src/cli/main.ts"), ...args], { env })
-        let stdout = ""
-        let stderr = ""
-        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-        child.on("close", (code) => done({ code, stdout, stderr }))
-      })
-    const queue = new Queue("cli", { connection: conn(), prefix: "pcli", partitions: N })
-    try {
-      await queue.addBulk(Array.from({ length: 3 * N }, (_, n) => ({ payload: n })))
-      await expireAll("cli", "pcli")
-      const url = `redis://127.0.0.1:${cluster.nodes[1]!.port}`
-      const swept = await cli(["sweep", "--url", url, "--prefix", "pcli", "--json"])
-      expect(swept.code, swept.stderr).toBe(0)
-      const out = JSON.parse(swept.stdout)
-      expect(out.queues.map((q: { queue: string }) => q.queue)).toEqual(Array.from({ length: N }, (_, i) => `cli~${i}`))
-      expect(out.totals.reclaimed).toBe(3 * N)
-      const stats = await cli(["stats", "--url", url, "--prefix", "pcli", "--json"])
-      expect(stats.code, stats.stderr).toBe(0)
-      expect(JSON.parse(stats.stdout).totals).toMatchObject({ queues: N, waiting: 3 * N, active: 0 })
-      // --queue with the logical name stands for all its partitions
-      const named = await cli(["stats", "--url", url, "--prefix", "pcli", "--queue", "cli", "--json"])
-      expect(named.code, named.stderr).toBe(0)
-      expect(JSON.parse(named.stdout).totals).toMatchObject({ queues: N, waiting: 3 * N })
-    } finally {
-      await queue.close()
-    }
+    const queue = useQueue("cli", { connection: conn(), prefix: "pcli", partitions: N })
+    await queue.addBulk(Array.from({ length: 3 * N }, (_, n) => ({ payload: n })))
+    await expireAll("cli", "pcli")
+    const url = `redis://127.0.0.1:${cluster.nodes[1]!.port}`
+    const swept = await runCli(["sweep", "--url", url, "--prefix", "pcli", "--json"])
+    expect(swept.code, swept.err).toBe(0)
+    const out = JSON.parse(swept.out)
+    expect(out.queues.map((q: { queue: string }) => q.queue)).toEqual(Array.from({ length: N }, (_, i) => `cli~${i}`))
+    expect(out.totals.reclaimed).toBe(3 * N)
+    const stats = await runCli(["stats", "--url", url, "--prefix", "pcli", "--json"])
+    expect(stats.code, stats.err).toBe(0)
+    expect(JSON.parse(stats.out).totals).toMatchObject({ queues: N, waiting: 3 * N, active: 0 })
+    // --queue with the logical name stands for all its partitions
+    const named = await runCli(["stats", "--url", url, "--prefix", "pcli", "--queue", "cli", "--json"])
+    expect(named.code, named.err).toBe(0)
+    expect(JSON.parse(named.out).totals).toMatchObject({ queues: N, waiting: 3 * N })
   })
 })

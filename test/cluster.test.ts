@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands, type NewJob } from "../src/engine/Commands.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
-import { Queue, Worker } from "../src/index.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
 import { keySlot } from "../src/redis/Slot.ts"
 import { hasRedisCli, type LocalCluster, startCluster } from "./support/cluster.ts"
+import { useQueue, useWorker } from "./support/use.ts"
 
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
 let cluster: LocalCluster
@@ -69,27 +69,23 @@ describe.skipIf(!hasRedisCli())("on a 3-master Redis Cluster", () => {
   it("many queues spread over all 3 masters: each queue's keys live on the master of its slot", async () => {
     const prefix = "spread"
     const names = Array.from({ length: 12 }, (_, i) => `q${i}`)
-    const queues = names.map((n) => new Queue(n, { connection: conn(), prefix }))
-    try {
-      await Promise.all(queues.map((q, i) => q.add({ i })))
-      const homes = new Set<number>()
-      for (const n of names) {
-        const keys = queueKeys(n, prefix)
-        const slots = new Set([keys.meta, keys.wait, keys.data].map(keySlot))
-        expect(slots.size, "one queue, one slot").toBe(1)
-        const { port } = await home(keys.meta)
-        homes.add(port)
-        const slot = keySlot(keys.meta)
-        for (const m of await cluster.masters()) {
-          const here = (await cluster.raw(m.port).call("CLUSTER", "GETKEYSINSLOT", slot, 100)) as string[]
-          expect(here.includes(keys.wait), `${keys.wait} on ${m.port}`).toBe(m.port === port)
-        }
+    const queues = names.map((n) => useQueue(n, { connection: conn(), prefix }))
+    await Promise.all(queues.map((q, i) => q.add({ i })))
+    const homes = new Set<number>()
+    for (const n of names) {
+      const keys = queueKeys(n, prefix)
+      const slots = new Set([keys.meta, keys.wait, keys.data].map(keySlot))
+      expect(slots.size, "one queue, one slot").toBe(1)
+      const { port } = await home(keys.meta)
+      homes.add(port)
+      const slot = keySlot(keys.meta)
+      for (const m of await cluster.masters()) {
+        const here = (await cluster.raw(m.port).call("CLUSTER", "GETKEYSINSLOT", slot, 100)) as string[]
+        expect(here.includes(keys.wait), `${keys.wait} on ${m.port}`).toBe(m.port === port)
       }
-      expect(homes.size).toBe(3)
-      for (const q of queues) expect((await q.stats()).waiting).toBe(1)
-    } finally {
-      await Promise.all(queues.map((q) => q.close()))
     }
+    expect(homes.size).toBe(3)
+    for (const q of queues) expect((await q.stats()).waiting).toBe(1)
   })
 
   it("the lifecycle runs unchanged: add, reserve, extend, complete, fail, sweep, dead", async () => {
@@ -124,8 +120,8 @@ describe.skipIf(!hasRedisCli())("on a 3-master Redis Cluster", () => {
     const borrowed = new Cluster([...cluster.startup], { enableAutoPipelining: true })
     borrowed.on("error", () => {})
     const name = "wake"
-    const queue = new Queue<{ n: number }>(name, { connection: borrowed, prefix: "bw" })
-    const worker = new Worker<{ n: number }>(name, async (job) => job.payload.n + 1, {
+    const queue = useQueue<{ n: number }>(name, { connection: borrowed, prefix: "bw" })
+    const worker = useWorker<{ n: number }>(name, async (job) => job.payload.n + 1, {
       connection: borrowed,
       prefix: "bw",
       blockTimeoutMs: 300_000,
@@ -146,28 +142,24 @@ describe.skipIf(!hasRedisCli())("on a 3-master Redis Cluster", () => {
   })
 
   it("after SCRIPT FLUSH on every master, each call reloads its script on its node (NOSCRIPT → EVAL)", async () => {
-    const queue = new Queue("flushed", { connection: conn(), prefix: "fl" })
+    const queue = useQueue("flushed", { connection: conn(), prefix: "fl" })
     const { raw } = await home(queueKeys("flushed", "fl").meta)
     const loaded = async () => (await raw.call("SCRIPT", "EXISTS", Scripts.add.sha, Scripts.reserve.sha)) as number[]
-    try {
-      await queue.add(1)
-      expect((await loaded())[0]).toBe(1)
-      for (const m of await cluster.masters()) await cluster.raw(m.port).call("SCRIPT", "FLUSH")
-      expect(await loaded()).toEqual([0, 0])
-      await queue.addBulk([{ payload: 2 }, { payload: 3 }])
-      const done: unknown[] = []
-      const worker = new Worker("flushed", async (job) => void done.push(job.payload), {
-        connection: conn(),
-        prefix: "fl",
-        concurrency: 3,
-      })
-      while (done.length < 3) await once(worker, "completed")
-      await worker.close()
-      expect(done.sort()).toEqual([1, 2, 3])
-      expect(await queue.stats()).toMatchObject({ waiting: 0, active: 0 })
-      expect(await loaded()).toEqual([1, 1]) // EVAL loaded them again on that node
-    } finally {
-      await queue.close()
-    }
+    await queue.add(1)
+    expect((await loaded())[0]).toBe(1)
+    for (const m of await cluster.masters()) await cluster.raw(m.port).call("SCRIPT", "FLUSH")
+    expect(await loaded()).toEqual([0, 0])
+    await queue.addBulk([{ payload: 2 }, { payload: 3 }])
+    const done: unknown[] = []
+    const worker = useWorker("flushed", async (job) => void done.push(job.payload), {
+      connection: conn(),
+      prefix: "fl",
+      concurrency: 3,
+    })
+    while (done.length < 3) await once(worker, "completed")
+    await worker.close()
+    expect(done.sort()).toEqual([1, 2, 3])
+    expect(await queue.stats()).toMatchObject({ waiting: 0, active: 0 })
+    expect(await loaded()).toEqual([1, 1]) // EVAL loaded them again on that node
   })
 })

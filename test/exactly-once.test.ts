@@ -96,7 +96,7 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
     expect(await meta(keys.meta, "added")).toBe(4)
   })
 
-  it("receipts older than the 60 s window are trimmed by add (one call in 8) and by reserve, a bounded number per call", async () => {
+  it("receipts older than the 60 s window are trimmed by add and by reserve (one call in 8 each), a bounded number per call", async () => {
     const { keys, c } = setup()
     const old = (await redisNow()) - 61_000
     for (let i = 0; i < 200; i++) {
@@ -112,9 +112,12 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
     await run(c.add([job()], "P-trims"))
     expect(await raw.zcard(keys.receiptsAt)).toBe(200 - 128 + 2)
     expect(await raw.hlen(keys.receipts)).toBe(200 - 128)
-    await run(c.reserve(1, 60_000, 100))
-    expect(await raw.zcard(keys.receiptsAt)).toBe(200 - 128 - 8 + 2)
-    expect(await raw.hlen(keys.receipts)).toBe(200 - 128 - 8)
+    // a reserve whose request id ends in "1" (49) leaves them; one ending in "8" (56) drops 64
+    await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w", requestId: "1" }))
+    expect(await raw.zcard(keys.receiptsAt)).toBe(200 - 128 + 2)
+    await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w", requestId: "8" }))
+    expect(await raw.zcard(keys.receiptsAt)).toBe(200 - 128 - 64 + 2)
+    expect(await raw.hlen(keys.receipts)).toBe(200 - 128 - 64)
     await run(c.add([job()], "H-trims"))
     expect((await raw.zrange(keys.receiptsAt, "0", "-1")).sort()).toEqual(["H-trims", "P-trims", "fresh"])
     expect(await raw.exists(keys.receipts)).toBe(0)
@@ -178,7 +181,7 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
 
   it("a record per worker; records of workers quiet for 10 minutes are dropped", async () => {
     const { keys, c } = setup()
-    await run(c.add([job(), job()]))
+    await run(c.add([job(), job(), job()]))
     await raw.hset(keys.reqs, "gone", `x|${(await redisNow()) - 601_000}||`)
     const a = await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w-a", requestId: "r-1" }))
     // another worker with the same request id is another call
@@ -186,7 +189,23 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     expect(a.jobs).toHaveLength(1)
     expect(b.jobs).toHaveLength(1)
     expect(b.jobs[0]!.id).not.toBe(a.jobs[0]!.id)
+    // housekeeping runs in calls whose request id ends in a multiple of 8 ("1" is 49: not these)
+    expect((await raw.hkeys(keys.reqs)).sort()).toEqual(["gone", "w-a", "w-b"])
+    // "0" (48) is: it samples 16 records, so with fewer than that every quiet one goes
+    await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w-a", requestId: "r-0" }))
     expect((await raw.hkeys(keys.reqs)).sort()).toEqual(["w-a", "w-b"])
+  })
+
+  it("quiet workers' records stay bounded: housekeeping calls drop them faster than workers come and go", async () => {
+    const { keys, c } = setup()
+    await run(c.add(Array.from({ length: 400 }, () => job())))
+    const quiet = `x|${(await redisNow()) - 601_000}||`
+    // 40 workers each made a call, then went quiet (crashed or closed)
+    for (let i = 0; i < 40; i++) await raw.hset(keys.reqs, `gone-${i}`, quiet)
+    // one live worker's 400 numbered calls (as a worker sends them): one in 5 is a housekeeping call
+    for (let i = 1; i <= 400; i++)
+      await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "live", requestId: String(i) }))
+    expect(await raw.hkeys(keys.reqs)).toEqual(["live"])
   })
 })
 

@@ -10,10 +10,10 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LeaseQueue, LeaseWorker } from "../src/effect.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
-import { Queue, Worker } from "../src/index.ts"
 import { redisNow, until } from "./reliability/support.ts"
 import { deferred, onCleanup } from "./support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
+import { useQueue, useWorker } from "./support/use.ts"
 
 const name = queueNamer("lease-table")
 let raw: Redis
@@ -98,8 +98,7 @@ describe("lease table", () => {
   it("N1: two leases of one job in one worker: the older is aborted, the newer stays heartbeated after the older ends", async () => {
     const q = name()
     const keys = queueKeys(q)
-    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
-    onCleanup(() => queue.close())
+    const queue = useQueue<{ n: number }>(q)
     const started = new Map<number, ReturnType<typeof deferred<number>>>([
       [1, deferred<number>()],
       [2, deferred<number>()],
@@ -107,7 +106,7 @@ describe("lease table", () => {
     const aborted: number[] = []
     const finishFirst = deferred()
     const finishSecond = deferred()
-    const worker = new Worker<{ n: number }>(
+    const worker = useWorker<{ n: number }>(
       q,
       async (job) => {
         job.signal.addEventListener("abort", () => aborted.push(job.token))
@@ -117,12 +116,11 @@ describe("lease table", () => {
         return job.attempt
       },
       // no grace: a lease the heartbeat leaves alone is reclaimed right at its deadline
-      { connection: redisUrl(), concurrency: 2, leaseMs: 1_500, leaseGraceMs: 0, sweep: { intervalMs: 100 } },
+      { concurrency: 2, leaseMs: 1_500, leaseGraceMs: 0, sweep: { intervalMs: 100 } },
     )
     onCleanup(async () => {
       finishFirst.resolve()
       finishSecond.resolve()
-      await worker.close()
     })
     const lost: string[] = []
     const completed: number[] = []

@@ -1,6 +1,6 @@
 /**
  * The Lua scripts, called directly through the command layer against real Redis:
- * every transition of design §1 and the fencing rules.
+ * every state transition of a job (docs/concepts.md, "States") and the fencing rules.
  */
 import type { Effect } from "effect"
 import type { Redis } from "ioredis"

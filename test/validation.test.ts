@@ -8,6 +8,7 @@ import { queueKeys } from "../src/engine/Keys.ts"
 import { Queue, Worker } from "../src/index.ts"
 import { freePort } from "../src/testing/RedisServer.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
+import { useQueue, useWorker } from "./support/use.ts"
 
 const name = queueNamer("validation")
 let raw: Redis
@@ -145,44 +146,41 @@ describe("connections and foreign keys", () => {
 
   it("Redis down at start: add rejects with RedisUnavailable", async () => {
     const port = await freePort()
-    const down = new Queue(q, {
+    const down = useQueue(q, {
       connection: { port, host: "127.0.0.1", maxRetriesPerRequest: 1, retryStrategy: () => null },
     })
     const e = await down.add("x").catch((err) => err)
     expect(e._tag).toBe("RedisUnavailable")
     expect(e.message).toMatch(/Redis unavailable/)
-    await down.close()
   })
 
   it("a key of a foreign type under the queue's names is refused before anything is written", async () => {
     const other = name("foreign")
     await raw.set(queueKeys(other).wait, "somebody else's string")
-    const foreign = new Queue(other, { connection: redisUrl() })
+    const foreign = useQueue(other)
     const before = await dumpQueue(raw, other)
     const e = await foreign.add("x").catch((err) => err)
     expect(e._tag).toBe("WrongKeyType")
     expect(e.message).toContain(queueKeys(other).wait)
     expect(await dumpQueue(raw, other)).toEqual(before)
-    await foreign.close()
   })
 
   it("a queue with another layout version is refused by producers and workers", async () => {
     const other = name("layout")
     await raw.hset(queueKeys(other).meta, "layout", "99")
     const before = await dumpQueue(raw, other)
-    const foreign = new Queue(other, { connection: redisUrl() })
+    const foreign = useQueue(other)
     const e = await foreign.add("x").catch((err) => err)
     expect(e._tag).toBe("LayoutMismatch")
     expect(e.message).toMatch(/layout version "99"/)
-    const worker = new Worker(other, async () => {}, { connection: redisUrl() })
+    const worker = useWorker(other, async () => {})
     expect((await worker.ready.catch((err) => err))._tag).toBe("LayoutMismatch")
     await worker.close()
     expect(await dumpQueue(raw, other)).toEqual(before)
-    await foreign.close()
   })
 
   it("calls after close reject with QueueClosed", async () => {
-    const closed = new Queue(name("closed"), { connection: redisUrl() })
+    const closed = useQueue(name("closed"))
     await closed.close()
     expect(((await closed.add("x").catch((e) => e)) as Error).name).toBe("QueueClosed")
   })

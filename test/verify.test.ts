@@ -7,15 +7,15 @@
 import { Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeCommands, type NewJob } from "../src/engine/Commands.ts"
-import { LAYOUT_VERSION, queueKeys } from "../src/engine/Keys.ts"
+import { makeCommands, type NewJob, runScript } from "../src/engine/Commands.ts"
+import { queueKeys } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
 import { type ScriptCall, verifyQueue } from "../src/engine/Verify.ts"
-import { Queue } from "../src/promise/Queue.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
 import { type LocalRedis, startRedisServer } from "../src/testing/RedisServer.ts"
 import { until } from "./reliability/support.ts"
 import { queueNamer, rawClient } from "./support/redis.ts"
+import { useQueue } from "./support/use.ts"
 
 const name = queueNamer("verify")
 let server: LocalRedis
@@ -140,15 +140,15 @@ describe("verify on a large backlog (N9)", () => {
     // the script calls verify makes, with a real sweep run between reading wait and
     // reading data: the due job moves from delayed to wait, keeping its stored payload
     let swept = false
-    const call: ScriptCall<never> = (script, scriptKeys, args) =>
+    const call: ScriptCall<never> = (script, input) =>
       Effect.gen(function* () {
-        if (script === Scripts.verifyHash && !swept) {
+        if (script.name === Scripts.verifyHash.name && !swept) {
           swept = true
           expect(yield* Effect.orDie(c.sweep(10))).toMatchObject({ promoted: 1 })
         }
-        return (yield* Effect.promise(() => client.script(script, scriptKeys, [LAYOUT_VERSION, ...args]))) as never
+        return yield* Effect.orDie(runScript(client, keys, script, input))
       })
-    const result = await run(verifyQueue(call, keys, { maxLines: 10, pageSize: 1 }))
+    const result = await run(verifyQueue(call, { maxLines: 10, pageSize: 1 }))
     expect(swept).toBe(true)
     expect(await raw.lrange(keys.wait, 0, 0)).toEqual([due.id])
     expect(result).toEqual({ violations: 0, jobs: 3, lines: [] })
@@ -163,22 +163,18 @@ describe("verify on a large backlog (N9)", () => {
 
   it("N9: the Promise face checks pageSize and maxLines before reading anything", async () => {
     const q = name("promise")
-    const queue = new Queue(q, { connection: server.url })
-    try {
-      for (const [options, field] of [
-        [{ pageSize: 0 }, "pageSize"],
-        [{ pageSize: 10_001 }, "pageSize"],
-        [{ pageSize: 1.5 }, "pageSize"],
-        [{ maxLines: 0 }, "maxLines"],
-      ] as const) {
-        const e = await queue.verify(options).catch((err: unknown) => err)
-        expect(e).toMatchObject({ _tag: "InvalidOptions", field })
-        expect(String((e as Error).message)).toContain(field)
-      }
-      await queue.add({ n: 1 })
-      expect(await queue.verify({ pageSize: 1 })).toEqual({ violations: 0, jobs: 1, lines: [] })
-    } finally {
-      await queue.close()
+    const queue = useQueue(q, { connection: server.url })
+    for (const [options, field] of [
+      [{ pageSize: 0 }, "pageSize"],
+      [{ pageSize: 10_001 }, "pageSize"],
+      [{ pageSize: 1.5 }, "pageSize"],
+      [{ maxLines: 0 }, "maxLines"],
+    ] as const) {
+      const e = await queue.verify(options).catch((err: unknown) => err)
+      expect(e).toMatchObject({ _tag: "InvalidOptions", field })
+      expect(String((e as Error).message)).toContain(field)
     }
+    await queue.add({ n: 1 })
+    expect(await queue.verify({ pageSize: 1 })).toEqual({ violations: 0, jobs: 1, lines: [] })
   })
 })

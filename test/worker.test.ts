@@ -6,12 +6,13 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands } from "../src/engine/Commands.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
-import { type Job, Queue, Worker } from "../src/index.ts"
+import type { Job } from "../src/index.ts"
 import { connect } from "../src/redis/Client.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
-import { spawnTs } from "./support/child.ts"
-import { deferred } from "./support/cleanup.ts"
+import { startWorkerChild } from "./support/child.ts"
+import { deferred, onCleanup } from "./support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
+import { useQueue, useWorker } from "./support/use.ts"
 
 const name = queueNamer("worker")
 let raw: Redis
@@ -42,17 +43,17 @@ const counter = (n: number) => {
 describe("worker", () => {
   it("processes jobs and completes each exactly once", async () => {
     const q = name()
-    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
+    const queue = useQueue<{ n: number }>(q)
     await queue.addBulk(Array.from({ length: 200 }, (_, n) => ({ payload: { n } })))
     const seen = new Map<number, number>()
     const all = counter(200)
-    const worker = new Worker<{ n: number }>(
+    const worker = useWorker<{ n: number }>(
       q,
       async (job) => {
         seen.set(job.payload.n, (seen.get(job.payload.n) ?? 0) + 1)
         return job.payload.n * 2
       },
-      { connection: redisUrl(), concurrency: 16 },
+      { concurrency: 16 },
     )
     const results: number[] = []
     worker.on("completed", (_job, result) => {
@@ -68,22 +69,21 @@ describe("worker", () => {
     expect(stats).toMatchObject({ waiting: 0, active: 0, dead: 0 })
     expect(stats.counters.completed).toBe(200)
     expect(await raw.exists(queueKeys(q).data)).toBe(0)
-    await queue.close()
   })
 
   it("a handler that runs 5x leaseMs completes exactly once: heartbeats keep its lease", async () => {
     const q = name()
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     await queue.add({ slow: true })
     const done = deferred<Job<unknown>>()
     let runs = 0
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async () => {
         runs++
         await new Promise((r) => setTimeout(r, 1000))
       },
-      { connection: redisUrl(), leaseMs: 200 },
+      { leaseMs: 200 },
     )
     worker.on("completed", (job) => done.resolve(job))
     const job = await done.promise
@@ -92,21 +92,19 @@ describe("worker", () => {
     expect(job.attempt).toBe(1)
     const stats = await queue.stats()
     expect(stats.counters).toMatchObject({ completed: 1, lostLeases: 0 })
-    await queue.close()
   })
 
   it("a worker killed with SIGKILL leaves its jobs leased; after the lease they complete elsewhere with attempt 2", async () => {
     const q = name()
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     const ids = await queue.addBulk([{ payload: 1 }, { payload: 2 }, { payload: 3 }])
-    const child = spawnTs(new URL("./fixtures/worker-child.ts", import.meta.url).pathname, [redisUrl(), q, "300", "3"])
-    for (const id of ids) await child.waitFor((l) => l.startsWith(`started ${id}`))
-    await child.kill()
+    const child = startWorkerChild(redisUrl(), q, "hang", { leaseMs: 300, concurrency: 3, sweep: false })
+    for (const id of ids) await child.waitFor((l) => l.startsWith(`started ${id} `))
+    await child.stop()
     expect((await queue.stats()).active).toBe(3)
     const all = counter(3)
     const attempts: number[] = []
-    const worker = new Worker(q, async (job) => void attempts.push(job.attempt), {
-      connection: redisUrl(),
+    const worker = useWorker(q, async (job) => void attempts.push(job.attempt), {
       leaseMs: 300,
       sweep: { intervalMs: 50 },
     })
@@ -117,23 +115,22 @@ describe("worker", () => {
     const stats = await queue.stats()
     expect(stats.counters).toMatchObject({ completed: 3, lostLeases: 3 })
     expect(await queue.verify()).toMatchObject({ violations: 0 })
-    await queue.close()
   })
 
   it("when the lease is lost mid-handler, its signal aborts, its late complete is refused, and the job completes once by the new holder", async () => {
     const q = name()
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     const [id] = await queue.addBulk([{ payload: "x" }])
     const started = deferred<{ token: number; signal: AbortSignal }>()
     const aborted = deferred<unknown>()
-    const first = new Worker(
+    const first = useWorker(
       q,
       async (job) => {
         started.resolve({ token: job.token, signal: job.signal })
         job.signal.addEventListener("abort", () => aborted.resolve(job.signal.reason))
         await new Promise((r) => job.signal.addEventListener("abort", r))
       },
-      { connection: redisUrl(), leaseMs: 600, sweep: false },
+      { leaseMs: 600, sweep: false },
     )
     const lost = deferred<string>()
     first.on("lease-lost", (_job, reason) => lost.resolve(reason))
@@ -144,7 +141,7 @@ describe("worker", () => {
     await raw.zadd(queueKeys(q).active, 0, id!)
     expect((await queue.sweep()).reclaimed).toBe(1)
     const second = deferred<Job<unknown>>()
-    const other = new Worker(q, async () => "ok", { connection: redisUrl(), sweep: false })
+    const other = useWorker(q, async () => "ok", { sweep: false })
     other.on("completed", (job) => second.resolve(job))
     const job2 = await second.promise
     expect(job2.attempt).toBe(2)
@@ -164,23 +161,22 @@ describe("worker", () => {
     await Promise.all([first.close(), other.close()])
     expect(firstCompleted).toBe(0)
     expect((await queue.stats()).counters.completed).toBe(1)
-    await queue.close()
   })
 
   it("graceful close releases unfinished jobs: another worker starts them at once with attempts unchanged", async () => {
     const q = name()
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     await queue.addBulk([{ payload: 1 }, { payload: 2 }])
     const running = counter(2)
     const aborted: boolean[] = []
-    const first = new Worker(
+    const first = useWorker(
       q,
       async (job) => {
         running.hit()
         await new Promise((r) => job.signal.addEventListener("abort", r))
         aborted.push(job.signal.aborted)
       },
-      { connection: redisUrl(), concurrency: 2, leaseMs: 60_000, shutdownGraceMs: 50 },
+      { concurrency: 2, leaseMs: 60_000, shutdownGraceMs: 50 },
     )
     await running.done
     await first.close()
@@ -192,31 +188,29 @@ describe("worker", () => {
     const all = counter(2)
     const attempts: number[] = []
     // a 60 s lease: if the jobs had not been released this would time out
-    const second = new Worker(q, async (job) => void attempts.push(job.attempt), {
-      connection: redisUrl(),
+    const second = useWorker(q, async (job) => void attempts.push(job.attempt), {
       concurrency: 2,
     })
     second.on("completed", () => all.hit())
     await all.done
     await second.close()
     expect(attempts).toEqual([1, 1])
-    await queue.close()
   })
 
   it("graceful close lets a handler that finishes within the grace period complete", async () => {
     const q = name()
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     await queue.add("x")
     const started = deferred()
     const finish = deferred()
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async () => {
         started.resolve()
         await finish.promise
         return "finished"
       },
-      { connection: redisUrl(), shutdownGraceMs: 30_000 },
+      { shutdownGraceMs: 30_000 },
     )
     const completed: unknown[] = []
     worker.on("completed", (_j, r) => completed.push(r))
@@ -227,21 +221,20 @@ describe("worker", () => {
     await closing
     expect(completed).toEqual(["finished"])
     expect((await queue.stats()).counters).toMatchObject({ completed: 1, released: 0 })
-    await queue.close()
   })
 
   it("a failing handler is retried with backoff, then goes to dead with its error", async () => {
     const q = name()
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     const id = await queue.add({ bad: true }, { maxAttempts: 3 })
     const dead = deferred<string>()
     const failures: Array<[number, boolean]> = []
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async (job) => {
         throw new Error(`boom ${job.attempt}`)
       },
-      { connection: redisUrl(), backoff: { type: "fixed", delayMs: 20 }, sweep: { intervalMs: 20 } },
+      { backoff: { type: "fixed", delayMs: 20 }, sweep: { intervalMs: 20 } },
     )
     worker.on("failed", (job, _e, willRetry) => failures.push([job.attempt, willRetry]))
     worker.on("dead", (_job, reason) => dead.resolve(reason))
@@ -258,18 +251,17 @@ describe("worker", () => {
     expect((jobs[0]!.error as { message: string }).message).toBe("boom 3")
     expect(await queue.retryDead([id])).toBe(1)
     expect((await queue.stats()).waiting).toBe(1)
-    await queue.close()
   })
 
   it("a payload that is not valid JSON goes to dead as invalid-payload without reaching the handler", async () => {
     const q = name()
     const keys = queueKeys(q)
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     const id = await queue.add("placeholder")
     await raw.lset(keys.wait, 0, `${id}|3|{not json`)
     const dead = deferred<string>()
     let called = false
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async () => {
         called = true
@@ -283,49 +275,41 @@ describe("worker", () => {
     expect(await raw.hget(keys.fails, id)).toBeNull()
     const { jobs } = await queue.deadJobs()
     expect(jobs[0]!.error).toMatchObject({ reason: "invalid-payload" })
-    await queue.close()
   })
 
   it("delayed jobs run once due", async () => {
     const q = name()
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     const added = Date.now()
     await queue.add("later", { delayMs: 150 })
     const done = deferred<number>()
-    const worker = new Worker(q, async () => {}, { connection: redisUrl() })
+    const worker = useWorker(q, async () => {})
     worker.on("completed", () => done.resolve(Date.now()))
     expect(await done.promise).toBeGreaterThanOrEqual(added + 150 - 5)
-    await worker.close()
-    await queue.close()
   })
 })
 
 describe("idle cost", () => {
   it("an idle worker for 2 s sends a bounded number of Redis commands (INFO commandstats)", async () => {
     const server = await startRedisServer()
+    onCleanup(() => server.stop())
     const admin = rawClient(server.url)
-    try {
-      const worker = new Worker("idle", async () => {}, { connection: server.url })
-      await worker.ready
-      await admin.config("RESETSTAT")
-      await new Promise((r) => setTimeout(r, 2000))
-      const info = await admin.info("commandstats")
-      await worker.close()
-      const calls = [...info.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map(
-        ([, cmd, n]) => [cmd!, Number(n)] as const,
-      )
-      const byCommand = Object.fromEntries(calls)
-      const total = calls.reduce((a, [cmd, n]) => (cmd.startsWith("config") || cmd === "info" ? a : a + n), 0)
-      const scripts = (byCommand.evalsha ?? 0) + (byCommand.eval ?? 0)
-      // at most the first reserve (its EVALSHA may be answered NOSCRIPT on a new server, then EVAL)
-      // and one blocking wait per 5 s block timeout; heartbeats with nothing to extend send nothing
-      expect(scripts, JSON.stringify(byCommand)).toBeLessThanOrEqual(2)
-      expect(byCommand.bzpopmin ?? 0, JSON.stringify(byCommand)).toBeLessThanOrEqual(1)
-      // every command counted, including those run inside the scripts
-      expect(total, JSON.stringify(byCommand)).toBeLessThanOrEqual(16)
-    } finally {
-      admin.disconnect()
-      await server.stop()
-    }
+    onCleanup(() => admin.disconnect())
+    const worker = useWorker("idle", async () => {}, { connection: server.url })
+    await worker.ready
+    await admin.config("RESETSTAT")
+    await new Promise((r) => setTimeout(r, 2000))
+    const info = await admin.info("commandstats")
+    await worker.close()
+    const calls = [...info.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map(([, cmd, n]) => [cmd!, Number(n)] as const)
+    const byCommand = Object.fromEntries(calls)
+    const total = calls.reduce((a, [cmd, n]) => (cmd.startsWith("config") || cmd === "info" ? a : a + n), 0)
+    const scripts = (byCommand.evalsha ?? 0) + (byCommand.eval ?? 0)
+    // at most the first reserve (its EVALSHA may be answered NOSCRIPT on a new server, then EVAL)
+    // and one blocking wait per 5 s block timeout; heartbeats with nothing to extend send nothing
+    expect(scripts, JSON.stringify(byCommand)).toBeLessThanOrEqual(2)
+    expect(byCommand.bzpopmin ?? 0, JSON.stringify(byCommand)).toBeLessThanOrEqual(1)
+    // every command counted, including those run inside the scripts
+    expect(total, JSON.stringify(byCommand)).toBeLessThanOrEqual(16)
   })
 })

@@ -3,18 +3,13 @@ import { Console, Context, Deferred, Effect, Layer, Schema } from "effect"
 import { LeaseQueue, LeaseWorker } from "leaseq/effect"
 
 // Type { sku: string; quantity: number }, stored as JSON { sku: string; quantity: string }
-const Order = Schema.Struct({
-  sku: Schema.String.check(Schema.isMinLength(1)),
-  quantity: Schema.FiniteFromString,
-})
+const Order = Schema.Struct({ sku: Schema.String.check(Schema.isMinLength(1)), quantity: Schema.FiniteFromString })
 class Orders extends Context.Service<Orders, LeaseQueue.Service<typeof Order.Type>>()("app/Orders") {}
 // another program writing the same queue without the Schema (plain JSON)
 class LegacyOrders extends Context.Service<LegacyOrders, LeaseQueue.Service<unknown>>()("app/LegacyOrders") {}
 
-const QueuesLive = Layer.mergeAll(
-  LeaseQueue.layerConfig(Orders, { name: "effect-orders", schema: Order }),
-  LeaseQueue.layerConfig(LegacyOrders, { name: "effect-orders" }),
-)
+const OrdersLive = LeaseQueue.layerConfig(Orders, { name: "effect-orders", schema: Order })
+const QueuesLive = Layer.mergeAll(OrdersLive, LeaseQueue.layerConfig(LegacyOrders, { name: "effect-orders" }))
 
 const program = Effect.gen(function* () {
   const orders = yield* Orders

@@ -8,11 +8,14 @@ try {
 }
 
 const queue = new Queue("errors-example", { connection: process.env.REDIS_URL })
+// #region payload
 try {
   await queue.add({ amount: 10n })
 } catch (e) {
   if (e instanceof InvalidPayload) console.log(e.message)
+  // invalid payload: contains a BigInt at key "amount"; convert it to a string or number
 }
+// #endregion
 try {
   await queue.add({ amount: 10 }, { maxAttempts: 0 })
 } catch (e) {

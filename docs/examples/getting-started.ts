@@ -10,21 +10,16 @@ const queue = new Queue<Email>("getting-started", { connection: process.env.REDI
 const id = await queue.add({ to: "ada@example.com", subject: "hello" })
 console.log("added", id)
 
-const done = new Promise<void>((resolve) => {
-  const worker = new Worker<Email, string>(
-    "getting-started",
-    async (job) => {
-      console.log(`sending "${job.payload.subject}" to ${job.payload.to} (attempt ${job.attempt}, token ${job.token})`)
-      return "sent"
-    },
-    { connection: process.env.REDIS_URL, concurrency: 4 },
-  )
-  worker.on("completed", async (job, result) => {
-    console.log("completed", job.id, result)
-    await worker.close()
-    resolve()
-  })
+const worker = new Worker<Email, string>(
+  "getting-started",
+  async (job) => {
+    console.log(`sending "${job.payload.subject}" to ${job.payload.to} (attempt ${job.attempt}, token ${job.token})`)
+    return "sent"
+  },
+  { connection: process.env.REDIS_URL, concurrency: 4 },
+)
+worker.on("completed", async (job, result) => {
+  console.log("completed", job.id, result)
+  await worker.close()
+  await queue.close()
 })
-await done
-console.log(await queue.stats())
-await queue.close()

@@ -7,11 +7,13 @@ const queue = new Queue("metrics-example", { connection: process.env.REDIS_URL }
 await queue.add({ to: "ada@example.com" })
 
 // one handler: every queue under the prefix, one reading of Redis per second at most
-const metrics = metricsHandler({ connection: process.env.REDIS_URL })
+// #region mount
+const metrics = metricsHandler({ connection: process.env.REDIS_URL, prefix: "leaseq" })
 const server = createServer((req, res) => {
   if (req.url === "/metrics") return metrics(req, res)
   res.writeHead(404).end()
 })
+// #endregion
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
 const { port } = server.address() as { port: number }
 

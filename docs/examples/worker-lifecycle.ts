@@ -30,12 +30,18 @@ worker.on("lease-lost", (job, reason) => console.log(`lost the lease of ${job.id
 worker.on("dead", (job, reason) => console.log(`job ${job.id} is dead: ${reason}`))
 worker.on("error", (error) => console.log("worker error (it keeps going):", error))
 
-// in a service: process.on("SIGTERM", () => worker.close().then(() => process.exit(0)))
 await new Promise<void>((resolve) => {
   worker.on("completed", () => {
     if (++seen === 20) resolve()
   })
 })
-await worker.close() // stop reserving, let handlers finish, release the rest
 console.log("completed", seen, "state", worker.state)
 await queue.close()
+
+// #region shutdown
+process.on("SIGTERM", async () => {
+  await worker.close() // stop reserving, let handlers finish, release the rest
+  process.exit(0)
+})
+// #endregion
+process.kill(process.pid, "SIGTERM") // what a process manager sends to stop the service

@@ -4,8 +4,9 @@
  * `InvalidArgumentError` becomes a one-line usage error (exit 2).
  */
 import { type Command, InvalidArgumentError } from "commander"
-import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "../engine/Keys.ts"
-import { redactUrl } from "../redis/Client.ts"
+import * as Result from "effect/Result"
+import { checkPrefix, DEFAULT_PREFIX, queueKeys } from "../engine/Keys.ts"
+import { DEFAULT_REDIS_URL, redactUrl } from "../redis/Client.ts"
 import { usage } from "./Output.ts"
 
 /** The flags every command that talks to Redis takes. */
@@ -17,8 +18,8 @@ export interface CommonFlags {
   readonly json?: boolean
 }
 
-/** The URL used when neither `--url` nor `REDIS_URL` is given. */
-export const DEFAULT_URL = "redis://127.0.0.1:6379"
+/** The URL used when neither `--url` nor `REDIS_URL` is given (the library's default). */
+export const DEFAULT_URL = DEFAULT_REDIS_URL
 
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
@@ -53,11 +54,9 @@ export const queueList = (value: string, previous: ReadonlyArray<string> | undef
 
 /** An argParser for `--prefix`. */
 export const prefix = (value: string): string => {
-  try {
-    return validatePrefix(value)
-  } catch (e) {
-    throw new InvalidArgumentError(messageOf(e))
-  }
+  const checked = checkPrefix(value)
+  if (Result.isFailure(checked)) throw new InvalidArgumentError(checked.failure.message)
+  return checked.success
 }
 
 /**

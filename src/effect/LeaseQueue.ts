@@ -26,26 +26,25 @@ import {
   type RedisError,
 } from "../engine/Errors.ts"
 import type { EventsFrom, JobEvent } from "../engine/Events.ts"
-import type { JobOptions } from "../engine/Job.ts"
-import { DEFAULT_PREFIX, validateQueueName } from "../engine/Keys.ts"
+import type { BulkJob, JobOptions } from "../engine/Job.ts"
+import { checkQueueName, DEFAULT_PREFIX } from "../engine/Keys.ts"
 import {
+  checkQueueOptions,
   makeQueueCore,
   type QueueCore,
   type QueueSettingsInput,
   readOnly,
-  resolveQueueOptions,
 } from "../engine/QueueCore.ts"
 import { type FinishedJob, makeQueueEvents, type WaitForTimeout } from "../engine/QueueEvents.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
-import { integerOr, Limits, optionsObject } from "../engine/Validate.ts"
-import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
+import { checkObject, checkPage, Limits } from "../engine/Validate.ts"
+import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
 import {
-  attempt,
   makePayloadCodec,
   type PayloadCodec,
   type PayloadSchema,
+  parseOptions,
   type ValidationError,
-  validated,
 } from "./Payload.ts"
 
 /** Options of {@link make} and {@link layer}. */
@@ -65,11 +64,7 @@ export interface Options<A> extends QueueSettingsInput {
 /** Options of {@link layerConfig}: as {@link Options}, with the connection and prefix read from `Config`. */
 export type ConfigOptions<A> = Omit<Options<A>, "connection" | "prefix">
 
-/** One job for {@link Service.addBulk}. */
-export interface BulkJob<A> {
-  readonly payload: A
-  readonly options?: JobOptions | undefined
-}
+export type { BulkJob } from "../engine/Job.ts"
 
 /**
  * Everything `add` and `addBulk` can fail with. Nothing is written when they fail, except
@@ -162,14 +157,15 @@ export interface Service<A> {
  */
 export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>, ValidationError, Scope.Scope> =>
   Effect.gen(function* () {
-    const { name, schema, ...rest } = yield* attempt(() => optionsObject("options", options) as Partial<Options<A>>)
-    const queue = yield* attempt<string, InvalidQueueName>(() => validateQueueName(name))
-    const settings = yield* attempt(() => resolveQueueOptions(rest, ["connection"]))
+    const given: Partial<Options<A>> = yield* Effect.fromResult(checkObject("options", options))
+    const { name, schema, ...rest } = given
+    const queue = yield* Effect.fromResult(checkQueueName(name))
+    const settings = yield* Effect.fromResult(checkQueueOptions(rest, ["connection"]))
     if (schema !== undefined && !Schema.isSchema(schema)) {
       return yield* Effect.fail(invalid("schema", schema, "must be an Effect Schema (or left out for plain JSON)"))
     }
     const client = yield* Effect.acquireRelease(
-      attempt(() => connect(rest.connection)),
+      parseOptions(() => connect(rest.connection)),
       (c) => Effect.promise(() => c.close()),
     )
     const core = makeQueueCore(client, queue, settings)
@@ -211,17 +207,11 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
         }),
       stats: core.stats,
       sweep: (sweepOptions = {}) =>
-        validated<SweepTotals, QueueClosed | ScriptFailure | InvalidOptions, InvalidOptions>(
-          Effect.suspend(() => core.sweep(optionsObject("options", sweepOptions))),
-        ),
+        Effect.fromResult(checkObject("options", sweepOptions)).pipe(Effect.flatMap((o) => core.sweep(o))),
       deadJobs: (page = {}) =>
-        attempt(() => {
-          const o = optionsObject("options", page)
-          return {
-            offset: integerOr("offset", o.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER }),
-            count: integerOr("count", o.count, 100, { min: 1, max: 10_000 }),
-          }
-        }).pipe(Effect.flatMap(({ offset, count }) => unlessClosed(readOnly(core.calls.deadList(offset, count))))),
+        Effect.fromResult(checkPage(page)).pipe(
+          Effect.flatMap(({ offset, count }) => unlessClosed(readOnly(core.calls.deadList(offset, count)))),
+        ),
       retryDead: (ids) =>
         jobIds(ids).pipe(
           Effect.flatMap((list) => unlessClosed(core.calls.deadRetry({ ids: list }))),
@@ -234,8 +224,10 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
         ),
       events: (o = {}) =>
         Stream.unwrap(
-          unlessClosed(attempt(() => optionsObject("options", o).from)).pipe(
-            Effect.flatMap((from) => attempt(() => events.events(from))),
+          unlessClosed(Effect.fromResult(checkObject("options", o))).pipe(
+            Effect.flatMap((checked) =>
+              Effect.try({ try: () => events.events(checked.from), catch: (e) => e as InvalidOptions }),
+            ),
           ),
         ),
       waitFor: (id, o = {}) => unlessClosed(events.waitFor(id, o)),
@@ -254,7 +246,7 @@ export const layer = <I, A>(tag: Context.Key<I, Service<A>>, options: Options<A>
   Layer.effect(tag, make(options))
 
 /** Default of `REDIS_URL` for {@link layerConfig}. */
-export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"
+export { DEFAULT_REDIS_URL }
 
 /**
  * As {@link layer}, with the connection and prefix read from `Config`:

@@ -14,19 +14,17 @@ import { Cause, type Context, Effect, Fiber, FiberSet, Layer, type Scope } from 
 import type { ScriptFailure } from "../engine/Commands.ts"
 import { InvalidOptions, type QueueClosed, RedisUnavailable } from "../engine/Errors.ts"
 import type { Job } from "../engine/Job.ts"
-import { optionsObject } from "../engine/Validate.ts"
+import type { LeaseRef } from "../engine/scripts/Lease.ts"
+import { checkObject } from "../engine/Validate.ts"
 import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
 import { startWorker, type WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { InternalsKey, type Service } from "./LeaseQueue.ts"
-import { attempt, type ValidationError } from "./Payload.ts"
+import { parseOptions, type ValidationError } from "./Payload.ts"
 
 /** A job's lease, as lease-lost and dead hooks see it. */
-export interface LeaseRef {
-  readonly id: string
-  readonly token: number
-}
+export type { LeaseRef } from "../engine/scripts/Lease.ts"
 
 /**
  * What happened to jobs. Each hook returns an Effect, run in its own fiber (hooks never
@@ -92,24 +90,32 @@ const whileUnreachable =
   (client: RedisClient, report: (e: RedisUnavailable) => void) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.gen(function* () {
+      const check = unreachableCheck(client, report)
       const watcher = yield* Effect.forkChild(
         Effect.gen(function* () {
-          let last: string | undefined
-          let at = 0
           while (true) {
             yield* Effect.sleep(UNREACHABLE_POLL_MS)
-            const why = client.status() === "ready" ? undefined : client.lastError?.()
-            const now = Date.now()
-            if (why !== undefined && (why !== last || now - at >= WARN_WINDOW_MS)) {
-              at = now
-              report(new RedisUnavailable({ reason: why, server: client.describe }))
-            }
-            last = why
+            check()
           }
         }),
       )
       return yield* effect.pipe(Effect.ensuring(Fiber.interrupt(watcher)))
     })
+
+/** One look at the client, for {@link whileUnreachable}: reports a new or changed error, or one 30 s old. */
+const unreachableCheck = (client: RedisClient, report: (e: RedisUnavailable) => void) => {
+  let last: string | undefined
+  let at = 0
+  return () => {
+    const why = client.status() === "ready" ? undefined : client.lastError?.()
+    const now = Date.now()
+    if (why !== undefined && (why !== last || now - at >= WARN_WINDOW_MS)) {
+      at = now
+      report(new RedisUnavailable({ reason: why, server: client.describe }))
+    }
+    last = why
+  }
+}
 
 const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onError"] as const
 const HOOK_DRAIN_MS = 2_000
@@ -144,7 +150,7 @@ export const make = <I, A, Out, E, R, RH = never>(
         new InvalidOptions({ field: "handler", value: handler, reason: "must be a function (job) => Effect" }),
       )
     }
-    const given = yield* attempt(() => optionsObject("options", options))
+    const given = yield* Effect.fromResult(checkObject("options", options))
     if (given.prefix !== undefined) {
       return yield* Effect.fail(
         new InvalidOptions({
@@ -154,7 +160,7 @@ export const make = <I, A, Out, E, R, RH = never>(
         }),
       )
     }
-    const settings = yield* attempt(() => resolveWorkerOptions(given, HOOK_KEYS))
+    const settings = yield* parseOptions(() => resolveWorkerOptions(given, HOOK_KEYS))
     for (const key of HOOK_KEYS) {
       if (given[key] !== undefined && typeof given[key] !== "function") {
         return yield* Effect.fail(

@@ -1,11 +1,14 @@
 /**
  * How the Effect face turns payloads into the JSON text the engine stores, and back:
  * plain JSON, or an Effect `Schema` (encoded on add, decoded on reserve). Also the
- * bridge from the engine's throwing validators to typed failures.
+ * bridge from the few option parsers that throw (their contract in the Promise face's
+ * constructors) to typed failures.
  */
 import { Effect, Schema } from "effect"
-import { InvalidOptions, InvalidPayload, InvalidQueueName } from "../engine/Errors.ts"
-import { serializePayload } from "../engine/Validate.ts"
+import { InvalidOptions, InvalidPayload } from "../engine/Errors.ts"
+import { encodePayload } from "../engine/Validate.ts"
+
+export type { ValidationError } from "../engine/Validate.ts"
 
 /**
  * A Schema for a queue's payload: `Type` is what producers add and handlers receive,
@@ -14,24 +17,21 @@ import { serializePayload } from "../engine/Validate.ts"
  */
 export type PayloadSchema<A> = Schema.Codec<A, unknown, never, never>
 
-/** Errors the engine's validators throw; every one names the field and the value. */
-export type ValidationError = InvalidOptions | InvalidPayload | InvalidQueueName
-
-const isValidationError = (e: unknown): e is ValidationError =>
-  e instanceof InvalidOptions || e instanceof InvalidPayload || e instanceof InvalidQueueName
-
 /**
- * Turn the {@link ValidationError} an engine validator throws inside `effect` into a
- * typed failure `V` (the validators called say which); anything else thrown stays a defect.
+ * Run `f`, an option parser whose contract is to throw {@link InvalidOptions} (the
+ * worker's options, `connect`): that error becomes the Effect's failure; anything else
+ * thrown is a bug and stays a defect. The engine's own checks return a `Result` instead
+ * (taken with `Effect.fromResult`).
  */
-export const validated = <A, E, V extends ValidationError = InvalidOptions>(
-  effect: Effect.Effect<A, E>,
-): Effect.Effect<A, E | V> =>
-  effect.pipe(Effect.catchDefect((e) => (isValidationError(e) ? Effect.fail(e as V) : Effect.die(e))))
-
-/** Run a synchronous validator: see {@link validated}. */
-export const attempt = <A, V extends ValidationError = InvalidOptions>(f: () => A): Effect.Effect<A, V> =>
-  validated<A, never, V>(Effect.sync(f))
+export const parseOptions = <A>(f: () => A): Effect.Effect<A, InvalidOptions> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(f())
+    } catch (e) {
+      if (e instanceof InvalidOptions) return Effect.fail(e)
+      throw e
+    }
+  })
 
 /** The payload codec of one queue. */
 export interface PayloadCodec<A> {
@@ -43,8 +43,7 @@ export interface PayloadCodec<A> {
 
 /** Build the codec of a queue: with `schema`, Schema-encoded JSON; without, plain JSON. */
 export const makePayloadCodec = <A>(schema: PayloadSchema<A> | undefined, maxPayloadBytes: number): PayloadCodec<A> => {
-  const toJson = (field: string, value: unknown) =>
-    attempt<string, InvalidPayload>(() => serializePayload(field, value, maxPayloadBytes))
+  const toJson = (field: string, value: unknown) => Effect.fromResult(encodePayload(field, value, maxPayloadBytes))
   const parse = (text: string) =>
     Effect.try({
       try: (): unknown => JSON.parse(text),

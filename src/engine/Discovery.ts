@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../redis/Client.ts"
 import { type InvalidOptions, type RedisError, RedisUnavailable } from "./Errors.ts"
-import { metaPattern, queueFromMetaKey, validatePrefix } from "./Keys.ts"
+import { checkPrefix, metaPattern, queueFromMetaKey } from "./Keys.ts"
 import { redisError } from "./Replies.ts"
 
 /** Options of {@link discoverQueues}. */
@@ -67,7 +67,7 @@ export const discoverQueues = (
   options: DiscoverOptions = {},
 ): Effect.Effect<ReadonlyArray<string>, RedisError | InvalidOptions> =>
   Effect.gen(function* () {
-    yield* Effect.try({ try: () => validatePrefix(prefix), catch: (e) => e as InvalidOptions })
+    yield* Effect.fromResult(checkPrefix(prefix))
     const count = options.count ?? DEFAULT_SCAN_COUNT
     if (client.isCluster) {
       // A cluster client knows its masters only once it has loaded the slot map.

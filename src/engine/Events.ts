@@ -150,6 +150,28 @@ export const eventStream = (
   return groups.length === 1 ? one(groups[0]!) : Stream.mergeAll(groups.map(one), { concurrency: "unbounded" })
 }
 
+/** The events of stream `k.events` from `start` up to entry `end`, read in XRANGE pages of 1,000. */
+const readRange = (client: RedisClient, k: QueueKeys, start: Start, end: string) =>
+  Effect.gen(function* () {
+    const out: JobEvent[] = []
+    let after = start.after
+    let skip = start.skip
+    let more = end !== "0-0"
+    while (more) {
+      const page = yield* Effect.tryPromise({
+        try: () => client.command("XRANGE", [k.events, `(${after}`, end, "COUNT", READ_COUNT]) as Promise<Entries>,
+        catch: (e): RedisError => redisError("XRANGE", e, client.describe, client.lastError?.()),
+      })
+      for (const [id, fields] of page) {
+        out.push(...skipDone(decodeEntry(k.queue, id, fields), id, skip))
+        skip = undefined
+        after = id
+      }
+      more = page.length === READ_COUNT
+    }
+    return out
+  })
+
 /**
  * The events retained now after `from` ("now" gives none), oldest first, read in pages of
  * 1,000 with XRANGE up to each stream's newest entry at the start: it ends. O(events
@@ -157,27 +179,14 @@ export const eventStream = (
  */
 export const retainedEvents = (client: RedisClient, queues: ReadonlyArray<QueueKeys>, from: EventsFrom) =>
   Effect.gen(function* () {
-    const streams = queues.map((k) => k.events)
-    const ends = yield* latestIds(client, streams)
-    const out: JobEvent[] = []
-    for (const [i, k] of queues.entries()) {
-      const start = from === "now" ? { after: ends[i]! } : from === "start" ? { after: "0-0" } : startOf(from)
-      let after = start.after
-      let skip = start.skip
-      while (ends[i] !== "0-0") {
-        const page = yield* Effect.tryPromise({
-          try: () =>
-            client.command("XRANGE", [k.events, `(${after}`, ends[i]!, "COUNT", READ_COUNT]) as Promise<Entries>,
-          catch: (e): RedisError => redisError("XRANGE", e, client.describe, client.lastError?.()),
-        })
-        for (const [id, fields] of page) {
-          out.push(...skipDone(decodeEntry(k.queue, id, fields), id, skip))
-          skip = undefined
-          after = id
-        }
-        if (page.length < READ_COUNT) break
-      }
-    }
+    const ends = yield* latestIds(
+      client,
+      queues.map((k) => k.events),
+    )
+    const startFor = (end: string): Start =>
+      from === "now" ? { after: end } : from === "start" ? { after: "0-0" } : startOf(from)
+    const each = yield* Effect.forEach(queues, (k, i) => readRange(client, k, startFor(ends[i]!), ends[i]!))
+    const out = each.flat()
     if (queues.length > 1) out.sort((a, b) => a.at - b.at)
     return out
   })

@@ -1,9 +1,10 @@
 /**
  * Job options: validation, defaults, and the job a handler receives.
  */
+import * as Result from "effect/Result"
 import type { NewJob } from "./Commands.ts"
 import { InvalidOptions } from "./Errors.ts"
-import { integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
+import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "./Validate.ts"
 
 /** Options of one job, given to `add` (or as a queue's `defaultJobOptions`). */
 export interface JobOptions {
@@ -15,6 +16,12 @@ export interface JobOptions {
   readonly dedupeKey?: string | undefined
   /** How long a dedupe key holds, in ms. Default 3 600 000 (1 h). Range 1 ms – 30 days. */
   readonly dedupeTtlMs?: number | undefined
+}
+
+/** One job of an `addBulk` call: its payload (before encoding) and options. */
+export interface BulkJob<T> {
+  readonly payload: T
+  readonly options?: JobOptions | undefined
 }
 
 /** Default maxAttempts. */
@@ -29,39 +36,62 @@ export type ResolvedJobOptions = {
   readonly [K in Exclude<keyof JobOptions, "dedupeKey">]-?: Exclude<JobOptions[K], undefined>
 } & { readonly dedupeKey: string }
 
-/** Validate job options, filling defaults from `defaults`. Throws {@link InvalidOptions}. */
-export const resolveJobOptions = (field: string, value: unknown, defaults: JobOptions = {}): ResolvedJobOptions => {
-  const o = optionsObject(field, value)
-  knownKeys(field, o, JOB_OPTION_KEYS)
-  const delayMs = integerOr(`${field}.delayMs`, o.delayMs ?? defaults.delayMs, 0, Limits.delayMs)
-  const maxAttempts = integerOr(
+/** Job options validated, with defaults from `defaults`; else the {@link InvalidOptions} of the first bad one. */
+export const checkJobOptions = (
+  field: string,
+  value: unknown,
+  defaults: JobOptions = {},
+): Checked<ResolvedJobOptions> => {
+  const o = checkObject(field, value)
+  if (Result.isFailure(o)) return Result.fail(o.failure)
+  const given = o.success
+  const unknown = checkKnownKeys(field, given, JOB_OPTION_KEYS)
+  if (Result.isFailure(unknown)) return Result.fail(unknown.failure)
+  const delayMs = checkIntegerOr(`${field}.delayMs`, given.delayMs ?? defaults.delayMs, 0, Limits.delayMs)
+  if (Result.isFailure(delayMs)) return Result.fail(delayMs.failure)
+  const maxAttempts = checkIntegerOr(
     `${field}.maxAttempts`,
-    o.maxAttempts ?? defaults.maxAttempts,
+    given.maxAttempts ?? defaults.maxAttempts,
     DEFAULT_MAX_ATTEMPTS,
     Limits.maxAttempts,
   )
-  const dedupeTtlMs = integerOr(
+  if (Result.isFailure(maxAttempts)) return Result.fail(maxAttempts.failure)
+  const dedupeTtlMs = checkIntegerOr(
     `${field}.dedupeTtlMs`,
-    o.dedupeTtlMs ?? defaults.dedupeTtlMs,
+    given.dedupeTtlMs ?? defaults.dedupeTtlMs,
     DEFAULT_DEDUPE_TTL_MS,
     Limits.dedupeTtlMs,
   )
-  const dedupeKey = o.dedupeKey ?? defaults.dedupeKey
+  if (Result.isFailure(dedupeTtlMs)) return Result.fail(dedupeTtlMs.failure)
+  const dedupeKey = given.dedupeKey ?? defaults.dedupeKey
   if (
     dedupeKey !== undefined &&
     (typeof dedupeKey !== "string" || dedupeKey.length === 0 || dedupeKey.length > Limits.dedupeKeyLength)
   ) {
-    throw new InvalidOptions({
-      field: `${field}.dedupeKey`,
-      value: dedupeKey,
-      reason: `must be a non-empty string of at most ${Limits.dedupeKeyLength} characters`,
-    })
+    return Result.fail(
+      new InvalidOptions({
+        field: `${field}.dedupeKey`,
+        value: dedupeKey,
+        reason: `must be a non-empty string of at most ${Limits.dedupeKeyLength} characters`,
+      }),
+    )
   }
-  if (o.dedupeTtlMs !== undefined && dedupeKey === undefined) {
-    throw new InvalidOptions({ field: `${field}.dedupeTtlMs`, value: o.dedupeTtlMs, reason: "needs a dedupeKey" })
+  if (given.dedupeTtlMs !== undefined && dedupeKey === undefined) {
+    return Result.fail(
+      new InvalidOptions({ field: `${field}.dedupeTtlMs`, value: given.dedupeTtlMs, reason: "needs a dedupeKey" }),
+    )
   }
-  return { delayMs, maxAttempts, dedupeTtlMs, dedupeKey: dedupeKey ?? "" }
+  return Result.succeed({
+    delayMs: delayMs.success,
+    maxAttempts: maxAttempts.success,
+    dedupeTtlMs: dedupeTtlMs.success,
+    dedupeKey: dedupeKey ?? "",
+  })
 }
+
+/** {@link checkJobOptions}, throwing its error (synchronous option parsing). */
+export const resolveJobOptions = (field: string, value: unknown, defaults: JobOptions = {}): ResolvedJobOptions =>
+  orThrow(checkJobOptions(field, value, defaults))
 
 /** Random 32-bit words from a pooled crypto buffer: one getRandomValues call per 1024 draws. */
 const pool = new Uint32Array(1024)

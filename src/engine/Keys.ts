@@ -3,7 +3,9 @@
  * name as a Redis Cluster hash tag, so the whole queue lives in one slot:
  * `<prefix>:{<queue>}:<suffix>`.
  */
+import * as Result from "effect/Result"
 import { InvalidOptions, InvalidQueueName } from "./Errors.ts"
+import { orThrow } from "./Validate.ts"
 
 /** The key-layout version this client reads and writes (stored in `meta.layout`). */
 export const LAYOUT_VERSION = "1"
@@ -84,16 +86,19 @@ export const KEY_TYPES = {
   events: "stream",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
+/** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
+export type KeyName = keyof typeof KEY_TYPES
+
 /** The suffixes, in a fixed order (meta first). */
-export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<keyof typeof KEY_TYPES>
+export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
 
 const QUEUE_NAME = /^[A-Za-z0-9._-]{1,100}$/
 const PREFIX = /^[A-Za-z0-9._:-]{1,100}$/
 
-/** Throws {@link InvalidQueueName} unless `name` is 1–100 chars of `[A-Za-z0-9._-]`. */
-export const validateQueueName = (name: unknown): string => {
+/** `name` when it is 1–100 chars of `[A-Za-z0-9._-]`, else {@link InvalidQueueName}. */
+export const checkQueueName = (name: unknown): Result.Result<string, InvalidQueueName> => {
   if (typeof name !== "string") {
-    throw new InvalidQueueName({ name: String(name), reason: `must be a string, got ${typeof name}` })
+    return Result.fail(new InvalidQueueName({ name: String(name), reason: `must be a string, got ${typeof name}` }))
   }
   if (!QUEUE_NAME.test(name)) {
     const reason =
@@ -102,22 +107,28 @@ export const validateQueueName = (name: unknown): string => {
         : name.length > 100
           ? `is ${name.length} characters long; the limit is 100`
           : "may only contain letters, digits, '.', '_' and '-' ('{', '}' and ':' would break the key layout)"
-    throw new InvalidQueueName({ name, reason })
+    return Result.fail(new InvalidQueueName({ name, reason }))
   }
-  return name
+  return Result.succeed(name)
 }
 
-/** Throws {@link InvalidOptions} unless `prefix` is 1–100 chars of `[A-Za-z0-9._:-]`. */
-export const validatePrefix = (prefix: unknown): string => {
-  if (typeof prefix !== "string" || !PREFIX.test(prefix)) {
-    throw new InvalidOptions({
-      field: "prefix",
-      value: prefix,
-      reason: "must be 1-100 characters of letters, digits, '.', '_', ':' and '-' (no '{' or '}')",
-    })
-  }
-  return prefix
-}
+/** {@link checkQueueName}, throwing its error (synchronous option parsing). */
+export const validateQueueName = (name: unknown): string => orThrow(checkQueueName(name))
+
+/** `prefix` when it is 1–100 chars of `[A-Za-z0-9._:-]`, else {@link InvalidOptions}. */
+export const checkPrefix = (prefix: unknown): Result.Result<string, InvalidOptions> =>
+  typeof prefix === "string" && PREFIX.test(prefix)
+    ? Result.succeed(prefix)
+    : Result.fail(
+        new InvalidOptions({
+          field: "prefix",
+          value: prefix,
+          reason: "must be 1-100 characters of letters, digits, '.', '_', ':' and '-' (no '{' or '}')",
+        }),
+      )
+
+/** {@link checkPrefix}, throwing its error (synchronous option parsing). */
+export const validatePrefix = (prefix: unknown): string => orThrow(checkPrefix(prefix))
 
 /** Most partitions one partitioned queue may have. */
 export const MAX_PARTITIONS = 1024

@@ -4,15 +4,16 @@
  * here already encoded to JSON text by a face (plain JSON or an Effect Schema).
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { type RedisClient, withDeadline } from "../redis/Client.ts"
 import { makeBatcher } from "./Batcher.ts"
 import { addJobs, type Commands, makeCommands, type NewJob, type QueueStats, type ScriptFailure } from "./Commands.ts"
 import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
-import { type JobOptions, newJob, type ResolvedJobOptions, resolveJobOptions } from "./Job.ts"
-import { DEFAULT_PREFIX, queueKeys, validatePrefix } from "./Keys.ts"
+import { checkJobOptions, type JobOptions, newJob, type ResolvedJobOptions } from "./Job.ts"
+import { checkPrefix, DEFAULT_PREFIX, type QueueKeys, queueKeys } from "./Keys.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
-import { integer, integerOr, knownKeys, Limits, optionsObject } from "./Validate.ts"
+import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "./Validate.ts"
 
 /** Options shared by both faces' queues. */
 export interface QueueSettingsInput {
@@ -81,26 +82,37 @@ export const splitByBytes = (jobs: ReadonlyArray<NewJob>, maxBytes: number): Arr
   return groups
 }
 
-/** Validate queue options (`extraKeys` are the face's own, such as `connection`). */
-export const resolveQueueOptions = (value: unknown, extraKeys: ReadonlyArray<string> = []): QueueSettings => {
-  const o = optionsObject("options", value)
-  knownKeys("options", o, ["prefix", "defaultJobOptions", "maxPayloadBytes", "callTimeoutMs", ...extraKeys])
-  const prefix = o.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(o.prefix)
-  const defaults = resolveJobOptions("defaultJobOptions", o.defaultJobOptions)
-  const defaultJobOptions: JobOptions = {
-    delayMs: defaults.delayMs,
-    maxAttempts: defaults.maxAttempts,
-    dedupeTtlMs: defaults.dedupeTtlMs,
-    ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
-  }
-  const maxPayloadBytes = integerOr("maxPayloadBytes", o.maxPayloadBytes, Limits.payloadBytes.default, {
-    min: 1,
-    max: Limits.payloadBytes.max,
+/** Queue options validated (`extraKeys` are the face's own, such as `connection`); cold path, so as a generator. */
+export const checkQueueOptions = (value: unknown, extraKeys: ReadonlyArray<string> = []): Checked<QueueSettings> =>
+  Result.gen(function* () {
+    const o = yield* checkObject("options", value)
+    yield* checkKnownKeys("options", o, [
+      "prefix",
+      "defaultJobOptions",
+      "maxPayloadBytes",
+      "callTimeoutMs",
+      ...extraKeys,
+    ])
+    const prefix = o.prefix === undefined ? DEFAULT_PREFIX : yield* checkPrefix(o.prefix)
+    const defaults = yield* checkJobOptions("defaultJobOptions", o.defaultJobOptions)
+    const defaultJobOptions: JobOptions = {
+      delayMs: defaults.delayMs,
+      maxAttempts: defaults.maxAttempts,
+      dedupeTtlMs: defaults.dedupeTtlMs,
+      ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
+    }
+    const maxPayloadBytes = yield* checkIntegerOr("maxPayloadBytes", o.maxPayloadBytes, Limits.payloadBytes.default, {
+      min: 1,
+      max: Limits.payloadBytes.max,
+    })
+    const { default: callTimeoutDefault, ...callTimeoutBounds } = Limits.callTimeoutMs
+    const callTimeoutMs = yield* checkIntegerOr("callTimeoutMs", o.callTimeoutMs, callTimeoutDefault, callTimeoutBounds)
+    return { prefix, defaultJobOptions, maxPayloadBytes, callTimeoutMs }
   })
-  const { default: callTimeoutDefault, ...callTimeoutBounds } = Limits.callTimeoutMs
-  const callTimeoutMs = integerOr("callTimeoutMs", o.callTimeoutMs, callTimeoutDefault, callTimeoutBounds)
-  return { prefix, defaultJobOptions, maxPayloadBytes, callTimeoutMs }
-}
+
+/** {@link checkQueueOptions}, throwing its error (the Promise face's constructor). */
+export const resolveQueueOptions = (value: unknown, extraKeys: ReadonlyArray<string> = []): QueueSettings =>
+  orThrow(checkQueueOptions(value, extraKeys))
 
 /** Refuse an addBulk of more than {@link Limits.bulk} jobs (one Redis call), naming the count. */
 export const checkBulkSize = (count: number): Effect.Effect<void, InvalidOptions> =>
@@ -137,6 +149,55 @@ export const readOnly = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
   )
 
 /**
+ * Single adds made while one is in flight go out together in one script call (at most
+ * 1000 jobs, `maxCallBytes`), through `bounded` by the earliest deadline among them (so
+ * none waits past its own).
+ */
+const makeAdder = (bounded: (until: number) => RedisClient, keys: QueueKeys, maxCallBytes: number) =>
+  makeBatcher(
+    (items: ReadonlyArray<{ readonly job: NewJob; readonly until: number }>) => {
+      let until = Number.POSITIVE_INFINITY
+      const jobs: NewJob[] = []
+      for (const i of items) {
+        if (i.until < until) until = i.until
+        jobs.push(i.job)
+      }
+      return addJobs(bounded(until), keys, jobs)
+    },
+    { maxItems: 1000, maxWeight: maxCallBytes, weight: (i) => callBytes(i.job) },
+  )
+
+/** The `limit` of a sweep pass (default {@link DEFAULT_SWEEP_LIMIT}), its `maxMs` checked too. */
+const sweepLimit = (options: SweepPassOptions): Checked<number> => {
+  const maxMs = checkIntegerOr("maxMs", options.maxMs, 0, { min: 0, max: 3_600_000 })
+  if (Result.isFailure(maxMs)) return Result.fail(maxMs.failure)
+  return checkIntegerOr("limit", options.limit, DEFAULT_SWEEP_LIMIT, Limits.sweepLimit)
+}
+
+/** Jobs to add checked against the queue's defaults: one job's options, or a whole list first. */
+const jobPreparer = (settings: QueueSettings) => {
+  /** The options of a job given none: the queue's defaults, checked once. */
+  let plainOptions: Checked<ResolvedJobOptions> | undefined
+  const optionsOf = (field: () => string, options: JobOptions | undefined): Checked<ResolvedJobOptions> => {
+    if (options !== undefined) return checkJobOptions(field(), options, settings.defaultJobOptions)
+    plainOptions ??= checkJobOptions(field(), undefined, settings.defaultJobOptions)
+    return plainOptions
+  }
+  /** Validate every job first: a bad one rejects the whole call before anything is sent. */
+  const prepare = (jobs: ReadonlyArray<EncodedJob>): Checked<Array<NewJob>> => {
+    const prepared: NewJob[] = []
+    for (let i = 0; i < jobs.length; i++) {
+      const j = jobs[i]!
+      const options = optionsOf(() => `jobs[${i}].options`, j.options)
+      if (Result.isFailure(options)) return Result.fail(options.failure)
+      prepared.push(newJob(j.payload, options.success))
+    }
+    return Result.succeed(prepared)
+  }
+  return { optionsOf, prepare }
+}
+
+/**
  * Make the queue core for `name` on `client`. `commands` are unbounded (workers keep
  * their own retry logic); the queue's own calls go through `calls`, each bounded by
  * `callTimeoutMs`, and an add, from validation to reply, by one deadline.
@@ -167,50 +228,8 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
   const ensureOpen = openWith(() => commands)
 
   const maxCallBytes = settings.maxCallBytes ?? MAX_CALL_BYTES
-  /**
-   * Single adds made while one is in flight go out together in one script call (at most
-   * 1000 jobs, maxCallBytes), bounded by the earliest deadline among them (so none waits
-   * past its own).
-   */
-  const adder = makeBatcher(
-    (items: ReadonlyArray<{ readonly job: NewJob; readonly until: number }>) => {
-      let until = Number.POSITIVE_INFINITY
-      const jobs: NewJob[] = []
-      for (const i of items) {
-        if (i.until < until) until = i.until
-        jobs.push(i.job)
-      }
-      return addJobs(bounded(until), keys, jobs)
-    },
-    { maxItems: 1000, maxWeight: maxCallBytes, weight: (i) => callBytes(i.job) },
-  )
-
-  /** The options of a job given none: the queue's defaults, resolved once. */
-  let plainOptions: ResolvedJobOptions | undefined
-  const optionsOf = (field: () => string, options: JobOptions | undefined): ResolvedJobOptions => {
-    if (options !== undefined) return resolveJobOptions(field(), options, settings.defaultJobOptions)
-    plainOptions ??= resolveJobOptions(field(), undefined, settings.defaultJobOptions)
-    return plainOptions
-  }
-
-  /** Validate every job first: a bad one rejects the whole call before anything is sent. */
-  const prepare = (jobs: ReadonlyArray<EncodedJob>) =>
-    Effect.try({
-      try: () => {
-        const prepared: NewJob[] = []
-        for (let i = 0; i < jobs.length; i++) {
-          const j = jobs[i]!
-          prepared.push(
-            newJob(
-              j.payload,
-              optionsOf(() => `jobs[${i}].options`, j.options),
-            ),
-          )
-        }
-        return prepared
-      },
-      catch: (e) => e as InvalidOptions,
-    })
+  const adder = makeAdder(bounded, keys, maxCallBytes)
+  const { optionsOf, prepare } = jobPreparer(settings)
 
   return {
     name,
@@ -222,15 +241,9 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     /** Add one job; resolves to its id (or, when deduplicated, the first job's id). */
     add: (job: EncodedJob) =>
       Effect.suspend((): Effect.Effect<string, InvalidOptions | QueueClosed | ScriptFailure | RedisUnavailable> => {
-        let prepared: NewJob
-        try {
-          prepared = newJob(
-            job.payload,
-            optionsOf(() => "options", job.options),
-          )
-        } catch (e) {
-          return Effect.fail(e as InvalidOptions)
-        }
+        const options = optionsOf(() => "options", job.options)
+        if (Result.isFailure(options)) return Effect.fail(options.failure)
+        const prepared = newJob(job.payload, options.success)
         const until = performance.now() + settings.callTimeoutMs
         const send = adder.submit({ job: prepared, until }).pipe(unknownOutcome("add", [prepared.id]))
         if (closed) return Effect.fail(new QueueClosed({ queue: name }))
@@ -248,7 +261,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
       Effect.gen(function* () {
         yield* checkBulkSize(jobs.length)
         if (jobs.length === 0) return []
-        const prepared = yield* prepare(jobs)
+        const prepared = yield* Effect.fromResult(prepare(jobs))
         const until = performance.now() + settings.callTimeoutMs
         yield* readOnly(openWith(() => within(until)))
         const client = bounded(until)
@@ -271,13 +284,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     /** One bounded sweep pass (see Sweeper); each of its script calls is bounded by `callTimeoutMs`. */
     sweep: (options: SweepPassOptions = {}) =>
       Effect.gen(function* () {
-        const limit = yield* Effect.try({
-          try: () => {
-            if (options.maxMs !== undefined) integer("maxMs", options.maxMs, { min: 0, max: 3_600_000 })
-            return integerOr("limit", options.limit, DEFAULT_SWEEP_LIMIT, Limits.sweepLimit)
-          },
-          catch: (e) => e as InvalidOptions,
-        })
+        const limit = yield* Effect.fromResult(sweepLimit(options))
         yield* readOnly(openWith(() => calls))
         return yield* sweepPass(calls, { ...options, limit })
       }).pipe(unknownOutcome("sweep")),

@@ -68,30 +68,25 @@ const lookupRetained =
       catch: (e) => redisError("ZSCORE", e, client.describe, client.lastError?.()),
       try: async () => {
         for (const k of queues) {
-          const done = await client.command("ZSCORE", [k.done, id])
-          if (done !== null) {
-            const result = await client.command("HGET", [k.result, id])
-            return {
-              id,
-              state: "completed" as const,
-              finishedAt: Number(done),
-              ...(result !== null ? { result: json(result) } : {}),
-            }
-          }
-          const dead = await client.command("ZSCORE", [k.dead, id])
-          if (dead !== null) {
-            const error = await client.command("HGET", [k.err, id])
-            return {
-              id,
-              state: "dead" as const,
-              finishedAt: Number(dead),
-              ...(error !== null ? { error: json(error) } : {}),
-            }
-          }
+          const found = await lookupIn(client, k, id)
+          if (found) return found
         }
         return undefined
       },
     })
+
+/** Job `id` in `done` or `dead` of one queue (partition), with its result or last error. */
+const lookupIn = async (client: RedisClient, k: QueueKeys, id: string): Promise<FinishedJob | undefined> => {
+  const done = await client.command("ZSCORE", [k.done, id])
+  if (done !== null) {
+    const result = await client.command("HGET", [k.result, id])
+    return { id, state: "completed", finishedAt: Number(done), ...(result !== null ? { result: json(result) } : {}) }
+  }
+  const dead = await client.command("ZSCORE", [k.dead, id])
+  if (dead === null) return undefined
+  const error = await client.command("HGET", [k.err, id])
+  return { id, state: "dead", finishedAt: Number(dead), ...(error !== null ? { error: json(error) } : {}) }
+}
 
 const validateJobId = (id: unknown): string => {
   if (typeof id !== "string" || id.length === 0 || id.length > 1_000) {

@@ -1,8 +1,25 @@
 /**
- * Argument checks, run before anything reaches Redis. Each throws a tagged error
- * naming the field, the value and what to do; nothing is written when one fails.
+ * Argument checks, run before anything reaches Redis. Each `check…` returns a
+ * `Result`: the value, or a tagged error naming the field, the value and what to do;
+ * nothing is written when one fails. Effects take a check with `Effect.fromResult`.
+ * {@link orThrow} is for the synchronous public calls whose contract is to throw (the
+ * Promise face's constructors); `integer`, `integerOr`, `optionsObject` and `knownKeys`
+ * are the checks through it.
  */
-import { InvalidOptions, InvalidPayload } from "./Errors.ts"
+import * as Result from "effect/Result"
+import { InvalidOptions, InvalidPayload, type InvalidQueueName } from "./Errors.ts"
+
+/** What a validator answers: the value, or the error that says what is wrong and how to fix it. */
+export type Checked<A, E = InvalidOptions> = Result.Result<A, E>
+
+/** The errors validators answer; every one names the field and the value. */
+export type ValidationError = InvalidOptions | InvalidPayload | InvalidQueueName
+
+/** The value of a check, or its error thrown: only where a synchronous call's contract is to throw. */
+export const orThrow = <A, E>(checked: Result.Result<A, E>): A => {
+  if (Result.isFailure(checked)) throw checked.failure
+  return checked.success
+}
 
 /** Documented limits. Every one is enforced with an error, never by silently clipping. */
 export const Limits = {
@@ -32,54 +49,84 @@ export const Limits = {
   callTimeoutMs: { default: 10_000, min: 10, max: 3_600_000 },
 } as const
 
+/** Inclusive bounds of a whole-number option. */
+export interface Bounds {
+  readonly min: number
+  readonly max: number
+}
+
 /** An integer in [min, max], else {@link InvalidOptions}. */
-export const integer = (
-  field: string,
-  value: unknown,
-  bounds: { readonly min: number; readonly max: number },
-): number => {
+export const checkInteger = (field: string, value: unknown, bounds: Bounds): Checked<number> => {
   if (typeof value !== "number" || !Number.isFinite(value) || !Number.isInteger(value)) {
-    throw new InvalidOptions({
-      field,
-      value,
-      reason: `must be a whole number from ${bounds.min} to ${bounds.max}`,
-    })
+    return Result.fail(
+      new InvalidOptions({ field, value, reason: `must be a whole number from ${bounds.min} to ${bounds.max}` }),
+    )
   }
   if (value < bounds.min || value > bounds.max) {
-    throw new InvalidOptions({ field, value, reason: `must be from ${bounds.min} to ${bounds.max}` })
+    return Result.fail(new InvalidOptions({ field, value, reason: `must be from ${bounds.min} to ${bounds.max}` }))
   }
-  return value
+  return Result.succeed(value)
 }
 
-/** Like {@link integer}, with a default for `undefined`. */
-export const integerOr = (
-  field: string,
-  value: unknown,
-  fallback: number,
-  bounds: { readonly min: number; readonly max: number },
-): number => (value === undefined ? fallback : integer(field, value, bounds))
+/** Like {@link checkInteger}, with `fallback` for `undefined`. */
+export const checkIntegerOr = (field: string, value: unknown, fallback: number, bounds: Bounds): Checked<number> =>
+  value === undefined ? Result.succeed(fallback) : checkInteger(field, value, bounds)
 
-/** Throw unless `value` is a plain object (or undefined). */
-export const optionsObject = (field: string, value: unknown): Record<string, unknown> => {
-  if (value === undefined) return {}
+/** A plain object (`{}` for undefined), else {@link InvalidOptions}. */
+export const checkObject = (field: string, value: unknown): Checked<Record<string, unknown>> => {
+  if (value === undefined) return Result.succeed({})
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new InvalidOptions({ field, value, reason: "must be an object" })
+    return Result.fail(new InvalidOptions({ field, value, reason: "must be an object" }))
   }
-  return value as Record<string, unknown>
+  return Result.succeed(value as Record<string, unknown>)
 }
 
-/** Throw for any key of `value` not in `allowed` (catches typos such as `leaseMS`). */
-export const knownKeys = (field: string, value: Record<string, unknown>, allowed: ReadonlyArray<string>): void => {
+/** {@link InvalidOptions} for the first key of `value` not in `allowed` (catches typos such as `leaseMS`). */
+export const checkKnownKeys = (
+  field: string,
+  value: Record<string, unknown>,
+  allowed: ReadonlyArray<string>,
+): Checked<void> => {
   for (const key of Object.keys(value)) {
     if (!allowed.includes(key)) {
-      throw new InvalidOptions({
-        field: `${field}.${key}`,
-        value: value[key],
-        reason: `unknown option; known options are ${allowed.join(", ")}`,
-      })
+      return Result.fail(
+        new InvalidOptions({
+          field: `${field}.${key}`,
+          value: value[key],
+          reason: `unknown option; known options are ${allowed.join(", ")}`,
+        }),
+      )
     }
   }
+  return Result.void
 }
+
+/** A page of a list: `offset` (default 0) and `count` (default 100, at most 10 000). */
+export const checkPage = (value: unknown): Checked<{ readonly offset: number; readonly count: number }> => {
+  const o = checkObject("options", value)
+  if (Result.isFailure(o)) return Result.fail(o.failure)
+  const offset = checkIntegerOr("offset", o.success.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER })
+  if (Result.isFailure(offset)) return Result.fail(offset.failure)
+  const count = checkIntegerOr("count", o.success.count, 100, { min: 1, max: 10_000 })
+  if (Result.isFailure(count)) return Result.fail(count.failure)
+  return Result.succeed({ offset: offset.success, count: count.success })
+}
+
+/** {@link checkInteger}, throwing its error (synchronous option parsing). */
+export const integer = (field: string, value: unknown, bounds: Bounds): number =>
+  orThrow(checkInteger(field, value, bounds))
+
+/** {@link checkIntegerOr}, throwing its error (synchronous option parsing). */
+export const integerOr = (field: string, value: unknown, fallback: number, bounds: Bounds): number =>
+  orThrow(checkIntegerOr(field, value, fallback, bounds))
+
+/** {@link checkObject}, throwing its error (synchronous option parsing). */
+export const optionsObject = (field: string, value: unknown): Record<string, unknown> =>
+  orThrow(checkObject(field, value))
+
+/** {@link checkKnownKeys}, throwing its error (synchronous option parsing). */
+export const knownKeys = (field: string, value: Record<string, unknown>, allowed: ReadonlyArray<string>): void =>
+  orThrow(checkKnownKeys(field, value, allowed))
 
 /**
  * True when `JSON.stringify(value)` keeps everything in it: plain objects and arrays
@@ -94,53 +141,67 @@ const plainJson = (value: unknown, depth: number): boolean => {
   if (type !== "object" || depth > 32) return false
   const o = value as Record<string, unknown>
   if (typeof o.toJSON === "function") return false
-  if (Array.isArray(o)) {
-    for (let i = 0; i < o.length; i++) if (!plainJson(o[i], depth + 1)) return false
-    return true
-  }
+  return Array.isArray(o) ? plainArray(o, depth) : plainObject(o, depth)
+}
+
+const plainArray = (o: ReadonlyArray<unknown>, depth: number): boolean => {
+  for (let i = 0; i < o.length; i++) if (!plainJson(o[i], depth + 1)) return false
+  return true
+}
+
+const plainObject = (o: Record<string, unknown>, depth: number): boolean => {
   const proto = Object.getPrototypeOf(o)
   if (proto !== Object.prototype && proto !== null) return false
   for (const key in o) if (!plainJson(o[key], depth + 1)) return false
   return true
 }
 
+/** JSON.stringify that says what JSON would drop or change (a function, a BigInt, NaN…): it throws then. */
+const carefulJson = (payload: unknown): string | undefined =>
+  JSON.stringify(payload, (key, value: unknown) => {
+    const type = typeof value
+    if (type === "object" || type === "string" || type === "boolean") return value
+    const where = () => (key === "" ? "" : ` at key ${JSON.stringify(key)}`)
+    if (type === "function") throw new Error(`contains a function${where()}; functions cannot be stored`)
+    if (type === "symbol") throw new Error(`contains a symbol${where()}; symbols cannot be stored`)
+    if (type === "bigint") throw new Error(`contains a BigInt${where()}; convert it to a string or number`)
+    if (type === "number" && !Number.isFinite(value)) {
+      throw new Error(`contains ${value}${where()}; JSON would turn it into null`)
+    }
+    return value
+  })
+
 /**
- * Serialise a payload to JSON, refusing what JSON would silently change: undefined,
+ * A payload as JSON text, refusing what JSON would silently change: undefined,
  * functions, symbols, BigInts, non-finite numbers, cycles; and anything over `maxBytes`.
  */
-export const serializePayload = (field: string, payload: unknown, maxBytes: number): string => {
+export const encodePayload = (field: string, payload: unknown, maxBytes: number): Checked<string, InvalidPayload> => {
   if (payload === undefined) {
-    throw new InvalidPayload({ field, reason: "is undefined; pass null or a JSON value" })
+    return Result.fail(new InvalidPayload({ field, reason: "is undefined; pass null or a JSON value" }))
   }
   let text: string | undefined
+  // JSON.stringify reports a cycle, a throwing getter or toJSON, or what carefulJson refuses only by throwing
   try {
-    text = plainJson(payload, 0)
-      ? JSON.stringify(payload)
-      : JSON.stringify(payload, (key, value: unknown) => {
-          const type = typeof value
-          if (type === "object" || type === "string" || type === "boolean") return value
-          const where = () => (key === "" ? "" : ` at key ${JSON.stringify(key)}`)
-          if (type === "function") throw new Error(`contains a function${where()}; functions cannot be stored`)
-          if (type === "symbol") throw new Error(`contains a symbol${where()}; symbols cannot be stored`)
-          if (type === "bigint") throw new Error(`contains a BigInt${where()}; convert it to a string or number`)
-          if (type === "number" && !Number.isFinite(value)) {
-            throw new Error(`contains ${value}${where()}; JSON would turn it into null`)
-          }
-          return value
-        })
+    text = plainJson(payload, 0) ? JSON.stringify(payload) : carefulJson(payload)
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e)
     const reason = /circular/i.test(message) ? "contains a circular reference; JSON cannot represent it" : message
-    throw new InvalidPayload({ field, reason })
+    return Result.fail(new InvalidPayload({ field, reason }))
   }
-  if (text === undefined) throw new InvalidPayload({ field, reason: "is not JSON-serialisable" })
+  if (text === undefined) return Result.fail(new InvalidPayload({ field, reason: "is not JSON-serialisable" }))
   // a UTF-16 code unit is at most 3 bytes of UTF-8: a short text needs no count
   const bytes = text.length * 3 <= maxBytes ? 0 : Buffer.byteLength(text, "utf8")
   if (bytes > maxBytes) {
-    throw new InvalidPayload({
-      field,
-      reason: `is ${bytes} bytes as JSON; the limit is ${maxBytes} bytes (maxPayloadBytes): store large data elsewhere and enqueue a reference`,
-    })
+    return Result.fail(
+      new InvalidPayload({
+        field,
+        reason: `is ${bytes} bytes as JSON; the limit is ${maxBytes} bytes (maxPayloadBytes): store large data elsewhere and enqueue a reference`,
+      }),
+    )
   }
-  return text
+  return Result.succeed(text)
 }
+
+/** {@link encodePayload}, throwing its error. */
+export const serializePayload = (field: string, payload: unknown, maxBytes: number): string =>
+  orThrow(encodePayload(field, payload, maxBytes))

@@ -16,8 +16,9 @@
  * reported as a duplicate or orphan. On a queue nobody changes meanwhile it is exact.
  */
 import * as Effect from "effect/Effect"
-import type { QueueKeys } from "./Keys.ts"
-import { type Script, Scripts } from "./Scripts.ts"
+import { Scripts } from "./Scripts.ts"
+import type { ScriptDef } from "./scripts/Script.ts"
+import { VERIFY_HASHES, VERIFY_SETS } from "./scripts/Verify.ts"
 
 /** Default `pageSize` of verify: entries (or set members, hash fields) checked per script call. */
 export const DEFAULT_VERIFY_PAGE = 100
@@ -38,15 +39,8 @@ export interface VerifyResult {
   readonly lines: string[]
 }
 
-/** A script call of the queue, as `makeCommands` runs them (layout refusals already mapped). */
-export type ScriptCall<E> = <A>(
-  script: Script,
-  keys: ReadonlyArray<string>,
-  args: ReadonlyArray<string | number>,
-) => Effect.Effect<A, E>
-
-const SETS = ["active", "delayed", "dead", "done"] as const
-const HASHES = ["data", "lease", "max", "fails", "lost", "err", "result"] as const
+/** A script call of the queue, as `makeCommands` runs them (KEYS from the descriptor, refusals mapped). */
+export type ScriptCall<E> = <In, Out>(script: ScriptDef<In, Out>, input: In) => Effect.Effect<Out, E>
 
 /** Violation lines and counts, kept as the pages come in. */
 const makeTally = (maxLines: number) => {
@@ -70,33 +64,25 @@ const STORED = 2
 /** Page through wait from its right end (the pop end), calling `onEntry` for each entry. */
 const readWait = <E>(
   call: ScriptCall<E>,
-  k: QueueKeys,
   pageSize: number,
   onEntry: (id: string, flags: number, alsoIn: string) => void,
 ) =>
   Effect.gen(function* () {
     let more = true
     for (let from = 0; more; from += pageSize) {
-      const r = yield* call<Array<number | string>>(
-        Scripts.verifyWait,
-        [k.wait, k.active, k.delayed, k.dead, k.done, k.data, k.meta],
-        [from, pageSize],
-      )
-      more = Number(r[0]) === 1
-      for (let i = 1; i + 3 < r.length; i += 4) {
-        const flags = (Number(r[i + 1]) === 1 ? INLINE : 0) | (Number(r[i + 2]) === 1 ? STORED : 0)
-        onEntry(String(r[i]), flags, String(r[i + 3]))
-      }
+      const page = yield* call(Scripts.verifyWait, { from, size: pageSize })
+      more = page.more
+      for (const e of page.entries) onEntry(e.id, (e.inline ? INLINE : 0) | (e.stored ? STORED : 0), e.alsoIn)
     }
   })
 
 /** Check wait; returns the ids seen (with {@link INLINE} / {@link STORED}) and counts. */
-const checkWait = <E>(call: ScriptCall<E>, k: QueueKeys, pageSize: number, tally: Tally) =>
+const checkWait = <E>(call: ScriptCall<E>, pageSize: number, tally: Tally) =>
   Effect.gen(function* () {
     const waiting = new Map<string, number>()
     let entries = 0
     let duplicates = 0
-    yield* readWait(call, k, pageSize, (id, flags, alsoIn) => {
+    yield* readWait(call, pageSize, (id, flags, alsoIn) => {
       entries++
       const before = waiting.get(id)
       if (before !== undefined) {
@@ -121,22 +107,18 @@ const checkWait = <E>(call: ScriptCall<E>, k: QueueKeys, pageSize: number, tally
   })
 
 /** ZSCAN each sorted set in turn; returns the members seen and how many were duplicates. */
-const checkSets = <E>(call: ScriptCall<E>, k: QueueKeys, pageSize: number, tally: Tally) =>
+const checkSets = <E>(call: ScriptCall<E>, pageSize: number, tally: Tally) =>
   Effect.gen(function* () {
     let entries = 0
     let duplicates = 0
-    for (const [i] of SETS.entries()) {
+    for (const set of VERIFY_SETS) {
       let cursor = "0"
       do {
-        const r = yield* call<Array<number | string>>(
-          Scripts.verifySet,
-          [k.active, k.delayed, k.dead, k.done, k.data, k.lease, k.meta],
-          [i + 1, cursor, pageSize],
-        )
-        cursor = String(r[0])
-        entries += Number(r[1])
-        duplicates += Number(r[2])
-        for (const line of r.slice(3)) tally.report(String(line))
+        const page = yield* call(Scripts.verifySet, { set, cursor, count: pageSize })
+        cursor = page.cursor
+        entries += page.members
+        duplicates += page.duplicates
+        for (const line of page.lines) tally.report(line)
       } while (cursor !== "0")
     }
     return { entries, duplicates }
@@ -146,29 +128,32 @@ const checkSets = <E>(call: ScriptCall<E>, k: QueueKeys, pageSize: number, tally
  * HSCAN each per-job hash in turn. Returns the payloads whose job was in no sorted set
  * and not seen in wait: orphans, or jobs that moved into wait after it was read.
  */
-const checkHashes = <E>(
+const checkHashes = <E>(call: ScriptCall<E>, pageSize: number, waiting: ReadonlyMap<string, number>, tally: Tally) =>
+  Effect.gen(function* () {
+    const candidates = new Set<string>()
+    const onId = (id: string) => {
+      if (!waiting.has(id)) candidates.add(id)
+    }
+    for (const hash of VERIFY_HASHES) yield* scanHash(call, hash, pageSize, onId, tally)
+    return candidates
+  })
+
+/** HSCAN one per-job hash page by page: its violations go to `tally`, each job id it names to `onId`. */
+const scanHash = <E>(
   call: ScriptCall<E>,
-  k: QueueKeys,
+  hash: (typeof VERIFY_HASHES)[number],
   pageSize: number,
-  waiting: ReadonlyMap<string, number>,
+  onId: (id: string) => void,
   tally: Tally,
 ) =>
   Effect.gen(function* () {
-    const candidates = new Set<string>()
-    for (const name of HASHES) {
-      let cursor = "0"
-      do {
-        const r = yield* call<[string, string[], ...string[]]>(
-          Scripts.verifyHash,
-          [k.active, k.delayed, k.dead, k.done, k.data, k.lease, k.max, k.fails, k.lost, k.err, k.result, k.meta],
-          [name, cursor, pageSize],
-        )
-        cursor = String(r[0])
-        for (const id of r[1]) if (!waiting.has(id)) candidates.add(id)
-        for (const line of r.slice(2)) tally.report(String(line))
-      } while (cursor !== "0")
-    }
-    return candidates
+    let cursor = "0"
+    do {
+      const page = yield* call(Scripts.verifyHash, { hash, cursor, count: pageSize })
+      cursor = page.cursor
+      for (const id of page.candidates) onId(id)
+      for (const line of page.lines) tally.report(line)
+    } while (cursor !== "0")
   })
 
 /**
@@ -176,27 +161,17 @@ const checkHashes = <E>(
  * into wait after wait was read is not one. Reads wait again (only when there are
  * candidates), then rechecks the rest in pages: still in data, in no sorted set.
  */
-const confirmOrphans = <E>(
-  call: ScriptCall<E>,
-  k: QueueKeys,
-  pageSize: number,
-  candidates: ReadonlySet<string>,
-  tally: Tally,
-) =>
+const confirmOrphans = <E>(call: ScriptCall<E>, pageSize: number, candidates: ReadonlySet<string>, tally: Tally) =>
   Effect.gen(function* () {
     if (candidates.size === 0) return
     const moved = new Set<string>()
-    yield* readWait(call, k, pageSize, (id) => {
+    yield* readWait(call, pageSize, (id) => {
       if (candidates.has(id)) moved.add(id)
     })
     const left = [...candidates].filter((id) => !moved.has(id))
     for (let i = 0; i < left.length; i += pageSize) {
-      const r = yield* call<Array<number | string>>(
-        Scripts.verifyOrphans,
-        [k.active, k.delayed, k.dead, k.done, k.data, k.meta],
-        left.slice(i, i + pageSize),
-      )
-      for (const id of r.slice(1)) tally.report(`orphan-data ${id} has a payload but is in no state`)
+      const orphans = yield* call(Scripts.verifyOrphans, left.slice(i, i + pageSize))
+      for (const id of orphans) tally.report(`orphan-data ${id} has a payload but is in no state`)
     }
   })
 
@@ -211,15 +186,14 @@ const confirmOrphans = <E>(
  */
 export const verifyQueue = <E>(
   call: ScriptCall<E>,
-  keys: QueueKeys,
   options: { readonly maxLines: number; readonly pageSize: number },
 ): Effect.Effect<VerifyResult, E> =>
   Effect.gen(function* () {
     const tally = makeTally(options.maxLines)
-    const wait = yield* checkWait(call, keys, options.pageSize, tally)
-    const sets = yield* checkSets(call, keys, options.pageSize, tally)
-    const candidates = yield* checkHashes(call, keys, options.pageSize, wait.waiting, tally)
-    yield* confirmOrphans(call, keys, options.pageSize, candidates, tally)
+    const wait = yield* checkWait(call, options.pageSize, tally)
+    const sets = yield* checkSets(call, options.pageSize, tally)
+    const candidates = yield* checkHashes(call, options.pageSize, wait.waiting, tally)
+    yield* confirmOrphans(call, options.pageSize, candidates, tally)
     return {
       violations: tally.violations(),
       jobs: wait.entries + sets.entries - wait.duplicates - sets.duplicates,

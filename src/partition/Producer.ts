@@ -12,9 +12,9 @@
  * FIFO holds within a partition, not across the queue.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { DeadJob, QueueStats } from "../engine/Commands.ts"
-import type { InvalidOptions } from "../engine/Errors.ts"
-import { resolveJobOptions } from "../engine/Job.ts"
+import { checkJobOptions } from "../engine/Job.ts"
 import { MAX_PARTITIONS, partitionName } from "../engine/Keys.ts"
 import {
   checkBulkSize,
@@ -94,14 +94,10 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
       Effect.gen(function* () {
         yield* checkBulkSize(jobs.length)
         // validate every job before anything is sent: a bad one adds nothing anywhere
-        yield* Effect.try({
-          try: () => {
-            for (const [i, j] of jobs.entries()) {
-              resolveJobOptions(`jobs[${i}].options`, j.options, settings.defaultJobOptions)
-            }
-          },
-          catch: (e) => e as InvalidOptions,
-        })
+        for (const [i, j] of jobs.entries()) {
+          const options = checkJobOptions(`jobs[${i}].options`, j.options, settings.defaultJobOptions)
+          if (Result.isFailure(options)) return yield* Effect.fail(options.failure)
+        }
         const groups = new Map<number, Array<{ readonly at: number; readonly job: EncodedJob }>>()
         jobs.forEach((job, at) => {
           const p = pick(job.options)

@@ -2,17 +2,19 @@
  * The Promise face of a queue: `new Queue(name, options)`.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { DeadJob, QueueStats } from "../engine/Commands.ts"
 import {
   InvalidOptions,
+  type InvalidPayload,
   type OutcomeUnknown,
   QueueClosed,
   type RedisError,
   type RedisUnavailable,
 } from "../engine/Errors.ts"
 import type { EventsFrom, JobEvent } from "../engine/Events.ts"
-import type { JobOptions } from "../engine/Job.ts"
+import type { BulkJob, JobOptions } from "../engine/Job.ts"
 import { validateQueueName } from "../engine/Keys.ts"
 import {
   makeQueueCore,
@@ -23,7 +25,7 @@ import {
 } from "../engine/QueueCore.ts"
 import { type FinishedJob, makeQueueEvents, type QueueEvents, type WaitForTimeout } from "../engine/QueueEvents.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
-import { integerOr, serializePayload } from "../engine/Validate.ts"
+import { type Checked, checkIntegerOr, checkPage, encodePayload } from "../engine/Validate.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
 import { type Durability, resolveDurability, surfaceNotReplicated, withDurability } from "../partition/Durability.ts"
 import {
@@ -52,11 +54,7 @@ export interface QueueOptions extends QueueSettingsInput {
   readonly durability?: Durability | undefined
 }
 
-/** One job for {@link Queue.addBulk}. */
-export interface BulkJob<T> {
-  readonly payload: T
-  readonly options?: JobOptions | undefined
-}
+export type { BulkJob } from "../engine/Job.ts"
 
 /**
  * A queue's producer and admin handle.
@@ -108,8 +106,8 @@ export class Queue<T = unknown> {
     return Effect.runPromise(surfaceNotReplicated(effect))
   }
 
-  #encode(field: string, payload: unknown): string {
-    return serializePayload(field, payload, this.#maxPayloadBytes)
+  #encode(field: string, payload: unknown): Checked<string, InvalidPayload> {
+    return encodePayload(field, payload, this.#maxPayloadBytes)
   }
 
   /**
@@ -120,29 +118,36 @@ export class Queue<T = unknown> {
    */
   add(payload: T, options?: JobOptions): Promise<string> {
     return this.#run(
-      Effect.suspend(() =>
-        (this.partitioned ?? this.core).add({ payload: this.#encode("payload", payload), options }),
-      ).pipe(Effect.catchDefect((e) => Effect.fail(e))),
+      Effect.suspend((): Effect.Effect<string, unknown> => {
+        const text = this.#encode("payload", payload)
+        if (Result.isFailure(text)) return Effect.fail(text.failure)
+        return (this.partitioned ?? this.core).add({ payload: text.success, options })
+      }),
     )
   }
 
   /** Add many jobs in one Redis call (at most 10 000); all are validated first, all or nothing. Errors as {@link add}. */
   addBulk(jobs: ReadonlyArray<BulkJob<T>>): Promise<string[]> {
     return this.#run(
-      Effect.suspend(() => {
+      Effect.suspend((): Effect.Effect<Array<string>, unknown> => {
         if (!Array.isArray(jobs)) {
           return Effect.fail(
             new InvalidOptions({ field: "jobs", value: jobs, reason: "must be an array of { payload, options? }" }),
           )
         }
-        const encoded = jobs.map((j, i) => {
+        const encoded: Array<{ readonly payload: string; readonly options: JobOptions | undefined }> = []
+        for (const [i, j] of jobs.entries()) {
           if (typeof j !== "object" || j === null || !("payload" in j)) {
-            throw new InvalidOptions({ field: `jobs[${i}]`, value: j, reason: "must be { payload, options? }" })
+            return Effect.fail(
+              new InvalidOptions({ field: `jobs[${i}]`, value: j, reason: "must be { payload, options? }" }),
+            )
           }
-          return { payload: this.#encode(`jobs[${i}].payload`, j.payload), options: j.options }
-        })
+          const text = this.#encode(`jobs[${i}].payload`, j.payload)
+          if (Result.isFailure(text)) return Effect.fail(text.failure)
+          encoded.push({ payload: text.success, options: j.options })
+        }
         return (this.partitioned ?? this.core).addBulk(encoded)
-      }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
+      }),
     )
   }
 
@@ -153,11 +158,7 @@ export class Queue<T = unknown> {
 
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. */
   sweep(options: SweepPassOptions = {}): Promise<SweepTotals> {
-    return this.#run(
-      Effect.suspend(() => (this.partitioned ?? this.core).sweep(options)).pipe(
-        Effect.catchDefect((e) => Effect.fail(e)),
-      ),
-    )
+    return this.#run(Effect.suspend(() => (this.partitioned ?? this.core).sweep(options)))
   }
 
   /** A page of dead jobs, oldest death first. Defaults: offset 0, count 100. */
@@ -165,11 +166,11 @@ export class Queue<T = unknown> {
     options: { readonly offset?: number; readonly count?: number } = {},
   ): Promise<{ total: number; jobs: DeadJob[] }> {
     return this.#run(
-      Effect.suspend(() => {
-        const offset = integerOr("offset", options.offset, 0, { min: 0, max: Number.MAX_SAFE_INTEGER })
-        const count = integerOr("count", options.count, 100, { min: 1, max: 10_000 })
-        return readOnly(this.partitioned?.deadList(offset, count) ?? this.core.calls.deadList(offset, count))
-      }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
+      Effect.fromResult(checkPage(options)).pipe(
+        Effect.flatMap(({ offset, count }) =>
+          readOnly(this.partitioned?.deadList(offset, count) ?? this.core.calls.deadList(offset, count)),
+        ),
+      ),
     )
   }
 
@@ -196,12 +197,14 @@ export class Queue<T = unknown> {
     options: { readonly maxLines?: number; readonly pageSize?: number } = {},
   ): Promise<{ violations: number; jobs: number; lines: string[] }> {
     return this.#run(
-      Effect.suspend(() => {
-        const maxLines = integerOr("maxLines", options.maxLines, DEFAULT_VERIFY_LINES, { min: 1, max: 100_000 })
-        const pageSize = integerOr("pageSize", options.pageSize, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS)
-        if (this.partitioned) return this.partitioned.verify(maxLines, pageSize)
-        return readOnly(this.core.calls.verify(maxLines, pageSize))
-      }).pipe(Effect.catchDefect((e) => Effect.fail(e))),
+      Effect.suspend((): Effect.Effect<{ violations: number; jobs: number; lines: string[] }, unknown> => {
+        const maxLines = checkIntegerOr("maxLines", options.maxLines, DEFAULT_VERIFY_LINES, { min: 1, max: 100_000 })
+        if (Result.isFailure(maxLines)) return Effect.fail(maxLines.failure)
+        const pageSize = checkIntegerOr("pageSize", options.pageSize, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS)
+        if (Result.isFailure(pageSize)) return Effect.fail(pageSize.failure)
+        if (this.partitioned) return this.partitioned.verify(maxLines.success, pageSize.success)
+        return readOnly(this.core.calls.verify(maxLines.success, pageSize.success))
+      }),
     )
   }
 

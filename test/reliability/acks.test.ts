@@ -7,9 +7,9 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { Queue, Worker } from "../../src/index.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
-import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { queueNamer, rawClient } from "../support/redis.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 import { until } from "./support.ts"
 
 const name = queueNamer("acks")
@@ -37,13 +37,12 @@ describe("acknowledgements", () => {
     const [, threshold] = (await raw.config("GET", "busy-reply-threshold")) as [string, string]
     await raw.config("SET", "busy-reply-threshold", "100")
     onCleanup(() => raw.config("SET", "busy-reply-threshold", threshold))
-    const queue = new Queue(q, { connection: redisUrl() })
-    onCleanup(() => queue.close())
+    const queue = useQueue(q)
     const id = await queue.add({ n: 1 }, { maxAttempts: 1 })
     const started = deferred()
     const finish = deferred()
     let runs = 0
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async () => {
         runs++
@@ -52,11 +51,10 @@ describe("acknowledgements", () => {
         return "ok"
       },
       // sweeping on: a lost ack would show up as the job going dead (maxAttempts 1)
-      { connection: redisUrl(), leaseMs: 4_000, leaseGraceMs: 0, sweep: { intervalMs: 100 } },
+      { leaseMs: 4_000, leaseGraceMs: 0, sweep: { intervalMs: 100 } },
     )
     onCleanup(async () => {
       finish.resolve()
-      await worker.close()
     })
     const completed: string[] = []
     const dead: string[] = []
@@ -99,14 +97,13 @@ describe("acknowledgements", () => {
   it("N4: close() while a reserve carrying a finished job is stalled: the complete lands, its event fires, the late reserve's job is released", async () => {
     const q = name()
     const keys = queueKeys(q)
-    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
-    onCleanup(() => queue.close())
+    const queue = useQueue<{ n: number }>(q)
     const first = await queue.add({ n: 1 })
     const second = await queue.add({ n: 2 })
     const started = deferred()
     const finish = deferred()
     const ran: string[] = []
-    const worker = new Worker<{ n: number }>(
+    const worker = useWorker<{ n: number }>(
       q,
       async (job) => {
         ran.push(job.id)
@@ -117,14 +114,13 @@ describe("acknowledgements", () => {
         return job.payload.n
       },
       // one slot: the finished job's complete rides on the reserve call its freed slot makes
-      { connection: redisUrl(), concurrency: 1, leaseMs: 30_000, shutdownGraceMs: 10_000, sweep: false },
+      { concurrency: 1, leaseMs: 30_000, shutdownGraceMs: 10_000, sweep: false },
     )
     const pauser = rawClient()
     onCleanup(async () => {
       await pauser.call("CLIENT", "UNPAUSE")
       pauser.disconnect()
       finish.resolve()
-      await worker.close()
     })
     const events: string[] = []
     worker.on("completed", (job) => events.push(`completed ${job.id}`))

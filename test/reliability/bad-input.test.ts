@@ -4,8 +4,6 @@
  * keys are byte-for-byte unchanged (DUMP before and after). A server that may evict keys
  * (`maxmemory-policy allkeys-lru`) gets a loud warning. docs/reliability.md lists every case.
  */
-import { spawn } from "node:child_process"
-import { join } from "node:path"
 import { Context, Effect, type Scope } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -16,8 +14,11 @@ import { queueKeys } from "../../src/engine/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { freePort, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { runCli } from "../support/child.ts"
+import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { COMPILE_CACHE, ROOT, redisNow, until } from "./support.ts"
+import { useQueue, useWorker } from "../support/use.ts"
+import { redisNow, until } from "./support.ts"
 
 const name = queueNamer("rel-bad")
 let raw: Redis
@@ -74,21 +75,11 @@ const refuses = async (
   expect(await Promise.all(queues.map((x) => dumpQueue(raw, x)))).toEqual(before)
 }
 
-/** `leaseq <args>` from source on this Node; REDIS_URL removed from its environment. */
-const leaseq = (args: ReadonlyArray<string>): Promise<Refusal> =>
-  new Promise((resolve, reject) => {
-    const { REDIS_URL: _, ...env } = process.env
-    const child = spawn(process.execPath, [join(ROOT, "src/cli/main.ts"), ...args], {
-      env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...env },
-      stdio: ["ignore", "ignore", "pipe"],
-    })
-    let text = ""
-    child.stderr.on("data", (d: Buffer) => {
-      text += d.toString()
-    })
-    child.on("error", reject)
-    child.on("close", (exit) => resolve({ exit, text }))
-  })
+/** `leaseq <args>` from source; what it said on stderr. */
+const leaseq = async (args: ReadonlyArray<string>): Promise<Refusal> => {
+  const { code, err } = await runCli(args)
+  return { exit: code, text: err }
+}
 
 describe("Promise face", () => {
   for (const [bad, why] of [
@@ -149,7 +140,7 @@ describe("Promise face", () => {
   }
 
   it("an unreachable host: add rejects with RedisUnavailable naming the host", async () => {
-    const unreachable = new Queue(q, {
+    const unreachable = useQueue(q, {
       connection: {
         host: "leaseq-unreachable.invalid",
         port: 6379,
@@ -157,68 +148,50 @@ describe("Promise face", () => {
         retryStrategy: () => null,
       },
     })
-    try {
-      await refuses(
-        () => caught(() => unreachable.add("x")),
-        { tag: "RedisUnavailable" },
-        /Redis unavailable at leaseq-unreachable\.invalid:6379: /,
-      )
-    } finally {
-      await unreachable.close()
-    }
+    await refuses(
+      () => caught(() => unreachable.add("x")),
+      { tag: "RedisUnavailable" },
+      /Redis unavailable at leaseq-unreachable\.invalid:6379: /,
+    )
   })
 
   it("Redis down at start: a worker's ready rejects with RedisUnavailable naming the address, and close returns", async () => {
     const port = await freePort()
     const connection = { host: "127.0.0.1", port, maxRetriesPerRequest: 1, retryStrategy: () => null }
-    const worker = new Worker(q, async () => {}, { connection })
-    const producer = new Queue(q, { connection })
-    try {
-      await refuses(
-        () => caught(() => worker.ready),
-        { tag: "RedisUnavailable" },
-        new RegExp(`Redis unavailable at 127\\.0\\.0\\.1:${port}: `),
-      )
-      await refuses(
-        () => caught(() => producer.add("x")),
-        { tag: "RedisUnavailable" },
-        new RegExp(`Redis unavailable at 127\\.0\\.0\\.1:${port}: `),
-      )
-    } finally {
-      await worker.close()
-      await producer.close()
-    }
+    const worker = useWorker(q, async () => {}, { connection })
+    const producer = useQueue(q, { connection })
+    await refuses(
+      () => caught(() => worker.ready),
+      { tag: "RedisUnavailable" },
+      new RegExp(`Redis unavailable at 127\\.0\\.0\\.1:${port}: `),
+    )
+    await refuses(
+      () => caught(() => producer.add("x")),
+      { tag: "RedisUnavailable" },
+      new RegExp(`Redis unavailable at 127\\.0\\.0\\.1:${port}: `),
+    )
   })
 
   it("a queue written with another layout version: producers and workers refuse it, naming both versions", async () => {
     const other = name("layout")
     await raw.hset(queueKeys(other).meta, "layout", "99")
-    const producer = new Queue(other, { connection: redisUrl() })
-    const worker = new Worker(other, async () => {}, { connection: redisUrl() })
-    try {
-      const why = new RegExp(`queue ${other} uses key layout version "99", this leaseq speaks version "1"`)
-      await refuses(() => caught(() => producer.add("x")), { tag: "LayoutMismatch" }, why, [other])
-      await refuses(() => caught(() => worker.ready), { tag: "LayoutMismatch" }, why, [other])
-    } finally {
-      await worker.close()
-      await producer.close()
-    }
+    const producer = useQueue(other)
+    const worker = useWorker(other, async () => {})
+    const why = new RegExp(`queue ${other} uses key layout version "99", this leaseq speaks version "1"`)
+    await refuses(() => caught(() => producer.add("x")), { tag: "LayoutMismatch" }, why, [other])
+    await refuses(() => caught(() => worker.ready), { tag: "LayoutMismatch" }, why, [other])
   })
 
   it("a key under the prefix that is not a leaseq key: refused, naming the key and both types", async () => {
     const other = name("foreign")
     await raw.set(queueKeys(other).data, "somebody else's string")
-    const producer = new Queue(other, { connection: redisUrl() })
-    try {
-      await refuses(
-        () => caught(() => producer.add("x")),
-        { tag: "WrongKeyType" },
-        new RegExp(`key leaseq:\\{${other}\\}:data is a string, leaseq expects a hash`),
-        [other],
-      )
-    } finally {
-      await producer.close()
-    }
+    const producer = useQueue(other)
+    await refuses(
+      () => caught(() => producer.add("x")),
+      { tag: "WrongKeyType" },
+      new RegExp(`key leaseq:\\{${other}\\}:data is a string, leaseq expects a hash`),
+      [other],
+    )
   })
 })
 
@@ -325,72 +298,59 @@ describe("CLI", () => {
 
   it("dead purge --all without --yes: exit 2, no dead job deleted", async () => {
     const other = name("cli-dead")
-    const producer = new Queue(other, { connection: redisUrl() })
+    const producer = useQueue(other)
     const client = connect(redisUrl())
-    try {
-      await producer.add("x", { maxAttempts: 1 })
-      const { jobs } = await Effect.runPromise(makeCommands(client, queueKeys(other)).reserve(1, 10, 100))
-      await until("the lease expired on the Redis clock", async () => (await redisNow(raw)) > jobs[0]!.deadline)
-      await producer.sweep()
-      expect((await producer.stats()).dead).toBe(1)
-      await refuses(
-        () => leaseq(["dead", "purge", "--url", redisUrl(), "--queue", other, "--all"]),
-        { exit: 2 },
-        /add --yes/,
-        [other],
-      )
-    } finally {
-      await client.close()
-      await producer.close()
-    }
+    onCleanup(() => client.close())
+    await producer.add("x", { maxAttempts: 1 })
+    const { jobs } = await Effect.runPromise(makeCommands(client, queueKeys(other)).reserve(1, 10, 100))
+    await until("the lease expired on the Redis clock", async () => (await redisNow(raw)) > jobs[0]!.deadline)
+    await producer.sweep()
+    expect((await producer.stats()).dead).toBe(1)
+    await refuses(
+      () => leaseq(["dead", "purge", "--url", redisUrl(), "--queue", other, "--all"]),
+      { exit: 2 },
+      /add --yes/,
+      [other],
+    )
   })
 })
 
 describe("a server that may evict keys", () => {
   it("maxmemory-policy allkeys-lru: one loud warning per client naming the policy and noeviction; none when INFO is denied", async () => {
     const server = await startRedisServer({ args: ["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"] })
+    onCleanup(() => server.stop())
     const admin = rawClient(server.url)
+    onCleanup(() => admin.disconnect())
     const warnings: Array<Error & { code?: string }> = []
     const listen = (w: Error) => {
       if ((w as { code?: string }).code === EvictionPolicyWarning.code) warnings.push(w)
     }
     process.on("warning", listen)
-    const evicting = new Queue(q, { connection: server.url })
-    let worker: Worker | undefined
-    try {
-      await evicting.add("x")
-      await evicting.add("y")
-      await until("the producer's warning", () => warnings.length === 1)
-      const w = warnings[0]!
-      expect(w.name).toBe(EvictionPolicyWarning.type)
-      expect(w.message).toContain(`${server.url} has maxmemory-policy allkeys-lru`)
-      expect(w.message).toContain("Set maxmemory-policy noeviction")
-      worker = new Worker(q, async () => {}, { connection: server.url })
-      await worker.ready
-      await until("the worker's own warning", () => warnings.length === 2)
+    onCleanup(() => process.off("warning", listen))
+    const evicting = useQueue(q, { connection: server.url })
+    await evicting.add("x")
+    await evicting.add("y")
+    await until("the producer's warning", () => warnings.length === 1)
+    const w = warnings[0]!
+    expect(w.name).toBe(EvictionPolicyWarning.type)
+    expect(w.message).toContain(`${server.url} has maxmemory-policy allkeys-lru`)
+    expect(w.message).toContain("Set maxmemory-policy noeviction")
+    const worker = useWorker(q, async () => {}, { connection: server.url })
+    await worker.ready
+    await until("the worker's own warning", () => warnings.length === 2)
 
-      // a user that may not run INFO: no warning, no error, the queue works
-      await admin.call("ACL", "SETUSER", "noinfo", "on", ">noinfo-pw", "~*", "+@all", "-info")
-      const denied = new Queue(name("noinfo"), {
-        connection: `redis://noinfo:noinfo-pw@127.0.0.1:${server.port}`,
-      })
-      try {
-        expect(await denied.add("z")).toMatch(/^[0-9A-Z]{26}$/)
-      } finally {
-        await denied.close()
-      }
-      // a server with noeviction (the suite's): no warning
-      const fine = new Queue(name("fine"), { connection: redisUrl() })
-      await fine.add("ok")
-      await fine.close()
-      await new Promise((r) => setImmediate(r))
-      expect(warnings).toHaveLength(2)
-    } finally {
-      process.off("warning", listen)
-      await worker?.close()
-      await evicting.close()
-      admin.disconnect()
-      await server.stop()
-    }
+    // a user that may not run INFO: no warning, no error, the queue works
+    await admin.call("ACL", "SETUSER", "noinfo", "on", ">noinfo-pw", "~*", "+@all", "-info")
+    const denied = useQueue(name("noinfo"), {
+      connection: `redis://noinfo:noinfo-pw@127.0.0.1:${server.port}`,
+    })
+    expect(await denied.add("z")).toMatch(/^[0-9A-Z]{26}$/)
+    await denied.close()
+    // a server with noeviction (the suite's): no warning
+    const fine = useQueue(name("fine"))
+    await fine.add("ok")
+    await fine.close()
+    await new Promise((r) => setImmediate(r))
+    expect(warnings).toHaveLength(2)
   })
 })

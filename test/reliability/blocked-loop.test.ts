@@ -10,9 +10,11 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/Commands.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { type Job, Queue, Worker } from "../../src/index.ts"
+import type { Job } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
+import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 import { report, startWorkerChild, tempDir } from "./support.ts"
 
 const name = queueNamer("rel-blocked")
@@ -30,65 +32,51 @@ describe("event loop blocked", () => {
     const q = name()
     const keys = queueKeys(q)
     const release = join(tmp.dir, `${q}.unblock`)
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     const blocked = startWorkerChild(redisUrl(), q, "block", { leaseMs: LEASE_MS, sweep: false })
-    let other: Worker | undefined
-    try {
-      await blocked.waitFor((l) => l === "ready", "ready")
-      const id = await queue.add({ until: release })
-      const startLine = await blocked.waitFor((l) => l.startsWith(`started ${id} `), "started")
-      const token = Number(startLine.text.split(" ")[2])
+    onCleanup(() => writeFileSync(release, "")) // let a handler still blocked return before the child is stopped
+    await blocked.waitFor((l) => l === "ready", "ready")
+    const id = await queue.add({ until: release })
+    const startLine = await blocked.waitFor((l) => l.startsWith(`started ${id} `), "started")
+    const token = Number(startLine.text.split(" ")[2])
 
-      // another worker (in this process) sweeps, reclaims after the lease, and completes
-      const done = new Promise<Job<unknown>>((resolve) => {
-        other = new Worker(q, async () => "ok", {
-          connection: redisUrl(),
-          leaseMs: LEASE_MS,
-          sweep: { intervalMs: 100 },
-        })
-        other.on("completed", (job) => resolve(job))
-      })
-      const again = await done
-      expect(again.id).toBe(id)
-      expect(again.attempt).toBe(2)
-      expect(again.token).toBeGreaterThan(token)
+    // another worker (in this process) sweeps, reclaims after the lease, and completes
+    const other = useWorker(q, async () => "ok", { leaseMs: LEASE_MS, sweep: { intervalMs: 100 } })
+    const done = new Promise<Job<unknown>>((resolve) => other.on("completed", (job) => resolve(job)))
+    const again = await done
+    expect(again.id).toBe(id)
+    expect(again.attempt).toBe(2)
+    expect(again.token).toBeGreaterThan(token)
 
-      // the blocked process has printed nothing since "started": its loop is still blocked
-      expect(blocked.lines.at(-1)?.text).toBe(startLine.text)
-      writeFileSync(release, "")
-      await blocked.waitFor((l) => l.startsWith(`unblocked ${id}`), "unblocked")
-      const lost = await blocked.waitFor((l) => l.startsWith(`lease-lost ${id} ${token} `), "lease-lost")
-      const reason = lost.text.split(" ")[3]
-      expect(["self-fenced", "lease-lost"]).toContain(reason)
-      const abortedLine = blocked.lines.find((l) => l.text.startsWith(`aborted ${id} ${token} `))
-      if (reason === "self-fenced") expect(abortedLine).toBeDefined()
+    // the blocked process has printed nothing since "started": its loop is still blocked
+    expect(blocked.lines.at(-1)?.text).toBe(startLine.text)
+    writeFileSync(release, "")
+    await blocked.waitFor((l) => l.startsWith(`unblocked ${id}`), "unblocked")
+    const lost = await blocked.waitFor((l) => l.startsWith(`lease-lost ${id} ${token} `), "lease-lost")
+    const reason = lost.text.split(" ")[3]
+    expect(["self-fenced", "lease-lost"]).toContain(reason)
+    const abortedLine = blocked.lines.find((l) => l.text.startsWith(`aborted ${id} ${token} `))
+    if (reason === "self-fenced") expect(abortedLine).toBeDefined()
 
-      // a complete under the blocked worker's token is refused
-      const client = connect(redisUrl())
-      const late = await Effect.runPromise(makeCommands(client, keys).complete([{ id, token }], 0))
-      await client.close()
-      expect(late).toEqual([false])
+    // a complete under the blocked worker's token is refused
+    const client = connect(redisUrl())
+    onCleanup(() => client.close())
+    const late = await Effect.runPromise(makeCommands(client, keys).complete([{ id, token }], 0))
+    expect(late).toEqual([false])
 
-      const exit = await blocked.stop("SIGTERM")
-      expect(exit.code).toBe(0)
-      expect(blocked.lines.some((l) => l.text.startsWith("done "))).toBe(false)
-      const stats = await queue.stats()
-      expect(stats.counters).toMatchObject({ completed: 1, lostLeases: 1 })
-      expect(stats).toMatchObject({ waiting: 0, active: 0, dead: 0 })
+    const exit = await blocked.stop("SIGTERM")
+    expect(exit.code).toBe(0)
+    expect(blocked.lines.some((l) => l.text.startsWith("done "))).toBe(false)
+    const stats = await queue.stats()
+    expect(stats.counters).toMatchObject({ completed: 1, lostLeases: 1 })
+    expect(stats).toMatchObject({ waiting: 0, active: 0, dead: 0 })
 
-      report("blocked-event-loop", {
-        leaseMs: LEASE_MS,
-        blockedWorkerOutcome:
-          reason === "self-fenced" ? "self-fenced (signal aborted)" : "complete refused (lease-lost)",
-        signalAborted: abortedLine !== undefined,
-        completed: stats.counters.completed,
-        lostLeases: stats.counters.lostLeases,
-      })
-    } finally {
-      writeFileSync(release, "")
-      await blocked.stop("SIGKILL")
-      await other?.close()
-      await queue.close()
-    }
+    report("blocked-event-loop", {
+      leaseMs: LEASE_MS,
+      blockedWorkerOutcome: reason === "self-fenced" ? "self-fenced (signal aborted)" : "complete refused (lease-lost)",
+      signalAborted: abortedLine !== undefined,
+      completed: stats.counters.completed,
+      lostLeases: stats.counters.lostLeases,
+    })
   })
 })

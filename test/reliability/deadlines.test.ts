@@ -9,8 +9,9 @@
 import { join } from "node:path"
 import type { Redis } from "ioredis"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { OutcomeUnknown, Queue } from "../../src/index.ts"
+import { OutcomeUnknown } from "../../src/index.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { useQueue } from "../support/use.ts"
 import { ROOT, startChild, TcpProxy } from "./support.ts"
 
 const name = queueNamer("rel-deadlines")
@@ -51,16 +52,14 @@ const rejection = (p: Promise<unknown>): Promise<unknown> =>
 describe("call deadlines share one timer", () => {
   it("a 500 ms call ends on time while another queue's one-hour call is in flight; all calls past it end", async () => {
     const slowProxy = await startProxy()
-    const slow = new Queue(name(), { connection: slowProxy.url, callTimeoutMs: 3_600_000 })
-    onTestFinished(() => slow.close())
+    const slow = useQueue(name(), { connection: slowProxy.url, callTimeoutMs: 3_600_000 })
     await slow.add({ warm: true })
     slowProxy.dropReplies()
     // in flight for an hour (until the queue closes): its deadline is set first
     const slowCall = rejection(slow.add({ n: 0 }))
 
     const fastProxy = await startProxy()
-    const fast = new Queue(name(), { connection: fastProxy.url, callTimeoutMs: 500 })
-    onTestFinished(() => fast.close())
+    const fast = useQueue(name(), { connection: fastProxy.url, callTimeoutMs: 500 })
     await fast.add({ warm: true })
     fastProxy.dropReplies()
     // three calls: one script call for the first add, one for the two batched behind it, one addBulk

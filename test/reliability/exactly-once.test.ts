@@ -8,10 +8,10 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { Queue, Worker } from "../../src/index.ts"
-import { deferred } from "../support/cleanup.ts"
-import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { TcpProxy, until } from "./support.ts"
+import { deferred, onCleanup } from "../support/cleanup.ts"
+import { queueNamer, rawClient } from "../support/redis.ts"
+import { useQueue, useWorker } from "../support/use.ts"
+import { proxyToSuiteRedis, until } from "./support.ts"
 
 const name = queueNamer("rel-exactly-once")
 let raw: Redis
@@ -22,33 +22,25 @@ afterAll(() => {
   raw.disconnect()
 })
 
-const startProxy = () => {
-  const target = new URL(redisUrl())
-  return TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
-}
-
 /** Run every job of `q` with a worker on a direct connection until `n` have settled; the runs per id. */
 const drain = async (q: string, n: number) => {
   const runs = new Map<string, number[]>()
   let settled = 0
   const all = deferred()
-  const worker = new Worker(
+  const worker = useWorker(
     q,
     async (job) => {
       runs.set(job.id, [...(runs.get(job.id) ?? []), job.attempt])
     },
-    { connection: redisUrl(), concurrency: 10 },
+    { concurrency: 10 },
   )
   const hit = () => {
     if (++settled === n) all.resolve()
   }
   worker.on("completed", hit)
   worker.on("dead", hit)
-  try {
-    await all.promise
-  } finally {
-    await worker.close()
-  }
+  await all.promise
+  await worker.close()
   return runs
 }
 
@@ -56,51 +48,46 @@ describe("a lost reply, then a reconnect that re-sends the call", () => {
   it("K1: add and addBulk are stored once: one job each, one run at attempt 1, verify clean, counters right", async () => {
     const q = name("add")
     const keys = queueKeys(q)
-    const proxy = await startProxy()
-    const producer = new Queue(q, { connection: proxy.url })
-    try {
-      await producer.add("warm-up")
-      const resent = async (call: () => Promise<string | string[]>, waiting: number) => {
-        proxy.dropReplies()
-        const pending = call()
-        await until("the call ran on Redis", async () => (await raw.llen(keys.wait)) >= waiting)
-        // the reply is lost and the connection drops; ioredis reconnects and re-sends the call
-        proxy.cut()
-        proxy.heal()
-        return pending
-      }
-      const one = await resent(() => producer.add("once"), 2)
-      const bulk = await resent(() => producer.addBulk([{ payload: "b1" }, { payload: "b2" }, { payload: "b3" }]), 5)
-      const ids = [one, ...bulk] as string[]
-      expect(new Set(ids).size).toBe(4)
-      expect(await raw.llen(keys.wait)).toBe(5)
-      expect(Number(await raw.hget(keys.meta, "added"))).toBe(5)
-
-      const runs = await drain(q, 5)
-      for (const id of ids) expect(runs.get(id)).toEqual([1])
-      expect(runs.size).toBe(5)
-      const stats = await producer.stats()
-      expect(stats.counters).toMatchObject({ added: 5, completed: 5, dead: 0, lostLeases: 0 })
-      expect(stats).toMatchObject({ waiting: 0, active: 0, delayed: 0, dead: 0 })
-      expect(await producer.verify()).toMatchObject({ violations: 0 })
-    } finally {
-      await producer.close()
-      await proxy.close()
+    const proxy = await proxyToSuiteRedis()
+    const producer = useQueue(q, { connection: proxy.url })
+    await producer.add("warm-up")
+    const resent = async (call: () => Promise<string | string[]>, waiting: number) => {
+      proxy.dropReplies()
+      const pending = call()
+      await until("the call ran on Redis", async () => (await raw.llen(keys.wait)) >= waiting)
+      // the reply is lost and the connection drops; ioredis reconnects and re-sends the call
+      proxy.cut()
+      proxy.heal()
+      return pending
     }
+    const one = await resent(() => producer.add("once"), 2)
+    const bulk = await resent(() => producer.addBulk([{ payload: "b1" }, { payload: "b2" }, { payload: "b3" }]), 5)
+    const ids = [one, ...bulk] as string[]
+    expect(new Set(ids).size).toBe(4)
+    expect(await raw.llen(keys.wait)).toBe(5)
+    expect(Number(await raw.hget(keys.meta, "added"))).toBe(5)
+
+    const runs = await drain(q, 5)
+    for (const id of ids) expect(runs.get(id)).toEqual([1])
+    expect(runs.size).toBe(5)
+    const stats = await producer.stats()
+    expect(stats.counters).toMatchObject({ added: 5, completed: 5, dead: 0, lostLeases: 0 })
+    expect(stats).toMatchObject({ waiting: 0, active: 0, delayed: 0, dead: 0 })
+    expect(await producer.verify()).toMatchObject({ violations: 0 })
   })
 
   it("N3: a reserve carrying a finished job is re-sent: every job runs once and completes, none is dead, no lease-lost", async () => {
     const q = name("reserve")
     const keys = queueKeys(q)
-    const proxy = await startProxy()
-    const queue = new Queue(q, { connection: redisUrl() })
+    const proxy = await proxyToSuiteRedis()
+    const queue = useQueue(q)
     const gate = deferred()
     const firstStarted = deferred()
     const ran: string[] = []
     const completed: string[] = []
     const lost: string[] = []
     const dead: string[] = []
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async (job) => {
         ran.push(job.id)
@@ -110,49 +97,47 @@ describe("a lost reply, then a reconnect that re-sends the call", () => {
         }
         return "ok"
       },
-      // concurrency 1: the first job's complete rides on the reserve its freed slot triggers
-      { connection: proxy.url, concurrency: 1, leaseMs: 5_000, sweep: false },
+      // concurrency 1: the first job's complete rides on the reserve its freed slot triggers;
+      // no prefetch, so that call leases exactly the next job
+      { connection: proxy.url, concurrency: 1, prefetch: 0, leaseMs: 5_000, sweep: false },
     )
+    // before the worker closes: let its handler end, and let its calls through again
+    onCleanup(() => {
+      gate.resolve()
+      proxy.heal()
+    })
     worker.on("completed", (job) => completed.push(job.id))
     worker.on("lease-lost", (job) => lost.push(job.id))
     worker.on("dead", (job) => dead.push(job.id))
-    try {
-      const ids = await queue.addBulk([1, 2, 3].map((n) => ({ payload: n, options: { maxAttempts: 1 } })))
-      await firstStarted.promise
-      proxy.dropReplies()
-      gate.resolve()
-      // the reserve ran on Redis: it completed the first job and leased the second
-      await until("the reserve ran on Redis", async () => {
-        const active = await raw.zrange(keys.active, "0", "-1")
-        return Number(await raw.hget(keys.meta, "completed")) === 1 && active.length === 1 && active[0] === ids[1]
-      })
-      proxy.cut()
-      proxy.heal()
-      // a sweep on its own connection reclaims a lease that nobody holds (maxAttempts 1: dead)
-      await until(
-        "every job completed or dead",
-        async () => {
-          await queue.sweep()
-          const stats = await queue.stats()
-          const settled = stats.counters.completed + stats.counters.dead === 3
-          // and the worker has said how each job it ran ended
-          return settled && completed.length + lost.length === ran.length
-        },
-        { everyMs: 100 },
-      )
-      expect([...ran].sort()).toEqual([...ids].sort())
-      expect([...completed].sort()).toEqual([...ids].sort())
-      expect(lost).toEqual([])
-      expect(dead).toEqual([])
-      const stats = await queue.stats()
-      expect(stats.counters).toMatchObject({ added: 3, completed: 3, dead: 0, lostLeases: 0 })
-      expect(await queue.verify()).toMatchObject({ violations: 0 })
-    } finally {
-      gate.resolve()
-      proxy.heal()
-      await worker.close()
-      await queue.close()
-      await proxy.close()
-    }
+    const ids = await queue.addBulk([1, 2, 3].map((n) => ({ payload: n, options: { maxAttempts: 1 } })))
+    await firstStarted.promise
+    proxy.dropReplies()
+    gate.resolve()
+    // the reserve ran on Redis: it completed the first job and leased the second
+    await until("the reserve ran on Redis", async () => {
+      const active = await raw.zrange(keys.active, "0", "-1")
+      return Number(await raw.hget(keys.meta, "completed")) === 1 && active.length === 1 && active[0] === ids[1]
+    })
+    proxy.cut()
+    proxy.heal()
+    // a sweep on its own connection reclaims a lease that nobody holds (maxAttempts 1: dead)
+    await until(
+      "every job completed or dead",
+      async () => {
+        await queue.sweep()
+        const stats = await queue.stats()
+        const settled = stats.counters.completed + stats.counters.dead === 3
+        // and the worker has said how each job it ran ended
+        return settled && completed.length + lost.length === ran.length
+      },
+      { everyMs: 100 },
+    )
+    expect([...ran].sort()).toEqual([...ids].sort())
+    expect([...completed].sort()).toEqual([...ids].sort())
+    expect(lost).toEqual([])
+    expect(dead).toEqual([])
+    const stats = await queue.stats()
+    expect(stats.counters).toMatchObject({ added: 3, completed: 3, dead: 0, lostLeases: 0 })
+    expect(await queue.verify()).toMatchObject({ violations: 0 })
   })
 })

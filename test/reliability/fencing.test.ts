@@ -8,9 +8,10 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { Queue, Worker } from "../../src/index.ts"
+import { Worker } from "../../src/index.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 import { proxyToSuiteRedis, redisNow, startWorkerChild, until } from "./support.ts"
 
 const name = queueNamer("fencing")
@@ -28,11 +29,10 @@ describe("fencing", () => {
     const LEASE_MS = 8_000
     const HEARTBEAT_MS = 2_000
     const proxy = await proxyToSuiteRedis()
-    const queue = new Queue(q, { connection: redisUrl() })
-    onCleanup(() => queue.close())
+    const queue = useQueue(q)
     const started = deferred()
     const finish = deferred()
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async () => {
         started.resolve()
@@ -43,7 +43,6 @@ describe("fencing", () => {
     onCleanup(async () => {
       finish.resolve()
       proxy.heal()
-      await worker.close()
     })
     const fenced = deferred<{ reason: string; at: number }>()
     worker.on("lease-lost", (_job, reason) => fenced.resolve({ reason, at: Date.now() }))
@@ -68,8 +67,7 @@ describe("fencing", () => {
     const keys = queueKeys(q)
     const LEASE_MS = 3_000
     const GRACE_MS = 2_000
-    const queue = new Queue(q, { connection: redisUrl() })
-    onCleanup(() => queue.close())
+    const queue = useQueue(q)
     const child = startWorkerChild(redisUrl(), q, "work:60000", {
       leaseMs: LEASE_MS,
       heartbeatMs: 1_000,
@@ -130,13 +128,12 @@ describe("fencing", () => {
 
   it("S5: a reserve answered late (Redis stalled past the fence) starts its job with a fresh deadline, not self-fenced", async () => {
     const q = name()
-    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
-    onCleanup(() => queue.close())
+    const queue = useQueue<{ n: number }>(q)
     const first = await queue.add({ n: 1 })
     const second = await queue.add({ n: 2 })
     const started = deferred()
     const finish = deferred()
-    const worker = new Worker<{ n: number }>(
+    const worker = useWorker<{ n: number }>(
       q,
       async (job) => {
         if (job.id === first) {
@@ -148,14 +145,13 @@ describe("fencing", () => {
         return job.payload.n
       },
       // one slot: the next reserve goes out when the first job finishes, while Redis is stalled
-      { connection: redisUrl(), concurrency: 1, leaseMs: 3_000, leaseGraceMs: 0, sweep: false },
+      { concurrency: 1, leaseMs: 3_000, leaseGraceMs: 0, sweep: false },
     )
     const pauser = rawClient()
     onCleanup(async () => {
       await pauser.call("CLIENT", "UNPAUSE")
       pauser.disconnect()
       finish.resolve()
-      await worker.close()
     })
     const events: string[] = []
     worker.on("completed", (job) => events.push(`completed ${job.id}`))

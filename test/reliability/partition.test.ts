@@ -10,10 +10,11 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/Commands.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { type Job, Queue, Worker } from "../../src/index.ts"
+import type { Job, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { deferred } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 import { report, TcpProxy, until } from "./support.ts"
 
 const name = queueNamer("rel-partition")
@@ -32,13 +33,13 @@ describe("partition", () => {
     const keys = queueKeys(q)
     const target = new URL(redisUrl())
     const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     const started = deferred<Job<unknown>>()
     const aborted = deferred<number>()
     const finish = deferred()
     let cutOffCompleted = 0
     const lostReasons: string[] = []
-    const cutOff = new Worker(
+    const cutOff = useWorker(
       q,
       async (job) => {
         job.signal.addEventListener("abort", () => aborted.resolve(Date.now()))
@@ -72,13 +73,13 @@ describe("partition", () => {
 
       const second = deferred<{ job: Job<unknown>; startedAt: number }>()
       const completedElsewhere = deferred<Job<unknown>>()
-      other = new Worker(
+      other = useWorker(
         q,
         async (job) => {
           second.resolve({ job, startedAt: Date.now() })
           return "ok"
         },
-        { connection: redisUrl(), leaseMs: LEASE_MS, sweep: { intervalMs: 100 } },
+        { leaseMs: LEASE_MS, sweep: { intervalMs: 100 } },
       )
       other.on("completed", (job) => completedElsewhere.resolve(job))
 
@@ -142,7 +143,7 @@ describe("partition", () => {
     const keys = queueKeys(q)
     const target = new URL(redisUrl())
     const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
-    const producer = new Queue(q, { connection: proxy.url })
+    const producer = useQueue(q, { connection: proxy.url })
     try {
       await producer.add("warm-up")
       proxy.dropReplies()

@@ -7,8 +7,8 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { Queue } from "../../src/index.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { useQueue } from "../support/use.ts"
 import { type Child, report, size, startWorkerChild, until } from "./support.ts"
 
 const name = queueNamer("rel-poison")
@@ -28,7 +28,7 @@ describe("poison job", () => {
   it(`a job that kills its worker goes to dead after ${MAX_ATTEMPTS} lost leases (lease-expired); ${JOBS} others all complete`, async () => {
     const q = name()
     const keys = queueKeys(q)
-    const queue = new Queue(q, { connection: redisUrl() })
+    const queue = useQueue(q)
     const children: Child[] = []
     let stopping = false
     const options = { leaseMs: LEASE_MS, concurrency: 1, keepCompleted: JOBS, sweep: { intervalMs: 100 } }

@@ -11,7 +11,7 @@
  * - A password never appears: not in messages, not in `util.inspect` of errors, not in
  *   worker error events, not on the console, not in the CLI's output.
  */
-import { spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
@@ -21,11 +21,13 @@ import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { makeCommands } from "../../src/engine/Commands.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { Queue, Worker } from "../../src/index.ts"
+import type { Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { freePort, type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { runCli } from "../support/child.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
-import { COMPILE_CACHE, ROOT, redisNow, report, startWorkerChild, tempDir, until } from "./support.ts"
+import { useQueue, useWorker } from "../support/use.ts"
+import { ROOT, redisNow, report, startWorkerChild, tempDir, until } from "./support.ts"
 
 const name = queueNamer("rel-security")
 const PASSWORD = "S3cret-Pa55word-Never-Printed"
@@ -53,29 +55,6 @@ const scriptCommands = (): string[] => {
   }
   return [...found].sort()
 }
-
-/** Run the CLI from source with `env`; REDIS_URL removed. */
-const leaseq = (
-  args: ReadonlyArray<string>,
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number | null; out: string; err: string }> =>
-  new Promise((resolve, reject) => {
-    const { REDIS_URL: _, ...base } = process.env
-    const child = spawn(process.execPath, [join(ROOT, "src/cli/main.ts"), ...args], {
-      env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...base, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    })
-    let out = ""
-    let err = ""
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString()
-    })
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString()
-    })
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, out, err }))
-  })
 
 /** Everything the test process prints through the console, for the password check. */
 const captureConsole = () => {
@@ -119,7 +98,7 @@ describe("least privilege", () => {
     const url = `redis://${USER}:${PASSWORD}@127.0.0.1:${server.port}`
     const console_ = captureConsole()
     const events: unknown[] = []
-    const queue = new Queue<{ fail?: boolean; n?: number }>(q, { connection: url })
+    const queue = useQueue<{ fail?: boolean; n?: number }>(q, { connection: url })
     const holder = connect(url)
     const workers: Worker<{ fail?: boolean; n?: number }>[] = []
     try {
@@ -127,7 +106,7 @@ describe("least privilege", () => {
       await queue.add({ fail: true }, { maxAttempts: 1 })
       await queue.add({ n: 3 }, { delayMs: 50 })
       let completed = 0
-      const first = new Worker<{ fail?: boolean; n?: number }>(
+      const first = useWorker<{ fail?: boolean; n?: number }>(
         q,
         async (job) => {
           if (job.payload.fail) throw new Error("fails on purpose")
@@ -145,7 +124,7 @@ describe("least privilege", () => {
       const { jobs } = await Effect.runPromise(makeCommands(holder, queueKeys(q)).reserve(1, 10, 100))
       await until("the lease expired", async () => (await redisNow(admin)) > jobs[0]!.deadline)
       expect((await queue.sweep()).reclaimed).toBe(1)
-      const second = new Worker<{ fail?: boolean; n?: number }>(
+      const second = useWorker<{ fail?: boolean; n?: number }>(
         q,
         (job) => new Promise((resolve) => job.signal.addEventListener("abort", resolve)),
         { connection: url, leaseMs: 60_000, shutdownGraceMs: 10 },
@@ -173,7 +152,7 @@ describe("least privilege", () => {
         ["verify", "--queue", q],
         ["dead", "list", "--queue", q],
       ]) {
-        const r = await leaseq([...args, "--url", url])
+        const r = await runCli([...args, "--url", url])
         expect(r.code, `leaseq ${args.join(" ")}: ${r.err}`).toBe(0)
         expect(r.out + r.err).not.toContain(PASSWORD)
       }
@@ -185,7 +164,7 @@ describe("least privilege", () => {
 
       // … and the user is confined to its queue
       const other = name("not-granted")
-      const outsider = new Queue(other, { connection: url })
+      const outsider = useQueue(other, { connection: url })
       try {
         const e = await outsider.add("x").catch((err) => err)
         expect(e._tag).toBe("RedisCommandError")
@@ -217,19 +196,19 @@ describe("least privilege", () => {
     try {
       // a wrong password: the producer's error, the worker's error, both in full
       const wrong = `redis://${USER}:Wrong-${PASSWORD}@127.0.0.1:${server.port}`
-      const producer = new Queue(q, { connection: wrong })
+      const producer = useQueue(q, { connection: wrong })
       const e1 = await producer.add("x").catch((e) => e)
       await producer.close()
       expect(e1._tag).toBe("RedisCommandError")
       expect(e1.message).toMatch(/WRONGPASS/)
       seen.push(shown(e1))
-      const badWorker = new Worker(q, async () => {}, { connection: wrong })
+      const badWorker = useWorker(q, async () => {}, { connection: wrong })
       badWorker.on("error", (e) => seen.push(shown(e)))
       seen.push(shown(await badWorker.ready.catch((e) => e)))
       await badWorker.close()
 
       // the password is changed while a worker runs: it keeps failing to reconnect
-      worker = new Worker(q, async () => {}, { connection: good, leaseMs: 500, sweep: { intervalMs: 50 } })
+      worker = useWorker(q, async () => {}, { connection: good, leaseMs: 500, sweep: { intervalMs: 50 } })
       const errors: unknown[] = []
       worker.on("error", (e) => {
         errors.push(e)
@@ -259,13 +238,13 @@ describe("least privilege", () => {
         const port = (loading.address() as { port: number }).port
         const connection = { host: "127.0.0.1", port, username: USER, password: PASSWORD }
         const fast = { ...connection, maxRetriesPerRequest: 1, retryStrategy: () => null }
-        const duringLoad = new Queue(q, { connection: fast })
+        const duringLoad = useQueue(q, { connection: fast })
         const e2 = await duringLoad.add("x").catch((e) => e)
         await duringLoad.close()
         expect(e2._tag).toBe("RedisUnavailable")
         expect(e2.message).toMatch(/LOADING/)
         seen.push(shown(e2))
-        const loadingWorker = new Worker(q, async () => {}, { connection: fast })
+        const loadingWorker = useWorker(q, async () => {}, { connection: fast })
         seen.push(shown(await loadingWorker.ready.catch((e) => e)))
         await loadingWorker.close()
       } finally {
@@ -273,7 +252,7 @@ describe("least privilege", () => {
       }
 
       // the CLI with the password in the URL
-      const cli = await leaseq(["sweep", "--queue", q, "--url", good])
+      const cli = await runCli(["sweep", "--queue", q, "--url", good])
       expect(cli.code).toBe(1)
       expect(cli.err).toContain(`redis://${USER}:***@`)
       seen.push(cli.out, cli.err)
@@ -359,14 +338,14 @@ describe("TLS", () => {
     const q = name("tls")
     await admin.call("ACL", "SETUSER", ...documentedAcl(q))
     // a plain-text client cannot talk to the TLS port
-    const plain = new Queue(q, {
+    const plain = useQueue(q, {
       connection: { host: "127.0.0.1", port: server.port, maxRetriesPerRequest: 1, retryStrategy: () => null },
     })
     const plainError = await plain.add("x").catch((e) => e)
     await plain.close()
     expect(plainError._tag).toMatch(/RedisUnavailable|RedisCommandError/)
     // a TLS client that does not trust the CA is refused by the certificate check
-    const untrusted = new Queue(q, {
+    const untrusted = useQueue(q, {
       connection: { host: "127.0.0.1", port: server.port, tls: {}, maxRetriesPerRequest: 1, retryStrategy: () => null },
     })
     const untrustedError = await untrusted.add("x").catch((e) => e)
@@ -375,7 +354,7 @@ describe("TLS", () => {
     expect(untrustedError.message, untrustedError.message).toMatch(/certificate/i)
 
     const connection = { host: "127.0.0.1", port: server.port, username: USER, password: PASSWORD, tls: { ca } }
-    const queue = new Queue<{ n: number }>(q, { connection })
+    const queue = useQueue<{ n: number }>(q, { connection })
     let worker: Worker<{ n: number }> | undefined
     const url = `rediss://${USER}:${PASSWORD}@127.0.0.1:${server.port}`
     const child = startWorkerChild(url, q, "work:0", { concurrency: 4 }, { NODE_EXTRA_CA_CERTS: caFile })
@@ -389,7 +368,7 @@ describe("TLS", () => {
         () => child.lines.filter((l) => l.text.startsWith("done ")).length === 50,
       )
       let completed = 0
-      worker = new Worker<{ n: number }>(q, async () => {}, { connection, concurrency: 4 })
+      worker = useWorker<{ n: number }>(q, async () => {}, { connection, concurrency: 4 })
       worker.on("completed", () => completed++)
       await worker.ready
       await queue.addBulk(Array.from({ length: 50 }, (_, n) => ({ payload: { n: 50 + n } })))
@@ -398,14 +377,14 @@ describe("TLS", () => {
       expect((await queue.stats()).counters.completed).toBe(100)
 
       const env = { NODE_EXTRA_CA_CERTS: caFile }
-      const sweep = await leaseq(["sweep", "--queue", q, "--json", "--url", url], env)
+      const sweep = await runCli(["sweep", "--queue", q, "--json", "--url", url], env)
       expect(sweep.code, sweep.err).toBe(0)
       expect(JSON.parse(sweep.out).ok).toBe(true)
-      const stats = await leaseq(["stats", "--queue", q, "--json", "--url", url], env)
+      const stats = await runCli(["stats", "--queue", q, "--json", "--url", url], env)
       expect(stats.code, stats.err).toBe(0)
       expect(JSON.parse(stats.out).queues[0]).toMatchObject({ queue: q, waiting: 0, active: 0 })
       // without the CA the CLI refuses the certificate, in one line
-      const refused = await leaseq(["stats", "--queue", q, "--url", url])
+      const refused = await runCli(["stats", "--queue", q, "--url", url])
       expect(refused.code).toBe(1)
       expect(refused.err).toMatch(/certificate/i)
       expect(refused.err + sweep.out + stats.out).not.toContain(PASSWORD)

@@ -10,9 +10,9 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { Queue, Worker } from "../../src/index.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 import { proxyToSuiteRedis, until } from "./support.ts"
 
 const name = queueNamer("shutdown")
@@ -67,8 +67,7 @@ describe("shutdown", () => {
   it("N8: close: a handler that needs 1 s after its signal keeps its job; no one else starts it until the handler ended; close resolves after that", async () => {
     const q = name()
     const keys = queueKeys(q)
-    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
-    onCleanup(() => queue.close())
+    const queue = useQueue<{ n: number }>(q)
     const log: string[] = []
     let running = 0
     let most = 0
@@ -87,12 +86,10 @@ describe("shutdown", () => {
       log.push(`${who} end ${job.token}`)
       running--
     }
-    const w1 = new Worker(q, handler("w1"), { connection: redisUrl(), shutdownGraceMs: 300, sweep: false })
-    onCleanup(() => w1.close())
+    const w1 = useWorker(q, handler("w1"), { shutdownGraceMs: 300, sweep: false })
     const id = await queue.add({ n: 1 })
     await first.promise
-    const w2 = new Worker(q, handler("w2"), { connection: redisUrl(), sweep: false })
-    onCleanup(() => w2.close())
+    const w2 = useWorker(q, handler("w2"), { sweep: false })
     const w2Done = deferred()
     w2.on("completed", () => w2Done.resolve())
     await w2.ready
@@ -122,23 +119,21 @@ describe("shutdown", () => {
   it("N8: a handler still running shutdownAbortGraceMs after its signal: the lease is left to expire, not released, and an error names the job", async () => {
     const q = name()
     const keys = queueKeys(q)
-    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
-    onCleanup(() => queue.close())
+    const queue = useQueue<{ n: number }>(q)
     const started = deferred<number>()
     const finish = deferred()
     let ended = false
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async (job) => {
         started.resolve(job.token)
         await finish.promise // ignores its signal
         ended = true
       },
-      { connection: redisUrl(), shutdownGraceMs: 100, shutdownAbortGraceMs: 300, sweep: false },
+      { shutdownGraceMs: 100, shutdownAbortGraceMs: 300, sweep: false },
     )
     onCleanup(async () => {
       finish.resolve()
-      await worker.close()
     })
     const errors: unknown[] = []
     worker.on("error", (e) => errors.push(e))
@@ -158,11 +153,10 @@ describe("shutdown", () => {
   it("close() on a worker whose Redis became unreachable ends (bound: shutdownGraceMs + 5 s)", async () => {
     const q = name()
     const proxy = await proxyToSuiteRedis()
-    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
-    onCleanup(() => queue.close())
+    const queue = useQueue<{ n: number }>(q)
     const started = deferred()
     const aborted = deferred()
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async (job) => {
         started.resolve()
@@ -171,7 +165,6 @@ describe("shutdown", () => {
       },
       { connection: proxy.url, shutdownGraceMs: 200 },
     )
-    onCleanup(() => worker.close())
     const events: string[] = []
     worker.on("closed", () => events.push("closed"))
     await queue.add({ n: 1 })
@@ -195,8 +188,7 @@ describe("shutdown", () => {
     const q = name()
     const proxy = await proxyToSuiteRedis()
     proxy.cut()
-    const worker = new Worker(q, async () => undefined, { connection: proxy.url, shutdownGraceMs: 200 })
-    onCleanup(() => worker.close())
+    const worker = useWorker(q, async () => undefined, { connection: proxy.url, shutdownGraceMs: 200 })
     const events: string[] = []
     worker.on("closed", () => events.push("closed"))
     worker.on("error", () => {})
@@ -222,12 +214,11 @@ describe("shutdown", () => {
   it("close() while a finished job's complete cannot reach Redis ends, and says the ack got no answer", async () => {
     const q = name()
     const proxy = await proxyToSuiteRedis()
-    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
-    onCleanup(() => queue.close())
+    const queue = useQueue<{ n: number }>(q)
     const started = deferred()
     const finish = deferred()
     const ended = deferred()
-    const worker = new Worker(
+    const worker = useWorker(
       q,
       async () => {
         started.resolve()
@@ -239,7 +230,6 @@ describe("shutdown", () => {
     )
     onCleanup(async () => {
       finish.resolve()
-      await worker.close()
     })
     const errors: unknown[] = []
     worker.on("error", (e) => errors.push(e))

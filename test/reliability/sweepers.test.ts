@@ -5,17 +5,17 @@
  * expired lease is reclaimed exactly once: the queue's lost-lease counter, the sum of
  * what the sweepers report, and each job's own lost count all agree.
  */
-import { spawn } from "node:child_process"
-import { join } from "node:path"
 import { Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/Commands.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
-import { Queue, Worker } from "../../src/index.ts"
+import { Queue, type Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
+import { type Finished, runCli } from "../support/child.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { COMPILE_CACHE, ROOT, report, size, until } from "./support.ts"
+import { useQueue, useWorker } from "../support/use.ts"
+import { report, size, until } from "./support.ts"
 
 const name = queueNamer("rel-sweepers")
 /** Leases engineered to expire, in batches of BATCH, spread over SPREAD_MS. */
@@ -35,41 +35,14 @@ afterAll(() => {
 })
 
 /** Run `leaseq sweep` once (from source, on this Node); resolves with its exit code and JSON. */
-const cliSweep = (queue: string): Promise<{ code: number | null; out: string; err: string }> =>
-  new Promise((resolve, reject) => {
-    const { REDIS_URL: _, ...env } = process.env
-    const child = spawn(
-      process.execPath,
-      [
-        join(ROOT, "src/cli/main.ts"),
-        "sweep",
-        "--url",
-        redisUrl(),
-        "--queue",
-        queue,
-        "--limit",
-        String(LIMIT),
-        "--json",
-      ],
-      { env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...env }, stdio: ["ignore", "pipe", "pipe"] },
-    )
-    let out = ""
-    let err = ""
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString()
-    })
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString()
-    })
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, out, err }))
-  })
+const cliSweep = (queue: string): Promise<Finished> =>
+  runCli(["sweep", "--url", redisUrl(), "--queue", queue, "--limit", String(LIMIT), "--json"])
 
 describe("sweepers racing", () => {
   it(`${IN_PROCESS} in-process sweepers and ${CLI} leaseq sweep loops at once: ${EXPIRED} expired leases, each reclaimed exactly once`, async () => {
     const q = name()
     const keys = queueKeys(q)
-    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
+    const queue = useQueue<{ n: number }>(q)
     const sweepQueues = Array.from({ length: IN_PROCESS }, () => new Queue(q, { connection: redisUrl() }))
     const holder = connect(redisUrl())
     const workers: Worker<{ n: number }>[] = []
@@ -129,14 +102,14 @@ describe("sweepers racing", () => {
       // workers process the reclaimed jobs and a stream of fresh ones (long leases: none expires)
       const attempts = new Map<string, number[]>()
       for (let i = 0; i < 2; i++) {
-        const w = new Worker<{ n: number }>(
+        const w = useWorker<{ n: number }>(
           q,
           async (job) => {
             const list = attempts.get(job.id) ?? []
             list.push(job.attempt)
             attempts.set(job.id, list)
           },
-          { connection: redisUrl(), concurrency: 16, leaseMs: 30_000, sweep: false, keepCompleted: EXPIRED + NORMAL },
+          { concurrency: 16, leaseMs: 30_000, sweep: false, keepCompleted: EXPIRED + NORMAL },
         )
         workers.push(w)
       }

@@ -166,26 +166,29 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<LocalC
     if (!m) throw new Error(`no master serves slot ${slot}`)
     return m.port
   }
+  /** What node `port` says serves which slots; undefined while it is not ok or lacks a master or replica. */
+  const viewOf = async (port: number): Promise<string | undefined> => {
+    const info = String(await raw(port).call("CLUSTER", "INFO"))
+    if (!info.includes("cluster_state:ok") || !info.includes("cluster_slots_ok:16384")) return undefined
+    const serving = (await masters(port)).filter((m) => m.slots.length > 0)
+    if (serving.length !== masterCount || serving.some((m) => m.replicas.length < replicas)) return undefined
+    return JSON.stringify(serving.map((m) => [m.port, m.slots] as const).sort((x, y) => x[0] - y[0]))
+  }
+  /** Every master serving slots has `replicas` replicas online. */
+  const replicasOnline = async () => {
+    for (const m of await masters()) {
+      if (m.slots.length === 0) continue
+      const repl = String(await raw(m.port).call("INFO", "replication"))
+      if ((repl.match(/state=online/g) ?? []).length < replicas) return false
+    }
+    return true
+  }
   const waitHealthy = () =>
     poll("a healthy cluster", timeoutMs, async () => {
-      const views: string[] = []
-      for (const n of nodes) {
-        const info = String(await raw(n.port).call("CLUSTER", "INFO"))
-        if (!info.includes("cluster_state:ok") || !info.includes("cluster_slots_ok:16384")) return false
-        const ms = await masters(n.port)
-        if (ms.filter((m) => m.slots.length > 0).length !== masterCount) return false
-        if (ms.some((m) => m.slots.length > 0 && m.replicas.length < replicas)) return false
-        const serving = ms.filter((m) => m.slots.length > 0).map((m) => [m.port, m.slots] as const)
-        views.push(JSON.stringify(serving.sort((x, y) => x[0] - y[0])))
-      }
-      if (new Set(views).size !== 1) return false
-      if (replicas === 0) return true
-      for (const m of await masters()) {
-        if (m.slots.length === 0) continue
-        const repl = String(await raw(m.port).call("INFO", "replication"))
-        if ((repl.match(/state=online/g) ?? []).length < replicas) return false
-      }
-      return true
+      const views = new Set<string | undefined>()
+      for (const n of nodes) views.add(await viewOf(n.port))
+      if (views.size !== 1 || views.has(undefined)) return false
+      return replicas === 0 || (await replicasOnline())
     })
 
   const failover = async (masterPort: number, mode: "" | "FORCE" | "TAKEOVER" = "") => {

@@ -11,7 +11,7 @@ import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type { RedisClient } from "../../redis/Client.ts"
 import { makeBatcher } from "../Batcher.ts"
-import type { Commands, Reservation } from "../Commands.ts"
+import { type Commands, type Reservation, SCRIPT_CHUNK } from "../Commands.ts"
 import type { InvalidPayload } from "../Errors.ts"
 import type { Job } from "../Job.ts"
 import { newWorkerId } from "../RequestId.ts"
@@ -40,9 +40,6 @@ export interface WorkerHandle {
   /** Graceful shutdown (see the state machine). Never fails, always ends; a second call waits for the first. */
   readonly close: Effect.Effect<void>
 }
-
-/** Most jobs asked for by one reserve call, and most completes sent in one script call. */
-export const RESERVE_CHUNK = 500
 
 /** A finished job to acknowledge. */
 export interface Finished {
@@ -75,8 +72,14 @@ export interface Landed {
   readonly want: number
 }
 
+/** A leased job waiting for a slot (prefetched, see Prefetch.ts). */
+export interface Waiting {
+  readonly r: Reservation
+  readonly held: Held
+}
+
 const makeCompleter = (commands: Commands, settings: WorkerSettings) =>
-  makeBatcher((items: ReadonlyArray<Finished>) => commands.complete(items, settings.keepCompleted), RESERVE_CHUNK)
+  makeBatcher((items: ReadonlyArray<Finished>) => commands.complete(items, settings.keepCompleted), SCRIPT_CHUNK)
 
 /** Everything the roles of one worker share. */
 export interface WorkerContext<A> {
@@ -108,6 +111,10 @@ export interface WorkerContext<A> {
   readonly inFlight: Set<Fiber.Fiber<unknown>>
   /** Calls that landed while the worker runs, for the loop to start their jobs, in order. */
   readonly landed: Landed[]
+  /** Leased jobs waiting for a slot, in order (prefetched: see Prefetch.ts). */
+  readonly waiting: Waiting[]
+  /** Moving average of handler durations in ms (undefined until one finished), for prefetch "auto". */
+  handlerPaceMs: number | undefined
   /** The worker's state; changed only through {@link setState}. */
   readonly state: WorkerState
   /** Set the state and wake the reserve loop, so it sees the change. */
@@ -165,6 +172,8 @@ export const makeContext = <A>(
     riding: [],
     inFlight: new Set(),
     landed: [],
+    waiting: [],
+    handlerPaceMs: undefined,
     get state() {
       return state
     },

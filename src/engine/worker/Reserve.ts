@@ -8,8 +8,9 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { redisError } from "../Replies.ts"
+import { RESERVE_PROMOTE_LIMIT } from "../scripts/Lease.ts"
 import { refusedBeforeRun } from "./Acks.ts"
-import { RESERVE_CHUNK, type RideAnswer, type Rider, type WorkerContext } from "./Context.ts"
+import type { RideAnswer, Rider, WorkerContext } from "./Context.ts"
 import { freshen } from "./Heartbeat.ts"
 import { monotonicNow } from "./Lease.ts"
 
@@ -29,7 +30,7 @@ const reserveCall = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArray
     const sentAt = monotonicNow()
     const items = ride.map((r) => r.item)
     const reserved = yield* Effect.exit(
-      ctx.commands.reserve(want, ctx.serverLeaseMs, RESERVE_CHUNK, items, ctx.settings.keepCompleted, {
+      ctx.commands.reserve(want, ctx.serverLeaseMs, RESERVE_PROMOTE_LIMIT, items, ctx.settings.keepCompleted, {
         workerId: ctx.workerId,
         requestId: String(++ctx.reserveSeq),
       }),

@@ -7,11 +7,13 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { type Landed, RESERVE_CHUNK, type WorkerContext } from "./Context.ts"
+import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/Lease.ts"
+import type { Landed, WorkerContext } from "./Context.ts"
+import { holdLease, takeWaiting } from "./Prefetch.ts"
 import { blockOnMarker, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
-import { startJob } from "./RunJob.ts"
-import { canSend, freeSlots, waitEvent } from "./Slots.ts"
+import { startJob, startWaiting } from "./RunJob.ts"
+import { canSend, canStartWaiting, freeSlots, waitEvent } from "./Slots.ts"
 
 /** Pauses after a failed reserve call or marker wait, in a row; the last one repeated. */
 const RETRY_PAUSE = [100, 200, 500, 1000, 2000] as const
@@ -35,7 +37,17 @@ const startLanded = <A>(ctx: WorkerContext<A>, l: Landed) =>
       yield* ctx.report(Cause.squash(l.reserved.cause))
       return { next: "failed" as const, due: -1 }
     }
-    yield* Effect.uninterruptible(Effect.forEach(l.starts, (s) => startJob(ctx, s.r, s.deadline), { discard: true }))
+    // jobs beyond the free slots (prefetched) wait, their leases held, for a slot
+    yield* Effect.uninterruptible(
+      Effect.forEach(
+        l.starts,
+        (s) =>
+          ctx.busy < ctx.settings.concurrency && ctx.waiting.length === 0
+            ? startJob(ctx, s.r, s.deadline)
+            : Effect.map(holdLease(ctx, s.r, s.deadline), (held) => void ctx.waiting.push({ r: s.r, held })),
+        { discard: true },
+      ),
+    )
     const short = l.reserved.value.jobs.length < l.want
     return { next: short ? ("short" as const) : ("full" as const), due: l.reserved.value.nextDueMs }
   })
@@ -46,6 +58,7 @@ export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
     let failures = 0
     let short: number | undefined
     while (ctx.state === "running") {
+      if (canStartWaiting(ctx)) yield* startWaiting(ctx)
       const l = ctx.landed.shift()
       if (l !== undefined) {
         const { next, due } = yield* startLanded(ctx, l)
@@ -58,7 +71,7 @@ export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
         short = next === "short" ? due : undefined
         continue
       }
-      if (short !== undefined && ctx.inFlight.size === 0) {
+      if (short !== undefined && ctx.inFlight.size === 0 && ctx.waiting.length === 0) {
         const due = short
         short = undefined
         if (due === 0) continue
@@ -73,23 +86,25 @@ export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
       }
       if (canSend(ctx, short !== undefined)) {
         ctx.reserving = true
-        const ride = ctx.riding.splice(0, RESERVE_CHUNK)
+        const ride = ctx.riding.splice(0, RESERVE_MAX_RIDERS)
         if (ctx.riding.length > 0) yield* flushRiders(ctx)
-        yield* sendReserve(ctx, Math.min(freeSlots(ctx), RESERVE_CHUNK), ride)
+        yield* sendReserve(ctx, Math.min(freeSlots(ctx), RESERVE_MAX_JOBS), ride)
         continue
       }
-      // riders left go on their own when no call is out (the next slot may be far off)
-      if (ctx.inFlight.size === 0) yield* standDown(ctx)
+      // riders left go on their own when no call is out (the next slot may be far off);
+      // while prefetched jobs wait, a call follows once they have started: riders wait for it
+      if (ctx.inFlight.size === 0 && ctx.waiting.length === 0) yield* standDown(ctx)
       yield* waitEvent(ctx, short !== undefined)
     }
   })
 
-/** At the loop's end: riders go on their own; landed calls whose jobs were not started give them back. */
+/** At the loop's end: riders go on their own; jobs not started (landed, or prefetched and waiting) are given back. */
 export const endLoop = <A>(ctx: WorkerContext<A>) =>
   Effect.gen(function* () {
     yield* standDown(ctx)
     const unstarted = ctx.landed
       .splice(0)
       .flatMap((l) => (!l.handled && Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []))
+    unstarted.push(...takeWaiting(ctx))
     if (unstarted.length > 0) yield* ctx.commands.release(unstarted).pipe(Effect.catch(ctx.report))
   })

@@ -7,11 +7,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type { Reservation } from "../Commands.ts"
-import { LeaseLost } from "../Errors.ts"
 import type { Job } from "../Job.ts"
 import type { WorkerContext } from "./Context.ts"
-import { leaseEnded } from "./Heartbeat.ts"
 import { type Held, signalOf } from "./Lease.ts"
+import { holdLease, recordHandlerMs } from "./Prefetch.ts"
 import { refuse, settle } from "./Settle.ts"
 import { freeSlot, takeSlot } from "./Slots.ts"
 
@@ -47,7 +46,9 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
         return signalOf(held)
       },
     }
+    const began = performance.now()
     const exit = yield* Effect.exit(ctx.program.handler(job))
+    recordHandlerMs(ctx, performance.now() - began)
     // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
     yield* Effect.uninterruptible(
       settle(
@@ -74,29 +75,31 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
   )
 }
 
-/** Start a reserved job in a fiber of its own; its slot is taken now, its lease entered in the table. */
-export const startJob = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: number) =>
+/** Run a job whose lease is held (see `holdLease`) in a fiber of its own; its slot is taken now. */
+export const runHeld = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) =>
   Effect.gen(function* () {
     takeSlot(ctx)
-    const held: Held = {
-      id: r.id,
-      token: r.token,
-      attempt: r.attempt,
-      maxAttempts: r.maxAttempts,
-      localDeadline: deadline,
-      controller: undefined,
-      fiber: undefined,
-      ended: undefined,
-    }
-    // the server gave this job a newer token: an older lease on it here is surely lost
-    const older = ctx.table.add(held)
-    if (older) {
-      const lost = new LeaseLost({ queue: ctx.commands.keys.queue, jobId: older.id, token: older.token })
-      yield* ctx.table.end(older, "lease-lost", lost)
-      leaseEnded(ctx, older, "lease-lost")
-    }
     const fiber = yield* Effect.forkDetach(runJob(ctx, r, held), { startImmediately: true })
     held.fiber = fiber as Fiber.Fiber<unknown, unknown>
     ctx.jobFibers.add(fiber)
     fiber.addObserver(() => ctx.jobFibers.delete(fiber))
   })
+
+/** Start a reserved job in a fiber of its own; its slot is taken now, its lease entered in the table. */
+export const startJob = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: number) =>
+  Effect.flatMap(holdLease(ctx, r, deadline), (held) => runHeld(ctx, r, held))
+
+/**
+ * Start the waiting (prefetched) jobs for which a slot is free, in order. One whose lease
+ * ended while it waited is dropped unstarted (its end was reported when it happened).
+ */
+export const startWaiting = <A>(ctx: WorkerContext<A>) =>
+  Effect.uninterruptible(
+    Effect.gen(function* () {
+      while (ctx.waiting.length > 0 && ctx.busy < ctx.settings.concurrency) {
+        const w = ctx.waiting.shift()!
+        if (w.held.ended) ctx.table.remove(w.held)
+        else yield* runHeld(ctx, w.r, w.held)
+      }
+    }),
+  )

@@ -45,6 +45,17 @@ export interface WorkerOptions {
   readonly keepCompleted?: number | undefined
   /** Longest single blocking wait of an idle worker, in ms. Default 5000. Range 10 ms – 5 min. */
   readonly blockTimeoutMs?: number | undefined
+  /**
+   * Jobs a worker may hold beyond `concurrency`, leased (and heartbeated) but not started
+   * yet: a freed slot starts the next one at once, and one reserve call fetches several.
+   * Default `"auto"`: only while handlers are quick — as many as they finish in about
+   * 2 ms at their measured pace, none while handlers are slow — so no job waits in one
+   * worker's buffer while another worker could have run it for longer than that; and
+   * only up to 16 jobs held in all (none at concurrency 16 or more, where the freed slots
+   * already make reserve calls that large). A number fixes it (0: never prefetch). Range
+   * 0 – 1000. Released unstarted at close.
+   */
+  readonly prefetch?: number | "auto" | undefined
 }
 
 /** Validated worker settings. */
@@ -59,6 +70,8 @@ export interface WorkerSettings {
   readonly sweep: false | { readonly intervalMs: number; readonly limit: number }
   readonly keepCompleted: number
   readonly blockTimeoutMs: number
+  /** Jobs held beyond concurrency (see {@link WorkerOptions.prefetch}); absent: 0. */
+  readonly prefetch?: number | "auto"
   /**
    * Internal: let a finished job's complete ride along with the next reserve call
    * (default true). Off when completes must go alone, e.g. to be followed by WAIT.
@@ -79,7 +92,14 @@ export const WORKER_OPTION_KEYS = [
   "sweep",
   "keepCompleted",
   "blockTimeoutMs",
+  "prefetch",
 ] as const
+
+/** A fixed `prefetch`: a whole number from 0 to 1000 (else the error says "auto" is the other choice). */
+const prefetchCount = (value: unknown): number => {
+  if (typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= 1000) return value
+  throw new InvalidOptions({ field: "prefetch", value, reason: 'must be "auto" or a whole number from 0 to 1000' })
+}
 
 /** Validate worker options. Throws {@link InvalidOptions} naming the field and value. */
 export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<string> = []): WorkerSettings => {
@@ -100,6 +120,7 @@ export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<st
   const keepCompleted = integerOr("keepCompleted", o.keepCompleted, 0, Limits.keepCompleted)
   const blockTimeoutMs = integerOr("blockTimeoutMs", o.blockTimeoutMs, 5_000, { min: 10, max: 300_000 })
   const backoff = validateBackoff("backoff", o.backoff)
+  const prefetch = o.prefetch === undefined || o.prefetch === "auto" ? ("auto" as const) : prefetchCount(o.prefetch)
   let sweep: WorkerSettings["sweep"]
   const defaultInterval = Math.min(30_000, Math.max(50, Math.floor(leaseMs / 2)))
   if (o.sweep === false) sweep = false
@@ -126,5 +147,6 @@ export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<st
     sweep,
     keepCompleted,
     blockTimeoutMs,
+    prefetch,
   }
 }

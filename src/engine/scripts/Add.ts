@@ -1,0 +1,33 @@
+/** The descriptor of `lua/add.lua`: enqueue one or many jobs in one atomic call. */
+import { LAYOUT_VERSION } from "../Keys.ts"
+import { type Argv, defineScript, list } from "./Script.ts"
+
+/** One job as `add` sends it (already validated and serialised). */
+export interface NewJob {
+  readonly id: string
+  readonly payload: string
+  readonly delayMs: number
+  readonly maxAttempts: number
+  readonly dedupeKey: string
+  readonly dedupeTtlMs: number
+}
+
+/** One add call: its request id (a re-send carries the same) and its jobs. */
+export interface AddInput {
+  readonly requestId: string
+  readonly jobs: ReadonlyArray<NewJob>
+}
+
+/** `add`: the id of each job (for a deduplicated job, the id of the job holding its key). */
+export const add = defineScript({
+  name: "add",
+  keys: ["wait", "delayed", "marker", "meta", "data", "max", "dedupe", "dedupeid", "receipts", "receiptsAt", "events"],
+  argv: ["layout", "requestId", "n"],
+  rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs"],
+  args: ({ requestId, jobs }: AddInput): Argv => {
+    const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
+    for (const j of jobs) args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs)
+    return args
+  },
+  decode: (reply): Array<string> => list<string>(reply).slice(1),
+})

@@ -1,0 +1,192 @@
+/**
+ * The descriptors of the operator's scripts: `open` (check a queue's keys and layout
+ * once), `stats`, and the dead-job ones (`dead-list`, `dead-retry`, `dead-purge`).
+ */
+import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION } from "../Keys.ts"
+import { type Argv, defineScript, list } from "./Script.ts"
+
+/** Counts and counters of one queue. */
+export interface QueueStats {
+  readonly queue: string
+  readonly waiting: number
+  readonly active: number
+  /** Active leases past their deadline that no sweep has reclaimed yet. */
+  readonly expired: number
+  readonly delayed: number
+  readonly dead: number
+  /** Completed jobs retained (with `keepCompleted`). */
+  readonly retained: number
+  /** Age in ms of the job that will run next (from its ULID), or 0 when none waits. */
+  readonly oldestWaitingAgeMs: number
+  readonly layout: string | null
+  /** Totals since the queue was created. */
+  readonly counters: {
+    readonly added: number
+    readonly completed: number
+    readonly failed: number
+    readonly lostLeases: number
+    readonly dead: number
+    readonly released: number
+    readonly retried: number
+    readonly purged: number
+    readonly tokens: number
+    /** Jobs cancelled (0 on a queue no cancel reached). */
+    readonly cancelled: number
+    /** Late acknowledgements refused: a complete or fail whose lease token was no longer current (fencing at work). */
+    readonly refused: number
+    /** Self-fences workers reported: handlers aborted because the worker could not reach Redis to extend their lease. */
+    readonly selfFenced: number
+  }
+}
+
+/** A dead job with its last error. */
+export interface DeadJob {
+  readonly id: string
+  readonly diedAt: number
+  readonly error: unknown
+  readonly payload: string | null
+  readonly failures: number
+  readonly lostLeases: number
+}
+
+/** Which dead jobs `dead-retry` / `dead-purge` act on: these ids, or the oldest `all` of them. */
+export type DeadTarget = { readonly ids: ReadonlyArray<string> } | { readonly all: number }
+
+/** What `dead-retry` / `dead-purge` did: how many, how many dead remain, the ids not found dead. */
+export interface DeadChange {
+  readonly count: number
+  readonly remaining: number
+  readonly missing: ReadonlyArray<string>
+}
+
+/** The ARGV of every `open` call: the layout, then the type each key must have (or be missing). */
+const OPEN_ARGS: Argv = [LAYOUT_VERSION, ...KEY_NAMES.map((n) => KEY_TYPES[n])]
+
+/** `open`: every key of the queue is missing or of its type, and the layout is known (else a refusal). */
+export const open = defineScript({
+  name: "open",
+  keys: KEY_NAMES,
+  argv: ["layout"],
+  rest: ["type"],
+  args: (_: undefined): Argv => OPEN_ARGS,
+  decode: (): void => undefined,
+})
+
+const ENCODE = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+/** The time (ms) in a ULID, or undefined for an id that is not one. */
+const ulidTime = (id: string): number | undefined => {
+  if (id.length !== 26) return undefined
+  let t = 0
+  for (let i = 0; i < 10; i++) {
+    const v = ENCODE.indexOf(id[i] as string)
+    if (v < 0) return undefined
+    t = t * 32 + v
+  }
+  return t
+}
+
+/** The reply of `stats.lua` (all but the queue's name, which the caller knows). */
+const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
+  const r = list<number | string | null>(reply)
+  const meta: Record<string, number> = {}
+  for (let i = 9; i + 1 < r.length; i += 2) meta[String(r[i])] = Number(r[i + 1])
+  const oldest = typeof r[6] === "string" ? ulidTime(r[6]) : undefined
+  const now = Number(r[7])
+  return {
+    waiting: Number(r[0]),
+    active: Number(r[1]),
+    expired: Number(r[2]),
+    delayed: Number(r[3]),
+    dead: Number(r[4]),
+    retained: Number(r[5]),
+    oldestWaitingAgeMs: oldest === undefined ? 0 : Math.max(0, now - oldest),
+    layout: typeof r[8] === "string" ? r[8] : null,
+    counters: counters(meta),
+  }
+}
+
+/** The queue's lifetime counters from its meta hash (0 for one never written). */
+const counters = (meta: Readonly<Record<string, number>>): QueueStats["counters"] => {
+  const n = (field: string) => meta[field] ?? 0
+  return {
+    added: n("added"),
+    completed: n("completed"),
+    failed: n("failed"),
+    lostLeases: n("lost"),
+    dead: n("dead"),
+    released: n("released"),
+    retried: n("retried"),
+    purged: n("purged"),
+    tokens: n("token"),
+    cancelled: n("cancelled"),
+    refused: n("refused"),
+    selfFenced: n("selfFenced"),
+  }
+}
+
+/** `stats`: counts and counters of the queue. */
+export const stats = defineScript({
+  name: "stats",
+  keys: ["wait", "active", "delayed", "dead", "done", "meta"],
+  argv: ["layout"],
+  args: (_: undefined): Argv => [LAYOUT_VERSION],
+  decode: queueStats,
+})
+
+/** The reply of `dead-list.lua`. */
+const deadPage = (reply: unknown): { total: number; jobs: DeadJob[] } => {
+  const r = list<string | number | null>(reply)
+  const jobs: DeadJob[] = []
+  for (let i = 1; i + 5 < r.length; i += 6) {
+    let error: unknown = r[i + 2]
+    try {
+      error = typeof error === "string" ? JSON.parse(error) : null
+    } catch {}
+    jobs.push({
+      id: String(r[i]),
+      diedAt: Number(r[i + 1]),
+      error,
+      payload: typeof r[i + 3] === "string" ? (r[i + 3] as string) : null,
+      failures: Number(r[i + 4]),
+      lostLeases: Number(r[i + 5]),
+    })
+  }
+  return { total: Number(r[0]), jobs }
+}
+
+/** `dead-list`: a page of dead jobs, oldest death first, and how many there are. */
+export const deadList = defineScript({
+  name: "dead-list",
+  keys: ["dead", "err", "data", "fails", "lost"],
+  argv: ["offset", "count"],
+  args: ({ offset, count }: { readonly offset: number; readonly count: number }): Argv => [offset, count],
+  decode: deadPage,
+})
+
+const deadTargetArgs = (target: DeadTarget): Argv =>
+  "ids" in target ? [LAYOUT_VERSION, "ids", 0, ...target.ids] : [LAYOUT_VERSION, "all", target.all]
+
+const deadChange = (reply: unknown): DeadChange => {
+  const r = list(reply)
+  return { count: Number(r[0]), remaining: Number(r[1]), missing: r.slice(2).map(String) }
+}
+
+/** `dead-retry`: dead jobs back to wait (with a payload; the others are reported missing). */
+export const deadRetry = defineScript({
+  name: "dead-retry",
+  keys: ["dead", "wait", "marker", "meta", "fails", "lost", "err", "data"],
+  argv: ["layout", "mode", "limit"],
+  rest: ["id"],
+  args: deadTargetArgs,
+  decode: deadChange,
+})
+
+/** `dead-purge`: dead jobs deleted with everything kept about them. */
+export const deadPurge = defineScript({
+  name: "dead-purge",
+  keys: ["dead", "meta", "data", "max", "fails", "lost", "err"],
+  argv: ["layout", "mode", "limit"],
+  rest: ["id"],
+  args: deadTargetArgs,
+  decode: deadChange,
+})

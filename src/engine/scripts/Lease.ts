@@ -1,0 +1,169 @@
+/**
+ * The descriptors of the scripts about leased jobs: `reserve` (lease jobs, with the
+ * completes that ride it), `extend` (heartbeat), `complete`, `fail` and `release`.
+ */
+import { LAYOUT_VERSION } from "../Keys.ts"
+import { type Argv, defineScript, flags, list } from "./Script.ts"
+
+/** A lease to extend, complete or release. */
+export interface LeaseRef {
+  readonly id: string
+  readonly token: number
+}
+
+/** A finished job to acknowledge, with its result (JSON text) when completed jobs are retained. */
+export type Completion = LeaseRef & { readonly result?: string }
+
+/** A leased job as `reserve` returns it. */
+export interface Reservation {
+  readonly id: string
+  readonly token: number
+  /** Lease deadline, ms since the epoch on the Redis clock. */
+  readonly deadline: number
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly payload: string
+}
+
+/** What one reserve call answered. */
+export interface Reserved {
+  readonly jobs: ReadonlyArray<Reservation>
+  /** ms until the next delayed job is due (0: one is due now), or -1 when none is (or not looked up). */
+  readonly nextDueMs: number
+  /** Per completion carried by the call: true when it completed, false when its lease was lost. */
+  readonly completed: ReadonlyArray<boolean>
+}
+
+/** Most jobs a worker asks for in one reserve call (the script takes 1 to 1000). */
+export const RESERVE_MAX_JOBS = 500
+
+/** Most due delayed jobs one reserve call promotes (the script takes at most 1000). */
+export const RESERVE_PROMOTE_LIMIT = 500
+
+/** Most completions that ride one reserve call: 3 ARGV each, and Lua unpacks only a few thousand values at once. */
+export const RESERVE_MAX_RIDERS = 500
+
+/** One reserve call (see {@link reserve}). */
+export interface ReserveInput {
+  readonly workerId: string
+  readonly requestId: string
+  readonly count: number
+  readonly leaseMs: number
+  readonly promoteLimit: number
+  readonly keep: number
+  readonly completes: ReadonlyArray<Completion>
+}
+
+/** The triples `id, token, result` of completions, appended to `args`. */
+const pushCompletions = (args: Array<string | number>, items: ReadonlyArray<Completion>): Argv => {
+  for (const l of items) args.push(l.id, l.token, l.result ?? "")
+  return args
+}
+
+/** `reserve`: lease up to `count` jobs, after acknowledging the completions it carries. */
+export const reserve = defineScript({
+  name: "reserve",
+  keys: [
+    "wait",
+    "active",
+    "delayed",
+    "marker",
+    "meta",
+    "data",
+    "lease",
+    "fails",
+    "lost",
+    "max",
+    "dead",
+    "err",
+    "done",
+    "result",
+    "receipts",
+    "receiptsAt",
+    "reqs",
+    "events",
+  ],
+  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "m"],
+  rest: ["id", "token", "result"],
+  args: (i: ReserveInput): Argv =>
+    pushCompletions(
+      [LAYOUT_VERSION, i.workerId, i.requestId, i.count, i.leaseMs, i.promoteLimit, i.keep, i.completes.length],
+      i.completes,
+    ),
+  decode: (reply): Reserved => {
+    const r = list(reply)
+    const m = Number(r[1])
+    const completed = r.slice(2, 2 + m).map((x) => x === 1)
+    const jobs: Reservation[] = []
+    for (let i = 2 + m; i + 5 < r.length; i += 6) {
+      jobs.push({
+        id: String(r[i]),
+        token: Number(r[i + 1]),
+        deadline: Number(r[i + 2]),
+        attempt: Number(r[i + 3]),
+        maxAttempts: Number(r[i + 4]),
+        payload: String(r[i + 5]),
+      })
+    }
+    return { jobs, nextDueMs: Number(r[0]), completed }
+  },
+})
+
+/** `extend`: one new deadline per lease (0: the lease was lost). */
+export const extend = defineScript({
+  name: "extend",
+  keys: ["active", "lease", "meta"],
+  argv: ["layout", "leaseMs"],
+  rest: ["id", "token"],
+  args: ({ leases, leaseMs }: { readonly leases: ReadonlyArray<LeaseRef>; readonly leaseMs: number }): Argv => {
+    const args: Array<string | number> = [LAYOUT_VERSION, leaseMs]
+    for (const l of leases) args.push(l.id, l.token)
+    return args
+  },
+  decode: (reply) => list<number>(reply),
+})
+
+/** `complete`: true per job completed, false when its lease was lost. */
+export const complete = defineScript({
+  name: "complete",
+  keys: ["active", "lease", "meta", "data", "max", "fails", "lost", "err", "done", "result", "events"],
+  argv: ["layout", "keep"],
+  rest: ["id", "token", "result"],
+  args: ({ items, keep }: { readonly items: ReadonlyArray<Completion>; readonly keep: number }): Argv =>
+    pushCompletions([LAYOUT_VERSION, keep], items),
+  decode: flags,
+})
+
+/** How `fail` treats the job: retry unless attempts are used up, dead after this failure, or dead without counting one. */
+export type FailMode = "retry" | "final" | "dead"
+
+/** `fail`: the job was scheduled again (`retry`), went to dead (`dead`), or its lease was lost (`lost`). */
+export const fail = defineScript({
+  name: "fail",
+  keys: ["active", "lease", "meta", "wait", "delayed", "marker", "dead", "err", "fails", "lost", "max", "events"],
+  argv: ["layout", "id", "token", "retryDelayMs", "error", "mode"],
+  args: (i: {
+    readonly lease: LeaseRef
+    readonly delayMs: number
+    readonly error: string
+    readonly mode: FailMode
+  }): Argv => [LAYOUT_VERSION, i.lease.id, i.lease.token, i.delayMs, i.error, i.mode],
+  decode: (reply): "retry" | "dead" | "lost" => {
+    const code = list(reply)[0]
+    return code === 1 ? "retry" : code === 2 ? "dead" : "lost"
+  },
+})
+
+/** `release`: true per job given back to wait, false when its lease was lost. */
+export const release = defineScript({
+  name: "release",
+  keys: ["active", "lease", "meta", "wait", "marker", "events"],
+  argv: ["layout"],
+  rest: ["id", "token"],
+  args: (leases: ReadonlyArray<LeaseRef>): Argv => {
+    const args: Array<string | number> = [LAYOUT_VERSION]
+    for (const l of leases) args.push(l.id, l.token)
+    return args
+  },
+  decode: flags,
+})

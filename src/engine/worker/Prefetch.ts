@@ -1,0 +1,86 @@
+/**
+ * Prefetch: jobs a worker holds beyond `concurrency`, leased but not started yet, so that
+ * a freed slot starts the next job at once and one reserve call completes and leases
+ * several jobs instead of one (at concurrency 1: one script call per job without it).
+ *
+ * A prefetched job is in the lease table from the moment its call lands: heartbeated and
+ * fenced like a running one. One whose lease ends while it waits (lost, self-fenced) is
+ * dropped unstarted (the lease-lost hook has fired). At close the waiting ones are
+ * released at once, unstarted, their attempts unchanged.
+ *
+ * `"auto"` (the default) keeps fairness between workers: it holds only as many jobs as the
+ * worker's handlers finish in {@link AUTO_PREFETCH_WAIT_MS} at their measured pace (a
+ * moving average of handler durations); none until a first handler has finished, none
+ * while handlers are slow. So a job waits in a worker's buffer for about that long at
+ * most, and no other worker is kept from a job for longer. It also tops the worker up to
+ * {@link AUTO_PREFETCH_UPTO} jobs held in all, no more: what it buys is reserve calls that
+ * carry enough jobs to be worth their round trip, and from that concurrency on the freed
+ * slots alone make calls that large (so at concurrency 16 or more, "auto" prefetches none).
+ */
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import type { Reservation } from "../Commands.ts"
+import { LeaseLost } from "../Errors.ts"
+import type { WorkerContext } from "./Context.ts"
+import { leaseEnded } from "./Heartbeat.ts"
+import type { Held } from "./Lease.ts"
+
+/** "auto": hold as many jobs as handlers finish in this many ms at their measured pace. */
+export const AUTO_PREFETCH_WAIT_MS = 2
+
+/** "auto": at most this many jobs held in all (running and waiting), so none from this concurrency on. */
+export const AUTO_PREFETCH_UPTO = 16
+
+/** Weight of the newest handler duration in the moving average. */
+const PACE_WEIGHT = 0.2
+
+/** Record how long a handler ran (ms), for "auto". */
+export const recordHandlerMs = <A>(ctx: WorkerContext<A>, ms: number): void => {
+  const pace = ctx.handlerPaceMs
+  ctx.handlerPaceMs = pace === undefined ? ms : pace + (ms - pace) * PACE_WEIGHT
+}
+
+/** How many jobs the worker may hold beyond `concurrency` now. */
+export const prefetchNow = <A>(ctx: WorkerContext<A>): number => {
+  const setting = ctx.settings.prefetch ?? 0
+  if (setting !== "auto") return setting
+  const pace = ctx.handlerPaceMs
+  if (pace === undefined) return 0
+  const quick = Math.floor((AUTO_PREFETCH_WAIT_MS * ctx.settings.concurrency) / Math.max(pace, 0.001))
+  return Math.max(0, Math.min(AUTO_PREFETCH_UPTO - ctx.settings.concurrency, quick))
+}
+
+/**
+ * Enter a reserved job's lease in the table (before it runs or while it waits). When the
+ * server gave the job a newer token than a lease on it held here, the older one is surely
+ * lost: it is ended and reported.
+ */
+export const holdLease = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: number) =>
+  Effect.suspend(() => {
+    const held: Held = {
+      id: r.id,
+      token: r.token,
+      attempt: r.attempt,
+      maxAttempts: r.maxAttempts,
+      localDeadline: deadline,
+      controller: undefined,
+      fiber: undefined as Fiber.Fiber<unknown, unknown> | undefined,
+      ended: undefined,
+    }
+    const older = ctx.table.add(held)
+    if (!older) return Effect.succeed(held)
+    const lost = new LeaseLost({ queue: ctx.commands.keys.queue, jobId: older.id, token: older.token })
+    return ctx.table.end(older, "lease-lost", lost).pipe(
+      Effect.map(() => {
+        leaseEnded(ctx, older, "lease-lost")
+        return held
+      }),
+    )
+  })
+
+/** Take the waiting jobs out of the buffer (at close): those whose lease is still live are to be released. */
+export const takeWaiting = <A>(ctx: WorkerContext<A>): Reservation[] =>
+  ctx.waiting.splice(0).flatMap((w) => {
+    ctx.table.remove(w.held)
+    return w.held.ended ? [] : [w.r]
+  })

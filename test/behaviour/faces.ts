@@ -1,0 +1,211 @@
+/**
+ * One small adapter per face (the Promise `Queue`/`Worker`, the Effect `LeaseQueue`/
+ * `LeaseWorker`) with the same operations, so the behaviour suite runs the same cases
+ * against both. Each adapter uses its face natively: a Promise handler that throws or
+ * waits for its signal; an Effect handler that fails or never ends (interruptible).
+ * Everything made is closed by the test's cleanup, registered where it is made.
+ */
+import { Context, Effect, Exit, Scope } from "effect"
+import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
+import type { QueueStats } from "../../src/engine/Commands.ts"
+import type { Job, JobOptions } from "../../src/engine/Job.ts"
+import type { WorkerState } from "../../src/engine/worker/Context.ts"
+import { Queue, Worker } from "../../src/index.ts"
+import { onCleanup } from "../support/cleanup.ts"
+import { redisUrl } from "../support/redis.ts"
+
+/** A payload of the suite. */
+export interface Payload {
+  readonly n: number
+}
+
+/** What a handler does with a job: succeed, fail, or run until its lease ends (then it records the abort). */
+export type Plan = "ok" | "fail" | "hang"
+
+/** What a worker saw, the same for both faces. */
+export interface Seen {
+  /** Each handler run: the job's id, attempt and payload. */
+  readonly runs: Array<{ readonly id: string; readonly attempt: number; readonly token: number; readonly n: number }>
+  readonly completed: string[]
+  readonly failed: Array<{ readonly id: string; readonly willRetry: boolean }>
+  readonly leaseLost: Array<{ readonly id: string; readonly token: number; readonly reason: string }>
+  readonly dead: Array<{ readonly id: string; readonly reason: string }>
+  /** Jobs whose handler was stopped (Promise: its signal aborted; Effect: its fiber interrupted). */
+  readonly stopped: string[]
+  readonly errors: unknown[]
+}
+
+/** Worker options the suite uses (a subset both faces take). */
+export interface WorkerOpts {
+  readonly concurrency?: number
+  readonly leaseMs?: number
+  readonly heartbeatMs?: number
+  readonly shutdownGraceMs?: number
+  readonly backoff?: { readonly type: "fixed"; readonly delayMs: number }
+  readonly sweep?: boolean | { readonly intervalMs: number }
+  /** The worker's own Redis URL (e.g. a proxy that can cut it off); default the queue's. */
+  readonly connection?: string
+}
+
+/** A started worker, as the suite sees it. */
+export interface WorkerAdapter {
+  readonly seen: Seen
+  readonly state: () => Promise<WorkerState>
+  readonly close: () => Promise<void>
+}
+
+/** A queue, as the suite sees it. */
+export interface QueueAdapter {
+  readonly name: string
+  readonly add: (payload: Payload, options?: JobOptions) => Promise<string>
+  readonly addBulk: (jobs: ReadonlyArray<{ payload: Payload; options?: JobOptions }>) => Promise<ReadonlyArray<string>>
+  readonly stats: () => Promise<QueueStats>
+  readonly sweep: () => Promise<{ readonly reclaimed: number }>
+  readonly worker: (plan: (job: Job<Payload>) => Plan, options?: WorkerOpts) => Promise<WorkerAdapter>
+  /** Close the queue (Promise: `close()`; Effect: its scope closes). */
+  readonly close: () => Promise<void>
+}
+
+/** Queue options the suite uses; its workers are given the same. */
+export interface QueueOpts {
+  /** Store the queue as this many partitions (sub-queues); default 1. */
+  readonly partitions?: number
+}
+
+/** One face: how to open a queue on it. */
+export interface Face {
+  readonly name: string
+  readonly open: (queue: string, options?: QueueOpts) => Promise<QueueAdapter>
+}
+
+const newSeen = (): Seen => ({ runs: [], completed: [], failed: [], leaseLost: [], dead: [], stopped: [], errors: [] })
+
+const recordRun = (seen: Seen, job: Job<Payload>) =>
+  seen.runs.push({ id: job.id, attempt: job.attempt, token: job.token, n: job.payload.n })
+
+/** The Promise face: `new Queue`, `new Worker`, events. */
+export const promiseFace: Face = {
+  name: "Promise (Queue, Worker)",
+  open: async (name, queueOpts = {}) => {
+    const queue = new Queue<Payload>(name, { connection: redisUrl(), ...queueOpts })
+    onCleanup(() => queue.close())
+    return {
+      name,
+      add: (p, o) => queue.add(p, o),
+      addBulk: (jobs) => queue.addBulk(jobs),
+      stats: () => queue.stats(),
+      sweep: () => queue.sweep(),
+      close: () => queue.close(),
+      worker: async (plan, options = {}) => {
+        const seen = newSeen()
+        const worker = new Worker<Payload>(
+          name,
+          async (job) => {
+            recordRun(seen, job)
+            const what = plan(job)
+            if (what === "fail") throw new Error(`planned failure of ${job.id}`)
+            if (what === "hang") {
+              await new Promise<void>((resolve) => {
+                if (job.signal.aborted) resolve()
+                job.signal.addEventListener("abort", () => resolve())
+              })
+              seen.stopped.push(job.id)
+              throw new Error("stopped")
+            }
+            return job.payload.n
+          },
+          { ...options, ...queueOpts, connection: options.connection ?? redisUrl() },
+        )
+        onCleanup(() => worker.close())
+        worker.on("completed", (job) => seen.completed.push(job.id))
+        worker.on("failed", (job, _e, willRetry) => seen.failed.push({ id: job.id, willRetry }))
+        worker.on("lease-lost", (job, reason) => seen.leaseLost.push({ id: job.id, token: job.token, reason }))
+        worker.on("dead", (job, reason) => seen.dead.push({ id: job.id, reason }))
+        worker.on("error", (e) => seen.errors.push(e))
+        await worker.ready
+        return { seen, state: async () => worker.state, close: () => worker.close() }
+      },
+    }
+  },
+}
+
+class Jobs extends Context.Service<Jobs, LeaseQueue.Service<Payload>>()("behaviour/Jobs") {}
+
+/** Run `effect` in `scope` (closed by the test's cleanup). */
+const inScope = <A, E>(scope: Scope.Closeable, effect: Effect.Effect<A, E, Scope.Scope>) =>
+  Effect.runPromise(Scope.provide(scope)(effect))
+
+/**
+ * Run a service call: rejects with its typed failure; a defect (a throw the face did not
+ * turn into a failure) rejects with an error saying so, so a case can tell the two apart.
+ */
+const failureOnly = async <A, E>(effect: Effect.Effect<A, E>): Promise<A> => {
+  const exit = await Effect.runPromiseExit(effect)
+  if (Exit.isSuccess(exit)) return exit.value
+  const failure = exit.cause.reasons.find((r) => r._tag === "Fail")
+  if (failure !== undefined) throw failure.error
+  throw new Error(`the Effect face died instead of failing: ${String(exit.cause)}`)
+}
+
+/** The Effect face: `LeaseQueue.make`, `LeaseWorker.make` in scopes, hooks. */
+export const effectFace: Face = {
+  name: "Effect (LeaseQueue, LeaseWorker)",
+  open: async (name, queueOpts = {}) => {
+    const scope = Effect.runSync(Scope.make())
+    onCleanup(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+    // the options are passed as given (typed loosely): an option this face lacks is refused by its validation
+    const options = { name, connection: redisUrl(), ...queueOpts } as LeaseQueue.Options<Payload>
+    const queue = await inScope(scope, LeaseQueue.make<Payload>(options))
+    return {
+      name,
+      add: (p, o) => failureOnly(queue.add(p, o)),
+      addBulk: (jobs) => failureOnly(queue.addBulk(jobs)),
+      stats: () => failureOnly(queue.stats),
+      sweep: () => failureOnly(queue.sweep()),
+      close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
+      worker: async (plan, { connection, ...options } = {}) => {
+        const seen = newSeen()
+        const wscope = Effect.runSync(Scope.make())
+        onCleanup(() => Effect.runPromise(Scope.close(wscope, Exit.void)))
+        // an Effect worker uses its queue service's connection: another connection is another service
+        const own =
+          connection === undefined ? queue : await inScope(wscope, LeaseQueue.make<Payload>({ name, connection }))
+        const run = <A, E>(e: Effect.Effect<A, E, Jobs>) => Effect.runPromise(Effect.provideService(e, Jobs, own))
+        const record = (f: () => void) => Effect.sync(f)
+        const handle = await run(
+          Scope.provide(wscope)(
+            LeaseWorker.make(
+              Jobs,
+              (job) =>
+                Effect.suspend(() => {
+                  recordRun(seen, job)
+                  const what = plan(job)
+                  if (what === "fail") return Effect.fail(new Error(`planned failure of ${job.id}`))
+                  if (what === "hang")
+                    return Effect.never.pipe(Effect.onInterrupt(() => record(() => seen.stopped.push(job.id))))
+                  return Effect.succeed(job.payload.n)
+                }),
+              {
+                ...options,
+                onCompleted: (job) => record(() => seen.completed.push(job.id)),
+                onFailed: (job, _cause, willRetry) => record(() => seen.failed.push({ id: job.id, willRetry })),
+                onLeaseLost: (job, reason) =>
+                  record(() => seen.leaseLost.push({ id: job.id, token: job.token, reason })),
+                onDead: (job, reason) => record(() => seen.dead.push({ id: job.id, reason })),
+                onError: (e) => record(() => seen.errors.push(e)),
+              },
+            ),
+          ),
+        )
+        return {
+          seen,
+          state: () => Effect.runPromise(handle.state),
+          close: () => Effect.runPromise(Scope.close(wscope, Exit.void)),
+        }
+      },
+    }
+  },
+}
+
+/** Both faces, for `describe.each`. */
+export const faces: ReadonlyArray<Face> = [promiseFace, effectFace]

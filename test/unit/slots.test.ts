@@ -1,0 +1,127 @@
+/**
+ * Slots, without Redis: a worker runs at most `concurrency` handlers, and a reserve call
+ * asks only for slots that are neither running a job nor spoken for by another call.
+ * Pure checks of Slots.ts on a worker's context, then a whole worker on the fake
+ * command layer under the TestClock.
+ */
+import { it } from "@effect/vitest"
+import { Deferred, Effect, Fiber } from "effect"
+import { describe, expect } from "vitest"
+import { makeContext } from "../../src/engine/worker/Context.ts"
+import { canSend, freeSlot, freeSlots, MAX_RESERVES_IN_FLIGHT, waitEvent } from "../../src/engine/worker/Slots.ts"
+import { makeFake, program, settings, settle, start, until } from "./support/fake.ts"
+
+const context = (concurrency: number) => {
+  const fake = makeFake()
+  return makeContext(fake.commands, fake.blocking, settings({ concurrency }), program(() => Effect.void).program)
+}
+/** Stand-ins for reserve calls in flight (only their number matters to the slot rules). */
+const callsOut = (n: number) => new Set(Array.from({ length: n }, () => ({}) as never))
+
+describe("Slots: the rules", () => {
+  it("free slots are concurrency minus running minus asked-for", () => {
+    const ctx = context(8)
+    ctx.busy = 3
+    ctx.asked = 2
+    expect(freeSlots(ctx)).toBe(3)
+  })
+
+  it("with no call out, any free slot sends; a short (empty) answer sends none until woken", () => {
+    const ctx = context(4)
+    ctx.busy = 3
+    expect(canSend(ctx, false)).toBe(true)
+    expect(canSend(ctx, true)).toBe(false)
+    ctx.busy = 4
+    expect(canSend(ctx, false)).toBe(false)
+  })
+
+  it("with one call out, a second goes only once half the slots are free; never more than two out", () => {
+    const ctx = context(4)
+    Object.assign(ctx, { inFlight: callsOut(1) })
+    ctx.busy = 3
+    expect(canSend(ctx, false)).toBe(false)
+    ctx.busy = 2
+    expect(canSend(ctx, false)).toBe(true)
+    Object.assign(ctx, { inFlight: callsOut(MAX_RESERVES_IN_FLIGHT) })
+    ctx.busy = 0
+    expect(canSend(ctx, false)).toBe(false)
+  })
+
+  it("freeing a slot wakes a loop that waits for one, once", () => {
+    const ctx = context(1)
+    let rings = 0
+    ctx.busy = 1
+    ctx.ringSlot = () => rings++
+    freeSlot(ctx)
+    freeSlot(ctx)
+    expect(rings).toBe(1)
+    expect(ctx.ringSlot).toBeUndefined()
+  })
+
+  it.effect("waitEvent returns at once when a call landed, else when a slot frees", () =>
+    Effect.gen(function* () {
+      const ctx = context(1)
+      ctx.busy = 1
+      const waiting = yield* Effect.forkChild(waitEvent(ctx, false), { startImmediately: true })
+      yield* settle
+      expect(waiting.pollUnsafe()).toBeUndefined()
+      freeSlot(ctx)
+      yield* Fiber.join(waiting)
+      ctx.busy = 1
+      ctx.landed.push({} as never)
+      yield* waitEvent(ctx, false) // returns: a landed call is an event
+    }),
+  )
+})
+
+describe("Slots: a worker on the fake command layer", () => {
+  it.effect(
+    "a reserve call held in flight has spoken for every slot: no second call, never more jobs than concurrency",
+    () =>
+      Effect.gen(function* () {
+        const fake = makeFake()
+        const gate = yield* Deferred.make<void>()
+        fake.on.reserve = (...a) => Deferred.await(gate).pipe(Effect.andThen(fake.defaults.reserve(...a)))
+        const release = yield* Deferred.make<void>()
+        const { program: p } = program(() => Deferred.await(release))
+        fake.ready(...Array.from({ length: 10 }, (_, i) => `j${i}`))
+        const h = yield* start(fake, settings({ concurrency: 4 }), p)
+        yield* settle
+        // the first call asked for all 4 slots and is held: nothing is free, so no second call
+        expect(fake.of("reserve").map((c) => c.count)).toEqual([4])
+        yield* Deferred.succeed(gate, undefined)
+        yield* until(() => h.running() === 4, "4 running")
+        yield* settle
+        expect(h.running()).toBe(4)
+        // every call asked only for slots free when it was sent
+        expect(fake.of("reserve").every((c) => c.count <= 4)).toBe(true)
+        yield* Deferred.succeed(release, undefined)
+        yield* until(() => fake.of("reserve").reduce((n, c) => n + c.count, 0) >= 10, "all jobs asked for")
+      }),
+  )
+
+  it.effect("a finished job's slot is filled again: the next call asks for exactly the freed slots", () =>
+    Effect.gen(function* () {
+      const fake = makeFake()
+      const gates = new Map<string, Deferred.Deferred<void>>()
+      const { program: p, events } = program((job) =>
+        Effect.suspend(() => {
+          const d = Deferred.makeUnsafe<void>()
+          gates.set(job.id, d)
+          return Deferred.await(d)
+        }),
+      )
+      fake.ready("a", "b", "c", "d", "e")
+      // without prefetch: only the slot a finished job frees is asked for
+      const h = yield* start(fake, settings({ concurrency: 3, prefetch: 0 }), p)
+      yield* until(() => h.running() === 3, "3 running")
+      const before = fake.of("reserve").length
+      yield* Deferred.succeed(gates.get("a")!, undefined)
+      yield* until(() => events.completed.includes("a") && h.running() === 3, "a done, a successor runs")
+      const next = fake.of("reserve").slice(before)
+      expect(next[0]!.count).toBe(1)
+      expect(next[0]!.completes).toEqual([{ id: "a", token: 1 }])
+      for (const d of gates.values()) yield* Deferred.succeed(d, undefined)
+    }),
+  )
+})
