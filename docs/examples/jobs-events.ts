@@ -8,25 +8,34 @@ const worker = new Worker<{ n: number }>("jobs-events", async (job) => ({ square
   keepCompleted: 100, // retained results: waitFor answers with them
 })
 
-// follow the queue's events (from any process): "now" is this call, so the add below is seen
-const events = queue.events()
-const id = await queue.add({ n: 7 })
-for await (const event of events) {
-  if (event.jobId !== id) continue
-  console.log(event.kind, event.kind === "active" ? `token ${event.token} on ${event.workerId}` : "")
-  if (event.kind === "completed" || event.kind === "dead") break // leaving the loop closes its connection
+{
+  // #region follow
+  const events = queue.events() // from "now": this call
+  const id = await queue.add({ n: 7 })
+  for await (const event of events) {
+    if (event.jobId !== id) continue
+    console.log(event.kind, event.kind === "active" ? `token ${event.token} on ${event.workerId}` : "")
+    if (event.kind === "completed" || event.kind === "dead") break // leaving the loop closes its connection
+  }
+  // #endregion
 }
 
-// wait for a job to end: completed, dead or cancelled
-const other = await queue.add({ n: 8 })
-const done = await queue.waitFor(other, { timeoutMs: 30_000 })
-console.log(done.state, done.result) // completed { square: 64 }
+{
+  // #region wait
+  const id = await queue.add({ n: 8 })
+  const done = await queue.waitFor(id, { timeoutMs: 30_000 })
+  console.log(done.state, done.result) // completed { square: 64 }
+  // #endregion
+}
 
 // a job that does not end in time: WaitForTimeout (the job is not changed)
 const later = await queue.add({ n: 9 }, { delayMs: 3_600_000 })
 await queue.waitFor(later, { timeoutMs: 100 }).catch((e) => console.log(e instanceof WaitForTimeout))
 
-// how many events the queue keeps (about; 0 records none)
+// #region retention
+await queue.setEventRetention(100_000) // 0 records no events at all
+await queue.eventRetention() // 100000
+// #endregion
 console.log("retention:", await queue.eventRetention())
 
 await worker.close()
