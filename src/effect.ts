@@ -44,10 +44,12 @@ export {
   WorkerLoopFailed,
   WrongKeyType,
 } from "./engine/Errors.ts"
+export type { EventsFrom, JobEvent, JobEventKind } from "./engine/Events.ts"
 export type { JobOptions } from "./engine/Job.ts"
 export { LAYOUT_VERSION } from "./engine/Keys.ts"
 export type { Durability } from "./engine/partition/Durability.ts"
 export type { PartitionedStats } from "./engine/partition/Producer.ts"
+export { type FinishedJob, WaitForTimeout } from "./engine/QueueEvents.ts"
 export type { WorkerInfo } from "./engine/Registry.ts"
 export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
 export { Limits } from "./engine/Validate.ts"

@@ -15,6 +15,7 @@ import { VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify } from "./Admin.ts"
 import { DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"
+import { runEvents } from "./Events.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
 import { DEFAULT_METRICS_LISTEN, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
@@ -199,6 +200,20 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
       .description("the live workers of a queue: id, state, running/concurrency, last heartbeat"),
   ).requiredOption("--queue <name>", "the queue (required)", queueName)
   workers.action(() => setJob(url(workers.opts(), (u) => runWorkers(io, u, workers.opts()))))
+
+  const events = withCommonFlags(
+    program
+      .command("events")
+      .description("a queue's job events (added, active, completed, failed, dead, …), from its events stream"),
+  )
+    .requiredOption("--queue <name>", "the queue (required; a partitioned queue's partitions are merged)", queueName)
+    .option("--from <where>", "start | now | an event id (default: start, or now with --follow)")
+    .option("--follow", "keep printing events as they are recorded, until stopped (Ctrl-C)")
+    .addHelpText(
+      "after",
+      "\nWith --json: one JSON object per event, one per line.\nExamples:\n  leaseq events --queue emails\n  leaseq events --queue emails --from start --follow --json",
+    )
+  events.action(() => setJob(url(events.opts(), (u) => runEvents(io, u, events.opts()))))
 
   return program
 }

@@ -17,8 +17,8 @@
  * wait, one per partition of a partitioned queue).
  * @module
  */
-import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope } from "effect"
-import type { DeadJob, ScriptFailure } from "../engine/Commands.ts"
+import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope, Stream } from "effect"
+import type { DeadJob, QueueStats, ScriptFailure } from "../engine/Commands.ts"
 import {
   InvalidOptions,
   type InvalidPayload,
@@ -27,6 +27,7 @@ import {
   QueueClosed,
   type RedisError,
 } from "../engine/Errors.ts"
+import type { EventsFrom, JobEvent } from "../engine/Events.ts"
 import type { BulkJob, JobOptions } from "../engine/Job.ts"
 import { checkQueueName, DEFAULT_PREFIX } from "../engine/Keys.ts"
 import {
@@ -39,6 +40,7 @@ import {
   makeQueue,
 } from "../engine/partition/Queue.ts"
 import { checkQueueOptions, type QueueSettingsInput } from "../engine/QueueCore.ts"
+import { type FinishedJob, makeQueueEvents, type WaitForTimeout } from "../engine/QueueEvents.ts"
 import type { WorkerInfo } from "../engine/Registry.ts"
 import { redisError } from "../engine/Replies.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
@@ -138,6 +140,27 @@ export interface Service<A> {
   readonly purgeDead: (
     ids: ReadonlyArray<string>,
   ) => Effect.Effect<number, InvalidOptions | QueueClosed | ScriptFailure>
+  /**
+   * The queue's events from `from` ("now" by default, "start", or an event's `eventId`):
+   * a Stream that never ends by itself, on a connection of its own (closed when the
+   * Stream ends); after a lost connection it reads on from the last event it passed on.
+   * Fails with {@link InvalidOptions} for a bad `from`.
+   */
+  readonly events: (options?: {
+    readonly from?: EventsFrom | undefined
+  }) => Stream.Stream<JobEvent, InvalidOptions | RedisError | QueueClosed>
+  /**
+   * Succeeds once job `id` has ended (completed, dead or cancelled), with what the queue
+   * knows of it; fails with {@link WaitForTimeout} after `timeoutMs` (default 60 000).
+   */
+  readonly waitFor: (
+    id: string,
+    options?: { readonly timeoutMs?: number | undefined },
+  ) => Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | RedisError | QueueClosed>
+  /** Keep about `maxLen` stream entries (0: no events; whole number 0 … 10 000 000; default until set 10 000). O(1). */
+  readonly setEventRetention: (maxLen: number) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
+  /** The queue's event retention. */
+  readonly eventRetention: Effect.Effect<number, RedisError | QueueClosed>
   /** @internal Present on services built by {@link make}; a worker needs it. Absent on test doubles. */
   readonly [InternalsKey]?: Internals<A>
 }
@@ -195,6 +218,11 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
       ),
     )
     const codec = makePayloadCodec(schema, settings.maxPayloadBytes)
+    const events = makeQueueEvents(
+      client,
+      queue,
+      (core.partitioned?.parts ?? [core.core]).map((p) => p.keys),
+    )
     const unlessClosed = <B, E>(effect: Effect.Effect<B, E>): Effect.Effect<B, E | QueueClosed> =>
       Effect.suspend(
         (): Effect.Effect<B, E | QueueClosed> => (core.isClosed() ? Effect.fail(new QueueClosed({ queue })) : effect),
@@ -232,6 +260,17 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
         ),
       retryDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadRetry(list)))),
       purgeDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadPurge(list)))),
+      events: (o = {}) =>
+        Stream.unwrap(
+          unlessClosed(Effect.fromResult(checkObject("options", o))).pipe(
+            Effect.flatMap((checked) =>
+              Effect.try({ try: () => events.events(checked.from), catch: (e) => e as InvalidOptions }),
+            ),
+          ),
+        ),
+      waitFor: (id, o = {}) => unlessClosed(events.waitFor(id, o)),
+      setEventRetention: (maxLen) => unlessClosed(events.setEventRetention(maxLen)),
+      eventRetention: unlessClosed(events.eventRetention),
       [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }
     return service

@@ -3,19 +3,23 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import type { DeadJob, QueueStats } from "../engine/Commands.ts"
 import {
   InvalidOptions,
   type InvalidPayload,
   type OutcomeUnknown,
   QueueClosed,
+  type RedisError,
   type RedisUnavailable,
 } from "../engine/Errors.ts"
+import type { EventsFrom, JobEvent } from "../engine/Events.ts"
 import type { BulkJob, JobOptions } from "../engine/Job.ts"
 import { validateQueueName } from "../engine/Keys.ts"
 import type { PartitionedStats } from "../engine/partition/Producer.ts"
 import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
 import { type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../engine/QueueCore.ts"
+import { type FinishedJob, makeQueueEvents, type QueueEvents, type WaitForTimeout } from "../engine/QueueEvents.ts"
 import type { WorkerInfo } from "../engine/Registry.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { type Checked, checkIntegerOr, checkPage, encodePayload } from "../engine/Validate.ts"
@@ -49,6 +53,9 @@ export class Queue<T = unknown> {
   readonly queue: AnyQueue
   readonly #client: RedisClient
   readonly #maxPayloadBytes: number
+  readonly #events: QueueEvents
+  /** Resolved by close: ends every events() iteration of this queue. */
+  readonly #closing: { promise: Promise<void>; resolve: () => void }
 
   constructor(name: string, options: QueueOptions = {}) {
     this.name = validateQueueName(name)
@@ -58,6 +65,16 @@ export class Queue<T = unknown> {
     this.#client = connect(options.connection)
     this.queue = makeQueue(this.#client, name, settings, layout)
     this.core = this.queue.core
+    this.#events = makeQueueEvents(
+      this.#client,
+      name,
+      (this.queue.partitioned?.parts ?? [this.queue.core]).map((p) => p.keys),
+    )
+    let resolve!: () => void
+    const promise = new Promise<void>((r) => {
+      resolve = r
+    })
+    this.#closing = { promise, resolve }
   }
 
   #run<A, E>(effect: Effect.Effect<A, E>): Promise<A> {
@@ -171,9 +188,62 @@ export class Queue<T = unknown> {
     )
   }
 
+  /**
+   * The queue's events, from any process: an async iterable of typed {@link JobEvent}s
+   * (`added`, `active`, `completed`, `failed`, `lease-lost`, `released`, `dead`, …), read
+   * from the queue's events stream on a connection of its own (closed when the loop
+   * ends, by `break` or by {@link close}). `from`: "now" (default: events recorded after
+   * this call — an add made after it on this queue is included), "start" (every retained
+   * event) or an event's `eventId` (the events after it). It never ends by itself; after a lost connection it reads again
+   * from the last event it passed on, so no retained event is missed or repeated.
+   * For a partitioned queue the partitions' events are merged (each in its own order).
+   * Throws {@link InvalidOptions} for a bad `from`.
+   */
+  events(options: { readonly from?: EventsFrom | undefined } = {}): AsyncIterable<JobEvent> {
+    if (this.core.isClosed()) throw this.closedError()
+    const stream = this.#events.events(options.from)
+    return Stream.toAsyncIterable(stream.pipe(Stream.interruptWhen(Effect.promise(() => this.#closing.promise))))
+  }
+
+  /**
+   * Resolves once job `id` has ended — completed, dead or cancelled — with what the queue
+   * knows of it (its result while completed jobs are retained, its last error while it is
+   * dead). Rejects with {@link WaitForTimeout} after `timeoutMs` (default 60 000), and with
+   * {@link InvalidOptions} for a bad id or timeout. Built on the events: it costs one
+   * connection while it waits, and no polling.
+   */
+  waitFor(id: string, options: { readonly timeoutMs?: number | undefined } = {}): Promise<FinishedJob> {
+    return this.#run(
+      Effect.suspend(
+        (): Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | RedisError | QueueClosed> =>
+          this.core.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
+      ).pipe(
+        // close ends the wait (and closes its connection) rather than leave it to its timeout
+        Effect.raceFirst(
+          Effect.promise(() => this.#closing.promise).pipe(Effect.andThen(Effect.fail(this.closedError()))),
+        ),
+      ),
+    )
+  }
+
+  /**
+   * Keep about `maxLen` entries in the queue's events stream (every partition's; an entry is one job's event or one call's events for many jobs); 0 records
+   * none. Stored in the queue (so every process writing to it follows it). Default, until
+   * set: 10 000. Rejects with {@link InvalidOptions} for anything but a whole number 0 … 10 000 000.
+   */
+  setEventRetention(maxLen: number): Promise<void> {
+    return this.#run(this.#events.setEventRetention(maxLen))
+  }
+
+  /** The queue's event retention (see {@link setEventRetention}). */
+  eventRetention(): Promise<number> {
+    return this.#run(this.#events.eventRetention)
+  }
+
   /** Close the connection (if leaseq opened it). Later calls reject with {@link QueueClosed}. */
   async close(): Promise<void> {
     if (this.queue.isClosed()) return
+    this.#closing.resolve()
     this.queue.markClosed()
     await this.#client.close()
   }

@@ -89,6 +89,7 @@ export const reserve = defineScript({
     "holder",
     "timeout",
     "progress",
+    "events",
   ],
   argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m"],
   rest: ["id", "token", "result"],
@@ -191,6 +192,7 @@ export const complete = defineScript({
     "holder",
     "progress",
     "timeout",
+    "events",
   ],
   argv: ["layout", "keep"],
   rest: ["id", "token", "result"],
@@ -205,7 +207,21 @@ export type FailMode = "retry" | "final" | "dead"
 /** `fail`: the job was scheduled again (`retry`), went to dead (`dead`), or its lease was lost (`lost`). */
 export const fail = defineScript({
   name: "fail",
-  keys: ["active", "lease", "meta", "wait", "delayed", "marker", "dead", "err", "fails", "lost", "max", "holder"],
+  keys: [
+    "active",
+    "lease",
+    "meta",
+    "wait",
+    "delayed",
+    "marker",
+    "dead",
+    "err",
+    "fails",
+    "lost",
+    "max",
+    "holder",
+    "events",
+  ],
   argv: ["layout", "id", "token", "retryDelayMs", "error", "mode"],
   args: (i: {
     readonly lease: LeaseRef
@@ -222,7 +238,7 @@ export const fail = defineScript({
 /** `release`: true per job given back to wait, false when its lease was lost. */
 export const release = defineScript({
   name: "release",
-  keys: ["active", "lease", "meta", "wait", "marker", "holder"],
+  keys: ["active", "lease", "meta", "wait", "marker", "holder", "events"],
   argv: ["layout"],
   rest: ["id", "token"],
   args: (leases: ReadonlyArray<LeaseRef>): Argv => {

@@ -72,6 +72,7 @@ export const sweep = defineScript({
     "workersAt",
     "progress",
     "timeout",
+    "events",
   ],
   argv: ["layout", "limit"],
   args: (limit: number) => [LAYOUT_VERSION, limit],
