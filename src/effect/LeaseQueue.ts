@@ -18,7 +18,7 @@
  * @module
  */
 import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope, Stream } from "effect"
-import type { DeadJob, QueueStats, ScriptFailure } from "../engine/Commands.ts"
+import type { DeadJob, ScriptFailure } from "../engine/Commands.ts"
 import {
   InvalidOptions,
   type InvalidPayload,
