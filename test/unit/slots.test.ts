@@ -8,7 +8,15 @@ import { it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { describe, expect } from "vitest"
 import { makeContext } from "../../src/engine/worker/Context.ts"
-import { canSend, freeSlot, freeSlots, MAX_RESERVES_IN_FLIGHT, waitEvent } from "../../src/engine/worker/Slots.ts"
+import {
+  canSend,
+  freeSlot,
+  freeSlots,
+  LINGER_MS,
+  lingerMs,
+  MAX_RESERVES_IN_FLIGHT,
+  waitEvent,
+} from "../../src/engine/worker/Slots.ts"
 import { makeFake, program, settings, settle, start, until } from "./support/fake.ts"
 
 const context = (concurrency: number) => {
@@ -47,6 +55,36 @@ describe("Slots: the rules", () => {
     expect(canSend(ctx, false)).toBe(false)
   })
 
+  it("with no call out and quick handlers running, a freed slot lingers until half are free", () => {
+    const ctx = context(16)
+    ctx.handlerPaceMs = 0.1
+    ctx.busy = 15
+    const linger = lingerMs(ctx)
+    expect(linger).toBeGreaterThan(0)
+    expect(linger).toBeLessThanOrEqual(LINGER_MS)
+    expect(canSend(ctx, false)).toBe(false)
+    ctx.busy = 8 // half free: the call is worth its round trip
+    expect(canSend(ctx, false)).toBe(true)
+    ctx.busy = 15
+    ctx.lingerUntil = performance.now() - 1 // the linger is over: the one free slot is asked for
+    expect(canSend(ctx, false)).toBe(true)
+  })
+
+  it("no linger for slow or unmeasured handlers, an idle worker, or a call out", () => {
+    const ctx = context(16)
+    ctx.busy = 15
+    expect(lingerMs(ctx)).toBe(0) // no handler finished yet: pace unknown
+    ctx.handlerPaceMs = LINGER_MS + 1
+    expect(lingerMs(ctx)).toBe(0)
+    expect(canSend(ctx, false)).toBe(true)
+    ctx.handlerPaceMs = 0.1
+    ctx.busy = 0
+    expect(lingerMs(ctx)).toBe(0)
+    ctx.busy = 15
+    Object.assign(ctx, { inFlight: callsOut(1) })
+    expect(lingerMs(ctx)).toBe(0)
+  })
+
   it("freeing a slot wakes a loop that waits for one, once", () => {
     const ctx = context(1)
     let rings = 0
@@ -70,6 +108,16 @@ describe("Slots: the rules", () => {
       ctx.busy = 1
       ctx.landed.push({} as never)
       yield* waitEvent(ctx, false) // returns: a landed call is an event
+    }),
+  )
+  it.effect("a lingering wait ends by itself after the linger, with no slot freed", () =>
+    Effect.gen(function* () {
+      const ctx = context(16)
+      ctx.handlerPaceMs = 0.1
+      ctx.busy = 15
+      expect(canSend(ctx, false)).toBe(false)
+      yield* Effect.promise(() => Effect.runPromise(waitEvent(ctx, false)))
+      expect(canSend(ctx, false)).toBe(true)
     }),
   )
 })

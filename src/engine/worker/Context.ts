@@ -126,6 +126,11 @@ export interface WorkerContext<A> {
   /** Resumes the reserve loop while it waits for an event (a slot freed, a call landed). */
   ringSlot: (() => void) | undefined
   /**
+   * While no call is out and quick handlers still run: when (performance.now() ms) the
+   * loop stops waiting for more slots to free and sends its call (0: not waiting). See Slots.ts.
+   */
+  lingerUntil: number
+  /**
    * True while the reserve loop will send another reserve call without waiting (it has
    * free slots and is not blocked, sleeping or waiting for a slot): a job finished now
    * rides with that call (one script call for both) instead of going on its own.
@@ -184,6 +189,7 @@ export const makeContext = <A>(
     busy: 0,
     asked: 0,
     ringSlot: undefined,
+    lingerUntil: 0,
     reserving: false,
     reserveSeq: 0,
     wakeLoop: () => {
