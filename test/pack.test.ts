@@ -39,6 +39,7 @@ it("the tarball holds built JS, types, the Lua scripts and the bin — and no so
     "dist/effect.js",
     "dist/effect.d.ts",
     "dist/metrics.js",
+    "dist/dashboard.js",
     "dist/cli/main.js",
     "lua/reserve.lua",
     "README.md",

@@ -120,6 +120,8 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   complete: { input: { items: [{ id: "a", token: 1, result: "1" }], keep: 0 }, groups: 1 },
   fail: { input: { lease: { id: "a", token: 1 }, delayMs: 0, error: "{}", mode: "retry" }, groups: 0 },
   release: { input: [{ id: "a", token: 1 }], groups: 1 },
+  leases: { input: 300, groups: 0 },
+  delayedList: { input: 100, groups: 0 },
   sweep: { input: 100, groups: 0 },
   stats: { input: undefined, groups: 0 },
   deadList: { input: { offset: 0, count: 10 }, groups: 0 },

@@ -13,10 +13,12 @@ import * as Effect from "effect/Effect"
 import { Limits } from "../engine/Validate.ts"
 import { VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify } from "./Admin.ts"
+import { DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
-import { DEFAULT_METRICS_LISTEN, listenAddress, runMetrics } from "./Metrics.ts"
+import { DEFAULT_METRICS_LISTEN, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
+import { listenAddress } from "./Serve.ts"
 import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
 
 type Job = Effect.Effect<ExitCodeValue, CliFailure>
@@ -138,6 +140,28 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
       "\nExamples:\n  leaseq metrics --url redis://127.0.0.1:6379\n  leaseq metrics --listen 0.0.0.0:9464 --prefix jobs",
     )
   metrics.action(() => setJob(url(metrics.opts(), (u) => runMetrics(io, u, metrics.opts()))))
+
+  const dashboard = withCommonFlags(
+    program
+      .command("dashboard")
+      .description(
+        "serve a live dashboard of the queues under the prefix (read-only unless --allow-actions), until Ctrl-C",
+      ),
+  )
+    .option(
+      "--listen <host:port>",
+      "address to serve on (loopback unless told otherwise)",
+      listenAddress,
+      listenAddress(DEFAULT_DASHBOARD_LISTEN),
+    )
+    .option("--allow-actions", "allow retry and purge of dead jobs from the page (each action needs the token)")
+    .option("--token <token>", "the token actions need (at least 16 characters; default: generated and printed once)")
+    .option("--hide-payloads", "never send payloads or results to the page (queues carrying personal data)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  leaseq dashboard --url redis://127.0.0.1:6379\n  leaseq dashboard --allow-actions --hide-payloads",
+    )
+  dashboard.action(() => setJob(url(dashboard.opts(), (u) => runDashboard(io, u, dashboard.opts()))))
 
   const dead = program.command("dead").description("list, retry or purge the dead jobs of a queue")
   const deadCommand = (name: string, description: string) =>

@@ -13,6 +13,7 @@ import { deadList, deadPurge, deadRetry, open, stats } from "./scripts/Admin.ts"
 import { complete, extend, fail, release, reserve } from "./scripts/Lease.ts"
 import { sweep } from "./scripts/Sweep.ts"
 import { verifyHash, verifyOrphans, verifySet, verifyWait } from "./scripts/Verify.ts"
+import { delayedList, leases } from "./scripts/View.ts"
 
 export { defineScript, type Script, type ScriptDef } from "./scripts/Script.ts"
 
@@ -34,6 +35,8 @@ export const Scripts = {
   verifyHash,
   verifyOrphans,
   open,
+  leases,
+  delayedList,
 } as const
 
 /** The name of a script. */

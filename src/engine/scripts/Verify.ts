@@ -45,7 +45,7 @@ export const verifyWait = defineScript({
 })
 
 /** A page of a ZSCAN or HSCAN: the cursor to go on from ("0": done) and violation lines. */
-interface ScanPage {
+export interface ScanPage {
   readonly cursor: string
   readonly lines: ReadonlyArray<string>
 }

@@ -1,0 +1,63 @@
+/**
+ * What the CLI's long-running servers (`leaseq metrics`, `leaseq dashboard`) share:
+ * the `--listen` flag, listening with a clear reason when it cannot, running until a
+ * signal, and closing the server without waiting for kept-alive connections.
+ */
+import type { Server } from "node:http"
+import { InvalidArgumentError } from "commander"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { type CliFailure, usage } from "./Output.ts"
+
+/** Where to listen. */
+export interface ListenAddress {
+  readonly host: string
+  readonly port: number
+}
+
+/** Parse `--listen host:port` (`[::1]:9464` for IPv6); a bad value is refused by the parser (exit 2). */
+export const listenAddress = (value: string): ListenAddress => {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(value)
+  const port = m ? Number(m[2]) : Number.NaN
+  if (!m || port < 0 || port > 65_535) {
+    throw new InvalidArgumentError(`--listen must be host:port (e.g. 127.0.0.1:9464), got ${JSON.stringify(value)}`)
+  }
+  return { host: (m[1] as string).replace(/^\[|\]$/g, ""), port }
+}
+
+/** Listen, or fail with a clear reason (a port in use is exit 2: configuration). */
+export const listen = (server: Server, at: ListenAddress): Effect.Effect<ListenAddress, CliFailure> =>
+  Effect.callback<ListenAddress, CliFailure>((resume) => {
+    server.once("error", (e: NodeJS.ErrnoException) => {
+      const why = e.code === "EADDRINUSE" ? "the address is in use (another exporter running?)" : e.message
+      resume(Effect.fail(usage(`cannot listen on ${at.host}:${at.port}: ${why}`)))
+    })
+    server.listen(at.port, at.host, () => {
+      const a = server.address()
+      resume(Effect.succeed(typeof a === "object" && a !== null ? { host: at.host, port: a.port } : at))
+    })
+  })
+
+/** Resolves on the first SIGINT or SIGTERM. */
+export const untilSignal = Effect.callback<void>((resume) => {
+  const stop = () => {
+    process.off("SIGINT", stop)
+    process.off("SIGTERM", stop)
+    resume(Effect.void)
+  }
+  process.once("SIGINT", stop)
+  process.once("SIGTERM", stop)
+})
+
+/** Close `server` when the scope closes, ending kept-alive connections (Prometheus and browsers keep theirs open). */
+export const closeWithScope = (server: Server): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.addFinalizer(() =>
+    Effect.callback<void>((resume) => {
+      server.close(() => resume(Effect.void))
+      server.closeAllConnections()
+    }),
+  )
+
+/** The URL a listening address is reached at. */
+export const urlOf = (at: ListenAddress, path: string): string =>
+  `http://${at.host.includes(":") ? `[${at.host}]` : at.host}:${at.port}${path}`

@@ -1,0 +1,166 @@
+/**
+ * `dashboardHandler`: the dashboard as a plain `node:http` request handler (mount it in
+ * an existing server, or run `leaseq dashboard`). Read-only unless `allowActions`; then
+ * every action must carry the token and come from the page's own origin.
+ *
+ * Routes (relative to where it is mounted): `GET /` the page; `GET /api/overview`,
+ * `GET /api/queue?name=<q>` one reading as JSON; `GET /api/stream?view=overview|queue:<q>`
+ * server-sent events, one reading per interval from a poller shared by every viewer;
+ * `POST /api/action` (JSON `{ queue, action, ids?, all? }`).
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import * as Effect from "effect/Effect"
+import { InvalidOptions } from "../engine/Errors.ts"
+import { DEFAULT_PREFIX, queueKeys } from "../engine/Keys.ts"
+import { checkFleetOptions, makeFleetReader } from "../metrics/Fleet.ts"
+import { type ConnectionOption, connect } from "../redis/Client.ts"
+import { runAction } from "./Actions.ts"
+import { makeHub } from "./Hub.ts"
+import { APP_JS, PAGE } from "./Page.ts"
+import { makeReaders } from "./Read.ts"
+
+/** Options of {@link dashboardHandler}. */
+export interface DashboardOptions {
+  /** As for Queue. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. */
+  readonly connection?: ConnectionOption | undefined
+  /** Key prefix of the queues shown. Default `"leaseq"`. */
+  readonly prefix?: string | undefined
+  /** Allow retry, purge and the other actions. Default false (read-only). */
+  readonly allowActions?: boolean | undefined
+  /** The token actions must carry. Default: a random one (read it from `handler.token`). */
+  readonly token?: string | undefined
+  /** Show payloads and results as "(hidden)". Default false. */
+  readonly hidePayloads?: boolean | undefined
+  /** How often a watched view is read from Redis. Default 1000 ms. */
+  readonly intervalMs?: number | undefined
+}
+
+/** The handler, with its token and a `close()`. */
+export interface DashboardHandler {
+  (req: IncomingMessage, res: ServerResponse): void
+  /** The token actions need (undefined when actions are off). */
+  readonly token: string | undefined
+  /** Stop polling, end open streams, close the Redis connection. Idempotent. */
+  readonly close: () => Promise<void>
+}
+
+const json = (res: ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" })
+  res.end(typeof body === "string" ? body : JSON.stringify(body))
+}
+
+const SECURITY_HEADERS = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+}
+
+const check = (options: DashboardOptions) => {
+  const intervalMs = options.intervalMs ?? 1000
+  if (!Number.isFinite(intervalMs) || intervalMs < 100) {
+    throw new InvalidOptions({ field: "intervalMs", value: intervalMs, reason: "give at least 100 ms" })
+  }
+  if (options.token !== undefined && options.token.length < 16) {
+    throw new InvalidOptions({ field: "token", value: "(hidden)", reason: "give at least 16 characters" })
+  }
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  checkFleetOptions({ prefix })
+  return { intervalMs, prefix }
+}
+
+/** Make the handler. Throws InvalidOptions for a bad option (before connecting). */
+export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandler => {
+  const { intervalMs, prefix } = check(options)
+  const token = options.allowActions === true ? (options.token ?? randomBytes(24).toString("base64url")) : undefined
+  const client = connect(options.connection, {})
+  const readers = makeReaders(client, makeFleetReader(client, { prefix }), prefix, {
+    hidePayloads: options.hidePayloads === true,
+  })
+  const hub = makeHub((view) => {
+    const withActions = <A extends object>(r: A) => JSON.stringify({ ...r, actions: token !== undefined })
+    return view === "overview"
+      ? Effect.runPromise(readers.overview).then(withActions)
+      : Effect.runPromise(readers.queue(view.slice("queue:".length))).then(withActions)
+  }, intervalMs)
+  const streams = new Set<ServerResponse>()
+
+  const viewOf = (u: URL): string | undefined => {
+    const v = u.searchParams.get("view") ?? "overview"
+    if (v === "overview") return v
+    if (!v.startsWith("queue:")) return undefined
+    try {
+      queueKeys(v.slice(6), prefix)
+      return v
+    } catch {
+      return undefined
+    }
+  }
+
+  const stream = (res: ServerResponse, view: string) => {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" })
+    res.write("retry: 2000\n\n")
+    streams.add(res)
+    const off = hub.subscribe(view, (data) => res.write(`data: ${data}\n\n`))
+    res.on("close", () => {
+      off()
+      streams.delete(res)
+    })
+  }
+
+  const tokenOk = (given: string | undefined) => {
+    if (token === undefined || given === undefined) return false
+    const a = Buffer.from(given)
+    const b = Buffer.from(token)
+    return a.length === b.length && timingSafeEqual(a, b)
+  }
+
+  const asset = (type: string, body: string) => (_u: URL, res: ServerResponse) => {
+    res.writeHead(200, { "content-type": `${type}; charset=utf-8`, "cache-control": "no-store", ...SECURITY_HEADERS })
+    res.end(body)
+  }
+  const reading = (view: string | undefined, res: ServerResponse) => {
+    if (view === undefined) return json(res, 400, { error: "give view=overview or view=queue:<a queue name>" })
+    hub.latest(view).then(
+      (body) => json(res, 200, body),
+      (e: unknown) => json(res, 503, { error: String(e) }),
+    )
+  }
+  /** GET routes by the last part of the path (so the handler works wherever it is mounted). */
+  const gets: Record<string, (u: URL, res: ServerResponse) => void> = {
+    "": asset("text/html", PAGE),
+    "index.html": asset("text/html", PAGE),
+    "app.js": asset("text/javascript", APP_JS),
+    stream: (u, res) => {
+      const view = viewOf(u)
+      if (view === undefined) return json(res, 400, { error: "give view=overview or view=queue:<a queue name>" })
+      stream(res, view)
+    },
+    overview: (_u, res) => reading("overview", res),
+    queue: (u, res) => reading(viewOf(new URL(`?view=queue:${u.searchParams.get("name") ?? ""}`, u)), res),
+  }
+
+  const handler = ((req: IncomingMessage, res: ServerResponse) => {
+    const u = new URL(req.url ?? "/", "http://dashboard.invalid")
+    const last = u.pathname.replace(/\/+$/, "").split("/").pop() ?? ""
+    const get = req.method === "GET" || req.method === "HEAD" ? gets[last] : undefined
+    if (get !== undefined) return get(u, res)
+    if (req.method === "POST" && last === "action") return runAction(req, res, { tokenOk, token, readers, hub, prefix })
+    json(res, req.method === "GET" ? 404 : 405, { error: "not found" })
+  }) as DashboardHandler
+
+  let closing: Promise<void> | undefined
+  Object.assign(handler, {
+    token,
+    close: () => {
+      closing ??= (async () => {
+        hub.close()
+        for (const s of streams) s.end()
+        await client.close()
+      })()
+      return closing
+    },
+  })
+  return handler
+}

@@ -1,0 +1,87 @@
+/**
+ * One poller per view (the overview, or one queue), shared by every open page: Redis is
+ * read once per interval for a view however many pages watch it, and not at all when
+ * none does. Each reading goes to every subscriber as a server-sent event; a page that
+ * opens gets the last reading at once.
+ */
+
+/** A poller's subscriber: called with each reading's JSON text. */
+export type Send = (json: string) => void
+
+interface Poller {
+  readonly subscribers: Set<Send>
+  timer: ReturnType<typeof setTimeout> | undefined
+  last: string | undefined
+  reading: Promise<string> | undefined
+}
+
+/** Make a hub over `read` (the reading of one view, as JSON text), polled every `intervalMs`. */
+export const makeHub = (read: (view: string) => Promise<string>, intervalMs: number) => {
+  const pollers = new Map<string, Poller>()
+  let closed = false
+
+  const readNow = (view: string, p: Poller): Promise<string> => {
+    p.reading ??= read(view)
+      .then(
+        (json) => json,
+        (e: unknown) => JSON.stringify({ error: e instanceof Error ? e.message : String(e) }),
+      )
+      .then((json) => {
+        p.last = json
+        p.reading = undefined
+        for (const send of p.subscribers) send(json)
+        return json
+      })
+    return p.reading
+  }
+
+  const schedule = (view: string, p: Poller) => {
+    if (closed || p.subscribers.size === 0) return
+    p.timer = setTimeout(() => {
+      p.timer = undefined
+      void readNow(view, p).then(() => schedule(view, p))
+    }, intervalMs)
+  }
+
+  const pollerOf = (view: string): Poller => {
+    let p = pollers.get(view)
+    if (p === undefined) {
+      p = { subscribers: new Set(), timer: undefined, last: undefined, reading: undefined }
+      pollers.set(view, p)
+    }
+    return p
+  }
+
+  return {
+    /** Watch a view: `send` gets the last reading now (if any) and every reading after. Returns the unsubscribe. */
+    subscribe: (view: string, send: Send): (() => void) => {
+      const p = pollerOf(view)
+      p.subscribers.add(send)
+      if (p.last !== undefined) send(p.last)
+      if (p.subscribers.size === 1) void readNow(view, p).then(() => schedule(view, p))
+      return () => {
+        p.subscribers.delete(send)
+        if (p.subscribers.size === 0 && p.timer !== undefined) {
+          clearTimeout(p.timer)
+          p.timer = undefined
+        }
+      }
+    },
+    /** The latest reading of a view: the poller's if one runs, else one read now (shared by concurrent callers). */
+    latest: (view: string): Promise<string> => {
+      const p = pollerOf(view)
+      if (p.subscribers.size > 0 && p.last !== undefined) return Promise.resolve(p.last)
+      return readNow(view, p)
+    },
+    /** Read a view again at once (after an action), pushing the reading to its subscribers. */
+    refresh: (view: string): Promise<string> => readNow(view, pollerOf(view)),
+    close: () => {
+      closed = true
+      for (const p of pollers.values()) if (p.timer !== undefined) clearTimeout(p.timer)
+      pollers.clear()
+    },
+  }
+}
+
+/** A hub. */
+export type Hub = ReturnType<typeof makeHub>

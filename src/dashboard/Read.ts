@@ -1,0 +1,138 @@
+/**
+ * What the dashboard reads from Redis, view by view, every read bounded: the overview
+ * (one `stats` call per queue), and one queue (its stats, the first leases by deadline,
+ * the first delayed jobs, the first dead jobs grouped by reason and error). A queue with a
+ * million jobs costs what one with ten does.
+ */
+import * as Effect from "effect/Effect"
+import { type Commands, makeCommands, type QueueStats, runScript } from "../engine/Commands.ts"
+import { queueKeys } from "../engine/Keys.ts"
+import { Scripts } from "../engine/Scripts.ts"
+import type { FleetReader } from "../metrics/Fleet.ts"
+import type { RedisClient } from "../redis/Client.ts"
+
+/** Rows each table shows (the totals are always exact). */
+export const DASHBOARD_LIMITS = { leases: 300, delayed: 100, dead: 200 } as const
+
+/** Payloads, results and errors longer than this are cut (with their full length given). */
+export const TEXT_LIMIT = 4096
+
+/** One queue's completed and failed per second, kept by the dashboard process. */
+export interface Rates {
+  /** [time ms, completed/s, failed/s], oldest first, at most one hour. */
+  readonly points: ReadonlyArray<readonly [number, number, number]>
+}
+
+const clip = (text: string | null, hide: boolean): { text: string | null; length: number } => {
+  if (text === null) return { text: null, length: 0 }
+  if (hide) return { text: "(hidden: --hide-payloads)", length: text.length }
+  return { text: text.length > TEXT_LIMIT ? text.slice(0, TEXT_LIMIT) : text, length: text.length }
+}
+
+const errorKey = (error: unknown): { reason: string; message: string } => {
+  const e = (typeof error === "object" && error !== null ? error : {}) as Record<string, unknown>
+  return {
+    reason: typeof e.reason === "string" ? e.reason : typeof e.name === "string" ? e.name : "error",
+    message: typeof e.message === "string" ? e.message.slice(0, 300) : "",
+  }
+}
+
+/** Rates of every queue, from successive overview readings (one hour kept). */
+export const makeRates = () => {
+  const last = new Map<string, { at: number; completed: number; failed: number }>()
+  const series = new Map<string, Array<readonly [number, number, number]>>()
+  return {
+    record: (now: number, queues: ReadonlyArray<QueueStats>) => {
+      for (const q of queues) {
+        const prev = last.get(q.queue)
+        last.set(q.queue, { at: now, completed: q.counters.completed, failed: q.counters.failed })
+        if (prev === undefined || now <= prev.at) continue
+        const s = (now - prev.at) / 1000
+        const points = series.get(q.queue) ?? []
+        points.push([now, (q.counters.completed - prev.completed) / s, (q.counters.failed - prev.failed) / s])
+        while (points.length > 0 && (points[0] as readonly [number, number, number])[0] < now - 3_600_000)
+          points.shift()
+        series.set(q.queue, points)
+      }
+    },
+    of: (queue: string): Rates => ({ points: series.get(queue) ?? [] }),
+  }
+}
+
+/** The readers of the two kinds of view. */
+export const makeReaders = (
+  client: RedisClient,
+  fleet: FleetReader,
+  prefix: string,
+  options: { readonly hidePayloads: boolean },
+) => {
+  const rates = makeRates()
+  const opened = new Map<string, Commands>()
+  const commandsOf = (queue: string) =>
+    Effect.suspend(() => {
+      const known = opened.get(queue)
+      if (known !== undefined) return Effect.succeed(known)
+      const c = makeCommands(client, queueKeys(queue, prefix))
+      return c.open.pipe(
+        Effect.tap(() => Effect.sync(() => opened.set(queue, c))),
+        Effect.as(c),
+      )
+    })
+
+  const overview = fleet.read.pipe(
+    Effect.map((snap) => {
+      const now = Date.now()
+      rates.record(now, snap.queues)
+      return {
+        kind: "overview",
+        prefix,
+        at: now,
+        queues: snap.queues,
+        rates: Object.fromEntries(snap.queues.map((q) => [q.queue, rates.of(q.queue)])),
+      }
+    }),
+  )
+
+  const queue = (name: string) =>
+    Effect.gen(function* () {
+      const c = yield* commandsOf(name)
+      const [stats, leases, delayed, dead] = yield* Effect.all(
+        [
+          c.stats,
+          runScript(client, c.keys, Scripts.leases, DASHBOARD_LIMITS.leases),
+          runScript(client, c.keys, Scripts.delayedList, DASHBOARD_LIMITS.delayed),
+          c.deadList(0, DASHBOARD_LIMITS.dead),
+        ],
+        { concurrency: "unbounded" },
+      )
+      const groups = new Map<string, { reason: string; message: string; count: number }>()
+      const deadJobs = dead.jobs.map((j) => {
+        const key = errorKey(j.error)
+        const id = `${key.reason}\u0000${key.message}`
+        const g = groups.get(id) ?? { ...key, count: 0 }
+        g.count++
+        groups.set(id, g)
+        return {
+          ...j,
+          ...key,
+          payload: clip(j.payload, options.hidePayloads),
+          error: clip(JSON.stringify(j.error), false),
+        }
+      })
+      return {
+        kind: "queue",
+        queue: name,
+        at: Date.now(),
+        stats,
+        leases,
+        delayed,
+        dead: { total: dead.total, shown: deadJobs.length, groups: [...groups.values()], jobs: deadJobs },
+        rates: rates.of(name),
+      }
+    })
+
+  return { overview, queue, commandsOf }
+}
+
+/** The readers. */
+export type Readers = ReturnType<typeof makeReaders>

@@ -1,0 +1,126 @@
+/**
+ * The dashboard's browser script (plain JavaScript, served as /app.js). Every value from
+ * Redis is put on the page with `textContent`, never as HTML, so a payload such as
+ * `<img src=x onerror=…>` shows as text and runs nothing.
+ */
+export const SCRIPT = String.raw`
+"use strict";
+const $ = (tag, attrs, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "text") e.textContent = String(v);
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, String(v));
+  }
+  for (const kid of kids) if (kid !== null && kid !== undefined) e.append(kid);
+  return e;
+};
+const main = document.querySelector("main");
+const status = document.getElementById("status");
+const token = (() => {
+  const m = /^#token=([A-Za-z0-9_-]+)/.exec(location.hash);
+  if (m) { sessionStorage.setItem("leaseq-token", m[1]); history.replaceState(null, "", location.pathname + "#/"); }
+  return sessionStorage.getItem("leaseq-token");
+})();
+let source = null, offset = 0, rows = [], actions = false;
+const ago = (ms) => ms < 1000 ? Math.round(ms) + " ms" : ms < 60000 ? (ms / 1000).toFixed(1) + " s" : ms < 3600000 ? Math.round(ms / 60000) + " min" : (ms / 3600000).toFixed(1) + " h";
+const table = (id, head, body) => $("table", { id }, $("thead", {}, $("tr", {}, ...head.map(([t, c]) => $("th", { text: t, class: c || "" })))), $("tbody", {}, ...body));
+const cell = (v, cls) => $("td", { text: v === null || v === undefined ? "–" : v, class: cls || "" });
+const spark = (points) => {
+  const ns = "http://www.w3.org/2000/svg", w = 120, h = 24, svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("class", "spark"); svg.setAttribute("width", w); svg.setAttribute("height", h);
+  svg.setAttribute("role", "img"); svg.setAttribute("aria-label", "completed per second, last hour");
+  const max = Math.max(1, ...points.map((p) => p[1] + p[2]));
+  const line = (i, color) => {
+    if (points.length < 2) return;
+    const pl = document.createElementNS(ns, "polyline");
+    pl.setAttribute("fill", "none"); pl.setAttribute("stroke", color); pl.setAttribute("stroke-width", "1.5");
+    pl.setAttribute("points", points.map((p, j) => (j / (points.length - 1)) * w + "," + (h - (p[i] / max) * (h - 2) - 1)).join(" "));
+    svg.append(pl);
+  };
+  line(1, "var(--ok)"); line(2, "var(--bad)");
+  return svg;
+};
+
+function overview(d) {
+  const body = d.queues.map((q) => $("tr", { "data-queue": q.queue },
+    $("td", {}, $("a", { href: "#/queue/" + encodeURIComponent(q.queue), text: q.queue })),
+    cell(q.waiting, "num waiting"), cell(q.active, "num active"), cell(q.expired, "num expired" + (q.expired > 0 ? " bad" : "")),
+    cell(q.delayed, "num delayed"), cell(q.dead, "num dead"), cell(q.waiting > 0 ? ago(q.oldestWaitingAgeMs) : "–", "num"),
+    cell(q.counters.completed, "num completed"), $("td", {}, spark((d.rates[q.queue] || { points: [] }).points))));
+  main.replaceChildren($("h2", { text: "Queues under " + d.prefix }),
+    d.queues.length === 0 ? $("p", { class: "muted", text: "No queues yet." }) :
+    table("queues", [["queue"], ["waiting", "num"], ["active", "num"], ["expired, not swept", "num"], ["delayed", "num"], ["dead", "num"], ["oldest waiting", "num"], ["completed", "num"], ["completed / failed per s"]], body));
+}
+
+async function act(queue, action, target, count) {
+  if (!confirm(action + " " + count + " dead job" + (count === 1 ? "" : "s") + " of " + queue + "?")) return;
+  const res = await fetch("api/action", { method: "POST", headers: { "content-type": "application/json", "x-leaseq-token": token || "" }, body: JSON.stringify({ queue, action, ...target }) });
+  const r = await res.json();
+  status.textContent = res.ok ? action + ": " + r.count + " done" : "refused: " + r.error;
+}
+
+function deadSection(d) {
+  const can = actions && token;
+  const jobs = d.dead.jobs.map((j) => $("tr", { "data-id": j.id },
+    can ? $("td", {}, $("input", { type: "checkbox", "aria-label": "select " + j.id, value: j.id })) : null,
+    cell(j.id), cell(new Date(j.diedAt).toISOString()), cell(j.reason), cell(j.message),
+    $("td", {}, $("pre", { text: j.payload.text === null ? "" : j.payload.text + (j.payload.length > j.payload.text.length ? " … (" + j.payload.length + " chars)" : "") }))));
+  const selected = () => [...document.querySelectorAll("#dead input:checked")].map((i) => i.value);
+  const buttons = can ? $("p", {},
+    $("button", { id: "retry-selected", text: "Retry selected", onclick: () => { const ids = selected(); if (ids.length) act(d.queue, "retry", { ids }, ids.length); } }),
+    $("button", { id: "purge-selected", text: "Purge selected", onclick: () => { const ids = selected(); if (ids.length) act(d.queue, "purge", { ids }, ids.length); } }),
+    $("button", { id: "retry-all", text: "Retry all (" + d.dead.total + ")", onclick: () => act(d.queue, "retry", { all: d.dead.total }, d.dead.total) }),
+    $("button", { id: "purge-all", text: "Purge all (" + d.dead.total + ")", onclick: () => act(d.queue, "purge", { all: d.dead.total }, d.dead.total) })) :
+    $("p", { class: "muted", text: "Read-only: start with --allow-actions and open the link it prints to retry or purge." });
+  return [$("h3", { text: "Dead letters (" + d.dead.total + ", first " + d.dead.shown + " shown)" }),
+    table("dead-groups", [["reason"], ["error"], ["jobs", "num"]], d.dead.groups.map((g) => $("tr", {}, cell(g.reason), cell(g.message), cell(g.count, "num")))),
+    buttons, table("dead", [...(can ? [[""]] : []), ["job"], ["died"], ["reason"], ["error"], ["payload"]], jobs)];
+}
+
+function queue(d) {
+  if (d.error) { main.replaceChildren($("p", { class: "bad", text: d.error })); return; }
+  actions = d.actions;
+  offset = d.leases.now - Date.now();
+  const s = d.stats;
+  rows = d.leases.leases.map((l) => ({ l, tr: $("tr", { "data-id": l.id }, cell(l.id), cell(l.attempt + " of " + (l.maxAttempts ?? "?"), "num"), cell(l.token, "num"), cell("", "num left")) }));
+  main.replaceChildren($("h2", {}, $("a", { href: "#/", text: "Queues" }), " / " + d.queue),
+    $("p", {}, ...[["waiting", s.waiting], ["active", s.active], ["expired, not swept", s.expired], ["delayed", s.delayed], ["dead", s.dead], ["completed", s.counters.completed]].map(([k, v]) => $("span", { class: "pill", id: "count-" + k.split(",")[0], text: k + " " + v }))),
+    $("h3", { text: "Leases by deadline (" + d.leases.total + " active" + (d.leases.total > rows.length ? ", first " + rows.length + " shown" : "") + ")" }),
+    table("leases", [["job"], ["attempt", "num"], ["token", "num"], ["time left (Redis clock)", "num"]], rows.map((r) => r.tr)),
+    ...deadSection(d),
+    $("h3", { text: "Delayed (" + d.delayed.total + ")" }),
+    table("delayed", [["job"], ["due in", "num"]], d.delayed.jobs.map((j) => $("tr", { "data-id": j.id }, cell(j.id), cell(ago(Math.max(0, j.dueAt - d.delayed.now)), "num")))));
+  tick();
+}
+
+function tick() {
+  const now = Date.now() + offset;
+  for (const { l, tr } of rows) {
+    const left = l.deadline - now;
+    tr.classList.toggle("expired", left <= 0);
+    tr.querySelector(".left").textContent = left > 0 ? (left / 1000).toFixed(1) + " s" : "expired " + ago(-left) + " ago";
+  }
+}
+setInterval(tick, 200);
+
+function route() {
+  if (source) source.close();
+  const m = /^#\/queue\/(.+)$/.exec(location.hash);
+  const view = m ? "queue:" + decodeURIComponent(m[1]) : "overview";
+  rows = [];
+  main.replaceChildren($("p", { class: "muted", text: "Loading…" }));
+  source = new EventSource("api/stream?view=" + encodeURIComponent(view));
+  source.onmessage = (e) => { const d = JSON.parse(e.data); status.textContent = "live · " + new Date().toLocaleTimeString(); (d.kind === "queue" || m ? queue : overview)(d); };
+  source.onerror = () => { status.textContent = "reconnecting…"; };
+}
+document.getElementById("search").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const id = new FormData(e.target).get("id");
+  const hit = document.querySelector('tr[data-id="' + CSS.escape(String(id)) + '"]');
+  status.textContent = hit ? "found " + id : id + " is not among the rows shown";
+  if (hit) { hit.scrollIntoView(); hit.querySelector("td").focus(); }
+});
+window.addEventListener("hashchange", route);
+route();
+`
