@@ -6,6 +6,7 @@
  */
 import { it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import { makeContext } from "../../src/engine/worker/Context.ts"
 import {
@@ -13,7 +14,7 @@ import {
   freeSlot,
   freeSlots,
   LINGER_MS,
-  lingerMs,
+  lingering,
   MAX_RESERVES_IN_FLIGHT,
   waitEvent,
 } from "../../src/engine/worker/Slots.ts"
@@ -59,30 +60,41 @@ describe("Slots: the rules", () => {
     const ctx = context(16)
     ctx.handlerPaceMs = 0.1
     ctx.busy = 15
-    const linger = lingerMs(ctx)
-    expect(linger).toBeGreaterThan(0)
-    expect(linger).toBeLessThanOrEqual(LINGER_MS)
+    expect(lingering(ctx)).toBe(true)
     expect(canSend(ctx, false)).toBe(false)
     ctx.busy = 8 // half free: the call is worth its round trip
     expect(canSend(ctx, false)).toBe(true)
     ctx.busy = 15
-    ctx.lingerUntil = performance.now() - 1 // the linger is over: the one free slot is asked for
+    ctx.lingerOver = true // the loop lingered LINGER_MS: the one free slot is asked for
     expect(canSend(ctx, false)).toBe(true)
   })
 
   it("no linger for slow or unmeasured handlers, an idle worker, or a call out", () => {
     const ctx = context(16)
     ctx.busy = 15
-    expect(lingerMs(ctx)).toBe(0) // no handler finished yet: pace unknown
+    expect(lingering(ctx)).toBe(false) // no handler finished yet: pace unknown
     ctx.handlerPaceMs = LINGER_MS + 1
-    expect(lingerMs(ctx)).toBe(0)
+    expect(lingering(ctx)).toBe(false)
     expect(canSend(ctx, false)).toBe(true)
     ctx.handlerPaceMs = 0.1
     ctx.busy = 0
-    expect(lingerMs(ctx)).toBe(0)
+    expect(lingering(ctx)).toBe(false)
     ctx.busy = 15
     Object.assign(ctx, { inFlight: callsOut(1) })
-    expect(lingerMs(ctx)).toBe(0)
+    expect(lingering(ctx)).toBe(false)
+  })
+
+  it("while a call is out, a freed slot wakes the waiting loop only once a second call is worth sending", () => {
+    const ctx = context(4)
+    Object.assign(ctx, { inFlight: callsOut(1) })
+    let rings = 0
+    ctx.busy = 4
+    ctx.ringSlot = () => rings++
+    freeSlot(ctx) // 1 of 4 free: nothing for the loop to do
+    expect(rings).toBe(0)
+    expect(ctx.ringSlot).toBeDefined()
+    freeSlot(ctx) // half free: a second call goes
+    expect(rings).toBe(1)
   })
 
   it("freeing a slot wakes a loop that waits for one, once", () => {
@@ -110,13 +122,18 @@ describe("Slots: the rules", () => {
       yield* waitEvent(ctx, false) // returns: a landed call is an event
     }),
   )
-  it.effect("a lingering wait ends by itself after the linger, with no slot freed", () =>
+  it.effect("a lingering wait ends by itself after LINGER_MS, with no slot freed; then the call goes", () =>
     Effect.gen(function* () {
       const ctx = context(16)
       ctx.handlerPaceMs = 0.1
       ctx.busy = 15
       expect(canSend(ctx, false)).toBe(false)
-      yield* Effect.promise(() => Effect.runPromise(waitEvent(ctx, false)))
+      const waiting = yield* Effect.forkChild(waitEvent(ctx, false), { startImmediately: true })
+      yield* settle
+      expect(waiting.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(LINGER_MS)
+      yield* Fiber.join(waiting)
+      expect(ctx.lingerOver).toBe(true)
       expect(canSend(ctx, false)).toBe(true)
     }),
   )

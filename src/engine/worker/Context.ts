@@ -125,11 +125,12 @@ export interface WorkerContext<A> {
   asked: number
   /** Resumes the reserve loop while it waits for an event (a slot freed, a call landed). */
   ringSlot: (() => void) | undefined
-  /**
-   * While no call is out and quick handlers still run: when (performance.now() ms) the
-   * loop stops waiting for more slots to free and sends its call (0: not waiting). See Slots.ts.
-   */
-  lingerUntil: number
+  /** The loop lingered its LINGER_MS (Slots.ts) since its last call: the next one goes now. */
+  lingerOver: boolean
+  /** The loop waits with a linger timeout armed (Slots.ts). */
+  lingerArmed: boolean
+  /** The loop's current wait follows a short (empty) answer: a freed slot then sends nothing. */
+  waitShort: boolean
   /**
    * True while the reserve loop will send another reserve call without waiting (it has
    * free slots and is not blocked, sleeping or waiting for a slot): a job finished now
@@ -189,7 +190,9 @@ export const makeContext = <A>(
     busy: 0,
     asked: 0,
     ringSlot: undefined,
-    lingerUntil: 0,
+    lingerOver: false,
+    lingerArmed: false,
+    waitShort: false,
     reserving: false,
     reserveSeq: 0,
     wakeLoop: () => {

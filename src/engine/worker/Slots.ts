@@ -5,6 +5,7 @@
  * the reserve loop if it waits.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { WorkerContext } from "./Context.ts"
 import { prefetchNow } from "./Prefetch.ts"
 
@@ -27,10 +28,14 @@ export const takeSlot = <A>(ctx: WorkerContext<A>): void => {
   ctx.busy++
 }
 
-/** Give a job's slot back and wake the reserve loop if it waits. */
+/**
+ * Give a job's slot back and wake the reserve loop if it waits and now has something to
+ * do (a call to send, a waiting job to start): not once per job while a call is out.
+ */
 export const freeSlot = <A>(ctx: WorkerContext<A>): void => {
   ctx.busy--
-  ctx.wakeLoop()
+  if (ctx.ringSlot === undefined) return
+  if (canStartWaiting(ctx) || canSend(ctx, ctx.waitShort) || (!ctx.lingerArmed && lingering(ctx))) ctx.wakeLoop()
 }
 
 /**
@@ -41,23 +46,21 @@ export const freeSlots = <A>(ctx: WorkerContext<A>): number =>
   ctx.settings.concurrency + prefetchNow(ctx) - ctx.busy - ctx.asked - ctx.waiting.length
 
 /**
- * Ms the loop still waits for more slots to free before its call goes (0: send now).
- * Only with no call out, jobs running, their handlers quick (pace ≤ {@link LINGER_MS})
- * and fewer than half the slots free; at most {@link LINGER_MS} from the first check,
- * so a freed slot's next job is never late by more than that.
+ * True while the loop waits for more slots to free before its call goes: no call out,
+ * jobs running, their handlers quick (pace ≤ {@link LINGER_MS}), some but fewer than half
+ * the slots free, and the loop has not yet waited {@link LINGER_MS} since its last call
+ * (so a freed slot's next job is never late by more than that).
  */
-export const lingerMs = <A>(ctx: WorkerContext<A>): number => {
+export const lingering = <A>(ctx: WorkerContext<A>): boolean => {
   const pace = ctx.handlerPaceMs
-  if (ctx.inFlight.size > 0 || ctx.busy === 0 || pace === undefined || pace > LINGER_MS) return 0
-  if (freeSlots(ctx) >= Math.ceil(ctx.settings.concurrency / 2)) return 0
-  const now = performance.now()
-  if (ctx.lingerUntil === 0) ctx.lingerUntil = now + LINGER_MS
-  return Math.max(0, ctx.lingerUntil - now)
+  if (ctx.lingerOver || ctx.inFlight.size > 0 || ctx.busy === 0 || pace === undefined || pace > LINGER_MS) return false
+  const free = freeSlots(ctx)
+  return free > 0 && free < Math.ceil(ctx.settings.concurrency / 2)
 }
 
 /**
  * True when the loop may send another call now: with none out, for any free slot (after
- * a linger of at most {@link LINGER_MS} while quick handlers run: see {@link lingerMs});
+ * a linger of at most {@link LINGER_MS} while quick handlers run: see {@link lingering});
  * with one out, once half the slots are free (a call worth its round trip).
  * While prefetched jobs wait, none: the buffer is refilled once it is empty, by one call
  * for all the room (which carries the completes of the jobs run meanwhile).
@@ -65,23 +68,35 @@ export const lingerMs = <A>(ctx: WorkerContext<A>): number => {
 export const canSend = <A>(ctx: WorkerContext<A>, short: boolean): boolean => {
   if (short || ctx.waiting.length > 0 || ctx.inFlight.size >= MAX_RESERVES_IN_FLIGHT) return false
   const free = freeSlots(ctx)
-  return ctx.inFlight.size === 0 ? free > 0 && lingerMs(ctx) === 0 : free >= Math.ceil(ctx.settings.concurrency / 2)
+  return ctx.inFlight.size === 0 ? free > 0 && !lingering(ctx) : free >= Math.ceil(ctx.settings.concurrency / 2)
 }
 
 /** True when a prefetched job waits and a slot is free for it. */
 export const canStartWaiting = <A>(ctx: WorkerContext<A>): boolean =>
   ctx.waiting.length > 0 && ctx.busy < ctx.settings.concurrency
 
-/** Wait until a call lands, a slot frees, the linger ends, or the worker stops running. */
-export const waitEvent = <A>(ctx: WorkerContext<A>, short: boolean): Effect.Effect<void> =>
-  Effect.callback<void>((resume) => {
+/**
+ * Wait until a call lands, a slot frees that gives the loop something to do, or the
+ * worker stops running; while the loop lingers, at most {@link LINGER_MS} (then `lingerOver`).
+ */
+export const waitEvent = <A>(ctx: WorkerContext<A>, short: boolean): Effect.Effect<void> => {
+  const wait = Effect.callback<void>((resume) => {
     if (ctx.landed.length > 0 || ctx.state !== "running" || canStartWaiting(ctx) || canSend(ctx, short))
       return resume(Effect.void)
-    const linger = short ? 0 : lingerMs(ctx)
-    const timer = linger > 0 ? setTimeout(() => ctx.wakeLoop(), linger) : undefined
-    ctx.ringSlot = () => {
-      clearTimeout(timer)
-      resume(Effect.void)
-    }
-    return Effect.sync(() => clearTimeout(timer))
+    ctx.waitShort = short
+    const ring = () => resume(Effect.void)
+    ctx.ringSlot = ring
+    return Effect.sync(() => {
+      if (ctx.ringSlot === ring) ctx.ringSlot = undefined
+    })
   })
+  if (short || !lingering(ctx)) return wait
+  ctx.lingerArmed = true
+  return wait.pipe(
+    Effect.timeoutOption(LINGER_MS),
+    Effect.map((woke) => {
+      ctx.lingerArmed = false
+      if (Option.isNone(woke)) ctx.lingerOver = true
+    }),
+  )
+}
