@@ -112,6 +112,7 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
       leaseMs: 1000,
       promoteLimit: 10,
       keep: 0,
+      timeoutMs: 0,
       completes: [{ id: "a", token: 1 }],
     },
     groups: 1,
@@ -132,6 +133,8 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   verifyHash: { input: { hash: "data", cursor: "0", count: 10 }, groups: 0 },
   verifyOrphans: { input: ["a"], groups: 1 },
   open: { input: undefined, groups: -1 },
+  workers: { input: undefined, groups: 0 },
+  workerLeave: { input: "w", groups: 0 },
 }
 
 describe("a call's ARGV", () => {
@@ -145,12 +148,12 @@ describe("a call's ARGV", () => {
 })
 
 describe("reply decoders", () => {
-  it("reserve: rider statuses, then six fields per leased job", () => {
-    const r = Scripts.reserve.decode([-1, 2, 1, 0, "j1", 7, 1000, 1, 3, '{"a":1}'])
+  it("reserve: rider statuses, then seven fields per leased job", () => {
+    const r = Scripts.reserve.decode([-1, 2, 1, 0, "j1", 7, 1000, 1, 3, '{"a":1}', 500])
     expect(r).toEqual({
       nextDueMs: -1,
       completed: [true, false],
-      jobs: [{ id: "j1", token: 7, deadline: 1000, attempt: 1, maxAttempts: 3, payload: '{"a":1}' }],
+      jobs: [{ id: "j1", token: 7, deadline: 1000, attempt: 1, maxAttempts: 3, payload: '{"a":1}', timeoutMs: 500 }],
     })
   })
 

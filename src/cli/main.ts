@@ -15,11 +15,13 @@ import { VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify } from "./Admin.ts"
 import { DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"
+import { runEvents } from "./Events.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
 import { DEFAULT_METRICS_LISTEN, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
 import { listenAddress } from "./Serve.ts"
 import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
+import { runWorkers } from "./Workers.ts"
 
 type Job = Effect.Effect<ExitCodeValue, CliFailure>
 
@@ -191,6 +193,27 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
     .option("--yes", "confirm: without it nothing is deleted (exit 2)")
     .addHelpText("after", "\nExamples:\n  leaseq dead purge --queue emails --all --yes")
   purge.action((ids: string[]) => setJob(url(purge.opts(), (u) => runDeadAct(io, u, "purge", ids, purge.opts()))))
+
+  const workers = withCommonFlags(
+    program
+      .command("workers")
+      .description("the live workers of a queue: id, state, running/concurrency, last heartbeat"),
+  ).requiredOption("--queue <name>", "the queue (required)", queueName)
+  workers.action(() => setJob(url(workers.opts(), (u) => runWorkers(io, u, workers.opts()))))
+
+  const events = withCommonFlags(
+    program
+      .command("events")
+      .description("a queue's job events (added, active, completed, failed, dead, …), from its events stream"),
+  )
+    .requiredOption("--queue <name>", "the queue (required; a partitioned queue's partitions are merged)", queueName)
+    .option("--from <where>", "start | now | an event id (default: start, or now with --follow)")
+    .option("--follow", "keep printing events as they are recorded, until stopped (Ctrl-C)")
+    .addHelpText(
+      "after",
+      "\nWith --json: one JSON object per event, one per line.\nExamples:\n  leaseq events --queue emails\n  leaseq events --queue emails --from start --follow --json",
+    )
+  events.action(() => setJob(url(events.opts(), (u) => runEvents(io, u, events.opts()))))
 
   return program
 }

@@ -11,6 +11,7 @@
 import { add } from "./scripts/Add.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "./scripts/Admin.ts"
 import { complete, extend, fail, release, reserve } from "./scripts/Lease.ts"
+import { workerLeave, workers } from "./scripts/Registry.ts"
 import { sweep } from "./scripts/Sweep.ts"
 import { verifyHash, verifyOrphans, verifySet, verifyWait } from "./scripts/Verify.ts"
 import { delayedList, leases } from "./scripts/View.ts"
@@ -35,6 +36,8 @@ export const Scripts = {
   verifyHash,
   verifyOrphans,
   open,
+  workers,
+  workerLeave,
   leases,
   delayedList,
 } as const

@@ -10,6 +10,8 @@ export interface NewJob {
   readonly maxAttempts: number
   readonly dedupeKey: string
   readonly dedupeTtlMs: number
+  /** The job's own timeout in ms (0 or absent: none, the worker's default applies). */
+  readonly timeoutMs?: number | undefined
 }
 
 /** One add call: its request id (a re-send carries the same) and its jobs. */
@@ -21,12 +23,27 @@ export interface AddInput {
 /** `add`: the id of each job (for a deduplicated job, the id of the job holding its key). */
 export const add = defineScript({
   name: "add",
-  keys: ["wait", "delayed", "marker", "meta", "data", "max", "dedupe", "dedupeid", "receipts", "receiptsAt", "events"],
+  keys: [
+    "wait",
+    "delayed",
+    "marker",
+    "meta",
+    "data",
+    "max",
+    "dedupe",
+    "dedupeid",
+    "receipts",
+    "receiptsAt",
+    "events",
+    "timeout",
+  ],
   argv: ["layout", "requestId", "n"],
-  rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs"],
+  rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "timeoutMs"],
   args: ({ requestId, jobs }: AddInput): Argv => {
     const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
-    for (const j of jobs) args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs)
+    for (const j of jobs) {
+      args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs, j.timeoutMs ?? 0)
+    }
     return args
   },
   decode: (reply): Array<string> => list<string>(reply).slice(1),

@@ -3,6 +3,7 @@
  * once), `stats`, and the dead-job ones (`dead-list`, `dead-retry`, `dead-purge`).
  */
 import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION } from "../Keys.ts"
+import { storedPayload } from "../telemetry/Carrier.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** Counts and counters of one queue. */
@@ -146,7 +147,7 @@ const deadPage = (reply: unknown): { total: number; jobs: DeadJob[] } => {
       id: String(r[i]),
       diedAt: Number(r[i + 1]),
       error,
-      payload: typeof r[i + 3] === "string" ? (r[i + 3] as string) : null,
+      payload: typeof r[i + 3] === "string" ? storedPayload(r[i + 3] as string) : null,
       failures: Number(r[i + 4]),
       lostLeases: Number(r[i + 5]),
     })
@@ -184,7 +185,7 @@ export const deadRetry = defineScript({
 /** `dead-purge`: dead jobs deleted with everything kept about them. */
 export const deadPurge = defineScript({
   name: "dead-purge",
-  keys: ["dead", "meta", "data", "max", "fails", "lost", "err"],
+  keys: ["dead", "meta", "data", "max", "fails", "lost", "err", "progress", "timeout"],
   argv: ["layout", "mode", "limit"],
   rest: ["id"],
   args: deadTargetArgs,

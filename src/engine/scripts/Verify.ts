@@ -10,7 +10,18 @@ import { type Argv, defineScript, list } from "./Script.ts"
 export const VERIFY_SETS = ["active", "delayed", "dead", "done"] as const
 
 /** The per-job hashes verify pages through. */
-export const VERIFY_HASHES = ["data", "lease", "max", "fails", "lost", "err", "result"] as const
+export const VERIFY_HASHES = [
+  "data",
+  "lease",
+  "max",
+  "fails",
+  "lost",
+  "err",
+  "result",
+  "holder",
+  "progress",
+  "timeout",
+] as const
 
 /** One entry of a page of wait. */
 export interface WaitEntry {
@@ -70,7 +81,23 @@ export const verifySet = defineScript({
 /** `verify-hash`: an HSCAN page of one per-job hash; `candidates` are payloads of jobs in no sorted set. */
 export const verifyHash = defineScript({
   name: "verify-hash",
-  keys: ["active", "delayed", "dead", "done", "data", "lease", "max", "fails", "lost", "err", "result", "meta"],
+  keys: [
+    "active",
+    "delayed",
+    "dead",
+    "done",
+    "data",
+    "lease",
+    "max",
+    "fails",
+    "lost",
+    "err",
+    "result",
+    "meta",
+    "holder",
+    "progress",
+    "timeout",
+  ],
   argv: ["layout", "hash", "cursor", "count"],
   args: (i: {
     readonly hash: (typeof VERIFY_HASHES)[number]

@@ -28,7 +28,12 @@ export interface WorkerHooks<A> {
     job: { readonly id: string; readonly token: number },
     reason: "lease-lost" | "self-fenced",
   ) => void
-  /** The job went to dead: reason "failed", "invalid-payload", or "lease-expired" (found by this worker's sweep). */
+  /**
+   * The job was cancelled while its handler ran: the handler was aborted (signal reason a
+   * `JobCancelled`) and did not ack; the job is not retried.
+   */
+  readonly cancelled?: (job: { readonly id: string; readonly token: number }) => void
+  /** The job went to dead: reason "failed", "timeout", "invalid-payload", or "lease-expired" (found by this worker's sweep). */
   readonly dead?: (job: { readonly id: string; readonly token: number }, reason: string, error: unknown) => void
   /** A Redis or infrastructure error the worker survived (it keeps retrying). */
   readonly error?: (error: unknown) => void
@@ -118,6 +123,7 @@ export const safeHooks = <A>(hooks: WorkerHooks<A>, lastResort: (error: unknown)
     failed: guard("failed", hooks.failed),
     leaseLost: guard("lease-lost", hooks.leaseLost),
     dead: guard("dead", hooks.dead),
+    cancelled: guard("cancelled", hooks.cancelled),
     error,
   }
 }

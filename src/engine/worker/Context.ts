@@ -14,6 +14,7 @@ import { makeBatcher } from "../Batcher.ts"
 import { type Commands, type Reservation, SCRIPT_CHUNK } from "../Commands.ts"
 import type { InvalidPayload } from "../Errors.ts"
 import type { Job } from "../Job.ts"
+import { makeRegistryBeat, type WorkerSelf } from "../Registry.ts"
 import { newWorkerId } from "../RequestId.ts"
 import { makeStopSignal, type StopSignal } from "./Acks.ts"
 import { safeHooks, stderrWarner, type WorkerHooks } from "./Callbacks.ts"
@@ -92,6 +93,13 @@ export interface WorkerContext<A> {
   readonly hooks: Required<WorkerHooks<A>>
   readonly table: LeaseTable
   readonly workerId: string
+  /** What the worker's heartbeat reports of it in the queue's registry. */
+  readonly self: WorkerSelf
+  /**
+   * When the heartbeat sends the worker's record (see Registry.ts); the record goes stale
+   * (a sweep drops it) when a lease of this worker would have expired too.
+   */
+  readonly registry: ReturnType<typeof makeRegistryBeat>
   /** The lease length asked of the server: the worker fences on leaseMs, a sweep waits the grace more. */
   readonly serverLeaseMs: number
   /** Fired once close stops waiting for acks (past the grace): they give up, their leases are released. */
@@ -162,6 +170,14 @@ export const makeContext = <A>(
   // user callbacks never throw into the engine: a throw is reported on the error hook
   const hooks = safeHooks(program.hooks, stderrWarner(`worker of queue "${commands.keys.queue}"`))
   let state: WorkerState = "running"
+  const workerId = newWorkerId()
+  const self: WorkerSelf = {
+    id: workerId,
+    concurrency: settings.concurrency,
+    startedAt: Date.now(),
+    running: () => ctx.busy,
+    state: () => state,
+  }
   const ctx: WorkerContext<A> = {
     commands,
     blocking,
@@ -169,7 +185,9 @@ export const makeContext = <A>(
     program,
     hooks,
     table: makeLeaseTable(),
-    workerId: newWorkerId(),
+    workerId,
+    self,
+    registry: makeRegistryBeat(self, settings.leaseMs + settings.leaseGraceMs),
     serverLeaseMs: settings.leaseMs + settings.leaseGraceMs,
     stopAcks: makeStopSignal(),
     completer: makeCompleter(commands, settings),

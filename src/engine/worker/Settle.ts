@@ -9,7 +9,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { planRetry } from "../Backoff.ts"
-import type { Commands, Reservation } from "../Commands.ts"
+import type { Commands, LeaseRef, Reservation } from "../Commands.ts"
 import { AckUndelivered } from "../Errors.ts"
 import type { Job } from "../Job.ts"
 import { completeLanded, type Delivery, deliver, failLanded } from "./Acks.ts"
@@ -66,8 +66,8 @@ const completed = <A>(ctx: WorkerContext<A>, d: Delivery<boolean>, held: Held, j
     else leaseEnded(ctx, held, "lease-lost")
   })
 
-/** Send a fail until answered; "lease lost" after an uncertain attempt is checked in Redis first. */
-const sendFail = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, options: Parameters<Commands["fail"]>[1]) =>
+/** Send a fail until answered; "lease lost" after an uncertain attempt is checked in Redis first. (Also used by Steer.ts.) */
+export const sendFail = <A>(ctx: WorkerContext<A>, r: LeaseRef, held: Held, options: Parameters<Commands["fail"]>[1]) =>
   Effect.gen(function* () {
     const d = yield* deliver(ctx.commands.fail(r, options), {
       held,
