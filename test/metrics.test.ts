@@ -14,7 +14,7 @@ import { metricsHandler } from "../src/metrics.ts"
 import { freePort } from "../src/testing/RedisServer.ts"
 import { until } from "./reliability/support.ts"
 import { onCleanup } from "./support/cleanup.ts"
-import { queueNamer, redisUrl } from "./support/redis.ts"
+import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const ROOT = resolve(import.meta.dirname, "..")
 const NODE = join(ROOT, "node_modules/.bin/node")
@@ -80,6 +80,23 @@ describe("metricsHandler", () => {
     const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" })
     expect(check.stdout + check.stderr).toBe("")
     expect(check.status).toBe(0)
+  })
+
+  it("a queue whose keys are not leaseq's is reported unreadable, and every other queue is still exported", async () => {
+    const prefix = "lqmx5"
+    const q = await queueWith(prefix, 2, 0)
+    const raw = rawClient()
+    onCleanup(() => raw.quit())
+    const bad = name()
+    // a queue whose wait key is a string: open refuses it (WrongKeyType)
+    await raw.hset(`${prefix}:{${bad}}:meta`, "layout", "1")
+    await raw.set(`${prefix}:{${bad}}:wait`, "not a list")
+    onCleanup(() => raw.del(`${prefix}:{${bad}}:meta`, `${prefix}:{${bad}}:wait`))
+    const handler = metricsHandler({ connection: redisUrl(), prefix })
+    onCleanup(() => handler.close())
+    const text = await handler.render()
+    expect(sample(text, "leaseq_jobs", `queue="${q.name}",state="waiting"`)).toBe(2)
+    expect(sample(text, "leaseq_queue_unreadable", `queue="${bad}"`)).toBe(1)
   })
 
   it("serves one reading to every scrape within cacheMs, and a fresh one after", async () => {

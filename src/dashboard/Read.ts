@@ -88,6 +88,7 @@ export const makeReaders = (
         prefix,
         at: now,
         queues: snap.queues,
+        unreadable: snap.unreadable,
         rates: Object.fromEntries(snap.queues.map((q) => [q.queue, rates.of(q.queue)])),
       }
     }),

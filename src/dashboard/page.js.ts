@@ -50,7 +50,8 @@ function overview(d) {
     cell(q.counters.completed, "num completed"), $("td", {}, spark((d.rates[q.queue] || { points: [] }).points))));
   main.replaceChildren($("h2", { text: "Queues under " + d.prefix }),
     d.queues.length === 0 ? $("p", { class: "muted", text: "No queues yet." }) :
-    table("queues", [["queue"], ["waiting", "num"], ["active", "num"], ["expired, not swept", "num"], ["delayed", "num"], ["dead", "num"], ["oldest waiting", "num"], ["completed", "num"], ["completed / failed per s"]], body));
+    table("queues", [["queue"], ["waiting", "num"], ["active", "num"], ["expired, not swept", "num"], ["delayed", "num"], ["dead", "num"], ["oldest waiting", "num"], ["completed", "num"], ["completed / failed per s"]], body),
+    ...(d.unreadable || []).map((u) => $("p", { class: "bad unreadable", text: u.queue + ": cannot be read: " + u.reason })));
 }
 
 async function act(queue, action, target, count) {

@@ -72,6 +72,13 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
   const counters = COUNTERS.map(
     ([name, help, pick]) => [new Counter({ name, help, labelNames: ["queue"], registers }), pick] as const,
   )
+  const unreadable = new Gauge({
+    name: "leaseq_queue_unreadable",
+    help: "1 for a queue under the prefix whose keys leaseq cannot read (a key of another type, an unknown layout): run leaseq verify / leaseq stats on it.",
+    labelNames: ["queue"],
+    registers,
+  })
+  for (const u of snapshot.unreadable) unreadable.set({ queue: u.queue }, 1)
   for (const s of snapshot.queues) {
     const queue = s.queue
     for (const state of JOB_STATES) jobs.set({ queue, state }, s[state])
