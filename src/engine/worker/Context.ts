@@ -133,6 +133,12 @@ export interface WorkerContext<A> {
   asked: number
   /** Resumes the reserve loop while it waits for an event (a slot freed, a call landed). */
   ringSlot: (() => void) | undefined
+  /** The loop lingered its LINGER_MS (Slots.ts) since its last call: the next one goes now. */
+  lingerOver: boolean
+  /** The loop waits with a linger timeout armed (Slots.ts). */
+  lingerArmed: boolean
+  /** The loop's current wait follows a short (empty) answer: a freed slot then sends nothing. */
+  waitShort: boolean
   /**
    * True while the reserve loop will send another reserve call without waiting (it has
    * free slots and is not blocked, sleeping or waiting for a slot): a job finished now
@@ -202,6 +208,9 @@ export const makeContext = <A>(
     busy: 0,
     asked: 0,
     ringSlot: undefined,
+    lingerOver: false,
+    lingerArmed: false,
+    waitShort: false,
     reserving: false,
     reserveSeq: 0,
     wakeLoop: () => {

@@ -13,7 +13,7 @@ import { holdLease, takeWaiting } from "./Prefetch.ts"
 import { blockOnMarker, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
 import { startJob, startWaiting } from "./RunJob.ts"
-import { canSend, canStartWaiting, freeSlots, waitEvent } from "./Slots.ts"
+import { canSend, canStartWaiting, freeSlots, lingering, waitEvent } from "./Slots.ts"
 
 /** Pauses after a failed reserve call or marker wait, in a row; the last one repeated. */
 const RETRY_PAUSE = [100, 200, 500, 1000, 2000] as const
@@ -85,6 +85,7 @@ export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
         continue
       }
       if (canSend(ctx, short !== undefined)) {
+        ctx.lingerOver = false
         ctx.reserving = true
         const ride = ctx.riding.splice(0, RESERVE_MAX_RIDERS)
         if (ctx.riding.length > 0) yield* flushRiders(ctx)
@@ -92,8 +93,12 @@ export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
         continue
       }
       // riders left go on their own when no call is out (the next slot may be far off);
-      // while prefetched jobs wait, a call follows once they have started: riders wait for it
-      if (ctx.inFlight.size === 0 && ctx.waiting.length === 0) yield* standDown(ctx)
+      // while prefetched jobs wait, a call follows once they have started: riders wait for it;
+      // while the loop lingers (Slots.ts), its call follows within LINGER_MS: riders ride it
+      if (ctx.inFlight.size === 0 && ctx.waiting.length === 0) {
+        if (short === undefined && lingering(ctx)) ctx.reserving = true
+        else yield* standDown(ctx)
+      }
       yield* waitEvent(ctx, short !== undefined)
     }
   })
