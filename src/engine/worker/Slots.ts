@@ -94,9 +94,10 @@ export const waitEvent = <A>(ctx: WorkerContext<A>, short: boolean): Effect.Effe
   ctx.lingerArmed = true
   return wait.pipe(
     Effect.timeoutOption(LINGER_MS),
-    Effect.map((woke) => {
+    Effect.map((woke): void => {
       ctx.lingerArmed = false
       if (Option.isNone(woke)) ctx.lingerOver = true
+      return undefined
     }),
   )
 }
