@@ -94,10 +94,11 @@ export const waitEvent = <A>(ctx: WorkerContext<A>, short: boolean): Effect.Effe
   ctx.lingerArmed = true
   return wait.pipe(
     Effect.timeoutOption(LINGER_MS),
-    Effect.map((woke): void => {
-      ctx.lingerArmed = false
-      if (Option.isNone(woke)) ctx.lingerOver = true
-      return undefined
-    }),
+    Effect.flatMap((woke) =>
+      Effect.sync(() => {
+        ctx.lingerArmed = false
+        if (Option.isNone(woke)) ctx.lingerOver = true
+      }),
+    ),
   )
 }
