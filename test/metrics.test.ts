@@ -99,6 +99,21 @@ describe("metricsHandler", () => {
     expect(sample(text, "leaseq_queue_unreadable", `queue="${bad}"`)).toBe(1)
   })
 
+  it("counts the live workers of a queue (leaseq_workers), and none once they closed", async () => {
+    const prefix = "lqmx6"
+    const q = await queueWith(prefix, 0, 0)
+    await q.add({ i: 0 })
+    const handler = metricsHandler({ connection: redisUrl(), prefix, cacheMs: 0 })
+    onCleanup(() => handler.close())
+    const w = new Worker<{ i: number }>(q.name, async () => {}, { connection: redisUrl(), prefix })
+    onCleanup(() => w.close())
+    await w.ready
+    const l = `queue="${q.name}"`
+    expect(sample(await handler.render(), "leaseq_workers", l)).toBe(1)
+    await w.close()
+    expect(sample(await handler.render(), "leaseq_workers", l)).toBe(0)
+  })
+
   it("serves one reading to every scrape within cacheMs, and a fresh one after", async () => {
     const prefix = "lqmx2"
     const q = await queueWith(prefix, 1, 0)

@@ -182,10 +182,11 @@ describe("reply decoders", () => {
       "01ARYZ6S41TSV4RRFFQ69G5FAV",
       1469918176385 + 50,
       "1",
+      2,
       "added",
       "6",
     ])
-    expect(r).toMatchObject({ waiting: 3, active: 1, delayed: 2, oldestWaitingAgeMs: 50, layout: "1" })
+    expect(r).toMatchObject({ waiting: 3, active: 1, delayed: 2, oldestWaitingAgeMs: 50, layout: "1", workers: 2 })
     expect(r.counters).toMatchObject({ added: 6, completed: 0 })
   })
 

@@ -46,11 +46,11 @@ function overview(d) {
   const body = d.queues.map((q) => $("tr", { "data-queue": q.queue },
     $("td", {}, $("a", { href: "#/queue/" + encodeURIComponent(q.queue), text: q.queue })),
     cell(q.waiting, "num waiting"), cell(q.active, "num active"), cell(q.expired, "num expired" + (q.expired > 0 ? " bad" : "")),
-    cell(q.delayed, "num delayed"), cell(q.dead, "num dead"), cell(q.waiting > 0 ? ago(q.oldestWaitingAgeMs) : "–", "num"),
+    cell(q.delayed, "num delayed"), cell(q.dead, "num dead"), cell(q.workers, "num workers"), cell(q.waiting > 0 ? ago(q.oldestWaitingAgeMs) : "–", "num"),
     cell(q.counters.completed, "num completed"), $("td", {}, spark((d.rates[q.queue] || { points: [] }).points))));
   main.replaceChildren($("h2", { text: "Queues under " + d.prefix }),
     d.queues.length === 0 ? $("p", { class: "muted", text: "No queues yet." }) :
-    table("queues", [["queue"], ["waiting", "num"], ["active", "num"], ["expired, not swept", "num"], ["delayed", "num"], ["dead", "num"], ["oldest waiting", "num"], ["completed", "num"], ["completed / failed per s"]], body),
+    table("queues", [["queue"], ["waiting", "num"], ["active", "num"], ["expired, not swept", "num"], ["delayed", "num"], ["dead", "num"], ["workers", "num"], ["oldest waiting", "num"], ["completed", "num"], ["completed / failed per s"]], body),
     ...(d.unreadable || []).map((u) => $("p", { class: "bad unreadable", text: u.queue + ": cannot be read: " + u.reason })));
 }
 

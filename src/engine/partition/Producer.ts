@@ -45,6 +45,8 @@ export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
     delayed: a.delayed + b.delayed,
     dead: a.dead + b.dead,
     retained: a.retained + b.retained,
+    // a worker of a partitioned queue registers in every partition it serves
+    workers: Math.max(a.workers, b.workers),
     oldestWaitingAgeMs: Math.max(a.oldestWaitingAgeMs, b.oldestWaitingAgeMs),
     layout: a.layout ?? b.layout,
     counters,

@@ -17,6 +17,8 @@ export interface QueueStats {
   readonly dead: number
   /** Completed jobs retained (with `keepCompleted`). */
   readonly retained: number
+  /** Live workers: registered, and heartbeating within their lease (for a partitioned queue: the most of any partition). */
+  readonly workers: number
   /** Age in ms of the job that will run next (from its ULID), or 0 when none waits. */
   readonly oldestWaitingAgeMs: number
   readonly layout: string | null
@@ -90,7 +92,7 @@ const ulidTime = (id: string): number | undefined => {
 const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
   const r = list<number | string | null>(reply)
   const meta: Record<string, number> = {}
-  for (let i = 9; i + 1 < r.length; i += 2) meta[String(r[i])] = Number(r[i + 1])
+  for (let i = 10; i + 1 < r.length; i += 2) meta[String(r[i])] = Number(r[i + 1])
   const oldest = typeof r[6] === "string" ? ulidTime(r[6]) : undefined
   const now = Number(r[7])
   return {
@@ -100,6 +102,7 @@ const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
     delayed: Number(r[3]),
     dead: Number(r[4]),
     retained: Number(r[5]),
+    workers: Number(r[9]),
     oldestWaitingAgeMs: oldest === undefined ? 0 : Math.max(0, now - oldest),
     layout: typeof r[8] === "string" ? r[8] : null,
     counters: counters(meta),
@@ -128,7 +131,7 @@ const counters = (meta: Readonly<Record<string, number>>): QueueStats["counters"
 /** `stats`: counts and counters of the queue. */
 export const stats = defineScript({
   name: "stats",
-  keys: ["wait", "active", "delayed", "dead", "done", "meta"],
+  keys: ["wait", "active", "delayed", "dead", "done", "meta", "workersAt"],
   argv: ["layout"],
   args: (_: undefined): Argv => [LAYOUT_VERSION],
   decode: queueStats,
