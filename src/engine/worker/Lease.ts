@@ -181,6 +181,63 @@ const endUnextended = (table: LeaseTable, h: Held, answer: "lost" | "cancelled" 
   return table.end(h, "lease-lost", new LeaseLost(ref))
 }
 
+/** An extended lease gets its new local deadline; one the server did not extend ends (unless ending or settling already). */
+const applyExtendAnswer = (
+  table: LeaseTable,
+  options: HeartbeatOptions,
+  h: Held,
+  answer: ReturnType<typeof extendAnswer>,
+  local: number,
+) =>
+  Effect.gen(function* () {
+    if (typeof answer === "number") {
+      h.localDeadline = local
+    } else if (!h.ended && !h.settling) {
+      yield* endUnextended(table, h, answer, options.queue)
+      options.onEnd(h, answer === "lost" ? "lease-lost" : answer)
+    }
+  })
+
+/**
+ * Take the server's answers to one extend call: an extended lease gets its new local
+ * deadline (`local`); one the server did not extend ends with the reason it gave.
+ * `sent` is the progress each lease carried in the call.
+ */
+const applyExtendAnswers = (
+  table: LeaseTable,
+  options: HeartbeatOptions,
+  chunk: ReadonlyArray<Held>,
+  sent: ReadonlyArray<Held["progress"]>,
+  answers: ReadonlyArray<number>,
+  local: number,
+) =>
+  Effect.gen(function* () {
+    for (let j = 0; j < chunk.length; j++) {
+      const h = chunk[j]!
+      // progress sent is stored (or its job is gone): clear it unless a newer value came meanwhile
+      if (h.progress === sent[j]) h.progress = undefined
+      yield* applyExtendAnswer(table, options, h, extendAnswer(answers[j] ?? 0), local)
+    }
+  })
+
+/** One extend call for `chunk`, carrying `record` when given (told stored once answered). */
+const extendChunk = (
+  table: LeaseTable,
+  commands: Commands,
+  options: HeartbeatOptions,
+  chunk: ReadonlyArray<Held>,
+  record: WorkerRecord | undefined,
+) =>
+  Effect.gen(function* () {
+    const sent = chunk.map((h) => h.progress)
+    const sentAt = monotonicNow()
+    const answers = yield* commands.extend(chunk, options.serverLeaseMs, record)
+    options.onRoundTrip?.(monotonicNow() - sentAt)
+    if (record) options.registry?.sent(record)
+    const local = sentAt + fenceAfter(options.leaseMs, options.heartbeatMs)
+    yield* applyExtendAnswers(table, options, chunk, sent, answers, local)
+  })
+
 /**
  * One heartbeat: extend every live lease, in chunks of {@link EXTEND_CHUNK}, each carrying
  * its handler's new progress; the worker's record rides the first chunk (or goes alone).
@@ -194,25 +251,7 @@ export const heartbeatOnce = (table: LeaseTable, commands: Commands, options: He
       options.registry?.sent(record)
     }
     for (let i = 0; i < leases.length; i += EXTEND_CHUNK) {
-      const chunk = leases.slice(i, i + EXTEND_CHUNK)
-      const sent = chunk.map((h) => h.progress)
-      const sentAt = monotonicNow()
-      const answers = yield* commands.extend(chunk, options.serverLeaseMs, i === 0 ? record : undefined)
-      options.onRoundTrip?.(monotonicNow() - sentAt)
-      if (i === 0 && record) options.registry?.sent(record)
-      const local = sentAt + fenceAfter(options.leaseMs, options.heartbeatMs)
-      for (let j = 0; j < chunk.length; j++) {
-        const h = chunk[j]!
-        const answer = extendAnswer(answers[j] ?? 0)
-        // progress sent is stored (or its job is gone): clear it unless a newer value came meanwhile
-        if (h.progress === sent[j]) h.progress = undefined
-        if (typeof answer === "number") {
-          h.localDeadline = local
-        } else if (!h.ended && !h.settling) {
-          yield* endUnextended(table, h, answer, options.queue)
-          options.onEnd(h, answer === "lost" ? "lease-lost" : answer)
-        }
-      }
+      yield* extendChunk(table, commands, options, leases.slice(i, i + EXTEND_CHUNK), i === 0 ? record : undefined)
     }
   })
 
@@ -233,22 +272,29 @@ export const heartbeatLoop = (table: LeaseTable, commands: Commands, options: He
     }
   })
 
+/** Abort every live lease past its local deadline at `now`; returns the earliest deadline still ahead. */
+const fenceDue = (table: LeaseTable, options: HeartbeatOptions, now: number) =>
+  Effect.gen(function* () {
+    let earliest = Number.POSITIVE_INFINITY
+    for (const h of table.live()) {
+      if (h.settling) continue
+      if (h.localDeadline <= now) {
+        yield* table.end(h, "self-fenced", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
+        options.onEnd(h, "self-fenced")
+      } else if (h.localDeadline < earliest) {
+        earliest = h.localDeadline
+      }
+    }
+    return earliest
+  })
+
 /** The fence loop: wakes at the earliest local deadline and aborts every lease past it. */
 export const fenceLoop = (table: LeaseTable, options: HeartbeatOptions) =>
   Effect.gen(function* () {
     const cap = Math.max(1, Math.min(options.heartbeatMs, Math.floor(options.leaseMs / 4)))
     while (true) {
       const now = monotonicNow()
-      let earliest = Number.POSITIVE_INFINITY
-      for (const h of table.live()) {
-        if (h.settling) continue
-        if (h.localDeadline <= now) {
-          yield* table.end(h, "self-fenced", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
-          options.onEnd(h, "self-fenced")
-        } else if (h.localDeadline < earliest) {
-          earliest = h.localDeadline
-        }
-      }
+      const earliest = yield* fenceDue(table, options, now)
       yield* Effect.sleep(Math.max(1, Math.min(cap, Math.ceil(earliest - now))))
     }
   })

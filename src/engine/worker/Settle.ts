@@ -99,14 +99,20 @@ export const settle = <A>(
       handlerExit,
       ctx.settings.keepCompleted > 0 ? ctx.program.encodeResult : undefined,
     )
-    if (!Exit.isSuccess(exit)) free()
-    if (Exit.isSuccess(exit)) {
-      const d = yield* complete(ctx, { id: r.id, token: r.token, result }, held, free)
-      return yield* completed(ctx, d, held, job, exit.value)
+    if (!Exit.isSuccess(exit)) {
+      free()
+      return yield* settleFailed(ctx, r, held, job, exit.cause)
     }
+    const d = yield* complete(ctx, { id: r.id, token: r.token, result }, held, free)
+    return yield* completed(ctx, d, held, job, exit.value)
+  })
+
+/** The handler failed (or its result cannot be kept): send the fail its retry plan says, then tell the hooks. */
+const settleFailed = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, job: Job<A>, cause: Cause.Cause<unknown>) =>
+  Effect.gen(function* () {
     // not interrupted by the worker (held.ended is unset): the handler interrupted itself,
     // which counts as a failure (left alone, the job would wait out its lease)
-    const error = Cause.hasInterruptsOnly(exit.cause) ? handlerInterrupted() : Cause.squash(exit.cause)
+    const error = Cause.hasInterruptsOnly(cause) ? handlerInterrupted() : Cause.squash(cause)
     const plan = yield* planRetry(ctx.settings.backoff, r.attempt, error, ctx.hooks.error)
     const outcome = yield* sendFail(ctx, r, held, {
       delayMs: plan.delayMs,
