@@ -22,7 +22,10 @@
   ARGV[3] workerId  the calling worker ("" = leave the registry alone)
   ARGV[4] record    the worker's record: a JSON object; stored with ,"lastSeenAt":<Redis now ms> added
   ARGV[5] ttlMs     the record goes stale (a sweep drops it) this long after now
-  ARGV[6..] id, token, progress  one triple per lease (progress: JSON text to store for
+  ARGV[6] selfFenced leases the worker self-fenced since its last stored record, added to
+                    meta.selfFenced (best effort: skipped when Redis is out of memory; a
+                    call re-sent after a lost reply counts them twice)
+  ARGV[7..] id, token, progress  one triple per lease (progress: JSON text to store for
                     that job, "" = none new)
 
   Cost: O(1) commands per call (HMGET lease, HMGET holder, one ZADD, at most one HSET of
@@ -54,16 +57,18 @@ if ARGV[3] ~= '' then
   redis.call('HSET', KEYS[7], ARGV[3], record)
   redis.call('ZADD', KEYS[8], now + tonumber(ARGV[5]), ARGV[3])
 end
+local selfFenced = tonumber(ARGV[6]) or 0
+if selfFenced > 0 then redis.pcall('HINCRBY', KEYS[3], 'selfFenced', selfFenced) end
 
 local ids = {}
-for i = 6, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
+for i = 7, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
 local out = {}
 if #ids == 0 then return out end
 local tokens = redis.call('HMGET', KEYS[2], unpack(ids))
 local holders = redis.call('HMGET', KEYS[4], unpack(ids))
 local zargs, pargs = {}, {}
 for i, id in ipairs(ids) do
-  local base = 3 + i * 3
+  local base = 4 + i * 3
   if tokens[i] and tokens[i] == ARGV[base + 1] then
     local d = deadline
     local untilMs = 0

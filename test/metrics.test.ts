@@ -12,8 +12,8 @@ import { describe, expect, it } from "vitest"
 import { Queue, Worker } from "../src/index.ts"
 import { metricsHandler } from "../src/metrics.ts"
 import { freePort } from "../src/testing/RedisServer.ts"
-import { until } from "./reliability/support.ts"
-import { onCleanup } from "./support/cleanup.ts"
+import { proxyToSuiteRedis, until } from "./reliability/support.ts"
+import { deferred, onCleanup } from "./support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const ROOT = resolve(import.meta.dirname, "..")
@@ -262,5 +262,38 @@ describe("the docs' Prometheus files", () => {
       encoding: "utf8",
     })
     expect(config.status, config.stdout + config.stderr).toBe(0)
+  })
+})
+
+describe("the self-fence counter", () => {
+  it("a worker that self-fenced while cut off reports it once Redis answers again: leaseq_self_fences_total", async () => {
+    const prefix = "lqmx7"
+    const q = await queueWith(prefix, 1, 0)
+    const proxy = await proxyToSuiteRedis()
+    const started = deferred()
+    const worker = new Worker<{ i: number }>(
+      q.name,
+      async (job) => {
+        started.resolve()
+        await new Promise((r) => job.signal.addEventListener("abort", r))
+      },
+      { connection: proxy.url, prefix, leaseMs: 1500 },
+    )
+    onCleanup(() => worker.close())
+    const fenced = deferred<string>()
+    worker.on("lease-lost", (_job, reason) => fenced.resolve(reason))
+    worker.on("error", () => {}) // the cut connection is reported; expected here
+    await started.promise
+    proxy.cut()
+    expect(await fenced.promise).toBe("self-fenced")
+    expect((await q.stats()).counters.selfFenced).toBe(0)
+    proxy.heal()
+    // the next heartbeat that gets through carries the count
+    await until("the self-fence counted", async () => (await q.stats()).counters.selfFenced === 1)
+    const handler = metricsHandler({ connection: redisUrl(), prefix, queues: [q.name] })
+    onCleanup(() => handler.close())
+    expect(sample(await handler.render(), "leaseq_self_fences_total", `queue="${q.name}"`)).toBe(1)
+    await worker.close()
+    expect((await q.stats()).counters.selfFenced).toBe(1)
   })
 })

@@ -13,6 +13,8 @@ export interface WorkerRecord {
   readonly json: string
   /** The record goes stale (a sweep drops it) this long after the heartbeat. */
   readonly ttlMs: number
+  /** Leases self-fenced since the last record stored: added to the queue's `selfFenced` counter. */
+  readonly selfFenced?: number | undefined
 }
 
 /** A live worker of a queue, as its last heartbeat recorded it. */
@@ -39,6 +41,8 @@ export interface WorkerSelf {
   readonly startedAt: number
   readonly running: () => number
   readonly state: () => string
+  /** Leases this worker self-fenced since it started. */
+  readonly selfFenced: () => number
 }
 
 /**
@@ -50,15 +54,17 @@ export interface WorkerSelf {
 export const makeRegistryBeat = (self: WorkerSelf, ttlMs: number) => {
   let lastJson = ""
   let lastAt = Number.NEGATIVE_INFINITY
+  let reported = 0
   return {
     next: (riding: boolean): WorkerRecord | undefined => {
-      const record = workerRecord(self, ttlMs)
-      const due = performance.now() - lastAt >= ttlMs / 2
+      const record = { ...workerRecord(self, ttlMs), selfFenced: self.selfFenced() - reported }
+      const due = performance.now() - lastAt >= ttlMs / 2 || record.selfFenced > 0
       return riding || due || record.json !== lastJson ? record : undefined
     },
     sent: (record: WorkerRecord): void => {
       lastJson = record.json
       lastAt = performance.now()
+      reported += record.selfFenced ?? 0
     },
   }
 }

@@ -159,7 +159,7 @@ export const extendAnswer = (x: number): ExtendAnswer =>
 export const extend = defineScript({
   name: "extend",
   keys: ["active", "lease", "meta", "holder", "cancelled", "progress", "workers", "workersAt", "events"],
-  argv: ["layout", "leaseMs", "workerId", "record", "ttlMs"],
+  argv: ["layout", "leaseMs", "workerId", "record", "ttlMs", "selfFenced"],
   rest: ["id", "token", "progress"],
   args: ({ leases, leaseMs, worker }: ExtendInput): Argv => {
     const args: Array<string | number> = [
@@ -168,6 +168,7 @@ export const extend = defineScript({
       worker?.id ?? "",
       worker?.json ?? "",
       worker?.ttlMs ?? 0,
+      worker?.selfFenced ?? 0,
     ]
     for (const l of leases) args.push(l.id, l.token, l.progress ?? "")
     return args

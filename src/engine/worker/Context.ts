@@ -129,6 +129,8 @@ export interface WorkerContext<A> {
   readonly setState: (next: WorkerState) => void
   /** Jobs whose handlers are running (their slots are taken). */
   busy: number
+  /** Leases this worker self-fenced since it started (reported to the queue's counter by its heartbeat). */
+  selfFenced: number
   /** Jobs asked for by calls in flight or landed and not yet started: their slots are spoken for. */
   asked: number
   /** Resumes the reserve loop while it waits for an event (a slot freed, a call landed). */
@@ -177,6 +179,7 @@ export const makeContext = <A>(
     startedAt: Date.now(),
     running: () => ctx.busy,
     state: () => state,
+    selfFenced: () => ctx.selfFenced,
   }
   const ctx: WorkerContext<A> = {
     commands,
@@ -206,6 +209,7 @@ export const makeContext = <A>(
       ctx.wakeLoop()
     },
     busy: 0,
+    selfFenced: 0,
     asked: 0,
     ringSlot: undefined,
     lingerOver: false,

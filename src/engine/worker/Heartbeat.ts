@@ -21,6 +21,7 @@ import {
 
 /** Tell the user a lease ended without an ack: lost to the server, or self-fenced. */
 export const leaseEnded = <A>(ctx: WorkerContext<A>, h: Held, why: "lease-lost" | "self-fenced"): void => {
+  if (why === "self-fenced") ctx.selfFenced++
   leaseEndedTelemetry(identity(ctx), h, why)
   ctx.hooks.leaseLost?.({ id: h.id, token: h.token }, why)
 }
