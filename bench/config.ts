@@ -32,6 +32,8 @@ export interface Sizes {
   /** Jobs whose completion is timed in each complete scenario. */
   readonly completeProbes: number
   readonly floorJobs: number
+  /** Jobs added then processed in each tracing scenario (tracing off and on). */
+  readonly tracingJobs: number
 }
 
 export const QUICK: Sizes = {
@@ -52,6 +54,7 @@ export const QUICK: Sizes = {
   completeInFlight: [1_000, 20_000],
   completeProbes: 100,
   floorJobs: 10_000,
+  tracingJobs: 3_000,
 }
 
 export const FULL: Sizes = {
@@ -72,6 +75,7 @@ export const FULL: Sizes = {
   completeInFlight: [1_000, 50_000, 100_000],
   completeProbes: 200,
   floorJobs: 100_000,
+  tracingJobs: 20_000,
 }
 
 export type Mode = "quick" | "full"

@@ -155,6 +155,18 @@ export const TARGETS: ReadonlyArray<TargetDef> = [
       ),
   },
   {
+    name: "tracing-on-process-cost",
+    what: () => "process at concurrency 16 with every span recorded, against tracing off",
+    target: "≥ 0.3× the throughput with tracing off (three recorded spans and five measurements a job)",
+    bound: { op: "≥", value: 0.3 },
+    compare: (med) =>
+      pair(
+        med("tracing.on.process", "leaseq"),
+        med("tracing.off.process", "leaseq"),
+        (x, y) => `on ${n0(x)} vs off ${n0(y)} jobs/s`,
+      ),
+  },
+  {
     name: "process-c100-vs-floor",
     what: () => "throughput at concurrency 100",
     target: "≥ 40 % of the Redis floor (per-job commands)",

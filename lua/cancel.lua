@@ -9,7 +9,8 @@
   from a lost lease). Its data is kept while it is among the newest `keep` cancelled
   jobs (meta.keep, the keepCompleted recorded by complete), else deleted; cancelled
   remembers the ids of at least the newest 1000 cancels. A dedupe key held until the
-  job finishes is freed.
+  job finishes is freed. The job's data is its payload, maxAttempts, counts, last error,
+  dedupe key, progress and timeout.
 
   KEYS[1] wait      LIST  ids ready to run
   KEYS[2] active    ZSET  id -> lease deadline
@@ -25,9 +26,12 @@
   KEYS[12] lost     HASH  id -> lost leases
   KEYS[13] err      HASH  id -> last error
   KEYS[14] dkey     HASH  id -> dedupe key
-  KEYS[15] dedupe   ZSET  dedupe key -> expiry (+inf: until finished)
-  KEYS[16] dedupeid HASH  dedupe key -> id of the job holding it
-  KEYS[17] events   STREAM job events: one `cancelled` entry (field was), see include/events
+  KEYS[15] progress HASH  id -> latest progress
+  KEYS[16] timeout  HASH  id -> timeoutMs
+  KEYS[17] dedupe   ZSET  dedupe key -> expiry (+inf: until finished)
+  KEYS[18] dedupeid HASH  dedupe key -> id of the job holding it
+  KEYS[19] holder   HASH  id -> holder of the lease (deleted with it)
+  KEYS[20] events   STREAM job events: one `cancelled` entry (field was), see include/events
 
   ARGV[1] layout  layout version
   ARGV[2] id      the job id
@@ -55,6 +59,7 @@ local was
 if redis.call('ZREM', KEYS[2], id) == 1 then
   was = 'active'
   redis.call('HDEL', KEYS[8], id)
+  redis.call('HDEL', KEYS[19], id)
 elseif redis.call('ZREM', KEYS[3], id) == 1 then
   was = 'delayed'
 elseif redis.call('LREM', KEYS[1], 0, id) > 0 then
@@ -67,11 +72,11 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[6], now, id)
 redis.call('HINCRBY', KEYS[7], 'cancelled', 1)
-free_dedupe(KEYS[14], KEYS[15], KEYS[16], {id})
-emit_event(KEYS[17], events_maxlen(KEYS[7]), 'cancelled', id, 'was', was)
+free_dedupe(KEYS[14], KEYS[17], KEYS[18], {id})
+emit_event(KEYS[20], events_maxlen(KEYS[7]), 'cancelled', id, 'was', was)
 
 local function drop_data(ids)
-  for k = 9, 14 do redis.call('HDEL', KEYS[k], unpack(ids)) end
+  for k = 9, 16 do redis.call('HDEL', KEYS[k], unpack(ids)) end
 end
 local keep = tonumber(meta[2]) or 0
 local count = redis.call('ZCARD', KEYS[6])

@@ -1,21 +1,46 @@
 --[[
-  extend — heartbeat: push the deadline of many leases to Redis-now + leaseMs.
+  extend — heartbeat: push the deadline of many leases to Redis-now + leaseMs, store the
+  progress their handlers reported, and refresh the calling worker's registry record.
 
   A lease is still held when the job is in active and lease[id] equals the token,
-  even if its deadline has passed and no sweep has reclaimed it yet.
+  even if its deadline has passed and no sweep has reclaimed it yet. A lease is never
+  extended past its holder entry's `until` (run start + timeoutMs + lease, set by
+  reserve for a job with a timeout), so a handler that ignores its timeout is reclaimed.
 
-  KEYS[1] active  ZSET  id -> lease deadline (ms)
-  KEYS[2] lease   HASH  id -> fencing token
-  KEYS[3] meta    HASH  layout version
+  KEYS[1] active    ZSET  id -> lease deadline (ms)
+  KEYS[2] lease     HASH  id -> fencing token
+  KEYS[3] meta      HASH  layout version
+  KEYS[4] holder    HASH  id -> "<workerId>|<startedAt>|<until>" (until 0 = no timeout)
+  KEYS[5] cancelled ZSET  id -> time cancelled: a lost lease whose job is here was cancelled
+  KEYS[6] progress  HASH  id -> latest progress (JSON)
+  KEYS[7] workers   HASH  worker id -> its record (JSON)
+  KEYS[8] workersAt ZSET  worker id -> time its record goes stale (ms)
+  KEYS[9] events    STREAM job events: one `progress` entry {value} per progress stored
 
-  ARGV[1] layout   layout version
-  ARGV[2] leaseMs  the new lease, from now on the Redis clock
-  ARGV[3..] id, token  one pair per lease
+  ARGV[1] layout    layout version
+  ARGV[2] leaseMs   the new lease, from now on the Redis clock
+  ARGV[3] workerId  the calling worker ("" = leave the registry alone)
+  ARGV[4] record    the worker's record: a JSON object; stored with ,"lastSeenAt":<Redis now ms> added
+  ARGV[5] ttlMs     the record goes stale (a sweep drops it) this long after now
+  ARGV[6] selfFenced leases the worker self-fenced since its last stored record, added to
+                    meta.selfFenced (best effort: skipped when Redis is out of memory; a
+                    call re-sent after a lost reply counts them twice)
+  ARGV[7..] id, token, progress  one triple per lease (progress: JSON text to store for
+                    that job, "" = none new)
+
+  Cost: O(1) commands per call (HMGET lease, HMGET holder, one ZADD, at most one HSET of
+  progress, two registry writes; a ZSCORE per lost lease, an XADD per progress stored);
+  O(n) work for n leases.
 
   Returns
-    {deadline_1, …}  per job: its new deadline (ms, Redis clock), or 0 when the lease is lost
+    {deadline_1, …}  per job: its new deadline (ms, Redis clock), possibly capped at its
+                     timeout limit; 0 the lease is lost; -1 the lease ended because the job
+                     was cancelled; -2 the lease reached its timeout limit (not extended; a
+                     sweep reclaims it as a failure with reason "timeout")
     {'LAYOUT_MISMATCH', found}      layout mismatch; nothing written
 ]]
+--!include events
+
 local META = KEYS[3]
 --!include layout-guard
 -- First a write that cannot grow memory (a no-op): with maxmemory reached and noeviction,
@@ -27,20 +52,52 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local deadline = now + tonumber(ARGV[2])
 
+if ARGV[3] ~= '' then
+  local record = string.sub(ARGV[4], 1, -2) .. ',"lastSeenAt":' .. string.format('%d', now) .. '}'
+  redis.call('HSET', KEYS[7], ARGV[3], record)
+  redis.call('ZADD', KEYS[8], now + tonumber(ARGV[5]), ARGV[3])
+end
+local selfFenced = tonumber(ARGV[6]) or 0
+if selfFenced > 0 then redis.pcall('HINCRBY', KEYS[3], 'selfFenced', selfFenced) end
+
 local ids = {}
-for i = 3, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+for i = 7, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
 local out = {}
 if #ids == 0 then return out end
 local tokens = redis.call('HMGET', KEYS[2], unpack(ids))
-local zargs = {}
+local holders = redis.call('HMGET', KEYS[4], unpack(ids))
+local zargs, pargs = {}, {}
 for i, id in ipairs(ids) do
-  if tokens[i] and tokens[i] == ARGV[2 + i * 2] then
-    zargs[#zargs + 1] = deadline
-    zargs[#zargs + 1] = id
-    out[i] = deadline
+  local base = 4 + i * 3
+  if tokens[i] and tokens[i] == ARGV[base + 1] then
+    local d = deadline
+    local untilMs = 0
+    if holders[i] then
+      local _, _, u = string.find(holders[i], '|(%d+)$')
+      untilMs = tonumber(u) or 0
+    end
+    if untilMs > 0 and untilMs < d then d = untilMs end
+    if d <= now then
+      out[i] = -2
+    else
+      zargs[#zargs + 1] = d
+      zargs[#zargs + 1] = id
+      out[i] = d
+    end
+    if ARGV[base + 2] ~= '' then
+      pargs[#pargs + 1] = id
+      pargs[#pargs + 1] = ARGV[base + 2]
+    end
+  elseif redis.call('ZSCORE', KEYS[5], id) then
+    out[i] = -1
   else
     out[i] = 0
   end
 end
 if #zargs > 0 then redis.call('ZADD', KEYS[1], 'XX', unpack(zargs)) end
+if #pargs > 0 then
+  redis.call('HSET', KEYS[6], unpack(pargs))
+  local maxlen = events_maxlen(KEYS[3])
+  for i = 1, #pargs, 2 do emit_event(KEYS[9], maxlen, 'progress', pargs[i], 'value', pargs[i + 1]) end
+end
 return out

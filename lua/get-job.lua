@@ -17,22 +17,27 @@
   KEYS[11] err      HASH  id -> last error (JSON)
   KEYS[12] result   HASH  id -> result of a retained completed job
   KEYS[13] dkey     HASH  id -> dedupe key
-  KEYS[14] meta     HASH  layout version
+  KEYS[14] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job's lease
+  KEYS[15] progress HASH  id -> latest progress (JSON)
+  KEYS[16] timeout  HASH  id -> the job's own timeoutMs
+  KEYS[17] meta     HASH  layout version
 
   ARGV[1] layout  layout version
   ARGV[2] id      the job id
 
   Returns
     {1, state, payload, maxAttempts, failures, lostLeases, error|false, result|false,
-     dedupeKey|false, score|false, token|false}
+     dedupeKey|false, score|false, token|false, holder|false, progress|false, timeoutMs|false}
       state: waiting, delayed, active, completed, dead or cancelled
       score: active: lease deadline; delayed: due time; completed, dead, cancelled: when it
              finished (ms, Redis clock); waiting: false
       token: the fencing token of an active job's lease
+      holder: an active job's holder entry ("<workerId>|<startedAt>|<until>")
+      timeoutMs: the job's own timeout (false: none, the worker's default applies)
     {0}                         no job with this id (never added, or finished and not retained)
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
-local META = KEYS[14]
+local META = KEYS[17]
 --!include layout-guard
 
 local id = ARGV[2]
@@ -48,8 +53,11 @@ for _, s in ipairs(sets) do
     break
   end
 end
-local token = false
-if state == 'active' then token = redis.call('HGET', KEYS[8], id) end
+local token, holder = false, false
+if state == 'active' then
+  token = redis.call('HGET', KEYS[8], id)
+  holder = redis.call('HGET', KEYS[14], id)
+end
 return {
   1, state, payload,
   redis.call('HGET', KEYS[7], id) or '1',
@@ -60,4 +68,7 @@ return {
   redis.call('HGET', KEYS[13], id),
   score,
   token,
+  holder,
+  redis.call('HGET', KEYS[15], id),
+  redis.call('HGET', KEYS[16], id),
 }

@@ -9,7 +9,8 @@
                            none, the id is returned as a candidate: the caller checks
                            it against the ids it saw in wait (orphan-data)
     lease:                 the job is active (orphan-lease)
-    max, fails, lost, err: the job has a payload in data (orphan-field)
+    holder:                the job is active (orphan-holder)
+    max, fails, lost, err, progress, timeout: the job has a payload in data (orphan-field)
     result:                the job is retained in done (orphan-result)
 
   KEYS[1] active   ZSET
@@ -24,10 +25,13 @@
   KEYS[10] err     HASH  id -> last error
   KEYS[11] result  HASH  id -> result
   KEYS[12] meta    HASH  (field layout)
-  KEYS[13] cancelled ZSET id -> time of the cancel (a retained cancelled job keeps its data)
+  KEYS[13] holder  HASH  id -> holder of the lease
+  KEYS[14] progress HASH id -> latest progress
+  KEYS[15] timeout HASH  id -> timeoutMs
+  KEYS[16] cancelled ZSET id -> time of the cancel (a retained cancelled job keeps its data)
 
   ARGV[1] layout  layout version
-  ARGV[2] hash    which hash: data, lease, max, fails, lost, err or result
+  ARGV[2] hash    which hash: data, lease, max, fails, lost, err, result, holder, progress or timeout
   ARGV[3] cursor  HSCAN cursor ('0' to start)
   ARGV[4] count   HSCAN COUNT
 
@@ -42,7 +46,9 @@
 local META = KEYS[12]
 --!include layout-guard
 
-local index = {data = 5, lease = 6, max = 7, fails = 8, lost = 9, err = 10, result = 11}
+local index = {
+  data = 5, lease = 6, max = 7, fails = 8, lost = 9, err = 10, result = 11, holder = 13, progress = 14, timeout = 15,
+}
 local name = ARGV[2]
 if not index[name] then return redis.error_reply('verify-hash: no hash named ' .. tostring(name)) end
 local scan = redis.call('HSCAN', KEYS[index[name]], ARGV[3], 'COUNT', tonumber(ARGV[4]))
@@ -59,10 +65,10 @@ for i = 1, #fields, 2 do
         break
       end
     end
-    if not found and not redis.call('ZSCORE', KEYS[13], id) then candidates[#candidates + 1] = id end
-  elseif name == 'lease' then
+    if not found and not redis.call('ZSCORE', KEYS[16], id) then candidates[#candidates + 1] = id end
+  elseif name == 'lease' or name == 'holder' then
     if not redis.call('ZSCORE', KEYS[1], id) then
-      lines[#lines + 1] = 'orphan-lease ' .. id .. ' has a lease token but is not active'
+      lines[#lines + 1] = 'orphan-' .. name .. ' ' .. id .. ' has a lease ' .. (name == 'lease' and 'token' or 'holder') .. ' but is not active'
     end
   elseif name == 'result' then
     if not redis.call('ZSCORE', KEYS[4], id) then

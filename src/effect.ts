@@ -19,6 +19,7 @@
  */
 
 export * as LeaseQueue from "./effect/LeaseQueue.ts"
+export type { Job } from "./effect/LeaseWorker.ts"
 export * as LeaseWorker from "./effect/LeaseWorker.ts"
 export type { PayloadSchema, ValidationError } from "./effect/Payload.ts"
 export type { Backoff } from "./engine/Backoff.ts"
@@ -29,8 +30,11 @@ export {
   InvalidOptions,
   InvalidPayload,
   InvalidQueueName,
+  JobCancelled,
+  JobTimedOut,
   LayoutMismatch,
   LeaseLost,
+  NotReplicated,
   OutcomeUnknown,
   QueueClosed,
   RedisCommandError,
@@ -40,10 +44,15 @@ export {
   WorkerLoopFailed,
   WrongKeyType,
 } from "./engine/Errors.ts"
-export type { Job, JobOptions } from "./engine/Job.ts"
+export type { EventsFrom, JobEvent, JobEventKind } from "./engine/Events.ts"
+export type { JobOptions } from "./engine/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/JobCommands.ts"
 export type { ControlError } from "./engine/JobControl.ts"
 export { LAYOUT_VERSION } from "./engine/Keys.ts"
+export type { Durability } from "./engine/partition/Durability.ts"
+export type { PartitionedStats } from "./engine/partition/Producer.ts"
+export { type FinishedJob, WaitForTimeout } from "./engine/QueueEvents.ts"
+export type { WorkerInfo } from "./engine/Registry.ts"
 export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
 export { Limits } from "./engine/Validate.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"

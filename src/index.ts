@@ -14,6 +14,8 @@ export {
   InvalidOptions,
   InvalidPayload,
   InvalidQueueName,
+  JobCancelled,
+  JobTimedOut,
   LayoutMismatch,
   LeaseLost,
   NotReplicated,
@@ -25,15 +27,18 @@ export {
   WorkerLoopFailed,
   WrongKeyType,
 } from "./engine/Errors.ts"
+export type { EventsFrom, JobEvent, JobEventKind } from "./engine/Events.ts"
 export { EvictionPolicyWarning } from "./engine/EvictionPolicy.ts"
 export type { Job, JobOptions } from "./engine/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/JobCommands.ts"
 export { LAYOUT_VERSION, MAX_PARTITIONS } from "./engine/Keys.ts"
+export type { Durability } from "./engine/partition/Durability.ts"
+export type { PartitionedStats } from "./engine/partition/Producer.ts"
+export { type FinishedJob, WaitForTimeout } from "./engine/QueueEvents.ts"
+export type { WorkerInfo } from "./engine/Registry.ts"
 export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
 export { Limits } from "./engine/Validate.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"
-export type { Durability } from "./partition/Durability.ts"
-export type { PartitionedStats } from "./partition/Producer.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export { Worker, type WorkerEvents, type WorkerOptions } from "./promise/Worker.ts"
 export type { ConnectionOption } from "./redis/Client.ts"

@@ -131,6 +131,9 @@ describe("the dashboard in Chromium", () => {
       first,
     )
     await page.screenshot({ path: join(SHOTS, "dashboard-queue.png") })
+    // the worker process is on the page, as its heartbeat recorded it
+    // (running 1 once a heartbeat carried it)
+    await page.waitForFunction(() => document.querySelector("#workers tbody tr")?.textContent?.includes("1 of 1"))
     await child.stop("SIGKILL")
     await page.waitForSelector(`#leases tr.expired[data-id="${id}"]`, { timeout: 30_000 })
     expect(await textOf(page, left)).toMatch(/^expired /)
@@ -139,6 +142,15 @@ describe("the dashboard in Chromium", () => {
     onCleanup(() => client.close())
     await Effect.runPromise(makeCommands(client, queueKeys(q.name, PREFIX)).sweep(100))
     await page.waitForFunction((s) => document.querySelector(s) === null, {}, `#leases tr[data-id="${id}"]`)
+    // the sweep's reclaim is in the feed, read from the events stream
+    await page.waitForFunction(
+      (job) =>
+        [...document.querySelectorAll("#feed tbody tr")].some((r) =>
+          r.textContent?.includes(`lease-lost${job}attempt 1`),
+        ),
+      {},
+      id,
+    )
   })
 
   it("retry of a dead job from the page makes it complete", async () => {

@@ -12,6 +12,7 @@ import {
   type Job,
   LeaseQueue,
   LeaseWorker,
+  type NotReplicated,
   type QueueClosed,
   type ScriptFailure,
   type ValidationError,
@@ -36,7 +37,7 @@ describe("Effect face types", () => {
     type Add = LeaseQueue.Service<Mail>["add"]
     expectTypeOf<Parameters<Add>[0]>().toEqualTypeOf<Mail>()
     expectTypeOf<ReturnType<Add>>().toEqualTypeOf<
-      Effect.Effect<string, InvalidOptions | InvalidPayload | QueueClosed | ScriptFailure>
+      Effect.Effect<string, InvalidOptions | InvalidPayload | QueueClosed | ScriptFailure | NotReplicated>
     >()
   })
 

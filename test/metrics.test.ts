@@ -12,9 +12,9 @@ import { describe, expect, it } from "vitest"
 import { Queue, Worker } from "../src/index.ts"
 import { metricsHandler } from "../src/metrics.ts"
 import { freePort } from "../src/testing/RedisServer.ts"
-import { until } from "./reliability/support.ts"
-import { onCleanup } from "./support/cleanup.ts"
-import { queueNamer, redisUrl } from "./support/redis.ts"
+import { proxyToSuiteRedis, until } from "./reliability/support.ts"
+import { deferred, onCleanup } from "./support/cleanup.ts"
+import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const ROOT = resolve(import.meta.dirname, "..")
 const NODE = join(ROOT, "node_modules/.bin/node")
@@ -80,6 +80,38 @@ describe("metricsHandler", () => {
     const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" })
     expect(check.stdout + check.stderr).toBe("")
     expect(check.status).toBe(0)
+  })
+
+  it("a queue whose keys are not leaseq's is reported unreadable, and every other queue is still exported", async () => {
+    const prefix = "lqmx5"
+    const q = await queueWith(prefix, 2, 0)
+    const raw = rawClient()
+    onCleanup(() => raw.quit())
+    const bad = name()
+    // a queue whose wait key is a string: open refuses it (WrongKeyType)
+    await raw.hset(`${prefix}:{${bad}}:meta`, "layout", "1")
+    await raw.set(`${prefix}:{${bad}}:wait`, "not a list")
+    onCleanup(() => raw.del(`${prefix}:{${bad}}:meta`, `${prefix}:{${bad}}:wait`))
+    const handler = metricsHandler({ connection: redisUrl(), prefix })
+    onCleanup(() => handler.close())
+    const text = await handler.render()
+    expect(sample(text, "leaseq_jobs", `queue="${q.name}",state="waiting"`)).toBe(2)
+    expect(sample(text, "leaseq_queue_unreadable", `queue="${bad}"`)).toBe(1)
+  })
+
+  it("counts the live workers of a queue (leaseq_workers), and none once they closed", async () => {
+    const prefix = "lqmx6"
+    const q = await queueWith(prefix, 0, 0)
+    await q.add({ i: 0 })
+    const handler = metricsHandler({ connection: redisUrl(), prefix, cacheMs: 0 })
+    onCleanup(() => handler.close())
+    const w = new Worker<{ i: number }>(q.name, async () => {}, { connection: redisUrl(), prefix })
+    onCleanup(() => w.close())
+    await w.ready
+    const l = `queue="${q.name}"`
+    expect(sample(await handler.render(), "leaseq_workers", l)).toBe(1)
+    await w.close()
+    expect(sample(await handler.render(), "leaseq_workers", l)).toBe(0)
   })
 
   it("serves one reading to every scrape within cacheMs, and a fresh one after", async () => {
@@ -230,5 +262,38 @@ describe("the docs' Prometheus files", () => {
       encoding: "utf8",
     })
     expect(config.status, config.stdout + config.stderr).toBe(0)
+  })
+})
+
+describe("the self-fence counter", () => {
+  it("a worker that self-fenced while cut off reports it once Redis answers again: leaseq_self_fences_total", async () => {
+    const prefix = "lqmx7"
+    const q = await queueWith(prefix, 1, 0)
+    const proxy = await proxyToSuiteRedis()
+    const started = deferred()
+    const worker = new Worker<{ i: number }>(
+      q.name,
+      async (job) => {
+        started.resolve()
+        await new Promise((r) => job.signal.addEventListener("abort", r))
+      },
+      { connection: proxy.url, prefix, leaseMs: 1500 },
+    )
+    onCleanup(() => worker.close())
+    const fenced = deferred<string>()
+    worker.on("lease-lost", (_job, reason) => fenced.resolve(reason))
+    worker.on("error", () => {}) // the cut connection is reported; expected here
+    await started.promise
+    proxy.cut()
+    expect(await fenced.promise).toBe("self-fenced")
+    expect((await q.stats()).counters.selfFenced).toBe(0)
+    proxy.heal()
+    // the next heartbeat that gets through carries the count
+    await until("the self-fence counted", async () => (await q.stats()).counters.selfFenced === 1)
+    const handler = metricsHandler({ connection: redisUrl(), prefix, queues: [q.name] })
+    onCleanup(() => handler.close())
+    expect(sample(await handler.render(), "leaseq_self_fences_total", `queue="${q.name}"`)).toBe(1)
+    await worker.close()
+    expect((await q.stats()).counters.selfFenced).toBe(1)
   })
 })

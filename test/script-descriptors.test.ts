@@ -112,6 +112,7 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
       leaseMs: 1000,
       promoteLimit: 10,
       keep: 0,
+      timeoutMs: 0,
       completes: [{ id: "a", token: 1 }],
     },
     groups: 1,
@@ -137,6 +138,8 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   clearDedupe: { input: "k", groups: 0 },
   verifyOrphans: { input: ["a"], groups: 1 },
   open: { input: undefined, groups: -1 },
+  workers: { input: undefined, groups: 0 },
+  workerLeave: { input: "w", groups: 0 },
 }
 
 describe("a call's ARGV", () => {
@@ -150,12 +153,12 @@ describe("a call's ARGV", () => {
 })
 
 describe("reply decoders", () => {
-  it("reserve: rider statuses, then six fields per leased job", () => {
-    const r = Scripts.reserve.decode([-1, 2, 1, 0, "j1", 7, 1000, 1, 3, '{"a":1}'])
+  it("reserve: rider statuses, then seven fields per leased job", () => {
+    const r = Scripts.reserve.decode([-1, 2, 1, 0, "j1", 7, 1000, 1, 3, '{"a":1}', 500])
     expect(r).toEqual({
       nextDueMs: -1,
       completed: [true, false],
-      jobs: [{ id: "j1", token: 7, deadline: 1000, attempt: 1, maxAttempts: 3, payload: '{"a":1}' }],
+      jobs: [{ id: "j1", token: 7, deadline: 1000, attempt: 1, maxAttempts: 3, payload: '{"a":1}', timeoutMs: 500 }],
     })
   })
 
@@ -184,10 +187,11 @@ describe("reply decoders", () => {
       "01ARYZ6S41TSV4RRFFQ69G5FAV",
       1469918176385 + 50,
       "1",
+      2,
       "added",
       "6",
     ])
-    expect(r).toMatchObject({ waiting: 3, active: 1, delayed: 2, oldestWaitingAgeMs: 50, layout: "1" })
+    expect(r).toMatchObject({ waiting: 3, active: 1, delayed: 2, oldestWaitingAgeMs: 50, layout: "1", workers: 2 })
     expect(r.counters).toMatchObject({ added: 6, completed: 0 })
   })
 

@@ -37,29 +37,38 @@ export const floorAdd = async (clients: ReadonlyArray<Redis>, n: number): Promis
   return n / ((performance.now() - t0) / 1000)
 }
 
+/** Pops up to BATCH waiting ids in one pipeline. */
+const claimBatch = async (r: Redis): Promise<string[]> => {
+  const claim = r.pipeline()
+  for (let i = 0; i < BATCH; i++) claim.rpop(WAIT)
+  const popped = (await claim.exec()) ?? []
+  return popped.map(([, v]) => v).filter((v): v is string => typeof v === "string")
+}
+
+/** Leases the claimed ids (ZADD active), then acks them (ZREM active, HDEL data), one pipeline each. */
+const leaseAndAck = async (r: Redis, ids: ReadonlyArray<string>): Promise<void> => {
+  const deadline = Date.now() + 30_000
+  const lease = r.pipeline()
+  for (const id of ids) lease.zadd(ACTIVE, deadline, id)
+  await lease.exec()
+  const ack = r.pipeline()
+  for (const id of ids) {
+    ack.zrem(ACTIVE, id)
+    ack.hdel(DATA, id)
+  }
+  await ack.exec()
+}
+
 /** Claim and ack every waiting job (n of them); returns jobs/s. */
 export const floorProcess = async (clients: ReadonlyArray<Redis>, n: number): Promise<number> => {
   let done = 0
   const t0 = performance.now()
   await Promise.all(
     clients.map(async (r) => {
-      for (let guard = 0; guard < n; guard++) {
-        if (done >= n) return
-        const claim = r.pipeline()
-        for (let i = 0; i < BATCH; i++) claim.rpop(WAIT)
-        const popped = (await claim.exec()) ?? []
-        const ids = popped.map(([, v]) => v).filter((v): v is string => typeof v === "string")
+      for (let guard = 0; guard < n && done < n; guard++) {
+        const ids = await claimBatch(r)
         if (ids.length === 0) return
-        const deadline = Date.now() + 30_000
-        const lease = r.pipeline()
-        for (const id of ids) lease.zadd(ACTIVE, deadline, id)
-        await lease.exec()
-        const ack = r.pipeline()
-        for (const id of ids) {
-          ack.zrem(ACTIVE, id)
-          ack.hdel(DATA, id)
-        }
-        await ack.exec()
+        await leaseAndAck(r, ids)
         done += ids.length
       }
     }),

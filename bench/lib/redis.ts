@@ -91,6 +91,66 @@ const cpuUs = async (r: Redis): Promise<number> => {
 }
 const commandsProcessed = async (r: Redis): Promise<number> => Number((await info(r, "stats")).total_commands_processed)
 
+/** The slowlog part of a ProbeResult. */
+type SlowlogSummary = Pick<ProbeResult, "entries" | "maxUs" | "maxLabel" | "sumUs" | "byLabel" | "truncated">
+
+const EMPTY_SLOWLOG: SlowlogSummary = { entries: [], maxUs: 0, maxLabel: "", sumUs: 0, byLabel: {}, truncated: false }
+
+/** Log every command from now on (slowlog threshold 0), starting from an empty slowlog. */
+const startSlowlog = async (admin: Redis): Promise<void> => {
+  await admin.config("SET", "slowlog-max-len", String(SLOWLOG_MAX))
+  await admin.config("SET", "slowlog-log-slower-than", "0")
+  await admin.slowlog("RESET")
+}
+
+type RawSlowEntry = [number, number, number, string[]]
+
+/** The label of a slowlog entry (a script by its name), or undefined for entries not to count. */
+const slowEntryLabel = (e: RawSlowEntry, names: ReadonlyMap<string, string>): string | undefined => {
+  // Commands run inside a script are logged too, with client "?:0": the script's own entry already counts them.
+  if (String((e as unknown[])[4]) === "?:0") return undefined
+  const args = e[3] ?? []
+  const cmd = String(args[0] ?? "").toLowerCase()
+  if (ADMIN.has(cmd)) return undefined
+  if (cmd === "evalsha") return names.get(String(args[1])) ?? `evalsha:${String(args[1]).slice(0, 8)}`
+  return cmd
+}
+
+/** Sums the slowlog entries: all of them, per label, and the longest. */
+const summariseSlowlog = (raw: ReadonlyArray<RawSlowEntry>, names: ReadonlyMap<string, string>): SlowlogSummary => {
+  const entries: SlowEntry[] = []
+  const byLabel: Record<string, { count: number; totalUs: number; maxUs: number }> = {}
+  let maxUs = 0
+  let maxLabel = ""
+  let sumUs = 0
+  for (const e of raw) {
+    const label = slowEntryLabel(e, names)
+    if (label === undefined) continue
+    const us = Number(e[2])
+    entries.push({ us, label })
+    sumUs += us
+    const b = byLabel[label] ?? { count: 0, totalUs: 0, maxUs: 0 }
+    b.count++
+    b.totalUs += us
+    b.maxUs = Math.max(b.maxUs, us)
+    byLabel[label] = b
+    if (us > maxUs) {
+      maxUs = us
+      maxLabel = label
+    }
+  }
+  return { entries, maxUs, maxLabel, sumUs, byLabel, truncated: raw.length >= SLOWLOG_MAX }
+}
+
+/** Reads and sums the slowlog, then puts the threshold back to 10 ms and empties it. */
+const readSlowlog = async (admin: Redis, names: ReadonlyMap<string, string>): Promise<SlowlogSummary> => {
+  const raw = (await admin.call("SLOWLOG", "GET", String(SLOWLOG_MAX))) as RawSlowEntry[]
+  const summary = summariseSlowlog(raw, names)
+  await admin.config("SET", "slowlog-log-slower-than", "10000")
+  await admin.slowlog("RESET")
+  return summary
+}
+
 /**
  * Measure what the server does while `fn` runs. `slowlog: false` keeps the
  * slowlog off (cheaper, for throughput runs) and only reads counters.
@@ -102,11 +162,7 @@ export const probe = async <A>(
   options: { slowlog?: boolean } = {},
 ): Promise<{ value: A; server: ProbeResult }> => {
   const useSlowlog = options.slowlog ?? true
-  if (useSlowlog) {
-    await admin.config("SET", "slowlog-max-len", String(SLOWLOG_MAX))
-    await admin.config("SET", "slowlog-log-slower-than", "0")
-    await admin.slowlog("RESET")
-  }
+  if (useSlowlog) await startSlowlog(admin)
   const cpu0 = await cpuUs(admin)
   const cmd0 = await commandsProcessed(admin)
   let value: A
@@ -117,41 +173,6 @@ export const probe = async <A>(
   }
   const cpu1 = await cpuUs(admin)
   const cmd1 = await commandsProcessed(admin)
-  const entries: SlowEntry[] = []
-  const byLabel: Record<string, { count: number; totalUs: number; maxUs: number }> = {}
-  let maxUs = 0
-  let maxLabel = ""
-  let sumUs = 0
-  let truncated = false
-  if (useSlowlog) {
-    const raw = (await admin.call("SLOWLOG", "GET", String(SLOWLOG_MAX))) as Array<[number, number, number, string[]]>
-    truncated = raw.length >= SLOWLOG_MAX
-    for (const e of raw) {
-      // Commands run inside a script are logged too, with client "?:0": the script's own entry already counts them.
-      if (String((e as unknown[])[4]) === "?:0") continue
-      const args = e[3] ?? []
-      const cmd = String(args[0] ?? "").toLowerCase()
-      if (ADMIN.has(cmd)) continue
-      let label = cmd
-      if (cmd === "evalsha") label = names.get(String(args[1])) ?? `evalsha:${String(args[1]).slice(0, 8)}`
-      const us = Number(e[2])
-      entries.push({ us, label })
-      sumUs += us
-      const b = byLabel[label] ?? { count: 0, totalUs: 0, maxUs: 0 }
-      b.count++
-      b.totalUs += us
-      b.maxUs = Math.max(b.maxUs, us)
-      byLabel[label] = b
-      if (us > maxUs) {
-        maxUs = us
-        maxLabel = label
-      }
-    }
-    await admin.config("SET", "slowlog-log-slower-than", "10000")
-    await admin.slowlog("RESET")
-  }
-  return {
-    value,
-    server: { entries, maxUs, maxLabel, sumUs, commands: cmd1 - cmd0, cpuUs: cpu1 - cpu0, byLabel, truncated },
-  }
+  const slowlog = useSlowlog ? await readSlowlog(admin, names) : EMPTY_SLOWLOG
+  return { value, server: { ...slowlog, commands: cmd1 - cmd0, cpuUs: cpu1 - cpu0 } }
 }

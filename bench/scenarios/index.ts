@@ -11,6 +11,7 @@ import { memorySection } from "./memory.ts"
 import { pickupSection } from "./pickup.ts"
 import { processSection } from "./process.ts"
 import { reclaimSection } from "./reclaim.ts"
+import { tracingSection } from "./tracing.ts"
 
 export const SECTIONS: ReadonlyArray<Section> = [
   addSection,
@@ -20,4 +21,5 @@ export const SECTIONS: ReadonlyArray<Section> = [
   completeSection,
   reclaimSection,
   floorSection,
+  tracingSection,
 ]

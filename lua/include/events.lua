@@ -6,7 +6,10 @@
 --   `eventsMaxLen` (set by setEventRetention); DEFAULT_EVENTS_MAXLEN (10,000) when unset.
 --   0 means the queue records no events.
 -- emit_event(eventsKey, maxlen, kind, id, ...): XADD eventsKey MAXLEN ~ maxlen *
---   kind <kind> id <id> followed by the extra field/value pairs in `...`. Does nothing
+--   kind <kind> id <id> followed by the extra field/value pairs in `...`. One entry may
+--   carry the same change for several jobs of one call (added, active, completed): `id`
+--   is then their ids joined by ",", and a per-job field (active's token) holds as many
+--   values, joined by "," in the same order; job ids never contain ",". Does nothing
 --   when maxlen is 0. "~" trims whole stream nodes only, so the stream holds about
 --   maxlen entries (up to one node, 100 entries by default, more) at O(1) amortised cost.
 --   eventsKey  STREAM  the queue's events key (declared in the caller's KEYS)
@@ -19,4 +22,20 @@ end
 local function emit_event(eventsKey, maxlen, kind, id, ...)
   if maxlen <= 0 then return end
   redis.call('XADD', eventsKey, 'MAXLEN', '~', maxlen, '*', 'kind', kind, 'id', id, ...)
+end
+-- emit_many(eventsKey, maxlen, kind, ids, perJobField, perJob, ...): the same change for
+--   the jobs `ids` of one call, one entry per EVENTS_PER_ENTRY (100) of them, so an entry
+--   stays small and the retention (in entries) bounds memory: `id` their ids joined by
+--   ",", `perJobField` (or nil) their `perJob` values joined likewise, then `...`.
+local EVENTS_PER_ENTRY = 100
+local function emit_many(eventsKey, maxlen, kind, ids, perJobField, perJob, ...)
+  if maxlen <= 0 then return end
+  for i = 1, #ids, EVENTS_PER_ENTRY do
+    local j = math.min(i + EVENTS_PER_ENTRY - 1, #ids)
+    if perJobField then
+      emit_event(eventsKey, maxlen, kind, table.concat(ids, ',', i, j), perJobField, table.concat(perJob, ',', i, j), ...)
+    else
+      emit_event(eventsKey, maxlen, kind, table.concat(ids, ',', i, j), ...)
+    end
+  end
 end

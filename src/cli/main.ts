@@ -15,12 +15,14 @@ import { VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify } from "./Admin.ts"
 import { DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"
+import { runEvents } from "./Events.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
 import { runCancel, runJob as runJobInfo, runPause } from "./Jobs.ts"
 import { DEFAULT_METRICS_LISTEN, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
 import { listenAddress } from "./Serve.ts"
 import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
+import { runWorkers } from "./Workers.ts"
 
 type Job = Effect.Effect<ExitCodeValue, CliFailure>
 
@@ -49,13 +51,21 @@ const withUrl =
   (flags: CommonFlags, run: (url: string) => Job): Job =>
     Effect.try({ try: () => resolveUrl(flags.url, env), catch: (e) => toFailure(e) }).pipe(Effect.flatMap(run))
 
+/** What every group of commands is built with. */
+interface Ctx {
+  readonly program: Command
+  readonly io: Io
+  readonly url: (flags: CommonFlags, run: (url: string) => Job) => Job
+  readonly setJob: (job: Job) => void
+}
+
 /**
  * Build the commander program. Actions do not run anything: each hands the Effect
  * to run to `setJob`, so parsing and running stay apart.
  */
 const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void): Command => {
   const program = new Command("leaseq")
-  const url = withUrl(env)
+  const ctx: Ctx = { program, io, url: withUrl(env), setJob }
   program
     .description("leaseq: a reliable job queue on Redis. Sweep expired leases from cron, inspect and repair queues.")
     .version(version(), "-V, --version")
@@ -67,6 +77,16 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
     })
     .addHelpText("after", EXIT_CODES)
 
+  queueCommands(ctx)
+  serveCommands(ctx)
+  deadCommands(ctx)
+  watchCommands(ctx)
+  jobCommands(ctx)
+  return program
+}
+
+/** `sweep`, `stats`, `verify`: every queue under the prefix, or those named. */
+const queueCommands = ({ program, io, url, setJob }: Ctx): void => {
   const sweep = withCommonFlags(
     program
       .command("sweep")
@@ -121,7 +141,10 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
       DEFAULT_VERIFY_PAGE,
     )
   verify.action(() => setJob(url(verify.opts(), (u) => runVerify(io, u, verify.opts()))))
+}
 
+/** `metrics` and `dashboard`: long-running servers, until a signal. */
+const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
   const metrics = withCommonFlags(
     program
       .command("metrics")
@@ -163,7 +186,10 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
       "\nExamples:\n  leaseq dashboard --url redis://127.0.0.1:6379\n  leaseq dashboard --allow-actions --hide-payloads",
     )
   dashboard.action(() => setJob(url(dashboard.opts(), (u) => runDashboard(io, u, dashboard.opts()))))
+}
 
+/** `dead list|retry|purge` for one queue. */
+const deadCommands = ({ program, io, url, setJob }: Ctx): void => {
   const dead = program.command("dead").description("list, retry or purge the dead jobs of a queue")
   const deadCommand = (name: string, description: string) =>
     withCommonFlags(dead.command(name).description(description)).requiredOption(
@@ -192,7 +218,34 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
     .option("--yes", "confirm: without it nothing is deleted (exit 2)")
     .addHelpText("after", "\nExamples:\n  leaseq dead purge --queue emails --all --yes")
   purge.action((ids: string[]) => setJob(url(purge.opts(), (u) => runDeadAct(io, u, "purge", ids, purge.opts()))))
+}
 
+/** `workers` and `events` of one queue. */
+const watchCommands = ({ program, io, url, setJob }: Ctx): void => {
+  const workers = withCommonFlags(
+    program
+      .command("workers")
+      .description("the live workers of a queue: id, state, running/concurrency, last heartbeat"),
+  ).requiredOption("--queue <name>", "the queue (required)", queueName)
+  workers.action(() => setJob(url(workers.opts(), (u) => runWorkers(io, u, workers.opts()))))
+
+  const events = withCommonFlags(
+    program
+      .command("events")
+      .description("a queue's job events (added, active, completed, failed, dead, …), from its events stream"),
+  )
+    .requiredOption("--queue <name>", "the queue (required; a partitioned queue's partitions are merged)", queueName)
+    .option("--from <where>", "start | now | an event id (default: start, or now with --follow)")
+    .option("--follow", "keep printing events as they are recorded, until stopped (Ctrl-C)")
+    .addHelpText(
+      "after",
+      "\nWith --json: one JSON object per event, one per line.\nExamples:\n  leaseq events --queue emails\n  leaseq events --queue emails --from start --follow --json",
+    )
+  events.action(() => setJob(url(events.opts(), (u) => runEvents(io, u, events.opts()))))
+}
+
+/** `job`, `cancel`, `pause`, `resume` of one queue. */
+const jobCommands = ({ program, io, url, setJob }: Ctx): void => {
   const queueCommand = (name: string, description: string) =>
     withCommonFlags(program.command(name).description(description)).requiredOption(
       "--queue <name>",
@@ -217,8 +270,6 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
   pause.action(() => setJob(url(pause.opts(), (u) => runPause(io, u, "pause", pause.opts()))))
   const resume = queueCommand("resume", "hand out jobs again after pause, waking idle workers")
   resume.action(() => setJob(url(resume.opts(), (u) => runPause(io, u, "resume", resume.opts()))))
-
-  return program
 }
 
 /** Run a parsed command: a failure prints its one-line reason on stderr. */

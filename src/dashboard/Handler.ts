@@ -70,6 +70,33 @@ const check = (options: DashboardOptions) => {
   return { intervalMs, prefix }
 }
 
+/** The view a `?view=` names (`overview` or `queue:<a valid queue name>`), or undefined. */
+const viewIn = (u: URL, prefix: string): string | undefined => {
+  const v = u.searchParams.get("view") ?? "overview"
+  if (v === "overview") return v
+  if (!v.startsWith("queue:")) return undefined
+  try {
+    queueKeys(v.slice(6), prefix)
+    return v
+  } catch {
+    return undefined
+  }
+}
+
+/** Constant-time comparison of the token an action carries with the dashboard's. */
+const sameToken = (token: string | undefined, given: string | undefined): boolean => {
+  if (token === undefined || given === undefined) return false
+  const a = Buffer.from(given)
+  const b = Buffer.from(token)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** A GET route answering one fixed asset. */
+const asset = (type: string, body: string) => (_u: URL, res: ServerResponse) => {
+  res.writeHead(200, { "content-type": `${type}; charset=utf-8`, "cache-control": "no-store", ...SECURITY_HEADERS })
+  res.end(body)
+}
+
 /** Make the handler. Throws InvalidOptions for a bad option (before connecting). */
 export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandler => {
   const { intervalMs, prefix } = check(options)
@@ -86,17 +113,7 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
   }, intervalMs)
   const streams = new Set<ServerResponse>()
 
-  const viewOf = (u: URL): string | undefined => {
-    const v = u.searchParams.get("view") ?? "overview"
-    if (v === "overview") return v
-    if (!v.startsWith("queue:")) return undefined
-    try {
-      queueKeys(v.slice(6), prefix)
-      return v
-    } catch {
-      return undefined
-    }
-  }
+  const viewOf = (u: URL) => viewIn(u, prefix)
 
   const stream = (res: ServerResponse, view: string) => {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" })
@@ -109,17 +126,7 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
     })
   }
 
-  const tokenOk = (given: string | undefined) => {
-    if (token === undefined || given === undefined) return false
-    const a = Buffer.from(given)
-    const b = Buffer.from(token)
-    return a.length === b.length && timingSafeEqual(a, b)
-  }
-
-  const asset = (type: string, body: string) => (_u: URL, res: ServerResponse) => {
-    res.writeHead(200, { "content-type": `${type}; charset=utf-8`, "cache-control": "no-store", ...SECURITY_HEADERS })
-    res.end(body)
-  }
+  const tokenOk = (given: string | undefined) => sameToken(token, given)
   const reading = (view: string | undefined, res: ServerResponse) => {
     if (view === undefined) return json(res, 400, { error: "give view=overview or view=queue:<a queue name>" })
     hub.latest(view).then(

@@ -6,13 +6,32 @@
  */
 import * as Effect from "effect/Effect"
 import { type Commands, makeCommands, type QueueStats, runScript } from "../engine/Commands.ts"
+import { decodeEntry } from "../engine/EventDecode.ts"
 import { queueKeys } from "../engine/Keys.ts"
+import { redisError } from "../engine/Replies.ts"
 import { Scripts } from "../engine/Scripts.ts"
 import type { FleetReader } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
 
-/** Rows each table shows (the totals are always exact). */
-export const DASHBOARD_LIMITS = { leases: 300, delayed: 100, dead: 200 } as const
+/** Rows each table shows (the totals are always exact); `feed`: newest stream entries read for the feed. */
+export const DASHBOARD_LIMITS = { leases: 300, delayed: 100, dead: 200, feed: 200 } as const
+
+/** The event kinds the feed shows: what went wrong with a lease or a job. */
+const FEED_KINDS = new Set(["lease-lost", "failed", "dead", "cancelled", "released", "paused", "resumed"])
+
+/** The newest entries of the queue's events stream (one XREVRANGE, bounded), as the feed's events. */
+const feedOf = (client: RedisClient, queue: string, eventsKey: string) =>
+  Effect.tryPromise({
+    try: () => client.command("XREVRANGE", [eventsKey, "+", "-", "COUNT", DASHBOARD_LIMITS.feed]),
+    catch: (e) => redisError("XREVRANGE", e, client.describe),
+  }).pipe(
+    Effect.map((reply) =>
+      (reply as ReadonlyArray<[string, ReadonlyArray<string>]>)
+        .flatMap(([id, fields]) => decodeEntry(queue, id, fields))
+        .filter((e) => FEED_KINDS.has(e.kind))
+        .slice(0, 50),
+    ),
+  )
 
 /** Payloads, results and errors longer than this are cut (with their full length given). */
 export const TEXT_LIMIT = 4096
@@ -88,6 +107,7 @@ export const makeReaders = (
         prefix,
         at: now,
         queues: snap.queues,
+        unreadable: snap.unreadable,
         rates: Object.fromEntries(snap.queues.map((q) => [q.queue, rates.of(q.queue)])),
       }
     }),
@@ -96,12 +116,14 @@ export const makeReaders = (
   const queue = (name: string) =>
     Effect.gen(function* () {
       const c = yield* commandsOf(name)
-      const [stats, leases, delayed, dead] = yield* Effect.all(
+      const [stats, leases, delayed, dead, workers, feed] = yield* Effect.all(
         [
           c.stats,
           runScript(client, c.keys, Scripts.leases, DASHBOARD_LIMITS.leases),
           runScript(client, c.keys, Scripts.delayedList, DASHBOARD_LIMITS.delayed),
           c.deadList(0, DASHBOARD_LIMITS.dead),
+          c.workers,
+          feedOf(client, name, c.keys.events),
         ],
         { concurrency: "unbounded" },
       )
@@ -128,6 +150,8 @@ export const makeReaders = (
         delayed,
         dead: { total: dead.total, shown: deadJobs.length, groups: [...groups.values()], jobs: deadJobs },
         rates: rates.of(name),
+        workers: workers.workers,
+        feed,
       }
     })
 

@@ -46,11 +46,12 @@ function overview(d) {
   const body = d.queues.map((q) => $("tr", { "data-queue": q.queue },
     $("td", {}, $("a", { href: "#/queue/" + encodeURIComponent(q.queue), text: q.queue })),
     cell(q.waiting, "num waiting"), cell(q.active, "num active"), cell(q.expired, "num expired" + (q.expired > 0 ? " bad" : "")),
-    cell(q.delayed, "num delayed"), cell(q.dead, "num dead"), cell(q.waiting > 0 ? ago(q.oldestWaitingAgeMs) : "–", "num"),
+    cell(q.delayed, "num delayed"), cell(q.dead, "num dead"), cell(q.workers, "num workers"), cell(q.waiting > 0 ? ago(q.oldestWaitingAgeMs) : "–", "num"),
     cell(q.counters.completed, "num completed"), $("td", {}, spark((d.rates[q.queue] || { points: [] }).points))));
   main.replaceChildren($("h2", { text: "Queues under " + d.prefix }),
     d.queues.length === 0 ? $("p", { class: "muted", text: "No queues yet." }) :
-    table("queues", [["queue"], ["waiting", "num"], ["active", "num"], ["expired, not swept", "num"], ["delayed", "num"], ["dead", "num"], ["oldest waiting", "num"], ["completed", "num"], ["completed / failed per s"]], body));
+    table("queues", [["queue"], ["waiting", "num"], ["active", "num"], ["expired, not swept", "num"], ["delayed", "num"], ["dead", "num"], ["workers", "num"], ["oldest waiting", "num"], ["completed", "num"], ["completed / failed per s"]], body),
+    ...(d.unreadable || []).map((u) => $("p", { class: "bad unreadable", text: u.queue + ": cannot be read: " + u.reason })));
 }
 
 async function act(queue, action, target, count) {
@@ -88,6 +89,15 @@ function queue(d) {
     $("p", {}, ...[["waiting", s.waiting], ["active", s.active], ["expired, not swept", s.expired], ["delayed", s.delayed], ["dead", s.dead], ["completed", s.counters.completed]].map(([k, v]) => $("span", { class: "pill", id: "count-" + k.split(",")[0], text: k + " " + v }))),
     $("h3", { text: "Leases by deadline (" + d.leases.total + " active" + (d.leases.total > rows.length ? ", first " + rows.length + " shown" : "") + ")" }),
     table("leases", [["job"], ["attempt", "num"], ["token", "num"], ["time left (Redis clock)", "num"]], rows.map((r) => r.tr)),
+    $("h3", { text: "Workers (" + d.workers.length + ")" }),
+    table("workers", [["worker"], ["host"], ["pid", "num"], ["state"], ["running", "num"], ["last seen", "num"], ["started"]], d.workers.map((w) => $("tr", { "data-worker": w.id },
+      cell(w.id), cell(w.host), cell(w.pid, "num"), cell(w.state), cell(w.running + " of " + w.concurrency, "num"),
+      cell(ago(Math.max(0, d.leases.now - w.lastSeenAt)) + " ago", "num"), cell(new Date(w.startedAt).toISOString())))),
+    $("h3", { text: "Feed: lease losses, failures, deaths, cancels (newest first)" }),
+    $("p", { class: "muted", text: "Self-fences " + s.counters.selfFenced + " · refused late acknowledgements " + s.counters.refused + " · lost leases " + s.counters.lostLeases + " (since the queue was created)" }),
+    table("feed", [["when"], ["event"], ["job"], ["detail"]], d.feed.map((e) => $("tr", { "data-event": e.eventId },
+      cell(new Date(e.at).toISOString()), cell(e.kind), cell(e.jobId),
+      cell(e.kind === "lease-lost" ? "attempt " + e.attempt : e.kind === "failed" ? e.reason + (e.willRetry ? ", will retry" : ", no retry") : e.kind === "dead" ? e.reason : e.kind === "cancelled" ? "was " + e.was : "")))),
     ...deadSection(d),
     $("h3", { text: "Delayed (" + d.delayed.total + ")" }),
     table("delayed", [["job"], ["due in", "num"]], d.delayed.jobs.map((j) => $("tr", { "data-id": j.id }, cell(j.id), cell(ago(Math.max(0, j.dueAt - d.delayed.now)), "num")))));

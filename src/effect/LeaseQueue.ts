@@ -12,30 +12,39 @@
  * ```
  *
  * A program uses several queues by declaring several keys. The layer owns one Redis
- * connection and closes it on teardown; workers of the queue share it (and open one more
- * connection each for their blocking wait).
+ * connection and closes it on teardown (one more with `durability`, for the adds' `WAIT`);
+ * workers of the queue share it (and open one more connection each for their blocking
+ * wait, one per partition of a partitioned queue).
  * @module
  */
-import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope } from "effect"
-import type { DeadJob, QueueStats, ScriptFailure } from "../engine/Commands.ts"
+import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope, Stream } from "effect"
+import type { DeadJob, ScriptFailure } from "../engine/Commands.ts"
 import {
   InvalidOptions,
   type InvalidPayload,
   type InvalidQueueName,
+  type NotReplicated,
   QueueClosed,
   type RedisError,
 } from "../engine/Errors.ts"
+import type { EventsFrom, JobEvent } from "../engine/Events.ts"
 import type { BulkJob, JobOptions } from "../engine/Job.ts"
 import type { CancelledFrom, JobInfo } from "../engine/JobCommands.ts"
-import { type ControlError, makeJobControl } from "../engine/JobControl.ts"
+import type { ControlError } from "../engine/JobControl.ts"
 import { checkQueueName, DEFAULT_PREFIX } from "../engine/Keys.ts"
 import {
-  checkQueueOptions,
-  makeQueueCore,
-  type QueueCore,
-  type QueueSettingsInput,
-  readOnly,
-} from "../engine/QueueCore.ts"
+  type AnyQueue,
+  type AnyQueueStats,
+  checkLayout,
+  type DurabilitySettings,
+  LAYOUT_KEYS,
+  type LayoutInput,
+  makeQueue,
+} from "../engine/partition/Queue.ts"
+import { checkQueueOptions, type QueueSettingsInput } from "../engine/QueueCore.ts"
+import { type FinishedJob, makeQueueEvents, type WaitForTimeout } from "../engine/QueueEvents.ts"
+import type { WorkerInfo } from "../engine/Registry.ts"
+import { redisError } from "../engine/Replies.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { checkObject, checkPage, Limits } from "../engine/Validate.ts"
 import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
@@ -48,7 +57,7 @@ import {
 } from "./Payload.ts"
 
 /** Options of {@link make} and {@link layer}. */
-export interface Options<A> extends QueueSettingsInput {
+export interface Options<A> extends QueueSettingsInput, LayoutInput {
   /** The queue name: 1–100 characters of `[A-Za-z0-9._-]`. Required. */
   readonly name: string
   /**
@@ -69,9 +78,10 @@ export type { BulkJob } from "../engine/Job.ts"
 /**
  * Everything `add` and `addBulk` can fail with. Nothing is written when they fail, except
  * with `OutcomeUnknown`: the call was sent and no reply came within `callTimeoutMs`
- * (default 10 s), so the jobs (`jobIds`) may or may not be stored.
+ * (default 10 s), so the jobs (`jobIds`) may or may not be stored; and with
+ * `NotReplicated` (only with `durability`): the jobs were written, not yet replicated.
  */
-export type AddError = InvalidOptions | InvalidPayload | QueueClosed | ScriptFailure
+export type AddError = InvalidOptions | InvalidPayload | QueueClosed | ScriptFailure | NotReplicated
 
 const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
 
@@ -82,8 +92,11 @@ const jobIds = (ids: unknown): Effect.Effect<ReadonlyArray<string>, InvalidOptio
 
 /** @internal What a worker needs from the queue it runs on. */
 export interface Internals<A> {
-  readonly core: QueueCore
+  /** The queue, ordinary or partitioned, with its validated `partitions` and `durability`. */
+  readonly queue: AnyQueue
   readonly client: RedisClient
+  /** Told of each failed connection attempt of `client` (and of its duplicates), as a Redis error naming the server. */
+  readonly connectionErrors: Set<(error: RedisError) => void>
   readonly codec: PayloadCodec<A>
   /** Workers running on this queue: closed before the queue's connection is. */
   readonly workers: Set<{ readonly close: Effect.Effect<void> }>
@@ -102,8 +115,13 @@ export interface Service<A> {
   readonly add: (payload: A, options?: JobOptions) => Effect.Effect<string, AddError>
   /** Add up to 10 000 jobs in one Redis call, all validated and encoded first: all or nothing. */
   readonly addBulk: (jobs: ReadonlyArray<BulkJob<A>>) => Effect.Effect<ReadonlyArray<string>, AddError>
-  /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters. */
-  readonly stats: Effect.Effect<QueueStats, QueueClosed | ScriptFailure>
+  /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters; for a partitioned queue, summed, with each partition's in `partitions`. */
+  readonly stats: Effect.Effect<AnyQueueStats, QueueClosed | ScriptFailure>
+  /**
+   * The queue's live workers, each as its last heartbeat recorded it (see `Queue.workers`
+   * of the Promise face). O(W) for W registered workers.
+   */
+  readonly workers: Effect.Effect<ReadonlyArray<WorkerInfo>, QueueClosed | ScriptFailure>
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. Default limit 500 per call. */
   readonly sweep: (
     options?: SweepPassOptions,
@@ -145,9 +163,57 @@ export interface Service<A> {
   readonly isPaused: Effect.Effect<boolean, ControlError>
   /** Free a dedupe key now (TTL or until finished); true when it was held. O(log N). */
   readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
+  /**
+   * The queue's events from `from` ("now" by default, "start", or an event's `eventId`):
+   * a Stream that never ends by itself, on a connection of its own (closed when the
+   * Stream ends); after a lost connection it reads on from the last event it passed on.
+   * Fails with {@link InvalidOptions} for a bad `from`.
+   */
+  readonly events: (options?: {
+    readonly from?: EventsFrom | undefined
+  }) => Stream.Stream<JobEvent, InvalidOptions | RedisError | QueueClosed>
+  /**
+   * Succeeds once job `id` has ended (completed, dead or cancelled), with what the queue
+   * knows of it; fails with {@link WaitForTimeout} after `timeoutMs` (default 60 000).
+   */
+  readonly waitFor: (
+    id: string,
+    options?: { readonly timeoutMs?: number | undefined },
+  ) => Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed>
+  /** Keep about `maxLen` stream entries (0: no events; whole number 0 … 10 000 000; default until set 10 000). O(1). */
+  readonly setEventRetention: (maxLen: number) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
+  /** The queue's event retention. */
+  readonly eventRetention: Effect.Effect<number, RedisError | QueueClosed>
   /** @internal Present on services built by {@link make}; a worker needs it. Absent on test doubles. */
   readonly [InternalsKey]?: Internals<A>
 }
+
+/**
+ * Open the queue's connection in the scope, reporting each failed connection attempt to
+ * the listeners in `connectionErrors` (the queue's workers). With `durability`, one more
+ * connection for the adds and their `WAIT`: workers send their heartbeats on the first,
+ * and must never queue behind a `WAIT`.
+ */
+const openConnections = (connection: ConnectionOption | undefined, durability: DurabilitySettings | undefined) =>
+  Effect.gen(function* () {
+    const connectionErrors = new Set<(error: RedisError) => void>()
+    let server: string | undefined
+    const onError = (e: Error) => {
+      for (const listener of connectionErrors) listener(redisError("connect", e, server))
+    }
+    const client: RedisClient = yield* Effect.acquireRelease(
+      parseOptions(() => connect(connection, { onError })),
+      (c) => Effect.promise(() => c.close()),
+    )
+    server = client.describe
+    const addsVia = durability
+      ? yield* Effect.acquireRelease(
+          Effect.sync(() => client.duplicate()),
+          (c) => Effect.promise(() => c.close()),
+        )
+      : client
+    return { client, addsVia, connectionErrors }
+  })
 
 /**
  * Build a queue service in a scope: validates the options (failing with
@@ -160,15 +226,13 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
     const given: Partial<Options<A>> = yield* Effect.fromResult(checkObject("options", options))
     const { name, schema, ...rest } = given
     const queue = yield* Effect.fromResult(checkQueueName(name))
-    const settings = yield* Effect.fromResult(checkQueueOptions(rest, ["connection"]))
+    const settings = yield* Effect.fromResult(checkQueueOptions(rest, ["connection", ...LAYOUT_KEYS]))
+    const layout = yield* Effect.fromResult(checkLayout(rest))
     if (schema !== undefined && !Schema.isSchema(schema)) {
       return yield* Effect.fail(invalid("schema", schema, "must be an Effect Schema (or left out for plain JSON)"))
     }
-    const client = yield* Effect.acquireRelease(
-      parseOptions(() => connect(rest.connection)),
-      (c) => Effect.promise(() => c.close()),
-    )
-    const core = makeQueueCore(client, queue, settings)
+    const { client, addsVia, connectionErrors } = yield* openConnections(rest.connection, layout.durability)
+    const core = makeQueue(client, queue, settings, layout, addsVia)
     // on teardown, first close the workers still running on this queue (gracefully), then the queue
     const workers = new Set<{ readonly close: Effect.Effect<void> }>()
     yield* Effect.addFinalizer(() =>
@@ -177,12 +241,17 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
       ),
     )
     const codec = makePayloadCodec(schema, settings.maxPayloadBytes)
+    const events = makeQueueEvents(
+      client,
+      queue,
+      (core.partitioned?.parts ?? [core.core]).map((p) => p.keys),
+    )
     const unlessClosed = <B, E>(effect: Effect.Effect<B, E>): Effect.Effect<B, E | QueueClosed> =>
       Effect.suspend(
         (): Effect.Effect<B, E | QueueClosed> => (core.isClosed() ? Effect.fail(new QueueClosed({ queue })) : effect),
       )
 
-    const control = makeJobControl(core)
+    const control = core.control
     const service: Service<A> = {
       name: queue,
       prefix: settings.prefix,
@@ -206,22 +275,26 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
           return yield* core.addBulk(encoded)
         }),
       stats: core.stats,
+      workers: core.workers,
       sweep: (sweepOptions = {}) =>
         Effect.fromResult(checkObject("options", sweepOptions)).pipe(Effect.flatMap((o) => core.sweep(o))),
       deadJobs: (page = {}) =>
         Effect.fromResult(checkPage(page)).pipe(
-          Effect.flatMap(({ offset, count }) => unlessClosed(readOnly(core.calls.deadList(offset, count)))),
+          Effect.flatMap(({ offset, count }) => unlessClosed(core.deadList(offset, count))),
         ),
-      retryDead: (ids) =>
-        jobIds(ids).pipe(
-          Effect.flatMap((list) => unlessClosed(core.calls.deadRetry({ ids: list }))),
-          Effect.map((r) => r.count),
+      retryDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadRetry(list)))),
+      purgeDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadPurge(list)))),
+      events: (o = {}) =>
+        Stream.unwrap(
+          unlessClosed(Effect.fromResult(checkObject("options", o))).pipe(
+            Effect.flatMap((checked) =>
+              Effect.try({ try: () => events.events(checked.from), catch: (e) => e as InvalidOptions }),
+            ),
+          ),
         ),
-      purgeDead: (ids) =>
-        jobIds(ids).pipe(
-          Effect.flatMap((list) => unlessClosed(core.calls.deadPurge({ ids: list }))),
-          Effect.map((r) => r.count),
-        ),
+      waitFor: (id, o = {}) => unlessClosed(events.waitFor(id, o)),
+      setEventRetention: (maxLen) => unlessClosed(events.setEventRetention(maxLen)),
+      eventRetention: unlessClosed(events.eventRetention),
       getJob: (id) =>
         control
           .getJob(id)
@@ -237,7 +310,7 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
       resume: control.resume,
       isPaused: control.isPaused,
       clearDedupe: control.clearDedupe,
-      [InternalsKey]: { core, client, codec, workers },
+      [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }
     return service
   })

@@ -10,21 +10,55 @@
  * ```
  * @module
  */
-import { Cause, type Context, Effect, Fiber, FiberSet, Layer, type Scope } from "effect"
+import { Cause, Context, Effect, FiberSet, Layer, Result, type Scope, Tracer } from "effect"
 import type { ScriptFailure } from "../engine/Commands.ts"
-import { InvalidOptions, type QueueClosed, RedisUnavailable } from "../engine/Errors.ts"
-import type { Job } from "../engine/Job.ts"
+import { InvalidOptions, JobTimedOut, type QueueClosed } from "../engine/Errors.ts"
+import type { Job as EngineJob } from "../engine/Job.ts"
+import { checkDurability, type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
+import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { LeaseRef } from "../engine/scripts/Lease.ts"
-import { checkObject } from "../engine/Validate.ts"
+import { type Checked, checkObject } from "../engine/Validate.ts"
 import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
-import { startWorker, type WorkerState } from "../engine/worker/Worker.ts"
+import type { WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
-import type { RedisClient } from "../redis/Client.ts"
 import { InternalsKey, type Service } from "./LeaseQueue.ts"
 import { parseOptions, type ValidationError } from "./Payload.ts"
 
 /** A job's lease, as lease-lost and dead hooks see it. */
 export type { LeaseRef } from "../engine/scripts/Lease.ts"
+
+/**
+ * A job as an Effect handler (and the hooks) see it: id, payload, attempt, maxAttempts,
+ * token, signal as for the Promise face; `progress` is an Effect.
+ */
+export interface Job<A> extends Omit<EngineJob<A>, "progress"> {
+  /**
+   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored with the
+   * worker's next heartbeat (within one heartbeat period), where `getJob` shows it. Fails
+   * with `InvalidOptions` (field "progress") for a value with no JSON form.
+   */
+  readonly progress: (value: unknown) => Effect.Effect<void, InvalidOptions>
+}
+
+/** The Effect face's view of an engine job (one per job: hooks and handler see the same object). */
+const effectJobs = new WeakMap<EngineJob<unknown>, Job<unknown>>()
+const asEffectJob = <A>(job: EngineJob<A>): Job<A> => {
+  const known = effectJobs.get(job as EngineJob<unknown>)
+  if (known) return known as Job<A>
+  const made: Job<A> = {
+    id: job.id,
+    payload: job.payload,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    token: job.token,
+    get signal() {
+      return job.signal
+    },
+    progress: (value) => Effect.try({ try: () => job.progress(value), catch: (e) => e as InvalidOptions }),
+  }
+  effectJobs.set(job as EngineJob<unknown>, made as Job<unknown>)
+  return made
+}
 
 /**
  * What happened to jobs. Each hook returns an Effect, run in its own fiber (hooks never
@@ -34,7 +68,10 @@ export type { LeaseRef } from "../engine/scripts/Lease.ts"
 export interface Hooks<A, Out, E, R> {
   /** The handler succeeded and the job was acknowledged. */
   readonly onCompleted?: ((job: Job<A>, result: Out) => Effect.Effect<void, never, R>) | undefined
-  /** The handler failed (or died); `willRetry` is false when the job went to dead. */
+  /**
+   * The handler failed (or died, or ran past its `timeoutMs`: then the cause is a defect
+   * carrying the `JobTimedOut`); `willRetry` is false when the job went to dead.
+   */
   readonly onFailed?:
     | ((job: Job<A>, cause: Cause.Cause<E>, willRetry: boolean) => Effect.Effect<void, never, R>)
     | undefined
@@ -42,11 +79,15 @@ export interface Hooks<A, Out, E, R> {
   readonly onLeaseLost?:
     | ((job: LeaseRef, reason: "lease-lost" | "self-fenced") => Effect.Effect<void, never, R>)
     | undefined
-  /** The job went to dead: reason `failed` (attempts used up), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
+  /** The job was cancelled while its handler ran: the handler was interrupted (its signal's reason a `JobCancelled`), it did not ack, and the job is not retried. */
+  readonly onCancelled?: ((job: LeaseRef) => Effect.Effect<void, never, R>) | undefined
+  /** The job went to dead: reason `failed` (attempts used up), `timeout` (its last attempt timed out), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
   readonly onDead?: ((job: LeaseRef, reason: string, error: unknown) => Effect.Effect<void, never, R>) | undefined
   /**
    * An error the worker survived (it keeps retrying): a Redis error (`RedisUnavailable`
-   * naming the server, also while the worker waits for an unreachable Redis to start), a
+   * naming the server, once per failed connection attempt of the queue's connection or of
+   * the worker's own, also while the worker waits for an unreachable Redis to start), a
+   * complete not confirmed by replicas in time (`NotReplicated`, with `durability`), a
    * backoff function that threw or answered nonsense (`CallbackFailed`, `InvalidOptions`),
    * a loop that failed (`WorkerLoopFailed`). A hook that fails is logged, not passed here.
    * Default: `Effect.logWarning`, at most one warning per 30 s (saying how many were not shown).
@@ -58,10 +99,19 @@ export interface Hooks<A, Out, E, R> {
  * Options of a worker: the engine's options (concurrency 1, leaseMs 30 000, heartbeatMs
  * leaseMs / 3, exponential backoff from 1 s, shutdownGraceMs 10 000, shutdownAbortGraceMs
  * 5000, leaseGraceMs max(1000, leaseMs / 10), in-process sweeping on, keepCompleted 0,
- * blockTimeoutMs 5000 — see `WorkerOptions`) and the hooks. The
- * prefix and connection are the queue's.
+ * blockTimeoutMs 5000 — see `WorkerOptions`), `durability` and the hooks. The prefix,
+ * connection and `partitions` are the queue's.
  */
-export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix">, Hooks<A, Out, E, R> {}
+export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix">, Hooks<A, Out, E, R> {
+  /**
+   * Confirm each `complete` reached this many replicas (Redis `WAIT`, on one more
+   * connection of its own so heartbeats never queue behind it). A complete not confirmed
+   * in time is reported to `onError` as a `NotReplicated` (it was written; it may be redone
+   * after a failover). `false` turns it off. Default: the queue's `durability` (off unless
+   * the queue layer sets it).
+   */
+  readonly durability?: Durability | false | undefined
+}
 
 /** A running worker. */
 export interface Handle {
@@ -78,47 +128,66 @@ export interface Handle {
 /** What starting a worker can fail with: bad options, or a queue that cannot be used. */
 export type StartError = ValidationError | QueueClosed | ScriptFailure
 
-const UNREACHABLE_POLL_MS = 500
+const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onCancelled", "onError"] as const
+const HOOK_DRAIN_MS = 2_000
+
+const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
 
 /**
- * Run `effect`; while it runs, report the client's connection error as a
- * {@link RedisUnavailable} naming the server: when it first appears or changes, and again
- * every 30 s while it lasts. Without this, a worker started on an unreachable Redis says
- * nothing until the client gives up on its first command.
+ * The options a worker may not take or must take as functions: the queue's layout and key
+ * prefix belong to its layer (a worker serves the queue as it is); hooks are functions.
  */
-const whileUnreachable =
-  (client: RedisClient, report: (e: RedisUnavailable) => void) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.gen(function* () {
-      const check = unreachableCheck(client, report)
-      const watcher = yield* Effect.forkChild(
-        Effect.gen(function* () {
-          while (true) {
-            yield* Effect.sleep(UNREACHABLE_POLL_MS)
-            check()
-          }
-        }),
+const checkOwnKeys = (given: Record<string, unknown>): Checked<void> => {
+  for (const key of ["prefix", "partitions"] as const) {
+    if (given[key] !== undefined) {
+      return Result.fail(
+        invalid(`options.${key}`, given[key], `a worker uses its queue's ${key}; set it on the queue layer`),
       )
-      return yield* effect.pipe(Effect.ensuring(Fiber.interrupt(watcher)))
-    })
-
-/** One look at the client, for {@link whileUnreachable}: reports a new or changed error, or one 30 s old. */
-const unreachableCheck = (client: RedisClient, report: (e: RedisUnavailable) => void) => {
-  let last: string | undefined
-  let at = 0
-  return () => {
-    const why = client.status() === "ready" ? undefined : client.lastError?.()
-    const now = Date.now()
-    if (why !== undefined && (why !== last || now - at >= WARN_WINDOW_MS)) {
-      at = now
-      report(new RedisUnavailable({ reason: why, server: client.describe }))
     }
-    last = why
   }
+  for (const key of HOOK_KEYS) {
+    if (given[key] !== undefined && typeof given[key] !== "function") {
+      return Result.fail(invalid(`options.${key}`, given[key], "must be a function returning an Effect"))
+    }
+  }
+  return Result.void
 }
 
-const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onError"] as const
-const HOOK_DRAIN_MS = 2_000
+/** Check what `make` was given, before anything is opened: the queue's internals, the engine settings, durability. */
+const checkStart = <A>(service: Service<A>, handler: unknown, options: object) =>
+  Effect.gen(function* () {
+    const internals = service[InternalsKey]
+    if (internals === undefined) {
+      const reason = "a worker needs a queue service built by LeaseQueue.make, layer or layerConfig"
+      return yield* Effect.fail(invalid("queue", service.name, reason))
+    }
+    if (typeof handler !== "function") {
+      return yield* Effect.fail(invalid("handler", handler, "must be a function (job) => Effect"))
+    }
+    const given = yield* Effect.fromResult(checkObject("options", options))
+    yield* Effect.fromResult(checkOwnKeys(given))
+    const resolved = yield* parseOptions(() => resolveWorkerOptions(given, [...HOOK_KEYS, "durability"]))
+    const durability =
+      given.durability === undefined
+        ? internals.queue.durability
+        : yield* Effect.fromResult(checkDurability(given.durability))
+    return { internals, durability, settings: durableSettings(resolved, durability) }
+  })
+
+/** The `onError` a worker reports to: the user's, or a warning log at most once per 30 s. */
+const errorReporter = <R>(queue: string, onError: ((error: unknown) => Effect.Effect<void, never, R>) | undefined) => {
+  if (onError) return onError
+  const allowWarning = makeRateLimiter(WARN_WINDOW_MS)
+  return (error: unknown): Effect.Effect<void, never, R> =>
+    Effect.suspend(() => {
+      const suppressed = allowWarning()
+      if (suppressed === undefined) return Effect.void
+      const more = suppressed > 0 ? [`(+${suppressed} more since the last such warning)`] : []
+      return Effect.logWarning("leaseq worker: error, it goes on", error, ...more).pipe(
+        Effect.annotateLogs("queue", queue),
+      )
+    })
+}
 
 /**
  * Start a worker on the queue service `queue`, running `handler` for each job, at most
@@ -127,6 +196,7 @@ const HOOK_DRAIN_MS = 2_000
  * release their jobs). The handler succeeding completes the job; failing retries it with
  * backoff or, when attempts are used up, moves it to dead. Each handler runs in its own
  * scope, closed when it ends; it may use any service the worker's context provides.
+ * A partitioned queue is served partition by partition (see `partitions` on the queue).
  */
 export const make = <I, A, Out, E, R, RH = never>(
   queue: Context.Key<I, Service<A>>,
@@ -135,46 +205,13 @@ export const make = <I, A, Out, E, R, RH = never>(
 ): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH> =>
   Effect.gen(function* () {
     const service = yield* queue
-    const internals = service[InternalsKey]
-    if (internals === undefined) {
-      return yield* Effect.fail(
-        new InvalidOptions({
-          field: "queue",
-          value: service.name,
-          reason: "a worker needs a queue service built by LeaseQueue.make, layer or layerConfig",
-        }),
-      )
-    }
-    if (typeof handler !== "function") {
-      return yield* Effect.fail(
-        new InvalidOptions({ field: "handler", value: handler, reason: "must be a function (job) => Effect" }),
-      )
-    }
-    const given = yield* Effect.fromResult(checkObject("options", options))
-    if (given.prefix !== undefined) {
-      return yield* Effect.fail(
-        new InvalidOptions({
-          field: "options.prefix",
-          value: given.prefix,
-          reason: "a worker uses its queue's prefix; set it on the queue layer",
-        }),
-      )
-    }
-    const settings = yield* parseOptions(() => resolveWorkerOptions(given, HOOK_KEYS))
-    for (const key of HOOK_KEYS) {
-      if (given[key] !== undefined && typeof given[key] !== "function") {
-        return yield* Effect.fail(
-          new InvalidOptions({
-            field: `options.${key}`,
-            value: given[key],
-            reason: "must be a function returning an Effect",
-          }),
-        )
-      }
-    }
-    const { core, client, codec } = internals
+    const { internals, durability, settings } = yield* checkStart(service, handler, options)
+    const { queue: served, client, codec } = internals
 
-    const context = yield* Effect.context<Exclude<R, Scope.Scope> | RH>()
+    // without the span current here: a handler's spans are children of its job's process span
+    const context = Context.omit(Tracer.ParentSpan)(
+      yield* Effect.context<Exclude<R, Scope.Scope> | RH>(),
+    ) as Context.Context<Exclude<R, Scope.Scope> | RH>
     const hookFibers = yield* FiberSet.make()
     const runHook = yield* FiberSet.runtime(hookFibers)<RH>()
     const fire = (hook: () => Effect.Effect<void, never, RH> | undefined) => {
@@ -184,49 +221,47 @@ export const make = <I, A, Out, E, R, RH = never>(
         ),
       )
     }
-    const allowWarning = makeRateLimiter(WARN_WINDOW_MS)
-    const onError =
-      options.onError ??
-      ((error: unknown) =>
-        Effect.suspend(() => {
-          const suppressed = allowWarning()
-          if (suppressed === undefined) return Effect.void
-          const more = suppressed > 0 ? [`(+${suppressed} more since the last such warning)`] : []
-          return Effect.logWarning("leaseq worker: error, it goes on", error, ...more).pipe(
-            Effect.annotateLogs("queue", service.name),
-          )
-        }))
-    // a Redis that cannot be reached is reported while the worker waits for it, not only when it gives up
-    yield* core.ensureOpen.pipe(whileUnreachable(client, (e) => fire(() => onError(e))))
+    const onError = errorReporter(service.name, options.onError)
+    // every failed connection attempt is reported while the worker lives (also while it waits to start)
+    const reportConnection = (e: unknown) => fire(() => onError(e))
+    yield* Effect.acquireRelease(
+      Effect.sync(() => internals.connectionErrors.add(reportConnection)),
+      () => Effect.sync(() => internals.connectionErrors.delete(reportConnection)),
+    )
+    yield* served.ensureOpen
     // the engine gives hooks a squashed error; keep each failed job's full, typed cause
     const causes = new WeakMap<Job<A>, Cause.Cause<E>>()
 
-    const blocking = yield* Effect.acquireRelease(
-      Effect.sync(() => client.duplicate()),
-      (b) => Effect.promise(() => b.close(200)),
+    const keys = servedKeys(service.name, service.prefix, served.partitions)
+    const connections = yield* Effect.acquireRelease(
+      Effect.sync(() => openWorkerConnections(client, keys.length, durability)),
+      (c) => Effect.promise(() => c.close(200)),
     )
     const engine = yield* Effect.acquireRelease(
-      startWorker<A>(core.commands, blocking, settings, {
+      startServing<A>(connections.client, keys, connections.blocking, settings, {
         decode: codec.decode,
-        handler: (job) =>
-          Effect.suspend(() => handler(job)).pipe(
-            Effect.onError((cause) => Effect.sync(() => causes.set(job, cause))),
+        handler: (engineJob) =>
+          Effect.suspend(() => handler(asEffectJob(engineJob))).pipe(
+            Effect.onError((cause) => Effect.sync(() => causes.set(asEffectJob(engineJob), cause))),
             Effect.scoped,
             Effect.provideContext(context),
           ),
         // throws for a result JSON cannot hold (a BigInt, a cycle): the engine fails the job with it
         encodeResult: (result) => JSON.stringify(result ?? null) ?? "null",
         hooks: {
-          completed: (job, result) => fire(() => options.onCompleted?.(job, result as Out)),
-          failed: (job, error, willRetry) =>
+          completed: (job, result) => fire(() => options.onCompleted?.(asEffectJob(job), result as Out)),
+          failed: (engineJob, error, willRetry) =>
             fire(() => {
-              const cause = causes.get(job) ?? Cause.die(error)
+              const job = asEffectJob(engineJob)
+              // a timeout interrupted the handler: the failure is the timeout, not that interruption
+              const cause = error instanceof JobTimedOut ? Cause.die(error) : (causes.get(job) ?? Cause.die(error))
               causes.delete(job)
               return options.onFailed?.(job, cause, willRetry)
             }),
+          cancelled: (job) => fire(() => options.onCancelled?.(job)),
           leaseLost: (job, reason) => fire(() => options.onLeaseLost?.(job, reason)),
           dead: (job, reason, error) => fire(() => options.onDead?.(job, reason, error)),
-          error: (error) => fire(() => onError(error)),
+          error: (error) => fire(() => onError(unwrapNotReplicated(error))),
         },
       }),
       (h) =>

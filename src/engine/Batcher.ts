@@ -28,6 +28,44 @@ export interface BatchLimits<I> {
   readonly weight?: (item: I) => number
 }
 
+/** How many of the first pending items one call takes: at most `maxItems`, and within `maxWeight` (at least one). */
+const batchSize = <I>(
+  pending: ReadonlyArray<{ readonly item: I }>,
+  maxItems: number,
+  maxWeight: number,
+  weight: (item: I) => number,
+): number => {
+  let n = 0
+  let total = 0
+  while (n < pending.length && n < maxItems) {
+    const w = weight(pending[n]!.item)
+    if (n > 0 && total + w > maxWeight) break
+    total += w
+    n++
+  }
+  return n
+}
+
+/** Queue `item` for the drainer and wait for its answer (which may come before the wait starts). */
+const waitInQueue = <I, O, E>(
+  pending: Array<{ readonly item: I; readonly done: (exit: Exit.Exit<O, E>) => void }>,
+  item: I,
+): Effect.Effect<O, E> => {
+  let answer: Exit.Exit<O, E> | undefined
+  let wake: ((exit: Exit.Exit<O, E>) => void) | undefined
+  pending.push({
+    item,
+    done: (exit) => {
+      if (wake) wake(exit)
+      else answer = exit
+    },
+  })
+  return Effect.callback<O, E>((resume) => {
+    if (answer) resume(answer)
+    else wake = resume
+  })
+}
+
 /**
  * Make a batcher over `run`, which must answer one output per input, in order.
  * `limits` is a count (at most that many inputs per call) or {@link BatchLimits}.
@@ -54,14 +92,7 @@ export const makeBatcher = <I, O, E>(
       inFlight = false
       return undefined
     }
-    let n = 0
-    let total = 0
-    while (n < pending.length && n < maxItems) {
-      const w = weight(pending[n]!.item)
-      if (n > 0 && total + w > maxWeight) break
-      total += w
-      n++
-    }
+    const n = batchSize(pending, maxItems, maxWeight, weight)
     const batch = pending.slice(0, n)
     pending = pending.slice(n)
     return batch
@@ -92,22 +123,8 @@ export const makeBatcher = <I, O, E>(
   return {
     submit: (item) =>
       Effect.suspend(() => {
-        if (inFlight) {
-          // queued in this same synchronous step as the check (a drainer is surely still to come)
-          let answer: Exit.Exit<O, E> | undefined
-          let wake: ((exit: Exit.Exit<O, E>) => void) | undefined
-          pending.push({
-            item,
-            done: (exit) => {
-              if (wake) wake(exit)
-              else answer = exit
-            },
-          })
-          return Effect.callback<O, E>((resume) => {
-            if (answer) resume(answer)
-            else wake = resume
-          })
-        }
+        // queued in this same synchronous step as the check (a drainer is surely still to come)
+        if (inFlight) return waitInQueue(pending, item)
         inFlight = true
         return run([item]).pipe(
           Effect.map((out) => out[0] as O),

@@ -8,18 +8,19 @@ import * as Effect from "effect/Effect"
 import type { RedisClient } from "../redis/Client.ts"
 import type { LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
 import type { QueueKeys } from "./Keys.ts"
+import type { WorkerRecord } from "./Registry.ts"
 import { redisError, scriptError } from "./Replies.ts"
 import { newRequestId, newWorkerId } from "./RequestId.ts"
 import { Scripts } from "./Scripts.ts"
 import type { NewJob } from "./scripts/Add.ts"
 import type { DeadTarget } from "./scripts/Admin.ts"
-import type { Completion, FailMode, LeaseRef } from "./scripts/Lease.ts"
+import type { Completion, ExtendRef, FailMode, LeaseRef } from "./scripts/Lease.ts"
 import { type ScriptDef, scriptKeys } from "./scripts/Script.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, verifyQueue } from "./Verify.ts"
 
 export type { NewJob } from "./scripts/Add.ts"
 export type { DeadJob, QueueStats } from "./scripts/Admin.ts"
-export type { LeaseRef, Reservation } from "./scripts/Lease.ts"
+export { type ExtendAnswer, type ExtendRef, extendAnswer, type LeaseRef, type Reservation } from "./scripts/Lease.ts"
 export type { SweepResult, SweptDead } from "./scripts/Sweep.ts"
 
 /** Errors a script call can end with. */
@@ -119,6 +120,8 @@ const leaseCommands = (run: Run) => {
      * `ids.requestId` the call (default: a fresh random id, drawn when this Effect is
      * built): a second run of the worker's last call (a re-send after a lost reply, or
      * the same Effect run again) answers the same leases and statuses and changes nothing.
+     * `ids.timeoutMs` is the worker's default timeout for jobs added without one (default
+     * none): the server extends no such lease past its run start + timeout + leaseMs.
      */
     reserve: (
       count: number,
@@ -126,7 +129,7 @@ const leaseCommands = (run: Run) => {
       promoteLimit: number,
       completes: ReadonlyArray<Completion> = [],
       keep = 0,
-      ids: { readonly workerId?: string; readonly requestId?: string } = {},
+      ids: { readonly workerId?: string; readonly requestId?: string; readonly timeoutMs?: number } = {},
     ) =>
       run(Scripts.reserve, {
         workerId: ids.workerId ?? defaultWorkerId,
@@ -135,12 +138,27 @@ const leaseCommands = (run: Run) => {
         leaseMs,
         promoteLimit,
         keep,
+        timeoutMs: ids.timeoutMs ?? 0,
         completes,
       }),
 
-    /** Extend leases; one deadline (0: lost) per lease. Any number of leases (chunked). */
-    extend: (leases: ReadonlyArray<LeaseRef>, leaseMs: number) =>
-      chunked(leases, (part) => run(Scripts.extend, { leases: part, leaseMs })),
+    /**
+     * Extend leases (storing the progress each carries); per lease its new deadline (> 0),
+     * or 0 lost, -1 cancelled, -2 at its timeout limit (see {@link extendAnswer}).
+     * `worker` (optional) refreshes that worker's registry record in the same call. Any
+     * number of leases (chunked; the record goes with each chunk).
+     */
+    extend: (leases: ReadonlyArray<ExtendRef>, leaseMs: number, worker?: WorkerRecord) =>
+      chunked(leases, (part) => run(Scripts.extend, { leases: part, leaseMs, worker })),
+
+    /**
+     * Read the registry: the workers whose heartbeat is recent enough, by id, and the Redis
+     * time of the read (ms). O(W) for W workers.
+     */
+    workers: run(Scripts.workers, undefined),
+
+    /** Take a worker's record out of the registry (at close). */
+    workerLeave: (workerId: string) => run(Scripts.workerLeave, workerId),
 
     /** Acknowledge jobs; true per job completed, false when its lease was lost. Any number (chunked). */
     complete: (items: ReadonlyArray<Completion>, keep: number) =>

@@ -24,6 +24,36 @@ export class LeaseLost extends Data.TaggedError("LeaseLost")<{
 }
 
 /**
+ * The abort reason of a handler whose job was cancelled while it ran: the worker's
+ * heartbeat learned that the cancel revoked the lease. The job is not acknowledged and
+ * not retried.
+ */
+export class JobCancelled extends Data.TaggedError("JobCancelled")<{
+  readonly queue: string
+  readonly jobId: string
+  readonly token: number
+}> {
+  override get message() {
+    return `job ${this.jobId} of queue ${this.queue} was cancelled while it ran (lease token ${this.token}): stop its work; it will not be acknowledged or retried`
+  }
+}
+
+/**
+ * The abort reason of a handler that ran past its `timeoutMs`, and the error recorded for
+ * that attempt (reason "timeout"): it counts as a failure (retried with backoff, or dead).
+ */
+export class JobTimedOut extends Data.TaggedError("JobTimedOut")<{
+  readonly queue: string
+  readonly jobId: string
+  readonly token: number
+  readonly timeoutMs: number
+}> {
+  override get message() {
+    return `job ${this.jobId} of queue ${this.queue} ran past its timeoutMs of ${this.timeoutMs} ms: the attempt counts as a failure (reason "timeout")`
+  }
+}
+
+/**
  * A worker could not get a job's complete or fail answered by Redis before the lease ran
  * out on its local clock (`lease-expired`), or before it closed (`stopped`: the lease was
  * then released). Reported on the `error` event; the job may run again.

@@ -22,6 +22,14 @@ export interface JobOptions {
    * not together with `dedupeTtlMs`. Default: unset (a TTL).
    */
   readonly dedupeUntil?: "finished" | undefined
+  /**
+   * Longest run of one attempt, in ms: past it the handler's signal aborts (reason a
+   * `JobTimedOut`) and the attempt counts as a failure with reason "timeout" (retried
+   * with backoff, or dead). The server extends no lease past the run's start + timeoutMs +
+   * one lease, so a handler that ignores its signal is reclaimed. Default: the worker's
+   * `timeoutMs`, else none. Range 1 ms – 24 h.
+   */
+  readonly timeoutMs?: number | undefined
 }
 
 /** `dedupeTtlMs` as sent to the add script for a key held until the job finishes. */
@@ -38,15 +46,22 @@ export const DEFAULT_MAX_ATTEMPTS = 3
 /** Default dedupeTtlMs (1 h). */
 export const DEFAULT_DEDUPE_TTL_MS = 3_600_000
 
-const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "dedupeUntil"] as const
+const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "dedupeUntil", "timeoutMs"] as const
 
 /**
  * Job options with every default filled in (`dedupeKey` "" for none; `dedupeTtlMs`
- * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`).
+ * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`; `timeoutMs` 0 for none).
  */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<keyof JobOptions, "dedupeKey" | "dedupeUntil">]-?: Exclude<JobOptions[K], undefined>
-} & { readonly dedupeKey: string }
+  readonly [K in Exclude<keyof JobOptions, "dedupeKey" | "dedupeUntil" | "timeoutMs">]-?: Exclude<
+    JobOptions[K],
+    undefined
+  >
+} & { readonly dedupeKey: string; readonly timeoutMs: number }
+
+/** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
+const checkTimeout = (field: string, value: unknown): Checked<number> =>
+  checkIntegerOr(`${field}.timeoutMs`, value, 0, Limits.timeoutMs)
 
 /**
  * Whether a job's dedupe key is held until it finishes: its own `dedupeUntil`, else the
@@ -102,7 +117,12 @@ export const checkJobOptions = (
   if (Result.isFailure(dedupeTtlMs)) return Result.fail(dedupeTtlMs.failure)
   const dedupe = checkDedupe(field, given, defaults, dedupeTtlMs.success)
   if (Result.isFailure(dedupe)) return Result.fail(dedupe.failure)
-  return Result.succeed({ delayMs: delayMs.success, maxAttempts: maxAttempts.success, ...dedupe.success })
+  return Result.map(checkTimeout(field, given.timeoutMs ?? defaults.timeoutMs), (timeoutMs) => ({
+    delayMs: delayMs.success,
+    maxAttempts: maxAttempts.success,
+    ...dedupe.success,
+    timeoutMs,
+  }))
 }
 
 /**
@@ -209,6 +229,7 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   maxAttempts: options.maxAttempts,
   dedupeKey: options.dedupeKey,
   dedupeTtlMs: options.dedupeTtlMs,
+  timeoutMs: options.timeoutMs,
 })
 
 /** A job as a handler receives it. */
@@ -223,6 +244,17 @@ export interface Job<A> {
   readonly maxAttempts: number
   /** The fencing token of this lease: unique, only goes up. Pass it to downstream writes to fence them. */
   readonly token: number
-  /** Aborted when the lease is lost (or self-fenced) or the worker shuts down past its grace period. */
+  /**
+   * Aborted when the lease is lost (or self-fenced), the job is cancelled (reason a
+   * `JobCancelled`), it runs past its `timeoutMs` (reason a `JobTimedOut`), or the worker
+   * shuts down past its grace period.
+   */
   readonly signal: AbortSignal
+  /**
+   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored with the
+   * worker's next heartbeat (within one heartbeat period) where `getJob` shows it; a later
+   * value replaces an earlier one not yet sent. Throws `InvalidOptions` (field "progress")
+   * for a value with no JSON form. Values reported after the lease ended are dropped.
+   */
+  readonly progress: (value: unknown) => void
 }

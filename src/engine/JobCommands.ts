@@ -31,8 +31,12 @@ export interface JobInfo<P = unknown> {
   readonly addedAt: number
   /** A delayed job: when it becomes due (ms, Redis clock). */
   readonly dueAt?: number
-  /** An active job: its lease token and deadline (ms, Redis clock). */
-  readonly lease?: { readonly token: number; readonly deadline: number }
+  /**
+   * An active job: its lease token and deadline (ms, Redis clock), and the id of the
+   * worker holding it (`<host>:<pid>:<random>`; absent for a lease taken by an earlier
+   * version, which recorded no holder).
+   */
+  readonly lease?: { readonly token: number; readonly deadline: number; readonly workerId?: string }
   /** A retained completed job: what its handler returned (when it returned something). */
   readonly result?: unknown
   /** The last error, with its `reason` (a failure, a lost lease, an invalid payload), if any. */
@@ -41,6 +45,10 @@ export interface JobInfo<P = unknown> {
   readonly finishedAt?: number
   /** The dedupe key the job was added with. */
   readonly dedupeKey?: string
+  /** The latest value its handler reported with `job.progress(value)` (kept until the job's data goes). */
+  readonly progress?: unknown
+  /** The job's own `timeoutMs` (absent: none, the worker's default applies). */
+  readonly timeoutMs?: number
 }
 
 export type { CancelledFrom } from "./scripts/Jobs.ts"
@@ -68,6 +76,22 @@ const parsed = (text: unknown): unknown => {
 }
 
 /** The reply of get-job as a {@link JobInfo} with the payload as stored (JSON text). */
+/** An active job's lease from get-job's reply: token, deadline and (when recorded) the holder's worker id. */
+const leaseOf = (r: ReadonlyArray<unknown>, deadline: number): NonNullable<JobInfo["lease"]> => {
+  const holder = r[11]
+  const token = Number(r[10])
+  if (typeof holder !== "string") return { token, deadline }
+  const bar = holder.indexOf("|")
+  return { token, deadline, workerId: bar < 0 ? holder : holder.slice(0, bar) }
+}
+
+/** The fields of get-job's reply a job may lack: dedupe key, progress, own timeout. */
+const extrasOf = (r: ReadonlyArray<unknown>): Pick<JobInfo, "dedupeKey" | "progress" | "timeoutMs"> => ({
+  ...(typeof r[8] === "string" ? { dedupeKey: r[8] } : {}),
+  ...(typeof r[12] === "string" ? { progress: parsed(r[12]) } : {}),
+  ...(typeof r[13] === "string" ? { timeoutMs: Number(r[13]) } : {}),
+})
+
 export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string> | undefined => {
   if (r[0] !== 1) return undefined
   const state = String(r[1]) as JobState
@@ -85,13 +109,13 @@ export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string
     lostLeases,
     addedAt: ulidTimeOf(id),
     ...(state === "delayed" && score !== undefined ? { dueAt: score } : {}),
-    ...(state === "active" && score !== undefined ? { lease: { token: Number(r[10]), deadline: score } } : {}),
+    ...(state === "active" && score !== undefined ? { lease: leaseOf(r, score) } : {}),
     ...(typeof r[7] === "string" ? { result: parsed(r[7]) } : {}),
     ...(typeof r[6] === "string" ? { error: parsed(r[6]) } : {}),
     ...((state === "completed" || state === "dead" || state === "cancelled") && score !== undefined
       ? { finishedAt: score }
       : {}),
-    ...(typeof r[8] === "string" ? { dedupeKey: r[8] } : {}),
+    ...extrasOf(r),
   }
   return info
 }

@@ -55,15 +55,35 @@ export interface QueueKeys {
   readonly receiptsAt: string
   /** HASH worker id -> its last reserve call (request id, time, rider statuses, leases), to answer a re-send. */
   readonly reqs: string
-  /** ZSET id -> time of its cancel (ms): cancelled jobs, the newest max(keep, 1000) of them. */
-  readonly cancelled: string
-  /** HASH id -> dedupe key, for a job added with one. */
-  readonly dkey: string
   /**
    * STREAM of job events (added, active, completed, …), written by the scripts that change
    * a job's state and capped near the queue's event retention (meta field `eventsMaxLen`).
    */
   readonly events: string
+  /**
+   * HASH id -> "<workerId>|<startedAt>|<until>" for each leased job, written by reserve with
+   * the lease and deleted with it: the worker holding the lease (the `lease.workerId` a job
+   * lookup shows: the text before the first "|"), when the run started (ms, Redis clock),
+   * and the latest deadline extend may give the lease (start + timeoutMs + lease; 0 = no
+   * timeout). A lease expired at its `until` is reclaimed as a failure with reason "timeout".
+   */
+  readonly holder: string
+  /** HASH id -> timeoutMs, for jobs added with a `timeoutMs` (the worker's default applies to the others). */
+  readonly timeout: string
+  /** HASH id -> the latest `job.progress(value)` (JSON), stored by a heartbeat; kept with a retained or dead job. */
+  readonly progress: string
+  /** HASH worker id -> the worker's record (JSON: id, host, pid, concurrency, running, state, startedAt, lastSeenAt), written by its heartbeat. */
+  readonly workers: string
+  /** ZSET worker id -> time (ms) after which its record is stale (no heartbeat): the sweep drops it. */
+  readonly workersAt: string
+  /**
+   * ZSET id -> time (ms) the job was cancelled: the newest max(keep, 1000) cancelled jobs. A
+   * lease whose job is here ended by a cancel: extend reports it as cancelled (not plain
+   * lost), so the handler's signal names the cancel.
+   */
+  readonly cancelled: string
+  /** HASH id -> dedupe key, for a job added with one. */
+  readonly dkey: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -88,6 +108,11 @@ export const KEY_TYPES = {
   receiptsAt: "zset",
   reqs: "hash",
   events: "stream",
+  holder: "hash",
+  timeout: "hash",
+  progress: "hash",
+  workers: "hash",
+  workersAt: "zset",
   cancelled: "zset",
   dkey: "hash",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">

@@ -12,7 +12,9 @@ import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from ".
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions, newJob, type ResolvedJobOptions } from "./Job.ts"
 import { checkPrefix, DEFAULT_PREFIX, type QueueKeys, queueKeys } from "./Keys.ts"
+import type { WorkerInfo } from "./Registry.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
+import { carry, type TraceParent, traceSend } from "./telemetry/Telemetry.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "./Validate.ts"
 
 /** Options shared by both faces' queues. */
@@ -102,6 +104,7 @@ export const checkQueueOptions = (value: unknown, extraKeys: ReadonlyArray<strin
         ? { dedupeUntil: "finished" as const }
         : { dedupeTtlMs: defaults.dedupeTtlMs }),
       ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
+      ...(defaults.timeoutMs > 0 ? { timeoutMs: defaults.timeoutMs } : {}),
     }
     const maxPayloadBytes = yield* checkIntegerOr("maxPayloadBytes", o.maxPayloadBytes, Limits.payloadBytes.default, {
       min: 1,
@@ -246,12 +249,13 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         const options = optionsOf(() => "options", job.options)
         if (Result.isFailure(options)) return Effect.fail(options.failure)
         const prepared = newJob(job.payload, options.success)
-        const until = performance.now() + settings.callTimeoutMs
-        const send = adder.submit({ job: prepared, until }).pipe(unknownOutcome("add", [prepared.id]))
         if (closed) return Effect.fail(new QueueClosed({ queue: name }))
-        if (opened) return send
-        // the open check writes no job: a lost reply there means the job was not sent
-        return Effect.andThen(readOnly(openWith(() => within(until))), send)
+        return traceSend(name, "add", 1, prepared.id, (parent) => {
+          const until = performance.now() + settings.callTimeoutMs
+          const send = adder.submit({ job: carry(prepared, parent), until }).pipe(unknownOutcome("add", [prepared.id]))
+          // the open check writes no job: a lost reply there means the job was not sent
+          return opened ? send : Effect.andThen(readOnly(openWith(() => within(until))), send)
+        })
       }),
     /**
      * Add many jobs (at most {@link Limits.bulk}): one Redis call, all or nothing, while
@@ -264,24 +268,31 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         yield* checkBulkSize(jobs.length)
         if (jobs.length === 0) return []
         const prepared = yield* Effect.fromResult(prepare(jobs))
-        const until = performance.now() + settings.callTimeoutMs
-        yield* readOnly(openWith(() => within(until)))
-        const client = bounded(until)
-        const ids: string[] = []
-        for (const group of splitByBytes(prepared, maxCallBytes)) {
-          const stored = yield* addJobs(client, keys, group).pipe(
-            unknownOutcome(
-              "addBulk",
-              group.map((j) => j.id),
-            ),
-          )
-          ids.push(...stored)
-        }
-        return ids
+        const send = (parent: TraceParent | undefined) =>
+          Effect.gen(function* () {
+            const until = performance.now() + settings.callTimeoutMs
+            yield* readOnly(openWith(() => within(until)))
+            const client = bounded(until)
+            const ids: string[] = []
+            for (const group of splitByBytes(parent ? prepared.map((j) => carry(j, parent)) : prepared, maxCallBytes)) {
+              const ordered = group.map((j) => j.id)
+              ids.push(...(yield* addJobs(client, keys, group).pipe(unknownOutcome("addBulk", ordered))))
+            }
+            return ids
+          })
+        return yield* traceSend(name, "addBulk", prepared.length, undefined, send)
       }),
     stats: Effect.suspend(
       (): Effect.Effect<QueueStats, QueueClosed | ScriptFailure> =>
         closed ? Effect.fail(new QueueClosed({ queue: name })) : readOnly(calls.stats),
+    ),
+    /**
+     * The queue's live workers (those whose heartbeat is recent), by id: one read, O(W)
+     * for W registered workers.
+     */
+    workers: Effect.suspend(
+      (): Effect.Effect<ReadonlyArray<WorkerInfo>, QueueClosed | ScriptFailure> =>
+        closed ? Effect.fail(new QueueClosed({ queue: name })) : readOnly(Effect.map(calls.workers, (r) => r.workers)),
     ),
     /** One bounded sweep pass (see Sweeper); each of its script calls is bounded by `callTimeoutMs`. */
     sweep: (options: SweepPassOptions = {}) =>

@@ -12,6 +12,7 @@ import { add } from "./scripts/Add.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "./scripts/Admin.ts"
 import { cancel, clearDedupe, getJob, pause, resume } from "./scripts/Jobs.ts"
 import { complete, extend, fail, release, reserve } from "./scripts/Lease.ts"
+import { workerLeave, workers } from "./scripts/Registry.ts"
 import { sweep } from "./scripts/Sweep.ts"
 import { verifyHash, verifyOrphans, verifySet, verifyWait } from "./scripts/Verify.ts"
 import { delayedList, leases } from "./scripts/View.ts"
@@ -41,6 +42,8 @@ export const Scripts = {
   pause,
   resume,
   clearDedupe,
+  workers,
+  workerLeave,
   leases,
   delayedList,
 } as const

@@ -25,6 +25,8 @@ export const orThrow = <A, E>(checked: Result.Result<A, E>): A => {
 export const Limits = {
   /** leaseMs bounds: 10 ms .. 24 h. */
   leaseMs: { min: 10, max: 86_400_000 },
+  /** timeoutMs bounds (a job's or a worker's default): 1 ms .. 24 h. */
+  timeoutMs: { min: 1, max: 86_400_000 },
   /** delayMs bounds: 0 .. 365 days. */
   delayMs: { min: 0, max: 31_536_000_000 },
   /** maxAttempts bounds: 1 .. 1000. */

@@ -62,6 +62,12 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
       labelNames: ["queue"],
       registers,
     }),
+    workers: new Gauge({
+      name: "leaseq_workers",
+      help: "Live workers of the queue (registered and heartbeating); 0 while jobs wait means nobody works them.",
+      labelNames: ["queue"],
+      registers,
+    }),
     oldest: new Gauge({
       name: "leaseq_oldest_waiting_age_seconds",
       help: "Age of the job that will run next (0 when none waits).",
@@ -72,10 +78,18 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
   const counters = COUNTERS.map(
     ([name, help, pick]) => [new Counter({ name, help, labelNames: ["queue"], registers }), pick] as const,
   )
+  const unreadable = new Gauge({
+    name: "leaseq_queue_unreadable",
+    help: "1 for a queue under the prefix whose keys leaseq cannot read (a key of another type, an unknown layout): run leaseq verify / leaseq stats on it.",
+    labelNames: ["queue"],
+    registers,
+  })
+  for (const u of snapshot.unreadable) unreadable.set({ queue: u.queue }, 1)
   for (const s of snapshot.queues) {
     const queue = s.queue
     for (const state of JOB_STATES) jobs.set({ queue, state }, s[state])
     gauges.expired.set({ queue }, s.expired)
+    gauges.workers.set({ queue }, s.workers)
     gauges.oldest.set({ queue }, s.oldestWaitingAgeMs / 1000)
     for (const [counter, pick] of counters) counter.inc({ queue }, pick(s))
   }

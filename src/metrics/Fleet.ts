@@ -16,6 +16,11 @@ import type { RedisClient } from "../redis/Client.ts"
 export interface FleetSnapshot {
   readonly prefix: string
   readonly queues: ReadonlyArray<QueueStats>
+  /**
+   * Queues found under the prefix whose keys leaseq cannot read (a key of another type, a
+   * layout this version does not know), with why: reported, never a reason to show nothing.
+   */
+  readonly unreadable: ReadonlyArray<{ readonly queue: string; readonly reason: string }>
 }
 
 /** Options of {@link makeFleetReader}. */
@@ -74,11 +79,24 @@ export const makeFleetReader = (client: RedisClient, options: FleetOptions): Fle
       )
     })
 
+  // a queue whose keys are not leaseq's is set aside with its reason; Redis failing fails the reading
+  const statsOf = (q: string) =>
+    Effect.flatMap(commandsOf(q), (c) => c.stats).pipe(
+      Effect.map((stats) => ({ stats })),
+      Effect.catchTags({
+        WrongKeyType: (e) => Effect.succeed({ queue: q, reason: e.message }),
+        LayoutMismatch: (e) => Effect.succeed({ queue: q, reason: e.message }),
+      }),
+    )
   const read = queueNames.pipe(
-    Effect.flatMap((queues) =>
-      Effect.forEach(queues, (q) => Effect.flatMap(commandsOf(q), (c) => c.stats), { concurrency: "unbounded" }),
+    Effect.flatMap((queues) => Effect.forEach(queues, statsOf, { concurrency: "unbounded" })),
+    Effect.map(
+      (each): FleetSnapshot => ({
+        prefix,
+        queues: each.flatMap((r) => ("stats" in r ? [r.stats] : [])),
+        unreadable: each.flatMap((r) => ("stats" in r ? [] : [r])),
+      }),
     ),
-    Effect.map((queues): FleetSnapshot => ({ prefix, queues })),
   )
   return { read }
 }

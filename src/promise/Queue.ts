@@ -3,7 +3,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import type { DeadJob, QueueStats } from "../engine/Commands.ts"
+import * as Stream from "effect/Stream"
+import type { DeadJob, QueueStats, ScriptFailure } from "../engine/Commands.ts"
 import {
   InvalidOptions,
   type InvalidPayload,
@@ -11,46 +12,24 @@ import {
   QueueClosed,
   type RedisUnavailable,
 } from "../engine/Errors.ts"
+import type { EventsFrom, JobEvent } from "../engine/Events.ts"
 import type { BulkJob, JobOptions } from "../engine/Job.ts"
 import type { CancelledFrom, JobInfo } from "../engine/JobCommands.ts"
-import { type JobControl, makeJobControl, makePartitionedControl } from "../engine/JobControl.ts"
 import { validateQueueName } from "../engine/Keys.ts"
-import {
-  makeQueueCore,
-  type QueueCore,
-  type QueueSettingsInput,
-  readOnly,
-  resolveQueueOptions,
-} from "../engine/QueueCore.ts"
+import type { PartitionedStats } from "../engine/partition/Producer.ts"
+import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
+import { type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../engine/QueueCore.ts"
+import { type FinishedJob, makeQueueEvents, type QueueEvents, type WaitForTimeout } from "../engine/QueueEvents.ts"
+import type { WorkerInfo } from "../engine/Registry.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { type Checked, checkIntegerOr, checkPage, encodePayload } from "../engine/Validate.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
-import { type Durability, resolveDurability, surfaceNotReplicated, withDurability } from "../partition/Durability.ts"
-import {
-  makePartitionedCore,
-  type PartitionedCore,
-  type PartitionedStats,
-  partitionOfDedupeKey,
-  resolvePartitions,
-} from "../partition/Producer.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 
 /** Options of {@link Queue}. */
-export interface QueueOptions extends QueueSettingsInput {
+export interface QueueOptions extends QueueSettingsInput, LayoutInput {
   /** A redis:// or rediss:// URL, ioredis options, an ioredis Redis or Cluster (borrowed, never closed), or `{ cluster: nodes }`. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. */
   readonly connection?: ConnectionOption | undefined
-  /**
-   * Store the queue as this many partitions (sub-queues `<name>~0 … ~N-1`, each its own
-   * hash slot) so one hot queue spreads over a cluster's masters. Jobs go round robin, or
-   * by dedupe key. Workers must be given the same number. Default 1: an ordinary queue.
-   */
-  readonly partitions?: number | undefined
-  /**
-   * Resolve `add`/`addBulk` only once this many replicas have the jobs (Redis `WAIT` on the
-   * node that took them); otherwise reject with {@link NotReplicated} (the jobs were written
-   * but are not yet replicated). Default: off (acknowledged by the master alone).
-   */
-  readonly durability?: Durability | undefined
 }
 
 export type { BulkJob } from "../engine/Job.ts"
@@ -68,31 +47,38 @@ export type { BulkJob } from "../engine/Job.ts"
 export class Queue<T = unknown> {
   /** The queue name. */
   readonly name: string
-  /** @internal */
+  /** @internal The ordinary core (its `calls` address `name` itself, not its partitions). */
   readonly core: QueueCore
-  /** @internal Set when `partitions` > 1; then every call goes through it. */
-  readonly partitioned: PartitionedCore | undefined
+  /** @internal Every call goes through it: the ordinary core, or the partitioned one. */
+  readonly queue: AnyQueue
   readonly #client: RedisClient
   readonly #maxPayloadBytes: number
-  readonly #control: JobControl
+  readonly #events: QueueEvents
+  /** Resolved by close: ends every events() iteration of this queue. */
+  readonly #closing: { promise: Promise<void>; resolve: () => void }
 
   constructor(name: string, options: QueueOptions = {}) {
     this.name = validateQueueName(name)
-    const settings = resolveQueueOptions(options, ["connection", "partitions", "durability"])
-    const partitions = resolvePartitions(options.partitions)
-    const durability = resolveDurability(options.durability)
+    const settings = resolveQueueOptions(options, ["connection", ...LAYOUT_KEYS])
+    const layout = resolveLayout(options)
     this.#maxPayloadBytes = settings.maxPayloadBytes
     this.#client = connect(options.connection)
-    const client = durability ? withDurability(this.#client, durability, ["add"]) : this.#client
-    this.core = makeQueueCore(client, name, settings)
-    this.partitioned = partitions > 1 ? makePartitionedCore(client, name, settings, partitions) : undefined
-    this.#control = this.partitioned
-      ? makePartitionedControl(this.partitioned.parts, (key) => partitionOfDedupeKey(key, partitions))
-      : makeJobControl(this.core)
+    this.queue = makeQueue(this.#client, name, settings, layout)
+    this.core = this.queue.core
+    this.#events = makeQueueEvents(
+      this.#client,
+      name,
+      (this.queue.partitioned?.parts ?? [this.queue.core]).map((p) => p.keys),
+    )
+    let resolve!: () => void
+    const promise = new Promise<void>((r) => {
+      resolve = r
+    })
+    this.#closing = { promise, resolve }
   }
 
   #run<A, E>(effect: Effect.Effect<A, E>): Promise<A> {
-    return Effect.runPromise(surfaceNotReplicated(effect))
+    return Effect.runPromise(effect)
   }
 
   #encode(field: string, payload: unknown): Checked<string, InvalidPayload> {
@@ -110,7 +96,7 @@ export class Queue<T = unknown> {
       Effect.suspend((): Effect.Effect<string, unknown> => {
         const text = this.#encode("payload", payload)
         if (Result.isFailure(text)) return Effect.fail(text.failure)
-        return (this.partitioned ?? this.core).add({ payload: text.success, options })
+        return this.queue.add({ payload: text.success, options })
       }),
     )
   }
@@ -135,14 +121,24 @@ export class Queue<T = unknown> {
           if (Result.isFailure(text)) return Effect.fail(text.failure)
           encoded.push({ payload: text.success, options: j.options })
         }
-        return (this.partitioned ?? this.core).addBulk(encoded)
+        return this.queue.addBulk(encoded)
       }),
     )
   }
 
   /** Counts (waiting, active, expired-but-unswept, delayed, dead, …) and counters; for a partitioned queue, summed, with each partition's in `partitions`. */
   stats(): Promise<QueueStats & { readonly partitions?: PartitionedStats["partitions"] }> {
-    return this.#run(this.partitioned?.stats ?? this.core.stats)
+    return this.#run(this.queue.stats)
+  }
+
+  /**
+   * The queue's live workers, each as its last heartbeat recorded it: `{ id, host, pid,
+   * concurrency, running, state, startedAt, lastSeenAt }`. A worker that stops
+   * heartbeating drops out after its lease length; a partitioned queue's worker is listed
+   * once per partition. O(W) for W registered workers, one Redis call per partition.
+   */
+  workers(): Promise<ReadonlyArray<WorkerInfo>> {
+    return this.#run(this.queue.workers)
   }
 
   /**
@@ -153,7 +149,7 @@ export class Queue<T = unknown> {
    * queue every partition is asked at once.
    */
   async getJob(id: string): Promise<JobInfo<T> | undefined> {
-    const info = await this.#run(this.#control.getJob(id))
+    const info = await this.#run(this.queue.control.getJob(id))
     if (info === undefined) return undefined
     let payload: unknown = info.payload
     try {
@@ -170,7 +166,7 @@ export class Queue<T = unknown> {
    * jobs waiting for a waiting one (it is taken out of the wait list).
    */
   cancel(id: string): Promise<CancelledFrom | undefined> {
-    return this.#run(this.#control.cancel(id))
+    return this.#run(this.queue.control.cancel(id))
   }
 
   /**
@@ -178,17 +174,17 @@ export class Queue<T = unknown> {
    * adds and delayed jobs still come into wait). Resolves to false when it was paused already. O(1).
    */
   pause(): Promise<boolean> {
-    return this.#run(this.#control.pause)
+    return this.#run(this.queue.control.pause)
   }
 
   /** Hand out jobs again, waking idle workers. Resolves to false when it was not paused. O(1). */
   resume(): Promise<boolean> {
-    return this.#run(this.#control.resume)
+    return this.#run(this.queue.control.resume)
   }
 
   /** True while the queue is paused (for a partitioned queue: any partition). O(1). */
   isPaused(): Promise<boolean> {
-    return this.#run(this.#control.isPaused)
+    return this.#run(this.queue.control.isPaused)
   }
 
   /**
@@ -196,12 +192,12 @@ export class Queue<T = unknown> {
    * with it is accepted; the job that held it is not changed. Resolves to true when it was held. O(log N).
    */
   clearDedupe(key: string): Promise<boolean> {
-    return this.#run(this.#control.clearDedupe(key))
+    return this.#run(this.queue.control.clearDedupe(key))
   }
 
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. */
   sweep(options: SweepPassOptions = {}): Promise<SweepTotals> {
-    return this.#run(Effect.suspend(() => (this.partitioned ?? this.core).sweep(options)))
+    return this.#run(Effect.suspend(() => this.queue.sweep(options)))
   }
 
   /** A page of dead jobs, oldest death first. Defaults: offset 0, count 100. */
@@ -210,23 +206,19 @@ export class Queue<T = unknown> {
   ): Promise<{ total: number; jobs: DeadJob[] }> {
     return this.#run(
       Effect.fromResult(checkPage(options)).pipe(
-        Effect.flatMap(({ offset, count }) =>
-          readOnly(this.partitioned?.deadList(offset, count) ?? this.core.calls.deadList(offset, count)),
-        ),
+        Effect.flatMap(({ offset, count }) => this.queue.deadList(offset, count)),
       ),
     )
   }
 
   /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried. */
   retryDead(ids: ReadonlyArray<string>): Promise<number> {
-    if (this.partitioned) return this.#run(this.partitioned.deadRetry(ids))
-    return this.#run(this.core.calls.deadRetry({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(this.queue.deadRetry(ids))
   }
 
   /** Delete dead jobs (by id) for good. Resolves to how many were purged. */
   purgeDead(ids: ReadonlyArray<string>): Promise<number> {
-    if (this.partitioned) return this.#run(this.partitioned.deadPurge(ids))
-    return this.#run(this.core.calls.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(this.queue.deadPurge(ids))
   }
 
   /**
@@ -245,17 +237,68 @@ export class Queue<T = unknown> {
         if (Result.isFailure(maxLines)) return Effect.fail(maxLines.failure)
         const pageSize = checkIntegerOr("pageSize", options.pageSize, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS)
         if (Result.isFailure(pageSize)) return Effect.fail(pageSize.failure)
-        if (this.partitioned) return this.partitioned.verify(maxLines.success, pageSize.success)
-        return readOnly(this.core.calls.verify(maxLines.success, pageSize.success))
+        return this.queue.verify(maxLines.success, pageSize.success)
       }),
     )
   }
 
+  /**
+   * The queue's events, from any process: an async iterable of typed {@link JobEvent}s
+   * (`added`, `active`, `completed`, `failed`, `lease-lost`, `released`, `dead`, …), read
+   * from the queue's events stream on a connection of its own (closed when the loop
+   * ends, by `break` or by {@link close}). `from`: "now" (default: events recorded after
+   * this call — an add made after it on this queue is included), "start" (every retained
+   * event) or an event's `eventId` (the events after it). It never ends by itself; after a lost connection it reads again
+   * from the last event it passed on, so no retained event is missed or repeated.
+   * For a partitioned queue the partitions' events are merged (each in its own order).
+   * Throws {@link InvalidOptions} for a bad `from`.
+   */
+  events(options: { readonly from?: EventsFrom | undefined } = {}): AsyncIterable<JobEvent> {
+    if (this.core.isClosed()) throw this.closedError()
+    const stream = this.#events.events(options.from)
+    return Stream.toAsyncIterable(stream.pipe(Stream.interruptWhen(Effect.promise(() => this.#closing.promise))))
+  }
+
+  /**
+   * Resolves once job `id` has ended — completed, dead or cancelled — with what the queue
+   * knows of it (its result while completed jobs are retained, its last error while it is
+   * dead). Rejects with {@link WaitForTimeout} after `timeoutMs` (default 60 000), and with
+   * {@link InvalidOptions} for a bad id or timeout. Built on the events: it costs one
+   * connection while it waits, and no polling.
+   */
+  waitFor(id: string, options: { readonly timeoutMs?: number | undefined } = {}): Promise<FinishedJob> {
+    return this.#run(
+      Effect.suspend(
+        (): Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed> =>
+          this.core.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
+      ).pipe(
+        // close ends the wait (and closes its connection) rather than leave it to its timeout
+        Effect.raceFirst(
+          Effect.promise(() => this.#closing.promise).pipe(Effect.andThen(Effect.fail(this.closedError()))),
+        ),
+      ),
+    )
+  }
+
+  /**
+   * Keep about `maxLen` entries in the queue's events stream (every partition's; an entry is one job's event or one call's events for many jobs); 0 records
+   * none. Stored in the queue (so every process writing to it follows it). Default, until
+   * set: 10 000. Rejects with {@link InvalidOptions} for anything but a whole number 0 … 10 000 000.
+   */
+  setEventRetention(maxLen: number): Promise<void> {
+    return this.#run(this.#events.setEventRetention(maxLen))
+  }
+
+  /** The queue's event retention (see {@link setEventRetention}). */
+  eventRetention(): Promise<number> {
+    return this.#run(this.#events.eventRetention)
+  }
+
   /** Close the connection (if leaseq opened it). Later calls reject with {@link QueueClosed}. */
   async close(): Promise<void> {
-    if (this.core.isClosed()) return
-    this.core.markClosed()
-    this.partitioned?.markClosed()
+    if (this.queue.isClosed()) return
+    this.#closing.resolve()
+    this.queue.markClosed()
     await this.#client.close()
   }
 

@@ -7,13 +7,14 @@ import * as Fiber from "effect/Fiber"
 import { CallbackFailed, InvalidOptions, InvalidPayload, QueueClosed } from "../engine/Errors.ts"
 import type { Job } from "../engine/Job.ts"
 import { DEFAULT_PREFIX, validatePrefix, validateQueueName } from "../engine/Keys.ts"
+import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
+import { LAYOUT_KEYS, resolveLayout } from "../engine/partition/Queue.ts"
+import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import { redisError } from "../engine/Replies.ts"
+import { JobSpan } from "../engine/telemetry/Spans.ts"
 import { stderrWarner } from "../engine/worker/Callbacks.ts"
 import type { WorkerHandle, WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
-import { type Durability, resolveDurability, unwrapNotReplicated, withDurability } from "../partition/Durability.ts"
-import { resolvePartitions } from "../partition/Producer.ts"
-import { servedKeys, startServing } from "../partition/Workers.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
 
 /** Options of {@link Worker}. */
@@ -42,10 +43,11 @@ export interface WorkerOptions extends EngineWorkerOptions {
  * held) while the handler may still run. The engine bounds that wait at close.
  */
 const runHandler = <T, R>(handler: (job: Job<T>) => Promise<R> | R, job: Job<T>): Effect.Effect<R, unknown> =>
-  Effect.suspend(() => {
+  Effect.flatMap(Effect.service(JobSpan), (span) => {
     let promise: Promise<R>
     try {
-      promise = Promise.resolve(handler(job))
+      // a traced job's process span is the active OpenTelemetry span while the handler runs
+      promise = Promise.resolve(span ? span.runIn(() => handler(job)) : handler(job))
     } catch (e) {
       return Effect.fail(e)
     }
@@ -80,6 +82,9 @@ export interface WorkerEvents<T, R> {
   completed: [job: Job<T>, result: R]
   failed: [job: Job<T>, error: unknown, willRetry: boolean]
   "lease-lost": [job: { id: string; token: number }, reason: "lease-lost" | "self-fenced"]
+  /** The job was cancelled while its handler ran: the handler's signal aborted (reason a `JobCancelled`); no ack, no retry. */
+  cancelled: [job: { id: string; token: number }]
+  /** The job went to dead: reason "failed", "timeout", "invalid-payload" or "lease-expired". */
   dead: [job: { id: string; token: number }, reason: string, error: unknown]
   /**
    * Redis or infrastructure errors the worker survived (e.g. `RedisUnavailable` naming the
@@ -128,24 +133,20 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         reason: "must be a function (job) => Promise<result>",
       })
     }
-    const resolved = resolveWorkerOptions(options, ["connection", "partitions", "durability"])
+    const resolved = resolveWorkerOptions(options, ["connection", ...LAYOUT_KEYS])
     this.#shutdownGraceMs = resolved.shutdownGraceMs
     const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
-    const partitions = resolvePartitions(options.partitions)
-    const durability = resolveDurability(options.durability)
-    // with durability every complete is followed by WAIT, so it must not ride with a reserve
-    const settings = durability ? { ...resolved, rideAlong: false } : resolved
+    const { partitions, durability } = resolveLayout(options)
+    const settings = durableSettings(resolved, durability)
     const keys = servedKeys(name, prefix, partitions)
     this.#warn = stderrWarner(`worker of queue "${this.name}"`)
     // every failed connection attempt is reported, so a wrong URL or a Redis that is down is seen at once
     const base = connect(options.connection, {
       onError: (e) => this.#emit("error", redisError("connect", e, base.describe)),
     })
-    const durable = durability ? base.duplicate() : undefined
-    const client = durability ? withDurability(base, durability, ["complete"], durable) : base
-    const blocking = keys.map(() => base.duplicate())
+    const { client, blocking, close } = openWorkerConnections(base, keys.length, durability)
     this.#closeConnections = async () => {
-      await Promise.all([base.close(), durable?.close(), ...blocking.map((b) => b.close())])
+      await Promise.all([base.close(), close()])
     }
     const emit = <K extends keyof WorkerEvents<T, R>>(event: K, ...args: WorkerEvents<T, R>[K]) =>
       this.#emit(event, ...args)
@@ -163,6 +164,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
           failed: (job, error, willRetry) => emit("failed", job, error, willRetry),
           leaseLost: (job, reason) => emit("lease-lost", job, reason),
           dead: (job, reason, error) => emit("dead", job, reason, error),
+          cancelled: (job) => emit("cancelled", job),
           error: (e) => emit("error", unwrapNotReplicated(e)),
         },
       }),

@@ -59,46 +59,61 @@ export interface ConnectOptions {
   readonly overrides?: RedisOptions
 }
 
+/** A connection leaseq creates from a redis:// or rediss:// URL. */
+const connectUrl = (url: string, options: ConnectOptions): RedisClient => {
+  if (!/^rediss?:\/\//.test(url)) {
+    throw new InvalidOptions({
+      field: "connection",
+      value: redactUrl(url),
+      reason: "a URL must start with redis:// or rediss://",
+    })
+  }
+  const client = newRedis(url, { ...DEFAULTS, ...options.overrides, lazyConnect: false })
+  attachErrorListener(client, options.onError)
+  return wrap(client, true, redactUrl(url), options.onError)
+}
+
+/** A Cluster client leaseq creates from `{ cluster: [nodes], options }`. */
+const connectCluster = (
+  connection: { readonly cluster: unknown; readonly options?: ClusterOptions | undefined },
+  options: ConnectOptions,
+): RedisClient => {
+  const nodes = connection.cluster as Array<string | ClusterNode>
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    throw new InvalidOptions({ field: "connection.cluster", value: nodes, reason: "give at least one cluster node" })
+  }
+  const clusterOptions: ClusterOptions = { enableAutoPipelining: false, ...connection.options }
+  const client = newCluster(nodes, clusterOptions)
+  attachErrorListener(client, options.onError)
+  return wrap(client, true, "a Redis Cluster", options.onError)
+}
+
+/** A connection leaseq creates from ioredis options. */
+const connectWithOptions = (redisOptions: RedisOptions, options: ConnectOptions): RedisClient => {
+  const client = newRedis(undefined, { ...DEFAULTS, ...redisOptions, ...options.overrides })
+  attachErrorListener(client, options.onError)
+  return wrap(client, true, `${client.options.host}:${client.options.port}`, options.onError)
+}
+
 /**
  * Make a {@link RedisClient} from a `connection` option.
  * Default: `REDIS_URL`, else `redis://127.0.0.1:6379`.
  * A client passed in is borrowed: leaseq never closes it.
  */
 export const connect = (connection: ConnectionOption | undefined, options: ConnectOptions = {}): RedisClient => {
-  const { onError, overrides } = options
   if (connection instanceof Redis || connection instanceof Cluster) {
     const describe =
       connection instanceof Cluster ? "a Redis Cluster client" : `${connection.options.host}:${connection.options.port}`
-    return wrap(connection, false, describe, onError)
+    return wrap(connection, false, describe, options.onError)
   }
   if (connection === undefined || typeof connection === "string") {
-    const url = connection ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL
-    if (!/^rediss?:\/\//.test(url)) {
-      throw new InvalidOptions({
-        field: "connection",
-        value: redactUrl(url),
-        reason: "a URL must start with redis:// or rediss://",
-      })
-    }
-    const client = newRedis(url, { ...DEFAULTS, ...overrides, lazyConnect: false })
-    attachErrorListener(client, onError)
-    return wrap(client, true, redactUrl(url), onError)
+    return connectUrl(connection ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL, options)
   }
   if (typeof connection === "object" && connection !== null && "cluster" in connection) {
-    const nodes = connection.cluster as Array<string | ClusterNode>
-    if (!Array.isArray(nodes) || nodes.length === 0) {
-      throw new InvalidOptions({ field: "connection.cluster", value: nodes, reason: "give at least one cluster node" })
-    }
-    const clusterOptions: ClusterOptions = { enableAutoPipelining: false, ...connection.options }
-    const client = newCluster(nodes, clusterOptions)
-    attachErrorListener(client, onError)
-    return wrap(client, true, "a Redis Cluster", onError)
+    return connectCluster(connection, options)
   }
-  if (typeof connection === "object" && connection !== null) {
-    const client = newRedis(undefined, { ...DEFAULTS, ...(connection as RedisOptions), ...overrides })
-    attachErrorListener(client, onError)
-    return wrap(client, true, `${client.options.host}:${client.options.port}`, onError)
-  }
+  if (typeof connection === "object" && connection !== null)
+    return connectWithOptions(connection as RedisOptions, options)
   throw new InvalidOptions({
     field: "connection",
     value: connection,

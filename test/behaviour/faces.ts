@@ -70,6 +70,8 @@ export interface QueueAdapter {
 export interface QueueOpts {
   /** Store the queue as this many partitions (sub-queues); default 1. */
   readonly partitions?: number
+  /** Wait for replicas after adds and completes; default off. */
+  readonly durability?: { readonly replicas?: number; readonly timeoutMs?: number }
 }
 
 /** One face: how to open a queue on it. */
@@ -169,7 +171,9 @@ export const effectFace: Face = {
         onCleanup(() => Effect.runPromise(Scope.close(wscope, Exit.void)))
         // an Effect worker uses its queue service's connection: another connection is another service
         const own =
-          connection === undefined ? queue : await inScope(wscope, LeaseQueue.make<Payload>({ name, connection }))
+          connection === undefined
+            ? queue
+            : await inScope(wscope, LeaseQueue.make<Payload>({ name, connection, ...queueOpts }))
         const run = <A, E>(e: Effect.Effect<A, E, Jobs>) => Effect.runPromise(Effect.provideService(e, Jobs, own))
         const record = (f: () => void) => Effect.sync(f)
         const handle = await run(

@@ -5,6 +5,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { NotReplicated } from "../../src/index.ts"
 import { proxyToSuiteRedis, until } from "../reliability/support.ts"
 import { dumpQueue, queueNamer, rawClient } from "../support/redis.ts"
 import { faces } from "./faces.ts"
@@ -148,13 +149,9 @@ describe.each(faces)("$name", (face) => {
     expect(await q.stats()).toMatchObject({ dead: 1, active: 0, waiting: 0, counters: { lostLeases: 1 } })
   })
 
-  // A difference between the faces, kept visible: the Promise Worker opens its own connection
-  // and reports every failed connection attempt; the Effect worker uses its queue service's
-  // connection, on which an extend waits (ioredis queues it offline) and times out silently,
-  // so a worker cut off from Redis stops its handlers without saying why. `it.fails` marks
-  // that gap for the Effect face: the case turns red there once the gap is closed.
-  const saysWhy = face.name.startsWith("Effect") ? it.fails : it
-  saysWhy("a worker cut off from Redis says why (an error event) by the time it stops a handler", async () => {
+  // each failed connection attempt reaches the worker's error event / onError (the Effect
+  // worker hears those of its queue service's connection, which it shares)
+  it("a worker cut off from Redis says why (an error event) by the time it stops a handler", async () => {
     const q = await face.open(name())
     await q.add({ n: 1 })
     const proxy = await proxyToSuiteRedis()
@@ -167,20 +164,37 @@ describe.each(faces)("$name", (face) => {
     expect(errorsWhenFenced).toBeGreaterThan(0)
   })
 
-  // The Effect face has no `partitions` option yet (LeaseQueue.make refuses it as unknown):
-  // marked `it.fails` there, so the case turns red once the Effect face gains it.
-  const partitioned = face.name.startsWith("Effect") ? it.fails : it
-  partitioned(
-    "partitions: jobs spread over 3 sub-queues are all run by a worker given the same count; stats sum them",
-    async () => {
-      const q = await face.open(name(), { partitions: 3 })
-      const ids = await q.addBulk([1, 2, 3, 4, 5, 6].map((n) => ({ payload: { n } })))
-      const w = await q.worker(() => "ok", { concurrency: 3 })
-      await until("all six complete", () => w.seen.completed.length === 6)
-      expect([...w.seen.completed].sort()).toEqual([...ids].sort())
-      expect(await q.stats()).toMatchObject({ waiting: 0, active: 0, counters: { added: 6, completed: 6 } })
-    },
-  )
+  it("partitions: jobs spread over 3 sub-queues are all run by a worker given the same count; stats sum them", async () => {
+    const q = await face.open(name(), { partitions: 3 })
+    const ids = await q.addBulk([1, 2, 3, 4, 5, 6].map((n) => ({ payload: { n } })))
+    const w = await q.worker(() => "ok", { concurrency: 3 })
+    await until("all six complete", () => w.seen.completed.length === 6)
+    expect([...w.seen.completed].sort()).toEqual([...ids].sort())
+    expect(await q.stats()).toMatchObject({ waiting: 0, active: 0, counters: { added: 6, completed: 6 } })
+  })
+
+  // the suite's Redis has no replica: WAIT answers 0 once its timeout is up, so every write is "not replicated"
+  it("durability: an add not confirmed by a replica in time is refused with NotReplicated, yet written; so is a complete, reported as an error", async () => {
+    const q = await face.open(name(), { durability: { replicas: 1, timeoutMs: 100 } })
+    const refused = await q.add({ n: 1 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(refused).toBeInstanceOf(NotReplicated)
+    expect(refused).toMatchObject({ operation: "add", replicas: 1, acknowledged: 0, timeoutMs: 100 })
+    const [id] = (refused as NotReplicated).jobIds ?? []
+    // written on the master all the same: it is there and runs
+    expect(await q.stats()).toMatchObject({ waiting: 1, counters: { added: 1 } })
+    const w = await q.worker(() => "ok")
+    await until("the complete is reported as not replicated", () =>
+      w.seen.errors.some((e) => e instanceof NotReplicated && e.operation === "complete"),
+    )
+    expect(w.seen.runs.map((r) => r.id)).toEqual([id])
+    await until("the job is completed", async () => (await q.stats()).counters.completed === 1)
+    // an unconfirmed complete is not reported as completed: it could still be lost in a failover
+    expect(w.seen.completed).toEqual([])
+    expect(await q.stats()).toMatchObject({ waiting: 0, active: 0, dead: 0 })
+  })
 
   it("stats: waiting, delayed, active and the counters as jobs move", async () => {
     const q = await face.open(name())

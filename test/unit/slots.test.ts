@@ -6,9 +6,18 @@
  */
 import { it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import { makeContext } from "../../src/engine/worker/Context.ts"
-import { canSend, freeSlot, freeSlots, MAX_RESERVES_IN_FLIGHT, waitEvent } from "../../src/engine/worker/Slots.ts"
+import {
+  canSend,
+  freeSlot,
+  freeSlots,
+  LINGER_MS,
+  lingering,
+  MAX_RESERVES_IN_FLIGHT,
+  waitEvent,
+} from "../../src/engine/worker/Slots.ts"
 import { makeFake, program, settings, settle, start, until } from "./support/fake.ts"
 
 const context = (concurrency: number) => {
@@ -47,6 +56,47 @@ describe("Slots: the rules", () => {
     expect(canSend(ctx, false)).toBe(false)
   })
 
+  it("with no call out and quick handlers running, a freed slot lingers until half are free", () => {
+    const ctx = context(16)
+    ctx.handlerPaceMs = 0.1
+    ctx.busy = 15
+    expect(lingering(ctx)).toBe(true)
+    expect(canSend(ctx, false)).toBe(false)
+    ctx.busy = 8 // half free: the call is worth its round trip
+    expect(canSend(ctx, false)).toBe(true)
+    ctx.busy = 15
+    ctx.lingerOver = true // the loop lingered LINGER_MS: the one free slot is asked for
+    expect(canSend(ctx, false)).toBe(true)
+  })
+
+  it("no linger for slow or unmeasured handlers, an idle worker, or a call out", () => {
+    const ctx = context(16)
+    ctx.busy = 15
+    expect(lingering(ctx)).toBe(false) // no handler finished yet: pace unknown
+    ctx.handlerPaceMs = LINGER_MS + 1
+    expect(lingering(ctx)).toBe(false)
+    expect(canSend(ctx, false)).toBe(true)
+    ctx.handlerPaceMs = 0.1
+    ctx.busy = 0
+    expect(lingering(ctx)).toBe(false)
+    ctx.busy = 15
+    Object.assign(ctx, { inFlight: callsOut(1) })
+    expect(lingering(ctx)).toBe(false)
+  })
+
+  it("while a call is out, a freed slot wakes the waiting loop only once a second call is worth sending", () => {
+    const ctx = context(4)
+    Object.assign(ctx, { inFlight: callsOut(1) })
+    let rings = 0
+    ctx.busy = 4
+    ctx.ringSlot = () => rings++
+    freeSlot(ctx) // 1 of 4 free: nothing for the loop to do
+    expect(rings).toBe(0)
+    expect(ctx.ringSlot).toBeDefined()
+    freeSlot(ctx) // half free: a second call goes
+    expect(rings).toBe(1)
+  })
+
   it("freeing a slot wakes a loop that waits for one, once", () => {
     const ctx = context(1)
     let rings = 0
@@ -70,6 +120,21 @@ describe("Slots: the rules", () => {
       ctx.busy = 1
       ctx.landed.push({} as never)
       yield* waitEvent(ctx, false) // returns: a landed call is an event
+    }),
+  )
+  it.effect("a lingering wait ends by itself after LINGER_MS, with no slot freed; then the call goes", () =>
+    Effect.gen(function* () {
+      const ctx = context(16)
+      ctx.handlerPaceMs = 0.1
+      ctx.busy = 15
+      expect(canSend(ctx, false)).toBe(false)
+      const waiting = yield* Effect.forkChild(waitEvent(ctx, false), { startImmediately: true })
+      yield* settle
+      expect(waiting.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(LINGER_MS)
+      yield* Fiber.join(waiting)
+      expect(ctx.lingerOver).toBe(true)
+      expect(canSend(ctx, false)).toBe(true)
     }),
   )
 })

@@ -10,6 +10,8 @@ export interface NewJob {
   readonly maxAttempts: number
   readonly dedupeKey: string
   readonly dedupeTtlMs: number
+  /** The job's own timeout in ms (0 or absent: none, the worker's default applies). */
+  readonly timeoutMs?: number | undefined
 }
 
 /** One add call: its request id (a re-send carries the same) and its jobs. */
@@ -32,14 +34,17 @@ export const add = defineScript({
     "dedupeid",
     "receipts",
     "receiptsAt",
-    "events",
+    "timeout",
     "dkey",
+    "events",
   ],
   argv: ["layout", "requestId", "n"],
-  rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs"],
+  rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "timeoutMs"],
   args: ({ requestId, jobs }: AddInput): Argv => {
     const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
-    for (const j of jobs) args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs)
+    for (const j of jobs) {
+      args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs, j.timeoutMs ?? 0)
+    }
     return args
   },
   decode: (reply): Array<string> => list<string>(reply).slice(1),

@@ -3,6 +3,7 @@
  * once), `stats`, and the dead-job ones (`dead-list`, `dead-retry`, `dead-purge`).
  */
 import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION } from "../Keys.ts"
+import { storedPayload } from "../telemetry/Carrier.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** Counts and counters of one queue. */
@@ -16,6 +17,8 @@ export interface QueueStats {
   readonly dead: number
   /** Completed jobs retained (with `keepCompleted`). */
   readonly retained: number
+  /** Live workers: registered, and heartbeating within their lease (for a partitioned queue: the most of any partition). */
+  readonly workers: number
   /** Age in ms of the job that will run next (from its ULID), or 0 when none waits. */
   readonly oldestWaitingAgeMs: number
   readonly layout: string | null
@@ -91,7 +94,7 @@ const ulidTime = (id: string): number | undefined => {
 const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
   const r = list<number | string | null>(reply)
   const meta: Record<string, number> = {}
-  for (let i = 9; i + 1 < r.length; i += 2) meta[String(r[i])] = Number(r[i + 1])
+  for (let i = 10; i + 1 < r.length; i += 2) meta[String(r[i])] = Number(r[i + 1])
   const oldest = typeof r[6] === "string" ? ulidTime(r[6]) : undefined
   const now = Number(r[7])
   return {
@@ -101,6 +104,7 @@ const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
     delayed: Number(r[3]),
     dead: Number(r[4]),
     retained: Number(r[5]),
+    workers: Number(r[9]),
     oldestWaitingAgeMs: oldest === undefined ? 0 : Math.max(0, now - oldest),
     layout: typeof r[8] === "string" ? r[8] : null,
     paused: meta.paused === 1,
@@ -130,7 +134,7 @@ const counters = (meta: Readonly<Record<string, number>>): QueueStats["counters"
 /** `stats`: counts and counters of the queue. */
 export const stats = defineScript({
   name: "stats",
-  keys: ["wait", "active", "delayed", "dead", "done", "meta"],
+  keys: ["wait", "active", "delayed", "dead", "done", "meta", "workersAt"],
   argv: ["layout"],
   args: (_: undefined): Argv => [LAYOUT_VERSION],
   decode: queueStats,
@@ -149,7 +153,7 @@ const deadPage = (reply: unknown): { total: number; jobs: DeadJob[] } => {
       id: String(r[i]),
       diedAt: Number(r[i + 1]),
       error,
-      payload: typeof r[i + 3] === "string" ? (r[i + 3] as string) : null,
+      payload: typeof r[i + 3] === "string" ? storedPayload(r[i + 3] as string) : null,
       failures: Number(r[i + 4]),
       lostLeases: Number(r[i + 5]),
     })
@@ -187,7 +191,7 @@ export const deadRetry = defineScript({
 /** `dead-purge`: dead jobs deleted with everything kept about them. */
 export const deadPurge = defineScript({
   name: "dead-purge",
-  keys: ["dead", "meta", "data", "max", "fails", "lost", "err", "dkey"],
+  keys: ["dead", "meta", "data", "max", "fails", "lost", "err", "progress", "timeout", "dkey"],
   argv: ["layout", "mode", "limit"],
   rest: ["id"],
   args: deadTargetArgs,

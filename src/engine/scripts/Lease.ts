@@ -3,6 +3,7 @@
  * completes that ride it), `extend` (heartbeat), `complete`, `fail` and `release`.
  */
 import { LAYOUT_VERSION } from "../Keys.ts"
+import type { WorkerRecord } from "../Registry.ts"
 import { type Argv, defineScript, flags, list } from "./Script.ts"
 
 /** A lease to extend, complete or release. */
@@ -23,6 +24,8 @@ export interface Reservation {
   readonly attempt: number
   readonly maxAttempts: number
   readonly payload: string
+  /** The run's timeout in ms: the job's own, else the worker's default; 0 for none. */
+  readonly timeoutMs: number
 }
 
 /** What one reserve call answered. */
@@ -51,6 +54,8 @@ export interface ReserveInput {
   readonly leaseMs: number
   readonly promoteLimit: number
   readonly keep: number
+  /** The worker's default timeout for jobs added without one (0: none). */
+  readonly timeoutMs: number
   readonly completes: ReadonlyArray<Completion>
 }
 
@@ -81,15 +86,29 @@ export const reserve = defineScript({
     "receipts",
     "receiptsAt",
     "reqs",
+    "holder",
+    "timeout",
+    "progress",
     "dkey",
     "dedupe",
     "dedupeid",
+    "events",
   ],
-  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "m"],
+  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m"],
   rest: ["id", "token", "result"],
   args: (i: ReserveInput): Argv =>
     pushCompletions(
-      [LAYOUT_VERSION, i.workerId, i.requestId, i.count, i.leaseMs, i.promoteLimit, i.keep, i.completes.length],
+      [
+        LAYOUT_VERSION,
+        i.workerId,
+        i.requestId,
+        i.count,
+        i.leaseMs,
+        i.promoteLimit,
+        i.keep,
+        i.timeoutMs,
+        i.completes.length,
+      ],
       i.completes,
     ),
   decode: (reply): Reserved => {
@@ -97,7 +116,7 @@ export const reserve = defineScript({
     const m = Number(r[1])
     const completed = r.slice(2, 2 + m).map((x) => x === 1)
     const jobs: Reservation[] = []
-    for (let i = 2 + m; i + 5 < r.length; i += 6) {
+    for (let i = 2 + m; i + 6 < r.length; i += 7) {
       jobs.push({
         id: String(r[i]),
         token: Number(r[i + 1]),
@@ -105,21 +124,56 @@ export const reserve = defineScript({
         attempt: Number(r[i + 3]),
         maxAttempts: Number(r[i + 4]),
         payload: String(r[i + 5]),
+        timeoutMs: Number(r[i + 6]),
       })
     }
     return { jobs, nextDueMs: Number(r[0]), completed }
   },
 })
 
-/** `extend`: one new deadline per lease (0: the lease was lost). */
+/** A lease to extend, with the progress its handler reported since the last heartbeat. */
+export interface ExtendRef extends LeaseRef {
+  /** JSON text of the latest progress value, stored with the extend (absent: none new). */
+  readonly progress?: string | undefined
+}
+
+/** One extend call: leases, the lease length, and optionally the calling worker's record. */
+export interface ExtendInput {
+  readonly leases: ReadonlyArray<ExtendRef>
+  readonly leaseMs: number
+  readonly worker?: WorkerRecord | undefined
+}
+
+/**
+ * What one extend answers per lease, read from its raw number: the new deadline (ms,
+ * Redis clock), or why the lease is not extended: "lost", "cancelled" (the job was
+ * cancelled), "timeout" (it reached its timeout limit; a sweep reclaims it as a failure).
+ */
+export type ExtendAnswer = number | "lost" | "cancelled" | "timeout"
+
+/** One raw extend reply entry (a deadline, 0 lost, -1 cancelled, -2 timeout) as an {@link ExtendAnswer}. */
+export const extendAnswer = (x: number): ExtendAnswer =>
+  x > 0 ? x : x === -1 ? "cancelled" : x === -2 ? "timeout" : "lost"
+
+/**
+ * `extend`: per lease its new deadline (> 0), or 0 lost, -1 cancelled, -2 at its timeout
+ * limit (see {@link extendAnswer}); stores progress and the worker's registry record.
+ */
 export const extend = defineScript({
   name: "extend",
-  keys: ["active", "lease", "meta"],
-  argv: ["layout", "leaseMs"],
-  rest: ["id", "token"],
-  args: ({ leases, leaseMs }: { readonly leases: ReadonlyArray<LeaseRef>; readonly leaseMs: number }): Argv => {
-    const args: Array<string | number> = [LAYOUT_VERSION, leaseMs]
-    for (const l of leases) args.push(l.id, l.token)
+  keys: ["active", "lease", "meta", "holder", "cancelled", "progress", "workers", "workersAt", "events"],
+  argv: ["layout", "leaseMs", "workerId", "record", "ttlMs", "selfFenced"],
+  rest: ["id", "token", "progress"],
+  args: ({ leases, leaseMs, worker }: ExtendInput): Argv => {
+    const args: Array<string | number> = [
+      LAYOUT_VERSION,
+      leaseMs,
+      worker?.id ?? "",
+      worker?.json ?? "",
+      worker?.ttlMs ?? 0,
+      worker?.selfFenced ?? 0,
+    ]
+    for (const l of leases) args.push(l.id, l.token, l.progress ?? "")
     return args
   },
   decode: (reply) => list<number>(reply),
@@ -139,9 +193,13 @@ export const complete = defineScript({
     "err",
     "done",
     "result",
+    "holder",
+    "progress",
+    "timeout",
     "dkey",
     "dedupe",
     "dedupeid",
+    "events",
   ],
   argv: ["layout", "keep"],
   rest: ["id", "token", "result"],
@@ -168,9 +226,11 @@ export const fail = defineScript({
     "fails",
     "lost",
     "max",
+    "holder",
     "dkey",
     "dedupe",
     "dedupeid",
+    "events",
   ],
   argv: ["layout", "id", "token", "retryDelayMs", "error", "mode"],
   args: (i: {
@@ -188,7 +248,7 @@ export const fail = defineScript({
 /** `release`: true per job given back to wait, false when its lease was lost. */
 export const release = defineScript({
   name: "release",
-  keys: ["active", "lease", "meta", "wait", "marker"],
+  keys: ["active", "lease", "meta", "wait", "marker", "holder", "events"],
   argv: ["layout"],
   rest: ["id", "token"],
   args: (leases: ReadonlyArray<LeaseRef>): Argv => {

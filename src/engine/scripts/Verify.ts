@@ -10,7 +10,18 @@ import { type Argv, defineScript, list } from "./Script.ts"
 export const VERIFY_SETS = ["active", "delayed", "dead", "done"] as const
 
 /** The per-job hashes verify pages through. */
-export const VERIFY_HASHES = ["data", "lease", "max", "fails", "lost", "err", "result"] as const
+export const VERIFY_HASHES = [
+  "data",
+  "lease",
+  "max",
+  "fails",
+  "lost",
+  "err",
+  "result",
+  "holder",
+  "progress",
+  "timeout",
+] as const
 
 /** One entry of a page of wait. */
 export interface WaitEntry {
@@ -83,6 +94,9 @@ export const verifyHash = defineScript({
     "err",
     "result",
     "meta",
+    "holder",
+    "progress",
+    "timeout",
     "cancelled",
   ],
   argv: ["layout", "hash", "cursor", "count"],

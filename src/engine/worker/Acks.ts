@@ -129,6 +129,26 @@ const attemptOnce = <A>(call: AckCall<A>, stop: StopSignal) =>
     return Exit.isSuccess(joined) ? joined.value : yield* Effect.failCause(joined.cause)
   })
 
+/** One attempt's outcome: how the call ended, or "again" (with whether an attempt so far may have run). */
+type Attempted<A> = Delivery<A> | { readonly _tag: "again"; readonly uncertain: boolean }
+
+/** Send `call` once and judge its exit: answered, stopped, refused for good, or worth sending again. */
+const attemptDelivery = <A>(
+  call: AckCall<A>,
+  options: DeliverOptions,
+  uncertain: boolean,
+): Effect.Effect<Attempted<A>> =>
+  Effect.gen(function* () {
+    const exit = yield* attemptOnce(call, options.stop)
+    if (exit === "stopped") return { _tag: "undelivered", reason: "stopped", uncertain: true } as const
+    if (Exit.isSuccess(exit)) return { _tag: "answered", value: exit.value, uncertain } as const
+    const error = exit.cause.reasons.find((r) => r._tag === "Fail")?.error
+    if (error === undefined) return yield* Effect.failCause(exit.cause).pipe(Effect.orDie)
+    options.onError(error)
+    if (isFinal(error)) return { _tag: "refused", error } as const
+    return { _tag: "again", uncertain: uncertain || !refusedBeforeRun(error) } as const
+  })
+
 /** Send `call` until Redis answers it, the lease's local deadline passes, or `stop` completes. */
 export const deliver = <A>(call: AckCall<A>, options: DeliverOptions): Effect.Effect<Delivery<A>> =>
   Effect.gen(function* () {
@@ -136,14 +156,9 @@ export const deliver = <A>(call: AckCall<A>, options: DeliverOptions): Effect.Ef
     const stopped = untilStopped<void>(options.stop, () => () => {})
     for (let i = 0; ; i++) {
       if (options.stop.stopped) return { _tag: "undelivered", reason: "stopped", uncertain } as const
-      const exit = yield* attemptOnce(call, options.stop)
-      if (exit === "stopped") return { _tag: "undelivered", reason: "stopped", uncertain: true } as const
-      if (Exit.isSuccess(exit)) return { _tag: "answered", value: exit.value, uncertain } as const
-      const error = exit.cause.reasons.find((r) => r._tag === "Fail")?.error
-      if (error === undefined) return yield* Effect.failCause(exit.cause).pipe(Effect.orDie)
-      options.onError(error)
-      if (isFinal(error)) return { _tag: "refused", error } as const
-      if (!refusedBeforeRun(error)) uncertain = true
+      const attempted = yield* attemptDelivery(call, options, uncertain)
+      if (attempted._tag !== "again") return attempted
+      uncertain = attempted.uncertain
       const pause = ACK_RETRY_PAUSE[Math.min(i, ACK_RETRY_PAUSE.length - 1)]!
       if (monotonicNow() + pause > options.held.localDeadline) {
         return { _tag: "undelivered", reason: "lease-expired", uncertain } as const

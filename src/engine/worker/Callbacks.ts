@@ -28,7 +28,12 @@ export interface WorkerHooks<A> {
     job: { readonly id: string; readonly token: number },
     reason: "lease-lost" | "self-fenced",
   ) => void
-  /** The job went to dead: reason "failed", "invalid-payload", or "lease-expired" (found by this worker's sweep). */
+  /**
+   * The job was cancelled while its handler ran: the handler was aborted (signal reason a
+   * `JobCancelled`) and did not ack; the job is not retried.
+   */
+  readonly cancelled?: (job: { readonly id: string; readonly token: number }) => void
+  /** The job went to dead: reason "failed", "timeout", "invalid-payload", or "lease-expired" (found by this worker's sweep). */
   readonly dead?: (job: { readonly id: string; readonly token: number }, reason: string, error: unknown) => void
   /** A Redis or infrastructure error the worker survived (it keeps retrying). */
   readonly error?: (error: unknown) => void
@@ -118,6 +123,7 @@ export const safeHooks = <A>(hooks: WorkerHooks<A>, lastResort: (error: unknown)
     failed: guard("failed", hooks.failed),
     leaseLost: guard("lease-lost", hooks.leaseLost),
     dead: guard("dead", hooks.dead),
+    cancelled: guard("cancelled", hooks.cancelled),
     error,
   }
 }
@@ -137,6 +143,19 @@ export interface SuperviseOptions {
 const PAUSES_MS = [100, 200, 500, 1000, 2000, 5000] as const
 
 /**
+ * Run `loop` once. Undefined when it returned; its cause and how long it ran when it
+ * failed or died; an interrupt of the loop interrupts the caller.
+ */
+const runOnce = (loop: Effect.Effect<unknown, unknown>) =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    const exit = yield* Effect.exit(loop)
+    if (Exit.isSuccess(exit)) return undefined
+    if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+    return { cause: exit.cause, ranMs: performance.now() - started }
+  })
+
+/**
  * Run a long-lived loop under supervision: when it fails or dies (a defect), the cause is
  * reported and the loop starts again after a pause. After `maxFailures` failures in a
  * row it is given up: reported with `stopped` true, and the returned effect ends. A loop
@@ -149,14 +168,12 @@ export const supervise = (loop: Effect.Effect<unknown, unknown>, options: Superv
     const resetAfterMs = options.resetAfterMs ?? 60_000
     let failures = 0
     while (true) {
-      const started = performance.now()
-      const exit = yield* Effect.exit(loop)
-      if (Exit.isSuccess(exit)) return
-      if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
-      if (performance.now() - started >= resetAfterMs) failures = 0
-      failures++
+      const failed = yield* runOnce(loop)
+      if (failed === undefined) return
+      // a run that lasted resetAfterMs starts the count of failures in a row again
+      failures = failed.ranMs >= resetAfterMs ? 1 : failures + 1
       const stopped = failures >= maxFailures
-      options.onFailure(Cause.squash(exit.cause), stopped)
+      options.onFailure(Cause.squash(failed.cause), stopped)
       if (stopped) return
       yield* Effect.sleep(pauses[Math.min(failures - 1, pauses.length - 1)] ?? 1000)
     }

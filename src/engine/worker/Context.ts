@@ -14,6 +14,7 @@ import { makeBatcher } from "../Batcher.ts"
 import { type Commands, type Reservation, SCRIPT_CHUNK } from "../Commands.ts"
 import type { InvalidPayload } from "../Errors.ts"
 import type { Job } from "../Job.ts"
+import { makeRegistryBeat, type WorkerSelf } from "../Registry.ts"
 import { newWorkerId } from "../RequestId.ts"
 import { makeStopSignal, type StopSignal } from "./Acks.ts"
 import { safeHooks, stderrWarner, type WorkerHooks } from "./Callbacks.ts"
@@ -92,6 +93,13 @@ export interface WorkerContext<A> {
   readonly hooks: Required<WorkerHooks<A>>
   readonly table: LeaseTable
   readonly workerId: string
+  /** What the worker's heartbeat reports of it in the queue's registry. */
+  readonly self: WorkerSelf
+  /**
+   * When the heartbeat sends the worker's record (see Registry.ts); the record goes stale
+   * (a sweep drops it) when a lease of this worker would have expired too.
+   */
+  readonly registry: ReturnType<typeof makeRegistryBeat>
   /** The lease length asked of the server: the worker fences on leaseMs, a sweep waits the grace more. */
   readonly serverLeaseMs: number
   /** Fired once close stops waiting for acks (past the grace): they give up, their leases are released. */
@@ -121,10 +129,18 @@ export interface WorkerContext<A> {
   readonly setState: (next: WorkerState) => void
   /** Jobs whose handlers are running (their slots are taken). */
   busy: number
+  /** Leases this worker self-fenced since it started (reported to the queue's counter by its heartbeat). */
+  selfFenced: number
   /** Jobs asked for by calls in flight or landed and not yet started: their slots are spoken for. */
   asked: number
   /** Resumes the reserve loop while it waits for an event (a slot freed, a call landed). */
   ringSlot: (() => void) | undefined
+  /** The loop lingered its LINGER_MS (Slots.ts) since its last call: the next one goes now. */
+  lingerOver: boolean
+  /** The loop waits with a linger timeout armed (Slots.ts). */
+  lingerArmed: boolean
+  /** The loop's current wait follows a short (empty) answer: a freed slot then sends nothing. */
+  waitShort: boolean
   /**
    * True while the reserve loop will send another reserve call without waiting (it has
    * free slots and is not blocked, sleeping or waiting for a slot): a job finished now
@@ -156,6 +172,15 @@ export const makeContext = <A>(
   // user callbacks never throw into the engine: a throw is reported on the error hook
   const hooks = safeHooks(program.hooks, stderrWarner(`worker of queue "${commands.keys.queue}"`))
   let state: WorkerState = "running"
+  const workerId = newWorkerId()
+  const self: WorkerSelf = {
+    id: workerId,
+    concurrency: settings.concurrency,
+    startedAt: Date.now(),
+    running: () => ctx.busy,
+    state: () => state,
+    selfFenced: () => ctx.selfFenced,
+  }
   const ctx: WorkerContext<A> = {
     commands,
     blocking,
@@ -163,7 +188,9 @@ export const makeContext = <A>(
     program,
     hooks,
     table: makeLeaseTable(),
-    workerId: newWorkerId(),
+    workerId,
+    self,
+    registry: makeRegistryBeat(self, settings.leaseMs + settings.leaseGraceMs),
     serverLeaseMs: settings.leaseMs + settings.leaseGraceMs,
     stopAcks: makeStopSignal(),
     completer: makeCompleter(commands, settings),
@@ -182,8 +209,12 @@ export const makeContext = <A>(
       ctx.wakeLoop()
     },
     busy: 0,
+    selfFenced: 0,
     asked: 0,
     ringSlot: undefined,
+    lingerOver: false,
+    lingerArmed: false,
+    waitShort: false,
     reserving: false,
     reserveSeq: 0,
     wakeLoop: () => {

@@ -7,29 +7,87 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { Reservation } from "../Commands.ts"
+import { heartbeatTelemetry, leaseEndedTelemetry, type WorkerIdentity } from "../telemetry/WorkerTelemetry.ts"
 import type { WorkerContext } from "./Context.ts"
-import { fenceAfter, fenceLoop, type HeartbeatOptions, type Held, heartbeatLoop, monotonicNow } from "./Lease.ts"
+import {
+  fenceAfter,
+  fenceLoop,
+  type HeartbeatOptions,
+  type Held,
+  heartbeatLoop,
+  type LeaseEndFound,
+  monotonicNow,
+} from "./Lease.ts"
 
 /** Tell the user a lease ended without an ack: lost to the server, or self-fenced. */
-export const leaseEnded = <A>(ctx: WorkerContext<A>, h: Held, why: "lease-lost" | "self-fenced"): void =>
+export const leaseEnded = <A>(ctx: WorkerContext<A>, h: Held, why: "lease-lost" | "self-fenced"): void => {
+  if (why === "self-fenced") ctx.selfFenced++
+  leaseEndedTelemetry(identity(ctx), h, why)
   ctx.hooks.leaseLost?.({ id: h.id, token: h.token }, why)
+}
+
+/** The worker as its spans and metrics name it. */
+export const identity = <A>(ctx: WorkerContext<A>): WorkerIdentity => {
+  let w = identities.get(ctx)
+  if (w === undefined) {
+    w = { queue: ctx.commands.keys.queue, workerId: ctx.workerId, leaseMs: ctx.settings.leaseMs }
+    identities.set(ctx, w)
+  }
+  return w
+}
+const identities = new WeakMap<object, WorkerIdentity>()
+
+/**
+ * A lease the heartbeat or the fence ended: a cancel is told on its own hook; a lease at
+ * the server's timeout limit goes to `onTimeout` (failed as a timeout, see Steer.ts); the
+ * rest are lost leases.
+ */
+const onEnd = <A>(ctx: WorkerContext<A>, h: Held, why: LeaseEndFound, onTimeout: (h: Held) => void): void => {
+  if (why === "cancelled") ctx.hooks.cancelled?.({ id: h.id, token: h.token })
+  else if (why === "timeout") onTimeout(h)
+  else leaseEnded(ctx, h, why)
+}
 
 /** The local deadline of a lease granted or extended by a call sent at `sentAt`. */
 export const localDeadline = <A>(ctx: WorkerContext<A>, sentAt: number): number =>
   sentAt + fenceAfter(ctx.settings.leaseMs, ctx.settings.heartbeatMs)
 
-const heartbeatOptions = <A>(ctx: WorkerContext<A>): HeartbeatOptions => ({
+const heartbeatOptions = <A>(ctx: WorkerContext<A>, onTimeout: (h: Held) => void): HeartbeatOptions => ({
   queue: ctx.commands.keys.queue,
   leaseMs: ctx.settings.leaseMs,
   heartbeatMs: ctx.settings.heartbeatMs,
   serverLeaseMs: ctx.serverLeaseMs,
-  onEnd: (h, why) => leaseEnded(ctx, h, why),
+  onEnd: (h, why) => onEnd(ctx, h, why, onTimeout),
   onError: ctx.hooks.error ?? (() => {}),
+  onRoundTrip: (ms) => heartbeatTelemetry(identity(ctx), ms),
+  registry: ctx.registry,
 })
 
-/** The worker's lease loops, to be supervised: heartbeat (extend) and fence (self-abort). */
-export const leaseLoops = <A>(ctx: WorkerContext<A>) => {
-  const hb = heartbeatOptions(ctx)
+/** Longest wait for the worker's first registry record at start. */
+export const REGISTER_MS = 2_000
+
+/**
+ * Write the worker's record into the queue's registry (at start: the heartbeats keep it
+ * fresh). Never fails: a record not stored now is sent by a later heartbeat.
+ */
+export const register = <A>(ctx: WorkerContext<A>) =>
+  Effect.suspend(() => {
+    const record = ctx.registry.next(false)
+    if (record === undefined) return Effect.void
+    return ctx.commands.extend([], ctx.serverLeaseMs, record).pipe(
+      Effect.tap(() => Effect.sync(() => ctx.registry.sent(record))),
+      Effect.timeoutOption(REGISTER_MS),
+      Effect.exit,
+      Effect.asVoid,
+    )
+  })
+
+/**
+ * The worker's lease loops, to be supervised: heartbeat (extend) and fence (self-abort).
+ * `onTimeout` gets a lease the server would not extend past its timeout limit.
+ */
+export const leaseLoops = <A>(ctx: WorkerContext<A>, onTimeout: (h: Held) => void) => {
+  const hb = heartbeatOptions(ctx, onTimeout)
   return {
     heartbeat: heartbeatLoop(ctx.table, ctx.commands, hb),
     fence: fenceLoop(ctx.table, hb),

@@ -14,14 +14,23 @@
  *   still finds its job unclaimed when it wakes up and fences itself.
  * - The table is keyed by fencing token, so two leases on one job (a newer reservation
  *   of a job whose older lease has not ended here yet) never overwrite each other.
+ * - The heartbeat carries what a handler reported with `job.progress` since the last one,
+ *   and the worker's registry record (sent also when no lease is held). A lease the server
+ *   says was cancelled, or reached its timeout limit, ends with that reason.
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import type { Commands, ScriptFailure } from "../Commands.ts"
-import { LeaseLost } from "../Errors.ts"
+import { type Commands, extendAnswer, type ScriptFailure } from "../Commands.ts"
+import { JobCancelled, JobTimedOut, LeaseLost } from "../Errors.ts"
+import type { Job } from "../Job.ts"
+import type { WorkerRecord } from "../Registry.ts"
+import type { SpanHandle } from "../telemetry/Spans.ts"
 
 /** Why a held lease ended before its handler finished. */
-export type LeaseEnd = "lease-lost" | "self-fenced" | "shutdown"
+export type LeaseEnd = "lease-lost" | "self-fenced" | "shutdown" | "cancelled" | "timeout"
+
+/** Why a lease ended that the heartbeat or the fence found (not a shutdown). */
+export type LeaseEndFound = Exclude<LeaseEnd, "shutdown">
 
 /** One lease this worker holds. */
 export interface Held {
@@ -29,6 +38,12 @@ export interface Held {
   readonly token: number
   readonly attempt: number
   readonly maxAttempts: number
+  /** The run's timeout (ms; absent or 0 for none). */
+  readonly timeoutMs?: number
+  /** The job its handler runs, once decoded (the timeout's failure is reported with it). */
+  job?: Job<unknown>
+  /** JSON text of the latest `job.progress` value not yet sent with a heartbeat. */
+  progress?: string | undefined
   /** Local monotonic ms before which the lease is surely still ours. */
   localDeadline: number
   /** The handler's abort controller, made when its signal is first read (see {@link signalOf}). */
@@ -51,6 +66,8 @@ export interface Held {
    * must not report a lost lease or abort a handler that is no longer running.
    */
   settling?: boolean
+  /** The span of the job's current step (process, then settle), when a tracer records it. */
+  span?: SpanHandle | undefined
 }
 
 /**
@@ -141,29 +158,100 @@ export interface HeartbeatOptions {
   readonly heartbeatMs: number
   /** The lease length asked of the server: leaseMs + the sweep grace. */
   readonly serverLeaseMs: number
-  /** A lease the server says is gone (or that was self-fenced). */
-  readonly onEnd: (h: Held, why: "lease-lost" | "self-fenced") => void
+  /** A lease the server says is gone, cancelled or at its timeout limit (or that was self-fenced). */
+  readonly onEnd: (h: Held, why: LeaseEndFound) => void
   readonly onError: (e: ScriptFailure) => void
+  /** Told each extend call's round trip, in ms. */
+  readonly onRoundTrip?: ((ms: number) => void) | undefined
+  /**
+   * The worker's registry record to send with this heartbeat (`riding`: leases are extended
+   * in the same call), or undefined to send none; told when one was stored.
+   */
+  readonly registry?: {
+    readonly next: (riding: boolean) => WorkerRecord | undefined
+    readonly sent: (record: WorkerRecord) => void
+  }
 }
 
-/** One heartbeat: extend every live lease, in chunks of {@link EXTEND_CHUNK}. */
+/** End a lease the server did not extend, with the reason it gave. */
+const endUnextended = (table: LeaseTable, h: Held, answer: "lost" | "cancelled" | "timeout", queue: string) => {
+  const ref = { queue, jobId: h.id, token: h.token }
+  if (answer === "cancelled") return table.end(h, "cancelled", new JobCancelled(ref))
+  if (answer === "timeout") return table.end(h, "timeout", new JobTimedOut({ ...ref, timeoutMs: h.timeoutMs ?? 0 }))
+  return table.end(h, "lease-lost", new LeaseLost(ref))
+}
+
+/** An extended lease gets its new local deadline; one the server did not extend ends (unless ending or settling already). */
+const applyExtendAnswer = (
+  table: LeaseTable,
+  options: HeartbeatOptions,
+  h: Held,
+  answer: ReturnType<typeof extendAnswer>,
+  local: number,
+) =>
+  Effect.gen(function* () {
+    if (typeof answer === "number") {
+      h.localDeadline = local
+    } else if (!h.ended && !h.settling) {
+      yield* endUnextended(table, h, answer, options.queue)
+      options.onEnd(h, answer === "lost" ? "lease-lost" : answer)
+    }
+  })
+
+/**
+ * Take the server's answers to one extend call: an extended lease gets its new local
+ * deadline (`local`); one the server did not extend ends with the reason it gave.
+ * `sent` is the progress each lease carried in the call.
+ */
+const applyExtendAnswers = (
+  table: LeaseTable,
+  options: HeartbeatOptions,
+  chunk: ReadonlyArray<Held>,
+  sent: ReadonlyArray<Held["progress"]>,
+  answers: ReadonlyArray<number>,
+  local: number,
+) =>
+  Effect.gen(function* () {
+    for (let j = 0; j < chunk.length; j++) {
+      const h = chunk[j]!
+      // progress sent is stored (or its job is gone): clear it unless a newer value came meanwhile
+      if (h.progress === sent[j]) h.progress = undefined
+      yield* applyExtendAnswer(table, options, h, extendAnswer(answers[j] ?? 0), local)
+    }
+  })
+
+/** One extend call for `chunk`, carrying `record` when given (told stored once answered). */
+const extendChunk = (
+  table: LeaseTable,
+  commands: Commands,
+  options: HeartbeatOptions,
+  chunk: ReadonlyArray<Held>,
+  record: WorkerRecord | undefined,
+) =>
+  Effect.gen(function* () {
+    const sent = chunk.map((h) => h.progress)
+    const sentAt = monotonicNow()
+    const answers = yield* commands.extend(chunk, options.serverLeaseMs, record)
+    options.onRoundTrip?.(monotonicNow() - sentAt)
+    if (record) options.registry?.sent(record)
+    const local = sentAt + fenceAfter(options.leaseMs, options.heartbeatMs)
+    yield* applyExtendAnswers(table, options, chunk, sent, answers, local)
+  })
+
+/**
+ * One heartbeat: extend every live lease, in chunks of {@link EXTEND_CHUNK}, each carrying
+ * its handler's new progress; the worker's record rides the first chunk (or goes alone).
+ */
 export const heartbeatOnce = (table: LeaseTable, commands: Commands, options: HeartbeatOptions) =>
   Effect.gen(function* () {
     const leases = table.heartbeated()
+    const record = options.registry?.next(leases.length > 0)
+    if (leases.length === 0 && record) {
+      yield* commands.extend([], options.serverLeaseMs, record)
+      options.registry?.sent(record)
+    }
     for (let i = 0; i < leases.length; i += EXTEND_CHUNK) {
-      const chunk = leases.slice(i, i + EXTEND_CHUNK)
-      const sentAt = monotonicNow()
-      const deadlines = yield* commands.extend(chunk, options.serverLeaseMs)
-      const local = sentAt + fenceAfter(options.leaseMs, options.heartbeatMs)
-      for (let j = 0; j < chunk.length; j++) {
-        const h = chunk[j]!
-        if ((deadlines[j] ?? 0) > 0) {
-          h.localDeadline = local
-        } else if (!h.ended && !h.settling) {
-          yield* table.end(h, "lease-lost", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
-          options.onEnd(h, "lease-lost")
-        }
-      }
+      yield* extendChunk(table, commands, options, leases.slice(i, i + EXTEND_CHUNK), i === 0 ? record : undefined)
     }
   })
 
@@ -184,22 +272,29 @@ export const heartbeatLoop = (table: LeaseTable, commands: Commands, options: He
     }
   })
 
+/** Abort every live lease past its local deadline at `now`; returns the earliest deadline still ahead. */
+const fenceDue = (table: LeaseTable, options: HeartbeatOptions, now: number) =>
+  Effect.gen(function* () {
+    let earliest = Number.POSITIVE_INFINITY
+    for (const h of table.live()) {
+      if (h.settling) continue
+      if (h.localDeadline <= now) {
+        yield* table.end(h, "self-fenced", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
+        options.onEnd(h, "self-fenced")
+      } else if (h.localDeadline < earliest) {
+        earliest = h.localDeadline
+      }
+    }
+    return earliest
+  })
+
 /** The fence loop: wakes at the earliest local deadline and aborts every lease past it. */
 export const fenceLoop = (table: LeaseTable, options: HeartbeatOptions) =>
   Effect.gen(function* () {
     const cap = Math.max(1, Math.min(options.heartbeatMs, Math.floor(options.leaseMs / 4)))
     while (true) {
       const now = monotonicNow()
-      let earliest = Number.POSITIVE_INFINITY
-      for (const h of table.live()) {
-        if (h.settling) continue
-        if (h.localDeadline <= now) {
-          yield* table.end(h, "self-fenced", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
-          options.onEnd(h, "self-fenced")
-        } else if (h.localDeadline < earliest) {
-          earliest = h.localDeadline
-        }
-      }
+      const earliest = yield* fenceDue(table, options, now)
       yield* Effect.sleep(Math.max(1, Math.min(cap, Math.ceil(earliest - now))))
     }
   })

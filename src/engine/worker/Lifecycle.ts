@@ -7,7 +7,8 @@
  *   abort    handlers still running are aborted and get up to `shutdownAbortGraceMs` to end
  *   release  leases not acked are released; reserve calls in flight land and give their jobs back
  *
- * then the other loops stop and the worker is `closed`.
+ * then the other loops stop, the worker takes its record out of the queue's registry, and
+ * it is `closed`.
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -87,6 +88,9 @@ const release = <A>(ctx: WorkerContext<A>) => {
   return Effect.all([released, landing], { concurrency: "unbounded", discard: true })
 }
 
+/** Closed: most time close waits for the worker's record to leave the registry. */
+export const LEAVE_MS = 1_000
+
 /** What close stops: the reserve loop, and the other loops (stopped last). */
 export interface WorkerFibers {
   readonly reserver: Fiber.Fiber<unknown, unknown>
@@ -101,6 +105,9 @@ export const shutdown = <A>(ctx: WorkerContext<A>, fibers: WorkerFibers, onClose
     yield* abort(ctx)
     yield* release(ctx)
     yield* Fiber.interruptAll(fibers.loops)
+    // out of the registry at once (sent after the last heartbeat on the same connection);
+    // if this fails the record goes stale and a sweep drops it
+    yield* ctx.commands.workerLeave(ctx.workerId).pipe(Effect.timeoutOption(LEAVE_MS), Effect.exit)
     ctx.setState("closed")
     onClosed()
   })

@@ -62,6 +62,7 @@ export const holdLease = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: nu
       token: r.token,
       attempt: r.attempt,
       maxAttempts: r.maxAttempts,
+      timeoutMs: r.timeoutMs,
       localDeadline: deadline,
       controller: undefined,
       fiber: undefined as Fiber.Fiber<unknown, unknown> | undefined,

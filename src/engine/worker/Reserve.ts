@@ -33,6 +33,7 @@ const reserveCall = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArray
       ctx.commands.reserve(want, ctx.serverLeaseMs, RESERVE_PROMOTE_LIMIT, items, ctx.settings.keepCompleted, {
         workerId: ctx.workerId,
         requestId: String(++ctx.reserveSeq),
+        timeoutMs: ctx.settings.timeoutMs,
       }),
     )
     const uncertain = Exit.isFailure(reserved) && !refusedBeforeRun(Cause.squash(reserved.cause))

@@ -13,7 +13,7 @@ import { holdLease, takeWaiting } from "./Prefetch.ts"
 import { blockOnMarker, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
 import { startJob, startWaiting } from "./RunJob.ts"
-import { canSend, canStartWaiting, freeSlots, waitEvent } from "./Slots.ts"
+import { canSend, canStartWaiting, freeSlots, lingering, waitEvent } from "./Slots.ts"
 
 /** Pauses after a failed reserve call or marker wait, in a row; the last one repeated. */
 const RETRY_PAUSE = [100, 200, 500, 1000, 2000] as const
@@ -52,49 +52,86 @@ const startLanded = <A>(ctx: WorkerContext<A>, l: Landed) =>
     return { next: short ? ("short" as const) : ("full" as const), due: l.reserved.value.nextDueMs }
   })
 
+/** What the reserve loop carries from one turn to the next. */
+interface LoopState {
+  /** Failed reserve calls or marker waits in a row. */
+  failures: number
+  /** Set after a short call (the queue looked empty): the ms until the next delayed job is due. */
+  short: number | undefined
+}
+
+/** No reserve call is out and no prefetched job waits for a slot. */
+const nothingOut = <A>(ctx: WorkerContext<A>) => ctx.inFlight.size === 0 && ctx.waiting.length === 0
+
+/** Pause after a failure, longer for each one in a row. */
+const pauseAfterFailure = (st: LoopState) => Effect.sleep(RETRY_PAUSE[Math.min(st.failures++, RETRY_PAUSE.length - 1)]!)
+
+/** Start the jobs of a landed call and note what it says of the queue. */
+const takeLanded = <A>(ctx: WorkerContext<A>, st: LoopState, l: Landed) =>
+  Effect.gen(function* () {
+    const { next, due } = yield* startLanded(ctx, l)
+    if (next === "failed") {
+      yield* standDown(ctx)
+      yield* pauseAfterFailure(st)
+      return
+    }
+    st.failures = 0
+    st.short = next === "short" ? due : undefined
+  })
+
+/** The queue looked empty and no call is out: block on the marker until a job may be there (`due` ms at most). */
+const waitForJobs = <A>(ctx: WorkerContext<A>, st: LoopState, due: number) =>
+  Effect.gen(function* () {
+    st.short = undefined
+    if (due === 0) return
+    const wait = due > 0 ? Math.min(due, ctx.settings.blockTimeoutMs) : ctx.settings.blockTimeoutMs
+    yield* standDown(ctx)
+    const woke = yield* Effect.exit(blockOnMarker(ctx, wait))
+    if (Exit.isFailure(woke) && ctx.state === "running") {
+      yield* ctx.report(Cause.squash(woke.cause))
+      yield* pauseAfterFailure(st)
+    }
+  })
+
+/** Send a reserve call for the free slots, carrying the riders it can. */
+const sendCall = <A>(ctx: WorkerContext<A>) =>
+  Effect.gen(function* () {
+    ctx.lingerOver = false
+    ctx.reserving = true
+    const ride = ctx.riding.splice(0, RESERVE_MAX_RIDERS)
+    if (ctx.riding.length > 0) yield* flushRiders(ctx)
+    yield* sendReserve(ctx, Math.min(freeSlots(ctx), RESERVE_MAX_JOBS), ride)
+  })
+
+/** Nothing to do now: settle what riders do meanwhile, then wait for the next event. */
+const idle = <A>(ctx: WorkerContext<A>, short: boolean) =>
+  Effect.gen(function* () {
+    // riders left go on their own when no call is out (the next slot may be far off);
+    // while prefetched jobs wait, a call follows once they have started: riders wait for it;
+    // while the loop lingers (Slots.ts), its call follows within LINGER_MS: riders ride it
+    if (nothingOut(ctx)) {
+      if (!short && lingering(ctx)) ctx.reserving = true
+      else yield* standDown(ctx)
+    }
+    yield* waitEvent(ctx, short)
+  })
+
+/** One turn of the reserve loop: the first step that applies. */
+const turn = <A>(ctx: WorkerContext<A>, st: LoopState) => {
+  const l = ctx.landed.shift()
+  if (l !== undefined) return takeLanded(ctx, st, l)
+  if (st.short !== undefined && nothingOut(ctx)) return waitForJobs(ctx, st, st.short)
+  if (canSend(ctx, st.short !== undefined)) return sendCall(ctx)
+  return idle(ctx, st.short !== undefined)
+}
+
 /** The reserve loop (see the top of this file). */
 export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
   Effect.gen(function* () {
-    let failures = 0
-    let short: number | undefined
+    const st: LoopState = { failures: 0, short: undefined }
     while (ctx.state === "running") {
       if (canStartWaiting(ctx)) yield* startWaiting(ctx)
-      const l = ctx.landed.shift()
-      if (l !== undefined) {
-        const { next, due } = yield* startLanded(ctx, l)
-        if (next === "failed") {
-          yield* standDown(ctx)
-          yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
-          continue
-        }
-        failures = 0
-        short = next === "short" ? due : undefined
-        continue
-      }
-      if (short !== undefined && ctx.inFlight.size === 0 && ctx.waiting.length === 0) {
-        const due = short
-        short = undefined
-        if (due === 0) continue
-        const wait = due > 0 ? Math.min(due, ctx.settings.blockTimeoutMs) : ctx.settings.blockTimeoutMs
-        yield* standDown(ctx)
-        const woke = yield* Effect.exit(blockOnMarker(ctx, wait))
-        if (Exit.isFailure(woke) && ctx.state === "running") {
-          yield* ctx.report(Cause.squash(woke.cause))
-          yield* Effect.sleep(RETRY_PAUSE[Math.min(failures++, RETRY_PAUSE.length - 1)]!)
-        }
-        continue
-      }
-      if (canSend(ctx, short !== undefined)) {
-        ctx.reserving = true
-        const ride = ctx.riding.splice(0, RESERVE_MAX_RIDERS)
-        if (ctx.riding.length > 0) yield* flushRiders(ctx)
-        yield* sendReserve(ctx, Math.min(freeSlots(ctx), RESERVE_MAX_JOBS), ride)
-        continue
-      }
-      // riders left go on their own when no call is out (the next slot may be far off);
-      // while prefetched jobs wait, a call follows once they have started: riders wait for it
-      if (ctx.inFlight.size === 0 && ctx.waiting.length === 0) yield* standDown(ctx)
-      yield* waitEvent(ctx, short !== undefined)
+      yield* turn(ctx, st)
     }
   })
 

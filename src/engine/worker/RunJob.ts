@@ -8,11 +8,15 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type { Reservation } from "../Commands.ts"
 import type { Job } from "../Job.ts"
+import { splitPayload } from "../telemetry/Carrier.ts"
+import { endProcess, runHandler, startProcess, traceSettle } from "../telemetry/WorkerTelemetry.ts"
 import type { WorkerContext } from "./Context.ts"
+import { identity } from "./Heartbeat.ts"
 import { type Held, signalOf } from "./Lease.ts"
 import { holdLease, recordHandlerMs } from "./Prefetch.ts"
 import { refuse, settle } from "./Settle.ts"
 import { freeSlot, takeSlot } from "./Slots.ts"
+import { armTimeout, reportProgress } from "./Steer.ts"
 
 /**
  * One job, one fiber: decode, run the handler (interruptible: a lost lease or the end
@@ -30,11 +34,16 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
     }
   }
   return Effect.gen(function* () {
-    const decoded = yield* Effect.exit(ctx.program.decode(r.payload))
+    const w = identity(ctx)
+    const carried = splitPayload(r.payload)
+    const run = yield* startProcess(w, r, carried.parent)
+    held.span = run?.span
+    const decoded = yield* Effect.exit(ctx.program.decode(carried.payload))
     if (Exit.isFailure(decoded)) {
       settled = true
       held.settling = true
-      return yield* Effect.uninterruptible(refuse(ctx, r, held, decoded.cause))
+      endProcess(w, run, decoded, undefined)
+      return yield* Effect.uninterruptible(traceSettle(w, r, held, run, "fail", refuse(ctx, r, held, decoded.cause)))
     }
     const job: Job<A> = {
       id: r.id,
@@ -45,24 +54,26 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
       get signal() {
         return signalOf(held)
       },
+      progress: reportProgress(held),
     }
+    held.job = job as Job<unknown>
     const began = performance.now()
-    const exit = yield* Effect.exit(ctx.program.handler(job))
+    const exit = yield* Effect.exit(runHandler(w, run, () => held.ended, ctx.program.handler(job)))
     recordHandlerMs(ctx, performance.now() - began)
     // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
-    yield* Effect.uninterruptible(
-      settle(
-        ctx,
-        r,
-        held,
-        job,
-        exit,
-        () => {
-          settled = true
-        },
-        freeOnce,
-      ),
+    const settling = settle(
+      ctx,
+      r,
+      held,
+      job,
+      exit,
+      () => {
+        settled = true
+      },
+      freeOnce,
     )
+    const operation = Exit.isSuccess(exit) ? "complete" : "fail"
+    yield* Effect.uninterruptible(held.ended ? settling : traceSettle(w, r, held, run, operation, settling))
   }).pipe(
     Effect.catch((e) => ctx.report(e)),
     Effect.onExit(() =>
@@ -79,10 +90,15 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
 export const runHeld = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) =>
   Effect.gen(function* () {
     takeSlot(ctx)
+    // the run's timeout counts from here (the server's limit from the reserve, a lease later)
+    const disarm = yield* armTimeout(ctx, held)
     const fiber = yield* Effect.forkDetach(runJob(ctx, r, held), { startImmediately: true })
     held.fiber = fiber as Fiber.Fiber<unknown, unknown>
     ctx.jobFibers.add(fiber)
-    fiber.addObserver(() => ctx.jobFibers.delete(fiber))
+    fiber.addObserver(() => {
+      disarm()
+      ctx.jobFibers.delete(fiber)
+    })
   })
 
 /** Start a reserved job in a fiber of its own; its slot is taken now, its lease entered in the table. */

@@ -9,7 +9,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { planRetry } from "../Backoff.ts"
-import type { Commands, Reservation } from "../Commands.ts"
+import type { Commands, LeaseRef, Reservation } from "../Commands.ts"
 import { AckUndelivered } from "../Errors.ts"
 import type { Job } from "../Job.ts"
 import { completeLanded, type Delivery, deliver, failLanded } from "./Acks.ts"
@@ -66,8 +66,8 @@ const completed = <A>(ctx: WorkerContext<A>, d: Delivery<boolean>, held: Held, j
     else leaseEnded(ctx, held, "lease-lost")
   })
 
-/** Send a fail until answered; "lease lost" after an uncertain attempt is checked in Redis first. */
-const sendFail = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, options: Parameters<Commands["fail"]>[1]) =>
+/** Send a fail until answered; "lease lost" after an uncertain attempt is checked in Redis first. (Also used by Steer.ts.) */
+export const sendFail = <A>(ctx: WorkerContext<A>, r: LeaseRef, held: Held, options: Parameters<Commands["fail"]>[1]) =>
   Effect.gen(function* () {
     const d = yield* deliver(ctx.commands.fail(r, options), {
       held,
@@ -99,14 +99,20 @@ export const settle = <A>(
       handlerExit,
       ctx.settings.keepCompleted > 0 ? ctx.program.encodeResult : undefined,
     )
-    if (!Exit.isSuccess(exit)) free()
-    if (Exit.isSuccess(exit)) {
-      const d = yield* complete(ctx, { id: r.id, token: r.token, result }, held, free)
-      return yield* completed(ctx, d, held, job, exit.value)
+    if (!Exit.isSuccess(exit)) {
+      free()
+      return yield* settleFailed(ctx, r, held, job, exit.cause)
     }
+    const d = yield* complete(ctx, { id: r.id, token: r.token, result }, held, free)
+    return yield* completed(ctx, d, held, job, exit.value)
+  })
+
+/** The handler failed (or its result cannot be kept): send the fail its retry plan says, then tell the hooks. */
+const settleFailed = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, job: Job<A>, cause: Cause.Cause<unknown>) =>
+  Effect.gen(function* () {
     // not interrupted by the worker (held.ended is unset): the handler interrupted itself,
     // which counts as a failure (left alone, the job would wait out its lease)
-    const error = Cause.hasInterruptsOnly(exit.cause) ? handlerInterrupted() : Cause.squash(exit.cause)
+    const error = Cause.hasInterruptsOnly(cause) ? handlerInterrupted() : Cause.squash(cause)
     const plan = yield* planRetry(ctx.settings.backoff, r.attempt, error, ctx.hooks.error)
     const outcome = yield* sendFail(ctx, r, held, {
       delayMs: plan.delayMs,

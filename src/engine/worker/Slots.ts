@@ -5,6 +5,7 @@
  * the reserve loop if it waits.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { WorkerContext } from "./Context.ts"
 import { prefetchNow } from "./Prefetch.ts"
 
@@ -14,15 +15,27 @@ import { prefetchNow } from "./Prefetch.ts"
  */
 export const MAX_RESERVES_IN_FLIGHT = 2
 
+/**
+ * With no call out, the ms a freed slot may wait for more to free before its call goes,
+ * while the handlers are quick (their measured pace is at most this): a call for one
+ * slot made 1-job calls every other time at concurrency 16 and 100 (each script call
+ * has a fixed cost in Redis and here). Slow handlers do not wait.
+ */
+export const LINGER_MS = 2
+
 /** Take a slot for a job that starts. */
 export const takeSlot = <A>(ctx: WorkerContext<A>): void => {
   ctx.busy++
 }
 
-/** Give a job's slot back and wake the reserve loop if it waits. */
+/**
+ * Give a job's slot back and wake the reserve loop if it waits and now has something to
+ * do (a call to send, a waiting job to start): not once per job while a call is out.
+ */
 export const freeSlot = <A>(ctx: WorkerContext<A>): void => {
   ctx.busy--
-  ctx.wakeLoop()
+  if (ctx.ringSlot === undefined) return
+  if (canStartWaiting(ctx) || canSend(ctx, ctx.waitShort) || (!ctx.lingerArmed && lingering(ctx))) ctx.wakeLoop()
 }
 
 /**
@@ -33,25 +46,59 @@ export const freeSlots = <A>(ctx: WorkerContext<A>): number =>
   ctx.settings.concurrency + prefetchNow(ctx) - ctx.busy - ctx.asked - ctx.waiting.length
 
 /**
- * True when the loop may send another call now: with none out, for any free slot (no
- * added latency); with one out, once half the slots are free (a call worth its round trip).
+ * True while the loop waits for more slots to free before its call goes: no call out,
+ * jobs running, their handlers quick (pace ≤ {@link LINGER_MS}), some but fewer than half
+ * the slots free, and the loop has not yet waited {@link LINGER_MS} since its last call
+ * (so a freed slot's next job is never late by more than that).
+ */
+export const lingering = <A>(ctx: WorkerContext<A>): boolean => {
+  const pace = ctx.handlerPaceMs
+  if (ctx.lingerOver || ctx.inFlight.size > 0 || ctx.busy === 0 || pace === undefined || pace > LINGER_MS) return false
+  const free = freeSlots(ctx)
+  return free > 0 && free < Math.ceil(ctx.settings.concurrency / 2)
+}
+
+/**
+ * True when the loop may send another call now: with none out, for any free slot (after
+ * a linger of at most {@link LINGER_MS} while quick handlers run: see {@link lingering});
+ * with one out, once half the slots are free (a call worth its round trip).
  * While prefetched jobs wait, none: the buffer is refilled once it is empty, by one call
  * for all the room (which carries the completes of the jobs run meanwhile).
  */
 export const canSend = <A>(ctx: WorkerContext<A>, short: boolean): boolean => {
   if (short || ctx.waiting.length > 0 || ctx.inFlight.size >= MAX_RESERVES_IN_FLIGHT) return false
   const free = freeSlots(ctx)
-  return ctx.inFlight.size === 0 ? free > 0 : free >= Math.ceil(ctx.settings.concurrency / 2)
+  return ctx.inFlight.size === 0 ? free > 0 && !lingering(ctx) : free >= Math.ceil(ctx.settings.concurrency / 2)
 }
 
 /** True when a prefetched job waits and a slot is free for it. */
 export const canStartWaiting = <A>(ctx: WorkerContext<A>): boolean =>
   ctx.waiting.length > 0 && ctx.busy < ctx.settings.concurrency
 
-/** Wait until a call lands, a slot frees, or the worker stops running. */
-export const waitEvent = <A>(ctx: WorkerContext<A>, short: boolean): Effect.Effect<void> =>
-  Effect.callback<void>((resume) => {
+/**
+ * Wait until a call lands, a slot frees that gives the loop something to do, or the
+ * worker stops running; while the loop lingers, at most {@link LINGER_MS} (then `lingerOver`).
+ */
+export const waitEvent = <A>(ctx: WorkerContext<A>, short: boolean): Effect.Effect<void> => {
+  const wait = Effect.callback<void>((resume) => {
     if (ctx.landed.length > 0 || ctx.state !== "running" || canStartWaiting(ctx) || canSend(ctx, short))
-      resume(Effect.void)
-    else ctx.ringSlot = () => resume(Effect.void)
+      return resume(Effect.void)
+    ctx.waitShort = short
+    const ring = () => resume(Effect.void)
+    ctx.ringSlot = ring
+    return Effect.sync(() => {
+      if (ctx.ringSlot === ring) ctx.ringSlot = undefined
+    })
   })
+  if (short || !lingering(ctx)) return wait
+  ctx.lingerArmed = true
+  return wait.pipe(
+    Effect.timeoutOption(LINGER_MS),
+    Effect.flatMap((woke) =>
+      Effect.sync(() => {
+        ctx.lingerArmed = false
+        if (Option.isNone(woke)) ctx.lingerOver = true
+      }),
+    ),
+  )
+}

@@ -1,7 +1,8 @@
 /**
  * The in-process sweep: with `sweep` on, every worker runs a sweep pass now and then
  * (the interval jittered ±20 % so workers spread out), reclaiming leases that expired
- * (Sweeper.ts). Jobs a pass moved to dead are reported through the `dead` hook.
+ * (Sweeper.ts). Jobs a pass moved to dead are reported through the `dead` hook (reason
+ * `lease-expired`, or `timeout` for a lease reclaimed at its timeout limit).
  */
 import * as Effect from "effect/Effect"
 import type { SweepResult, SweptDead } from "../Commands.ts"
@@ -21,8 +22,11 @@ export const sweepLoop = <A>(ctx: WorkerContext<A>, intervalMs: number, limit: n
       const onBatch = (_: unknown, last: SweepResult) => died.push(...last.deadJobs)
       yield* sweepPass(ctx.commands, { limit, maxMs: SWEEP_PASS_MAX_MS, onBatch }).pipe(Effect.catch(ctx.report))
       for (const d of died) {
-        const error = Object.assign(new Error(d.message), { name: "LeaseExpired" })
-        yield* Effect.sync(() => ctx.hooks.dead?.({ id: d.id, token: d.token }, "lease-expired", error))
+        // a lease reclaimed at its timeout limit died of its timeout (lua/sweep.lua: "timed out…")
+        const timedOut = d.message.startsWith("timed out")
+        const error = Object.assign(new Error(d.message), { name: timedOut ? "JobTimedOut" : "LeaseExpired" })
+        const reason = timedOut ? "timeout" : "lease-expired"
+        yield* Effect.sync(() => ctx.hooks.dead?.({ id: d.id, token: d.token }, reason, error))
       }
     }
   })

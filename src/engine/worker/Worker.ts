@@ -32,10 +32,12 @@ import type { RedisClient } from "../../redis/Client.ts"
 import { trackWorker, untrackWorker } from "../../testing/Leaks.ts"
 import type { Commands } from "../Commands.ts"
 import { warnIfEvicting } from "../EvictionPolicy.ts"
+import { loadOtel } from "../telemetry/Otel.ts"
 import { makeContext, type WorkerHandle, type WorkerProgram } from "./Context.ts"
-import { leaseLoops } from "./Heartbeat.ts"
+import { leaseLoops, register } from "./Heartbeat.ts"
 import { memoizedClose, shutdown, supervised } from "./Lifecycle.ts"
 import { endLoop, reserveLoop } from "./ReserveLoop.ts"
+import { timeOut } from "./Steer.ts"
 import { sweepLoop } from "./Sweep.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
 
@@ -56,8 +58,12 @@ export const startWorker = <A>(
   Effect.gen(function* () {
     // once per client: warn when the server may evict keys (maxmemory-policy)
     yield* warnIfEvicting(commands.client)
+    // the optional OpenTelemetry API, imported once, before the first job runs
+    yield* Effect.promise(loadOtel)
     const ctx = makeContext(commands, blocking, settings, program)
-    const lease = leaseLoops(ctx)
+    // into the queue's registry before the first job (a failure is left to the heartbeats)
+    yield* register(ctx)
+    const lease = leaseLoops(ctx, (h) => Effect.runFork(Effect.uninterruptible(timeOut(ctx, h))))
     const loops: Array<Fiber.Fiber<unknown, unknown>> = []
     loops.push(yield* Effect.forkDetach(supervised(ctx, "heartbeat", lease.heartbeat)))
     loops.push(yield* Effect.forkDetach(supervised(ctx, "fence", lease.fence)))

@@ -46,6 +46,13 @@ export interface WorkerOptions {
   /** Longest single blocking wait of an idle worker, in ms. Default 5000. Range 10 ms – 5 min. */
   readonly blockTimeoutMs?: number | undefined
   /**
+   * Default `timeoutMs` of the jobs this worker runs (a job's own `timeoutMs` wins): past it
+   * the handler's signal aborts (reason a `JobTimedOut`), the attempt counts as a failure
+   * with reason "timeout" (retried with backoff, or dead), and the server extends the lease
+   * no further than the run's start + timeoutMs + one lease. Default none. Range 1 ms – 24 h.
+   */
+  readonly timeoutMs?: number | undefined
+  /**
    * Jobs a worker may hold beyond `concurrency`, leased (and heartbeated) but not started
    * yet: a freed slot starts the next one at once, and one reserve call fetches several.
    * Default `"auto"`: only while handlers are quick — as many as they finish in about
@@ -70,6 +77,8 @@ export interface WorkerSettings {
   readonly sweep: false | { readonly intervalMs: number; readonly limit: number }
   readonly keepCompleted: number
   readonly blockTimeoutMs: number
+  /** Default timeout of a job run, in ms; 0 for none. */
+  readonly timeoutMs: number
   /** Jobs held beyond concurrency (see {@link WorkerOptions.prefetch}); absent: 0. */
   readonly prefetch?: number | "auto"
   /**
@@ -92,6 +101,7 @@ export const WORKER_OPTION_KEYS = [
   "sweep",
   "keepCompleted",
   "blockTimeoutMs",
+  "timeoutMs",
   "prefetch",
 ] as const
 
@@ -120,6 +130,7 @@ export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<st
   const keepCompleted = integerOr("keepCompleted", o.keepCompleted, 0, Limits.keepCompleted)
   const blockTimeoutMs = integerOr("blockTimeoutMs", o.blockTimeoutMs, 5_000, { min: 10, max: 300_000 })
   const backoff = validateBackoff("backoff", o.backoff)
+  const timeoutMs = o.timeoutMs === undefined ? 0 : integer("timeoutMs", o.timeoutMs, Limits.timeoutMs)
   const prefetch = o.prefetch === undefined || o.prefetch === "auto" ? ("auto" as const) : prefetchCount(o.prefetch)
   let sweep: WorkerSettings["sweep"]
   const defaultInterval = Math.min(30_000, Math.max(50, Math.floor(leaseMs / 2)))
@@ -147,6 +158,7 @@ export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<st
     sweep,
     keepCompleted,
     blockTimeoutMs,
+    timeoutMs,
     prefetch,
   }
 }

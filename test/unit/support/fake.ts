@@ -23,7 +23,7 @@ import type { RedisClient } from "../../../src/redis/Client.ts"
 /** The commands the worker engine calls: the part of {@link Commands} the fake implements. */
 export type WorkerCommands = Pick<
   Commands,
-  "keys" | "client" | "reserve" | "extend" | "complete" | "fail" | "release" | "sweep"
+  "keys" | "client" | "reserve" | "extend" | "complete" | "fail" | "release" | "sweep" | "workerLeave"
 >
 
 type Args<K extends keyof WorkerCommands> = WorkerCommands[K] extends (...a: infer P) => unknown ? P : never
@@ -38,6 +38,8 @@ export type Call =
       readonly completes: ReadonlyArray<LeaseRef>
     }
   | { readonly op: "extend"; readonly leases: ReadonlyArray<LeaseRef>; readonly leaseMs: number }
+  /** An extend call with no lease, carrying only the worker's registry record (at start, or idle). */
+  | { readonly op: "register"; readonly workerId: string }
   | { readonly op: "complete"; readonly items: ReadonlyArray<LeaseRef> }
   | {
       readonly op: "fail"
@@ -118,6 +120,7 @@ export const makeFake = (queue = "unit") => {
         attempt: j.attempt ?? 1,
         maxAttempts: j.maxAttempts ?? 3,
         payload: j.payload ?? JSON.stringify({ id: j.id }),
+        timeoutMs: 0,
       }))
       return Effect.succeed({ jobs, nextDueMs: -1, completed: completes.map(() => true) })
     },
@@ -127,6 +130,7 @@ export const makeFake = (queue = "unit") => {
       Effect.succeed(options.mode === "retry" ? ("retry" as const) : ("dead" as const)),
     release: (...[leases]: Args<"release">): Reply<"release"> => Effect.succeed(leases.map(() => true)),
     sweep: (..._: Args<"sweep">): Reply<"sweep"> => Effect.succeed(emptySweep),
+    workerLeave: (..._: Args<"workerLeave">): Reply<"workerLeave"> => Effect.succeed(true),
   }
   /** Per-command overrides the test sets; each may delegate to `defaults`. */
   const on: { -readonly [K in keyof typeof defaults]?: (typeof defaults)[K] } = {}
@@ -141,7 +145,12 @@ export const makeFake = (queue = "unit") => {
       }),
     extend: (...a) =>
       Effect.suspend(() => {
-        calls.push({ op: "extend", leases: refs(a[0]), leaseMs: a[1] })
+        const worker = a[2]
+        calls.push(
+          a[0].length === 0 && worker !== undefined
+            ? { op: "register", workerId: worker.id }
+            : { op: "extend", leases: refs(a[0]), leaseMs: a[1] },
+        )
         return (on.extend ?? defaults.extend)(...a)
       }),
     complete: (...a) =>
@@ -165,6 +174,8 @@ export const makeFake = (queue = "unit") => {
         calls.push({ op: "sweep", limit: a[0] })
         return (on.sweep ?? defaults.sweep)(...a)
       }),
+    // the worker's registry record leaving at close (not recorded: no test scripts it)
+    workerLeave: (...a) => (on.workerLeave ?? defaults.workerLeave)(...a),
   }
 
   return {

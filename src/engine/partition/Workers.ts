@@ -6,15 +6,17 @@
  * - A partitioned worker of concurrency C over N partitions runs N engine workers of
  *   concurrency ceil(C / N) each: every partition has its own slots and its own
  *   wake-up, so a busy partition never starves another.
- * - Cost: N + 1 connections (N blocking, 1 for commands), + 1 with `durability`.
+ * - Cost: N + 1 connections (N blocking, 1 for commands), + 1 with `durability`
+ *   ({@link openWorkerConnections}).
  * - Each engine worker sweeps its own partition (when sweeping is on).
  */
 import * as Effect from "effect/Effect"
-import { makeCommands } from "../engine/Commands.ts"
-import { DEFAULT_PREFIX, partitionKeys, type QueueKeys, queueKeys } from "../engine/Keys.ts"
-import { startWorker, type WorkerHandle, type WorkerProgram, type WorkerState } from "../engine/worker/Worker.ts"
-import type { WorkerSettings } from "../engine/worker/WorkerOptions.ts"
-import type { RedisClient } from "../redis/Client.ts"
+import type { RedisClient } from "../../redis/Client.ts"
+import { makeCommands } from "../Commands.ts"
+import { DEFAULT_PREFIX, partitionKeys, type QueueKeys, queueKeys } from "../Keys.ts"
+import { startWorker, type WorkerHandle, type WorkerProgram, type WorkerState } from "../worker/Worker.ts"
+import type { WorkerSettings } from "../worker/WorkerOptions.ts"
+import { type DurabilitySettings, withDurability } from "./Durability.ts"
 
 /** The keys a worker serves: the queue's own, or each partition's (`partitions` > 1). */
 export const servedKeys = (name: string, prefix: string = DEFAULT_PREFIX, partitions = 1): ReadonlyArray<QueueKeys> =>
@@ -68,3 +70,41 @@ export const startServing = <A>(
       handles.push(yield* startWorker(commands[i]!, blocking[i]!, each, program))
     return combineHandles(handles)
   })
+
+/** The connections a worker opens beside its command connection `base`. */
+export interface WorkerConnections {
+  /** `base`, or with `durability`: `base` whose completes are followed by `WAIT` on a connection of their own. */
+  readonly client: RedisClient
+  /** One blocking connection per served (sub-)queue, for its marker wait. */
+  readonly blocking: ReadonlyArray<RedisClient>
+  /** Close the connections opened here (not `base`), each within `timeoutMs` (default 1000). */
+  readonly close: (timeoutMs?: number) => Promise<void>
+}
+
+/**
+ * Open what a worker serving `served` (sub-)queues needs beside `base`: a blocking
+ * connection for each, and with `durability` one more, so heartbeats never queue behind
+ * a complete's `WAIT`. Duplicates of `base` share its error listener.
+ */
+export const openWorkerConnections = (
+  base: RedisClient,
+  served: number,
+  durability: DurabilitySettings | undefined,
+): WorkerConnections => {
+  const durable = durability ? base.duplicate() : undefined
+  const client = durability ? withDurability(base, durability, ["complete"], durable) : base
+  const blocking = Array.from({ length: served }, () => base.duplicate())
+  return {
+    client,
+    blocking,
+    close: async (timeoutMs) => {
+      await Promise.all([durable?.close(timeoutMs), ...blocking.map((b) => b.close(timeoutMs))])
+    },
+  }
+}
+
+/** The engine settings of a worker: with `durability` every complete is followed by WAIT, so it must not ride with a reserve. */
+export const durableSettings = (
+  settings: WorkerSettings,
+  durability: DurabilitySettings | undefined,
+): WorkerSettings => (durability ? { ...settings, rideAlong: false } : settings)

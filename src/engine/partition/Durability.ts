@@ -7,9 +7,10 @@
  * when its master fails over before the write reached a replica.
  */
 import * as Effect from "effect/Effect"
-import { NotReplicated, RedisUnavailable } from "../engine/Errors.ts"
-import { integerOr, knownKeys, optionsObject } from "../engine/Validate.ts"
-import type { RedisClient } from "../redis/Client.ts"
+import * as Result from "effect/Result"
+import type { RedisClient } from "../../redis/Client.ts"
+import { NotReplicated, RedisUnavailable } from "../Errors.ts"
+import { type Checked, checkIntegerOr, checkKnownKeys, checkObject } from "../Validate.ts"
 
 /** The `durability` option: how many replicas must have a write, and how long to wait for them. */
 export interface Durability {
@@ -25,16 +26,19 @@ export interface DurabilitySettings {
   readonly timeoutMs: number
 }
 
-/** Validate `durability` (undefined or false: off). Throws {@link InvalidOptions} naming the field. */
-export const resolveDurability = (value: unknown): DurabilitySettings | undefined => {
-  if (value === undefined || value === false) return undefined
-  if (value === true) return { replicas: 1, timeoutMs: 1000 }
-  const o = optionsObject("durability", value)
-  knownKeys("durability", o, ["replicas", "timeoutMs"])
-  return {
-    replicas: integerOr("durability.replicas", o.replicas, 1, { min: 1, max: 64 }),
-    timeoutMs: integerOr("durability.timeoutMs", o.timeoutMs, 1000, { min: 1, max: 60_000 }),
-  }
+/** Check `durability` (undefined or false: off; true: the defaults), answering `InvalidOptions` naming the field. */
+export const checkDurability = (value: unknown): Checked<DurabilitySettings | undefined> => {
+  if (value === undefined || value === false) return Result.succeed(undefined)
+  if (value === true) return Result.succeed({ replicas: 1, timeoutMs: 1000 })
+  const o = checkObject("durability", value)
+  if (Result.isFailure(o)) return Result.fail(o.failure)
+  const known = checkKnownKeys("durability", o.success, ["replicas", "timeoutMs"])
+  if (Result.isFailure(known)) return Result.fail(known.failure)
+  const replicas = checkIntegerOr("durability.replicas", o.success.replicas, 1, { min: 1, max: 64 })
+  if (Result.isFailure(replicas)) return Result.fail(replicas.failure)
+  const timeoutMs = checkIntegerOr("durability.timeoutMs", o.success.timeoutMs, 1000, { min: 1, max: 60_000 })
+  if (Result.isFailure(timeoutMs)) return Result.fail(timeoutMs.failure)
+  return Result.succeed({ replicas: replicas.success, timeoutMs: timeoutMs.success })
 }
 
 /**

@@ -13,9 +13,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import type { DeadJob, QueueStats } from "../engine/Commands.ts"
-import { checkJobOptions } from "../engine/Job.ts"
-import { MAX_PARTITIONS, partitionName } from "../engine/Keys.ts"
+import type { RedisClient } from "../../redis/Client.ts"
+import type { DeadJob, QueueStats } from "../Commands.ts"
+import { checkJobOptions } from "../Job.ts"
+import { partitionName } from "../Keys.ts"
 import {
   checkBulkSize,
   type EncodedJob,
@@ -23,20 +24,14 @@ import {
   type QueueCore,
   type QueueSettings,
   readOnly,
-} from "../engine/QueueCore.ts"
-import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../engine/Sweeper.ts"
-import { integerOr } from "../engine/Validate.ts"
-import type { RedisClient } from "../redis/Client.ts"
+} from "../QueueCore.ts"
+import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../Sweeper.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
 export interface PartitionedStats extends QueueStats {
   /** One entry per partition, in index order (`queue` is the sub-queue name `<name>~<i>`). */
   readonly partitions: ReadonlyArray<QueueStats>
 }
-
-/** Validate `partitions`: a whole number from 1 (an ordinary queue) to {@link MAX_PARTITIONS}. Default 1. */
-export const resolvePartitions = (value: unknown): number =>
-  integerOr("partitions", value, 1, { min: 1, max: MAX_PARTITIONS })
 
 /** Two queues' stats added up (counts and counters summed; the oldest waiting age is the larger; paused if either is). */
 export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
@@ -50,6 +45,8 @@ export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
     delayed: a.delayed + b.delayed,
     dead: a.dead + b.dead,
     retained: a.retained + b.retained,
+    // a worker of a partitioned queue registers in every partition it serves
+    workers: Math.max(a.workers, b.workers),
     oldestWaitingAgeMs: Math.max(a.oldestWaitingAgeMs, b.oldestWaitingAgeMs),
     layout: a.layout ?? b.layout,
     paused: a.paused || b.paused,
@@ -142,6 +139,8 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
         ),
         Effect.map((t) => (Number.isFinite(t.nextDeadlineMs) ? t : { ...t, nextDeadlineMs: -1 })),
       ),
+    /** The live workers of every partition (a worker of a partitioned queue registers once per partition). */
+    workers: all((p) => p.workers).pipe(Effect.map((each) => each.flat())),
     /** Dead jobs of every partition, oldest death first: reads `offset + count` from each, then merges. */
     deadList: (offset: number, count: number) =>
       all((p) => p.calls.deadList(0, offset + count)).pipe(

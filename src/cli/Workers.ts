@@ -1,0 +1,76 @@
+/**
+ * `leaseq workers --queue <q>`: the live workers of a queue, as their heartbeats recorded
+ * them (read-only). A partitioned queue's name stands for all its partitions; each worker
+ * of it is listed once per partition it serves.
+ */
+import * as Effect from "effect/Effect"
+import type { WorkerInfo } from "../engine/Registry.ts"
+import { openQueue, targetQueues, withRedis } from "./Connection.ts"
+import type { CommonFlags } from "./Flags.ts"
+import {
+  type CliFailure,
+  duration,
+  ExitCode,
+  type ExitCodeValue,
+  type Io,
+  table,
+  toFailure,
+  writeJson,
+} from "./Output.ts"
+
+/** Flags of `leaseq workers`. */
+export interface WorkersFlags extends CommonFlags {
+  readonly queue: string
+}
+
+/** A live worker and the (sub-)queue it was found in. */
+export interface ListedWorker extends WorkerInfo {
+  readonly queue: string
+}
+
+/** The one JSON object `leaseq workers --json` prints. */
+export interface WorkersReport {
+  readonly queue: string
+  /** Redis time of the read (ms), to age `lastSeenAt` by. */
+  readonly now: number
+  readonly workers: ReadonlyArray<ListedWorker>
+}
+
+/** The text form of a workers report. */
+export const formatWorkers = (r: WorkersReport): string => {
+  if (r.workers.length === 0) return `no live workers on queue ${r.queue}\n`
+  const rows = r.workers.map((w) => [
+    w.id,
+    w.queue,
+    w.state,
+    `${w.running}/${w.concurrency}`,
+    `${duration(Math.max(0, r.now - w.lastSeenAt))} ago`,
+    new Date(w.startedAt).toISOString(),
+  ])
+  return table(["WORKER", "QUEUE", "STATE", "RUNNING", "LAST SEEN", "STARTED"], rows)
+}
+
+/** Run `leaseq workers`. */
+export const runWorkers = (io: Io, url: string, flags: WorkersFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
+  withRedis(url, (client) =>
+    Effect.gen(function* () {
+      const queues = yield* targetQueues(client, flags.prefix, [flags.queue])
+      const workers: ListedWorker[] = []
+      let now = 0
+      for (const queue of queues) {
+        const listed = yield* openQueue(client, flags.prefix, queue).pipe(
+          Effect.flatMap((c) => c.workers),
+          Effect.mapError((e) => toFailure(e, `reading the workers of queue ${queue}`)),
+        )
+        now = Math.max(now, listed.now)
+        for (const w of listed.workers) workers.push({ ...w, queue })
+      }
+      return { queue: flags.queue, now, workers }
+    }),
+  ).pipe(
+    Effect.map((r: WorkersReport) => {
+      if (flags.json) writeJson(io, r)
+      else io.out(formatWorkers(r))
+      return ExitCode.ok
+    }),
+  )

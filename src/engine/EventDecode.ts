@@ -1,0 +1,164 @@
+/**
+ * Job events as the events stream holds them (lua/include/events.lua) and as readers
+ * pass them on: the typed events, decoding an entry (which may carry one change for
+ * several jobs of one call), and where reading starts for `from`.
+ */
+import { InvalidOptions } from "./Errors.ts"
+
+/** Fields every event has. */
+export interface EventBase {
+  /** The stream entry id (`<ms>-<seq>`): pass it as `from` to resume after this event. */
+  readonly eventId: string
+  /** The job's id ("" for queue-wide events: paused, resumed). */
+  readonly jobId: string
+  /** When it was recorded: ms since the epoch, on the Redis clock (from the entry id). */
+  readonly at: number
+  /** The queue, or for a partitioned queue the partition's sub-queue `<name>~<index>`. */
+  readonly queue: string
+}
+
+/** One job event, by kind. */
+export type JobEvent =
+  | (EventBase & { readonly kind: "added" })
+  | (EventBase & { readonly kind: "active"; readonly token: number; readonly workerId: string })
+  | (EventBase & { readonly kind: "progress"; readonly progress: unknown })
+  | (EventBase & { readonly kind: "completed" })
+  | (EventBase & {
+      readonly kind: "failed"
+      readonly willRetry: boolean
+      readonly reason: string
+      readonly attempt: number
+    })
+  | (EventBase & { readonly kind: "lease-lost"; readonly attempt: number })
+  | (EventBase & { readonly kind: "released" })
+  | (EventBase & { readonly kind: "dead"; readonly reason: string })
+  | (EventBase & { readonly kind: "cancelled"; readonly was: string })
+  | (EventBase & { readonly kind: "paused" })
+  | (EventBase & { readonly kind: "resumed" })
+
+/** The kind of a {@link JobEvent}. */
+export type JobEventKind = JobEvent["kind"]
+
+/** Where a reader starts: "now" (only events recorded from here on), "start" (every retained event), or after an event id. */
+export type EventsFrom = "now" | "start" | string
+
+/** Default event retention of a queue (meta field `eventsMaxLen`), as lua/include/events.lua has it. */
+export const DEFAULT_EVENTS_MAXLEN = 10_000
+
+const EVENT_ID = /^([0-9]{1,20}(?:-[0-9]{1,20})?)(?:\.([0-9]{1,4}))?$/
+
+/** Throws {@link InvalidOptions} unless `from` is "now", "start" or a stream id `<ms>-<seq>`. */
+export const validateFrom = (from: unknown): EventsFrom => {
+  if (from === undefined) return "now"
+  if (from === "now" || from === "start" || (typeof from === "string" && EVENT_ID.test(from))) return from
+  throw new InvalidOptions({
+    field: "from",
+    value: from,
+    reason:
+      'must be "now", "start" or an event id such as "1700000000000-0" or "1700000000000-0.3" (the eventId of an event)',
+  })
+}
+
+/** Throws {@link InvalidOptions} unless `maxLen` is a whole number 0 … 10,000,000 (0: record no events). */
+export const validateRetention = (maxLen: unknown): number => {
+  if (typeof maxLen !== "number" || !Number.isInteger(maxLen) || maxLen < 0 || maxLen > 10_000_000) {
+    throw new InvalidOptions({
+      field: "maxLen",
+      value: maxLen,
+      reason: `must be a whole number from 0 (record no events) to 10000000; the default is ${DEFAULT_EVENTS_MAXLEN}`,
+    })
+  }
+  return maxLen
+}
+
+const num = (v: string | undefined): number => Number(v ?? 0)
+
+/** One job's event from an entry's fields `f` (`id` one job id), or undefined for a kind this version does not know. */
+const decodeOne = (base: EventBase, f: Record<string, string | undefined>): JobEvent | undefined => {
+  switch (f.kind) {
+    case "added":
+    case "completed":
+    case "released":
+    case "paused":
+    case "resumed":
+      return { ...base, kind: f.kind }
+    case "active":
+      return { ...base, kind: "active", token: num(f.token), workerId: f.worker ?? "" }
+    case "progress": {
+      let progress: unknown = f.value
+      try {
+        progress = JSON.parse(f.value ?? "null")
+      } catch {}
+      return { ...base, kind: "progress", progress }
+    }
+    case "failed":
+      return {
+        ...base,
+        kind: "failed",
+        willRetry: f.willRetry === "1",
+        reason: f.reason ?? "",
+        attempt: num(f.attempt),
+      }
+    case "lease-lost":
+      return { ...base, kind: "lease-lost", attempt: num(f.attempt) }
+    case "dead":
+      return { ...base, kind: "dead", reason: f.reason ?? "" }
+    case "cancelled":
+      return { ...base, kind: "cancelled", was: f.was ?? "" }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The events of one stream entry. An entry may carry one change for several jobs of one
+ * call (`id` "a,b,c", and `token` "1,2,3" for active): one event per job, in order, with
+ * eventIds `<entry id>.0`, `<entry id>.1`, …; an entry for one job gives the entry id itself.
+ */
+export const decodeEntry = (queue: string, entryId: string, fields: ReadonlyArray<string>): JobEvent[] => {
+  const f: Record<string, string> = {}
+  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!
+  const at = num(entryId.split("-")[0])
+  const ids = (f.id ?? "").split(",")
+  if (ids.length === 1) {
+    const one = decodeOne({ eventId: entryId, jobId: ids[0]!, at, queue }, f)
+    return one ? [one] : []
+  }
+  const tokens = f.token?.split(",")
+  const out: JobEvent[] = []
+  for (const [i, jobId] of ids.entries()) {
+    const one = decodeOne({ eventId: `${entryId}.${i}`, jobId, at, queue }, { ...f, token: tokens?.[i] })
+    if (one) out.push(one)
+  }
+  return out
+}
+
+/**
+ * Where reading starts for an explicit event id: after entry `after`, but when the id
+ * names an event inside an entry (`<entry>.<k>`), from that entry on with its first
+ * k + 1 events skipped (`skip`).
+ */
+export interface Start {
+  readonly after: string
+  readonly skip?: { readonly entry: string; readonly count: number }
+}
+
+/** The stream id just before `id` (`<ms>-<seq>`), so that reading after it starts at `id`. */
+const before = (id: string): string => {
+  const [ms, seq = "0"] = id.split("-")
+  const s = BigInt(seq)
+  if (s > 0n) return `${ms}-${s - 1n}`
+  const m = BigInt(ms!)
+  return m > 0n ? `${m - 1n}-18446744073709551615` : "0-0"
+}
+
+export const startOf = (eventId: string): Start => {
+  const m = EVENT_ID.exec(eventId)
+  if (!m?.[2]) return { after: eventId }
+  const entry = m[1]!.includes("-") ? m[1]! : `${m[1]}-0`
+  return { after: before(entry), skip: { entry, count: Number(m[2]) + 1 } }
+}
+
+/** Drop the events of `skip.entry` a resumed read has already passed on. */
+export const skipDone = (events: JobEvent[], entryId: string, skip: Start["skip"]): JobEvent[] =>
+  skip && entryId === skip.entry ? events.slice(skip.count) : events

@@ -1,0 +1,192 @@
+/**
+ * Reading a queue's job events: the `events` STREAM that the scripts write in the same
+ * call as each state change (lua/include/events.lua). A reader keeps its own connection
+ * (XREAD BLOCK would hold a shared one), remembers the id of the last entry it passed on
+ * for each stream, and after a failed read (a cut connection, a restart) reads again from
+ * there: no retained event is missed or passed on twice.
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import type { RedisClient } from "../redis/Client.ts"
+import type { RedisError } from "./Errors.ts"
+import { decodeEntry, type EventsFrom, type JobEvent, type Start, skipDone, startOf } from "./EventDecode.ts"
+import type { QueueKeys } from "./Keys.ts"
+import { redisError } from "./Replies.ts"
+
+export {
+  DEFAULT_EVENTS_MAXLEN,
+  decodeEntry,
+  type EventsFrom,
+  type JobEvent,
+  type JobEventKind,
+  validateFrom,
+  validateRetention,
+} from "./EventDecode.ts"
+
+/** How long one XREAD blocks, in ms; the connection is taken for silent when no reply came 5 s after. */
+export const EVENTS_BLOCK_MS = 2_000
+const REPLY_SLACK_MS = 5_000
+/** Most entries one XREAD returns per stream. */
+const READ_COUNT = 1_000
+/** Pauses between reads after a failed one (the last repeats). */
+const RETRY_PAUSE_MS = [50, 200, 500, 1_000] as const
+
+type Entries = ReadonlyArray<readonly [string, ReadonlyArray<string>]>
+type XreadReply = ReadonlyArray<unknown> | null
+
+/**
+ * XREAD's reply as [stream key, entries] pairs. Redis answers [[key, entries], …]; some
+ * ioredis versions flatten that to [key, entries, key, entries, …]: both are read.
+ */
+const streamsOf = (reply: XreadReply): Array<readonly [string, Entries]> => {
+  if (!reply || reply.length === 0) return []
+  if (typeof reply[0] !== "string") return reply as Array<readonly [string, Entries]>
+  const out: Array<readonly [string, Entries]> = []
+  for (let i = 0; i + 1 < reply.length; i += 2) out.push([reply[i] as string, reply[i + 1] as Entries])
+  return out
+}
+
+/**
+ * The id of the newest entry of each stream ("0-0" for an empty one): reading after
+ * these gives exactly the events recorded from now on. One XREVRANGE per stream.
+ */
+export const latestIds = (client: RedisClient, streams: ReadonlyArray<string>) =>
+  Effect.forEach(streams, (key) =>
+    Effect.tryPromise({
+      try: async () => {
+        const last = (await client.command("XREVRANGE", [key, "+", "-", "COUNT", 1])) as Entries | null
+        return last?.[0]?.[0] ?? "0-0"
+      },
+      catch: (e): RedisError => redisError("XREVRANGE", e, client.describe, client.lastError?.()),
+    }),
+  )
+
+/** Where each stream starts, for `from` (or the position of each, as {@link latestIds} gave). */
+const startIds = (
+  client: RedisClient,
+  streams: ReadonlyArray<string>,
+  from: EventsFrom | ReadonlyMap<string, string>,
+): Effect.Effect<Array<Start>, RedisError> =>
+  typeof from !== "string"
+    ? Effect.succeed(streams.map((k) => ({ after: from.get(k) ?? "0-0" })))
+    : from === "now"
+      ? Effect.map(latestIds(client, streams), (ids) => ids.map((after) => ({ after })))
+      : Effect.succeed(streams.map(() => (from === "start" ? { after: "0-0" } : startOf(from))))
+
+/**
+ * Read `streams` (keys of queues on one connection `conn`) from `ids` on, for ever.
+ * A failed read is tried again after a pause, from the last entry passed on.
+ */
+const follow = (conn: RedisClient, streams: ReadonlyArray<QueueKeys>, starts: ReadonlyArray<Start>) => {
+  const ids = starts.map((s) => s.after)
+  const skips = starts.map((s) => s.skip)
+  const keys = streams.map((k) => k.events)
+  const queueOf = new Map(streams.map((k) => [k.events, k.queue]))
+  let failures = 0
+  const read = Effect.tryPromise({
+    try: () =>
+      conn.commandWithin(
+        "XREAD",
+        ["COUNT", READ_COUNT, "BLOCK", EVENTS_BLOCK_MS, "STREAMS", ...keys, ...ids],
+        EVENTS_BLOCK_MS + REPLY_SLACK_MS,
+      ) as Promise<XreadReply>,
+    catch: (e) => e,
+  }).pipe(
+    Effect.map((reply) => {
+      failures = 0
+      const out: JobEvent[] = []
+      for (const [key, entries] of streamsOf(reply)) {
+        const i = keys.indexOf(key)
+        for (const [id, fields] of entries) {
+          out.push(...skipDone(decodeEntry(queueOf.get(key) ?? key, id, fields), id, skips[i]))
+          skips[i] = undefined
+          ids[i] = id
+        }
+      }
+      // several streams in one reply: pass them on in the order Redis recorded them
+      if (keys.length > 1) out.sort((a, b) => a.at - b.at)
+      return out
+    }),
+    Effect.catch((e) => {
+      const failure = redisError("XREAD", e, conn.describe, conn.lastError?.())
+      // a refusal (NOPERM, WRONGTYPE…) does not go away by reading again, nor does a lost
+      // connection made without reconnects (the CLI's): those end the Stream
+      if (failure._tag === "RedisCommandError" || conn.status() === "end") return Effect.fail(failure)
+      return Effect.sleep(RETRY_PAUSE_MS[Math.min(failures++, RETRY_PAUSE_MS.length - 1)]!).pipe(
+        Effect.as([] as JobEvent[]),
+      )
+    }),
+  )
+  return Stream.fromEffectRepeat(read).pipe(Stream.flattenIterable)
+}
+
+/**
+ * The events of `queues` (one queue, or every partition of a partitioned one) as a
+ * Stream that never ends by itself. It opens its own connection (one per partition on
+ * a cluster, where one XREAD cannot span slots), closed when the Stream ends.
+ * `from` is validated by the caller ({@link validateFrom}), or a position per events key.
+ */
+export const eventStream = (
+  client: RedisClient,
+  queues: ReadonlyArray<QueueKeys>,
+  from: EventsFrom | ReadonlyMap<string, string>,
+): Stream.Stream<JobEvent, RedisError> => {
+  const groups = client.isCluster ? queues.map((q) => [q]) : [queues]
+  const one = (group: ReadonlyArray<QueueKeys>) =>
+    Stream.unwrap(
+      Effect.gen(function* () {
+        const conn = yield* Effect.acquireRelease(
+          Effect.sync(() => client.duplicate()),
+          (c) => Effect.sync(() => c.disconnect()),
+        )
+        const starts = yield* startIds(
+          conn,
+          group.map((k) => k.events),
+          from,
+        )
+        return follow(conn, group, starts)
+      }),
+    )
+  return groups.length === 1 ? one(groups[0]!) : Stream.mergeAll(groups.map(one), { concurrency: "unbounded" })
+}
+
+/** The events of stream `k.events` from `start` up to entry `end`, read in XRANGE pages of 1,000. */
+const readRange = (client: RedisClient, k: QueueKeys, start: Start, end: string) =>
+  Effect.gen(function* () {
+    const out: JobEvent[] = []
+    let after = start.after
+    let skip = start.skip
+    let more = end !== "0-0"
+    while (more) {
+      const page = yield* Effect.tryPromise({
+        try: () => client.command("XRANGE", [k.events, `(${after}`, end, "COUNT", READ_COUNT]) as Promise<Entries>,
+        catch: (e): RedisError => redisError("XRANGE", e, client.describe, client.lastError?.()),
+      })
+      for (const [id, fields] of page) {
+        out.push(...skipDone(decodeEntry(k.queue, id, fields), id, skip))
+        skip = undefined
+        after = id
+      }
+      more = page.length === READ_COUNT
+    }
+    return out
+  })
+
+/**
+ * The events retained now after `from` ("now" gives none), oldest first, read in pages of
+ * 1,000 with XRANGE up to each stream's newest entry at the start: it ends. O(events
+ * read). For several queues (partitions) each is read whole, then merged by time.
+ */
+export const retainedEvents = (client: RedisClient, queues: ReadonlyArray<QueueKeys>, from: EventsFrom) =>
+  Effect.gen(function* () {
+    const ends = yield* latestIds(
+      client,
+      queues.map((k) => k.events),
+    )
+    const startFor = (end: string): Start =>
+      from === "now" ? { after: end } : from === "start" ? { after: "0-0" } : startOf(from)
+    const each = yield* Effect.forEach(queues, (k, i) => readRange(client, k, startFor(ends[i]!), ends[i]!))
+    const out = each.flat()
+    if (queues.length > 1) out.sort((a, b) => a.at - b.at)
+    return out
+  })

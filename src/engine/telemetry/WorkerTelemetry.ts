@@ -1,0 +1,204 @@
+/**
+ * The worker's spans and measurements: a `process <queue>` span (kind CONSUMER) per
+ * handler run, a `settle <queue>` span (kind CLIENT) per complete or fail, events on
+ * them when a lease ends early, and the worker's metrics.
+ *
+ * Each handler run processes one job, so its process span is a child of the job's
+ * creation context (the producer's `send` span) and also links to it; a job added
+ * untraced gets a process span that starts a trace of its own.
+ */
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type { Reservation } from "../Commands.ts"
+import type { TraceParent } from "./Carrier.ts"
+import { type Instruments, meter } from "./Metrics.ts"
+import { type SpanHandle, startSpan, tracerFor } from "./Spans.ts"
+import { destination, errorType, failureOf, operationAttributes, queueAttributes } from "./Telemetry.ts"
+
+/**
+ * The event a span gets when its lease ends without an ack; attribute `leaseq.reason`:
+ * `lease-lost`, `self-fenced`, `ack-refused` (a complete or fail refused: the token was
+ * no longer current) or `shutdown` (released at close).
+ */
+export const LEASE_ENDED = "leaseq.lease_ended"
+
+/** What the worker's telemetry needs to know about the worker. */
+export interface WorkerIdentity {
+  readonly queue: string
+  readonly workerId: string
+  readonly leaseMs: number
+}
+
+/** A lease's span holder (the `Held` of the lease table carries one). */
+export interface Traced {
+  span?: SpanHandle | undefined
+  settling?: boolean | undefined
+}
+
+const B32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+/** The time (ms) in a ULID job id, or undefined when the id is not a ULID. */
+const idTime = (id: string): number | undefined => {
+  if (id.length !== 26) return undefined
+  let t = 0
+  for (let i = 0; i < 10; i++) {
+    const v = B32.indexOf(id[i]!)
+    if (v < 0) return undefined
+    t = t * 32 + v
+  }
+  return t
+}
+
+/** What one run of a job records: its process span (when traced) and the meter (when measured). */
+export interface Run {
+  readonly span: SpanHandle | undefined
+  readonly meter: Instruments | undefined
+  readonly started: number
+}
+
+/**
+ * Start recording a reserved job's run: its process span, its count as consumed, and
+ * (first runs) how long it waited, from its id's time (the producer's clock) to now.
+ * Undefined when nothing records (no tracer, no meter provider): the run is untouched.
+ */
+export const startProcess = (
+  w: WorkerIdentity,
+  r: Reservation,
+  parent: TraceParent | undefined,
+): Effect.Effect<Run | undefined> =>
+  Effect.withFiber((fiber) => {
+    const traced = tracerFor(fiber) !== undefined
+    const m = meter()
+    if (!traced && m === undefined) return Effect.succeed(undefined)
+    if (m) {
+      m.consumed.add(1, operationAttributes(w.queue, "process"))
+      const t = r.attempt === 1 ? idTime(r.id) : undefined
+      if (t !== undefined) m.wait.record(Math.max(0, Date.now() - t) / 1000, queueAttributes(w.queue))
+    }
+    if (!traced) return Effect.succeed({ span: undefined, meter: m, started: performance.now() })
+    return Effect.map(
+      startSpan({
+        name: `process ${destination(w.queue)}`,
+        kind: "consumer",
+        parent,
+        root: parent === undefined,
+        links: parent === undefined ? undefined : [parent],
+        attributes: {
+          ...queueAttributes(w.queue),
+          "messaging.operation.type": "process",
+          "messaging.operation.name": "process",
+          "messaging.message.id": r.id,
+          "messaging.client.id": w.workerId,
+          "messaging.leaseq.attempt": r.attempt,
+          "messaging.leaseq.max_attempts": r.maxAttempts,
+          "messaging.leaseq.lease_token": r.token,
+          "messaging.leaseq.lease_ms": w.leaseMs,
+        },
+      }),
+      (span) => ({ span, meter: m, started: performance.now() }),
+    )
+  })
+
+/**
+ * End a handler run: record its duration, and end its span — with the error when the
+ * handler failed, or with `error.type` = the reason when its lease ended early
+ * (`lease-lost`, `self-fenced`, `shutdown`).
+ */
+export const endProcess = (
+  w: WorkerIdentity,
+  run: Run | undefined,
+  exit: Exit.Exit<unknown, unknown>,
+  ended: string | undefined,
+) => {
+  if (run === undefined) return
+  const type = ended ?? (Exit.isFailure(exit) ? errorType(failureOf(exit)) : undefined)
+  run.meter?.process.record((performance.now() - run.started) / 1000, operationAttributes(w.queue, "process", type))
+  const span = run.span
+  if (span === undefined) return
+  if (ended === "shutdown") span.event(LEASE_ENDED, { "leaseq.reason": "shutdown" })
+  span.end(type === undefined ? undefined : { error: ended ?? failureOf(exit), type })
+}
+
+/**
+ * Run a handler inside its run's span, ending the run when the handler ends (in a
+ * finalizer: a lost lease interrupts the fiber, and the span still ends). An untraced,
+ * unmeasured run is the handler as it is.
+ */
+export const runHandler = <A, E, R>(
+  w: WorkerIdentity,
+  run: Run | undefined,
+  ended: () => string | undefined,
+  handler: Effect.Effect<A, E, R>,
+): Effect.Effect<A, E, R> =>
+  run === undefined
+    ? handler
+    : Effect.onExit(run.span ? run.span.within(handler) : handler, (exit) =>
+        Effect.sync(() => endProcess(w, run, exit, ended())),
+      )
+
+/**
+ * Run a complete or fail in a `settle <queue>` span, a child of the process span (when
+ * there is one), recording its duration (when measured). While it runs, the lease's
+ * span is the settle span, so a refused ack is an event on it.
+ */
+export const traceSettle = <A, E, R>(
+  w: WorkerIdentity,
+  r: Reservation,
+  held: Traced,
+  run: Run | undefined,
+  operation: "complete" | "fail",
+  settle: Effect.Effect<A, E, R>,
+): Effect.Effect<A, E, R> => {
+  if (run === undefined) return settle
+  const measured = (span: SpanHandle | undefined) => {
+    const started = performance.now()
+    return Effect.onExit(span ? span.within(settle) : settle, (exit) =>
+      Effect.sync(() => {
+        const error = failureOf(exit)
+        const type = Exit.isFailure(exit) ? errorType(error) : undefined
+        run.meter?.operation.record((performance.now() - started) / 1000, operationAttributes(w.queue, operation, type))
+        span?.end(type === undefined ? undefined : { error, type })
+      }),
+    )
+  }
+  if (run.span === undefined) return measured(undefined)
+  return Effect.flatMap(
+    startSpan({
+      name: `settle ${destination(w.queue)}`,
+      kind: "client",
+      parent: run.span,
+      attributes: {
+        ...queueAttributes(w.queue),
+        "messaging.operation.type": "settle",
+        "messaging.operation.name": operation,
+        "messaging.message.id": r.id,
+        "messaging.client.id": w.workerId,
+        "messaging.leaseq.attempt": r.attempt,
+        "messaging.leaseq.lease_token": r.token,
+      },
+    }),
+    (span) => {
+      held.span = span
+      return measured(span)
+    },
+  )
+}
+
+/**
+ * A lease ended without an ack: counted (lost, self-fenced, or — once its ack was being
+ * sent — a refused late acknowledgement) and recorded as an event on its span.
+ */
+export const leaseEndedTelemetry = (w: WorkerIdentity, held: Traced, why: "lease-lost" | "self-fenced") => {
+  const refused = held.settling === true
+  const m = meter()
+  if (m) {
+    const attributes = queueAttributes(w.queue)
+    if (refused) m.refused.add(1, attributes)
+    else if (why === "self-fenced") m.fenced.add(1, attributes)
+    else m.lost.add(1, attributes)
+  }
+  held.span?.event(LEASE_ENDED, { "leaseq.reason": refused ? "ack-refused" : why })
+}
+
+/** Record one heartbeat's round trip. */
+export const heartbeatTelemetry = (w: WorkerIdentity, ms: number) =>
+  meter()?.heartbeat.record(ms / 1000, queueAttributes(w.queue))

@@ -1,0 +1,129 @@
+/**
+ * Steering a running job from outside its handler: its timeout, a cancel, its progress.
+ *
+ * - Timeout: `timeoutMs` after the job started (its own, else the worker's default), its
+ *   lease ends with reason "timeout": the signal aborts (reason a {@link JobTimedOut}), the
+ *   handler's fiber is interrupted, and a fail with reason "timeout" is sent at once (the
+ *   backoff decides retry or dead), without waiting for a handler that ignores its signal.
+ *   The server keeps a limit too (see lua/extend.lua): a heartbeat past it answers
+ *   "timeout", which ends the lease the same way.
+ * - Cancel: a heartbeat that finds the job cancelled ends the lease with reason
+ *   "cancelled" (the signal's reason a {@link JobCancelled}); nothing is sent: the cancel
+ *   already took the job out, and its complete would be refused.
+ * - Progress: `job.progress(value)` keeps the value's JSON on the lease; the next heartbeat
+ *   stores it (at most one heartbeat period later).
+ */
+import * as Effect from "effect/Effect"
+import { planRetry } from "../Backoff.ts"
+import { InvalidOptions, JobTimedOut } from "../Errors.ts"
+import type { Job } from "../Job.ts"
+import type { WorkerContext } from "./Context.ts"
+import type { Held } from "./Lease.ts"
+import { sendFail } from "./Settle.ts"
+
+/** Largest progress value, in bytes of JSON text: 64 KiB (it rides every heartbeat until stored). */
+export const MAX_PROGRESS_BYTES = 65_536
+
+/** The JSON text of a progress value; throws {@link InvalidOptions} naming the value when it has none. */
+export const progressText = (value: unknown): string => {
+  let text: string | undefined
+  try {
+    text = JSON.stringify(value)
+  } catch (e) {
+    throw new InvalidOptions({ field: "progress", value, reason: `must be a JSON value: ${String(e)}` })
+  }
+  if (text === undefined) {
+    throw new InvalidOptions({
+      field: "progress",
+      value,
+      reason: "must be a JSON value (a number, string, boolean, null, array or plain object)",
+    })
+  }
+  if (Buffer.byteLength(text, "utf8") > MAX_PROGRESS_BYTES) {
+    throw new InvalidOptions({
+      field: "progress",
+      value: `${text.slice(0, 40)}…`,
+      reason: `is ${Buffer.byteLength(text, "utf8")} bytes of JSON; the limit is ${MAX_PROGRESS_BYTES}: report a summary`,
+    })
+  }
+  return text
+}
+
+/** `job.progress` of a lease: validate now, store with the next heartbeat (a later value replaces it). */
+export const reportProgress =
+  (held: Held) =>
+  (value: unknown): void => {
+    const text = progressText(value)
+    if (!held.ended) held.progress = text
+  }
+
+/** The failure of an attempt that ran past its timeout, as recorded in the job's last error. */
+const timeoutJson = (e: JobTimedOut): string =>
+  JSON.stringify({ name: e._tag, reason: "timeout", message: e.message, timeoutMs: e.timeoutMs })
+
+/**
+ * Fail a job whose run passed its timeout (its lease already ended with reason "timeout"):
+ * once, at once, with the backoff's delay; then tell the hooks as for any failure.
+ */
+const failTimedOut = <A>(ctx: WorkerContext<A>, held: Held, job: Job<A>) =>
+  Effect.gen(function* () {
+    const error = held.abortReason as JobTimedOut
+    const plan = yield* planRetry(ctx.settings.backoff, held.attempt, error, ctx.hooks.error)
+    const outcome = yield* sendFail(ctx, held, held, {
+      delayMs: plan.delayMs,
+      error: timeoutJson(error),
+      mode: plan.retry ? "retry" : "final",
+    })
+    if (outcome === "retry" || outcome === "dead") {
+      ctx.hooks.failed?.(job, error, outcome === "retry")
+      if (outcome === "dead") ctx.hooks.dead?.({ id: held.id, token: held.token }, "timeout", error)
+    }
+  })
+
+/**
+ * A running job passed its timeout (found by its timer, or by a heartbeat the server
+ * answered "timeout"): end its lease with reason "timeout" (unless it ended otherwise or
+ * is settling already) and fail it, in a fiber of its own that close waits for like a job's.
+ */
+export const timeOut = <A>(ctx: WorkerContext<A>, held: Held) =>
+  Effect.suspend(() => {
+    const job = held.job as Job<A> | undefined
+    if (job === undefined || held.settling || (held.ended && held.ended !== "timeout")) return Effect.void
+    const end = held.ended
+      ? Effect.void
+      : ctx.table.end(
+          held,
+          "timeout",
+          new JobTimedOut({
+            queue: ctx.commands.keys.queue,
+            jobId: held.id,
+            token: held.token,
+            timeoutMs: held.timeoutMs ?? 0,
+          }),
+        )
+    held.settling = true
+    return end.pipe(
+      Effect.andThen(Effect.forkDetach(Effect.uninterruptible(failTimedOut(ctx, held, job)))),
+      Effect.tap((fiber) =>
+        Effect.sync(() => {
+          ctx.jobFibers.add(fiber)
+          fiber.addObserver(() => ctx.jobFibers.delete(fiber))
+        }),
+      ),
+      Effect.asVoid,
+    )
+  })
+
+/**
+ * Arm a job's timeout: a timer fiber that calls {@link timeOut} `held.timeoutMs` after now.
+ * Returns how to disarm it (when the job's fiber ends first); nothing to arm without a timeout.
+ */
+export const armTimeout = <A>(ctx: WorkerContext<A>, held: Held) =>
+  Effect.gen(function* () {
+    const ms = held.timeoutMs ?? 0
+    if (ms <= 0) return () => {}
+    const timer = yield* Effect.forkDetach(
+      Effect.sleep(ms).pipe(Effect.andThen(Effect.uninterruptible(timeOut(ctx, held)))),
+    )
+    return () => timer.interruptUnsafe()
+  })
