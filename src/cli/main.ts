@@ -50,13 +50,21 @@ const withUrl =
   (flags: CommonFlags, run: (url: string) => Job): Job =>
     Effect.try({ try: () => resolveUrl(flags.url, env), catch: (e) => toFailure(e) }).pipe(Effect.flatMap(run))
 
+/** What every group of commands is built with. */
+interface Ctx {
+  readonly program: Command
+  readonly io: Io
+  readonly url: (flags: CommonFlags, run: (url: string) => Job) => Job
+  readonly setJob: (job: Job) => void
+}
+
 /**
  * Build the commander program. Actions do not run anything: each hands the Effect
  * to run to `setJob`, so parsing and running stay apart.
  */
 const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void): Command => {
   const program = new Command("leaseq")
-  const url = withUrl(env)
+  const ctx: Ctx = { program, io, url: withUrl(env), setJob }
   program
     .description("leaseq: a reliable job queue on Redis. Sweep expired leases from cron, inspect and repair queues.")
     .version(version(), "-V, --version")
@@ -68,6 +76,15 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
     })
     .addHelpText("after", EXIT_CODES)
 
+  queueCommands(ctx)
+  serveCommands(ctx)
+  deadCommands(ctx)
+  watchCommands(ctx)
+  return program
+}
+
+/** `sweep`, `stats`, `verify`: every queue under the prefix, or those named. */
+const queueCommands = ({ program, io, url, setJob }: Ctx): void => {
   const sweep = withCommonFlags(
     program
       .command("sweep")
@@ -122,7 +139,10 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
       DEFAULT_VERIFY_PAGE,
     )
   verify.action(() => setJob(url(verify.opts(), (u) => runVerify(io, u, verify.opts()))))
+}
 
+/** `metrics` and `dashboard`: long-running servers, until a signal. */
+const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
   const metrics = withCommonFlags(
     program
       .command("metrics")
@@ -164,7 +184,10 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
       "\nExamples:\n  leaseq dashboard --url redis://127.0.0.1:6379\n  leaseq dashboard --allow-actions --hide-payloads",
     )
   dashboard.action(() => setJob(url(dashboard.opts(), (u) => runDashboard(io, u, dashboard.opts()))))
+}
 
+/** `dead list|retry|purge` for one queue. */
+const deadCommands = ({ program, io, url, setJob }: Ctx): void => {
   const dead = program.command("dead").description("list, retry or purge the dead jobs of a queue")
   const deadCommand = (name: string, description: string) =>
     withCommonFlags(dead.command(name).description(description)).requiredOption(
@@ -193,7 +216,10 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
     .option("--yes", "confirm: without it nothing is deleted (exit 2)")
     .addHelpText("after", "\nExamples:\n  leaseq dead purge --queue emails --all --yes")
   purge.action((ids: string[]) => setJob(url(purge.opts(), (u) => runDeadAct(io, u, "purge", ids, purge.opts()))))
+}
 
+/** `workers` and `events` of one queue. */
+const watchCommands = ({ program, io, url, setJob }: Ctx): void => {
   const workers = withCommonFlags(
     program
       .command("workers")
@@ -214,8 +240,6 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
       "\nWith --json: one JSON object per event, one per line.\nExamples:\n  leaseq events --queue emails\n  leaseq events --queue emails --from start --follow --json",
     )
   events.action(() => setJob(url(events.opts(), (u) => runEvents(io, u, events.opts()))))
-
-  return program
 }
 
 /** Run a parsed command: a failure prints its one-line reason on stderr. */
