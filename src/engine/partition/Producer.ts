@@ -67,6 +67,62 @@ const fnv1a = (text: string): number => {
 /** The partition a job with this dedupe key always goes to, out of `partitions`. */
 export const partitionOfDedupeKey = (dedupeKey: string, partitions: number): number => fnv1a(dedupeKey) % partitions
 
+/**
+ * Add many jobs over the partitions: every job validated first (a bad one adds nothing
+ * anywhere), then one addBulk per partition touched; ids come back in the list's order.
+ */
+const bulkAdd = (
+  parts: ReadonlyArray<QueueCore>,
+  settings: QueueSettings,
+  pick: (options: EncodedJob["options"]) => number,
+  jobs: ReadonlyArray<EncodedJob>,
+) =>
+  Effect.gen(function* () {
+    yield* checkBulkSize(jobs.length)
+    for (const [i, j] of jobs.entries()) {
+      const options = checkJobOptions(`jobs[${i}].options`, j.options, settings.defaultJobOptions)
+      if (Result.isFailure(options)) return yield* Effect.fail(options.failure)
+    }
+    const groups = new Map<number, Array<{ readonly at: number; readonly job: EncodedJob }>>()
+    jobs.forEach((job, at) => {
+      const p = pick(job.options)
+      groups.set(p, [...(groups.get(p) ?? []), { at, job }])
+    })
+    const ids: string[] = new Array(jobs.length)
+    yield* Effect.forEach(
+      [...groups],
+      ([p, group]) =>
+        parts[p]!.addBulk(group.map((g) => g.job)).pipe(
+          Effect.tap((got) =>
+            Effect.sync(() => {
+              group.forEach((g, k) => {
+                ids[g.at] = got[k]!
+              })
+            }),
+          ),
+        ),
+      { concurrency: "unbounded", discard: true },
+    )
+    return ids
+  })
+
+/** The partitions' sweep totals as one. */
+const sumSweeps = (name: string, each: ReadonlyArray<SweepTotals>): SweepTotals => {
+  const next = Math.min(...each.map((t) => (t.nextDeadlineMs < 0 ? Infinity : t.nextDeadlineMs)))
+  return {
+    queue: name,
+    reclaimed: each.reduce((n, t) => n + t.reclaimed, 0),
+    dead: each.reduce((n, t) => n + t.dead, 0),
+    promoted: each.reduce((n, t) => n + t.promoted, 0),
+    dedupeDropped: each.reduce((n, t) => n + t.dedupeDropped, 0),
+    trimmed: each.reduce((n, t) => n + t.trimmed, 0),
+    deadJobs: each.flatMap((t) => t.deadJobs).slice(0, SWEEP_DEAD_LISTED),
+    calls: each.reduce((n, t) => n + t.calls, 0),
+    incomplete: each.some((t) => t.incomplete),
+    nextDeadlineMs: Number.isFinite(next) ? next : -1,
+  }
+}
+
 /** Make the partitioned queue core for `name` with `partitions` sub-queues on `client`. */
 export const makePartitionedCore = (client: RedisClient, name: string, settings: QueueSettings, partitions: number) => {
   const parts: ReadonlyArray<QueueCore> = Array.from({ length: partitions }, (_, i) =>
@@ -88,57 +144,12 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
     partitions,
     parts,
     add: (job: EncodedJob) => Effect.suspend(() => parts[pick(job.options)]!.add(job)),
-    addBulk: (jobs: ReadonlyArray<EncodedJob>) =>
-      Effect.gen(function* () {
-        yield* checkBulkSize(jobs.length)
-        // validate every job before anything is sent: a bad one adds nothing anywhere
-        for (const [i, j] of jobs.entries()) {
-          const options = checkJobOptions(`jobs[${i}].options`, j.options, settings.defaultJobOptions)
-          if (Result.isFailure(options)) return yield* Effect.fail(options.failure)
-        }
-        const groups = new Map<number, Array<{ readonly at: number; readonly job: EncodedJob }>>()
-        jobs.forEach((job, at) => {
-          const p = pick(job.options)
-          groups.set(p, [...(groups.get(p) ?? []), { at, job }])
-        })
-        const ids: string[] = new Array(jobs.length)
-        yield* Effect.forEach(
-          [...groups],
-          ([p, group]) =>
-            parts[p]!.addBulk(group.map((g) => g.job)).pipe(
-              Effect.tap((got) =>
-                Effect.sync(() => {
-                  group.forEach((g, k) => {
-                    ids[g.at] = got[k]!
-                  })
-                }),
-              ),
-            ),
-          { concurrency: "unbounded", discard: true },
-        )
-        return ids
-      }),
+    addBulk: (jobs: ReadonlyArray<EncodedJob>) => bulkAdd(parts, settings, pick, jobs),
     stats: all((p) => p.stats).pipe(
       Effect.map((each): PartitionedStats => ({ ...each.reduce(addStats), queue: name, partitions: each })),
     ),
     sweep: (options: SweepPassOptions = {}) =>
-      all((p) => p.sweep(options)).pipe(
-        Effect.map(
-          (each): SweepTotals => ({
-            queue: name,
-            reclaimed: each.reduce((n, t) => n + t.reclaimed, 0),
-            dead: each.reduce((n, t) => n + t.dead, 0),
-            promoted: each.reduce((n, t) => n + t.promoted, 0),
-            dedupeDropped: each.reduce((n, t) => n + t.dedupeDropped, 0),
-            trimmed: each.reduce((n, t) => n + t.trimmed, 0),
-            deadJobs: each.flatMap((t) => t.deadJobs).slice(0, SWEEP_DEAD_LISTED),
-            calls: each.reduce((n, t) => n + t.calls, 0),
-            incomplete: each.some((t) => t.incomplete),
-            nextDeadlineMs: Math.min(...each.map((t) => (t.nextDeadlineMs < 0 ? Infinity : t.nextDeadlineMs))),
-          }),
-        ),
-        Effect.map((t) => (Number.isFinite(t.nextDeadlineMs) ? t : { ...t, nextDeadlineMs: -1 })),
-      ),
+      all((p) => p.sweep(options)).pipe(Effect.map((each) => sumSweeps(name, each))),
     /** The live workers of every partition (a worker of a partitioned queue registers once per partition). */
     workers: all((p) => p.workers).pipe(Effect.map((each) => each.flat())),
     /** Dead jobs of every partition, oldest death first: reads `offset + count` from each, then merges. */
