@@ -5,11 +5,12 @@
  * ask every partition, `pause` and `resume` change every partition. An unknown id is
  * not an error (exit 0, "not found").
  */
+import type { Command } from "commander"
 import * as Effect from "effect/Effect"
 import { type CancelledFrom, type JobInfo, makeJobCommands } from "../engine/JobCommands.ts"
 import { validateJobId } from "../engine/JobControl.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
-import type { CommonFlags } from "./Flags.ts"
+import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
 import { type CliFailure, clip, ExitCode, type ExitCodeValue, type Io, toFailure, writeJson } from "./Output.ts"
 
 /** Flags of the job commands. */
@@ -134,3 +135,42 @@ export const runPause = (
       return ExitCode.ok
     }),
   )
+
+/** What a group of commands is built with (the CLI program, its output, the URL resolver, the job setter). */
+export interface CommandGroup {
+  readonly program: Command
+  readonly io: Io
+  readonly url: (
+    flags: CommonFlags,
+    run: (url: string) => Effect.Effect<ExitCodeValue, CliFailure>,
+  ) => Effect.Effect<ExitCodeValue, CliFailure>
+  readonly setJob: (job: Effect.Effect<ExitCodeValue, CliFailure>) => void
+}
+
+/** `job`, `cancel`, `pause`, `resume` of one queue. */
+export const jobCommands = ({ program, io, url, setJob }: CommandGroup): void => {
+  const queueCommand = (name: string, description: string) =>
+    withCommonFlags(program.command(name).description(description)).requiredOption(
+      "--queue <name>",
+      "the queue (required; a partitioned queue's name covers all its partitions)",
+      queueName,
+    )
+  const job = queueCommand("job", "show one job: state, attempts, lease, last error, result, dedupe key, payload")
+    .argument("<id>", "the job id (as add returned it)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  leaseq job 01JD3K… --queue emails\n  leaseq job 01JD3K… --queue emails --json",
+    )
+  job.action((id: string) => setJob(url(job.opts(), (u) => runJob(io, u, id, job.opts()))))
+
+  const cancel = queueCommand(
+    "cancel",
+    "cancel a waiting, delayed or active job for good (an active job's lease is revoked at once)",
+  ).argument("<id>", "the job id")
+  cancel.action((id: string) => setJob(url(cancel.opts(), (u) => runCancel(io, u, id, cancel.opts()))))
+
+  const pause = queueCommand("pause", "stop handing out jobs (running jobs go on) until resume")
+  pause.action(() => setJob(url(pause.opts(), (u) => runPause(io, u, "pause", pause.opts()))))
+  const resume = queueCommand("resume", "hand out jobs again after pause, waking idle workers")
+  resume.action(() => setJob(url(resume.opts(), (u) => runPause(io, u, "resume", resume.opts()))))
+}

@@ -17,7 +17,7 @@ import { DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"
 import { runEvents } from "./Events.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
-import { runCancel, runJob as runJobInfo, runPause } from "./Jobs.ts"
+import { jobCommands } from "./Jobs.ts"
 import { DEFAULT_METRICS_LISTEN, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
 import { listenAddress } from "./Serve.ts"
@@ -242,34 +242,6 @@ const watchCommands = ({ program, io, url, setJob }: Ctx): void => {
       "\nWith --json: one JSON object per event, one per line.\nExamples:\n  leaseq events --queue emails\n  leaseq events --queue emails --from start --follow --json",
     )
   events.action(() => setJob(url(events.opts(), (u) => runEvents(io, u, events.opts()))))
-}
-
-/** `job`, `cancel`, `pause`, `resume` of one queue. */
-const jobCommands = ({ program, io, url, setJob }: Ctx): void => {
-  const queueCommand = (name: string, description: string) =>
-    withCommonFlags(program.command(name).description(description)).requiredOption(
-      "--queue <name>",
-      "the queue (required; a partitioned queue's name covers all its partitions)",
-      queueName,
-    )
-  const job = queueCommand("job", "show one job: state, attempts, lease, last error, result, dedupe key, payload")
-    .argument("<id>", "the job id (as add returned it)")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  leaseq job 01JD3K… --queue emails\n  leaseq job 01JD3K… --queue emails --json",
-    )
-  job.action((id: string) => setJob(url(job.opts(), (u) => runJobInfo(io, u, id, job.opts()))))
-
-  const cancel = queueCommand(
-    "cancel",
-    "cancel a waiting, delayed or active job for good (an active job's lease is revoked at once)",
-  ).argument("<id>", "the job id")
-  cancel.action((id: string) => setJob(url(cancel.opts(), (u) => runCancel(io, u, id, cancel.opts()))))
-
-  const pause = queueCommand("pause", "stop handing out jobs (running jobs go on) until resume")
-  pause.action(() => setJob(url(pause.opts(), (u) => runPause(io, u, "pause", pause.opts()))))
-  const resume = queueCommand("resume", "hand out jobs again after pause, waking idle workers")
-  resume.action(() => setJob(url(resume.opts(), (u) => runPause(io, u, "resume", resume.opts()))))
 }
 
 /** Run a parsed command: a failure prints its one-line reason on stderr. */

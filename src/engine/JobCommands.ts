@@ -120,6 +120,15 @@ export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string
   return info
 }
 
+/** `info` with its payload parsed as JSON (a payload that is not JSON, written around leaseq, is kept as stored). */
+export const withJsonPayload = <T>(info: JobInfo<string>): JobInfo<T> => {
+  let payload: unknown = info.payload
+  try {
+    payload = JSON.parse(info.payload)
+  } catch {}
+  return { ...info, payload: payload as T }
+}
+
 /** The job-control scripts of one queue, as Effects (KEYS and ARGV from their descriptors, scripts/Jobs.ts). */
 export const makeJobCommands = (client: RedisClient, k: QueueKeys) => ({
   /** Look a job up by id: O(1) hash reads and at most five O(log N) ZSCOREs. */

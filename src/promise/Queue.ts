@@ -14,7 +14,7 @@ import {
 } from "../engine/Errors.ts"
 import type { EventsFrom, JobEvent } from "../engine/Events.ts"
 import type { BulkJob, JobOptions } from "../engine/Job.ts"
-import type { CancelledFrom, JobInfo } from "../engine/JobCommands.ts"
+import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/JobCommands.ts"
 import { validateQueueName } from "../engine/Keys.ts"
 import type { PartitionedStats } from "../engine/partition/Producer.ts"
 import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
@@ -150,29 +150,20 @@ export class Queue<T = unknown> {
    */
   async getJob(id: string): Promise<JobInfo<T> | undefined> {
     const info = await this.#run(this.queue.control.getJob(id))
-    if (info === undefined) return undefined
-    let payload: unknown = info.payload
-    try {
-      payload = JSON.parse(info.payload)
-    } catch {} // a payload that is not JSON (written around leaseq) is shown as stored
-    return { ...info, payload: payload as T }
+    return info && withJsonPayload<T>(info)
   }
 
   /**
-   * Cancel job `id` for good. Resolves to the state it was in (`"waiting"`, `"delayed"` or
-   * `"active"`), or undefined when it is unknown or already finished. An active job's lease
-   * is revoked at once: its handler's later complete or fail is refused (not retried) and
-   * the holder's next heartbeat learns it. O(log N) for delayed and active jobs; O(N) in the
-   * jobs waiting for a waiting one (it is taken out of the wait list).
+   * Cancel job `id` for good: resolves to the state it was in (waiting, delayed, active), or
+   * undefined when unknown or already finished. An active job's lease is revoked at once (its
+   * late complete or fail is refused, it is not retried; its worker learns it at its next
+   * heartbeat). O(log N) for delayed and active jobs; O(N) in the jobs waiting for a waiting one.
    */
   cancel(id: string): Promise<CancelledFrom | undefined> {
     return this.#run(this.queue.control.cancel(id))
   }
 
-  /**
-   * Stop handing out jobs: workers lease nothing until {@link resume} (running jobs go on,
-   * adds and delayed jobs still come into wait). Resolves to false when it was paused already. O(1).
-   */
+  /** Stop handing out jobs until {@link resume} (running jobs go on, adds still come in); false when paused already. O(1). */
   pause(): Promise<boolean> {
     return this.#run(this.queue.control.pause)
   }
