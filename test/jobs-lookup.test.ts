@@ -188,7 +188,8 @@ describe("cancel", () => {
     expect(await raw.hget(keys.lease, id)).toBeNull()
     // what the holder's worker reads to tell a cancel from a lost lease
     expect(await raw.zscore(keys.cancelled, id)).not.toBeNull()
-    expect(await run(c.extend([l], 5_000))).toEqual([0])
+    // -1: the lease is gone because the job was cancelled (not an ordinary lost lease)
+    expect(await run(c.extend([l], 5_000))).toEqual([-1])
     expect(await run(c.complete([l], 10))).toEqual([false])
     expect(await run(c.fail(l, { delayMs: 0, error: "{}", mode: "retry" }))).toBe("lost")
     const swept = await queue.sweep()
@@ -200,6 +201,31 @@ describe("cancel", () => {
     // recorded in the events stream by the same script
     const events = (await raw.xrange(keys.events, "-", "+")).map(([, f]) => f.join(" "))
     expect(events.filter((e) => e.startsWith("kind cancelled"))).toEqual([`kind cancelled id ${id} was active`])
+  })
+
+  it("an active job shows its worker, progress and own timeout; cancel deletes its holder, progress and timeout", async () => {
+    const { queue, keys, c } = setup()
+    const id = await queue.add({ n: 1 }, { timeoutMs: 60_000 })
+    const { jobs } = await run(c.reserve(1, 5_000, 0, [], 0, { workerId: "host-a:42:abc" }))
+    const l = jobs[0]!
+    expect(await run(c.extend([{ id: l.id, token: l.token, progress: JSON.stringify({ pct: 40 }) }], 5_000))).toEqual([
+      expect.any(Number),
+    ])
+    const info = await queue.getJob(id)
+    expect(info).toMatchObject({
+      state: "active",
+      lease: { token: l.token, workerId: "host-a:42:abc" },
+      progress: { pct: 40 },
+      timeoutMs: 60_000,
+    })
+    expect(await raw.hget(keys.holder, id)).not.toBeNull()
+    expect(await queue.cancel(id)).toBe("active")
+    // keepCompleted was never recorded (0): the job's data goes with the cancel
+    expect(await raw.hget(keys.holder, id)).toBeNull()
+    expect(await raw.hget(keys.progress, id)).toBeNull()
+    expect(await raw.hget(keys.timeout, id)).toBeNull()
+    expect(await raw.hget(keys.data, id)).toBeNull()
+    expect(await queue.verify()).toMatchObject({ violations: 0 })
   })
 
   it("with keepCompleted 0 the data goes at once; the id is still remembered for the holder", async () => {
@@ -278,7 +304,7 @@ describe("cancel with a real worker", () => {
     const id = await queue.add({ n: 1 })
     const started = deferred<void>()
     const release = deferred<void>()
-    const lost = deferred<string>()
+    const told = deferred<string>()
     let runs = 0
     const worker = new Worker<{ n: number }>(
       queue.name,
@@ -291,13 +317,13 @@ describe("cancel with a real worker", () => {
       { connection: redisUrl(), leaseMs: 1_000, keepCompleted: 10 },
     )
     onCleanup(() => worker.close())
-    worker.on("lease-lost", (job) => {
-      if (job.id === id) lost.resolve(job.id)
+    worker.on("cancelled", (job) => {
+      if (job.id === id) told.resolve(job.id)
     })
     await started.promise
     expect(await queue.cancel(id)).toBe("active")
-    // the next heartbeat finds no lease under its token
-    expect(await lost.promise).toBe(id)
+    // the next heartbeat finds the lease gone, and the job in cancelled
+    expect(await told.promise).toBe(id)
     release.resolve()
     await worker.close()
     expect(runs).toBe(1)
