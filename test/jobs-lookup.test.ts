@@ -333,3 +333,32 @@ describe("cancel with a real worker", () => {
     expect(await queue.getJob(id)).toMatchObject({ state: "cancelled", failures: 0, lostLeases: 0 })
   })
 })
+
+describe("waitFor finds a job that ended before the call", () => {
+  it("cancelled (data not retained, or retained) and dead: answered from the lookup, not from a later event", async () => {
+    const { queue, c } = setup()
+    // keepCompleted never recorded: the cancelled job's data goes, its id stays in cancelled
+    const gone = await queue.add({ n: 1 })
+    expect(await queue.cancel(gone)).toBe("waiting")
+    expect(await queue.getJob(gone)).toBeUndefined()
+    // no event will come for these jobs any more: only the lookup can answer before the timeout
+    expect(await queue.waitFor(gone, { timeoutMs: 2_000 })).toMatchObject({ id: gone, state: "cancelled" })
+    await recordKeep(c, 10)
+    const kept = await queue.add({ n: 2 })
+    expect(await queue.cancel(kept)).toBe("waiting")
+    const info = await queue.getJob(kept)
+    expect(await queue.waitFor(kept, { timeoutMs: 2_000 })).toEqual({
+      id: kept,
+      state: "cancelled",
+      finishedAt: info!.finishedAt,
+    })
+    const dead = await queue.add({ n: 3 }, { maxAttempts: 1 })
+    const l = await lease(c)
+    expect(await run(c.fail(l, { delayMs: 0, error: '{"message":"boom"}', mode: "retry" }))).toBe("dead")
+    expect(await queue.waitFor(dead, { timeoutMs: 2_000 })).toMatchObject({
+      id: dead,
+      state: "dead",
+      error: { message: "boom" },
+    })
+  })
+})
