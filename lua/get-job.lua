@@ -10,7 +10,7 @@
   KEYS[4] done      ZSET  id -> completion time (retained completed jobs)
   KEYS[5] cancelled ZSET  id -> time of the cancel (ms)
   KEYS[6] data      HASH  id -> payload
-  KEYS[7] max       HASH  id -> maxAttempts
+  KEYS[7] max       HASH  id -> maxAttempts (no field: 3, the default)
   KEYS[8] lease     HASH  id -> fencing token of the current lease
   KEYS[9] fails     HASH  id -> handler failures
   KEYS[10] lost     HASH  id -> lost leases
@@ -60,7 +60,7 @@ if state == 'active' then
 end
 return {
   1, state, payload,
-  redis.call('HGET', KEYS[7], id) or '1',
+  redis.call('HGET', KEYS[7], id) or '3',
   redis.call('HGET', KEYS[9], id) or '0',
   redis.call('HGET', KEYS[10], id) or '0',
   redis.call('HGET', KEYS[11], id),
