@@ -7,10 +7,9 @@
 import { createServer } from "node:http"
 import * as Effect from "effect/Effect"
 import { dashboardHandler } from "../dashboard/Handler.ts"
-import { clusterStartup, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
-import { type CliFailure, ExitCode, type ExitCodeValue, type Io, toFailure } from "./Output.ts"
-import { closeWithScope, type ListenAddress, listen, untilSignal, urlOf } from "./Serve.ts"
+import { type CliFailure, ExitCode, type ExitCodeValue, type Io } from "./Output.ts"
+import { type ListenAddress, serveUntilSignal, urlOf } from "./Serve.ts"
 
 /** Default of `--listen`: loopback only. */
 export const DEFAULT_DASHBOARD_LISTEN = "127.0.0.1:7300"
@@ -26,28 +25,21 @@ export interface DashboardFlags extends CommonFlags {
 
 /** Run `leaseq dashboard` (exit 1 when Redis does not answer, 2 for a port in use). */
 export const runDashboard = (io: Io, url: string, flags: DashboardFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
-  Effect.gen(function* () {
-    const isCluster = yield* withRedis(url, (client) => Effect.succeed(client.isCluster))
-    const handler = yield* Effect.acquireRelease(
-      Effect.try({
-        try: () =>
-          dashboardHandler({
-            connection: isCluster ? clusterStartup(url, false) : url,
-            prefix: flags.prefix,
-            allowActions: flags.allowActions === true,
-            token: flags.token,
-            hidePayloads: flags.hidePayloads === true,
-          }),
-        catch: (e) => toFailure(e),
+  serveUntilSignal(
+    url,
+    flags.listen,
+    (connection) =>
+      dashboardHandler({
+        connection,
+        prefix: flags.prefix,
+        allowActions: flags.allowActions === true,
+        token: flags.token,
+        hidePayloads: flags.hidePayloads === true,
       }),
-      (h) => Effect.promise(() => h.close()),
-    )
-    const server = createServer(handler)
-    yield* closeWithScope(server)
-    const at = yield* listen(server, flags.listen)
-    const link = handler.token === undefined ? urlOf(at, "/") : `${urlOf(at, "/")}#token=${handler.token}`
-    const mode = handler.token === undefined ? "read-only" : "actions allowed: the link carries the token"
-    io.err(`leaseq: dashboard of prefix ${flags.prefix} at ${link} (${mode}; Ctrl-C to stop)\n`)
-    yield* untilSignal
-    return ExitCode.ok
-  }).pipe(Effect.scoped)
+    (handler) => createServer(handler),
+    (handler, at) => {
+      const link = handler.token === undefined ? urlOf(at, "/") : `${urlOf(at, "/")}#token=${handler.token}`
+      const mode = handler.token === undefined ? "read-only" : "actions allowed: the link carries the token"
+      io.err(`leaseq: dashboard of prefix ${flags.prefix} at ${link} (${mode}; Ctrl-C to stop)\n`)
+    },
+  ).pipe(Effect.as(ExitCode.ok))

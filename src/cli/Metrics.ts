@@ -6,10 +6,9 @@
 import { createServer } from "node:http"
 import * as Effect from "effect/Effect"
 import { type MetricsHandler, metricsHandler } from "../metrics/Handler.ts"
-import { clusterStartup, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
-import { type CliFailure, ExitCode, type ExitCodeValue, type Io, toFailure } from "./Output.ts"
-import { closeWithScope, type ListenAddress, listen, untilSignal, urlOf } from "./Serve.ts"
+import { type CliFailure, ExitCode, type ExitCodeValue, type Io } from "./Output.ts"
+import { type ListenAddress, serveUntilSignal, urlOf } from "./Serve.ts"
 
 export { listenAddress } from "./Serve.ts"
 
@@ -41,25 +40,11 @@ const route = (handler: MetricsHandler) =>
  * (Prometheus marks the target down) and the exporter keeps trying.
  */
 export const runMetrics = (io: Io, url: string, flags: MetricsFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
-  Effect.gen(function* () {
-    const isCluster = yield* withRedis(url, (client) => Effect.succeed(client.isCluster))
-    const handler = yield* Effect.acquireRelease(
-      Effect.try({
-        try: () =>
-          metricsHandler({
-            connection: isCluster ? clusterStartup(url, false) : url,
-            prefix: flags.prefix,
-            queues: flags.queue,
-          }),
-        catch: (e) => toFailure(e),
-      }),
-      (h) => Effect.promise(() => h.close()),
-    )
-    const server = route(handler)
-    yield* closeWithScope(server)
-    const at = yield* listen(server, flags.listen)
-    const where = urlOf(at, "/metrics")
-    io.err(`leaseq: serving metrics of prefix ${flags.prefix} at ${where} (Ctrl-C to stop)\n`)
-    yield* untilSignal
-    return ExitCode.ok
-  }).pipe(Effect.scoped)
+  serveUntilSignal(
+    url,
+    flags.listen,
+    (connection) => metricsHandler({ connection, prefix: flags.prefix, queues: flags.queue }),
+    route,
+    (_handler, at) =>
+      io.err(`leaseq: serving metrics of prefix ${flags.prefix} at ${urlOf(at, "/metrics")} (Ctrl-C to stop)\n`),
+  ).pipe(Effect.as(ExitCode.ok))

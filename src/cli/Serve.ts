@@ -7,7 +7,9 @@ import type { Server } from "node:http"
 import { InvalidArgumentError } from "commander"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { type CliFailure, usage } from "./Output.ts"
+import type { ConnectionOption } from "../redis/Client.ts"
+import { clusterStartup, withRedis } from "./Connection.ts"
+import { type CliFailure, toFailure, usage } from "./Output.ts"
 
 /** Where to listen. */
 export interface ListenAddress {
@@ -61,3 +63,28 @@ export const closeWithScope = (server: Server): Effect.Effect<void, never, Scope
 /** The URL a listening address is reached at. */
 export const urlOf = (at: ListenAddress, path: string): string =>
   `http://${at.host.includes(":") ? `[${at.host}]` : at.host}:${at.port}${path}`
+
+/**
+ * Check that Redis answers at `url` (exit 1 with a redacted reason when not), make the
+ * request handler (on a cluster, a cluster connection that reconnects by itself), serve it
+ * at `at` until SIGINT or SIGTERM, then close the server and the handler. `announce` gets
+ * the address the server listens on.
+ */
+export const serveUntilSignal = <H extends { readonly close: () => Promise<void> }>(
+  url: string,
+  at: ListenAddress,
+  make: (connection: ConnectionOption) => H,
+  serverOf: (handler: H) => Server,
+  announce: (handler: H, bound: ListenAddress) => void,
+): Effect.Effect<void, CliFailure> =>
+  Effect.gen(function* () {
+    const isCluster = yield* withRedis(url, (client) => Effect.succeed(client.isCluster))
+    const handler = yield* Effect.acquireRelease(
+      Effect.try({ try: () => make(isCluster ? clusterStartup(url, false) : url), catch: (e) => toFailure(e) }),
+      (h) => Effect.promise(() => h.close()),
+    )
+    const server = serverOf(handler)
+    yield* closeWithScope(server)
+    announce(handler, yield* listen(server, at))
+    yield* untilSignal
+  }).pipe(Effect.scoped)

@@ -5,12 +5,11 @@
  * million jobs costs what one with ten does.
  */
 import * as Effect from "effect/Effect"
-import { type Commands, makeCommands, type QueueStats, runScript } from "../engine/Commands.ts"
+import { type QueueStats, runScript } from "../engine/Commands.ts"
 import { decodeEntry } from "../engine/EventDecode.ts"
-import { queueKeys } from "../engine/Keys.ts"
 import { redisError } from "../engine/Replies.ts"
 import { Scripts } from "../engine/Scripts.ts"
-import type { FleetReader } from "../metrics/Fleet.ts"
+import { type FleetReader, makeOpener } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
 
 /** Rows each table shows (the totals are always exact); `feed`: newest stream entries read for the feed. */
@@ -86,17 +85,7 @@ export const makeReaders = (
   options: { readonly hidePayloads: boolean },
 ) => {
   const rates = makeRates()
-  const opened = new Map<string, Commands>()
-  const commandsOf = (queue: string) =>
-    Effect.suspend(() => {
-      const known = opened.get(queue)
-      if (known !== undefined) return Effect.succeed(known)
-      const c = makeCommands(client, queueKeys(queue, prefix))
-      return c.open.pipe(
-        Effect.tap(() => Effect.sync(() => opened.set(queue, c))),
-        Effect.as(c),
-      )
-    })
+  const commandsOf = makeOpener(client, prefix)
 
   const overview = fleet.read.pipe(
     Effect.map((snap) => {

@@ -40,6 +40,24 @@ export interface FleetReader {
   readonly read: Effect.Effect<FleetSnapshot, RedisError | ScriptFailure | InvalidOptions>
 }
 
+/**
+ * The commands of a queue under `prefix`, opened (key types and layout checked) on first
+ * use and kept: later readings of the same queue make no `open` call.
+ */
+export const makeOpener = (client: RedisClient, prefix: string) => {
+  const opened = new Map<string, Commands>()
+  return (queue: string) =>
+    Effect.suspend(() => {
+      const known = opened.get(queue)
+      if (known !== undefined) return Effect.succeed(known)
+      const commands = makeCommands(client, queueKeys(queue, prefix))
+      return commands.open.pipe(
+        Effect.tap(() => Effect.sync(() => opened.set(queue, commands))),
+        Effect.as(commands),
+      )
+    })
+}
+
 /** Check the prefix and queue names (a bad one throws InvalidOptions or InvalidQueueName, naming it). */
 export const checkFleetOptions = (options: FleetOptions): void => {
   validatePrefix(options.prefix)
@@ -51,7 +69,6 @@ export const makeFleetReader = (client: RedisClient, options: FleetOptions): Fle
   const prefix = options.prefix
   checkFleetOptions(options)
   const discoverEveryMs = options.discoverEveryMs ?? DEFAULT_DISCOVER_EVERY_MS
-  const opened = new Map<string, Commands>()
   let names: ReadonlyArray<string> | undefined = options.queues
   let discoveredAt = 0
 
@@ -68,16 +85,7 @@ export const makeFleetReader = (client: RedisClient, options: FleetOptions): Fle
     )
   })
 
-  const commandsOf = (queue: string) =>
-    Effect.suspend(() => {
-      const known = opened.get(queue)
-      if (known !== undefined) return Effect.succeed(known)
-      const commands = makeCommands(client, queueKeys(queue, prefix))
-      return commands.open.pipe(
-        Effect.tap(() => Effect.sync(() => opened.set(queue, commands))),
-        Effect.as(commands),
-      )
-    })
+  const commandsOf = makeOpener(client, prefix)
 
   // a queue whose keys are not leaseq's is set aside with its reason; Redis failing fails the reading
   const statsOf = (q: string) =>
