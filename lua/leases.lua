@@ -6,7 +6,7 @@
   KEYS[2] lease   HASH  id -> fencing token of the current lease
   KEYS[3] fails   HASH  id -> handler failures so far
   KEYS[4] lost    HASH  id -> lost leases so far
-  KEYS[5] max     HASH  id -> maxAttempts
+  KEYS[5] max     HASH  id -> maxAttempts (no field: 3, the default)
 
   ARGV[1] layout   layout version (not enforced: a read-only view)
   ARGV[2] limit    the most leases returned (1 to 1000)
@@ -15,8 +15,8 @@
     {nowMs, total, expired, id, deadline, token, failures, lostLeases, maxAttempts, …}
       nowMs: Redis' clock, so a viewer counts deadlines down on the server's time
       total: every active lease; expired: those past their deadline, not yet swept
-      then 6 values per lease, soonest deadline first (token, failures, lostLeases and
-      maxAttempts false when the hash has no field)
+      then 6 values per lease, soonest deadline first (token, failures and lostLeases
+      false when the hash has no field; maxAttempts then 3, the default)
 ]]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -36,6 +36,6 @@ for i, id in ipairs(ids) do
   out[#out + 1] = tokens[i]
   out[#out + 1] = fails[i]
   out[#out + 1] = lost[i]
-  out[#out + 1] = max[i]
+  out[#out + 1] = max[i] or '3'
 end
 return out

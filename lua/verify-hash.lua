@@ -5,7 +5,7 @@
   they are dropped here and only held during this call.
 
   Checks per field (a job id):
-    data:                  the job is in active, delayed, dead or done; if it is in
+    data:                  the job is in active, delayed, dead, done or cancelled; if it is in
                            none, the id is returned as a candidate: the caller checks
                            it against the ids it saw in wait (orphan-data)
     lease:                 the job is active (orphan-lease)
@@ -28,6 +28,7 @@
   KEYS[13] holder  HASH  id -> holder of the lease
   KEYS[14] progress HASH id -> latest progress
   KEYS[15] timeout HASH  id -> timeoutMs
+  KEYS[16] cancelled ZSET id -> time of the cancel (a retained cancelled job keeps its data)
 
   ARGV[1] layout  layout version
   ARGV[2] hash    which hash: data, lease, max, fails, lost, err, result, holder, progress or timeout
@@ -64,7 +65,7 @@ for i = 1, #fields, 2 do
         break
       end
     end
-    if not found then candidates[#candidates + 1] = id end
+    if not found and not redis.call('ZSCORE', KEYS[16], id) then candidates[#candidates + 1] = id end
   elseif name == 'lease' or name == 'holder' then
     if not redis.call('ZSCORE', KEYS[1], id) then
       lines[#lines + 1] = 'orphan-' .. name .. ' ' .. id .. ' has a lease ' .. (name == 'lease' and 'token' or 'holder') .. ' but is not active'

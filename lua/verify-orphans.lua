@@ -11,6 +11,7 @@
   KEYS[4] done     ZSET
   KEYS[5] data     HASH  id -> payload
   KEYS[6] meta     HASH  (field layout)
+  KEYS[7] cancelled ZSET id -> time of the cancel (a retained cancelled job is no orphan)
 
   ARGV[1] layout  layout version
   ARGV[2..] id    the ids to recheck
@@ -26,7 +27,7 @@ local out = {0}
 for i = 2, #ARGV do
   local id = ARGV[i]
   local orphan = redis.call('HEXISTS', KEYS[5], id) == 1
-  for k = 1, 4 do
+  for _, k in ipairs({1, 2, 3, 4, 7}) do
     if orphan and redis.call('ZSCORE', KEYS[k], id) then orphan = false end
   end
   if orphan then

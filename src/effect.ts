@@ -46,6 +46,8 @@ export {
 } from "./engine/Errors.ts"
 export type { EventsFrom, JobEvent, JobEventKind } from "./engine/Events.ts"
 export type { JobOptions } from "./engine/Job.ts"
+export type { CancelledFrom, JobInfo, JobState } from "./engine/JobCommands.ts"
+export type { ControlError } from "./engine/JobControl.ts"
 export { LAYOUT_VERSION } from "./engine/Keys.ts"
 export type { Durability } from "./engine/partition/Durability.ts"
 export type { PartitionedStats } from "./engine/partition/Producer.ts"

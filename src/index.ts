@@ -30,6 +30,7 @@ export {
 export type { EventsFrom, JobEvent, JobEventKind } from "./engine/Events.ts"
 export { EvictionPolicyWarning } from "./engine/EvictionPolicy.ts"
 export type { Job, JobOptions } from "./engine/Job.ts"
+export type { CancelledFrom, JobInfo, JobState } from "./engine/JobCommands.ts"
 export { LAYOUT_VERSION, MAX_PARTITIONS } from "./engine/Keys.ts"
 export type { Durability } from "./engine/partition/Durability.ts"
 export type { PartitionedStats } from "./engine/partition/Producer.ts"

@@ -134,10 +134,11 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
 describe("reserve drops second copies of a job (defence in depth)", () => {
   it("a copy in the same batch, or of a job whose payload is already stored, is dropped and counted", async () => {
     const { keys, c } = setup()
-    const a = job()
+    const a = job({ maxAttempts: 5 })
     const b = job()
     await run(c.add([a, b]))
-    // copies as a client without receipts would leave them
+    // copies as a client without receipts would leave them (with another maxAttempts, to
+    // show that a dropped copy writes nothing)
     await raw.lpush(keys.wait, `${a.id}|3|${a.payload}`)
     const { jobs } = await run(c.reserve(10, 60_000, 100))
     expect(jobs.map((r) => r.id)).toEqual([a.id, b.id])
@@ -147,7 +148,7 @@ describe("reserve drops second copies of a job (defence in depth)", () => {
     await raw.lpush(keys.wait, `${a.id}|3|${a.payload}`)
     expect((await run(c.reserve(10, 60_000, 100))).jobs).toEqual([])
     expect(await meta(keys.meta, "duplicates")).toBe(2)
-    expect(await raw.hget(keys.max, a.id)).toBe("3")
+    expect(await raw.hget(keys.max, a.id)).toBe("5")
     expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 2, lines: [] })
   })
 })

@@ -114,6 +114,19 @@ describe("metricsHandler", () => {
     expect(sample(await handler.render(), "leaseq_workers", l)).toBe(0)
   })
 
+  it("shows a paused queue (leaseq_paused 1) and 0 again after resume", async () => {
+    const prefix = "lqmx8"
+    const q = await queueWith(prefix, 1, 0)
+    const handler = metricsHandler({ connection: redisUrl(), prefix, cacheMs: 0 })
+    onCleanup(() => handler.close())
+    const l = `queue="${q.name}"`
+    expect(sample(await handler.render(), "leaseq_paused", l)).toBe(0)
+    expect(await q.pause()).toBe(true)
+    expect(sample(await handler.render(), "leaseq_paused", l)).toBe(1)
+    expect(await q.resume()).toBe(true)
+    expect(sample(await handler.render(), "leaseq_paused", l)).toBe(0)
+  })
+
   it("serves one reading to every scrape within cacheMs, and a fresh one after", async () => {
     const prefix = "lqmx2"
     const q = await queueWith(prefix, 1, 0)

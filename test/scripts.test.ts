@@ -6,6 +6,7 @@ import type { Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands } from "../src/engine/Commands.ts"
+import { DEFAULT_MAX_ATTEMPTS } from "../src/engine/Job.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
@@ -44,9 +45,11 @@ describe("add / reserve", () => {
     const { keys, c } = setup()
     const j = job()
     expect(await run(c.add([j]))).toEqual([j.id])
-    // a new job waits as one list entry carrying its maxAttempts and payload: nothing else is written
-    expect(await raw.lrange(keys.wait, 0, -1)).toEqual([`${j.id}|3|${j.payload}`])
-    expect(await raw.exists(keys.data, keys.max)).toBe(0)
+    // a new job waits as its id; its payload is in the data hash at once, so it can be
+    // looked up by id while it waits; maxAttempts 3 (the default) is stored as no field
+    expect(await raw.lrange(keys.wait, 0, -1)).toEqual([j.id])
+    expect(await raw.hget(keys.data, j.id)).toBe(j.payload)
+    expect(await raw.hget(keys.max, j.id)).toBeNull()
     const before = await redisNow()
     const { jobs } = await run(c.reserve(10, 5_000, 100))
     const after = await redisNow()
@@ -58,9 +61,35 @@ describe("add / reserve", () => {
     expect(Number(await raw.zscore(keys.active, j.id))).toBe(r.deadline)
     expect(await raw.hget(keys.lease, j.id)).toBe(String(r.token))
     expect(await raw.llen(keys.wait)).toBe(0)
-    // reserved: payload and maxAttempts now live in the per-queue hashes
+    // reserved: the payload still lives in the per-queue hash
     expect(await raw.hget(keys.data, j.id)).toBe(j.payload)
-    expect(await raw.hget(keys.max, j.id)).toBe("3")
+    expect(await raw.hget(keys.max, j.id)).toBeNull()
+  })
+
+  it("stores maxAttempts only when it is not the default 3; every reader takes a missing one as 3", async () => {
+    const { keys, c } = setup()
+    expect(DEFAULT_MAX_ATTEMPTS).toBe(3) // the Lua scripts read a missing max field as 3
+    const plain = job()
+    const five = job({ maxAttempts: 5 })
+    const one = job({ maxAttempts: 1 })
+    await run(c.add([plain, five, one]))
+    expect(await raw.hget(keys.max, plain.id)).toBeNull()
+    expect(await raw.hget(keys.max, five.id)).toBe("5")
+    expect(await raw.hget(keys.max, one.id)).toBe("1")
+    const { jobs } = await run(c.reserve(3, 5_000, 100))
+    expect(jobs.map((r) => [r.id, r.maxAttempts])).toEqual([
+      [plain.id, 3],
+      [five.id, 5],
+      [one.id, 1],
+    ])
+    // fail: the default job is retried until its third failure, then dead
+    let r = jobs[0]!
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const outcome = await run(c.fail(r, { delayMs: 0, error: "{}", mode: "retry" }))
+      expect(outcome).toBe(attempt < 3 ? "retry" : "dead")
+      if (attempt < 3) r = (await run(c.reserve(1, 5_000, 100))).jobs[0]!
+    }
+    expect(await raw.zscore(keys.dead, plain.id)).not.toBeNull()
   })
 
   it("reserves up to N in FIFO order, and tokens only go up", async () => {

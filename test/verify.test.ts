@@ -87,7 +87,8 @@ describe("verify on a large backlog (N9)", () => {
     // large encodings, where HSCAN / ZSCAN really page (small ones come back whole)
     const payload = JSON.stringify({ pad: "p".repeat(100) })
     const waiting = Array.from({ length: 20 }, () => job(payload))
-    const delayed = Array.from({ length: 150 }, () => job(payload, { delayMs: 3_600_000 }))
+    // maxAttempts 5 (not the default 3, which is stored as no field): each has a max entry
+    const delayed = Array.from({ length: 150 }, () => job(payload, { delayMs: 3_600_000, maxAttempts: 5 }))
     await run(c.add([...waiting, ...delayed]))
     const { jobs: leased } = await run(c.reserve(3, 60_000, 0))
     expect(leased).toHaveLength(3)

@@ -258,7 +258,7 @@ describe("worker", () => {
     const keys = queueKeys(q)
     const queue = useQueue(q)
     const id = await queue.add("placeholder")
-    await raw.lset(keys.wait, 0, `${id}|3|{not json`)
+    await raw.hset(keys.data, id, "{not json")
     const dead = deferred<string>()
     let called = false
     const worker = useWorker(

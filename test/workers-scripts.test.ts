@@ -77,13 +77,15 @@ describe("the holder of a lease", () => {
 })
 
 describe("timeoutMs on the server", () => {
-  it("a job added with a timeout waits as a plain id with its timeout stored; reserve hands the timeout out", async () => {
+  it("a job added with a timeout has its timeout stored by id; reserve hands the timeout out", async () => {
     const { keys, c } = setup()
     const plain = newJob()
     const timed = newJob({ timeoutMs: 250 })
     await run(c.add([plain, timed]))
-    expect(await raw.lrange(keys.wait, 0, -1)).toEqual([timed.id, `${plain.id}|3|${plain.payload}`])
+    // every job waits as its id, its payload in data; only the timed one has a timeout entry
+    expect(await raw.lrange(keys.wait, 0, -1)).toEqual([timed.id, plain.id])
     expect(await raw.hget(keys.timeout, timed.id)).toBe("250")
+    expect(await raw.hget(keys.timeout, plain.id)).toBeNull()
     expect(await raw.hget(keys.data, timed.id)).toBe(timed.payload)
     const { jobs } = await run(c.reserve(2, 5_000, 100, [], 0, { timeoutMs: 9_000 }))
     // the job's own timeout wins; a job without one gets the worker's default

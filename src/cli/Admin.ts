@@ -126,7 +126,7 @@ export const statsReport = (prefix: string, queues: ReadonlyArray<QueueStats>): 
 export const formatStats = (r: StatsReport): string => {
   if (r.queues.length === 0) return `no queues under prefix ${r.prefix}\n`
   const rows = r.queues.map((q) => [
-    q.queue,
+    q.paused ? `${q.queue} (paused)` : q.queue,
     q.waiting,
     q.active,
     q.expired,

@@ -17,6 +17,7 @@ import { DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"
 import { runEvents } from "./Events.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
+import { jobCommands } from "./Jobs.ts"
 import { DEFAULT_METRICS_LISTEN, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
 import { listenAddress } from "./Serve.ts"
@@ -80,6 +81,7 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
   serveCommands(ctx)
   deadCommands(ctx)
   watchCommands(ctx)
+  jobCommands(ctx)
   return program
 }
 

@@ -20,6 +20,7 @@
 import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope, Stream } from "effect"
 import { InvalidOptions, type InvalidQueueName, QueueClosed, type RedisError } from "../engine/Errors.ts"
 import type { BulkJob } from "../engine/Job.ts"
+import type { JobControl } from "../engine/JobControl.ts"
 import { checkQueueName, DEFAULT_PREFIX } from "../engine/Keys.ts"
 import {
   checkLayout,
@@ -33,7 +34,13 @@ import { makeQueueEvents } from "../engine/QueueEvents.ts"
 import { redisError } from "../engine/Replies.ts"
 import { checkObject, checkPage, Limits } from "../engine/Validate.ts"
 import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
-import { makePayloadCodec, type PayloadSchema, parseOptions, type ValidationError } from "./Payload.ts"
+import {
+  makePayloadCodec,
+  type PayloadCodec,
+  type PayloadSchema,
+  parseOptions,
+  type ValidationError,
+} from "./Payload.ts"
 import { type AddError, InternalsKey, type Service } from "./QueueService.ts"
 
 export { type AddError, type Internals, InternalsKey, type Service } from "./QueueService.ts"
@@ -63,6 +70,25 @@ const jobIds = (ids: unknown): Effect.Effect<ReadonlyArray<string>, InvalidOptio
   Array.isArray(ids) && ids.length <= Limits.bulk && ids.every((id) => typeof id === "string" && id.length > 0)
     ? Effect.succeed(ids)
     : Effect.fail(invalid("ids", ids, `must be an array of at most ${Limits.bulk} job ids (non-empty strings)`))
+
+/** The service's job-control members: `getJob` decodes the payload with the queue's codec. */
+const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
+  getJob: (id: string) =>
+    control
+      .getJob(id)
+      .pipe(
+        Effect.flatMap((info) =>
+          info === undefined
+            ? Effect.succeed(undefined)
+            : codec.decode(info.payload).pipe(Effect.map((payload) => ({ ...info, payload }))),
+        ),
+      ),
+  cancel: control.cancel,
+  pause: control.pause,
+  resume: control.resume,
+  isPaused: control.isPaused,
+  clearDedupe: control.clearDedupe,
+})
 
 /**
  * Open the queue's connection in the scope, reporting each failed connection attempt to
@@ -170,6 +196,7 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
       waitFor: (id, o = {}) => unlessClosed(events.waitFor(id, o)),
       setEventRetention: (maxLen) => unlessClosed(events.setEventRetention(maxLen)),
       eventRetention: unlessClosed(events.eventRetention),
+      ...controlMembers(core.control, codec),
       [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }
     return service

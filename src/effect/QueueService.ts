@@ -7,6 +7,8 @@ import type { DeadJob, ScriptFailure } from "../engine/Commands.ts"
 import type { InvalidOptions, InvalidPayload, NotReplicated, QueueClosed, RedisError } from "../engine/Errors.ts"
 import type { EventsFrom, JobEvent } from "../engine/Events.ts"
 import type { BulkJob, JobOptions } from "../engine/Job.ts"
+import type { CancelledFrom, JobInfo } from "../engine/JobCommands.ts"
+import type { ControlError } from "../engine/JobControl.ts"
 import type { AnyQueue, AnyQueueStats } from "../engine/partition/Queue.ts"
 import type { FinishedJob, WaitForTimeout } from "../engine/QueueEvents.ts"
 import type { WorkerInfo } from "../engine/Registry.ts"
@@ -90,11 +92,32 @@ export interface Service<A> {
   readonly waitFor: (
     id: string,
     options?: { readonly timeoutMs?: number | undefined },
-  ) => Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | RedisError | QueueClosed>
+  ) => Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed>
   /** Keep about `maxLen` stream entries (0: no events; whole number 0 … 10 000 000; default until set 10 000). O(1). */
   readonly setEventRetention: (maxLen: number) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
   /** The queue's event retention. */
   readonly eventRetention: Effect.Effect<number, RedisError | QueueClosed>
+  /**
+   * What the queue knows about job `id` (state, payload decoded as `add` encoded it, attempts,
+   * lease, result, last error, dedupe key, progress), or undefined when unknown or finished
+   * and not retained. O(1) hash reads and at most five O(log N) lookups. A stored payload
+   * that does not decode fails with {@link InvalidPayload}.
+   */
+  readonly getJob: (id: string) => Effect.Effect<JobInfo<A> | undefined, ControlError | InvalidPayload>
+  /**
+   * Cancel job `id` for good: the state it was in, or undefined when unknown or already
+   * finished. An active job's lease is revoked at once (its complete is refused, it is not
+   * retried). O(log N); O(N) in the jobs waiting for a waiting job.
+   */
+  readonly cancel: (id: string) => Effect.Effect<CancelledFrom | undefined, ControlError>
+  /** Stop handing out jobs until {@link Service.resume}; false when paused already. O(1). */
+  readonly pause: Effect.Effect<boolean, ControlError>
+  /** Hand out jobs again, waking idle workers; false when it was not paused. O(1). */
+  readonly resume: Effect.Effect<boolean, ControlError>
+  /** True while the queue is paused. O(1). */
+  readonly isPaused: Effect.Effect<boolean, ControlError>
+  /** Free a dedupe key now (TTL or until finished); true when it was held. O(log N). */
+  readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
   /** @internal Present on services built by {@link make}; a worker needs it. Absent on test doubles. */
   readonly [InternalsKey]?: Internals<A>
 }

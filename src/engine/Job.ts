@@ -17,6 +17,12 @@ export interface JobOptions {
   /** How long a dedupe key holds, in ms. Default 3 600 000 (1 h). Range 1 ms – 30 days. */
   readonly dedupeTtlMs?: number | undefined
   /**
+   * `"finished"`: hold the dedupe key while the job exists, and free it when the job
+   * completes, dies or is cancelled (instead of for `dedupeTtlMs`). Needs a `dedupeKey`;
+   * not together with `dedupeTtlMs`. Default: unset (a TTL).
+   */
+  readonly dedupeUntil?: "finished" | undefined
+  /**
    * Longest run of one attempt, in ms: past it the handler's signal aborts (reason a
    * `JobTimedOut`) and the attempt counts as a failure with reason "timeout" (retried
    * with backoff, or dead). The server extends no lease past the run's start + timeoutMs +
@@ -25,6 +31,9 @@ export interface JobOptions {
    */
   readonly timeoutMs?: number | undefined
 }
+
+/** `dedupeTtlMs` as sent to the add script for a key held until the job finishes. */
+export const DEDUPE_UNTIL_FINISHED = -1
 
 /** One job of an `addBulk` call: its payload (before encoding) and options. */
 export interface BulkJob<T> {
@@ -37,16 +46,47 @@ export const DEFAULT_MAX_ATTEMPTS = 3
 /** Default dedupeTtlMs (1 h). */
 export const DEFAULT_DEDUPE_TTL_MS = 3_600_000
 
-const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "timeoutMs"] as const
+const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "dedupeUntil", "timeoutMs"] as const
 
-/** Job options with every default filled in (`dedupeKey` "" for none, `timeoutMs` 0 for none). */
+/**
+ * Job options with every default filled in (`dedupeKey` "" for none; `dedupeTtlMs`
+ * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`; `timeoutMs` 0 for none).
+ */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<keyof JobOptions, "dedupeKey" | "timeoutMs">]-?: Exclude<JobOptions[K], undefined>
+  readonly [K in Exclude<keyof JobOptions, "dedupeKey" | "dedupeUntil" | "timeoutMs">]-?: Exclude<
+    JobOptions[K],
+    undefined
+  >
 } & { readonly dedupeKey: string; readonly timeoutMs: number }
 
 /** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
 const checkTimeout = (field: string, value: unknown): Checked<number> =>
   checkIntegerOr(`${field}.timeoutMs`, value, 0, Limits.timeoutMs)
+
+/**
+ * Whether a job's dedupe key is held until it finishes: its own `dedupeUntil`, else the
+ * defaults' unless it gives its own `dedupeTtlMs`; else the {@link InvalidOptions}.
+ */
+const checkDedupeUntil = (
+  field: string,
+  given: Record<string, unknown>,
+  defaults: JobOptions,
+  dedupeKey: unknown,
+): Checked<boolean> => {
+  const fail = (name: string, value: unknown, reason: string) =>
+    Result.fail(new InvalidOptions({ field: `${field}.${name}`, value, reason }))
+  if (given.dedupeUntil === undefined) {
+    return Result.succeed(given.dedupeTtlMs === undefined && defaults.dedupeUntil === "finished")
+  }
+  if (given.dedupeUntil !== "finished") {
+    return fail("dedupeUntil", given.dedupeUntil, 'must be "finished" (or left out, for a key held dedupeTtlMs)')
+  }
+  if (given.dedupeTtlMs !== undefined) {
+    return fail("dedupeTtlMs", given.dedupeTtlMs, 'cannot be given with dedupeUntil: "finished"; give one of them')
+  }
+  if (dedupeKey === undefined) return fail("dedupeUntil", given.dedupeUntil, "needs a dedupeKey")
+  return Result.succeed(true)
+}
 
 /** Job options validated, with defaults from `defaults`; else the {@link InvalidOptions} of the first bad one. */
 export const checkJobOptions = (
@@ -75,6 +115,26 @@ export const checkJobOptions = (
     Limits.dedupeTtlMs,
   )
   if (Result.isFailure(dedupeTtlMs)) return Result.fail(dedupeTtlMs.failure)
+  const dedupe = checkDedupe(field, given, defaults, dedupeTtlMs.success)
+  if (Result.isFailure(dedupe)) return Result.fail(dedupe.failure)
+  return Result.map(checkTimeout(field, given.timeoutMs ?? defaults.timeoutMs), (timeoutMs) => ({
+    delayMs: delayMs.success,
+    maxAttempts: maxAttempts.success,
+    ...dedupe.success,
+    timeoutMs,
+  }))
+}
+
+/**
+ * The dedupe key ("" for none) and how long it is held (`ttl`, or
+ * {@link DEDUPE_UNTIL_FINISHED}) of a job's options; else the {@link InvalidOptions}.
+ */
+const checkDedupe = (
+  field: string,
+  given: Record<string, unknown>,
+  defaults: JobOptions,
+  ttl: number,
+): Checked<{ readonly dedupeKey: string; readonly dedupeTtlMs: number }> => {
   const dedupeKey = given.dedupeKey ?? defaults.dedupeKey
   if (
     dedupeKey !== undefined &&
@@ -93,13 +153,12 @@ export const checkJobOptions = (
       new InvalidOptions({ field: `${field}.dedupeTtlMs`, value: given.dedupeTtlMs, reason: "needs a dedupeKey" }),
     )
   }
-  return Result.map(checkTimeout(field, given.timeoutMs ?? defaults.timeoutMs), (timeoutMs) => ({
-    delayMs: delayMs.success,
-    maxAttempts: maxAttempts.success,
-    dedupeTtlMs: dedupeTtlMs.success,
-    dedupeKey: dedupeKey ?? "",
-    timeoutMs,
-  }))
+  const untilFinished = checkDedupeUntil(field, given, defaults, dedupeKey)
+  if (Result.isFailure(untilFinished)) return Result.fail(untilFinished.failure)
+  return Result.succeed({
+    dedupeKey: (dedupeKey as string | undefined) ?? "",
+    dedupeTtlMs: untilFinished.success ? DEDUPE_UNTIL_FINISHED : ttl,
+  })
 }
 
 /** {@link checkJobOptions}, throwing its error (synchronous option parsing). */

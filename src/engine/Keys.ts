@@ -77,10 +77,13 @@ export interface QueueKeys {
   /** ZSET worker id -> time (ms) after which its record is stale (no heartbeat): the sweep drops it. */
   readonly workersAt: string
   /**
-   * ZSET id -> time (ms) the job was cancelled. A lease whose job is here ended by a cancel:
-   * extend reports it as cancelled (not plain lost), so the handler's signal names the cancel.
+   * ZSET id -> time (ms) the job was cancelled: the newest max(keep, 1000) cancelled jobs. A
+   * lease whose job is here ended by a cancel: extend reports it as cancelled (not plain
+   * lost), so the handler's signal names the cancel.
    */
   readonly cancelled: string
+  /** HASH id -> dedupe key, for a job added with one. */
+  readonly dkey: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -111,6 +114,7 @@ export const KEY_TYPES = {
   workers: "hash",
   workersAt: "zset",
   cancelled: "zset",
+  dkey: "hash",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */

@@ -10,7 +10,7 @@ import { makeAdds, readOnly, unknownOutcome } from "./Adding.ts"
 import { type Commands, makeCommands, type QueueStats, type ScriptFailure } from "./Commands.ts"
 import { OutcomeUnknown, QueueClosed, RedisUnavailable } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
-import { checkJobOptions, type JobOptions } from "./Job.ts"
+import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions } from "./Job.ts"
 import { checkPrefix, DEFAULT_PREFIX, queueKeys } from "./Keys.ts"
 import type { WorkerInfo } from "./Registry.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
@@ -74,7 +74,9 @@ export const checkQueueOptions = (value: unknown, extraKeys: ReadonlyArray<strin
     const defaultJobOptions: JobOptions = {
       delayMs: defaults.delayMs,
       maxAttempts: defaults.maxAttempts,
-      dedupeTtlMs: defaults.dedupeTtlMs,
+      ...(defaults.dedupeTtlMs === DEDUPE_UNTIL_FINISHED
+        ? { dedupeUntil: "finished" as const }
+        : { dedupeTtlMs: defaults.dedupeTtlMs }),
       ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
       ...(defaults.timeoutMs > 0 ? { timeoutMs: defaults.timeoutMs } : {}),
     }

@@ -7,6 +7,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { RedisClient } from "../redis/Client.ts"
+import type { ScriptFailure } from "./Commands.ts"
 import { InvalidOptions, type RedisError } from "./Errors.ts"
 import {
   DEFAULT_EVENTS_MAXLEN,
@@ -17,6 +18,7 @@ import {
   validateFrom,
   validateRetention,
 } from "./Events.ts"
+import { type JobCommands, type JobInfo, makeJobCommands } from "./JobCommands.ts"
 import type { QueueKeys } from "./Keys.ts"
 import { redisError } from "./Replies.ts"
 
@@ -44,49 +46,58 @@ export interface FinishedJob {
 }
 
 /** Looks a job up; undefined while it has not ended (or is unknown). */
-export type FinishedLookup = (id: string) => Effect.Effect<FinishedJob | undefined, RedisError>
+export type FinishedLookup = (id: string) => Effect.Effect<FinishedJob | undefined, ScriptFailure>
 
-const json = (text: unknown): unknown => {
-  if (typeof text !== "string") return undefined
-  try {
-    return JSON.parse(text)
-  } catch {
-    return text
-  }
-}
+const ENDED = new Set(["completed", "dead", "cancelled"])
 
 /**
- * Whether job `id` has ended, from what the queue retains: `done` (completed, while
- * retained by keepCompleted) and `dead`. O(1) per partition (two ZSCOREs). A job that
- * completed unretained leaves nothing to find here: waitFor then learns of it only from
- * an event recorded after the call began.
+ * Whether job `id` has ended, by `getJob` on each partition (O(1) hash reads and at most
+ * five O(log N) lookups each): completed (while retained by keepCompleted), dead, or
+ * cancelled — a cancelled job whose data was not retained is still found by its id in
+ * `cancelled` (one ZSCORE). A job that completed unretained leaves nothing to find here:
+ * waitFor then learns of it only from an event recorded after the call began.
  */
-const lookupRetained =
-  (client: RedisClient, queues: ReadonlyArray<QueueKeys>): FinishedLookup =>
-  (id) =>
-    Effect.tryPromise({
-      catch: (e) => redisError("ZSCORE", e, client.describe, client.lastError?.()),
-      try: async () => {
-        for (const k of queues) {
-          const found = await lookupIn(client, k, id)
-          if (found) return found
-        }
-        return undefined
-      },
-    })
-
-/** Job `id` in `done` or `dead` of one queue (partition), with its result or last error. */
-const lookupIn = async (client: RedisClient, k: QueueKeys, id: string): Promise<FinishedJob | undefined> => {
-  const done = await client.command("ZSCORE", [k.done, id])
-  if (done !== null) {
-    const result = await client.command("HGET", [k.result, id])
-    return { id, state: "completed", finishedAt: Number(done), ...(result !== null ? { result: json(result) } : {}) }
-  }
-  const dead = await client.command("ZSCORE", [k.dead, id])
-  if (dead === null) return undefined
-  const error = await client.command("HGET", [k.err, id])
-  return { id, state: "dead", finishedAt: Number(dead), ...(error !== null ? { error: json(error) } : {}) }
+const lookupEnded = (client: RedisClient, queues: ReadonlyArray<QueueKeys>): FinishedLookup => {
+  const parts = queues.map((k) => ({ k, cmds: makeJobCommands(client, k) }))
+  return (id) =>
+    Effect.forEach(parts, (p) => lookupIn(client, p.k, p.cmds, id), { concurrency: "unbounded" }).pipe(
+      Effect.map((found) => found.find((f) => f !== undefined)),
+    )
 }
+
+/** What a looked-up job says of its end: undefined while it has not ended. */
+const finishedOf = (info: JobInfo<string>): FinishedJob | undefined => {
+  if (!ENDED.has(info.state)) return undefined
+  return {
+    id: info.id,
+    state: info.state as FinishedJob["state"],
+    ...(info.finishedAt !== undefined ? { finishedAt: info.finishedAt } : {}),
+    ...(info.state === "completed" && info.result !== undefined ? { result: info.result } : {}),
+    ...(info.state === "dead" && info.error !== undefined ? { error: info.error } : {}),
+  }
+}
+
+/** Job `id` ended in one queue (partition): its state, when, and its result or last error. */
+const lookupIn = (
+  client: RedisClient,
+  k: QueueKeys,
+  cmds: JobCommands,
+  id: string,
+): Effect.Effect<FinishedJob | undefined, ScriptFailure> =>
+  cmds.getJob(id).pipe(
+    Effect.flatMap((info): Effect.Effect<FinishedJob | undefined, ScriptFailure> => {
+      if (info !== undefined) return Effect.succeed(finishedOf(info))
+      // a cancelled job whose data was not retained: its id is still remembered
+      return Effect.tryPromise({
+        try: () => client.command("ZSCORE", [k.cancelled, id]),
+        catch: (e) => redisError("ZSCORE", e, client.describe, client.lastError?.()),
+      }).pipe(
+        Effect.map((at) =>
+          at === null ? undefined : ({ id, state: "cancelled", finishedAt: Number(at) } satisfies FinishedJob),
+        ),
+      )
+    }),
+  )
 
 const validateJobId = (id: unknown): string => {
   if (typeof id !== "string" || id.length === 0 || id.length > 1_000) {
@@ -110,7 +121,7 @@ const TERMINAL: ReadonlySet<JobEvent["kind"]> = new Set(["completed", "dead", "c
 
 /** The events side of the queue whose (partition) keys are `queues`; `client` is the queue's own. */
 export const makeQueueEvents = (client: RedisClient, name: string, queues: ReadonlyArray<QueueKeys>) => {
-  const lookup = lookupRetained(client, queues)
+  const lookup = lookupEnded(client, queues)
   const attempt = <A>(f: () => A) => Effect.try({ try: f, catch: (e) => e as InvalidOptions })
   const command = (name: string, args: ReadonlyArray<string | number>) =>
     Effect.tryPromise({

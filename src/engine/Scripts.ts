@@ -10,6 +10,7 @@
 
 import { add } from "./scripts/Add.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "./scripts/Admin.ts"
+import { cancel, clearDedupe, getJob, pause, resume } from "./scripts/Jobs.ts"
 import { complete, extend, fail, release, reserve } from "./scripts/Lease.ts"
 import { workerLeave, workers } from "./scripts/Registry.ts"
 import { sweep } from "./scripts/Sweep.ts"
@@ -36,6 +37,11 @@ export const Scripts = {
   verifyHash,
   verifyOrphans,
   open,
+  getJob,
+  cancel,
+  pause,
+  resume,
+  clearDedupe,
   workers,
   workerLeave,
   leases,

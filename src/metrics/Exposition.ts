@@ -68,6 +68,12 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
       labelNames: ["queue"],
       registers,
     }),
+    paused: new Gauge({
+      name: "leaseq_paused",
+      help: "1 while the queue is paused (workers lease nothing until resume), else 0.",
+      labelNames: ["queue"],
+      registers,
+    }),
     oldest: new Gauge({
       name: "leaseq_oldest_waiting_age_seconds",
       help: "Age of the job that will run next (0 when none waits).",
@@ -90,6 +96,7 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
     for (const state of JOB_STATES) jobs.set({ queue, state }, s[state])
     gauges.expired.set({ queue }, s.expired)
     gauges.workers.set({ queue }, s.workers)
+    gauges.paused.set({ queue }, s.paused ? 1 : 0)
     gauges.oldest.set({ queue }, s.oldestWaitingAgeMs / 1000)
     for (const [counter, pick] of counters) counter.inc({ queue }, pick(s))
   }

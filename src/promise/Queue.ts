@@ -4,17 +4,17 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import type { DeadJob, QueueStats } from "../engine/Commands.ts"
+import type { DeadJob, QueueStats, ScriptFailure } from "../engine/Commands.ts"
 import {
   InvalidOptions,
   type InvalidPayload,
   type OutcomeUnknown,
   QueueClosed,
-  type RedisError,
   type RedisUnavailable,
 } from "../engine/Errors.ts"
 import type { EventsFrom, JobEvent } from "../engine/Events.ts"
 import type { BulkJob, JobOptions } from "../engine/Job.ts"
+import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/JobCommands.ts"
 import { validateQueueName } from "../engine/Keys.ts"
 import type { PartitionedStats } from "../engine/partition/Producer.ts"
 import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
@@ -141,6 +141,51 @@ export class Queue<T = unknown> {
     return this.#run(this.queue.workers)
   }
 
+  /**
+   * What the queue knows about job `id` — state, payload, attempts, lease, result, last
+   * error, dedupe key — or undefined when it is unknown (never added, or finished and not
+   * retained: completed and cancelled jobs are kept per the workers' `keepCompleted`).
+   * O(1) hash reads and at most five O(log N) lookups, in every state. For a partitioned
+   * queue every partition is asked at once.
+   */
+  async getJob(id: string): Promise<JobInfo<T> | undefined> {
+    const info = await this.#run(this.queue.control.getJob(id))
+    return info && withJsonPayload<T>(info)
+  }
+
+  /**
+   * Cancel job `id` for good: resolves to the state it was in (waiting, delayed, active), or
+   * undefined when unknown or already finished. An active job's lease is revoked at once (its
+   * late complete or fail is refused, it is not retried; its worker learns it at its next
+   * heartbeat). O(log N) for delayed and active jobs; O(N) in the jobs waiting for a waiting one.
+   */
+  cancel(id: string): Promise<CancelledFrom | undefined> {
+    return this.#run(this.queue.control.cancel(id))
+  }
+
+  /** Stop handing out jobs until {@link resume} (running jobs go on, adds still come in); false when paused already. O(1). */
+  pause(): Promise<boolean> {
+    return this.#run(this.queue.control.pause)
+  }
+
+  /** Hand out jobs again, waking idle workers. Resolves to false when it was not paused. O(1). */
+  resume(): Promise<boolean> {
+    return this.#run(this.queue.control.resume)
+  }
+
+  /** True while the queue is paused (for a partitioned queue: any partition). O(1). */
+  isPaused(): Promise<boolean> {
+    return this.#run(this.queue.control.isPaused)
+  }
+
+  /**
+   * Free dedupe key `key` now (held for a TTL or until its job finishes), so the next add
+   * with it is accepted; the job that held it is not changed. Resolves to true when it was held. O(log N).
+   */
+  clearDedupe(key: string): Promise<boolean> {
+    return this.#run(this.queue.control.clearDedupe(key))
+  }
+
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. */
   sweep(options: SweepPassOptions = {}): Promise<SweepTotals> {
     return this.#run(Effect.suspend(() => this.queue.sweep(options)))
@@ -215,7 +260,7 @@ export class Queue<T = unknown> {
   waitFor(id: string, options: { readonly timeoutMs?: number | undefined } = {}): Promise<FinishedJob> {
     return this.#run(
       Effect.suspend(
-        (): Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | RedisError | QueueClosed> =>
+        (): Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed> =>
           this.core.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
       ).pipe(
         // close ends the wait (and closes its connection) rather than leave it to its timeout

@@ -33,7 +33,7 @@ export interface PartitionedStats extends QueueStats {
   readonly partitions: ReadonlyArray<QueueStats>
 }
 
-/** Two queues' stats added up (counts and counters summed; the oldest waiting age is the larger). */
+/** Two queues' stats added up (counts and counters summed; the oldest waiting age is the larger; paused if either is). */
 export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
   const counters = { ...a.counters }
   for (const k of Object.keys(counters) as Array<keyof QueueStats["counters"]>) counters[k] += b.counters[k]
@@ -49,6 +49,7 @@ export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
     workers: Math.max(a.workers, b.workers),
     oldestWaitingAgeMs: Math.max(a.oldestWaitingAgeMs, b.oldestWaitingAgeMs),
     layout: a.layout ?? b.layout,
+    paused: a.paused || b.paused,
     counters,
   }
 }

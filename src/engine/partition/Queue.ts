@@ -8,6 +8,7 @@ import * as Result from "effect/Result"
 import type { RedisClient } from "../../redis/Client.ts"
 import type { DeadJob, QueueStats, ScriptFailure } from "../Commands.ts"
 import type { QueueClosed, RedisError } from "../Errors.ts"
+import { type JobControl, makeJobControl, makePartitionedControl } from "../JobControl.ts"
 import { MAX_PARTITIONS } from "../Keys.ts"
 import { type EncodedJob, makeQueueCore, type QueueCore, type QueueSettings, readOnly } from "../QueueCore.ts"
 import type { SweepPassOptions } from "../Sweeper.ts"
@@ -19,7 +20,7 @@ import {
   surfaceNotReplicated,
   withDurability,
 } from "./Durability.ts"
-import { makePartitionedCore, type PartitionedCore, type PartitionedStats } from "./Producer.ts"
+import { makePartitionedCore, type PartitionedCore, type PartitionedStats, partitionOfDedupeKey } from "./Producer.ts"
 
 /** The options a queue of either face takes on top of {@link QueueSettings}. */
 export interface LayoutInput {
@@ -82,6 +83,9 @@ export const makeQueue = (
   const partitioned: PartitionedCore | undefined =
     layout.partitions > 1 ? makePartitionedCore(durable, name, settings, layout.partitions) : undefined
   const stats: Effect.Effect<AnyQueueStats, QueueClosed | ScriptFailure> = partitioned?.stats ?? core.stats
+  const control: JobControl = partitioned
+    ? makePartitionedControl(partitioned.parts, (key) => partitionOfDedupeKey(key, layout.partitions))
+    : makeJobControl(core)
   return {
     name,
     ...layout,
@@ -98,6 +102,8 @@ export const makeQueue = (
     addBulk: (jobs: ReadonlyArray<EncodedJob>) =>
       surfaceNotReplicated(Effect.suspend(() => (partitioned ?? core).addBulk(jobs))),
     stats,
+    /** Look up and cancel jobs, pause and resume, free dedupe keys (every partition; see `JobControl`). */
+    control,
     /** The live workers (of every partition; see `QueueCore.workers`). */
     workers: partitioned?.workers ?? core.workers,
     /** One bounded sweep pass (of every partition). */

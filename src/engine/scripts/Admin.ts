@@ -22,6 +22,8 @@ export interface QueueStats {
   /** Age in ms of the job that will run next (from its ULID), or 0 when none waits. */
   readonly oldestWaitingAgeMs: number
   readonly layout: string | null
+  /** True while the queue is paused (`pause()`): workers lease nothing until `resume()`. */
+  readonly paused: boolean
   /** Totals since the queue was created. */
   readonly counters: {
     readonly added: number
@@ -105,6 +107,7 @@ const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
     workers: Number(r[9]),
     oldestWaitingAgeMs: oldest === undefined ? 0 : Math.max(0, now - oldest),
     layout: typeof r[8] === "string" ? r[8] : null,
+    paused: meta.paused === 1,
     counters: counters(meta),
   }
 }
@@ -188,7 +191,7 @@ export const deadRetry = defineScript({
 /** `dead-purge`: dead jobs deleted with everything kept about them. */
 export const deadPurge = defineScript({
   name: "dead-purge",
-  keys: ["dead", "meta", "data", "max", "fails", "lost", "err", "progress", "timeout"],
+  keys: ["dead", "meta", "data", "max", "fails", "lost", "err", "progress", "timeout", "dkey"],
   argv: ["layout", "mode", "limit"],
   rest: ["id"],
   args: deadTargetArgs,

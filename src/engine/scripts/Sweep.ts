@@ -72,6 +72,7 @@ export const sweep = defineScript({
     "workersAt",
     "progress",
     "timeout",
+    "dkey",
     "events",
   ],
   argv: ["layout", "limit"],

@@ -97,6 +97,7 @@ export const verifyHash = defineScript({
     "holder",
     "progress",
     "timeout",
+    "cancelled",
   ],
   argv: ["layout", "hash", "cursor", "count"],
   args: (i: {
@@ -113,7 +114,7 @@ export const verifyHash = defineScript({
 /** `verify-orphans`: of these ids, those still with a payload and in no sorted set. */
 export const verifyOrphans = defineScript({
   name: "verify-orphans",
-  keys: ["active", "delayed", "dead", "done", "data", "meta"],
+  keys: ["active", "delayed", "dead", "done", "data", "meta", "cancelled"],
   argv: ["layout"],
   rest: ["id"],
   args: (ids: ReadonlyArray<string>): Argv => [LAYOUT_VERSION, ...ids],

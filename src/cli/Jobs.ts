@@ -1,0 +1,176 @@
+/**
+ * `leaseq job <id>`, `leaseq cancel <id>`, `leaseq pause`, `leaseq resume`: look up,
+ * cancel, pause and resume, for one queue (`--queue`). A partitioned queue (`--queue
+ * orders` standing for `orders~0`, `orders~1`, …) is covered whole: `job` and `cancel`
+ * ask every partition, `pause` and `resume` change every partition. An unknown id is
+ * not an error (exit 0, "not found").
+ */
+import type { Command } from "commander"
+import * as Effect from "effect/Effect"
+import { type CancelledFrom, type JobInfo, makeJobCommands } from "../engine/JobCommands.ts"
+import { validateJobId } from "../engine/JobControl.ts"
+import { openQueue, targetQueues, withRedis } from "./Connection.ts"
+import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
+import { type CliFailure, clip, ExitCode, type ExitCodeValue, type Io, toFailure, writeJson } from "./Output.ts"
+
+/** Flags of the job commands. */
+export interface JobFlags extends CommonFlags {
+  readonly queue: string
+}
+
+/** Run `use` with the job commands of every queue `--queue` stands for (opened: key types and layout checked). */
+const onQueues = <A>(
+  url: string,
+  flags: JobFlags,
+  context: string,
+  use: (queues: ReadonlyArray<ReturnType<typeof makeJobCommands>>) => Effect.Effect<A, unknown>,
+): Effect.Effect<A, CliFailure> =>
+  withRedis(url, (client) =>
+    Effect.gen(function* () {
+      const names = yield* targetQueues(client, flags.prefix, [flags.queue])
+      const opened = yield* Effect.forEach(names, (q) => openQueue(client, flags.prefix, q))
+      return yield* use(opened.map((c) => makeJobCommands(client, c.keys)))
+    }).pipe(Effect.mapError((e) => toFailure(e, context))),
+  )
+
+/** Check the id before connecting: a bad one is a usage failure (exit 2), nothing sent. */
+const checkedId = (id: string): Effect.Effect<string, CliFailure> =>
+  Effect.try({ try: () => validateJobId(id), catch: (e) => toFailure(e) })
+
+const jsonPayload = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+const when = (ms: number | undefined): string => (ms === undefined ? "" : new Date(ms).toISOString())
+
+/** The text form of `leaseq job`. */
+export const formatJob = (queue: string, info: JobInfo<string>): string => {
+  const rows: Array<[string, string]> = [
+    ["id", info.id],
+    ["queue", queue],
+    ["state", info.state],
+    ["attempt", `${info.attempt} of ${info.maxAttempts}`],
+    ["failures", String(info.failures)],
+    ["lost leases", String(info.lostLeases)],
+    ["added", when(info.addedAt)],
+  ]
+  if (info.dueAt !== undefined) rows.push(["due", when(info.dueAt)])
+  if (info.lease) rows.push(["lease", `token ${info.lease.token}, deadline ${when(info.lease.deadline)}`])
+  if (info.finishedAt !== undefined) rows.push(["finished", when(info.finishedAt)])
+  if (info.dedupeKey !== undefined) rows.push(["dedupe key", info.dedupeKey])
+  if (info.error !== undefined) rows.push(["last error", clip(JSON.stringify(info.error), 200)])
+  if (info.result !== undefined) rows.push(["result", clip(JSON.stringify(info.result), 200)])
+  rows.push(["payload", clip(info.payload, 200)])
+  return rows.map(([k, v]) => `${`${k}:`.padEnd(13)}${v}\n`).join("")
+}
+
+/** Run `leaseq job <id>`: what the queue knows about one job. */
+export const runJob = (io: Io, url: string, id: string, flags: JobFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
+  checkedId(id).pipe(
+    Effect.flatMap((jobId) =>
+      onQueues(url, flags, `looking up job ${jobId} in queue ${flags.queue}`, (queues) =>
+        Effect.forEach(queues, (c) => c.getJob(jobId).pipe(Effect.map((info) => ({ info, queue: c })))),
+      ).pipe(
+        Effect.map((found) => {
+          const hit = found.findIndex((f) => f.info !== undefined)
+          const info = found[hit]?.info
+          if (flags.json) {
+            writeJson(
+              io,
+              info
+                ? { queue: flags.queue, found: true, ...info, payload: jsonPayload(info.payload) }
+                : {
+                    queue: flags.queue,
+                    found: false,
+                    id: jobId,
+                  },
+            )
+          } else if (info) io.out(formatJob(flags.queue, info))
+          else io.out(`queue ${flags.queue}: no job ${jobId} (never added, or finished and not retained)\n`)
+          return ExitCode.ok
+        }),
+      ),
+    ),
+  )
+
+/** Run `leaseq cancel <id>`. */
+export const runCancel = (io: Io, url: string, id: string, flags: JobFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
+  checkedId(id).pipe(
+    Effect.flatMap((jobId) =>
+      onQueues(url, flags, `cancelling job ${jobId} in queue ${flags.queue}`, (queues) =>
+        Effect.forEach(queues, (c) => c.cancel(jobId)),
+      ).pipe(
+        Effect.map((each) => {
+          const was: CancelledFrom | undefined = each.find((w) => w !== undefined)
+          if (flags.json)
+            writeJson(io, { queue: flags.queue, id: jobId, cancelled: was !== undefined, ...(was ? { was } : {}) })
+          else if (was) io.out(`queue ${flags.queue}: job ${jobId} cancelled (it was ${was})\n`)
+          else io.out(`queue ${flags.queue}: job ${jobId} not cancelled: unknown or already finished\n`)
+          return ExitCode.ok
+        }),
+      ),
+    ),
+  )
+
+/** Run `leaseq pause` or `leaseq resume`. */
+export const runPause = (
+  io: Io,
+  url: string,
+  action: "pause" | "resume",
+  flags: JobFlags,
+): Effect.Effect<ExitCodeValue, CliFailure> =>
+  onQueues(url, flags, `${action} queue ${flags.queue}`, (queues) =>
+    Effect.forEach(queues, (c) => (action === "pause" ? c.pause : c.resume)),
+  ).pipe(
+    Effect.map((each) => {
+      const changed = each.some(Boolean)
+      const state = action === "pause" ? "paused" : "resumed"
+      if (flags.json) writeJson(io, { queue: flags.queue, action, changed })
+      else if (changed) io.out(`queue ${flags.queue}: ${state}\n`)
+      else io.out(`queue ${flags.queue}: already ${action === "pause" ? "paused" : "running (not paused)"}\n`)
+      return ExitCode.ok
+    }),
+  )
+
+/** What a group of commands is built with (the CLI program, its output, the URL resolver, the job setter). */
+export interface CommandGroup {
+  readonly program: Command
+  readonly io: Io
+  readonly url: (
+    flags: CommonFlags,
+    run: (url: string) => Effect.Effect<ExitCodeValue, CliFailure>,
+  ) => Effect.Effect<ExitCodeValue, CliFailure>
+  readonly setJob: (job: Effect.Effect<ExitCodeValue, CliFailure>) => void
+}
+
+/** `job`, `cancel`, `pause`, `resume` of one queue. */
+export const jobCommands = ({ program, io, url, setJob }: CommandGroup): void => {
+  const queueCommand = (name: string, description: string) =>
+    withCommonFlags(program.command(name).description(description)).requiredOption(
+      "--queue <name>",
+      "the queue (required; a partitioned queue's name covers all its partitions)",
+      queueName,
+    )
+  const job = queueCommand("job", "show one job: state, attempts, lease, last error, result, dedupe key, payload")
+    .argument("<id>", "the job id (as add returned it)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  leaseq job 01JD3K… --queue emails\n  leaseq job 01JD3K… --queue emails --json",
+    )
+  job.action((id: string) => setJob(url(job.opts(), (u) => runJob(io, u, id, job.opts()))))
+
+  const cancel = queueCommand(
+    "cancel",
+    "cancel a waiting, delayed or active job for good (an active job's lease is revoked at once)",
+  ).argument("<id>", "the job id")
+  cancel.action((id: string) => setJob(url(cancel.opts(), (u) => runCancel(io, u, id, cancel.opts()))))
+
+  const pause = queueCommand("pause", "stop handing out jobs (running jobs go on) until resume")
+  pause.action(() => setJob(url(pause.opts(), (u) => runPause(io, u, "pause", pause.opts()))))
+  const resume = queueCommand("resume", "hand out jobs again after pause, waking idle workers")
+  resume.action(() => setJob(url(resume.opts(), (u) => runPause(io, u, "resume", resume.opts()))))
+}

@@ -1,0 +1,147 @@
+/**
+ * Typed calls of the scripts that look up and steer single jobs and the whole queue:
+ * get-job, cancel, pause, resume, clear-dedupe (descriptors in scripts/Jobs.ts), and
+ * what a job look-up answers ({@link JobInfo}).
+ */
+import * as Effect from "effect/Effect"
+import type { RedisClient } from "../redis/Client.ts"
+import { runScript } from "./Commands.ts"
+import type { QueueKeys } from "./Keys.ts"
+import { Scripts } from "./Scripts.ts"
+
+/** Where a job is. `completed` and `cancelled` jobs are seen only while retained (`keepCompleted`). */
+export type JobState = "waiting" | "delayed" | "active" | "completed" | "dead" | "cancelled"
+
+/** What the queue knows about one job (see `getJob`). `P` is the payload's type. */
+export interface JobInfo<P = unknown> {
+  readonly id: string
+  readonly state: JobState
+  readonly payload: P
+  /**
+   * The attempt running now (active), next (waiting, delayed) or last (completed,
+   * cancelled, dead): failures + lost leases + 1, and for a dead job the attempts it used.
+   */
+  readonly attempt: number
+  readonly maxAttempts: number
+  /** Handler failures so far. */
+  readonly failures: number
+  /** Leases lost so far (reclaimed by a sweep). */
+  readonly lostLeases: number
+  /** When the job was added (ms since the epoch, the producer's clock: from its ULID id). */
+  readonly addedAt: number
+  /** A delayed job: when it becomes due (ms, Redis clock). */
+  readonly dueAt?: number
+  /**
+   * An active job: its lease token and deadline (ms, Redis clock), and the id of the
+   * worker holding it (`<host>:<pid>:<random>`; absent for a lease taken by an earlier
+   * version, which recorded no holder).
+   */
+  readonly lease?: { readonly token: number; readonly deadline: number; readonly workerId?: string }
+  /** A retained completed job: what its handler returned (when it returned something). */
+  readonly result?: unknown
+  /** The last error, with its `reason` (a failure, a lost lease, an invalid payload), if any. */
+  readonly error?: unknown
+  /** Completed, dead or cancelled: when (ms, Redis clock). */
+  readonly finishedAt?: number
+  /** The dedupe key the job was added with. */
+  readonly dedupeKey?: string
+  /** The latest value its handler reported with `job.progress(value)` (kept until the job's data goes). */
+  readonly progress?: unknown
+  /** The job's own `timeoutMs` (absent: none, the worker's default applies). */
+  readonly timeoutMs?: number
+}
+
+export type { CancelledFrom } from "./scripts/Jobs.ts"
+
+const ULID = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+/** The time (ms) in a ULID's first 10 characters, or 0 for an id that is not a ULID. */
+export const ulidTimeOf = (id: string): number => {
+  if (id.length !== 26) return 0
+  let t = 0
+  for (let i = 0; i < 10; i++) {
+    const v = ULID.indexOf(id[i]!)
+    if (v < 0) return 0
+    t = t * 32 + v
+  }
+  return t
+}
+
+const parsed = (text: unknown): unknown => {
+  if (typeof text !== "string") return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/** The reply of get-job as a {@link JobInfo} with the payload as stored (JSON text). */
+/** An active job's lease from get-job's reply: token, deadline and (when recorded) the holder's worker id. */
+const leaseOf = (r: ReadonlyArray<unknown>, deadline: number): NonNullable<JobInfo["lease"]> => {
+  const holder = r[11]
+  const token = Number(r[10])
+  if (typeof holder !== "string") return { token, deadline }
+  const bar = holder.indexOf("|")
+  return { token, deadline, workerId: bar < 0 ? holder : holder.slice(0, bar) }
+}
+
+/** The fields of get-job's reply a job may lack: dedupe key, progress, own timeout. */
+const extrasOf = (r: ReadonlyArray<unknown>): Pick<JobInfo, "dedupeKey" | "progress" | "timeoutMs"> => ({
+  ...(typeof r[8] === "string" ? { dedupeKey: r[8] } : {}),
+  ...(typeof r[12] === "string" ? { progress: parsed(r[12]) } : {}),
+  ...(typeof r[13] === "string" ? { timeoutMs: Number(r[13]) } : {}),
+})
+
+export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string> | undefined => {
+  if (r[0] !== 1) return undefined
+  const state = String(r[1]) as JobState
+  const failures = Number(r[4])
+  const lostLeases = Number(r[5])
+  const score = r[9] === null || r[9] === undefined ? undefined : Number(r[9])
+  const used = failures + lostLeases
+  const info: JobInfo<string> = {
+    id,
+    state,
+    payload: String(r[2]),
+    attempt: state === "dead" ? Math.max(used, 1) : used + 1,
+    maxAttempts: Number(r[3]),
+    failures,
+    lostLeases,
+    addedAt: ulidTimeOf(id),
+    ...(state === "delayed" && score !== undefined ? { dueAt: score } : {}),
+    ...(state === "active" && score !== undefined ? { lease: leaseOf(r, score) } : {}),
+    ...(typeof r[7] === "string" ? { result: parsed(r[7]) } : {}),
+    ...(typeof r[6] === "string" ? { error: parsed(r[6]) } : {}),
+    ...((state === "completed" || state === "dead" || state === "cancelled") && score !== undefined
+      ? { finishedAt: score }
+      : {}),
+    ...extrasOf(r),
+  }
+  return info
+}
+
+/** `info` with its payload parsed as JSON (a payload that is not JSON, written around leaseq, is kept as stored). */
+export const withJsonPayload = <T>(info: JobInfo<string>): JobInfo<T> => {
+  let payload: unknown = info.payload
+  try {
+    payload = JSON.parse(info.payload)
+  } catch {}
+  return { ...info, payload: payload as T }
+}
+
+/** The job-control scripts of one queue, as Effects (KEYS and ARGV from their descriptors, scripts/Jobs.ts). */
+export const makeJobCommands = (client: RedisClient, k: QueueKeys) => ({
+  /** Look a job up by id: O(1) hash reads and at most five O(log N) ZSCOREs. */
+  getJob: (id: string) => runScript(client, k, Scripts.getJob, id).pipe(Effect.map((r) => jobInfoOf(id, r))),
+  /** Cancel a job: the state it was in, or undefined when unknown or already finished. */
+  cancel: (id: string) => runScript(client, k, Scripts.cancel, id),
+  /** Pause the queue: true when it was not paused before. */
+  pause: runScript(client, k, Scripts.pause, undefined),
+  /** Resume the queue: true when it was paused. */
+  resume: runScript(client, k, Scripts.resume, undefined),
+  /** Free a dedupe key: true when it was held. */
+  clearDedupe: (key: string) => runScript(client, k, Scripts.clearDedupe, key),
+})
+
+/** The job-control commands of one queue. */
+export type JobCommands = ReturnType<typeof makeJobCommands>

@@ -1,0 +1,105 @@
+/**
+ * Look up and steer jobs and the queue, validated and bounded like the queue's other
+ * calls: `getJob`, `cancel`, `pause`, `resume`, `isPaused`, `clearDedupe`. For one queue
+ * ({@link makeJobControl}) and for a partitioned one ({@link makePartitionedControl}).
+ * Bad input fails with {@link InvalidOptions} before anything is sent.
+ */
+import * as Effect from "effect/Effect"
+import type { ScriptFailure } from "./Commands.ts"
+import { InvalidOptions, QueueClosed, type RedisUnavailable } from "./Errors.ts"
+import { type CancelledFrom, type JobInfo, makeJobCommands } from "./JobCommands.ts"
+import { type QueueCore, readOnly } from "./QueueCore.ts"
+import { Limits } from "./Validate.ts"
+
+/** Longest job id accepted by `getJob` and `cancel` (leaseq's ids are 26-character ULIDs). */
+export const MAX_JOB_ID_LENGTH = 128
+
+/** Throws {@link InvalidOptions} unless `id` is a non-empty string of at most {@link MAX_JOB_ID_LENGTH} characters. */
+export const validateJobId = (id: unknown): string => {
+  if (typeof id !== "string" || id.length === 0 || id.length > MAX_JOB_ID_LENGTH) {
+    throw new InvalidOptions({
+      field: "id",
+      value: id,
+      reason: `must be a job id: a non-empty string of at most ${MAX_JOB_ID_LENGTH} characters (as add returned it)`,
+    })
+  }
+  return id
+}
+
+/** Throws {@link InvalidOptions} unless `key` is a dedupe key as `add` accepts it. */
+export const validateDedupeKey = (key: unknown): string => {
+  if (typeof key !== "string" || key.length === 0 || key.length > Limits.dedupeKeyLength) {
+    throw new InvalidOptions({
+      field: "dedupeKey",
+      value: key,
+      reason: `must be a non-empty string of at most ${Limits.dedupeKeyLength} characters`,
+    })
+  }
+  return key
+}
+
+/** What job control can fail with. */
+export type ControlError = InvalidOptions | QueueClosed | ScriptFailure | RedisUnavailable
+
+/** The job-control calls of a queue (one or partitioned), as Effects; payloads as stored (JSON text). */
+export interface JobControl {
+  readonly getJob: (id: string) => Effect.Effect<JobInfo<string> | undefined, ControlError>
+  readonly cancel: (id: string) => Effect.Effect<CancelledFrom | undefined, ControlError>
+  readonly pause: Effect.Effect<boolean, ControlError>
+  readonly resume: Effect.Effect<boolean, ControlError>
+  readonly isPaused: Effect.Effect<boolean, ControlError>
+  readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
+}
+
+/** Run `f(value)` after validating it with `check` (a bad value fails before anything is sent). */
+const checked =
+  <V, A>(check: (v: unknown) => V, f: (v: V) => Effect.Effect<A, ControlError>) =>
+  (value: unknown): Effect.Effect<A, ControlError> =>
+    Effect.suspend(() => {
+      try {
+        return f(check(value))
+      } catch (e) {
+        return Effect.fail(e as InvalidOptions)
+      }
+    })
+
+/** Job control of one queue; each call bounded by the queue's `callTimeoutMs`. */
+export const makeJobControl = (core: QueueCore): JobControl => {
+  const cmds = makeJobCommands(core.calls.client, core.keys)
+  const open = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | QueueClosed> =>
+    Effect.suspend(
+      (): Effect.Effect<A, E | QueueClosed> =>
+        core.isClosed() ? Effect.fail(new QueueClosed({ queue: core.name })) : effect,
+    )
+  return {
+    getJob: checked(validateJobId, (id) => open(readOnly(cmds.getJob(id)))),
+    cancel: checked(validateJobId, (id) => open(cmds.cancel(id))),
+    pause: open(cmds.pause),
+    resume: open(cmds.resume),
+    isPaused: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.paused)),
+    clearDedupe: checked(validateDedupeKey, (key) => open(cmds.clearDedupe(key))),
+  }
+}
+
+/**
+ * Job control of a partitioned queue: `getJob` and `cancel` ask every partition at once
+ * (a job is in exactly one); `pause`/`resume` change every partition; `isPaused` is true
+ * when any partition is paused; `clearDedupe` goes to the key's partition (`dedupeKey`
+ * routes adds there too).
+ */
+export const makePartitionedControl = (
+  parts: ReadonlyArray<QueueCore>,
+  partitionOf: (dedupeKey: string) => number,
+): JobControl => {
+  const each = parts.map(makeJobControl)
+  const all = <A>(f: (c: JobControl) => Effect.Effect<A, ControlError>) =>
+    Effect.forEach(each, f, { concurrency: "unbounded" })
+  return {
+    getJob: checked(validateJobId, (id) => all((c) => c.getJob(id)).pipe(Effect.map((r) => r.find((j) => j)))),
+    cancel: checked(validateJobId, (id) => all((c) => c.cancel(id)).pipe(Effect.map((r) => r.find((w) => w)))),
+    pause: all((c) => c.pause).pipe(Effect.map((r) => r.some((x) => x))),
+    resume: all((c) => c.resume).pipe(Effect.map((r) => r.some((x) => x))),
+    isPaused: all((c) => c.isPaused).pipe(Effect.map((r) => r.some((x) => x))),
+    clearDedupe: checked(validateDedupeKey, (key) => each[partitionOf(key)]!.clearDedupe(key)),
+  }
+}

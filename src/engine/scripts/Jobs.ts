@@ -1,0 +1,96 @@
+/**
+ * The descriptors of the scripts that look up and steer single jobs and the queue:
+ * `get-job`, `cancel`, `pause`, `resume`, `clear-dedupe`.
+ */
+import { LAYOUT_VERSION } from "../Keys.ts"
+import { type Argv, defineScript, list } from "./Script.ts"
+
+/** The states `cancel` can stop a job in. */
+export type CancelledFrom = "waiting" | "delayed" | "active"
+
+/** `get-job`: everything the queue knows about one job (the raw reply; see JobCommands.jobInfoOf). */
+export const getJob = defineScript({
+  name: "get-job",
+  keys: [
+    "active",
+    "delayed",
+    "dead",
+    "done",
+    "cancelled",
+    "data",
+    "max",
+    "lease",
+    "fails",
+    "lost",
+    "err",
+    "result",
+    "dkey",
+    "holder",
+    "progress",
+    "timeout",
+    "meta",
+  ],
+  argv: ["layout", "id"],
+  args: (id: string): Argv => [LAYOUT_VERSION, id],
+  decode: (reply): ReadonlyArray<unknown> => list<unknown>(reply),
+})
+
+/** `cancel`: the state the job was in, or undefined when unknown or already finished. */
+export const cancel = defineScript({
+  name: "cancel",
+  keys: [
+    "wait",
+    "active",
+    "delayed",
+    "dead",
+    "done",
+    "cancelled",
+    "meta",
+    "lease",
+    "data",
+    "max",
+    "fails",
+    "lost",
+    "err",
+    "dkey",
+    "progress",
+    "timeout",
+    "dedupe",
+    "dedupeid",
+    "holder",
+    "events",
+  ],
+  argv: ["layout", "id"],
+  args: (id: string): Argv => [LAYOUT_VERSION, id],
+  decode: (reply): CancelledFrom | undefined => {
+    const r = list<number | string>(reply)
+    return r[0] === 1 ? (r[1] as CancelledFrom) : undefined
+  },
+})
+
+/** `pause`: true when the queue was not paused before. */
+export const pause = defineScript({
+  name: "pause",
+  keys: ["meta", "events"],
+  argv: ["layout"],
+  args: (_: undefined): Argv => [LAYOUT_VERSION],
+  decode: (reply): boolean => list(reply)[0] === 1,
+})
+
+/** `resume`: true when the queue was paused. */
+export const resume = defineScript({
+  name: "resume",
+  keys: ["meta", "wait", "marker", "events"],
+  argv: ["layout"],
+  args: (_: undefined): Argv => [LAYOUT_VERSION],
+  decode: (reply): boolean => list(reply)[0] === 1,
+})
+
+/** `clear-dedupe`: true when the key was held. */
+export const clearDedupe = defineScript({
+  name: "clear-dedupe",
+  keys: ["dedupe", "dedupeid", "meta"],
+  argv: ["layout", "key"],
+  args: (key: string): Argv => [LAYOUT_VERSION, key],
+  decode: (reply): boolean => list(reply)[0] === 1,
+})
