@@ -4,14 +4,17 @@
  * every action must carry the token and come from the page's own origin.
  *
  * Routes (relative to where it is mounted): `GET /` the page; `GET /api/overview`,
- * `GET /api/queue?name=<q>` one reading as JSON; `GET /api/stream?view=overview|queue:<q>`
- * server-sent events, one reading per interval from a poller shared by every viewer;
+ * `GET /api/queue?name=<q>`, `GET /api/job?queue=<q>&id=<id>` one reading as JSON;
+ * `GET /api/stream?view=overview|queue:<q>|job:<q>:<id>` server-sent events, one reading
+ * per interval from a poller shared by every viewer; `GET /api/full?queue=&id=&field=payload|result`
+ * a cut value in full; `GET /api/find?id=<id>[&queue=<q>]` where a job is;
  * `POST /api/action` (JSON `{ queue, action, ids?, all? }`).
  */
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
 import { InvalidOptions } from "../engine/Errors.ts"
+import { validateJobId } from "../engine/JobControl.ts"
 import { DEFAULT_PREFIX, queueKeys } from "../engine/Keys.ts"
 import { checkFleetOptions, makeFleetReader } from "../metrics/Fleet.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
@@ -70,17 +73,34 @@ const check = (options: DashboardOptions) => {
   return { intervalMs, prefix }
 }
 
-/** The view a `?view=` names (`overview` or `queue:<a valid queue name>`), or undefined. */
+const VIEW_HELP = "give view=overview, view=queue:<a queue name> or view=job:<a queue name>:<a job id>"
+
+/** `true` when `f()` throws nothing (a queue name or job id check). */
+const valid = (f: () => unknown): boolean => {
+  try {
+    f()
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The view a `?view=` names (`overview`, `queue:<queue>` or `job:<queue>:<id>`, names checked), or undefined. */
 const viewIn = (u: URL, prefix: string): string | undefined => {
   const v = u.searchParams.get("view") ?? "overview"
   if (v === "overview") return v
-  if (!v.startsWith("queue:")) return undefined
-  try {
-    queueKeys(v.slice(6), prefix)
-    return v
-  } catch {
-    return undefined
-  }
+  if (v.startsWith("queue:")) return valid(() => queueKeys(v.slice(6), prefix)) ? v : undefined
+  if (!v.startsWith("job:")) return undefined
+  // a queue name holds no ':', so the first one after "job:" ends it
+  const [q, id] = splitJobView(v)
+  return valid(() => queueKeys(q, prefix)) && valid(() => validateJobId(id)) ? v : undefined
+}
+
+/** `[queue, id]` of a view `job:<queue>:<id>`. */
+const splitJobView = (v: string): [string, string] => {
+  const rest = v.slice(4)
+  const at = rest.indexOf(":")
+  return at < 0 ? [rest, ""] : [rest.slice(0, at), rest.slice(at + 1)]
 }
 
 /** Constant-time comparison of the token an action carries with the dashboard's. */
@@ -90,6 +110,9 @@ const sameToken = (token: string | undefined, given: string | undefined): boolea
   const b = Buffer.from(token)
   return a.length === b.length && timingSafeEqual(a, b)
 }
+
+/** `u` with its `view` set to `view` (the per-kind routes read through the view parser). */
+const viewUrl = (u: URL, view: string): URL => new URL(`?view=${encodeURIComponent(view)}`, u)
 
 /** A GET route answering one fixed asset. */
 const asset = (type: string, body: string) => (_u: URL, res: ServerResponse) => {
@@ -107,9 +130,9 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
   })
   const hub = makeHub((view) => {
     const withActions = <A extends object>(r: A) => JSON.stringify({ ...r, actions: token !== undefined })
-    return view === "overview"
-      ? Effect.runPromise(readers.overview).then(withActions)
-      : Effect.runPromise(readers.queue(view.slice("queue:".length))).then(withActions)
+    if (view === "overview") return Effect.runPromise(readers.overview).then(withActions)
+    if (view.startsWith("job:")) return Effect.runPromise(readers.job(...splitJobView(view))).then(withActions)
+    return Effect.runPromise(readers.queue(view.slice("queue:".length))).then(withActions)
   }, intervalMs)
   const streams = new Set<ServerResponse>()
 
@@ -128,10 +151,44 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
 
   const tokenOk = (given: string | undefined) => sameToken(token, given)
   const reading = (view: string | undefined, res: ServerResponse) => {
-    if (view === undefined) return json(res, 400, { error: "give view=overview or view=queue:<a queue name>" })
+    if (view === undefined) return json(res, 400, { error: VIEW_HELP })
     hub.latest(view).then(
       (body) => json(res, 200, body),
       (e: unknown) => json(res, 503, { error: String(e) }),
+    )
+  }
+  const answer = <A>(res: ServerResponse, effect: Effect.Effect<A, unknown>, ok: (a: A) => void) =>
+    Effect.runPromise(effect).then(ok, (e: unknown) =>
+      json(res, 503, { error: e instanceof Error ? e.message : String(e) }),
+    )
+  /** A cut payload or result in full (not with --hide-payloads). */
+  const full = (u: URL, res: ServerResponse) => {
+    const [q, id, field] = ["queue", "id", "field"].map((p) => u.searchParams.get(p) ?? "") as [string, string, string]
+    if (!valid(() => queueKeys(q, prefix)) || !valid(() => validateJobId(id)) || !["payload", "result"].includes(field))
+      return json(res, 400, { error: "give queue=<a queue name>, id=<a job id> and field=payload or field=result" })
+    answer(res, readers.fullValue(q, id, field as "payload" | "result"), (text) =>
+      text === undefined ? json(res, 404, { error: "no such value" }) : json(res, 200, { text }),
+    )
+  }
+  /** Where job `id` is: the queue given first, then each queue under the prefix (one getJob per queue). */
+  const find = (u: URL, res: ServerResponse) => {
+    const id = u.searchParams.get("id") ?? ""
+    const first = u.searchParams.get("queue") ?? ""
+    if (!valid(() => validateJobId(id))) return json(res, 400, { error: "give id=<a job id> (1 to 128 characters)" })
+    const inView = valid(() => queueKeys(first, prefix)) ? [first] : []
+    const queues = hub.latest("overview").then((text) => {
+      const names = ((JSON.parse(text) as { queues?: ReadonlyArray<{ queue: string }> }).queues ?? []).map(
+        (q) => q.queue,
+      )
+      return [...inView, ...names.filter((n) => n !== first)]
+    })
+    answer(
+      res,
+      Effect.flatMap(
+        Effect.promise(() => queues),
+        (qs) => readers.find(qs, id),
+      ),
+      (hit) => (hit === undefined ? json(res, 404, { error: `no job ${id} under ${prefix}` }) : json(res, 200, hit)),
     )
   }
   /** GET routes by the last part of the path (so the handler works wherever it is mounted). */
@@ -141,11 +198,14 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
     "app.js": asset("text/javascript", APP_JS),
     stream: (u, res) => {
       const view = viewOf(u)
-      if (view === undefined) return json(res, 400, { error: "give view=overview or view=queue:<a queue name>" })
+      if (view === undefined) return json(res, 400, { error: VIEW_HELP })
       stream(res, view)
     },
     overview: (_u, res) => reading("overview", res),
-    queue: (u, res) => reading(viewOf(new URL(`?view=queue:${u.searchParams.get("name") ?? ""}`, u)), res),
+    queue: (u, res) => reading(viewOf(viewUrl(u, `queue:${u.searchParams.get("name") ?? ""}`)), res),
+    job: (u, res) => reading(viewOf(viewUrl(u, `job:${u.searchParams.get("queue")}:${u.searchParams.get("id")}`)), res),
+    full: (u, res) => full(u, res),
+    find: (u, res) => find(u, res),
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse) => {
