@@ -271,9 +271,11 @@ describe("the dashboard in Chromium", () => {
     expect(await textOf(page, "#lease td.left")).toMatch(/^[0-9.]+ s$/)
     // a payload over 4 KiB is cut, and "show all" fetches the rest
     expect((await textOf(page, "#job-payload"))?.length).toBe(4096)
+    // absent values show as "–", never as "null"
+    expect(await textOf(page, "main")).not.toContain("null")
+    await page.screenshot({ path: join(SHOTS, "dashboard-job.png"), fullPage: true })
     await page.click("#all-payload")
     await page.waitForFunction(() => (document.querySelector("#job-payload")?.textContent?.length ?? 0) > 5000)
-    await page.screenshot({ path: join(SHOTS, "dashboard-job.png"), fullPage: true })
   })
 
   it("cancel from the job page ends an active job as cancelled", async () => {

@@ -20,6 +20,7 @@ import { checkFleetOptions, makeFleetReader } from "../metrics/Fleet.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
 import { runAction } from "./Actions.ts"
 import { makeHub } from "./Hub.ts"
+import { makeJobRoutes, valid } from "./JobRoutes.ts"
 import { APP_JS, PAGE } from "./Page.ts"
 import { makeReaders } from "./Read.ts"
 
@@ -74,16 +75,6 @@ const check = (options: DashboardOptions) => {
 }
 
 const VIEW_HELP = "give view=overview, view=queue:<a queue name> or view=job:<a queue name>:<a job id>"
-
-/** `true` when `f()` throws nothing (a queue name or job id check). */
-const valid = (f: () => unknown): boolean => {
-  try {
-    f()
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** The view a `?view=` names (`overview`, `queue:<queue>` or `job:<queue>:<id>`, names checked), or undefined. */
 const viewIn = (u: URL, prefix: string): string | undefined => {
@@ -157,40 +148,7 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
       (e: unknown) => json(res, 503, { error: String(e) }),
     )
   }
-  const answer = <A>(res: ServerResponse, effect: Effect.Effect<A, unknown>, ok: (a: A) => void) =>
-    Effect.runPromise(effect).then(ok, (e: unknown) =>
-      json(res, 503, { error: e instanceof Error ? e.message : String(e) }),
-    )
-  /** A cut payload or result in full (not with --hide-payloads). */
-  const full = (u: URL, res: ServerResponse) => {
-    const [q, id, field] = ["queue", "id", "field"].map((p) => u.searchParams.get(p) ?? "") as [string, string, string]
-    if (!valid(() => queueKeys(q, prefix)) || !valid(() => validateJobId(id)) || !["payload", "result"].includes(field))
-      return json(res, 400, { error: "give queue=<a queue name>, id=<a job id> and field=payload or field=result" })
-    answer(res, readers.fullValue(q, id, field as "payload" | "result"), (text) =>
-      text === undefined ? json(res, 404, { error: "no such value" }) : json(res, 200, { text }),
-    )
-  }
-  /** Where job `id` is: the queue given first, then each queue under the prefix (one getJob per queue). */
-  const find = (u: URL, res: ServerResponse) => {
-    const id = u.searchParams.get("id") ?? ""
-    const first = u.searchParams.get("queue") ?? ""
-    if (!valid(() => validateJobId(id))) return json(res, 400, { error: "give id=<a job id> (1 to 128 characters)" })
-    const inView = valid(() => queueKeys(first, prefix)) ? [first] : []
-    const queues = hub.latest("overview").then((text) => {
-      const names = ((JSON.parse(text) as { queues?: ReadonlyArray<{ queue: string }> }).queues ?? []).map(
-        (q) => q.queue,
-      )
-      return [...inView, ...names.filter((n) => n !== first)]
-    })
-    answer(
-      res,
-      Effect.flatMap(
-        Effect.promise(() => queues),
-        (qs) => readers.find(qs, id),
-      ),
-      (hit) => (hit === undefined ? json(res, 404, { error: `no job ${id} under ${prefix}` }) : json(res, 200, hit)),
-    )
-  }
+  const { full, find } = makeJobRoutes({ readers, hub, prefix, json })
   /** GET routes by the last part of the path (so the handler works wherever it is mounted). */
   const gets: Record<string, (u: URL, res: ServerResponse) => void> = {
     "": asset("text/html", PAGE),

@@ -8,6 +8,9 @@
  * else of each queue under the prefix (one `getJob` per queue, bounded by their number).
  */
 import * as Effect from "effect/Effect"
+import type { ScriptFailure } from "../engine/Commands.ts"
+import { discoverQueues } from "../engine/Discovery.ts"
+import type { InvalidOptions, RedisError } from "../engine/Errors.ts"
 import type { JobEvent } from "../engine/EventDecode.ts"
 import { decodeEntry } from "../engine/EventDecode.ts"
 import { type JobInfo, makeJobCommands, ulidTimeOf } from "../engine/JobCommands.ts"
@@ -165,3 +168,51 @@ export const makeJobReader = (client: RedisClient, options: { readonly hidePaylo
 
 /** The job reader. */
 export type JobReader = ReturnType<typeof makeJobReader>
+
+/** Opens a queue by name (layout checked once), as the dashboard's other readers do. */
+type Opener = (
+  queue: string,
+) => Effect.Effect<{ readonly keys: QueueKeys }, RedisError | ScriptFailure | InvalidOptions>
+
+/** The job page's readers and the job-control commands, over queues opened by `commandsOf`. */
+export const makeJobReaders = (
+  client: RedisClient,
+  commandsOf: Opener,
+  prefix: string,
+  options: { readonly hidePayloads: boolean },
+) => {
+  const jobs = makeJobReader(client, options)
+  const findIn = (queues: ReadonlyArray<string>, id: string) =>
+    Effect.forEach(queues, (q) => Effect.map(commandsOf(q), (c) => ({ name: q, keys: c.keys }))).pipe(
+      Effect.flatMap((qs) => jobs.find(qs, id)),
+    )
+  return {
+    /** The job page's reading of job `id` of `queue`. */
+    job: (name: string, id: string) => Effect.flatMap(commandsOf(name), (c) => jobs.one(name, c.keys, id)),
+    /** The full text of a cut payload or result. */
+    fullValue: (name: string, id: string, field: "payload" | "result") =>
+      Effect.flatMap(commandsOf(name), (c) => jobs.full(c.keys, id, field)),
+    /**
+     * The first of `queues` holding job `id`, asked in order (one getJob each); on a miss, the
+     * queues under the prefix are found again (one SCAN, as the overview's discovery) and
+     * those not asked yet are asked: a queue made since the last discovery is found too.
+     */
+    find: (queues: ReadonlyArray<string>, id: string) =>
+      findIn(queues, id).pipe(
+        Effect.flatMap((hit) =>
+          hit !== undefined
+            ? Effect.succeed(hit)
+            : discoverQueues(client, prefix).pipe(
+                Effect.flatMap((all) =>
+                  findIn(
+                    all.filter((q) => !queues.includes(q)),
+                    id,
+                  ),
+                ),
+              ),
+        ),
+      ),
+    /** The job-control commands (cancel, pause, resume) of a queue. */
+    controlOf: (name: string) => Effect.map(commandsOf(name), (c) => makeJobCommands(client, c.keys)),
+  }
+}

@@ -6,14 +6,12 @@
  */
 import * as Effect from "effect/Effect"
 import { type QueueStats, runScript } from "../engine/Commands.ts"
-import { discoverQueues } from "../engine/Discovery.ts"
 import { decodeEntry } from "../engine/EventDecode.ts"
-import { makeJobCommands } from "../engine/JobCommands.ts"
 import { redisError } from "../engine/Replies.ts"
 import { Scripts } from "../engine/Scripts.ts"
 import { type FleetReader, makeOpener } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
-import { makeJobReader } from "./JobView.ts"
+import { makeJobReaders } from "./JobView.ts"
 
 /** Rows each table shows (the totals are always exact); `feed`: newest stream entries read for the feed. */
 export const DASHBOARD_LIMITS = { leases: 300, delayed: 100, dead: 200, feed: 200 } as const
@@ -147,40 +145,7 @@ export const makeReaders = (
       }
     })
 
-  const jobs = makeJobReader(client, options)
-  /** The job page's reading of job `id` of `queue`. */
-  const job = (name: string, id: string) => Effect.flatMap(commandsOf(name), (c) => jobs.one(name, c.keys, id))
-  /** The full text of a cut payload or result. */
-  const fullValue = (name: string, id: string, field: "payload" | "result") =>
-    Effect.flatMap(commandsOf(name), (c) => jobs.full(c.keys, id, field))
-  const findIn = (queues: ReadonlyArray<string>, id: string) =>
-    Effect.forEach(queues, (q) => Effect.map(commandsOf(q), (c) => ({ name: q, keys: c.keys }))).pipe(
-      Effect.flatMap((qs) => jobs.find(qs, id)),
-    )
-  /**
-   * The first of `queues` holding job `id`, asked in order (one getJob each); on a miss, the
-   * queues under the prefix are found again (one SCAN, as the overview's discovery) and
-   * those not asked yet are asked: a queue made since the last discovery is found too.
-   */
-  const find = (queues: ReadonlyArray<string>, id: string) =>
-    findIn(queues, id).pipe(
-      Effect.flatMap((hit) =>
-        hit !== undefined
-          ? Effect.succeed(hit)
-          : discoverQueues(client, prefix).pipe(
-              Effect.flatMap((all) =>
-                findIn(
-                  all.filter((q) => !queues.includes(q)),
-                  id,
-                ),
-              ),
-            ),
-      ),
-    )
-  /** The job-control commands (cancel, pause, resume) of a queue. */
-  const controlOf = (name: string) => Effect.map(commandsOf(name), (c) => makeJobCommands(client, c.keys))
-
-  return { overview, queue, commandsOf, job, fullValue, find, controlOf }
+  return { overview, queue, commandsOf, ...makeJobReaders(client, commandsOf, prefix, options) }
 }
 
 /** The readers. */

@@ -144,7 +144,7 @@ function job(d) {
   const when = (t) => t === undefined ? "–" : new Date(t).toISOString();
   const lease = j.lease ? $("tr", { "data-id": j.id }, cell(j.lease.token, "num"), cell(j.lease.workerId || "(not recorded)"), cell(when(j.lease.deadline)), cell("", "num left")) : null;
   rows = lease ? [{ l: j.lease, tr: lease }] : [];
-  main.replaceChildren(head,
+  main.replaceChildren(...[head,
     $("p", {}, $("span", { class: "pill state-" + j.state, id: "job-state", text: j.state }), " ",
       $("span", { class: "pill", id: "job-attempt", text: "attempt " + j.attempt + " of " + j.maxAttempts }), " ",
       $("span", { class: "pill", id: "job-failures", text: "failures " + j.failures }), " ",
@@ -159,7 +159,7 @@ function job(d) {
     $("h3", { text: "Timeline (events stream: the " + d.limits.fromStart + " entries from the job's start and the newest " + d.limits.newest + ")" }),
     d.timelineGap ? $("p", { class: "muted", text: "Entries between the two reads were not read: the job's middle may be missing." }) : null,
     table("timeline", [["when (Redis clock)"], ["event"], ["detail"]], d.timeline.map((e) => $("tr", { "data-event": e.eventId, "data-kind": e.kind },
-      cell(when(e.at)), cell(e.kind), cell(EVENT_DETAIL[e.kind] ? EVENT_DETAIL[e.kind](e) : "")))));
+      cell(when(e.at)), cell(e.kind), cell(EVENT_DETAIL[e.kind] ? EVENT_DETAIL[e.kind](e) : ""))))].filter(Boolean));
   tick();
 }
 
