@@ -30,7 +30,7 @@ export interface DashboardOptions {
   readonly connection?: ConnectionOption | undefined
   /** Key prefix of the queues shown. Default `"leaseq"`. */
   readonly prefix?: string | undefined
-  /** Allow retry, purge and the other actions. Default false (read-only). */
+  /** Allow the actions: retry and purge dead jobs, cancel a job, pause and resume the queue. Default false (read-only). */
   readonly allowActions?: boolean | undefined
   /** The token actions must carry. Default: a random one (read it from `handler.token`). */
   readonly token?: string | undefined
