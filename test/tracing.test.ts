@@ -271,13 +271,15 @@ describe("tracing, Promise face", () => {
     const queue = queueOf<{ n: number }>(q)
     const before = otel.spans().length
     const id = await otel.withoutTracing(() => queue.add({ n: 7 }))
-    expect(await raw.lrange(queueKeys(q).wait, 0, -1)).toEqual([`${id}|3|{"n":7}`])
+    // the wait list holds ids; the payload is stored by id, exactly as given
+    expect(await raw.lrange(queueKeys(q).wait, 0, -1)).toEqual([id])
+    expect(await raw.hget(queueKeys(q).data, id)).toBe('{"n":7}')
     expect(otel.spans().length).toBe(before)
     // traced, the entry carries the producer's context in front of the payload
     const traced = await queue.add({ n: 8 })
-    const [entry] = await raw.lrange(queueKeys(q).wait, 0, 0)
+    const entry = await raw.hget(queueKeys(q).data, traced)
     const [send] = spansNamed(`send ${q}`)
-    expect(entry).toBe(`${traced}|3|~tp:00-${send!.spanContext().traceId}-${send!.spanContext().spanId}-01;{"n":8}`)
+    expect(entry).toBe(`~tp:00-${send!.spanContext().traceId}-${send!.spanContext().spanId}-01;{"n":8}`)
     // and the worker hands both payloads to the handler as they were added
     const seen: Array<{ n: number }> = []
     const both = deferred()

@@ -56,7 +56,22 @@ const undelivered = <A>(
 }
 
 /** Report a complete's outcome; "lease lost" after an uncertain attempt is checked in Redis first. */
-const completed = <A>(ctx: WorkerContext<A>, d: Delivery<boolean>, held: Held, job: Job<A>, result: unknown) =>
+const completed = <A>(
+  ctx: WorkerContext<A>,
+  d: Delivery<boolean>,
+  held: Held,
+  job: Job<A>,
+  result: unknown,
+): Effect.Effect<void> => {
+  // the common answer (completed, surely) needs no generator: told at once
+  if (d._tag === "answered" && d.value) {
+    ctx.hooks.completed?.(job, result)
+    return Effect.void
+  }
+  return completedSlow(ctx, d, held, job, result)
+}
+
+const completedSlow = <A>(ctx: WorkerContext<A>, d: Delivery<boolean>, held: Held, job: Job<A>, result: unknown) =>
   Effect.gen(function* () {
     if (d._tag === "undelivered") return undelivered(ctx, held, "complete", d)
     if (d._tag === "refused") return // reported on error already; as before, no event
@@ -90,8 +105,11 @@ export const settle = <A>(
   acked: () => void,
   free: () => void,
 ) =>
-  Effect.gen(function* () {
-    if (held.ended) return free() // lease lost or self-fenced: never ack; shutdown: released on exit
+  Effect.suspend((): Effect.Effect<void> => {
+    if (held.ended) {
+      free() // lease lost or self-fenced: never ack; shutdown: released on exit
+      return Effect.void
+    }
     held.settling = true // from here the complete/fail script's answer decides (see Held.settling)
     acked()
     // a result that cannot be serialised fails the job (normal retry/dead path)
@@ -101,10 +119,11 @@ export const settle = <A>(
     )
     if (!Exit.isSuccess(exit)) {
       free()
-      return yield* settleFailed(ctx, r, held, job, exit.cause)
+      return settleFailed(ctx, r, held, job, exit.cause)
     }
-    const d = yield* complete(ctx, { id: r.id, token: r.token, result }, held, free)
-    return yield* completed(ctx, d, held, job, exit.value)
+    return Effect.flatMap(complete(ctx, { id: r.id, token: r.token, result }, held, free), (d) =>
+      completed(ctx, d, held, job, exit.value),
+    )
   })
 
 /** The handler failed (or its result cannot be kept): send the fail its retry plan says, then tell the hooks. */

@@ -118,12 +118,13 @@ export const timeOut = <A>(ctx: WorkerContext<A>, held: Held) =>
  * Arm a job's timeout: a timer fiber that calls {@link timeOut} `held.timeoutMs` after now.
  * Returns how to disarm it (when the job's fiber ends first); nothing to arm without a timeout.
  */
-export const armTimeout = <A>(ctx: WorkerContext<A>, held: Held) =>
-  Effect.gen(function* () {
-    const ms = held.timeoutMs ?? 0
-    if (ms <= 0) return () => {}
-    const timer = yield* Effect.forkDetach(
-      Effect.sleep(ms).pipe(Effect.andThen(Effect.uninterruptible(timeOut(ctx, held)))),
-    )
-    return () => timer.interruptUnsafe()
-  })
+export const armTimeout = <A>(ctx: WorkerContext<A>, held: Held): Effect.Effect<() => void> => {
+  const ms = held.timeoutMs ?? 0
+  // no timer, no fiber: the common case costs no Effect of its own per job
+  if (ms <= 0) return unarmed
+  return Effect.map(
+    Effect.forkDetach(Effect.sleep(ms).pipe(Effect.andThen(Effect.uninterruptible(timeOut(ctx, held))))),
+    (timer) => () => timer.interruptUnsafe(),
+  )
+}
+const unarmed: Effect.Effect<() => void> = Effect.succeed(() => {})
