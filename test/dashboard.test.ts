@@ -410,4 +410,38 @@ describe("the dashboard in Chromium", () => {
     expect(await dumpQueue(raw, q.name, PREFIX)).toEqual(before)
     expect((await q.getJob(id))?.state).toBe("waiting")
   })
+
+  it("with hidePayloads the job page sends neither payload nor result, and show all answers nothing", async () => {
+    const q = newQueue()
+    const done: string[] = []
+    const w = new Worker<unknown, unknown>(q.name, async () => ({ secret: "result-secret" }), {
+      connection: redisUrl(),
+      prefix: PREFIX,
+      keepCompleted: 10,
+    })
+    onCleanup(() => w.close())
+    w.on("completed", (job) => done.push(job.id))
+    const id = await q.add({ secret: "payload-secret" })
+    await until("the job completed", () => done.includes(id))
+    expect((await q.getJob(id))?.result).toEqual({ secret: "result-secret" })
+    const hidden = dashboardHandler({ connection: redisUrl(), prefix: PREFIX, hidePayloads: true })
+    onCleanup(() => hidden.close())
+    const server = createServer(hidden)
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+    onCleanup(() => new Promise((r) => server.close(r)))
+    const at = `http://127.0.0.1:${(server.address() as { port: number }).port}/api`
+    const reading = await (await fetch(`${at}/job?queue=${q.name}&id=${id}`)).text()
+    expect(reading).toContain('"state":"completed"')
+    expect(reading).not.toContain("payload-secret")
+    expect(reading).not.toContain("result-secret")
+    for (const field of ["payload", "result"]) {
+      const res = await fetch(`${at}/full?queue=${q.name}&id=${id}&field=${field}`)
+      expect(res.status).toBe(404)
+      expect(await res.text()).not.toContain("secret")
+    }
+    // the same job on the dashboard without hidePayloads shows both
+    const shown = await (await fetch(`${base}api/job?queue=${q.name}&id=${id}`)).text()
+    expect(shown).toContain("payload-secret")
+    expect(shown).toContain("result-secret")
+  })
 })
