@@ -18,11 +18,11 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { type DashboardHandler, dashboardHandler } from "../src/dashboard.ts"
 import { makeCommands } from "../src/engine/Commands.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
-import { Queue, Worker } from "../src/index.ts"
+import { type Job, Queue, Worker } from "../src/index.ts"
 import { connect } from "../src/redis/Client.ts"
 import { until } from "./reliability/support.ts"
 import { startWorkerChild } from "./support/child.ts"
-import { onCleanup } from "./support/cleanup.ts"
+import { deferred, onCleanup } from "./support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const ROOT = resolve(import.meta.dirname, "..")
@@ -86,11 +86,24 @@ const newQueue = () => {
   return q
 }
 
-const worker = (queue: string, handle: (payload: unknown) => Promise<void> = async () => {}) => {
-  const w = new Worker<unknown>(queue, (job) => handle(job.payload), { connection: redisUrl(), prefix: PREFIX })
+const worker = (
+  queue: string,
+  handle: (payload: unknown, job: Job<unknown>) => Promise<void> = async () => {},
+  options: { keepCompleted?: number } = {},
+) => {
+  const w = new Worker<unknown>(queue, (job) => handle(job.payload, job), {
+    connection: redisUrl(),
+    prefix: PREFIX,
+    leaseMs: 3000,
+    ...options,
+  })
   onCleanup(() => w.close())
   return w
 }
+
+/** A job handler that runs until its signal aborts (a cancel or the worker closing). */
+const untilAborted = (job: Job<unknown>) =>
+  new Promise<void>((_, reject) => job.signal.addEventListener("abort", () => reject(job.signal.reason)))
 
 describe("the dashboard in Chromium", () => {
   it("overview counts change live while jobs are added and completed", async () => {
@@ -233,5 +246,202 @@ describe("the dashboard in Chromium", () => {
     await page.waitForFunction(() => document.querySelectorAll("#leases tbody tr").length === 300)
     expect(await page.$eval("h3", (e) => e.textContent)).toContain("100000 active, first 300 shown")
     expect(await textOf(page, "#count-active")).toBe("active 100000")
+  })
+
+  it("the job page shows a running job's state, progress and timeline (added, active)", async () => {
+    const q = newQueue()
+    const started = deferred<void>()
+    worker(q.name, (_p, job) => {
+      job.progress({ done: 40, of: 100 })
+      started.resolve()
+      return untilAborted(job)
+    })
+    const id = await q.add({ big: "x".repeat(5000) })
+    await started.promise
+    const page = await open(`#/job/${q.name}/${id}`)
+    await page.waitForFunction(() => document.querySelector("#job-state")?.textContent === "active")
+    await page.waitForFunction(() => document.querySelector("#job-progress")?.textContent?.includes('"done": 40'))
+    await page.waitForFunction(() => {
+      const kinds = [...document.querySelectorAll("#timeline tbody tr")].map((r) => r.getAttribute("data-kind"))
+      return kinds.includes("added") && kinds.includes("active")
+    })
+    expect(await textOf(page, "#job-attempt")).toBe("attempt 1 of 3")
+    // the lease counts down on the Redis clock
+    await page.waitForSelector("#lease td.left")
+    expect(await textOf(page, "#lease td.left")).toMatch(/^[0-9.]+ s$/)
+    // a payload over 4 KiB is cut, and "show all" fetches the rest
+    expect((await textOf(page, "#job-payload"))?.length).toBe(4096)
+    // absent values show as "–", never as "null"
+    expect(await textOf(page, "main")).not.toContain("null")
+    await page.screenshot({ path: join(SHOTS, "dashboard-job.png"), fullPage: true })
+    await page.click("#all-payload")
+    await page.waitForFunction(() => (document.querySelector("#job-payload")?.textContent?.length ?? 0) > 5000)
+  })
+
+  it("cancel from the job page ends an active job as cancelled", async () => {
+    const q = newQueue()
+    const started = deferred<void>()
+    const done: string[] = []
+    // keepCompleted: the queue keeps finished jobs (recorded by the first complete), so getJob sees the cancel
+    const w = worker(
+      q.name,
+      async (p, job) => {
+        if ((p as { n: number }).n === 0) return
+        started.resolve()
+        return untilAborted(job)
+      },
+      { keepCompleted: 10 },
+    )
+    w.on("completed", (job) => done.push(job.id))
+    const warm = await q.add({ n: 0 })
+    await until("the first job completed", () => done.includes(warm))
+    const id = await q.add({ n: 1 })
+    await started.promise
+    const page = await open(`#/job/${q.name}/${id}`, true)
+    await page.waitForSelector("#cancel-job")
+    await page.click("#cancel-job")
+    await until("the job is cancelled", async () => (await q.getJob(id))?.state === "cancelled")
+    await page.waitForFunction(() => document.querySelector("#job-state")?.textContent === "cancelled")
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll("#timeline tbody tr")].some((r) => r.getAttribute("data-kind") === "cancelled"),
+    )
+    expect(await page.$("#cancel-job")).toBeNull()
+  })
+
+  it("pause from the queue page stops a worker taking jobs until resume", async () => {
+    const q = newQueue()
+    const done: string[] = []
+    const release = deferred<void>()
+    const running = deferred<void>()
+    const first = await q.add({ n: 1 })
+    const w = worker(q.name, async (p) => {
+      if ((p as { n: number }).n === 1) {
+        running.resolve()
+        await release.promise
+      }
+    })
+    w.on("completed", (job) => done.push(job.id))
+    await running.promise
+    const page = await open(`#/queue/${q.name}`, true)
+    await page.waitForSelector("#pause")
+    await page.click("#pause")
+    await until("the queue is paused", () => q.isPaused())
+    await page.waitForSelector("#paused")
+    const held = await q.add({ n: 2 })
+    // the first job's complete rides on the worker's next reserve, which would lease the
+    // second job were the queue not paused
+    release.resolve()
+    await until("the first job completed", () => done.includes(first))
+    expect((await q.getJob(held))?.state).toBe("waiting")
+    const overview = await open("#/")
+    await overview.waitForFunction(
+      (s) => document.querySelector(`${s} td.paused`)?.textContent === "paused",
+      {},
+      `tr[data-queue="${q.name}"]`,
+    )
+    await page.bringToFront()
+    await page.waitForSelector("#resume")
+    await page.click("#resume")
+    await until("the held job completed", () => done.includes(held))
+    expect(await q.isPaused()).toBe(false)
+  })
+
+  it("Find goes to a job's page by id, from the overview and from a queue page, and says when there is none", async () => {
+    const q = newQueue()
+    const other = newQueue()
+    await other.add({ n: 0 })
+    const id = await q.add({ n: 1 })
+    const page = await open("#/")
+    await page.type("#search input", id)
+    await page.click("#search button")
+    await page.waitForFunction((h) => location.hash === h, {}, `#/job/${q.name}/${id}`)
+    await page.waitForFunction(() => document.querySelector("#job-state")?.textContent === "waiting")
+    await page.goto(`${base}#/queue/${other.name}`)
+    await page.$eval("#search input", (e) => {
+      ;(e as HTMLInputElement).value = ""
+    })
+    await page.type("#search input", "01NOSUCHJOB0000000000000000")
+    await page.click("#search button")
+    await page.waitForFunction(() => document.querySelector("#status")?.textContent?.startsWith("not found"))
+    expect(await page.evaluate(() => location.hash)).toBe(`#/queue/${other.name}`)
+  })
+
+  it("a payload and an error that would run script stay text on the job page", async () => {
+    const q = newQueue()
+    const evil = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+    worker(q.name, async () => {
+      throw new Error(evil)
+    })
+    const id = await q.add({ evil }, { maxAttempts: 1 })
+    await until("the job is dead", async () => (await q.getJob(id))?.state === "dead")
+    const page = await open(`#/job/${q.name}/${id}`, true)
+    await page.waitForSelector("#retry-job")
+    expect(await textOf(page, "#job-payload")).toContain(evil.replaceAll('"', '\\"'))
+    expect(await textOf(page, "#job-error")).toContain("<script>window.__xss=2</script>")
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined()
+    expect(await page.$$("main img, main script")).toHaveLength(0)
+  })
+
+  it("cancel, pause and resume without the token are refused and change nothing in Redis", async () => {
+    const q = newQueue()
+    const id = await q.add({ n: 1 })
+    const raw = rawClient()
+    onCleanup(() => raw.quit())
+    const before = await dumpQueue(raw, q.name, PREFIX)
+    const page = await open(`#/job/${q.name}/${id}`)
+    await page.waitForFunction(() => document.querySelector("#job-state")?.textContent === "waiting")
+    expect(await page.$("#cancel-job")).toBeNull()
+    const statuses = await page.evaluate(
+      async (queue, job) =>
+        Promise.all(
+          [{ action: "cancel", ids: [job] }, { action: "pause" }, { action: "resume" }].map(async (a) => {
+            const res = await fetch("api/action", {
+              method: "POST",
+              headers: { "content-type": "application/json", "x-leaseq-token": "wrong-token-0123456789" },
+              body: JSON.stringify({ queue, ...a }),
+            })
+            return res.status
+          }),
+        ),
+      q.name,
+      id,
+    )
+    expect(statuses).toEqual([403, 403, 403])
+    expect(await dumpQueue(raw, q.name, PREFIX)).toEqual(before)
+    expect((await q.getJob(id))?.state).toBe("waiting")
+  })
+
+  it("with hidePayloads the job page sends neither payload nor result, and show all answers nothing", async () => {
+    const q = newQueue()
+    const done: string[] = []
+    const w = new Worker<unknown, unknown>(q.name, async () => ({ secret: "result-secret" }), {
+      connection: redisUrl(),
+      prefix: PREFIX,
+      keepCompleted: 10,
+    })
+    onCleanup(() => w.close())
+    w.on("completed", (job) => done.push(job.id))
+    const id = await q.add({ secret: "payload-secret" })
+    await until("the job completed", () => done.includes(id))
+    expect((await q.getJob(id))?.result).toEqual({ secret: "result-secret" })
+    const hidden = dashboardHandler({ connection: redisUrl(), prefix: PREFIX, hidePayloads: true })
+    onCleanup(() => hidden.close())
+    const server = createServer(hidden)
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+    onCleanup(() => new Promise((r) => server.close(r)))
+    const at = `http://127.0.0.1:${(server.address() as { port: number }).port}/api`
+    const reading = await (await fetch(`${at}/job?queue=${q.name}&id=${id}`)).text()
+    expect(reading).toContain('"state":"completed"')
+    expect(reading).not.toContain("payload-secret")
+    expect(reading).not.toContain("result-secret")
+    for (const field of ["payload", "result"]) {
+      const res = await fetch(`${at}/full?queue=${q.name}&id=${id}&field=${field}`)
+      expect(res.status).toBe(404)
+      expect(await res.text()).not.toContain("secret")
+    }
+    // the same job on the dashboard without hidePayloads shows both
+    const shown = await (await fetch(`${base}api/job?queue=${q.name}&id=${id}`)).text()
+    expect(shown).toContain("payload-secret")
+    expect(shown).toContain("result-secret")
   })
 })

@@ -178,7 +178,10 @@ const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
       listenAddress,
       listenAddress(DEFAULT_DASHBOARD_LISTEN),
     )
-    .option("--allow-actions", "allow retry and purge of dead jobs from the page (each action needs the token)")
+    .option(
+      "--allow-actions",
+      "allow retry and purge of dead jobs, cancel of a job, pause and resume from the page (each action needs the token)",
+    )
     .option("--token <token>", "the token actions need (at least 16 characters; default: generated and printed once)")
     .option("--hide-payloads", "never send payloads or results to the page (queues carrying personal data)")
     .addHelpText(

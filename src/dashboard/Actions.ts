@@ -1,11 +1,13 @@
 /**
- * The dashboard's actions (retry and purge dead jobs), each checked before anything
+ * The dashboard's actions (retry and purge dead jobs, cancel a job, pause and resume the
+ * queue), each checked before anything
  * reaches Redis: actions allowed, a JSON body (a cross-site form cannot send one without
  * a CORS preflight, which is never answered), the page's own origin, and the token.
  * A refused action writes nothing.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
+import { validateJobId } from "../engine/JobControl.ts"
 import { queueKeys } from "../engine/Keys.ts"
 import type { Hub } from "./Hub.ts"
 import type { Readers } from "./Read.ts"
@@ -26,11 +28,15 @@ interface Context {
 
 interface Action {
   readonly queue: string
-  readonly action: "retry" | "purge"
+  readonly action: ActionName
+  /** The jobs (retry, purge, cancel); none for pause and resume. */
   readonly ids?: ReadonlyArray<string>
   /** Act on the oldest `all` dead jobs (the count the page showed and the user confirmed). */
   readonly all?: number
 }
+
+const ACTIONS = ["retry", "purge", "cancel", "pause", "resume"] as const
+type ActionName = (typeof ACTIONS)[number]
 
 const reply = (res: ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" })
@@ -50,6 +56,27 @@ const refusal = (req: IncomingMessage, ctx: Context): string | undefined => {
   return undefined
 }
 
+/** Why the targets (ids, all) do not fit the action, or undefined when they do. */
+const badTargets = (a: Partial<Action>): string | undefined => {
+  const byIds = Array.isArray(a.ids) && a.ids.length > 0 && a.ids.length <= BATCH
+  if (a.action === "pause" || a.action === "resume")
+    return a.ids === undefined && a.all === undefined ? undefined : `${a.action} takes neither ids nor all`
+  if (a.action === "cancel") return byIds && a.all === undefined ? undefined : `cancel takes ids (1 to ${BATCH})`
+  const byCount = Number.isSafeInteger(a.all) && (a.all as number) > 0 && (a.all as number) <= ACTION_MAX_JOBS
+  return byIds === byCount ? `give either ids (1 to ${BATCH} of them) or all (1 to ${ACTION_MAX_JOBS})` : undefined
+}
+
+/** The queue name and job ids checked: the first one's error message, or undefined. */
+const badNames = (a: Partial<Action>, prefix: string): string | undefined => {
+  try {
+    queueKeys(String(a.queue), prefix)
+    for (const id of Array.isArray(a.ids) ? a.ids : []) validateJobId(id)
+    return undefined
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e)
+  }
+}
+
 const parse = (text: string, prefix: string): Action | string => {
   let a: Partial<Action>
   try {
@@ -57,21 +84,34 @@ const parse = (text: string, prefix: string): Action | string => {
   } catch {
     return "the body is not JSON"
   }
-  if (a.action !== "retry" && a.action !== "purge")
-    return `action must be "retry" or "purge", got ${JSON.stringify(a.action)}`
-  try {
-    queueKeys(String(a.queue), prefix)
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e)
-  }
-  const byIds =
-    Array.isArray(a.ids) && a.ids.length > 0 && a.ids.length <= BATCH && a.ids.every((i) => typeof i === "string")
-  const byCount = Number.isSafeInteger(a.all) && (a.all as number) > 0 && (a.all as number) <= ACTION_MAX_JOBS
-  if (byIds === byCount) return `give either ids (1 to ${BATCH} of them) or all (1 to ${ACTION_MAX_JOBS})`
-  return a as Action
+  if (!ACTIONS.includes(a.action as ActionName))
+    return `action must be one of ${ACTIONS.join(", ")}; got ${JSON.stringify(a.action)}`
+  return badNames(a, prefix) ?? badTargets(a) ?? (a as Action)
 }
 
-const perform = (ctx: Context, a: Action) =>
+/** Cancel each of `ids`: how many were cancelled, and those unknown or already finished. */
+const cancelAll = (ctx: Context, queue: string, ids: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const c = yield* ctx.readers.controlOf(queue)
+    const missing: string[] = []
+    for (const id of ids) if ((yield* c.cancel(id)) === undefined) missing.push(id)
+    return { count: ids.length - missing.length, remaining: 0, missing: missing as ReadonlyArray<string> }
+  })
+
+/** Pause or resume: count 1 when the queue's pause state changed, else 0. */
+const pauseOrResume = (ctx: Context, queue: string, pause: boolean) =>
+  Effect.flatMap(ctx.readers.controlOf(queue), (c) => (pause ? c.pause : c.resume)).pipe(
+    Effect.map((changed) => ({ count: changed ? 1 : 0, remaining: 0, missing: [] as ReadonlyArray<string> })),
+  )
+
+const perform = (ctx: Context, a: Action) => {
+  if (a.action === "cancel") return cancelAll(ctx, a.queue, a.ids ?? [])
+  if (a.action === "pause" || a.action === "resume") return pauseOrResume(ctx, a.queue, a.action === "pause")
+  return deadAction(ctx, a)
+}
+
+/** Retry or purge dead jobs: by ids, or the oldest `all` in calls of {@link BATCH}. */
+const deadAction = (ctx: Context, a: Action) =>
   Effect.gen(function* () {
     const c = yield* ctx.readers.commandsOf(a.queue)
     const call = a.action === "retry" ? c.deadRetry : c.deadPurge
@@ -111,6 +151,8 @@ export const runAction = (req: IncomingMessage, res: ServerResponse, ctx: Contex
       (r) => {
         reply(res, 200, r)
         void ctx.hub.refresh(`queue:${a.queue}`)
+        void ctx.hub.refresh("overview")
+        for (const id of a.ids ?? []) void ctx.hub.refresh(`job:${a.queue}:${id}`)
       },
       (e: unknown) => reply(res, 503, { error: e instanceof Error ? e.message : String(e) }),
     )

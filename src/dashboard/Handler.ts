@@ -4,19 +4,23 @@
  * every action must carry the token and come from the page's own origin.
  *
  * Routes (relative to where it is mounted): `GET /` the page; `GET /api/overview`,
- * `GET /api/queue?name=<q>` one reading as JSON; `GET /api/stream?view=overview|queue:<q>`
- * server-sent events, one reading per interval from a poller shared by every viewer;
+ * `GET /api/queue?name=<q>`, `GET /api/job?queue=<q>&id=<id>` one reading as JSON;
+ * `GET /api/stream?view=overview|queue:<q>|job:<q>:<id>` server-sent events, one reading
+ * per interval from a poller shared by every viewer; `GET /api/full?queue=&id=&field=payload|result`
+ * a cut value in full; `GET /api/find?id=<id>[&queue=<q>]` where a job is;
  * `POST /api/action` (JSON `{ queue, action, ids?, all? }`).
  */
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
 import { InvalidOptions } from "../engine/Errors.ts"
+import { validateJobId } from "../engine/JobControl.ts"
 import { DEFAULT_PREFIX, queueKeys } from "../engine/Keys.ts"
 import { checkFleetOptions, makeFleetReader } from "../metrics/Fleet.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
 import { runAction } from "./Actions.ts"
 import { makeHub } from "./Hub.ts"
+import { makeJobRoutes, valid } from "./JobRoutes.ts"
 import { APP_JS, PAGE } from "./Page.ts"
 import { makeReaders } from "./Read.ts"
 
@@ -26,7 +30,7 @@ export interface DashboardOptions {
   readonly connection?: ConnectionOption | undefined
   /** Key prefix of the queues shown. Default `"leaseq"`. */
   readonly prefix?: string | undefined
-  /** Allow retry, purge and the other actions. Default false (read-only). */
+  /** Allow the actions: retry and purge dead jobs, cancel a job, pause and resume the queue. Default false (read-only). */
   readonly allowActions?: boolean | undefined
   /** The token actions must carry. Default: a random one (read it from `handler.token`). */
   readonly token?: string | undefined
@@ -70,17 +74,24 @@ const check = (options: DashboardOptions) => {
   return { intervalMs, prefix }
 }
 
-/** The view a `?view=` names (`overview` or `queue:<a valid queue name>`), or undefined. */
+const VIEW_HELP = "give view=overview, view=queue:<a queue name> or view=job:<a queue name>:<a job id>"
+
+/** The view a `?view=` names (`overview`, `queue:<queue>` or `job:<queue>:<id>`, names checked), or undefined. */
 const viewIn = (u: URL, prefix: string): string | undefined => {
   const v = u.searchParams.get("view") ?? "overview"
   if (v === "overview") return v
-  if (!v.startsWith("queue:")) return undefined
-  try {
-    queueKeys(v.slice(6), prefix)
-    return v
-  } catch {
-    return undefined
-  }
+  if (v.startsWith("queue:")) return valid(() => queueKeys(v.slice(6), prefix)) ? v : undefined
+  if (!v.startsWith("job:")) return undefined
+  // a queue name holds no ':', so the first one after "job:" ends it
+  const [q, id] = splitJobView(v)
+  return valid(() => queueKeys(q, prefix)) && valid(() => validateJobId(id)) ? v : undefined
+}
+
+/** `[queue, id]` of a view `job:<queue>:<id>`. */
+const splitJobView = (v: string): [string, string] => {
+  const rest = v.slice(4)
+  const at = rest.indexOf(":")
+  return at < 0 ? [rest, ""] : [rest.slice(0, at), rest.slice(at + 1)]
 }
 
 /** Constant-time comparison of the token an action carries with the dashboard's. */
@@ -90,6 +101,9 @@ const sameToken = (token: string | undefined, given: string | undefined): boolea
   const b = Buffer.from(token)
   return a.length === b.length && timingSafeEqual(a, b)
 }
+
+/** `u` with its `view` set to `view` (the per-kind routes read through the view parser). */
+const viewUrl = (u: URL, view: string): URL => new URL(`?view=${encodeURIComponent(view)}`, u)
 
 /** A GET route answering one fixed asset. */
 const asset = (type: string, body: string) => (_u: URL, res: ServerResponse) => {
@@ -107,9 +121,9 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
   })
   const hub = makeHub((view) => {
     const withActions = <A extends object>(r: A) => JSON.stringify({ ...r, actions: token !== undefined })
-    return view === "overview"
-      ? Effect.runPromise(readers.overview).then(withActions)
-      : Effect.runPromise(readers.queue(view.slice("queue:".length))).then(withActions)
+    if (view === "overview") return Effect.runPromise(readers.overview).then(withActions)
+    if (view.startsWith("job:")) return Effect.runPromise(readers.job(...splitJobView(view))).then(withActions)
+    return Effect.runPromise(readers.queue(view.slice("queue:".length))).then(withActions)
   }, intervalMs)
   const streams = new Set<ServerResponse>()
 
@@ -128,12 +142,13 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
 
   const tokenOk = (given: string | undefined) => sameToken(token, given)
   const reading = (view: string | undefined, res: ServerResponse) => {
-    if (view === undefined) return json(res, 400, { error: "give view=overview or view=queue:<a queue name>" })
+    if (view === undefined) return json(res, 400, { error: VIEW_HELP })
     hub.latest(view).then(
       (body) => json(res, 200, body),
       (e: unknown) => json(res, 503, { error: String(e) }),
     )
   }
+  const { full, find } = makeJobRoutes({ readers, hub, prefix, json })
   /** GET routes by the last part of the path (so the handler works wherever it is mounted). */
   const gets: Record<string, (u: URL, res: ServerResponse) => void> = {
     "": asset("text/html", PAGE),
@@ -141,11 +156,14 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
     "app.js": asset("text/javascript", APP_JS),
     stream: (u, res) => {
       const view = viewOf(u)
-      if (view === undefined) return json(res, 400, { error: "give view=overview or view=queue:<a queue name>" })
+      if (view === undefined) return json(res, 400, { error: VIEW_HELP })
       stream(res, view)
     },
     overview: (_u, res) => reading("overview", res),
-    queue: (u, res) => reading(viewOf(new URL(`?view=queue:${u.searchParams.get("name") ?? ""}`, u)), res),
+    queue: (u, res) => reading(viewOf(viewUrl(u, `queue:${u.searchParams.get("name") ?? ""}`)), res),
+    job: (u, res) => reading(viewOf(viewUrl(u, `job:${u.searchParams.get("queue")}:${u.searchParams.get("id")}`)), res),
+    full: (u, res) => full(u, res),
+    find: (u, res) => find(u, res),
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse) => {

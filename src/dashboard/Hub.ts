@@ -30,6 +30,8 @@ export const makeHub = (read: (view: string) => Promise<string>, intervalMs: num
         p.last = json
         p.reading = undefined
         for (const send of p.subscribers) send(json)
+        // an unwatched view keeps nothing (one look-up per job id must not grow the map)
+        if (p.subscribers.size === 0 && pollers.get(view) === p) pollers.delete(view)
         return json
       })
     return p.reading
@@ -65,6 +67,7 @@ export const makeHub = (read: (view: string) => Promise<string>, intervalMs: num
           clearTimeout(p.timer)
           p.timer = undefined
         }
+        if (p.subscribers.size === 0 && p.reading === undefined && pollers.get(view) === p) pollers.delete(view)
       }
     },
     /** The latest reading of a view: the poller's if one runs, else one read now (shared by concurrent callers). */
@@ -73,8 +76,11 @@ export const makeHub = (read: (view: string) => Promise<string>, intervalMs: num
       if (p.subscribers.size > 0 && p.last !== undefined) return Promise.resolve(p.last)
       return readNow(view, p)
     },
-    /** Read a view again at once (after an action), pushing the reading to its subscribers. */
-    refresh: (view: string): Promise<string> => readNow(view, pollerOf(view)),
+    /** Read a view again at once (after an action), pushing the reading to its subscribers; nothing when unwatched. */
+    refresh: (view: string): Promise<string | undefined> => {
+      const p = pollers.get(view)
+      return p === undefined || p.subscribers.size === 0 ? Promise.resolve(undefined) : readNow(view, p)
+    },
     close: () => {
       closed = true
       for (const p of pollers.values()) if (p.timer !== undefined) clearTimeout(p.timer)

@@ -18,8 +18,10 @@ export const PAGE = `<!doctype html>
 <header>
 <h1><a href="#/">leaseq</a></h1>
 <form id="search" role="search"><label>Job id <input name="id" autocomplete="off" required></label> <button>Find</button></form>
-<span id="status" class="muted" role="status" aria-live="polite"></span>
+<span id="status" role="status" aria-live="polite"></span>
+<span id="live" class="muted"></span>
 </header>
+<nav id="controls" aria-label="actions"></nav>
 <main><p class="muted">Loading…</p></main>
 <script src="app.js"></script>
 </body>

@@ -11,6 +11,7 @@ import { redisError } from "../engine/Replies.ts"
 import { Scripts } from "../engine/Scripts.ts"
 import { type FleetReader, makeOpener } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
+import { makeJobReaders } from "./JobView.ts"
 
 /** Rows each table shows (the totals are always exact); `feed`: newest stream entries read for the feed. */
 export const DASHBOARD_LIMITS = { leases: 300, delayed: 100, dead: 200, feed: 200 } as const
@@ -144,7 +145,7 @@ export const makeReaders = (
       }
     })
 
-  return { overview, queue, commandsOf }
+  return { overview, queue, commandsOf, ...makeJobReaders(client, commandsOf, prefix, options) }
 }
 
 /** The readers. */

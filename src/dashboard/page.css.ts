@@ -20,5 +20,9 @@ tr.expired td { background: var(--badbg); color: var(--bad); font-weight: 600; }
 pre { white-space: pre-wrap; word-break: break-all; margin: 0; max-height: 12rem; overflow: auto; }
 button { font: inherit; padding: .2rem .6rem; margin-right: .4rem; }
 #status { margin-left: auto; }
+#controls { padding: .6rem 1rem 0; }
+#controls:empty { display: none; }
+pre.stack { color: var(--muted); }
+#job-state { font-weight: 600; }
 svg.spark { vertical-align: middle; }
 `

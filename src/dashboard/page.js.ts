@@ -17,6 +17,7 @@ const $ = (tag, attrs, ...kids) => {
 };
 const main = document.querySelector("main");
 const status = document.getElementById("status");
+const live = document.getElementById("live");
 const token = (() => {
   const m = /^#token=([A-Za-z0-9_-]+)/.exec(location.hash);
   if (m) { sessionStorage.setItem("leaseq-token", m[1]); history.replaceState(null, "", location.pathname + "#/"); }
@@ -45,27 +46,36 @@ const spark = (points) => {
 function overview(d) {
   const body = d.queues.map((q) => $("tr", { "data-queue": q.queue },
     $("td", {}, $("a", { href: "#/queue/" + encodeURIComponent(q.queue), text: q.queue })),
-    cell(q.waiting, "num waiting"), cell(q.active, "num active"), cell(q.expired, "num expired" + (q.expired > 0 ? " bad" : "")),
+    cell(q.paused ? "paused" : "", "paused" + (q.paused ? " bad" : "")), cell(q.waiting, "num waiting"), cell(q.active, "num active"), cell(q.expired, "num expired" + (q.expired > 0 ? " bad" : "")),
     cell(q.delayed, "num delayed"), cell(q.dead, "num dead"), cell(q.workers, "num workers"), cell(q.waiting > 0 ? ago(q.oldestWaitingAgeMs) : "–", "num"),
     cell(q.counters.completed, "num completed"), $("td", {}, spark((d.rates[q.queue] || { points: [] }).points))));
   main.replaceChildren($("h2", { text: "Queues under " + d.prefix }),
     d.queues.length === 0 ? $("p", { class: "muted", text: "No queues yet." }) :
-    table("queues", [["queue"], ["waiting", "num"], ["active", "num"], ["expired, not swept", "num"], ["delayed", "num"], ["dead", "num"], ["workers", "num"], ["oldest waiting", "num"], ["completed", "num"], ["completed / failed per s"]], body),
+    table("queues", [["queue"], ["state"], ["waiting", "num"], ["active", "num"], ["expired, not swept", "num"], ["delayed", "num"], ["dead", "num"], ["workers", "num"], ["oldest waiting", "num"], ["completed", "num"], ["completed / failed per s"]], body),
     ...(d.unreadable || []).map((u) => $("p", { class: "bad unreadable", text: u.queue + ": cannot be read: " + u.reason })));
 }
 
-async function act(queue, action, target, count) {
-  if (!confirm(action + " " + count + " dead job" + (count === 1 ? "" : "s") + " of " + queue + "?")) return;
+async function post(queue, action, target) {
   const res = await fetch("api/action", { method: "POST", headers: { "content-type": "application/json", "x-leaseq-token": token || "" }, body: JSON.stringify({ queue, action, ...target }) });
   const r = await res.json();
   status.textContent = res.ok ? action + ": " + r.count + " done" : "refused: " + r.error;
 }
+async function act(queue, action, target, count) {
+  if (!confirm(action + " " + count + " dead job" + (count === 1 ? "" : "s") + " of " + queue + "?")) return;
+  await post(queue, action, target);
+}
+// action buttons live outside main, rebuilt only when what they act on changes: a click
+// must not be lost to a reading that replaces the button between mouse down and up
+const controlsEl = document.getElementById("controls");
+let controlsKey = "";
+const controls = (key, build) => { if (key !== controlsKey) { controlsKey = key; controlsEl.replaceChildren(...build().filter(Boolean)); } };
+const jobLink = (queue, id) => $("a", { href: "#/job/" + encodeURIComponent(queue) + "/" + encodeURIComponent(id), text: id });
 
 function deadSection(d) {
   const can = actions && token;
   const jobs = d.dead.jobs.map((j) => $("tr", { "data-id": j.id },
     can ? $("td", {}, $("input", { type: "checkbox", "aria-label": "select " + j.id, value: j.id })) : null,
-    cell(j.id), cell(new Date(j.diedAt).toISOString()), cell(j.reason), cell(j.message),
+    $("td", {}, jobLink(d.queue, j.id)), cell(new Date(j.diedAt).toISOString()), cell(j.reason), cell(j.message),
     $("td", {}, $("pre", { text: j.payload.text === null ? "" : j.payload.text + (j.payload.length > j.payload.text.length ? " … (" + j.payload.length + " chars)" : "") }))));
   const selected = () => [...document.querySelectorAll("#dead input:checked")].map((i) => i.value);
   const buttons = can ? $("p", {},
@@ -84,9 +94,11 @@ function queue(d) {
   actions = d.actions;
   offset = d.leases.now - Date.now();
   const s = d.stats;
-  rows = d.leases.leases.map((l) => ({ l, tr: $("tr", { "data-id": l.id }, cell(l.id), cell(l.attempt + " of " + (l.maxAttempts ?? "?"), "num"), cell(l.token, "num"), cell("", "num left")) }));
+  controls("queue:" + d.queue + ":" + s.paused + ":" + actions, () => [actions && token ? $("button", { id: s.paused ? "resume" : "pause", text: s.paused ? "Resume queue" : "Pause queue", onclick: () => post(d.queue, s.paused ? "resume" : "pause", {}) }) : null]);
+  rows = d.leases.leases.map((l) => ({ l, tr: $("tr", { "data-id": l.id }, $("td", {}, jobLink(d.queue, l.id)), cell(l.attempt + " of " + (l.maxAttempts ?? "?"), "num"), cell(l.token, "num"), cell("", "num left")) }));
   main.replaceChildren($("h2", {}, $("a", { href: "#/", text: "Queues" }), " / " + d.queue),
-    $("p", {}, ...[["waiting", s.waiting], ["active", s.active], ["expired, not swept", s.expired], ["delayed", s.delayed], ["dead", s.dead], ["completed", s.counters.completed]].map(([k, v]) => $("span", { class: "pill", id: "count-" + k.split(",")[0], text: k + " " + v }))),
+    $("p", {}, s.paused ? $("span", { class: "pill bad", id: "paused", text: "paused" }) : null,
+      ...[["waiting", s.waiting], ["active", s.active], ["expired, not swept", s.expired], ["delayed", s.delayed], ["dead", s.dead], ["completed", s.counters.completed]].map(([k, v]) => $("span", { class: "pill", id: "count-" + k.split(",")[0], text: k + " " + v }))),
     $("h3", { text: "Leases by deadline (" + d.leases.total + " active" + (d.leases.total > rows.length ? ", first " + rows.length + " shown" : "") + ")" }),
     table("leases", [["job"], ["attempt", "num"], ["token", "num"], ["time left (Redis clock)", "num"]], rows.map((r) => r.tr)),
     $("h3", { text: "Workers (" + d.workers.length + ")" }),
@@ -104,6 +116,53 @@ function queue(d) {
   tick();
 }
 
+const jsonText = (v) => v === undefined || v === null ? "–" : typeof v === "string" ? v : JSON.stringify(v, null, 2);
+const fulls = new Map();
+function value(d, field, v) {
+  if (!v) return $("pre", { id: "job-" + field, text: "–" });
+  const key = d.queue + "/" + d.id + "/" + field, kept = fulls.get(key);
+  const pre = $("pre", { id: "job-" + field, text: kept && kept.length === v.length ? kept.text : v.text });
+  const cut = !v.hidden && v.length > pre.textContent.length;
+  return $("div", {}, pre, cut ? $("button", { id: "all-" + field, text: "show all (" + v.length + " characters)", onclick: async (e) => {
+    const res = await fetch("api/full?queue=" + encodeURIComponent(d.queue) + "&id=" + encodeURIComponent(d.id) + "&field=" + field);
+    const r = await res.json();
+    if (res.ok) { fulls.set(key, { length: v.length, text: r.text }); pre.textContent = r.text; e.target.remove(); } else status.textContent = r.error;
+  } }) : null);
+}
+const EVENT_DETAIL = { active: (e) => "token " + e.token + " · " + e.workerId, progress: (e) => jsonText(e.progress), failed: (e) => e.reason + " (attempt " + e.attempt + ")" + (e.willRetry ? ", will retry" : ", no retry"), "lease-lost": (e) => "attempt " + e.attempt, dead: (e) => e.reason, cancelled: (e) => "was " + e.was };
+function job(d) {
+  if (d.error) { main.replaceChildren($("p", { class: "bad", text: d.error })); return; }
+  actions = d.actions;
+  offset = d.now - Date.now();
+  const head = $("h2", {}, $("a", { href: "#/", text: "Queues" }), " / ", $("a", { href: "#/queue/" + encodeURIComponent(d.queue), text: d.queue }), " / job " + d.id);
+  const j = d.job;
+  const can = actions && token;
+  controls("job:" + d.queue + ":" + d.id + ":" + (j ? j.state : "") + ":" + actions, () => !j ? [] : [
+    can && ["waiting", "delayed", "active"].includes(j.state) ? $("button", { id: "cancel-job", text: "Cancel job", onclick: () => { if (confirm("cancel job " + j.id + "?")) post(d.queue, "cancel", { ids: [j.id] }); } }) : null,
+    can && j.state === "dead" ? $("button", { id: "retry-job", text: "Retry job", onclick: () => post(d.queue, "retry", { ids: [j.id] }) }) : null]);
+  if (!j) { rows = []; main.replaceChildren(head, $("p", { id: "job-missing", class: "bad", text: "Not found: no job " + d.id + " in " + d.queue + " (never added, or finished and no longer kept)." })); return; }
+  const when = (t) => t === undefined ? "–" : new Date(t).toISOString();
+  const lease = j.lease ? $("tr", { "data-id": j.id }, cell(j.lease.token, "num"), cell(j.lease.workerId || "(not recorded)"), cell(when(j.lease.deadline)), cell("", "num left")) : null;
+  rows = lease ? [{ l: j.lease, tr: lease }] : [];
+  main.replaceChildren(...[head,
+    $("p", {}, $("span", { class: "pill state-" + j.state, id: "job-state", text: j.state }), " ",
+      $("span", { class: "pill", id: "job-attempt", text: "attempt " + j.attempt + " of " + j.maxAttempts }), " ",
+      $("span", { class: "pill", id: "job-failures", text: "failures " + j.failures }), " ",
+      $("span", { class: "pill", id: "job-lost", text: "lost leases " + j.lostLeases })),
+    table("job-facts", [["added"], ["due"], ["finished"], ["dedupe key"], ["own timeout", "num"]], [$("tr", {}, cell(when(j.addedAt)), cell(when(j.dueAt)), cell(when(j.finishedAt)), cell(j.dedupeKey), cell(j.timeoutMs === undefined ? "–" : j.timeoutMs + " ms", "num"))]),
+    $("h3", { text: "Lease" }),
+    lease ? table("lease", [["token", "num"], ["worker"], ["deadline (Redis clock)"], ["time left", "num"]], [lease]) : $("p", { class: "muted", text: "No lease (the job is " + j.state + ")." }),
+    $("h3", { text: "Progress" }), $("pre", { id: "job-progress", text: jsonText(j.progress) }),
+    $("h3", { text: "Last error" }), value(d, "error", j.error), j.error && j.error.stack ? $("pre", { id: "job-stack", class: "stack", text: j.error.stack }) : null,
+    $("h3", { text: "Payload" }), value(d, "payload", j.payload),
+    $("h3", { text: "Result" }), value(d, "result", j.result),
+    $("h3", { text: "Timeline (events stream: the " + d.limits.fromStart + " entries from the job's start and the newest " + d.limits.newest + ")" }),
+    d.timelineGap ? $("p", { class: "muted", text: "Entries between the two reads were not read: the job's middle may be missing." }) : null,
+    table("timeline", [["when (Redis clock)"], ["event"], ["detail"]], d.timeline.map((e) => $("tr", { "data-event": e.eventId, "data-kind": e.kind },
+      cell(when(e.at)), cell(e.kind), cell(EVENT_DETAIL[e.kind] ? EVENT_DETAIL[e.kind](e) : ""))))].filter(Boolean));
+  tick();
+}
+
 function tick() {
   const now = Date.now() + offset;
   for (const { l, tr } of rows) {
@@ -117,19 +176,24 @@ setInterval(tick, 200);
 function route() {
   if (source) source.close();
   const m = /^#\/queue\/(.+)$/.exec(location.hash);
-  const view = m ? "queue:" + decodeURIComponent(m[1]) : "overview";
+  const mj = /^#\/job\/([^/]+)\/(.+)$/.exec(location.hash);
+  const view = mj ? "job:" + decodeURIComponent(mj[1]) + ":" + decodeURIComponent(mj[2]) : m ? "queue:" + decodeURIComponent(m[1]) : "overview";
   rows = [];
+  controls("", () => []);
   main.replaceChildren($("p", { class: "muted", text: "Loading…" }));
   source = new EventSource("api/stream?view=" + encodeURIComponent(view));
-  source.onmessage = (e) => { const d = JSON.parse(e.data); status.textContent = "live · " + new Date().toLocaleTimeString(); (d.kind === "queue" || m ? queue : overview)(d); };
-  source.onerror = () => { status.textContent = "reconnecting…"; };
+  source.onmessage = (e) => { const d = JSON.parse(e.data); live.textContent = "live · " + new Date().toLocaleTimeString(); (mj ? job : d.kind === "queue" || m ? queue : overview)(d); };
+  source.onerror = () => { live.textContent = "reconnecting…"; };
 }
-document.getElementById("search").addEventListener("submit", (e) => {
+document.getElementById("search").addEventListener("submit", async (e) => {
   e.preventDefault();
-  const id = new FormData(e.target).get("id");
-  const hit = document.querySelector('tr[data-id="' + CSS.escape(String(id)) + '"]');
-  status.textContent = hit ? "found " + id : id + " is not among the rows shown";
-  if (hit) { hit.scrollIntoView(); hit.querySelector("td").focus(); }
+  const id = String(new FormData(e.target).get("id")).trim();
+  const inView = /^#\/(?:queue|job)\/([^/]+)/.exec(location.hash);
+  status.textContent = "looking for " + id + "…";
+  const res = await fetch("api/find?id=" + encodeURIComponent(id) + (inView ? "&queue=" + inView[1] : ""));
+  const r = await res.json();
+  if (res.ok) location.hash = "#/job/" + encodeURIComponent(r.queue) + "/" + encodeURIComponent(r.id);
+  else status.textContent = res.status === 404 ? "not found: " + id : r.error;
 });
 window.addEventListener("hashchange", route);
 route();

@@ -1,0 +1,218 @@
+/**
+ * The dashboard's job page reading: one job by id (`getJob`: O(1) hash reads and a few
+ * ZSCOREs), the Redis clock, and the job's timeline from the queue's events stream. The
+ * timeline is bounded: the first {@link TIMELINE_LIMITS.fromStart} entries from the job's
+ * ULID time (its start: added, first active) and the newest {@link TIMELINE_LIMITS.newest}
+ * entries (its end), each O(log N + count); a job whose life spans more entries than that
+ * shows a gap, marked. Also the finder behind "Find": a job id asked of the queue in view,
+ * else of each queue under the prefix (one `getJob` per queue, bounded by their number).
+ */
+import * as Effect from "effect/Effect"
+import type { ScriptFailure } from "../engine/Commands.ts"
+import { discoverQueues } from "../engine/Discovery.ts"
+import type { InvalidOptions, RedisError } from "../engine/Errors.ts"
+import type { JobEvent } from "../engine/EventDecode.ts"
+import { decodeEntry } from "../engine/EventDecode.ts"
+import { type JobInfo, makeJobCommands, ulidTimeOf } from "../engine/JobCommands.ts"
+import type { QueueKeys } from "../engine/Keys.ts"
+import { redisError } from "../engine/Replies.ts"
+import type { RedisClient } from "../redis/Client.ts"
+
+/** Stream entries read for a job's timeline: from its start, and the newest. */
+export const TIMELINE_LIMITS = { fromStart: 500, newest: 500 } as const
+
+/** How far before a job's ULID time the timeline starts reading (the producer's clock may run ahead of Redis'). */
+const CLOCK_SLACK_MS = 60_000
+
+/** Values (payload, result, error) longer than this many characters are cut on the job page. */
+export const JOB_TEXT_LIMIT = 4096
+
+type Entries = ReadonlyArray<[string, ReadonlyArray<string>]>
+
+const streamRead = (client: RedisClient, args: ReadonlyArray<string | number>, command: "XRANGE" | "XREVRANGE") =>
+  Effect.tryPromise({
+    try: () => client.command(command, args),
+    catch: (e) => redisError(command, e, client.describe),
+  }).pipe(Effect.map((r) => r as Entries))
+
+/** Order of two event ids `<ms>-<seq>[.<i>]`, numerically part by part. */
+const byEventId = (a: string, b: string): number => {
+  const pa = a.split(/[-.]/).map(Number)
+  const pb = b.split(/[-.]/).map(Number)
+  for (let i = 0; i < 3; i++) {
+    const d = (pa[i] ?? -1) - (pb[i] ?? -1)
+    if (d !== 0) return d
+  }
+  return 0
+}
+
+/** The job's events among the stream's entries from its ULID time and the newest ones, oldest first. */
+const timelineOf = (client: RedisClient, queue: string, eventsKey: string, id: string) =>
+  Effect.gen(function* () {
+    const since = ulidTimeOf(id)
+    const start = since > 0 ? `${Math.max(0, since - CLOCK_SLACK_MS)}-0` : "-"
+    const [first, last] = yield* Effect.all(
+      [
+        streamRead(client, [eventsKey, start, "+", "COUNT", TIMELINE_LIMITS.fromStart], "XRANGE"),
+        streamRead(client, [eventsKey, "+", "-", "COUNT", TIMELINE_LIMITS.newest], "XREVRANGE"),
+      ],
+      { concurrency: "unbounded" },
+    )
+    const fromStart = new Set(first.map(([entryId]) => entryId))
+    const events: JobEvent[] = []
+    const seen = new Set<string>()
+    for (const [entryId, fields] of [...first, ...[...last].reverse()]) {
+      if (seen.has(entryId)) continue
+      seen.add(entryId)
+      for (const e of decodeEntry(queue, entryId, fields)) if (e.jobId === id) events.push(e)
+    }
+    events.sort((a, b) => byEventId(a.eventId, b.eventId))
+    // a gap: both reads came back full and did not meet, so entries between them went unread
+    const gap =
+      first.length === TIMELINE_LIMITS.fromStart &&
+      last.length === TIMELINE_LIMITS.newest &&
+      !last.some(([entryId]) => fromStart.has(entryId))
+    return { events, gap }
+  })
+
+const redisNow = (client: RedisClient) =>
+  Effect.tryPromise({
+    try: () => client.command("TIME", []),
+    catch: (e) => redisError("TIME", e, client.describe),
+  }).pipe(
+    Effect.map((r) => {
+      const [s, us] = r as [string, string]
+      return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+    }),
+  )
+
+/** A value as the page shows it: pretty JSON, cut at {@link JOB_TEXT_LIMIT} (its full length given). */
+const shown = (value: unknown, hide: boolean) => {
+  if (value === undefined) return undefined
+  if (hide) return { text: "(hidden: --hide-payloads)", length: 0, hidden: true }
+  const text = typeof value === "string" ? value : (JSON.stringify(value, null, 2) ?? String(value))
+  return { text: text.length > JOB_TEXT_LIMIT ? text.slice(0, JOB_TEXT_LIMIT) : text, length: text.length }
+}
+
+/** The last error: its fields as pretty JSON, and its stack (if any) apart, with its line breaks. */
+const errorShown = (error: unknown) => {
+  if (typeof error !== "object" || error === null || !("stack" in error)) return shown(error, false)
+  const { stack, ...rest } = error as { stack: unknown }
+  return { ...shown(rest, false), stack: String(stack).slice(0, JOB_TEXT_LIMIT) }
+}
+
+const pretty = (payload: string): unknown => {
+  try {
+    return JSON.parse(payload)
+  } catch {
+    return payload
+  }
+}
+
+/** The job as the page shows it: payload and result pretty and cut (or hidden), the error and stack cut. */
+const present = (j: JobInfo<string>, hide: boolean) => {
+  const { payload, result, error, ...rest } = j
+  return {
+    ...rest,
+    payload: shown(pretty(payload), hide),
+    result: "result" in j ? shown(result, hide) : undefined,
+    error: errorShown(error),
+  }
+}
+
+/** The readers behind the job page, the "show all" of a cut value, and Find. */
+export const makeJobReader = (client: RedisClient, options: { readonly hidePayloads: boolean }) => {
+  const one = (queue: string, keys: QueueKeys, id: string) =>
+    Effect.gen(function* () {
+      const [job, now, timeline] = yield* Effect.all(
+        [makeJobCommands(client, keys).getJob(id), redisNow(client), timelineOf(client, queue, keys.events, id)],
+        { concurrency: "unbounded" },
+      )
+      return {
+        kind: "job",
+        queue,
+        id,
+        at: Date.now(),
+        now,
+        job: job === undefined ? null : present(job, options.hidePayloads),
+        timeline: timeline.events,
+        timelineGap: timeline.gap,
+        limits: TIMELINE_LIMITS,
+      }
+    })
+
+  /** The full text of a job's payload or result (undefined when the job is gone or payloads are hidden). */
+  const full = (keys: QueueKeys, id: string, field: "payload" | "result") =>
+    makeJobCommands(client, keys)
+      .getJob(id)
+      .pipe(
+        Effect.map((j) => {
+          if (j === undefined || options.hidePayloads) return undefined
+          const v = field === "payload" ? pretty(j.payload) : j.result
+          return v === undefined ? undefined : typeof v === "string" ? v : JSON.stringify(v, null, 2)
+        }),
+      )
+
+  /** The first queue in `queues` (in order) holding job `id`, asked one after another. */
+  const find = (queues: ReadonlyArray<{ name: string; keys: QueueKeys }>, id: string) =>
+    Effect.gen(function* () {
+      for (const q of queues) {
+        const j = yield* makeJobCommands(client, q.keys).getJob(id)
+        if (j !== undefined) return { queue: q.name, id, state: j.state }
+      }
+      return undefined
+    })
+
+  return { one, full, find }
+}
+
+/** The job reader. */
+export type JobReader = ReturnType<typeof makeJobReader>
+
+/** Opens a queue by name (layout checked once), as the dashboard's other readers do. */
+type Opener = (
+  queue: string,
+) => Effect.Effect<{ readonly keys: QueueKeys }, RedisError | ScriptFailure | InvalidOptions>
+
+/** The job page's readers and the job-control commands, over queues opened by `commandsOf`. */
+export const makeJobReaders = (
+  client: RedisClient,
+  commandsOf: Opener,
+  prefix: string,
+  options: { readonly hidePayloads: boolean },
+) => {
+  const jobs = makeJobReader(client, options)
+  const findIn = (queues: ReadonlyArray<string>, id: string) =>
+    Effect.forEach(queues, (q) => Effect.map(commandsOf(q), (c) => ({ name: q, keys: c.keys }))).pipe(
+      Effect.flatMap((qs) => jobs.find(qs, id)),
+    )
+  return {
+    /** The job page's reading of job `id` of `queue`. */
+    job: (name: string, id: string) => Effect.flatMap(commandsOf(name), (c) => jobs.one(name, c.keys, id)),
+    /** The full text of a cut payload or result. */
+    fullValue: (name: string, id: string, field: "payload" | "result") =>
+      Effect.flatMap(commandsOf(name), (c) => jobs.full(c.keys, id, field)),
+    /**
+     * The first of `queues` holding job `id`, asked in order (one getJob each); on a miss, the
+     * queues under the prefix are found again (one SCAN, as the overview's discovery) and
+     * those not asked yet are asked: a queue made since the last discovery is found too.
+     */
+    find: (queues: ReadonlyArray<string>, id: string) =>
+      findIn(queues, id).pipe(
+        Effect.flatMap((hit) =>
+          hit !== undefined
+            ? Effect.succeed(hit)
+            : discoverQueues(client, prefix).pipe(
+                Effect.flatMap((all) =>
+                  findIn(
+                    all.filter((q) => !queues.includes(q)),
+                    id,
+                  ),
+                ),
+              ),
+        ),
+      ),
+    /** The job-control commands (cancel, pause, resume) of a queue. */
+    controlOf: (name: string) => Effect.map(commandsOf(name), (c) => makeJobCommands(client, c.keys)),
+  }
+}
