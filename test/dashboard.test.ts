@@ -179,6 +179,11 @@ describe("the dashboard in Chromium", () => {
     fail = false
     const page = await open(`#/queue/${q.name}`, true)
     await page.waitForSelector(`#dead tr[data-id="${id}"]`)
+    // a checked box stays checked across the readings that arrive meanwhile (one per 250 ms here)
+    await page.click(`#dead input[value="${id}"]`)
+    const live = await page.$eval("#live", (e) => e.textContent)
+    await page.waitForFunction((before) => document.querySelector("#live")?.textContent !== before, {}, live)
+    expect(await page.$eval(`#dead input[value="${id}"]`, (e) => (e as HTMLInputElement).checked)).toBe(true)
     await page.click("#retry-all")
     await until("the retried job completed", () => done.includes(id))
     expect((await q.stats()).dead).toBe(0)

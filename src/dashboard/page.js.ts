@@ -71,7 +71,15 @@ let controlsKey = "";
 const controls = (key, build) => { if (key !== controlsKey) { controlsKey = key; controlsEl.replaceChildren(...build().filter(Boolean)); } };
 const jobLink = (queue, id) => $("a", { href: "#/job/" + encodeURIComponent(queue) + "/" + encodeURIComponent(id), text: id });
 
+// the dead letters are rebuilt only when they change: a checked box, or a click on Retry or
+// Purge, must survive the readings that arrive every second meanwhile
+let deadKey = "", deadNodes = [];
 function deadSection(d) {
+  const key = JSON.stringify([d.queue, d.dead, actions, token]);
+  if (key !== deadKey) { deadKey = key; deadNodes = buildDead(d); }
+  return deadNodes;
+}
+function buildDead(d) {
   const can = actions && token;
   const jobs = d.dead.jobs.map((j) => $("tr", { "data-id": j.id },
     can ? $("td", {}, $("input", { type: "checkbox", "aria-label": "select " + j.id, value: j.id })) : null,
