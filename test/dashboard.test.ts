@@ -54,6 +54,8 @@ beforeAll(async () => {
     allowActions: true,
     token: TOKEN,
     intervalMs: 250,
+    // a queue made by a test shows on the overview and workers page within half a second
+    discoverEveryMs: 500,
   })
   const server = createServer(handler)
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
@@ -147,6 +149,14 @@ describe("the dashboard in Chromium", () => {
     // the worker process is on the page, as its heartbeat recorded it
     // (running 1 once a heartbeat carried it)
     await page.waitForFunction(() => document.querySelector("#workers tbody tr")?.textContent?.includes("1 of 1"))
+    // and on the workers page, across every queue under the prefix
+    const all = await open("#/workers")
+    await all.waitForFunction(
+      (q) => document.querySelector(`#all-workers tr[data-queue="${q}"]`)?.textContent?.includes("1 of 1"),
+      {},
+      q.name,
+    )
+    await page.bringToFront()
     await child.stop("SIGKILL")
     await page.waitForSelector(`#leases tr.expired[data-id="${id}"]`, { timeout: 30_000 })
     expect(await textOf(page, left)).toMatch(/^expired /)

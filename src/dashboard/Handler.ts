@@ -5,7 +5,7 @@
  *
  * Routes (relative to where it is mounted): `GET /` the page; `GET /api/overview`,
  * `GET /api/queue?name=<q>`, `GET /api/job?queue=<q>&id=<id>` one reading as JSON;
- * `GET /api/stream?view=overview|queue:<q>|job:<q>:<id>` server-sent events, one reading
+ * `GET /api/stream?view=overview|workers|queue:<q>|job:<q>:<id>` server-sent events, one reading
  * per interval from a poller shared by every viewer; `GET /api/full?queue=&id=&field=payload|result`
  * a cut value in full; `GET /api/find?id=<id>[&queue=<q>]` where a job is;
  * `POST /api/action` (JSON `{ queue, action, ids?, all? }`).
@@ -22,7 +22,7 @@ import { runAction } from "./Actions.ts"
 import { makeHub } from "./Hub.ts"
 import { makeJobRoutes, valid } from "./JobRoutes.ts"
 import { APP_JS, PAGE } from "./Page.ts"
-import { makeReaders } from "./Read.ts"
+import { makeReaders, type Readers } from "./Read.ts"
 
 /** Options of {@link dashboardHandler}. */
 export interface DashboardOptions {
@@ -38,6 +38,8 @@ export interface DashboardOptions {
   readonly hidePayloads?: boolean | undefined
   /** How often a watched view is read from Redis. Default 1000 ms. */
   readonly intervalMs?: number | undefined
+  /** How long the list of queues under the prefix (one SCAN) is reused. Default 30 000 ms: a new queue shows up within it. */
+  readonly discoverEveryMs?: number | undefined
 }
 
 /** The handler, with its token and a `close()`. */
@@ -74,12 +76,12 @@ const check = (options: DashboardOptions) => {
   return { intervalMs, prefix }
 }
 
-const VIEW_HELP = "give view=overview, view=queue:<a queue name> or view=job:<a queue name>:<a job id>"
+const VIEW_HELP = "give view=overview, view=workers, view=queue:<a queue name> or view=job:<a queue name>:<a job id>"
 
 /** The view a `?view=` names (`overview`, `queue:<queue>` or `job:<queue>:<id>`, names checked), or undefined. */
 const viewIn = (u: URL, prefix: string): string | undefined => {
   const v = u.searchParams.get("view") ?? "overview"
-  if (v === "overview") return v
+  if (v === "overview" || v === "workers") return v
   if (v.startsWith("queue:")) return valid(() => queueKeys(v.slice(6), prefix)) ? v : undefined
   if (!v.startsWith("job:")) return undefined
   // a queue name holds no ':', so the first one after "job:" ends it
@@ -111,20 +113,30 @@ const asset = (type: string, body: string) => (_u: URL, res: ServerResponse) => 
   res.end(body)
 }
 
+/** One poller per view over `readers`, each reading as JSON (saying whether actions are on). */
+const hubOf = (readers: Readers, token: string | undefined, intervalMs: number) =>
+  makeHub((view) => {
+    const withActions = <A extends object>(r: A) => JSON.stringify({ ...r, actions: token !== undefined })
+    if (view === "overview") return Effect.runPromise(readers.overview).then(withActions)
+    if (view === "workers") return Effect.runPromise(readers.workers).then(withActions)
+    if (view.startsWith("job:")) return Effect.runPromise(readers.job(...splitJobView(view))).then(withActions)
+    return Effect.runPromise(readers.queue(view.slice("queue:".length))).then(withActions)
+  }, intervalMs)
+
 /** Make the handler. Throws InvalidOptions for a bad option (before connecting). */
 export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandler => {
   const { intervalMs, prefix } = check(options)
   const token = options.allowActions === true ? (options.token ?? randomBytes(24).toString("base64url")) : undefined
   const client = connect(options.connection, {})
-  const readers = makeReaders(client, makeFleetReader(client, { prefix }), prefix, {
-    hidePayloads: options.hidePayloads === true,
-  })
-  const hub = makeHub((view) => {
-    const withActions = <A extends object>(r: A) => JSON.stringify({ ...r, actions: token !== undefined })
-    if (view === "overview") return Effect.runPromise(readers.overview).then(withActions)
-    if (view.startsWith("job:")) return Effect.runPromise(readers.job(...splitJobView(view))).then(withActions)
-    return Effect.runPromise(readers.queue(view.slice("queue:".length))).then(withActions)
-  }, intervalMs)
+  const readers = makeReaders(
+    client,
+    makeFleetReader(client, { prefix, discoverEveryMs: options.discoverEveryMs }),
+    prefix,
+    {
+      hidePayloads: options.hidePayloads === true,
+    },
+  )
+  const hub = hubOf(readers, token, intervalMs)
   const streams = new Set<ServerResponse>()
 
   const viewOf = (u: URL) => viewIn(u, prefix)

@@ -17,6 +17,7 @@ export const PAGE = `<!doctype html>
 <body>
 <header>
 <h1><a href="#/">leaseq</a></h1>
+<a href="#/workers">Workers</a>
 <form id="search" role="search"><label>Job id <input name="id" autocomplete="off" required></label> <button>Find</button></form>
 <span id="status" role="status" aria-live="polite"></span>
 <span id="live" class="muted"></span>

@@ -145,7 +145,19 @@ export const makeReaders = (
       }
     })
 
-  return { overview, queue, commandsOf, ...makeJobReaders(client, commandsOf, prefix, options) }
+  /** Every queue's live workers: one registry read per queue under the prefix. */
+  const workers = fleet.read.pipe(
+    Effect.flatMap((snap) =>
+      Effect.forEach(
+        snap.queues,
+        (q) => Effect.flatMap(commandsOf(q.queue), (c) => Effect.map(c.workers, (r) => ({ queue: q.queue, ...r }))),
+        { concurrency: "unbounded" },
+      ),
+    ),
+    Effect.map((queues) => ({ kind: "workers", prefix, at: Date.now(), queues })),
+  )
+
+  return { overview, queue, workers, commandsOf, ...makeJobReaders(client, commandsOf, prefix, options) }
 }
 
 /** The readers. */

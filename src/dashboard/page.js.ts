@@ -181,16 +181,27 @@ function tick() {
 }
 setInterval(tick, 200);
 
+function workersPage(d) {
+  const rowsOf = (q) => q.workers.map((w) => $("tr", { "data-worker": w.id, "data-queue": q.queue },
+    $("td", {}, $("a", { href: "#/queue/" + encodeURIComponent(q.queue), text: q.queue })), cell(w.id), cell(w.host), cell(w.pid, "num"), cell(w.state),
+    cell(w.running + " of " + w.concurrency, "num"), cell(ago(Math.max(0, q.now - w.lastSeenAt)) + " ago", "num"), cell(new Date(w.startedAt).toISOString())));
+  const all = d.queues.flatMap(rowsOf);
+  main.replaceChildren($("h2", {}, $("a", { href: "#/", text: "Queues" }), " / workers (" + all.length + ")"),
+    all.length === 0 ? $("p", { class: "muted", text: "No live worker under " + d.prefix + "." }) :
+    table("all-workers", [["queue"], ["worker"], ["host"], ["pid", "num"], ["state"], ["running", "num"], ["last seen", "num"], ["started"]], all));
+}
+
 function route() {
   if (source) source.close();
   const m = /^#\/queue\/(.+)$/.exec(location.hash);
   const mj = /^#\/job\/([^/]+)\/(.+)$/.exec(location.hash);
-  const view = mj ? "job:" + decodeURIComponent(mj[1]) + ":" + decodeURIComponent(mj[2]) : m ? "queue:" + decodeURIComponent(m[1]) : "overview";
+  const mw = location.hash === "#/workers";
+  const view = mj ? "job:" + decodeURIComponent(mj[1]) + ":" + decodeURIComponent(mj[2]) : m ? "queue:" + decodeURIComponent(m[1]) : mw ? "workers" : "overview";
   rows = [];
   controls("", () => []);
   main.replaceChildren($("p", { class: "muted", text: "Loading…" }));
   source = new EventSource("api/stream?view=" + encodeURIComponent(view));
-  source.onmessage = (e) => { const d = JSON.parse(e.data); live.textContent = "live · " + new Date().toLocaleTimeString(); (mj ? job : d.kind === "queue" || m ? queue : overview)(d); };
+  source.onmessage = (e) => { const d = JSON.parse(e.data); live.textContent = "live · " + new Date().toLocaleTimeString(); (mj ? job : mw ? workersPage : d.kind === "queue" || m ? queue : overview)(d); };
   source.onerror = () => { live.textContent = "reconnecting…"; };
 }
 document.getElementById("search").addEventListener("submit", async (e) => {
