@@ -39,7 +39,28 @@ interface Call {
   readonly sentAt: number
   /** Fails quietly: it failed because the marker wait sent before it did, which is reported instead. */
   readonly quietFailure?: Effect.Effect<boolean>
+  /**
+   * The same call (same request id) on another connection, sent when the reply fails while
+   * the worker runs and Redis may have run the call: a run it made is answered again.
+   */
+  readonly again?: Effect.Effect<Reserved, unknown>
 }
+
+/**
+ * The call's reply; when it failed after it may have run (its connection went silent, or
+ * closed under it) and the worker still runs, the answer of the same call sent again: the
+ * script answers a run it already made (its leases) and changes nothing, so no job stays
+ * leased to a worker that never heard of it.
+ */
+const replyOf = <A>(ctx: WorkerContext<A>, call: Call) =>
+  Effect.flatMap(Effect.exit(call.reply), (first) =>
+    Exit.isFailure(first) &&
+    call.again !== undefined &&
+    ctx.state === "running" &&
+    !refusedBeforeRun(Cause.squash(first.cause))
+      ? Effect.exit(call.again)
+      : Effect.succeed(first),
+  )
 
 /** Tell each rider what became of its complete: the call's answer, or to go on its own when the call failed. */
 const answerRiders = (ride: ReadonlyArray<Rider>, reserved: Exit.Exit<Reserved, unknown>): void => {
@@ -59,7 +80,7 @@ const answerRiders = (ride: ReadonlyArray<Rider>, reserved: Exit.Exit<Reserved, 
  */
 const reserveCall = <A>(ctx: WorkerContext<A>, call: Call, ride: ReadonlyArray<Rider>) =>
   Effect.gen(function* () {
-    const reserved = yield* Effect.exit(call.reply)
+    const reserved = yield* replyOf(ctx, call)
     answerRiders(ride, reserved)
     const starts =
       Exit.isSuccess(reserved) && ctx.state === "running" ? yield* freshen(ctx, reserved.value.jobs, call.sentAt) : []
@@ -126,13 +147,17 @@ export const blockOnMarker = <A>(ctx: WorkerContext<A>, timeoutMs: number) =>
  * wait ends, so a job added to an idle queue starts with no round trip between the wake-up
  * and the reserve. The call is watched like any other (it lands in a fiber of its own, and
  * close waits for it); the loop waits only for the marker. A reserve that fails because the
- * wait failed is not reported twice: the wait's failure is.
+ * wait failed is not reported twice: the wait's failure is. When the wait's connection went
+ * silent after Redis ran both, the reserve's reply is lost: the same call is sent again on
+ * the worker's other connection, and the script answers it with the leases it made.
  */
 export const blockThenReserve = <A>(ctx: WorkerContext<A>, timeoutMs: number, want: number) =>
   Effect.gen(function* () {
     const sentAt = monotonicNow()
-    const both = yield* ctx.commands.markerThenReserve(ctx.blocking, markerWait(timeoutMs), reserveInput(ctx, want, []))
+    const input = reserveInput(ctx, want, [])
+    const both = yield* ctx.commands.markerThenReserve(ctx.blocking, markerWait(timeoutMs), input)
     const quietFailure = Effect.map(Effect.exit(both.woke), Exit.isFailure)
-    yield* track(ctx, want, { reply: both.reserved, sentAt, quietFailure }, [])
+    const again = ctx.commands.reserve(want, input.leaseMs, input.promoteLimit, [], input.keep, input)
+    yield* track(ctx, want, { reply: both.reserved, sentAt, quietFailure, again }, [])
     return yield* both.woke
   })
