@@ -120,7 +120,8 @@ describe("failed", () => {
         const fake = makeFake()
         fake.on.sweep = () => Effect.die(new Error("sweep broke"))
         const { program: p, events } = program(() => Effect.void)
-        const h = yield* start(fake, settings({ sweep: { intervalMs: 100 } }), p)
+        // a wait short enough for the lease to take a reserve behind it (Reserve.ts reserveBehind)
+        const h = yield* start(fake, settings({ sweep: { intervalMs: 100 }, blockTimeoutMs: 1_000 }), p)
         yield* until(() => h.state() === "failed", "failed")
         const reports = events.errors.filter((e): e is WorkerLoopFailed => e instanceof WorkerLoopFailed)
         expect(reports.map((r) => [r.loop, r.stopped])).toEqual([

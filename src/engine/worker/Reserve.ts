@@ -13,7 +13,7 @@ import { RESERVE_PROMOTE_LIMIT, type Reserved, type ReserveInput } from "../scri
 import { refusedBeforeRun } from "./Acks.ts"
 import type { RideAnswer, Rider, WorkerContext } from "./Context.ts"
 import { freshen } from "./Heartbeat.ts"
-import { monotonicNow } from "./Lease.ts"
+import { fenceAfter, monotonicNow } from "./Lease.ts"
 
 /**
  * How much later than its own timeout a BZPOPMIN may answer before its connection is
@@ -140,6 +140,16 @@ const markerWait = (timeoutMs: number): MarkerWait => ({ timeoutMs, deadlineMs: 
  */
 export const blockOnMarker = <A>(ctx: WorkerContext<A>, timeoutMs: number) =>
   waitForMarker(ctx.blocking, ctx.commands.keys, markerWait(timeoutMs))
+
+/**
+ * True when a reserve sent behind a wait of `waitMs` may be used as it lands: its leases
+ * are counted from the wait's start (nothing tells when Redis ran it), so after a wait
+ * longer than half the fence they would land "late" and need an extend before their jobs
+ * start (Heartbeat.ts `freshen`); such long waits (a long `blockTimeoutMs`, a short lease)
+ * go alone. With the defaults (5 s against a 25 s fence) every wait takes its reserve.
+ */
+export const reserveBehind = <A>(ctx: WorkerContext<A>, waitMs: number): boolean =>
+  waitMs < fenceAfter(ctx.settings.leaseMs, ctx.settings.heartbeatMs) / 2
 
 /**
  * Wait for the marker as {@link blockOnMarker}, with a reserve call for `want` jobs sent

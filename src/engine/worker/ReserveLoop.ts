@@ -10,7 +10,7 @@ import * as Exit from "effect/Exit"
 import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/Lease.ts"
 import type { Landed, WorkerContext } from "./Context.ts"
 import { holdLease, takeWaiting } from "./Prefetch.ts"
-import { blockOnMarker, blockThenReserve, sendReserve } from "./Reserve.ts"
+import { blockOnMarker, blockThenReserve, reserveBehind, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
 import { startJob, startWaiting } from "./RunJob.ts"
 import { canSend, canStartWaiting, freeSlots, lingering, waitEvent } from "./Slots.ts"
@@ -87,7 +87,8 @@ const takeLanded = <A>(ctx: WorkerContext<A>, st: LoopState, l: Landed) =>
 /**
  * The queue looked empty and no call is out: block on the marker until a job may be there
  * (`due` ms at most), with a reserve call for the free slots sent right behind the wait
- * (Reserve.ts): it lands as any call does, and the loop starts its jobs.
+ * (Reserve.ts; not after a wait too long for the lease): it lands as any call does, and
+ * the loop starts its jobs.
  */
 const waitForJobs = <A>(ctx: WorkerContext<A>, st: LoopState, due: number) =>
   Effect.gen(function* () {
@@ -95,7 +96,7 @@ const waitForJobs = <A>(ctx: WorkerContext<A>, st: LoopState, due: number) =>
     if (due === 0) return
     const wait = due > 0 ? Math.min(due, ctx.settings.blockTimeoutMs) : ctx.settings.blockTimeoutMs
     yield* standDown(ctx)
-    const want = Math.min(freeSlots(ctx), RESERVE_MAX_JOBS)
+    const want = reserveBehind(ctx, wait) ? Math.min(freeSlots(ctx), RESERVE_MAX_JOBS) : 0
     const woke = yield* Effect.exit(want > 0 ? blockThenReserve(ctx, wait, want) : blockOnMarker(ctx, wait))
     if (Exit.isFailure(woke) && ctx.state === "running") {
       yield* ctx.report(Cause.squash(woke.cause))

@@ -60,7 +60,8 @@ export type Call =
     }
   | { readonly op: "release"; readonly leases: ReadonlyArray<LeaseRef> }
   | { readonly op: "sweep"; readonly limit: number }
-  | { readonly op: "block"; readonly timeoutMs: number }
+  /** A marker wait; `withReserve`: the count of the reserve call sent behind it, if one was. */
+  | { readonly op: "block"; readonly timeoutMs: number; readonly withReserve?: number }
 
 /** A job the next reserve call hands out. */
 export interface ScriptedJob {
@@ -158,6 +159,8 @@ export const makeFake = (queue = "unit") => {
       Effect.sync(() => {
         const reply = blocking.commandWithin("BZPOPMIN", markerArgs(keys, wait.timeoutMs), wait.deadlineMs)
         reply.catch(() => {})
+        const i = calls.length - 1
+        if (calls[i]?.op === "block") calls[i] = { ...calls[i], withReserve: input.count }
         const woke = Effect.tryPromise({ try: () => reply, catch: (e) => redisError("BZPOPMIN", e) })
         const { count, leaseMs, promoteLimit, completes, keep } = input
         const reserved = Effect.flatMap(woke, () =>
