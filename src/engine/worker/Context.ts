@@ -125,6 +125,8 @@ export interface WorkerContext<A> {
   readonly waiting: Waiting[]
   /** Moving average of handler durations in ms (undefined until one finished), for prefetch "auto". */
   handlerPaceMs: number | undefined
+  /** When a fragile job last landed (monotonic ms): prefetch pauses for a while after (Fragile.ts). */
+  fragileAt: number | undefined
   /** The worker's state; changed only through {@link setState}. */
   readonly state: WorkerState
   /** Set the state and wake the reserve loop, so it sees the change. */
@@ -203,6 +205,7 @@ export const makeContext = <A>(
     landed: [],
     waiting: [],
     handlerPaceMs: undefined,
+    fragileAt: undefined,
     get state() {
       return state
     },

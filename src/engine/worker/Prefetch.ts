@@ -22,6 +22,7 @@ import type * as Fiber from "effect/Fiber"
 import type { Reservation } from "../Commands.ts"
 import { LeaseLost } from "../Errors.ts"
 import type { WorkerContext } from "./Context.ts"
+import { prefetchPaused } from "./Fragile.ts"
 import { leaseEnded } from "./Heartbeat.ts"
 import type { Held } from "./Lease.ts"
 
@@ -43,6 +44,7 @@ export const recordHandlerMs = <A>(ctx: WorkerContext<A>, ms: number): void => {
 /** How many jobs the worker may hold beyond `concurrency` now. */
 export const prefetchNow = <A>(ctx: WorkerContext<A>): number => {
   const setting = ctx.settings.prefetch ?? 0
+  if (setting === 0 || prefetchPaused(ctx)) return 0
   if (setting !== "auto") return setting
   const pace = ctx.handlerPaceMs
   if (pace === undefined) return 0

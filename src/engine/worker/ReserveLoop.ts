@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/Lease.ts"
 import type { Landed, WorkerContext } from "./Context.ts"
+import { place } from "./Fragile.ts"
 import { holdLease, takeWaiting } from "./Prefetch.ts"
 import { blockOnMarker, blockThenReserve, reserveBehind, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
@@ -23,6 +24,30 @@ const landedFailed = <A>(ctx: WorkerContext<A>, quiet: boolean, cause: Cause.Cau
   quiet
     ? Effect.succeed({ next: "skip" as const, due: -1 })
     : Effect.as(ctx.report(Cause.squash(cause)), { next: "failed" as const, due: -1 })
+
+/**
+ * Start a landed call's jobs for the free slots; the rest (prefetched) wait, their leases
+ * held, for a slot — except those a fragile job keeps from being held (Fragile.ts), which
+ * are given back at once, unstarted.
+ */
+const startPlaced = <A>(ctx: WorkerContext<A>, starts: Landed["starts"]) =>
+  Effect.gen(function* () {
+    const free = ctx.waiting.length === 0 ? ctx.settings.concurrency - ctx.busy : 0
+    const placed = place(ctx, starts, free)
+    // given back before any job starts: one that kills the process must find them released
+    if (placed.release.length > 0)
+      yield* ctx.commands.release(placed.release.map((s) => s.r)).pipe(Effect.catch(ctx.report))
+    yield* Effect.uninterruptible(
+      Effect.andThen(
+        Effect.forEach(placed.start, (s) => startJob(ctx, s.r, s.deadline), { discard: true }),
+        Effect.forEach(
+          placed.hold,
+          (s) => Effect.map(holdLease(ctx, s.r, s.deadline), (held) => void ctx.waiting.push({ r: s.r, held })),
+          { discard: true },
+        ),
+      ),
+    )
+  })
 
 /**
  * Start the jobs of a landed call. Returns what the loop does next: "failed" (pause,
@@ -41,17 +66,7 @@ const startLanded = <A>(ctx: WorkerContext<A>, l: Landed) =>
       return { next: "full" as const, due: -1 }
     }
     if (Exit.isFailure(l.reserved)) return yield* landedFailed(ctx, l.quiet, l.reserved.cause)
-    // jobs beyond the free slots (prefetched) wait, their leases held, for a slot
-    yield* Effect.uninterruptible(
-      Effect.forEach(
-        l.starts,
-        (s) =>
-          ctx.busy < ctx.settings.concurrency && ctx.waiting.length === 0
-            ? startJob(ctx, s.r, s.deadline)
-            : Effect.map(holdLease(ctx, s.r, s.deadline), (held) => void ctx.waiting.push({ r: s.r, held })),
-        { discard: true },
-      ),
-    )
+    yield* startPlaced(ctx, l.starts)
     const short = l.reserved.value.jobs.length < l.want
     return { next: short ? ("short" as const) : ("full" as const), due: l.reserved.value.nextDueMs }
   })

@@ -1,0 +1,67 @@
+/**
+ * Fragile jobs and prefetch. A prefetched job is leased but not started: if its worker dies
+ * (killed by the job it runs, say), the job's lease expires and the sweep counts a lost
+ * lease against it, an attempt it never ran. A job with attempts to spare pays one attempt
+ * and runs later; a *fragile* job — on its last attempt, or one that already lost a lease
+ * or failed (so possibly the job that kills workers) — could go to dead without ever
+ * running, or take its neighbours' attempts with it.
+ *
+ * So a worker never holds a fragile job unstarted, and never holds jobs unstarted beside a
+ * fragile one: of a landed call, the jobs it would hold from the first fragile one on (or
+ * all of them, when a job it starts now is fragile) are released at once — unstarted,
+ * attempts unchanged, back at the head of the queue — and the worker asks for no prefetch
+ * while it runs a fragile job and for {@link FRAGILE_PAUSE_MS} after one last landed (a
+ * queue of `maxAttempts: 1` jobs, all fragile, is then served without prefetch and
+ * without releases).
+ */
+import type { Reservation } from "../Commands.ts"
+import type { WorkerContext } from "./Context.ts"
+import { monotonicNow } from "./Lease.ts"
+
+/** After a fragile job landed, the worker asks for no prefetch for this long (ms). */
+export const FRAGILE_PAUSE_MS = 1_000
+
+/** On its last attempt, or it lost a lease or failed before (attempt > 1). */
+export const isFragile = (r: Reservation): boolean => r.attempt > 1 || r.attempt >= r.maxAttempts
+
+/**
+ * True while the worker asks for no prefetch: a fragile job landed within
+ * {@link FRAGILE_PAUSE_MS}, or one it holds is still live (running). A worker that never
+ * saw a fragile job checks nothing; once none is left, it stops checking.
+ */
+export const prefetchPaused = <A>(ctx: WorkerContext<A>): boolean => {
+  if (ctx.fragileAt === undefined) return false
+  if (monotonicNow() - ctx.fragileAt < FRAGILE_PAUSE_MS) return true
+  for (const h of ctx.table.held.values()) {
+    if (!h.ended && (h.attempt > 1 || h.attempt >= h.maxAttempts)) return true
+  }
+  ctx.fragileAt = undefined
+  return false
+}
+
+/** A landed call's jobs, split: those to start now, those to hold (prefetched), those to give back. */
+export interface Placed<S> {
+  readonly start: ReadonlyArray<S>
+  readonly hold: ReadonlyArray<S>
+  readonly release: ReadonlyArray<S>
+}
+
+/**
+ * Split the jobs of a landed call, in order: the first `free` start now, the rest are held,
+ * except that none is held from the first fragile one on, nor at all when one that starts
+ * is fragile (see the top of this file). Notes when a fragile job landed.
+ */
+export const place = <A, S extends { readonly r: Reservation }>(
+  ctx: WorkerContext<A>,
+  jobs: ReadonlyArray<S>,
+  free: number,
+): Placed<S> => {
+  const start = jobs.slice(0, Math.max(0, free))
+  const rest = jobs.slice(start.length)
+  const fragileStarts = start.some((s) => isFragile(s.r))
+  const firstFragile = rest.findIndex((s) => isFragile(s.r))
+  if (fragileStarts || firstFragile >= 0) ctx.fragileAt = monotonicNow()
+  if (rest.length === 0) return { start, hold: [], release: [] }
+  const cut = fragileStarts ? 0 : firstFragile >= 0 ? firstFragile : rest.length
+  return { start, hold: rest.slice(0, cut), release: rest.slice(cut) }
+}
