@@ -49,19 +49,24 @@ export interface Placed<S> {
 /**
  * Split the jobs of a landed call, in order: the first `free` start now, the rest are held,
  * except that none is held from the first fragile one on, nor at all when one that starts
- * is fragile (see the top of this file). Notes when a fragile job landed.
+ * is fragile, and that a fragile one does not start while another reserve call is out
+ * (see the top of this file). Notes when a fragile job landed.
  */
 export const place = <A, S extends { readonly r: Reservation }>(
   ctx: WorkerContext<A>,
   jobs: ReadonlyArray<S>,
   free: number,
 ): Placed<S> => {
-  const start = jobs.slice(0, Math.max(0, free))
+  let start = jobs.slice(0, Math.max(0, free))
   const rest = jobs.slice(start.length)
+  // while another call is out, a fragile job does not start: that call's jobs would be
+  // leased to this worker, unstarted, if the job killed it; given back, it comes again in a
+  // call of its own (prefetch pauses, so one call at a time asks only for free slots)
+  const deferred = ctx.inFlight.size > 0 ? start.filter((s) => isFragile(s.r)) : []
+  if (deferred.length > 0) start = start.filter((s) => !isFragile(s.r))
   const fragileStarts = start.some((s) => isFragile(s.r))
   const firstFragile = rest.findIndex((s) => isFragile(s.r))
-  if (fragileStarts || firstFragile >= 0) ctx.fragileAt = monotonicNow()
-  if (rest.length === 0) return { start, hold: [], release: [] }
+  if (deferred.length > 0 || fragileStarts || firstFragile >= 0) ctx.fragileAt = monotonicNow()
   const cut = fragileStarts ? 0 : firstFragile >= 0 ? firstFragile : rest.length
-  return { start, hold: rest.slice(0, cut), release: rest.slice(cut) }
+  return { start, hold: rest.slice(0, cut), release: [...deferred, ...rest.slice(cut)] }
 }
