@@ -83,7 +83,7 @@ describe("reserve loop", () => {
         short.ready("a")
         yield* until(() => short.of("reserve").length === 2, "the reserve behind the wait ran")
         const ops = short.calls.map((c) => c.op).filter((op) => op === "reserve" || op === "block")
-      expect(ops.slice(0, 3)).toEqual(["reserve", "block", "reserve"])
+        expect(ops.slice(0, 3)).toEqual(["reserve", "block", "reserve"])
 
         const long = makeFake()
         yield* start(long, settings({ concurrency: 4, prefetch: 0, blockTimeoutMs: 2_000 }), p)
