@@ -27,6 +27,24 @@ export const info = async (r: Redis, section: string): Promise<Record<string, st
 
 export const usedMemory = async (r: Redis): Promise<number> => Number((await info(r, "memory")).used_memory)
 
+/**
+ * Bytes per key (MEMORY USAGE, every element counted) of the keys whose name contains
+ * `part`, at most `limit` keys (undefined when there are more: a key per job).
+ */
+export const memoryByKey = async (r: Redis, part: string, limit = 64): Promise<Map<string, number> | undefined> => {
+  const keys: string[] = []
+  let cursor = "0"
+  do {
+    const [next, found] = await r.scan(cursor, "MATCH", `*${part}*`, "COUNT", 1000)
+    cursor = next
+    keys.push(...found)
+    if (keys.length > limit) return undefined
+  } while (cursor !== "0")
+  const out = new Map<string, number>()
+  for (const k of keys) out.set(k, Number(await r.memory("USAGE", k, "SAMPLES", 0)))
+  return out
+}
+
 export const flushAll = async (r: Redis): Promise<void> => {
   await r.flushall()
 }

@@ -2,8 +2,22 @@
 import { payload } from "../adapters/types.ts"
 import { wanted } from "../config.ts"
 import { eachRun, QUEUE, type Section } from "../harness.ts"
-import { usedMemory } from "../lib/redis.ts"
+import { memoryByKey, usedMemory } from "../lib/redis.ts"
 import { fmt } from "../lib/stats.ts"
+
+/**
+ * Where the bytes are: per job, each of the queue's keys that holds ≥ 1 byte a job (a
+ * library with a key per job shows none). Counted over every job added, warm-up included.
+ */
+const perKey = async (admin: Parameters<typeof usedMemory>[0], jobs: number): Promise<Record<string, number>> => {
+  const byKey = await memoryByKey(admin, QUEUE)
+  const out: Record<string, number> = {}
+  for (const [key, bytes] of byKey ?? []) {
+    const perJob = Math.round(bytes / jobs)
+    if (perJob >= 1) out[key.slice(key.lastIndexOf(":") + 1)] = perJob
+  }
+  return out
+}
 
 export const memorySection: Section = {
   name: "memory",
@@ -30,7 +44,7 @@ export const memorySection: Section = {
         }
         const after = await usedMemory(ctx.admin)
         await p.close()
-        ctx.results.record(s, lib, (after - before) / n)
+        ctx.results.record(s, lib, (after - before) / n, await perKey(ctx.admin, n + 100))
       },
       (lib, reason) => ctx.results.markNa(s, lib, reason),
     )

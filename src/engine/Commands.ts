@@ -8,13 +8,14 @@ import * as Effect from "effect/Effect"
 import type { RedisClient } from "../redis/Client.ts"
 import type { LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
 import type { QueueKeys } from "./Keys.ts"
+import { type MarkerWait, markerThenReserve } from "./Marker.ts"
 import type { WorkerRecord } from "./Registry.ts"
-import { redisError, scriptError } from "./Replies.ts"
+import { decodeReply, redisError } from "./Replies.ts"
 import { newRequestId, newWorkerId } from "./RequestId.ts"
 import { Scripts } from "./Scripts.ts"
 import type { NewJob } from "./scripts/Add.ts"
 import type { DeadTarget } from "./scripts/Admin.ts"
-import type { Completion, ExtendRef, FailMode, LeaseRef } from "./scripts/Lease.ts"
+import type { Completion, ExtendRef, FailMode, LeaseRef, ReserveInput } from "./scripts/Lease.ts"
 import { type ScriptDef, scriptKeys } from "./scripts/Script.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, verifyQueue } from "./Verify.ts"
 
@@ -57,12 +58,7 @@ export const runScript = <In, Out>(
   input: In,
   callKeys?: ReadonlyArray<string>,
 ): Effect.Effect<Out, ScriptFailure> =>
-  sendScript(client, keys, script, input, callKeys).pipe(
-    Effect.flatMap((reply) => {
-      const failure = scriptError(keys, reply)
-      return failure ? Effect.fail(failure) : Effect.succeed(script.decode(reply))
-    }),
-  )
+  sendScript(client, keys, script, input, callKeys).pipe(Effect.flatMap(decodeReply(keys, script.decode)))
 
 /**
  * Most leases (or jobs) one script call takes: a Lua script can `unpack` only a few
@@ -215,6 +211,12 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
      * running the same Effect again repeats the same call. Pass an id only to repeat a call.
      */
     add: (jobs: ReadonlyArray<NewJob>, requestId: string = newRequestId()) => run(Scripts.add, { requestId, jobs }),
+    /**
+     * Block on `blocking` for the queue's marker, with a reserve call sent right behind the
+     * wait on the same connection, so Redis runs it the moment the wait ends (see Marker.ts).
+     */
+    markerThenReserve: (blocking: RedisClient, wait: MarkerWait, input: ReserveInput) =>
+      markerThenReserve(blocking, keys, wait, input),
     ...leaseCommands(run),
     ...adminCommands(run, client, keys),
   }

@@ -4,6 +4,7 @@
  * scripts' refusal codes become the queue's tagged errors.
  */
 
+import * as Effect from "effect/Effect"
 import { NoAnswer, redactText } from "../redis/Client.ts"
 import { LayoutMismatch, OutcomeUnknown, RedisCommandError, RedisUnavailable, WrongKeyType } from "./Errors.ts"
 import { LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
@@ -102,3 +103,11 @@ export const scriptError = (keys: QueueKeys, reply: unknown): LayoutMismatch | W
       return undefined
   }
 }
+
+/** A script's raw reply as an outcome: its refusal (layout, key type) as a typed failure, any other reply decoded by `decode`. */
+export const decodeReply =
+  <Out>(keys: QueueKeys, decode: (reply: unknown) => Out) =>
+  (reply: unknown): Effect.Effect<Out, LayoutMismatch | WrongKeyType> => {
+    const failure = scriptError(keys, reply)
+    return failure ? Effect.fail(failure) : Effect.succeed(decode(reply))
+  }

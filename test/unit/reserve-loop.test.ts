@@ -69,6 +69,29 @@ describe("reserve loop", () => {
     }),
   )
 
+  it.effect(
+    "a wait short for the lease carries a reserve for the free slots, run when it ends; a long one goes alone",
+    () =>
+      Effect.gen(function* () {
+        // leaseMs 3000, heartbeat 1000: the fence is at 2500 ms, so waits under 1250 ms take a reserve
+        const short = makeFake()
+        const { program: p } = program(() => Effect.void)
+        yield* start(short, settings({ concurrency: 4, prefetch: 0, blockTimeoutMs: 1_000 }), p)
+        yield* until(() => short.of("block").length === 1, "blocked on the marker")
+        expect(short.of("block")[0]!.withReserve).toBe(4)
+        expect(short.of("reserve").length).toBe(1) // the first call; the one behind the wait waits for it
+        short.ready("a")
+        yield* until(() => short.of("reserve").length === 2, "the reserve behind the wait ran")
+        const ops = short.calls.map((c) => c.op).filter((op) => op === "reserve" || op === "block")
+      expect(ops.slice(0, 3)).toEqual(["reserve", "block", "reserve"])
+
+        const long = makeFake()
+        yield* start(long, settings({ concurrency: 4, prefetch: 0, blockTimeoutMs: 2_000 }), p)
+        yield* until(() => long.of("block").length === 1, "blocked on the marker")
+        expect(long.of("block")[0]!.withReserve).toBeUndefined()
+      }),
+  )
+
   it.effect("a job added while the loop blocks wakes it: the next reserve hands it out", () =>
     Effect.gen(function* () {
       const fake = makeFake()

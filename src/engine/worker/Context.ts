@@ -70,6 +70,8 @@ export interface Landed {
   readonly starts: ReadonlyArray<{ readonly r: Reservation; readonly deadline: number }>
   /** True when the call landed after close began and gave its jobs back itself. */
   readonly handled: boolean
+  /** True when the call failed because the marker wait it was sent behind failed (that failure is reported instead). */
+  readonly quiet: boolean
   readonly want: number
 }
 

@@ -1,18 +1,19 @@
 /**
  * One reserve call and the marker wait. A reserve call leases up to `want` jobs for free
- * slots and carries the completes riding with it (Riders.ts); it runs in a fiber of its
+ * slots and carries the completes riding with it (Riders.ts); it lands in a fiber of its
  * own, so close may stop waiting for it but never cuts it off. When the queue looks empty,
- * the loop blocks on the queue's marker on the worker's own connection.
+ * the loop blocks on the queue's marker on the worker's own connection, with a reserve
+ * call for its free slots sent right behind the wait (Marker.ts).
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { redisError } from "../Replies.ts"
-import { RESERVE_PROMOTE_LIMIT } from "../scripts/Lease.ts"
+import { type MarkerWait, waitForMarker } from "../Marker.ts"
+import { RESERVE_PROMOTE_LIMIT, type Reserved, type ReserveInput } from "../scripts/Lease.ts"
 import { refusedBeforeRun } from "./Acks.ts"
 import type { RideAnswer, Rider, WorkerContext } from "./Context.ts"
 import { freshen } from "./Heartbeat.ts"
-import { monotonicNow } from "./Lease.ts"
+import { fenceAfter, monotonicNow } from "./Lease.ts"
 
 /**
  * How much later than its own timeout a BZPOPMIN may answer before its connection is
@@ -20,48 +21,87 @@ import { monotonicNow } from "./Lease.ts"
  */
 export const BLOCK_REPLY_SLACK_MS = 5_000
 
+/** The reserve call's arguments for `want` jobs carrying the completes of `ride`. */
+const reserveInput = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArray<Rider>): ReserveInput => ({
+  workerId: ctx.workerId,
+  requestId: String(++ctx.reserveSeq),
+  count: want,
+  leaseMs: ctx.serverLeaseMs,
+  promoteLimit: RESERVE_PROMOTE_LIMIT,
+  keep: ctx.settings.keepCompleted,
+  timeoutMs: ctx.settings.timeoutMs,
+  completes: ride.map((r) => r.item),
+})
+
+/** A reserve call sent (or to send when run): its reply, and the monotonic time it was sent at. */
+interface Call {
+  readonly reply: Effect.Effect<Reserved, unknown>
+  readonly sentAt: number
+  /** Fails quietly: it failed because the marker wait sent before it did, which is reported instead. */
+  readonly quietFailure?: Effect.Effect<boolean>
+  /**
+   * The same call (same request id) on another connection, sent when the reply fails while
+   * the worker runs and Redis may have run the call: a run it made is answered again.
+   */
+  readonly again?: Effect.Effect<Reserved, unknown>
+}
+
+/**
+ * The call's reply; when it failed after it may have run (its connection went silent, or
+ * closed under it) and the worker still runs, the answer of the same call sent again: the
+ * script answers a run it already made (its leases) and changes nothing, so no job stays
+ * leased to a worker that never heard of it.
+ */
+const replyOf = <A>(ctx: WorkerContext<A>, call: Call) =>
+  Effect.flatMap(Effect.exit(call.reply), (first) =>
+    Exit.isFailure(first) &&
+    call.again !== undefined &&
+    ctx.state === "running" &&
+    !refusedBeforeRun(Cause.squash(first.cause))
+      ? Effect.exit(call.again)
+      : Effect.succeed(first),
+  )
+
+/** Tell each rider what became of its complete: the call's answer, or to go on its own when the call failed. */
+const answerRiders = (ride: ReadonlyArray<Rider>, reserved: Exit.Exit<Reserved, unknown>): void => {
+  const uncertain = Exit.isFailure(reserved) && !refusedBeforeRun(Cause.squash(reserved.cause))
+  for (let i = 0; i < ride.length; i++) {
+    const answer: RideAnswer = Exit.isSuccess(reserved)
+      ? reserved.value.completed[i] === true
+      : { resend: true, uncertain }
+    ride[i]!.answer(answer)
+  }
+}
+
 /**
  * One reserve call, in a fiber of its own: close may stop waiting for it, never cut it
  * off. It answers its riders whatever happens (a failed call sends them on their own),
  * and when it lands after close began, it gives its jobs back at once, unstarted.
  */
-const reserveCall = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArray<Rider>) =>
+const reserveCall = <A>(ctx: WorkerContext<A>, call: Call, ride: ReadonlyArray<Rider>) =>
   Effect.gen(function* () {
-    const sentAt = monotonicNow()
-    const items = ride.map((r) => r.item)
-    const reserved = yield* Effect.exit(
-      ctx.commands.reserve(want, ctx.serverLeaseMs, RESERVE_PROMOTE_LIMIT, items, ctx.settings.keepCompleted, {
-        workerId: ctx.workerId,
-        requestId: String(++ctx.reserveSeq),
-        timeoutMs: ctx.settings.timeoutMs,
-      }),
-    )
-    const uncertain = Exit.isFailure(reserved) && !refusedBeforeRun(Cause.squash(reserved.cause))
-    for (let i = 0; i < ride.length; i++) {
-      const answer: RideAnswer = Exit.isSuccess(reserved)
-        ? reserved.value.completed[i] === true
-        : { resend: true, uncertain }
-      ride[i]!.answer(answer)
-    }
+    const reserved = yield* replyOf(ctx, call)
+    answerRiders(ride, reserved)
     const starts =
-      Exit.isSuccess(reserved) && ctx.state === "running" ? yield* freshen(ctx, reserved.value.jobs, sentAt) : []
+      Exit.isSuccess(reserved) && ctx.state === "running" ? yield* freshen(ctx, reserved.value.jobs, call.sentAt) : []
+    const quiet = Exit.isFailure(reserved) && call.quietFailure !== undefined && (yield* call.quietFailure)
     if (Exit.isSuccess(reserved) && ctx.state !== "running") {
       // closed while the call was in flight: give the jobs straight back, unstarted
       if (reserved.value.jobs.length > 0)
         yield* ctx.commands.release(reserved.value.jobs).pipe(Effect.catch(ctx.report))
-      return { reserved, starts, handled: true }
+      return { reserved, starts, handled: true, quiet }
     }
-    return { reserved, starts, handled: false }
+    return { reserved, starts, handled: false, quiet }
   })
 
 /**
- * Send a reserve call in a fiber of its own; when it lands, its answer is queued for
+ * Watch a reserve call in a fiber of its own; when it lands, its answer is queued for
  * the loop (woken when the fiber ends), or, once close began, its jobs are given back at once.
  */
-export const sendReserve = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArray<Rider>) =>
+const track = <A>(ctx: WorkerContext<A>, want: number, call: Call, ride: ReadonlyArray<Rider>) =>
   Effect.gen(function* () {
     ctx.asked += want
-    const call = reserveCall(ctx, want, ride).pipe(
+    const landing = reserveCall(ctx, call, ride).pipe(
       Effect.flatMap((l) => {
         if (l.handled || ctx.state === "running") {
           ctx.landed.push({ ...l, want })
@@ -72,7 +112,7 @@ export const sendReserve = <A>(ctx: WorkerContext<A>, want: number, ride: Readon
         return jobs.length > 0 ? ctx.commands.release(jobs).pipe(Effect.catch(ctx.report)) : Effect.void
       }),
     )
-    const fiber = yield* Effect.forkDetach(call, { startImmediately: true })
+    const fiber = yield* Effect.forkDetach(landing, { startImmediately: true })
     ctx.inFlight.add(fiber)
     // the loop is woken once the call is no longer counted as out
     fiber.addObserver(() => {
@@ -81,18 +121,53 @@ export const sendReserve = <A>(ctx: WorkerContext<A>, want: number, ride: Readon
     })
   })
 
+/** Send a reserve call for `want` jobs carrying the completes of `ride` (see {@link track}). */
+export const sendReserve = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArray<Rider>) =>
+  Effect.suspend(() => {
+    const sentAt = monotonicNow()
+    const input = reserveInput(ctx, want, ride)
+    const reply = ctx.commands.reserve(want, input.leaseMs, input.promoteLimit, input.completes, input.keep, input)
+    return track(ctx, want, { reply, sentAt }, ride)
+  })
+
+/** The marker wait's deadline: a reply later than the wait plus {@link BLOCK_REPLY_SLACK_MS} means a silent connection. */
+const markerWait = (timeoutMs: number): MarkerWait => ({ timeoutMs, deadlineMs: timeoutMs + BLOCK_REPLY_SLACK_MS })
+
 /**
  * Wait for the marker on the blocking connection. A reply later than the wait plus
  * {@link BLOCK_REPLY_SLACK_MS} means the connection went silent (half-open): it is
  * replaced and the call fails, so the loop reports it and goes on.
  */
 export const blockOnMarker = <A>(ctx: WorkerContext<A>, timeoutMs: number) =>
-  Effect.tryPromise({
-    try: () =>
-      ctx.blocking.commandWithin(
-        "BZPOPMIN",
-        [ctx.commands.keys.marker, Math.max(0.01, timeoutMs / 1000).toFixed(3)],
-        timeoutMs + BLOCK_REPLY_SLACK_MS,
-      ),
-    catch: (e) => redisError("BZPOPMIN", e, ctx.blocking.describe, ctx.blocking.lastError?.()),
+  waitForMarker(ctx.blocking, ctx.commands.keys, markerWait(timeoutMs))
+
+/**
+ * True when a reserve sent behind a wait of `waitMs` may be used as it lands: its leases
+ * are counted from the wait's start (nothing tells when Redis ran it), so after a wait
+ * longer than half the fence they would land "late" and need an extend before their jobs
+ * start (Heartbeat.ts `freshen`); such long waits (a long `blockTimeoutMs`, a short lease)
+ * go alone. With the defaults (5 s against a 25 s fence) every wait takes its reserve.
+ */
+export const reserveBehind = <A>(ctx: WorkerContext<A>, waitMs: number): boolean =>
+  waitMs < fenceAfter(ctx.settings.leaseMs, ctx.settings.heartbeatMs) / 2
+
+/**
+ * Wait for the marker as {@link blockOnMarker}, with a reserve call for `want` jobs sent
+ * right behind the wait on the same connection (Marker.ts): Redis runs it the moment the
+ * wait ends, so a job added to an idle queue starts with no round trip between the wake-up
+ * and the reserve. The call is watched like any other (it lands in a fiber of its own, and
+ * close waits for it); the loop waits only for the marker. A reserve that fails because the
+ * wait failed is not reported twice: the wait's failure is. When the wait's connection went
+ * silent after Redis ran both, the reserve's reply is lost: the same call is sent again on
+ * the worker's other connection, and the script answers it with the leases it made.
+ */
+export const blockThenReserve = <A>(ctx: WorkerContext<A>, timeoutMs: number, want: number) =>
+  Effect.gen(function* () {
+    const sentAt = monotonicNow()
+    const input = reserveInput(ctx, want, [])
+    const both = yield* ctx.commands.markerThenReserve(ctx.blocking, markerWait(timeoutMs), input)
+    const quietFailure = Effect.map(Effect.exit(both.woke), Exit.isFailure)
+    const again = ctx.commands.reserve(want, input.leaseMs, input.promoteLimit, [], input.keep, input)
+    yield* track(ctx, want, { reply: both.reserved, sentAt, quietFailure, again }, [])
+    return yield* both.woke
   })

@@ -10,7 +10,7 @@ import * as Exit from "effect/Exit"
 import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/Lease.ts"
 import type { Landed, WorkerContext } from "./Context.ts"
 import { holdLease, takeWaiting } from "./Prefetch.ts"
-import { blockOnMarker, sendReserve } from "./Reserve.ts"
+import { blockOnMarker, blockThenReserve, reserveBehind, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
 import { startJob, startWaiting } from "./RunJob.ts"
 import { canSend, canStartWaiting, freeSlots, lingering, waitEvent } from "./Slots.ts"
@@ -18,10 +18,17 @@ import { canSend, canStartWaiting, freeSlots, lingering, waitEvent } from "./Slo
 /** Pauses after a failed reserve call or marker wait, in a row; the last one repeated. */
 const RETRY_PAUSE = [100, 200, 500, 1000, 2000] as const
 
+/** A call that failed: reported, unless it failed with the marker wait it was sent behind (the loop reported that). */
+const landedFailed = <A>(ctx: WorkerContext<A>, quiet: boolean, cause: Cause.Cause<unknown>) =>
+  quiet
+    ? Effect.succeed({ next: "skip" as const, due: -1 })
+    : Effect.as(ctx.report(Cause.squash(cause)), { next: "failed" as const, due: -1 })
+
 /**
  * Start the jobs of a landed call. Returns what the loop does next: "failed" (pause,
  * then go on), "short" (fewer jobs than asked: the queue looked empty; with the ms until
- * the next delayed job is due) or "full".
+ * the next delayed job is due), "full", or "skip" (a call that failed with its marker
+ * wait: nothing to note).
  */
 const startLanded = <A>(ctx: WorkerContext<A>, l: Landed) =>
   Effect.gen(function* () {
@@ -33,10 +40,7 @@ const startLanded = <A>(ctx: WorkerContext<A>, l: Landed) =>
       if (jobs.length > 0) yield* ctx.commands.release(jobs).pipe(Effect.catch(ctx.report))
       return { next: "full" as const, due: -1 }
     }
-    if (Exit.isFailure(l.reserved)) {
-      yield* ctx.report(Cause.squash(l.reserved.cause))
-      return { next: "failed" as const, due: -1 }
-    }
+    if (Exit.isFailure(l.reserved)) return yield* landedFailed(ctx, l.quiet, l.reserved.cause)
     // jobs beyond the free slots (prefetched) wait, their leases held, for a slot
     yield* Effect.uninterruptible(
       Effect.forEach(
@@ -70,6 +74,7 @@ const pauseAfterFailure = (st: LoopState) => Effect.sleep(RETRY_PAUSE[Math.min(s
 const takeLanded = <A>(ctx: WorkerContext<A>, st: LoopState, l: Landed) =>
   Effect.gen(function* () {
     const { next, due } = yield* startLanded(ctx, l)
+    if (next === "skip") return
     if (next === "failed") {
       yield* standDown(ctx)
       yield* pauseAfterFailure(st)
@@ -79,14 +84,20 @@ const takeLanded = <A>(ctx: WorkerContext<A>, st: LoopState, l: Landed) =>
     st.short = next === "short" ? due : undefined
   })
 
-/** The queue looked empty and no call is out: block on the marker until a job may be there (`due` ms at most). */
+/**
+ * The queue looked empty and no call is out: block on the marker until a job may be there
+ * (`due` ms at most), with a reserve call for the free slots sent right behind the wait
+ * (Reserve.ts; not after a wait too long for the lease): it lands as any call does, and
+ * the loop starts its jobs.
+ */
 const waitForJobs = <A>(ctx: WorkerContext<A>, st: LoopState, due: number) =>
   Effect.gen(function* () {
     st.short = undefined
     if (due === 0) return
     const wait = due > 0 ? Math.min(due, ctx.settings.blockTimeoutMs) : ctx.settings.blockTimeoutMs
     yield* standDown(ctx)
-    const woke = yield* Effect.exit(blockOnMarker(ctx, wait))
+    const want = reserveBehind(ctx, wait) ? Math.min(freeSlots(ctx), RESERVE_MAX_JOBS) : 0
+    const woke = yield* Effect.exit(want > 0 ? blockThenReserve(ctx, wait, want) : blockOnMarker(ctx, wait))
     if (Exit.isFailure(woke) && ctx.state === "running") {
       yield* ctx.report(Cause.squash(woke.cause))
       yield* pauseAfterFailure(st)

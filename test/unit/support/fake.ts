@@ -14,6 +14,7 @@ import { onTestFinished, vi } from "vitest"
 import type { Commands, LeaseRef, Reservation, ScriptFailure, SweepResult } from "../../../src/engine/Commands.ts"
 import { InvalidPayload } from "../../../src/engine/Errors.ts"
 import { queueKeys } from "../../../src/engine/Keys.ts"
+import { markerArgs } from "../../../src/engine/Marker.ts"
 import { redisError } from "../../../src/engine/Replies.ts"
 import type { WorkerHandle, WorkerProgram } from "../../../src/engine/worker/Context.ts"
 import { startWorker } from "../../../src/engine/worker/Worker.ts"
@@ -23,7 +24,16 @@ import type { RedisClient } from "../../../src/redis/Client.ts"
 /** The commands the worker engine calls: the part of {@link Commands} the fake implements. */
 export type WorkerCommands = Pick<
   Commands,
-  "keys" | "client" | "reserve" | "extend" | "complete" | "fail" | "release" | "sweep" | "workerLeave"
+  | "keys"
+  | "client"
+  | "reserve"
+  | "markerThenReserve"
+  | "extend"
+  | "complete"
+  | "fail"
+  | "release"
+  | "sweep"
+  | "workerLeave"
 >
 
 type Args<K extends keyof WorkerCommands> = WorkerCommands[K] extends (...a: infer P) => unknown ? P : never
@@ -50,7 +60,8 @@ export type Call =
     }
   | { readonly op: "release"; readonly leases: ReadonlyArray<LeaseRef> }
   | { readonly op: "sweep"; readonly limit: number }
-  | { readonly op: "block"; readonly timeoutMs: number }
+  /** A marker wait; `withReserve`: the count of the reserve call sent behind it, if one was. */
+  | { readonly op: "block"; readonly timeoutMs: number; readonly withReserve?: number }
 
 /** A job the next reserve call hands out. */
 export interface ScriptedJob {
@@ -142,6 +153,20 @@ export const makeFake = (queue = "unit") => {
       Effect.suspend(() => {
         calls.push({ op: "reserve", count: a[0], leaseMs: a[1], completes: refs(a[3] ?? []) })
         return (on.reserve ?? defaults.reserve)(...a)
+      }),
+    // the marker wait, with the reserve sent behind it answered once the wait ends (as Redis does)
+    markerThenReserve: (blocking, wait, input) =>
+      Effect.sync(() => {
+        const reply = blocking.commandWithin("BZPOPMIN", markerArgs(keys, wait.timeoutMs), wait.deadlineMs)
+        reply.catch(() => {})
+        const i = calls.length - 1
+        if (calls[i]?.op === "block") calls[i] = { ...calls[i], withReserve: input.count }
+        const woke = Effect.tryPromise({ try: () => reply, catch: (e) => redisError("BZPOPMIN", e) })
+        const { count, leaseMs, promoteLimit, completes, keep } = input
+        const reserved = Effect.flatMap(woke, () =>
+          commands.reserve(count, leaseMs, promoteLimit, completes, keep, input),
+        )
+        return { woke, reserved }
       }),
     extend: (...a) =>
       Effect.suspend(() => {

@@ -1,0 +1,85 @@
+/**
+ * An idle worker waits on the queue's marker with a reserve call sent right behind the
+ * wait on the same connection (src/engine/Marker.ts): Redis runs that reserve the moment
+ * an add ends the wait, so the job is leased with no round trip in between. These tests
+ * watch it happen on a real server (MONITOR shows which connection ran each call) and
+ * check that a closing worker leaves nothing leased.
+ */
+import { describe, expect, it } from "vitest"
+import { queueKeys } from "../src/engine/Keys.ts"
+import { Scripts } from "../src/engine/Scripts.ts"
+import { until } from "./reliability/support.ts"
+import { deferred, onCleanup } from "./support/cleanup.ts"
+import { queueNamer, rawClient } from "./support/redis.ts"
+import { useQueue, useWorker } from "./support/use.ts"
+
+const name = queueNamer("idle-pickup")
+
+/** The address (`host:port`) of the one client blocked in BZPOPMIN on `marker`, once there is one. */
+const blockedOn = async (raw: ReturnType<typeof rawClient>, before: ReadonlySet<string>): Promise<string> =>
+  until("a worker blocked on the marker", async () => {
+    const list = (await raw.client("LIST")) as string
+    const blocked = list
+      .split("\n")
+      .filter((l) => / cmd=bzpopmin /.test(l) && / flags=b /.test(l))
+      .map((l) => /(?:^| )addr=(\S+)/.exec(l)?.[1])
+      .filter((a): a is string => a !== undefined && !before.has(a))
+    return blocked.length === 1 ? blocked[0] : undefined
+  })
+
+/** Addresses of the clients blocked in BZPOPMIN now (other test files may have workers too). */
+const blockedNow = async (raw: ReturnType<typeof rawClient>): Promise<Set<string>> => {
+  const list = (await raw.client("LIST")) as string
+  return new Set(
+    list
+      .split("\n")
+      .filter((l) => / cmd=bzpopmin /.test(l))
+      .map((l) => /(?:^| )addr=(\S+)/.exec(l)?.[1] ?? ""),
+  )
+}
+
+describe("idle pickup", () => {
+  it("a job added to an idle queue is leased by the reserve sent behind the worker's marker wait, on that connection", async () => {
+    const q = name()
+    const raw = rawClient()
+    onCleanup(() => raw.disconnect())
+    const before = await blockedNow(raw)
+    const queue = useQueue<string>(q)
+    const done = deferred<string>()
+    const worker = useWorker<string>(q, async (job) => job.payload, { concurrency: 1 })
+    worker.on("completed", (job) => done.resolve(job.id))
+    await worker.ready
+    const waiter = await blockedOn(raw, before)
+
+    // MONITOR names the connection that ran each command
+    const monitor = await rawClient().monitor() // on once MONITOR answered, before the add
+    onCleanup(() => monitor.disconnect())
+    const reserves: string[] = []
+    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+      if (args[0]?.toLowerCase() === "evalsha" && args[1] === Scripts.reserve.sha && args.includes(queueKeys(q).wait))
+        reserves.push(source)
+    })
+    const id = await queue.add("hello")
+    expect(await done.promise).toBe(id)
+    await until("the reserve seen by MONITOR", () => reserves.length > 0)
+    expect(reserves[0]).toBe(waiter)
+  })
+
+  it("closing an idle worker leases nothing: the reserve behind its wait never runs", async () => {
+    const q = name()
+    const raw = rawClient()
+    onCleanup(() => raw.disconnect())
+    const before = await blockedNow(raw)
+    const queue = useQueue<string>(q)
+    const worker = useWorker<string>(q, async () => {})
+    await worker.ready
+    const waiter = await blockedOn(raw, before)
+    await worker.close()
+    expect(await blockedNow(raw)).not.toContain(waiter)
+    const id = await queue.add("after close")
+    const info = await queue.getJob(id)
+    expect(info?.state).toBe("waiting")
+    expect(await raw.zcard(queueKeys(q).active)).toBe(0)
+    expect(await raw.llen(queueKeys(q).wait)).toBe(1)
+  })
+})
