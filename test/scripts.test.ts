@@ -248,6 +248,22 @@ describe("fail", () => {
     expect(dead.jobs[0]).toMatchObject({ id: j.id, failures: 2, lostLeases: 0, error: { message: "boom 2" } })
   })
 
+  it("a completed job leaves no field behind, whether its failures were recorded or not", async () => {
+    const { keys, c } = setup()
+    const failed = job({ maxAttempts: 5 })
+    const clean = job()
+    await run(c.add([failed, clean]))
+    const [r1] = (await run(c.reserve(1, 60_000, 100))).jobs
+    expect(await run(c.fail(r1!, { delayMs: 0, error: '{"message":"boom"}', mode: "retry" }))).toBe("retry")
+    const { jobs } = await run(c.reserve(2, 60_000, 100))
+    expect(jobs.map((r) => r.attempt).sort()).toEqual([1, 2])
+    // one call completes both: the one with recorded failures and the one without
+    expect(await run(c.complete(jobs, 0))).toEqual([true, true])
+    for (const key of [keys.data, keys.max, keys.fails, keys.lost, keys.err, keys.lease, keys.holder]) {
+      expect(await raw.hgetall(key)).toEqual({})
+    }
+  })
+
   it("a retry with a delay goes to delayed", async () => {
     const { keys, c } = setup()
     await run(c.add([job()]))

@@ -9,6 +9,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import type { Reservation } from "../Commands.ts"
 import type { TraceParent } from "./Carrier.ts"
 import { type Instruments, meter } from "./Metrics.ts"
@@ -53,6 +54,16 @@ export interface Run {
   readonly span: SpanHandle | undefined
   readonly meter: Instruments | undefined
   readonly started: number
+}
+
+/**
+ * True when nothing would record a run started now: no tracer for the current fiber and
+ * no meter provider. The caller then skips {@link startProcess} (and its Effects) for the
+ * job; false when it cannot tell (outside a fiber).
+ */
+export const recordsNothing = (): boolean => {
+  const fiber = Fiber.getCurrent()
+  return fiber !== undefined && tracerFor(fiber) === undefined && meter() === undefined
 }
 
 /**

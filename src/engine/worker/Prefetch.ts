@@ -59,27 +59,31 @@ export const prefetchNow = <A>(ctx: WorkerContext<A>): number => {
  */
 export const holdLease = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: number) =>
   Effect.suspend(() => {
-    const held: Held = {
-      id: r.id,
-      token: r.token,
-      attempt: r.attempt,
-      maxAttempts: r.maxAttempts,
-      timeoutMs: r.timeoutMs,
-      localDeadline: deadline,
-      controller: undefined,
-      fiber: undefined as Fiber.Fiber<unknown, unknown> | undefined,
-      ended: undefined,
-    }
-    const older = ctx.table.add(held)
-    if (!older) return Effect.succeed(held)
-    const lost = new LeaseLost({ queue: ctx.commands.keys.queue, jobId: older.id, token: older.token })
-    return ctx.table.end(older, "lease-lost", lost).pipe(
-      Effect.map(() => {
-        leaseEnded(ctx, older, "lease-lost")
-        return held
-      }),
-    )
+    const { held, older } = enterLease(ctx, r, deadline)
+    return older ? Effect.as(endOlder(ctx, older), held) : Effect.succeed(held)
   })
+
+/** `holdLease`'s synchronous part: the new lease entered in the table, and the older one it replaced (if any). */
+export const enterLease = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: number) => {
+  const held: Held = {
+    id: r.id,
+    token: r.token,
+    attempt: r.attempt,
+    maxAttempts: r.maxAttempts,
+    timeoutMs: r.timeoutMs,
+    localDeadline: deadline,
+    controller: undefined,
+    fiber: undefined as Fiber.Fiber<unknown, unknown> | undefined,
+    ended: undefined,
+  }
+  return { held, older: ctx.table.add(held) }
+}
+
+/** End an older lease that a newer token on the same job replaced, as lost, and report it. */
+export const endOlder = <A>(ctx: WorkerContext<A>, older: Held): Effect.Effect<void> => {
+  const lost = new LeaseLost({ queue: ctx.commands.keys.queue, jobId: older.id, token: older.token })
+  return Effect.map(ctx.table.end(older, "lease-lost", lost), () => leaseEnded(ctx, older, "lease-lost"))
+}
 
 /** Take the waiting jobs out of the buffer (at close): those whose lease is still live are to be released. */
 export const takeWaiting = <A>(ctx: WorkerContext<A>): Reservation[] =>

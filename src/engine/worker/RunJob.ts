@@ -12,6 +12,7 @@ import { splitPayload } from "../telemetry/Carrier.ts"
 import {
   endProcess,
   type Run,
+  recordsNothing,
   runHandler,
   startProcess,
   traceSettle,
@@ -20,7 +21,7 @@ import {
 import type { WorkerContext } from "./Context.ts"
 import { identity } from "./Heartbeat.ts"
 import { type Held, signalOf } from "./Lease.ts"
-import { holdLease, recordHandlerMs } from "./Prefetch.ts"
+import { endOlder, enterLease, recordHandlerMs } from "./Prefetch.ts"
 import { refuse, settle } from "./Settle.ts"
 import { freeSlot, takeSlot } from "./Slots.ts"
 import { armTimeout, reportProgress } from "./Steer.ts"
@@ -38,7 +39,7 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
   return Effect.suspend(() => {
     const w = identity(ctx)
     const carried = splitPayload(r.payload)
-    return Effect.flatMap(startProcess(w, r, carried.parent), (run) => {
+    const started = (run: Run | undefined) => {
       held.span = run?.span
       return Effect.flatMap(Effect.exit(ctx.program.decode(carried.payload)), (decoded) => {
         if (Exit.isSuccess(decoded)) return runDecoded(ctx, r, held, w, run, decoded.value, flags)
@@ -47,7 +48,9 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
         endProcess(w, run, decoded, undefined)
         return Effect.uninterruptible(traceSettle(w, r, held, run, "fail", refuse(ctx, r, held, decoded.cause)))
       })
-    })
+    }
+    // with no tracer and no meter (the usual case), no telemetry Effect runs at all
+    return recordsNothing() ? started(undefined) : Effect.flatMap(startProcess(w, r, carried.parent), started)
   }).pipe(
     Effect.catch((e) => ctx.report(e)),
     Effect.onExit(() =>
@@ -117,24 +120,31 @@ const runDecoded = <A>(
 
 /** Run a job whose lease is held (see `holdLease`) in a fiber of its own; its slot is taken now. */
 export const runHeld = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    takeSlot(ctx)
-    // the run's timeout counts from here (the server's limit from the reserve, a lease later)
-    return Effect.flatMap(armTimeout(ctx, held), (disarm) =>
-      Effect.map(Effect.forkDetach(runJob(ctx, r, held), { startImmediately: true }), (fiber) => {
-        held.fiber = fiber as Fiber.Fiber<unknown, unknown>
-        ctx.jobFibers.add(fiber)
-        fiber.addObserver(() => {
-          disarm()
-          ctx.jobFibers.delete(fiber)
-        })
-      }),
-    )
-  })
+  Effect.suspend(() => forkHeld(ctx, r, held))
+
+/** `runHeld`'s body (run inside an Effect). A job without a timeout arms nothing: one fork, one map. */
+const forkHeld = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held): Effect.Effect<void> => {
+  takeSlot(ctx)
+  const fork = (disarm: (() => void) | undefined) =>
+    Effect.map(Effect.forkDetach(runJob(ctx, r, held), { startImmediately: true }), (fiber) => {
+      held.fiber = fiber as Fiber.Fiber<unknown, unknown>
+      ctx.jobFibers.add(fiber)
+      fiber.addObserver(() => {
+        disarm?.()
+        ctx.jobFibers.delete(fiber)
+      })
+    })
+  // the run's timeout counts from here (the server's limit from the reserve, a lease later)
+  return (held.timeoutMs ?? 0) > 0 ? Effect.flatMap(armTimeout(ctx, held), fork) : fork(undefined)
+}
 
 /** Start a reserved job in a fiber of its own; its slot is taken now, its lease entered in the table. */
-export const startJob = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: number) =>
-  Effect.flatMap(holdLease(ctx, r, deadline), (held) => runHeld(ctx, r, held))
+export const startJob = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: number): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const { held, older } = enterLease(ctx, r, deadline)
+    // an older lease on the same job is ended (and reported) first, as holdLease does
+    return older ? Effect.flatMap(endOlder(ctx, older), () => forkHeld(ctx, r, held)) : forkHeld(ctx, r, held)
+  })
 
 /**
  * Start the waiting (prefetched) jobs for which a slot is free, in order. One whose lease
