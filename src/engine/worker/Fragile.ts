@@ -6,9 +6,11 @@
  * or failed (so possibly the job that kills workers) — could go to dead without ever
  * running, or take its neighbours' attempts with it.
  *
- * So a worker never holds a fragile job unstarted, and never holds jobs unstarted beside a
- * fragile one: of a landed call, the jobs it would hold from the first fragile one on (or
- * all of them, when a job it starts now is fragile) are released at once — unstarted,
+ * So a worker never holds a fragile job unstarted, never holds jobs unstarted beside a
+ * fragile one, and does not start a suspect (it lost a lease or failed before) while
+ * another of its reserve calls is out (that call's jobs would be leased to it unstarted if
+ * the suspect killed it). Of a landed call, the jobs it would hold from the first fragile
+ * one on (or all of them, when a job it starts now is fragile) are released at once — unstarted,
  * attempts unchanged, back at the head of the queue — and the worker asks for no prefetch
  * while it runs a fragile job and for {@link FRAGILE_PAUSE_MS} after one last landed (a
  * queue of `maxAttempts: 1` jobs, all fragile, is then served without prefetch and
@@ -21,8 +23,11 @@ import { monotonicNow } from "./Lease.ts"
 /** After a fragile job landed, the worker asks for no prefetch for this long (ms). */
 export const FRAGILE_PAUSE_MS = 1_000
 
-/** On its last attempt, or it lost a lease or failed before (attempt > 1). */
-export const isFragile = (r: Reservation): boolean => r.attempt > 1 || r.attempt >= r.maxAttempts
+/** It lost a lease or failed before (attempt > 1): maybe the job that kills its workers. */
+export const isSuspect = (r: Reservation): boolean => r.attempt > 1
+
+/** A suspect, or on its last attempt: one more lost lease could send it to dead. */
+export const isFragile = (r: Reservation): boolean => isSuspect(r) || r.attempt >= r.maxAttempts
 
 /**
  * True while the worker asks for no prefetch: a fragile job landed within
@@ -49,8 +54,8 @@ export interface Placed<S> {
 /**
  * Split the jobs of a landed call, in order: the first `free` start now, the rest are held,
  * except that none is held from the first fragile one on, nor at all when one that starts
- * is fragile, and that a fragile one does not start while another reserve call is out
- * (see the top of this file). Notes when a fragile job landed.
+ * is fragile, and that a suspect (one that lost a lease or failed before) does not start
+ * while another reserve call is out (see the top of this file). Notes when a fragile job landed.
  */
 export const place = <A, S extends { readonly r: Reservation }>(
   ctx: WorkerContext<A>,
@@ -59,11 +64,11 @@ export const place = <A, S extends { readonly r: Reservation }>(
 ): Placed<S> => {
   let start = jobs.slice(0, Math.max(0, free))
   const rest = jobs.slice(start.length)
-  // while another call is out, a fragile job does not start: that call's jobs would be
-  // leased to this worker, unstarted, if the job killed it; given back, it comes again in a
-  // call of its own (prefetch pauses, so one call at a time asks only for free slots)
-  const deferred = ctx.inFlight.size > 0 ? start.filter((s) => isFragile(s.r)) : []
-  if (deferred.length > 0) start = start.filter((s) => !isFragile(s.r))
+  // while another call is out, a suspect does not start: that call's jobs would be leased
+  // to this worker, unstarted, if the job killed it; given back, it comes again in a call
+  // of its own (prefetch pauses, so one call at a time asks only for free slots)
+  const deferred = ctx.inFlight.size > 0 ? start.filter((s) => isSuspect(s.r)) : []
+  if (deferred.length > 0) start = start.filter((s) => !isSuspect(s.r))
   const fragileStarts = start.some((s) => isFragile(s.r))
   const firstFragile = rest.findIndex((s) => isFragile(s.r))
   if (deferred.length > 0 || fragileStarts || firstFragile >= 0) ctx.fragileAt = monotonicNow()
