@@ -60,16 +60,22 @@ export interface Ticks {
   readonly server: ProbeResult
 }
 
-/** Run recovery ticks until `target` jobs are recovered (at most `maxTicks`; `target` 0 runs all of them). */
+/**
+ * Run recovery ticks until `target` jobs are recovered (at most `maxTicks`; `target` 0 runs all of them).
+ * `warm`: one untimed pass first (for a healthy set, where a pass changes nothing).
+ */
 export const runTicks = async (
   ctx: BenchContext,
   a: DisposableAdapter,
   target: number,
   maxTicks: number,
+  warm = false,
 ): Promise<Ticks> => {
   const recovery = a.recovery ? await a.recovery(QUEUE) : undefined
   if (!recovery) throw new Error("no recovery")
   try {
+    // steady state: one untimed pass first, so a script's first load (EVAL of its source) is not counted
+    if (warm) await recovery.pass()
     const { value, server } = await measureServer(ctx, async () => {
       const tickMs: number[] = []
       let reclaimed = 0

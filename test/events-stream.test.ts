@@ -5,6 +5,7 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands } from "../src/engine/Commands.ts"
+import { decodeEntry } from "../src/engine/EventDecode.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
 import { newJob, run } from "./support/jobs.ts"
@@ -149,7 +150,12 @@ describe("each state change records its event in the same call", () => {
     while ((await redisNow()) <= end) await new Promise((r) => setTimeout(r, 20))
     const swept = await run(c.sweep(100))
     expect(swept).toMatchObject({ reclaimed: 2, dead: 1 })
-    const events = (await entries(keys.events)).filter((e) => e.kind !== "added" && e.kind !== "active")
+    // one entry may name several jobs (ids joined, and their attempts in the same order): one event per job
+    const events = (await entries(keys.events))
+      .filter((e) => e.kind !== "added" && e.kind !== "active")
+      .flatMap((e) =>
+        e.id!.split(",").map((id, i) => ({ ...e, id, ...(e.attempt ? { attempt: e.attempt.split(",")[i] } : {}) })),
+      )
     // both leases share one deadline, so the sweep takes them in id order: compare per job
     expect(events.filter((e) => e.id === once.id)).toEqual([
       { kind: "lease-lost", id: once.id, attempt: "1" },
@@ -157,6 +163,35 @@ describe("each state change records its event in the same call", () => {
     ])
     expect(events.filter((e) => e.id === twice.id)).toEqual([{ kind: "lease-lost", id: twice.id, attempt: "1" }])
     expect(events).toHaveLength(3)
+  })
+})
+
+describe("one entry for many jobs, read back as one event per job", () => {
+  it("a sweep's lost leases share entries; each job's event carries its own attempt", async () => {
+    const { keys, c } = setup()
+    const first = newJob()
+    const second = newJob()
+    await run(c.add([first, second]))
+    // `first` loses a lease once alone, so when both expire together its attempt differs
+    const one = await run(c.reserve(1, 1_000, 100))
+    while ((await redisNow()) <= one.jobs[0]!.deadline) await new Promise((r) => setTimeout(r, 20))
+    await run(c.sweep(100))
+    const both = await run(c.reserve(2, 1_000, 100))
+    expect(both.jobs).toHaveLength(2)
+    while ((await redisNow()) <= Math.max(...both.jobs.map((j) => j.deadline)))
+      await new Promise((r) => setTimeout(r, 20))
+    expect(await run(c.sweep(100))).toMatchObject({ reclaimed: 2 })
+    const stream = await raw.xrange(keys.events, "-", "+")
+    const lost = stream
+      .flatMap(([id, fields]) => decodeEntry(keys.queue, id, fields))
+      .filter((e) => e.kind === "lease-lost")
+    const last = lost.slice(-2)
+    // the last sweep wrote one entry for both jobs
+    expect(last.map((e) => e.eventId.split(".")[0])).toEqual([stream.at(-1)![0], stream.at(-1)![0]])
+    expect(Object.fromEntries(last.map((e) => [e.jobId, e.kind === "lease-lost" ? e.attempt : 0]))).toEqual({
+      [first.id]: 2,
+      [second.id]: 1,
+    })
   })
 })
 

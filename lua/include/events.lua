@@ -7,9 +7,10 @@
 --   0 means the queue records no events.
 -- emit_event(eventsKey, maxlen, kind, id, ...): XADD eventsKey MAXLEN ~ maxlen *
 --   kind <kind> id <id> followed by the extra field/value pairs in `...`. One entry may
---   carry the same change for several jobs of one call (added, active, completed): `id`
---   is then their ids joined by ",", and a per-job field (active's token) holds as many
---   values, joined by "," in the same order; job ids never contain ",". Does nothing
+--   carry the same change for several jobs of one call (added, active, completed,
+--   lease-lost, dead): `id` is then their ids joined by ",", and a per-job field (active's
+--   token, lease-lost's attempt) holds as many values, joined by "," in the same order;
+--   job ids never contain ",". Does nothing
 --   when maxlen is 0. "~" trims whole stream nodes only, so the stream holds about
 --   maxlen entries (up to one node, 100 entries by default, more) at O(1) amortised cost.
 --   eventsKey  STREAM  the queue's events key (declared in the caller's KEYS)

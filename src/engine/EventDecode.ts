@@ -112,7 +112,8 @@ const decodeOne = (base: EventBase, f: Record<string, string | undefined>): JobE
 
 /**
  * The events of one stream entry. An entry may carry one change for several jobs of one
- * call (`id` "a,b,c", and `token` "1,2,3" for active): one event per job, in order, with
+ * call (`id` "a,b,c", and `token` "1,2,3" for active, `attempt` "2,1,3" for lease-lost):
+ * one event per job, in order, with
  * eventIds `<entry id>.0`, `<entry id>.1`, …; an entry for one job gives the entry id itself.
  */
 export const decodeEntry = (queue: string, entryId: string, fields: ReadonlyArray<string>): JobEvent[] => {
@@ -124,10 +125,15 @@ export const decodeEntry = (queue: string, entryId: string, fields: ReadonlyArra
     const one = decodeOne({ eventId: entryId, jobId: ids[0]!, at, queue }, f)
     return one ? [one] : []
   }
+  // per-job fields, joined in the order of the ids: active's token, lease-lost's attempt
   const tokens = f.token?.split(",")
+  const attempts = f.attempt?.split(",")
   const out: JobEvent[] = []
   for (const [i, jobId] of ids.entries()) {
-    const one = decodeOne({ eventId: `${entryId}.${i}`, jobId, at, queue }, { ...f, token: tokens?.[i] })
+    const one = decodeOne(
+      { eventId: `${entryId}.${i}`, jobId, at, queue },
+      { ...f, token: tokens?.[i], attempt: attempts?.[i] },
+    )
     if (one) out.push(one)
   }
   return out
