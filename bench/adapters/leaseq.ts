@@ -73,13 +73,13 @@ export const createLeaseq = async (url: string): Promise<Adapter & { dispose(): 
       return { waiting: s.waiting, active: s.active }
     },
 
-    /** leaseq's sweep pass, as a worker or `leaseq sweep` runs it: bounded calls of 1,000 until nothing expired is left. */
+    /** leaseq's sweep pass, as a worker or `leaseq sweep` runs it: bounded calls of the default limit (500) until nothing expired is left. */
     async recovery(name): Promise<Recovery> {
       const q = new m.Queue<Payload>(name, { connection: url })
       await q.stats() // connected and scripts checked before the first timed tick
       return {
         async pass() {
-          const r = await q.sweep({ limit: 1000 })
+          const r = await q.sweep()
           return { reclaimed: r.reclaimed + r.dead, calls: r.calls }
         },
         close: () => q.close(),
