@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
+import type { Job, Worker } from "../src/index.ts"
 import { until } from "./reliability/support.ts"
 import { deferred, onCleanup } from "./support/cleanup.ts"
 import { queueNamer, rawClient } from "./support/redis.ts"
@@ -38,18 +39,29 @@ const blockedNow = async (raw: ReturnType<typeof rawClient>): Promise<Set<string
   )
 }
 
+/** A queue and a worker on it, once the worker is blocked on the marker (`waiter`: that connection's address). */
+const idleWorker = async (
+  handler: (job: Job<string>) => Promise<unknown> | unknown,
+  listen: (w: Worker<string>) => void = () => {},
+) => {
+  const q = name()
+  const raw = rawClient()
+  onCleanup(() => raw.disconnect())
+  const before = await blockedNow(raw)
+  const queue = useQueue<string>(q)
+  const worker = useWorker<string>(q, async (job) => handler(job), { concurrency: 1 })
+  listen(worker)
+  await worker.ready
+  return { q, queue, worker, raw, waiter: await blockedOn(raw, before) }
+}
+
 describe("idle pickup", () => {
   it("a job added to an idle queue is leased by the reserve sent behind the worker's marker wait, on that connection", async () => {
-    const q = name()
-    const raw = rawClient()
-    onCleanup(() => raw.disconnect())
-    const before = await blockedNow(raw)
-    const queue = useQueue<string>(q)
     const done = deferred<string>()
-    const worker = useWorker<string>(q, async (job) => job.payload, { concurrency: 1 })
-    worker.on("completed", (job) => done.resolve(job.id))
-    await worker.ready
-    const waiter = await blockedOn(raw, before)
+    const { q, queue, waiter } = await idleWorker(
+      (job) => job.payload,
+      (w) => w.on("completed", (job) => done.resolve(job.id)),
+    )
 
     // MONITOR names the connection that ran each command
     const monitor = await rawClient().monitor() // on once MONITOR answered, before the add
@@ -66,14 +78,7 @@ describe("idle pickup", () => {
   })
 
   it("closing an idle worker leases nothing: the reserve behind its wait never runs", async () => {
-    const q = name()
-    const raw = rawClient()
-    onCleanup(() => raw.disconnect())
-    const before = await blockedNow(raw)
-    const queue = useQueue<string>(q)
-    const worker = useWorker<string>(q, async () => {})
-    await worker.ready
-    const waiter = await blockedOn(raw, before)
+    const { q, queue, worker, raw, waiter } = await idleWorker(async () => {})
     await worker.close()
     expect(await blockedNow(raw)).not.toContain(waiter)
     const id = await queue.add("after close")
