@@ -8,6 +8,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import { type MarkerWait, waitForMarker } from "../Marker.ts"
 import { RESERVE_PROMOTE_LIMIT, type Reserved, type ReserveInput } from "../scripts/Lease.ts"
 import { refusedBeforeRun } from "./Acks.ts"
@@ -119,6 +120,7 @@ const track = <A>(ctx: WorkerContext<A>, want: number, call: Call, ride: Readonl
       ctx.inFlight.delete(fiber)
       ctx.wakeLoop()
     })
+    return fiber
   })
 
 /** Send a reserve call for `want` jobs carrying the completes of `ride` (see {@link track}). */
@@ -127,7 +129,7 @@ export const sendReserve = <A>(ctx: WorkerContext<A>, want: number, ride: Readon
     const sentAt = monotonicNow()
     const input = reserveInput(ctx, want, ride)
     const reply = ctx.commands.reserve(want, input.leaseMs, input.promoteLimit, input.completes, input.keep, input)
-    return track(ctx, want, { reply, sentAt }, ride)
+    return Effect.asVoid(track(ctx, want, { reply, sentAt }, ride))
   })
 
 /** The marker wait's deadline: a reply later than the wait plus {@link BLOCK_REPLY_SLACK_MS} means a silent connection. */
@@ -156,7 +158,8 @@ export const reserveBehind = <A>(ctx: WorkerContext<A>, waitMs: number): boolean
  * right behind the wait on the same connection (Marker.ts): Redis runs it the moment the
  * wait ends, so a job added to an idle queue starts with no round trip between the wake-up
  * and the reserve. The call is watched like any other (it lands in a fiber of its own, and
- * close waits for it); the loop waits only for the marker. A reserve that fails because the
+ * close waits for it); once the wait answered, the loop waits for that call to land (its
+ * reply comes with the wait's) and then starts its jobs. A reserve that fails because the
  * wait failed is not reported twice: the wait's failure is. When the wait's connection went
  * silent after Redis ran both, the reserve's reply is lost: the same call is sent again on
  * the worker's other connection, and the script answers it with the leases it made.
@@ -168,6 +171,9 @@ export const blockThenReserve = <A>(ctx: WorkerContext<A>, timeoutMs: number, wa
     const both = yield* ctx.commands.markerThenReserve(ctx.blocking, markerWait(timeoutMs), input)
     const quietFailure = Effect.map(Effect.exit(both.woke), Exit.isFailure)
     const again = ctx.commands.reserve(want, input.leaseMs, input.promoteLimit, [], input.keep, input)
-    yield* track(ctx, want, { reply: both.reserved, sentAt, quietFailure, again }, [])
-    return yield* both.woke
+    const landing = yield* track(ctx, want, { reply: both.reserved, sentAt, quietFailure, again }, [])
+    const woke = yield* both.woke
+    // its reply came with the wake-up's: the loop takes its jobs next, without waiting for a ring
+    yield* Fiber.await(landing)
+    return woke
   })
