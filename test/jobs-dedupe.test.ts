@@ -1,36 +1,21 @@
-/**
- * dedupeUntil "finished", clearDedupe, and getJob / cancel on partitioned queues,
- * against real Redis.
- */
-import type { Redis } from "ioredis"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { type Commands, makeCommands } from "../src/engine/Commands.ts"
 import { InvalidOptions } from "../src/engine/Errors.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Queue } from "../src/index.ts"
-import { connect, type RedisClient } from "../src/redis/Client.ts"
 import { redisNow, until } from "./reliability/support.ts"
 import { onCleanup } from "./support/cleanup.ts"
 import { run } from "./support/jobs.ts"
-import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
+import { dumpQueue, queueNamer, redisUrl, sharedClients } from "./support/redis.ts"
 
 const name = queueNamer("jobs-dedupe")
-let raw: Redis
-let client: RedisClient
-beforeAll(() => {
-  raw = rawClient()
-  client = connect(redisUrl())
-})
-afterAll(async () => {
-  raw.disconnect()
-  await client.close()
-})
+const shared = sharedClients()
 
 const setup = (options: ConstructorParameters<typeof Queue>[1] = {}) => {
   const q = name()
   const queue = new Queue<number>(q, { connection: redisUrl(), ...options })
   onCleanup(() => queue.close())
-  return { q, queue, keys: queueKeys(q), c: makeCommands(client, queueKeys(q)) }
+  return { q, queue, keys: queueKeys(q), c: makeCommands(shared.client, queueKeys(q)) }
 }
 
 const lease = async (c: Commands, leaseMs = 5_000) => {
@@ -64,7 +49,7 @@ describe('dedupeUntil: "finished"', () => {
     expect(b).not.toBe(a)
 
     const lb = await lease(c, 1_000)
-    await until("the lease expired (Redis clock)", async () => (await redisNow(raw)) > lb.deadline)
+    await until("the lease expired (Redis clock)", async () => (await redisNow(shared.raw)) > lb.deadline)
     expect((await queue.sweep()).dead).toBe(1)
     const d = await queue.add(3, { ...until_, delayMs: 60_000 })
     expect(d).not.toBe(b)
@@ -115,7 +100,7 @@ describe('dedupeUntil: "finished"', () => {
   it("bad options are refused, naming the field, and nothing is written", async () => {
     const { q, queue } = setup()
     await queue.add(0)
-    const before = await dumpQueue(raw, q)
+    const before = await dumpQueue(shared.raw, q)
     const cases: Array<[unknown, string]> = [
       [{ dedupeKey: "k", dedupeUntil: "forever" }, "options.dedupeUntil"],
       [{ dedupeUntil: "finished" }, "options.dedupeUntil"],
@@ -126,7 +111,7 @@ describe('dedupeUntil: "finished"', () => {
       expect(e).toBeInstanceOf(InvalidOptions)
       expect((e as InvalidOptions).field).toBe(field)
     }
-    expect(await dumpQueue(raw, q)).toEqual(before)
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
   })
 })
 
@@ -151,13 +136,13 @@ describe("clearDedupe", () => {
   it("a bad key is refused and nothing is written", async () => {
     const { q, queue } = setup()
     await queue.add(1, until_)
-    const before = await dumpQueue(raw, q)
+    const before = await dumpQueue(shared.raw, q)
     for (const bad of ["", 7, "x".repeat(513)]) {
       const e = await queue.clearDedupe(bad as string).catch((x: unknown) => x)
       expect(e).toBeInstanceOf(InvalidOptions)
       expect((e as InvalidOptions).field).toBe("dedupeKey")
     }
-    expect(await dumpQueue(raw, q)).toEqual(before)
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
   })
 })
 

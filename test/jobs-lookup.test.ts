@@ -1,36 +1,22 @@
-/**
- * getJob and cancel in every state, against real Redis: the scripts' answers, what is
- * left in Redis, cancel racing complete, and bad input writing nothing.
- */
-import type { Redis } from "ioredis"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { type Commands, makeCommands } from "../src/engine/Commands.ts"
 import { InvalidOptions } from "../src/engine/Errors.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Queue, Worker } from "../src/index.ts"
-import { connect, type RedisClient } from "../src/redis/Client.ts"
+import { connect } from "../src/redis/Client.ts"
 import { deferred, onCleanup } from "./support/cleanup.ts"
 import { newJob, run } from "./support/jobs.ts"
-import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
+import { dumpQueue, queueNamer, redisUrl, sharedClients } from "./support/redis.ts"
 
 const name = queueNamer("jobs-lookup")
-let raw: Redis
-let client: RedisClient
-beforeAll(() => {
-  raw = rawClient()
-  client = connect(redisUrl())
-})
-afterAll(async () => {
-  raw.disconnect()
-  await client.close()
-})
+const shared = sharedClients()
 
 /** A queue: its Promise face (closed after the test) and its script commands. */
 const setup = () => {
   const q = name()
   const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
   onCleanup(() => queue.close())
-  return { q, queue, keys: queueKeys(q), c: makeCommands(client, queueKeys(q)) }
+  return { q, queue, keys: queueKeys(q), c: makeCommands(shared.client, queueKeys(q)) }
 }
 
 /** Complete one throw-away job with `keep`, so the queue records keepCompleted = keep (as a worker would). */
@@ -134,7 +120,7 @@ describe("getJob", () => {
   it("refuses a bad id with a clear error and sends nothing", async () => {
     const { q, queue } = setup()
     await queue.add({ n: 1 })
-    const before = await dumpQueue(raw, q)
+    const before = await dumpQueue(shared.raw, q)
     for (const bad of ["", 42, null, "x".repeat(129)]) {
       for (const call of [() => queue.getJob(bad as string), () => queue.cancel(bad as string)]) {
         const e = await call().catch((x: unknown) => x)
@@ -142,7 +128,7 @@ describe("getJob", () => {
         expect((e as InvalidOptions).message).toContain("id")
       }
     }
-    expect(await dumpQueue(raw, q)).toEqual(before)
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
   })
 })
 
@@ -153,7 +139,7 @@ describe("cancel", () => {
     const id = await queue.add({ n: 1 }, { dedupeKey: "w" })
     const other = await queue.add({ n: 2 })
     expect(await queue.cancel(id)).toBe("waiting")
-    expect(await raw.lrange(keys.wait, 0, -1)).toEqual([other])
+    expect(await shared.raw.lrange(keys.wait, 0, -1)).toEqual([other])
     expect((await lease(c)).id).toBe(other)
     expect((await run(c.reserve(10, 5_000, 100))).jobs).toEqual([])
     const info = await queue.getJob(id)
@@ -171,7 +157,7 @@ describe("cancel", () => {
     await recordKeep(c, 10)
     const id = await queue.add({ n: 1 }, { delayMs: 1 })
     expect(await queue.cancel(id)).toBe("delayed")
-    expect(await raw.zcard(keys.delayed)).toBe(0)
+    expect(await shared.raw.zcard(keys.delayed)).toBe(0)
     const swept = await queue.sweep()
     expect(swept.promoted).toBe(0)
     expect((await run(c.reserve(10, 5_000, 100))).jobs).toEqual([])
@@ -184,10 +170,10 @@ describe("cancel", () => {
     const id = await queue.add({ n: 1 })
     const l = await lease(c)
     expect(await queue.cancel(id)).toBe("active")
-    expect(await raw.zscore(keys.active, id)).toBeNull()
-    expect(await raw.hget(keys.lease, id)).toBeNull()
+    expect(await shared.raw.zscore(keys.active, id)).toBeNull()
+    expect(await shared.raw.hget(keys.lease, id)).toBeNull()
     // what the holder's worker reads to tell a cancel from a lost lease
-    expect(await raw.zscore(keys.cancelled, id)).not.toBeNull()
+    expect(await shared.raw.zscore(keys.cancelled, id)).not.toBeNull()
     // -1: the lease is gone because the job was cancelled (not an ordinary lost lease)
     expect(await run(c.extend([l], 5_000))).toEqual([-1])
     expect(await run(c.complete([l], 10))).toEqual([false])
@@ -199,7 +185,7 @@ describe("cancel", () => {
     expect(stats.counters.completed).toBe(1) // recordKeep's job only
     expect(await queue.getJob(id)).toMatchObject({ state: "cancelled", failures: 0 })
     // recorded in the events stream by the same script
-    const events = (await raw.xrange(keys.events, "-", "+")).map(([, f]) => f.join(" "))
+    const events = (await shared.raw.xrange(keys.events, "-", "+")).map(([, f]) => f.join(" "))
     expect(events.filter((e) => e.startsWith("kind cancelled"))).toEqual([`kind cancelled id ${id} was active`])
   })
 
@@ -218,13 +204,13 @@ describe("cancel", () => {
       progress: { pct: 40 },
       timeoutMs: 60_000,
     })
-    expect(await raw.hget(keys.holder, id)).not.toBeNull()
+    expect(await shared.raw.hget(keys.holder, id)).not.toBeNull()
     expect(await queue.cancel(id)).toBe("active")
     // keepCompleted was never recorded (0): the job's data goes with the cancel
-    expect(await raw.hget(keys.holder, id)).toBeNull()
-    expect(await raw.hget(keys.progress, id)).toBeNull()
-    expect(await raw.hget(keys.timeout, id)).toBeNull()
-    expect(await raw.hget(keys.data, id)).toBeNull()
+    expect(await shared.raw.hget(keys.holder, id)).toBeNull()
+    expect(await shared.raw.hget(keys.progress, id)).toBeNull()
+    expect(await shared.raw.hget(keys.timeout, id)).toBeNull()
+    expect(await shared.raw.hget(keys.data, id)).toBeNull()
     expect(await queue.verify()).toMatchObject({ violations: 0 })
   })
 
@@ -233,9 +219,9 @@ describe("cancel", () => {
     const id = await queue.add({ n: 1 })
     expect(await queue.cancel(id)).toBe("waiting")
     expect(await queue.getJob(id)).toBeUndefined()
-    expect(await raw.hget(keys.data, id)).toBeNull()
-    expect(await raw.hget(keys.max, id)).toBeNull()
-    expect(await raw.zscore(keys.cancelled, id)).not.toBeNull()
+    expect(await shared.raw.hget(keys.data, id)).toBeNull()
+    expect(await shared.raw.hget(keys.max, id)).toBeNull()
+    expect(await shared.raw.zscore(keys.cancelled, id)).not.toBeNull()
   })
 
   it("keeps the data of only the newest keepCompleted cancelled jobs", async () => {
@@ -257,11 +243,11 @@ describe("cancel", () => {
     const dead = await queue.add({ n: 2 }, { maxAttempts: 1 })
     const d = await lease(c)
     await run(c.fail(d, { delayMs: 0, error: "{}", mode: "final" }))
-    const before = await dumpQueue(raw, q)
+    const before = await dumpQueue(shared.raw, q)
     expect(await queue.cancel(done)).toBeUndefined()
     expect(await queue.cancel(dead)).toBeUndefined()
     expect(await queue.cancel("01NEVERADDED0000000000000X")).toBeUndefined()
-    expect(await dumpQueue(raw, q)).toEqual(before)
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
     expect(await queue.getJob(done)).toMatchObject({ state: "completed" })
     expect(await queue.getJob(dead)).toMatchObject({ state: "dead" })
   })

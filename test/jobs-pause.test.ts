@@ -1,32 +1,16 @@
-/**
- * pause / resume against real Redis: a paused queue hands out nothing (with 100 jobs
- * waiting and 4 workers blocked on the marker), delayed jobs still come due, running
- * jobs finish, and resume wakes the idle workers through the marker.
- */
-import type { Redis } from "ioredis"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { makeCommands } from "../src/engine/Commands.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
 import { Queue, Worker } from "../src/index.ts"
-import { connect, type RedisClient } from "../src/redis/Client.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
 import { redisNow, until } from "./reliability/support.ts"
 import { onCleanup } from "./support/cleanup.ts"
 import { run } from "./support/jobs.ts"
-import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
+import { dumpQueue, queueNamer, rawClient, redisUrl, sharedClients } from "./support/redis.ts"
 
 const name = queueNamer("jobs-pause")
-let raw: Redis
-let client: RedisClient
-beforeAll(() => {
-  raw = rawClient()
-  client = connect(redisUrl())
-})
-afterAll(async () => {
-  raw.disconnect()
-  await client.close()
-})
+const shared = sharedClients()
 
 describe("pause and resume", () => {
   it("reserve leases nothing while paused, still promotes due delayed jobs and acknowledges riders", async () => {
@@ -34,7 +18,7 @@ describe("pause and resume", () => {
     const queue = new Queue<number>(q, { connection: redisUrl() })
     onCleanup(() => queue.close())
     const keys = queueKeys(q)
-    const c = makeCommands(client, keys)
+    const c = makeCommands(shared.client, keys)
     const first = await queue.add(1)
     const held = (await run(c.reserve(1, 5_000, 0))).jobs[0]!
     expect(held.id).toBe(first)
@@ -44,9 +28,9 @@ describe("pause and resume", () => {
     expect(await queue.pause()).toBe(false)
     expect(await queue.isPaused()).toBe(true)
     expect((await queue.stats()).paused).toBe(true)
-    await raw.del(keys.marker)
-    const due = Number(await raw.zscore(keys.delayed, later))
-    await until("the delayed job is due (Redis clock)", async () => (await redisNow(raw)) > due)
+    await shared.raw.del(keys.marker)
+    const due = Number(await shared.raw.zscore(keys.delayed, later))
+    await until("the delayed job is due (Redis clock)", async () => (await redisNow(shared.raw)) > due)
     // the running job finishes (its complete rides on a reserve) while nothing new is leased
     const r = await run(c.reserve(10, 5_000, 100, [held], 0))
     expect(r.completed).toEqual([true])
@@ -54,14 +38,14 @@ describe("pause and resume", () => {
     const stats = await queue.stats()
     expect(stats).toMatchObject({ waiting: 2, active: 0, delayed: 0, paused: true })
     // idle workers are not woken while paused
-    expect(await raw.zcard(keys.marker)).toBe(0)
+    expect(await shared.raw.zcard(keys.marker)).toBe(0)
     expect(await queue.resume()).toBe(true)
     expect(await queue.resume()).toBe(false)
     expect(await queue.isPaused()).toBe(false)
-    expect(await raw.zcard(keys.marker)).toBe(1)
+    expect(await shared.raw.zcard(keys.marker)).toBe(1)
     expect((await run(c.reserve(10, 5_000, 100))).jobs.map((j) => j.payload)).toEqual(["2", "3"])
     // one paused and one resumed event, recorded by the scripts that changed the state
-    const kinds = (await raw.xrange(keys.events, "-", "+")).map(([, f]) => f[1])
+    const kinds = (await shared.raw.xrange(keys.events, "-", "+")).map(([, f]) => f[1])
     expect(kinds.filter((k) => k === "paused" || k === "resumed")).toEqual(["paused", "resumed"])
   })
 
@@ -121,10 +105,10 @@ describe("pause and resume", () => {
     onCleanup(() => queue.close())
     expect(await queue.isPaused()).toBe(false)
     expect(await queue.pause()).toBe(true)
-    for (let i = 0; i < 3; i++) expect(await raw.hget(queueKeys(`${q}~${i}`).meta, "paused")).toBe("1")
+    for (let i = 0; i < 3; i++) expect(await shared.raw.hget(queueKeys(`${q}~${i}`).meta, "paused")).toBe("1")
     expect((await queue.stats()).paused).toBe(true)
     expect(await queue.resume()).toBe(true)
-    for (let i = 0; i < 3; i++) expect(await raw.hget(queueKeys(`${q}~${i}`).meta, "paused")).toBeNull()
+    for (let i = 0; i < 3; i++) expect(await shared.raw.hget(queueKeys(`${q}~${i}`).meta, "paused")).toBeNull()
     expect(await queue.isPaused()).toBe(false)
   })
 
@@ -132,10 +116,10 @@ describe("pause and resume", () => {
     const q = name()
     const queue = new Queue<number>(q, { connection: redisUrl() })
     onCleanup(() => queue.close())
-    await raw.hset(queueKeys(q).meta, "layout", "999")
-    const before = await dumpQueue(raw, q)
+    await shared.raw.hset(queueKeys(q).meta, "layout", "999")
+    const before = await dumpQueue(shared.raw, q)
     await expect(queue.pause()).rejects.toMatchObject({ _tag: "LayoutMismatch" })
     await expect(queue.resume()).rejects.toMatchObject({ _tag: "LayoutMismatch" })
-    expect(await dumpQueue(raw, q)).toEqual(before)
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
   })
 })

@@ -4,8 +4,9 @@
  */
 import { randomBytes } from "node:crypto"
 import { Redis } from "ioredis"
-import { inject } from "vitest"
+import { afterAll, beforeAll, inject } from "vitest"
 import { KEY_NAMES, queueKeys } from "../../src/engine/Keys.ts"
+import { connect, type RedisClient } from "../../src/redis/Client.ts"
 
 /** The Redis the suite runs against. */
 export const redisUrl = (): string => inject("redisUrl")
@@ -22,6 +23,24 @@ export const rawClient = (url = redisUrl()): Redis => {
   const c = new Redis(url, { maxRetriesPerRequest: 1 })
   c.on("error", () => {})
   return c
+}
+
+/**
+ * The two clients a test file shares, opened before its tests and closed after them:
+ * `raw` (ioredis, for assertions) and `client` (leaseq's own, for script commands).
+ * Read them inside tests (they are set by beforeAll).
+ */
+export const sharedClients = (): { readonly raw: Redis; readonly client: RedisClient } => {
+  const shared = {} as { raw: Redis; client: RedisClient }
+  beforeAll(() => {
+    shared.raw = rawClient()
+    shared.client = connect(redisUrl())
+  })
+  afterAll(async () => {
+    shared.raw.disconnect()
+    await shared.client.close()
+  })
+  return shared
 }
 
 /** Every key of the queue with a DUMP of its value, to compare byte for byte. */
