@@ -64,6 +64,15 @@ const runHandler = <T, R>(handler: (job: Job<T>) => Promise<R> | R, job: Job<T>)
     )
   })
 
+/** A payload's JSON text decoded, or an {@link InvalidPayload} thrown. */
+const decodeJson = <T>(text: string): T => {
+  try {
+    return JSON.parse(text) as T
+  } catch (e) {
+    throw new InvalidPayload({ field: "payload", reason: `is not valid JSON: ${String(e)}` })
+  }
+}
+
 /** Resolves when `promise` settles or `ms` have passed, whichever comes first. */
 const settledWithin = (promise: Promise<unknown>, ms: number): Promise<void> => {
   let timer: NodeJS.Timeout | undefined
@@ -158,6 +167,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
             catch: (e) => new InvalidPayload({ field: "payload", reason: `is not valid JSON: ${String(e)}` }),
           }),
         handler: (job) => runHandler(handler, job),
+        plain: { decode: decodeJson<T>, run: handler },
         encodeResult: (r) => JSON.stringify(r ?? null),
         hooks: {
           completed: (job, result) => emit("completed", job, result as R),

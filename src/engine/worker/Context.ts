@@ -31,6 +31,23 @@ export interface WorkerProgram<A> {
   readonly hooks: WorkerHooks<A>
   /** How to serialise a handler's result when completed jobs are retained. */
   readonly encodeResult?: (result: unknown) => string
+  /**
+   * The same decode and handler as plain functions, when the face has them (the Promise
+   * face): a job with nothing to trace and no timeout then runs without a fiber (PlainRun.ts).
+   */
+  readonly plain?: PlainProgram<A>
+}
+
+/** How the Promise face runs a job without Effects: decode (throws on a bad payload) and call the handler. */
+export interface PlainProgram<A> {
+  readonly decode: (text: string) => A
+  readonly run: (job: Job<A>) => unknown
+}
+
+/** Jobs running without a fiber (PlainRun.ts): how many, and who waits for none to be left. */
+export interface PlainRuns {
+  count: number
+  readonly idle: Array<() => void>
 }
 
 /** A started worker. */
@@ -110,6 +127,8 @@ export interface WorkerContext<A> {
   readonly completer: ReturnType<typeof makeCompleter>
   /** Fibers of the jobs whose handlers run or settle. */
   readonly jobFibers: Set<Fiber.Fiber<void>>
+  /** Jobs whose handlers run or settle without a fiber (PlainRun.ts). */
+  readonly plainRuns: PlainRuns
   /** Leases to release at close (shutdown-ended jobs, acks that got no answer). */
   readonly toRelease: Held[]
   /**
@@ -199,6 +218,7 @@ export const makeContext = <A>(
     stopAcks: makeStopSignal(),
     completer: makeCompleter(commands, settings),
     jobFibers: new Set(),
+    plainRuns: { count: 0, idle: [] },
     toRelease: [],
     riding: [],
     inFlight: new Set(),

@@ -48,11 +48,27 @@ const quiet = <A>(ctx: WorkerContext<A>, reserver: Fiber.Fiber<unknown, unknown>
     yield* flushRiders(ctx)
   })
 
+/** Until no job started without a fiber (PlainRun.ts) runs or settles. */
+const plainIdle = <A>(ctx: WorkerContext<A>) =>
+  Effect.callback<void>((resume) => {
+    const runs = ctx.plainRuns
+    if (runs.count === 0) return resume(Effect.void)
+    const wake = () => resume(Effect.void)
+    runs.idle.push(wake)
+    return Effect.sync(() => {
+      const i = runs.idle.indexOf(wake)
+      if (i >= 0) runs.idle.splice(i, 1)
+    })
+  })
+
+/** Until the jobs running or settling now (in fibers or not) have ended. */
+const jobsEnded = <A>(ctx: WorkerContext<A>) => Effect.andThen(Fiber.awaitAll([...ctx.jobFibers]), plainIdle(ctx))
+
 /** Drain: let running handlers finish, up to the grace period. */
 const drain = <A>(ctx: WorkerContext<A>) =>
-  ctx.jobFibers.size === 0
+  ctx.jobFibers.size === 0 && ctx.plainRuns.count === 0
     ? Effect.void
-    : Fiber.awaitAll([...ctx.jobFibers]).pipe(Effect.timeoutOption(ctx.settings.shutdownGraceMs), Effect.asVoid)
+    : jobsEnded(ctx).pipe(Effect.timeoutOption(ctx.settings.shutdownGraceMs), Effect.asVoid)
 
 /**
  * Abort: the handlers still running are aborted; acks still unanswered stop waiting.
@@ -65,7 +81,7 @@ const abort = <A>(ctx: WorkerContext<A>) =>
     fireStop(ctx.stopAcks)
     for (const h of ctx.table.live()) yield* ctx.table.end(h, "shutdown", "worker shutting down")
     const waitedMs = ctx.settings.shutdownAbortGraceMs
-    const ended = yield* Fiber.awaitAll([...ctx.jobFibers]).pipe(Effect.timeoutOption(waitedMs))
+    const ended = yield* jobsEnded(ctx).pipe(Effect.timeoutOption(waitedMs))
     if (Option.isSome(ended)) return
     for (const h of ctx.table.heartbeated()) {
       if (h.ended !== "shutdown" || h.settling) continue

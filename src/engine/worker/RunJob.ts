@@ -20,11 +20,13 @@ import {
 } from "../telemetry/WorkerTelemetry.ts"
 import type { WorkerContext } from "./Context.ts"
 import { identity } from "./Heartbeat.ts"
-import { type Held, signalOf } from "./Lease.ts"
+import { HeldJob } from "./HeldJob.ts"
+import type { Held } from "./Lease.ts"
+import { runPlain } from "./PlainRun.ts"
 import { endOlder, enterLease, recordHandlerMs } from "./Prefetch.ts"
 import { refuse, settle } from "./Settle.ts"
 import { freeSlot, takeSlot } from "./Slots.ts"
-import { armTimeout, reportProgress } from "./Steer.ts"
+import { armTimeout } from "./Steer.ts"
 
 /**
  * One job, one fiber: decode, run the handler (interruptible: a lost lease or the end
@@ -86,17 +88,7 @@ const runDecoded = <A>(
   payload: A,
   flags: RunFlags,
 ) => {
-  const job: Job<A> = {
-    id: r.id,
-    payload,
-    attempt: r.attempt,
-    maxAttempts: r.maxAttempts,
-    token: r.token,
-    get signal() {
-      return signalOf(held)
-    },
-    progress: reportProgress(held),
-  }
+  const job: Job<A> = new HeldJob(r, payload, held)
   held.job = job as Job<unknown>
   const began = performance.now()
   return Effect.flatMap(Effect.exit(runHandler(w, run, () => held.ended, ctx.program.handler(job))), (exit) => {
@@ -124,6 +116,11 @@ export const runHeld = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held): E
 
 /** `runHeld`'s body (run inside an Effect). A job without a timeout arms nothing: one fork, one map. */
 const forkHeld = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held): Effect.Effect<void> => {
+  const plain = ctx.program.plain
+  if (plain !== undefined && (held.timeoutMs ?? 0) <= 0 && recordsNothing()) {
+    runPlain(ctx, r, held, plain)
+    return Effect.void
+  }
   takeSlot(ctx)
   const fork = (disarm: (() => void) | undefined) =>
     Effect.map(Effect.forkDetach(runJob(ctx, r, held), { startImmediately: true }), (fiber) => {

@@ -71,7 +71,14 @@ const completed = <A>(
   return completedSlow(ctx, d, held, job, result)
 }
 
-const completedSlow = <A>(ctx: WorkerContext<A>, d: Delivery<boolean>, held: Held, job: Job<A>, result: unknown) =>
+/** `completed`'s uncommon cases: undelivered, refused, or an answer to check in Redis. */
+export const completedSlow = <A>(
+  ctx: WorkerContext<A>,
+  d: Delivery<boolean>,
+  held: Held,
+  job: Job<A>,
+  result: unknown,
+) =>
   Effect.gen(function* () {
     if (d._tag === "undelivered") return undelivered(ctx, held, "complete", d)
     if (d._tag === "refused") return // reported on error already; as before, no event
@@ -127,7 +134,13 @@ export const settle = <A>(
   })
 
 /** The handler failed (or its result cannot be kept): send the fail its retry plan says, then tell the hooks. */
-const settleFailed = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, job: Job<A>, cause: Cause.Cause<unknown>) =>
+export const settleFailed = <A>(
+  ctx: WorkerContext<A>,
+  r: Reservation,
+  held: Held,
+  job: Job<A>,
+  cause: Cause.Cause<unknown>,
+) =>
   Effect.gen(function* () {
     // not interrupted by the worker (held.ended is unset): the handler interrupted itself,
     // which counts as a failure (left alone, the job would wait out its lease)

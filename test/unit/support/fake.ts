@@ -13,6 +13,7 @@ import { TestClock } from "effect/testing"
 import { onTestFinished, vi } from "vitest"
 import type { Commands, LeaseRef, Reservation, ScriptFailure, SweepResult } from "../../../src/engine/Commands.ts"
 import { InvalidPayload } from "../../../src/engine/Errors.ts"
+import type { Job } from "../../../src/engine/Job.ts"
 import { queueKeys } from "../../../src/engine/Keys.ts"
 import { markerArgs } from "../../../src/engine/Marker.ts"
 import { redisError } from "../../../src/engine/Replies.ts"
@@ -271,6 +272,28 @@ export const program = <A = { readonly id: string }>(
       },
     },
   }
+}
+
+/**
+ * A Promise-face program: the same hooks, and a plain `run` (value or Promise) the engine
+ * runs without a fiber (PlainRun.ts). Its Effect `handler` is never used for a job without
+ * a timeout; it fails the test if it is.
+ */
+export const plainProgram = <A = { readonly id: string }>(
+  run: (job: Job<A>) => unknown,
+): { readonly program: WorkerProgram<A>; readonly events: Events } => {
+  const base = program<A>(() => Effect.die(new Error("the fiber path ran a plain job")))
+  const plain = {
+    decode: (text: string): A => {
+      try {
+        return JSON.parse(text) as A
+      } catch {
+        throw new InvalidPayload({ field: "payload", reason: `not JSON: ${text}` })
+      }
+    },
+    run,
+  }
+  return { events: base.events, program: { ...base.program, plain } }
 }
 
 /** Worker settings from options (validated as the faces do); no in-process sweep unless asked. */

@@ -1,0 +1,34 @@
+/**
+ * The job a handler receives for a lease this worker holds, in both the fiber path
+ * (RunJob.ts) and the plain one (PlainRun.ts).
+ */
+import type { Reservation } from "../Commands.ts"
+import type { Job } from "../Job.ts"
+import { type Held, signalOf } from "./Lease.ts"
+import { reportProgress } from "./Steer.ts"
+
+/**
+ * The job a handler receives, made without a per-job getter closure: `signal` is read
+ * through the prototype (its AbortController is made on first read, see `signalOf`).
+ */
+export class HeldJob<A> implements Job<A> {
+  readonly id: string
+  readonly payload: A
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly token: number
+  readonly progress: (value: unknown) => void
+  readonly #held: Held
+  constructor(r: Reservation, payload: A, held: Held) {
+    this.id = r.id
+    this.payload = payload
+    this.attempt = r.attempt
+    this.maxAttempts = r.maxAttempts
+    this.token = r.token
+    this.#held = held
+    this.progress = reportProgress(held)
+  }
+  get signal(): AbortSignal {
+    return signalOf(this.#held)
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * Running one job without a fiber of its own: for a handler the face offers as a plain
+ * function (the Promise face), with nothing to trace or meter and no timeout to arm.
+ * The handler's promise is awaited with `then`, the complete is queued as a rider (or
+ * sent alone) and its answer listened to with a callback: in the common case (handler
+ * resolves, the reserve carrying its complete answers "completed") no Effect runs for
+ * the job at all. Every other path (a failure, a payload that does not decode, an ack
+ * that must be sent again, an uncertain answer) hands over to the same Effects the fiber
+ * path runs (Settle.ts), in a fiber close waits for like a job's.
+ *
+ * The lease semantics are those of the fiber path: a lease that ends while the handler
+ * runs (lost, self-fenced, cancelled, timed out, shutdown) aborts its signal; the slot
+ * stays taken and the lease stays in the table until the handler's promise settles, and
+ * such a job is never acknowledged (a shutdown-ended one is released at close).
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type { Reservation } from "../Commands.ts"
+import type { Job } from "../Job.ts"
+import { splitPayload } from "../telemetry/Carrier.ts"
+import type { Delivery } from "./Acks.ts"
+import { encodeOutcome } from "./Callbacks.ts"
+import type { Finished, PlainProgram, RideAnswer, WorkerContext } from "./Context.ts"
+import { HeldJob } from "./HeldJob.ts"
+import type { Held } from "./Lease.ts"
+import { recordHandlerMs } from "./Prefetch.ts"
+import { makeRider, sendAlone } from "./Riders.ts"
+import { completedSlow, refuse, settleFailed } from "./Settle.ts"
+import { freeSlot, takeSlot } from "./Slots.ts"
+
+/** One plain run: what it has done so far, and how it ends. */
+interface Run<A> {
+  readonly ctx: WorkerContext<A>
+  readonly r: Reservation
+  readonly held: Held
+  slotFreed: boolean
+  settled: boolean
+  finished: boolean
+}
+
+/** Run a held job whose slot is free, without a fiber (see the module's comment). */
+export const runPlain = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, plain: PlainProgram<A>): void => {
+  takeSlot(ctx)
+  ctx.plainRuns.count++
+  const run: Run<A> = { ctx, r, held, slotFreed: false, settled: false, finished: false }
+  let payload: A
+  try {
+    payload = plain.decode(splitPayload(r.payload).payload)
+  } catch (e) {
+    run.settled = true
+    held.settling = true
+    handOver(run, refuse(ctx, r, held, Cause.fail(e)))
+    return
+  }
+  const job = new HeldJob(r, payload, held)
+  held.job = job as Job<unknown>
+  const began = performance.now()
+  let out: unknown
+  try {
+    out = plain.run(job)
+  } catch (e) {
+    queueMicrotask(() => handlerEnded(run, job, Exit.fail(e), began))
+    return
+  }
+  if (isThenable(out)) {
+    out.then(
+      (v) => handlerEnded(run, job, Exit.succeed(v), began),
+      (e) => handlerEnded(run, job, Exit.fail(e), began),
+    )
+  } else queueMicrotask(() => handlerEnded(run, job, Exit.succeed(out), began))
+}
+
+const isThenable = (x: unknown): x is PromiseLike<unknown> =>
+  x !== null &&
+  (typeof x === "object" || typeof x === "function") &&
+  typeof (x as { then?: unknown }).then === "function"
+
+/** The handler ended: settle as `settle` does (Settle.ts), the common case without Effects. */
+const handlerEnded = <A>(run: Run<A>, job: Job<A>, handlerExit: Exit.Exit<unknown, unknown>, began: number): void => {
+  const { ctx, r, held } = run
+  try {
+    recordHandlerMs(ctx, performance.now() - began)
+    if (held.ended) {
+      finish(run) // lease lost or self-fenced: never ack; shutdown: released at close
+      return
+    }
+    held.settling = true
+    run.settled = true
+    const keep = ctx.settings.keepCompleted > 0 ? ctx.program.encodeResult : undefined
+    const { exit, result } = encodeOutcome(handlerExit, keep)
+    if (Exit.isSuccess(exit)) completePlain(run, { id: r.id, token: r.token, result }, job, exit.value)
+    else {
+      free(run)
+      handOver(run, settleFailed(ctx, r, held, job, exit.cause))
+    }
+  } catch (e) {
+    ctx.hooks.error?.(e)
+    finish(run)
+  }
+}
+
+/** The complete's answer: the common one (completed, surely) is told at once; the rest go on in a fiber. */
+const answered = <A>(run: Run<A>, d: Delivery<boolean>, job: Job<A>, value: unknown): void => {
+  if (d._tag === "answered" && d.value) {
+    run.ctx.hooks.completed?.(job, value)
+    finish(run)
+  } else handOver(run, completedSlow(run.ctx, d, run.held, job, value))
+}
+
+/** Send the complete on its own until answered (Acks.ts), in a fiber. */
+const sendCompleteAlone = <A>(run: Run<A>, item: Finished, job: Job<A>, value: unknown, uncertain: boolean): void => {
+  const { ctx, held } = run
+  handOver(
+    run,
+    Effect.flatMap(sendAlone(ctx, item, held, uncertain), (d) => completedSlow(ctx, d, held, job, value)),
+  )
+}
+
+const STOPPED: Delivery<boolean> = { _tag: "undelivered", reason: "stopped", uncertain: true }
+
+/** Queue the complete as a rider of the next reserve call (or send it alone), as `complete` (Riders.ts) does. */
+const completePlain = <A>(run: Run<A>, item: Finished, job: Job<A>, value: unknown): void => {
+  const { ctx } = run
+  if (ctx.settings.rideAlong === false || (ctx.ringSlot === undefined && !ctx.reserving) || ctx.state !== "running") {
+    free(run)
+    sendCompleteAlone(run, item, job, value, false)
+    return
+  }
+  const rider = makeRider(item)
+  ctx.riding.push(rider)
+  free(run)
+  const stop = ctx.stopAcks
+  if (stop.stopped) {
+    answered(run, STOPPED, job, value)
+    return
+  }
+  const onStop = () => {
+    unlisten()
+    answered(run, STOPPED, job, value)
+  }
+  stop.waiters.add(onStop)
+  // called by the reserve loop as it reads its reply: nothing here may throw into the loop
+  const unlisten = rider.listen((a: RideAnswer) => {
+    stop.waiters.delete(onStop)
+    try {
+      if (typeof a === "boolean") answered(run, { _tag: "answered", value: a, uncertain: false }, job, value)
+      else sendCompleteAlone(run, item, job, value, a.uncertain)
+    } catch (e) {
+      ctx.hooks.error?.(e)
+      finish(run)
+    }
+  })
+}
+
+/** Go on in a fiber (a failure, a resend, an uncertain answer): close waits for it like a job's. */
+const handOver = <A>(run: Run<A>, rest: Effect.Effect<void>): void => {
+  const { ctx } = run
+  const fiber = Effect.runFork(
+    rest.pipe(
+      Effect.catchCause((cause) => ctx.report(Cause.squash(cause))),
+      Effect.ensuring(Effect.sync(() => finish(run))),
+    ),
+  )
+  ctx.jobFibers.add(fiber)
+  fiber.addObserver(() => ctx.jobFibers.delete(fiber))
+}
+
+const free = <A>(run: Run<A>): void => {
+  if (run.slotFreed) return
+  run.slotFreed = true
+  freeSlot(run.ctx)
+}
+
+/** The run is over: its slot and table entry are given up (as the fiber path's onExit does), once. */
+const finish = <A>(run: Run<A>): void => {
+  if (run.finished) return
+  run.finished = true
+  const { ctx, held } = run
+  free(run)
+  ctx.table.remove(held)
+  if (held.ended === "shutdown" && !run.settled && !held.overrun) ctx.toRelease.push(held)
+  const runs = ctx.plainRuns
+  if (--runs.count === 0) for (const wake of runs.idle.splice(0)) wake()
+}
