@@ -50,7 +50,7 @@ export interface Held {
   controller: AbortController | undefined
   /** Why the lease ended, for a signal first read after that (set with `ended`). */
   abortReason?: unknown
-  /** The handler's fiber, once it runs. */
+  /** The handler's fiber, once it runs (none for a job run without one: PlainRun.ts). */
   fiber: Fiber.Fiber<unknown, unknown> | undefined
   /** Set when the lease ended early; the job is never acknowledged then. */
   ended: LeaseEnd | undefined
