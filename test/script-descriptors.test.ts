@@ -153,13 +153,17 @@ describe("a call's ARGV", () => {
 })
 
 describe("reply decoders", () => {
-  it("reserve: rider statuses, then seven fields per leased job", () => {
-    const r = Scripts.reserve.decode([-1, 2, 1, 0, "j1", 7, 1000, 1, 3, '{"a":1}', 500])
+  it("reserve: the call's deadline, rider statuses as one string, five fields per leased job in one string, then the payloads", () => {
+    const r = Scripts.reserve.decode([-1, 1000, "10", "j1|7|1|3|500|j2|8|2|5|0", '{"a":1}', "a|b,c"])
     expect(r).toEqual({
       nextDueMs: -1,
       completed: [true, false],
-      jobs: [{ id: "j1", token: 7, deadline: 1000, attempt: 1, maxAttempts: 3, payload: '{"a":1}', timeoutMs: 500 }],
+      jobs: [
+        { id: "j1", token: 7, deadline: 1000, attempt: 1, maxAttempts: 3, payload: '{"a":1}', timeoutMs: 500 },
+        { id: "j2", token: 8, deadline: 1000, attempt: 2, maxAttempts: 5, payload: "a|b,c", timeoutMs: 0 },
+      ],
     })
+    expect(Scripts.reserve.decode([250, 0, "", ""])).toEqual({ nextDueMs: 250, completed: [], jobs: [] })
   })
 
   it("sweep: counts, flags, and the jobs it moved to dead", () => {

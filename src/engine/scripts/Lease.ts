@@ -112,19 +112,24 @@ export const reserve = defineScript({
       i.completes,
     ),
   decode: (reply): Reserved => {
+    // nextDueMs, deadline, statuses ("1"/"0" a rider), jobs ("id|token|attempt|max|timeoutMs"
+    // of each job, joined with "|"), then one payload a job: few elements for ioredis to decode
     const r = list(reply)
-    const m = Number(r[1])
-    const completed = r.slice(2, 2 + m).map((x) => x === 1)
+    const statuses = String(r[2])
+    const completed: boolean[] = []
+    for (let i = 0; i < statuses.length; i++) completed.push(statuses.charCodeAt(i) === 49)
     const jobs: Reservation[] = []
-    for (let i = 2 + m; i + 6 < r.length; i += 7) {
+    const fields = r[3] === "" ? [] : String(r[3]).split("|")
+    const deadline = Number(r[1])
+    for (let i = 0, p = 4; i + 4 < fields.length; i += 5, p++) {
       jobs.push({
-        id: String(r[i]),
-        token: Number(r[i + 1]),
-        deadline: Number(r[i + 2]),
-        attempt: Number(r[i + 3]),
-        maxAttempts: Number(r[i + 4]),
-        payload: String(r[i + 5]),
-        timeoutMs: Number(r[i + 6]),
+        id: fields[i] as string,
+        token: Number(fields[i + 1]),
+        deadline,
+        attempt: Number(fields[i + 2]),
+        maxAttempts: Number(fields[i + 3]),
+        payload: String(r[p]),
+        timeoutMs: Number(fields[i + 4]),
       })
     }
     return { jobs, nextDueMs: Number(r[0]), completed }
