@@ -111,9 +111,9 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
       count: 5,
       leaseMs: 1000,
       promoteLimit: 10,
-      keep: 0,
+      keep: 1,
       timeoutMs: 0,
-      completes: [{ id: "a", token: 1 }],
+      completes: [{ id: "a", token: 1, result: "1" }],
     },
     groups: 1,
   },
@@ -149,6 +149,29 @@ describe("a call's ARGV", () => {
     // open repeats one entry per key of the queue
     const groups = sample.groups < 0 ? script.keys.length : sample.groups
     expect(script.args(sample.input)).toHaveLength(script.argv.length + groups * script.rest.length)
+  })
+})
+
+describe("reserve's riders", () => {
+  const input = { workerId: "w", requestId: "r", count: 5, leaseMs: 1000, promoteLimit: 10, keep: 0, timeoutMs: 0 }
+  it("one entry 'id|token|…' after m; no result entries when no rider has a result", () => {
+    const args = Scripts.reserve.args({
+      ...input,
+      completes: [
+        { id: "a", token: 1 },
+        { id: "b", token: 22 },
+      ],
+    })
+    expect(args.slice(Scripts.reserve.argv.length - 2)).toEqual([2, "a|1|b|22"])
+  })
+  it("one result entry per rider when one has a result; none and an empty list with no rider", () => {
+    const completes = [
+      { id: "a", token: 1 },
+      { id: "b", token: 2, result: '{"x":"|"}' },
+    ]
+    const args = Scripts.reserve.args({ ...input, keep: 5, completes })
+    expect(args.slice(Scripts.reserve.argv.length - 2)).toEqual([2, "a|1|b|2", "", '{"x":"|"}'])
+    expect(Scripts.reserve.args({ ...input, completes: [] }).slice(-2)).toEqual([0, ""])
   })
 })
 

@@ -43,7 +43,7 @@ export const RESERVE_MAX_JOBS = 500
 /** Most due delayed jobs one reserve call promotes (the script takes at most 1000). */
 export const RESERVE_PROMOTE_LIMIT = 500
 
-/** Most completions that ride one reserve call: 3 ARGV each, and Lua unpacks only a few thousand values at once. */
+/** Most completions that ride one reserve call: Lua unpacks only a few thousand values at once. */
 export const RESERVE_MAX_RIDERS = 500
 
 /** One reserve call (see {@link reserve}). */
@@ -94,23 +94,32 @@ export const reserve = defineScript({
     "dedupeid",
     "events",
   ],
-  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m"],
-  rest: ["id", "token", "result"],
-  args: (i: ReserveInput): Argv =>
-    pushCompletions(
-      [
-        LAYOUT_VERSION,
-        i.workerId,
-        i.requestId,
-        i.count,
-        i.leaseMs,
-        i.promoteLimit,
-        i.keep,
-        i.timeoutMs,
-        i.completes.length,
-      ],
-      i.completes,
-    ),
+  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m", "riders"],
+  rest: ["result"],
+  args: (i: ReserveInput): Argv => {
+    // the riders as one "id|token|…" entry (fewer ARGV for the client to encode and Redis
+    // to parse), and their results only when one has a result
+    let riders = ""
+    let results = false
+    for (const c of i.completes) {
+      riders = riders === "" ? `${c.id}|${c.token}` : `${riders}|${c.id}|${c.token}`
+      if (c.result !== undefined && c.result !== "") results = true
+    }
+    const args: Array<string | number> = [
+      LAYOUT_VERSION,
+      i.workerId,
+      i.requestId,
+      i.count,
+      i.leaseMs,
+      i.promoteLimit,
+      i.keep,
+      i.timeoutMs,
+      i.completes.length,
+      riders,
+    ]
+    if (results) for (const c of i.completes) args.push(c.result ?? "")
+    return args
+  },
   decode: (reply): Reserved => {
     // nextDueMs, deadline, statuses ("1"/"0" a rider), jobs ("id|token|attempt|max|timeoutMs"
     // of each job, joined with "|"), then one payload a job: few elements for ioredis to decode
