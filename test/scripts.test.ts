@@ -394,7 +394,7 @@ describe("admin", () => {
     expect(await raw.hget(keys.lease, b!.id)).toBe(String(b!.token))
   })
 
-  it("a reserve whose riders entry disagrees with its count m is refused and writes nothing", async () => {
+  it("a reserve whose riders entry or results disagree with its count m is refused and writes nothing", async () => {
     const { keys, c } = setup()
     await run(c.add([job()]))
     const [held] = (await run(c.reserve(1, 60_000, 100))).jobs
@@ -413,7 +413,12 @@ describe("admin", () => {
     const bad = args.map((x, i) => String(i === m ? 2 : x))
     const callKeys = scriptKeys(Scripts.reserve, keys)
     await expect(raw.eval(Scripts.reserve.source, callKeys.length, ...callKeys, ...bad)).rejects.toThrow(
-      /riders \(ARGV\[10\]\) holds 1 completes, m \(ARGV\[9\]\) says 2/,
+      /m \(ARGV\[9\]\) says 2 completes, riders \(ARGV\[10\]\) holds 1 and 0 results follow/,
+    )
+    // results follow, but not one per rider
+    const extra = [...args.map(String), "{}", "{}"]
+    await expect(raw.eval(Scripts.reserve.source, callKeys.length, ...callKeys, ...extra)).rejects.toThrow(
+      /says 1 completes, riders \(ARGV\[10\]\) holds 1 and 2 results follow \(must be 0 or m\)/,
     )
     expect(await dumpQueue(raw, keys.queue)).toEqual(before)
   })
