@@ -180,6 +180,31 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     expect(stats).toMatchObject({ waiting: 0, active: 1 })
   })
 
+  it("the same attempt, maxAttempts, timeout, deadline and payload per job: inline, stored, retried, own timeout", async () => {
+    const { c } = setup()
+    const retried = job({ maxAttempts: 4 })
+    await run(c.add([retried]))
+    const [lease] = (await run(c.reserve(1, 60_000, 100))).jobs
+    expect(await run(c.fail(lease!, { delayMs: 0, error: "{}", mode: "retry" }))).toBe("retry")
+    // payloads may hold the characters the reply joins its other fields with
+    const own = job({ maxAttempts: 5, timeoutMs: 2_000, payload: '{"s":"a|b,c"}' })
+    const plain = job({ payload: '{"s":"|"}' })
+    await run(c.add([own, plain]))
+    const call = { workerId: "w-1", requestId: "r-1", timeoutMs: 700 }
+    const sent = await redisNow()
+    const first = await run(c.reserve(3, 60_000, 100, [], 0, call))
+    const answered = await redisNow()
+    const byId = new Map(first.jobs.map((r) => [r.id, r]))
+    expect(byId.get(retried.id)).toMatchObject({ attempt: 2, maxAttempts: 4, timeoutMs: 700, payload: retried.payload })
+    expect(byId.get(own.id)).toMatchObject({ attempt: 1, maxAttempts: 5, timeoutMs: 2_000, payload: own.payload })
+    expect(byId.get(plain.id)).toMatchObject({ attempt: 1, maxAttempts: 3, timeoutMs: 700, payload: plain.payload })
+    for (const r of first.jobs) {
+      expect(r.deadline).toBeGreaterThanOrEqual(sent + 60_000)
+      expect(r.deadline).toBeLessThanOrEqual(answered + 60_000)
+    }
+    expect(await run(c.reserve(3, 60_000, 100, [], 0, call))).toEqual(first)
+  })
+
   it("a record per worker; records of workers quiet for 10 minutes are dropped", async () => {
     const { keys, c } = setup()
     await run(c.add([job(), job(), job()]))

@@ -111,9 +111,9 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
       count: 5,
       leaseMs: 1000,
       promoteLimit: 10,
-      keep: 0,
+      keep: 1,
       timeoutMs: 0,
-      completes: [{ id: "a", token: 1 }],
+      completes: [{ id: "a", token: 1, result: "1" }],
     },
     groups: 1,
   },
@@ -152,14 +152,41 @@ describe("a call's ARGV", () => {
   })
 })
 
+describe("reserve's riders", () => {
+  const input = { workerId: "w", requestId: "r", count: 5, leaseMs: 1000, promoteLimit: 10, keep: 0, timeoutMs: 0 }
+  it("one entry 'id|token|…' after m; no result entries when no rider has a result", () => {
+    const args = Scripts.reserve.args({
+      ...input,
+      completes: [
+        { id: "a", token: 1 },
+        { id: "b", token: 22 },
+      ],
+    })
+    expect(args.slice(Scripts.reserve.argv.length - 2)).toEqual([2, "a|1|b|22"])
+  })
+  it("one result entry per rider when one has a result; none and an empty list with no rider", () => {
+    const completes = [
+      { id: "a", token: 1 },
+      { id: "b", token: 2, result: '{"x":"|"}' },
+    ]
+    const args = Scripts.reserve.args({ ...input, keep: 5, completes })
+    expect(args.slice(Scripts.reserve.argv.length - 2)).toEqual([2, "a|1|b|2", "", '{"x":"|"}'])
+    expect(Scripts.reserve.args({ ...input, completes: [] }).slice(-2)).toEqual([0, ""])
+  })
+})
+
 describe("reply decoders", () => {
-  it("reserve: rider statuses, then seven fields per leased job", () => {
-    const r = Scripts.reserve.decode([-1, 2, 1, 0, "j1", 7, 1000, 1, 3, '{"a":1}', 500])
+  it("reserve: the call's deadline, rider statuses as one string, five fields per leased job in one string, then the payloads", () => {
+    const r = Scripts.reserve.decode([-1, 1000, "10", "j1|7|1|3|500|j2|8|2|5|0", '{"a":1}', "a|b,c"])
     expect(r).toEqual({
       nextDueMs: -1,
       completed: [true, false],
-      jobs: [{ id: "j1", token: 7, deadline: 1000, attempt: 1, maxAttempts: 3, payload: '{"a":1}', timeoutMs: 500 }],
+      jobs: [
+        { id: "j1", token: 7, deadline: 1000, attempt: 1, maxAttempts: 3, payload: '{"a":1}', timeoutMs: 500 },
+        { id: "j2", token: 8, deadline: 1000, attempt: 2, maxAttempts: 5, payload: "a|b,c", timeoutMs: 0 },
+      ],
     })
+    expect(Scripts.reserve.decode([250, 0, "", ""])).toEqual({ nextDueMs: 250, completed: [], jobs: [] })
   })
 
   it("sweep: counts, flags, and the jobs it moved to dead", () => {

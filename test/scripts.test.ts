@@ -9,10 +9,11 @@ import { makeCommands } from "../src/engine/Commands.ts"
 import { DEFAULT_MAX_ATTEMPTS } from "../src/engine/Job.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
+import { scriptKeys } from "../src/engine/scripts/Script.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
 import { newJob, run } from "./support/jobs.ts"
-import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
+import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 
 const name = queueNamer("scripts")
 let client: RedisClient
@@ -373,6 +374,53 @@ describe("admin", () => {
     expect(await raw.hlen(keys.data)).toBe(2)
     expect(await raw.hlen(keys.result)).toBe(2)
     expect(await run(c.verify(10))).toMatchObject({ violations: 0, jobs: 2 })
+  })
+
+  it("completes riding a reserve: a rider's result kept, one without none, a stale token refused", async () => {
+    const { keys, c } = setup()
+    await run(c.add(Array.from({ length: 4 }, () => job())))
+    const [a, b, d] = (await run(c.reserve(3, 60_000, 100))).jobs
+    const riders = [
+      { id: a!.id, token: a!.token, result: '{"s":"x|y,z"}' },
+      { id: b!.id, token: b!.token + 1_000 },
+      { id: d!.id, token: d!.token },
+    ]
+    const r = await run(c.reserve(1, 60_000, 100, riders, 10))
+    expect(r.completed).toEqual([true, false, true])
+    expect(r.jobs).toHaveLength(1)
+    expect(await raw.hget(keys.result, a!.id)).toBe('{"s":"x|y,z"}')
+    expect(await raw.hget(keys.result, d!.id)).toBeNull()
+    expect((await raw.zrange(keys.done, "0", "-1")).sort()).toEqual([a!.id, d!.id].sort())
+    expect(await raw.hget(keys.lease, b!.id)).toBe(String(b!.token))
+  })
+
+  it("a reserve whose riders entry or results disagree with its count m is refused and writes nothing", async () => {
+    const { keys, c } = setup()
+    await run(c.add([job()]))
+    const [held] = (await run(c.reserve(1, 60_000, 100))).jobs
+    const before = await dumpQueue(raw, keys.queue)
+    const args = Scripts.reserve.args({
+      workerId: "w",
+      requestId: "r",
+      count: 1,
+      leaseMs: 60_000,
+      promoteLimit: 100,
+      keep: 0,
+      timeoutMs: 0,
+      completes: [held!],
+    })
+    const m = Scripts.reserve.argv.indexOf("m")
+    const bad = args.map((x, i) => String(i === m ? 2 : x))
+    const callKeys = scriptKeys(Scripts.reserve, keys)
+    await expect(raw.eval(Scripts.reserve.source, callKeys.length, ...callKeys, ...bad)).rejects.toThrow(
+      /m \(ARGV\[9\]\) says 2 completes, riders \(ARGV\[10\]\) holds 1 and 0 results follow/,
+    )
+    // results follow, but not one per rider
+    const extra = [...args.map(String), "{}", "{}"]
+    await expect(raw.eval(Scripts.reserve.source, callKeys.length, ...callKeys, ...extra)).rejects.toThrow(
+      /says 1 completes, riders \(ARGV\[10\]\) holds 1 and 2 results follow \(must be 0 or m\)/,
+    )
+    expect(await dumpQueue(raw, keys.queue)).toEqual(before)
   })
 })
 

@@ -43,7 +43,7 @@ export const RESERVE_MAX_JOBS = 500
 /** Most due delayed jobs one reserve call promotes (the script takes at most 1000). */
 export const RESERVE_PROMOTE_LIMIT = 500
 
-/** Most completions that ride one reserve call: 3 ARGV each, and Lua unpacks only a few thousand values at once. */
+/** Most completions that ride one reserve call: Lua unpacks only a few thousand values at once. */
 export const RESERVE_MAX_RIDERS = 500
 
 /** One reserve call (see {@link reserve}). */
@@ -94,37 +94,51 @@ export const reserve = defineScript({
     "dedupeid",
     "events",
   ],
-  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m"],
-  rest: ["id", "token", "result"],
-  args: (i: ReserveInput): Argv =>
-    pushCompletions(
-      [
-        LAYOUT_VERSION,
-        i.workerId,
-        i.requestId,
-        i.count,
-        i.leaseMs,
-        i.promoteLimit,
-        i.keep,
-        i.timeoutMs,
-        i.completes.length,
-      ],
-      i.completes,
-    ),
+  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m", "riders"],
+  rest: ["result"],
+  args: (i: ReserveInput): Argv => {
+    // the riders as one "id|token|…" entry (fewer ARGV for the client to encode and Redis
+    // to parse), and their results only when one has a result
+    let riders = ""
+    let results = false
+    for (const c of i.completes) {
+      riders = riders === "" ? `${c.id}|${c.token}` : `${riders}|${c.id}|${c.token}`
+      if (c.result !== undefined && c.result !== "") results = true
+    }
+    const args: Array<string | number> = [
+      LAYOUT_VERSION,
+      i.workerId,
+      i.requestId,
+      i.count,
+      i.leaseMs,
+      i.promoteLimit,
+      i.keep,
+      i.timeoutMs,
+      i.completes.length,
+      riders,
+    ]
+    if (results) for (const c of i.completes) args.push(c.result ?? "")
+    return args
+  },
   decode: (reply): Reserved => {
+    // nextDueMs, deadline, statuses ("1"/"0" a rider), jobs ("id|token|attempt|max|timeoutMs"
+    // of each job, joined with "|"), then one payload a job: few elements for ioredis to decode
     const r = list(reply)
-    const m = Number(r[1])
-    const completed = r.slice(2, 2 + m).map((x) => x === 1)
+    const statuses = String(r[2])
+    const completed: boolean[] = []
+    for (let i = 0; i < statuses.length; i++) completed.push(statuses.charCodeAt(i) === 49)
     const jobs: Reservation[] = []
-    for (let i = 2 + m; i + 6 < r.length; i += 7) {
+    const fields = r[3] === "" ? [] : String(r[3]).split("|")
+    const deadline = Number(r[1])
+    for (let i = 0, p = 4; i + 4 < fields.length; i += 5, p++) {
       jobs.push({
-        id: String(r[i]),
-        token: Number(r[i + 1]),
-        deadline: Number(r[i + 2]),
-        attempt: Number(r[i + 3]),
-        maxAttempts: Number(r[i + 4]),
-        payload: String(r[i + 5]),
-        timeoutMs: Number(r[i + 6]),
+        id: fields[i] as string,
+        token: Number(fields[i + 1]),
+        deadline,
+        attempt: Number(fields[i + 2]),
+        maxAttempts: Number(fields[i + 3]),
+        payload: String(r[p]),
+        timeoutMs: Number(fields[i + 4]),
       })
     }
     return { jobs, nextDueMs: Number(r[0]), completed }
