@@ -45,7 +45,7 @@ describe('prefetch "auto" follows the handlers\' pace', () => {
   const ctx = (concurrency: number, prefetch: number | "auto") =>
     ({ settings: { concurrency, prefetch }, handlerPaceMs: undefined }) as unknown as WorkerContext<unknown>
 
-  it("none before a handler has finished; as many as finish in 2 ms, up to 16 held in all; none while handlers are slow", () => {
+  it("none before a handler has finished; as many as finish in 2 ms, up to 48 held in all; none while handlers are slow", () => {
     const c1 = ctx(1, "auto")
     expect(prefetchNow(c1)).toBe(0)
     recordHandlerMs(c1, 0.5)
@@ -60,13 +60,16 @@ describe('prefetch "auto" follows the handlers\' pace', () => {
     const c4 = ctx(4, "auto")
     recordHandlerMs(c4, 1)
     expect(prefetchNow(c4)).toBe(8)
-    // up to 16 held in all: 4 + 12 with quicker handlers, none at concurrency 16 or more
+    // up to 48 held in all: 4 + 44 with quicker handlers, 16 + 32 at concurrency 16, none at 48 or more
     const quickC4 = ctx(4, "auto")
     recordHandlerMs(quickC4, 0.01)
-    expect(prefetchNow(quickC4)).toBe(12)
+    expect(prefetchNow(quickC4)).toBe(44)
     const c16 = ctx(16, "auto")
     recordHandlerMs(c16, 0.01)
-    expect(prefetchNow(c16)).toBe(0)
+    expect(prefetchNow(c16)).toBe(32)
+    const c48 = ctx(48, "auto")
+    recordHandlerMs(c48, 0.01)
+    expect(prefetchNow(c48)).toBe(0)
     // a moving average: one slow job among quick ones does not turn it off
     const mixed = ctx(1, "auto")
     recordHandlerMs(mixed, 0.1)

@@ -14,8 +14,10 @@
  * while handlers are slow. So a job waits in a worker's buffer for about that long at
  * most, and no other worker is kept from a job for longer. It also tops the worker up to
  * {@link AUTO_PREFETCH_UPTO} jobs held in all, no more: what it buys is reserve calls that
- * carry enough jobs to be worth their round trip, and from that concurrency on the freed
- * slots alone make calls that large (so at concurrency 16 or more, "auto" prefetches none).
+ * carry enough jobs to be worth their round trip (at concurrency 16, calls of 16 jobs
+ * instead of 8 cut the worker's CPU per job by about a third), and from that concurrency on
+ * the freed slots alone make calls that large (so at concurrency 48 or more, "auto"
+ * prefetches none).
  */
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
@@ -30,7 +32,7 @@ import type { Held } from "./Lease.ts"
 export const AUTO_PREFETCH_WAIT_MS = 2
 
 /** "auto": at most this many jobs held in all (running and waiting), so none from this concurrency on. */
-export const AUTO_PREFETCH_UPTO = 16
+export const AUTO_PREFETCH_UPTO = 48
 
 /** Weight of the newest handler duration in the moving average. */
 const PACE_WEIGHT = 0.2

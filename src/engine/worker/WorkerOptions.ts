@@ -58,7 +58,7 @@ export interface WorkerOptions {
    * Default `"auto"`: only while handlers are quick — as many as they finish in about
    * 2 ms at their measured pace, none while handlers are slow — so no job waits in one
    * worker's buffer while another worker could have run it for longer than that; and
-   * only up to 16 jobs held in all (none at concurrency 16 or more, where the freed slots
+   * only up to 48 jobs held in all (none at concurrency 48 or more, where the freed slots
    * already make reserve calls that large). A number fixes it (0: never prefetch). Range
    * 0 – 1000. Released unstarted at close.
    */
