@@ -20,9 +20,15 @@ import {
 } from "../../src/engine/worker/Slots.ts"
 import { makeFake, program, settings, settle, start, until } from "./support/fake.ts"
 
+/** A worker's context without prefetch, so the rules below see only its slots (prefetch: test/prefetch.test.ts). */
 const context = (concurrency: number) => {
   const fake = makeFake()
-  return makeContext(fake.commands, fake.blocking, settings({ concurrency }), program(() => Effect.void).program)
+  return makeContext(
+    fake.commands,
+    fake.blocking,
+    settings({ concurrency, prefetch: 0 }),
+    program(() => Effect.void).program,
+  )
 }
 /** Stand-ins for reserve calls in flight (only their number matters to the slot rules). */
 const callsOut = (n: number) => new Set(Array.from({ length: n }, () => ({}) as never))
