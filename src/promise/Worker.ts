@@ -64,12 +64,15 @@ const runHandler = <T, R>(handler: (job: Job<T>) => Promise<R> | R, job: Job<T>)
     )
   })
 
+/** The error for a payload that is not JSON (what `JSON.parse` threw). */
+const invalidJson = (e: unknown) => new InvalidPayload({ field: "payload", reason: `is not valid JSON: ${String(e)}` })
+
 /** A payload's JSON text decoded, or an {@link InvalidPayload} thrown. */
 const decodeJson = <T>(text: string): T => {
   try {
     return JSON.parse(text) as T
   } catch (e) {
-    throw new InvalidPayload({ field: "payload", reason: `is not valid JSON: ${String(e)}` })
+    throw invalidJson(e)
   }
 }
 
@@ -161,11 +164,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       this.#emit(event, ...args)
     const program = Effect.suspend(() =>
       startServing<T>(client, keys, blocking, settings, {
-        decode: (text) =>
-          Effect.try({
-            try: () => JSON.parse(text) as T,
-            catch: (e) => new InvalidPayload({ field: "payload", reason: `is not valid JSON: ${String(e)}` }),
-          }),
+        decode: (text) => Effect.try({ try: () => JSON.parse(text) as T, catch: invalidJson }),
         handler: (job) => runHandler(handler, job),
         plain: { decode: decodeJson<T>, run: handler },
         encodeResult: (r) => JSON.stringify(r ?? null),

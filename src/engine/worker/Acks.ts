@@ -44,30 +44,43 @@ export const fireStop = (stop: StopSignal): void => {
 }
 
 /**
- * Wait for `register`'s answer, or "stopped" once `stop` fires (at once if it has).
- * `register` gets the function to call with the answer and returns how to stop listening.
+ * Call `done` once: with `register`'s answer, or "stopped" once `stop` fires (at once if it
+ * has). `register` gets the function to call with the answer and returns how to stop
+ * listening; so does this (for a listener that no longer waits).
  */
+export const answerOrStopped = <A>(
+  stop: StopSignal,
+  register: (answer: (a: A) => void) => () => void,
+  done: (a: A | "stopped") => void,
+): (() => void) => {
+  if (stop.stopped) {
+    done("stopped")
+    return () => {}
+  }
+  let unregister: (() => void) | undefined
+  const onStop = () => {
+    unregister?.()
+    done("stopped")
+  }
+  stop.waiters.add(onStop)
+  unregister = register((a) => {
+    stop.waiters.delete(onStop)
+    done(a)
+  })
+  return () => {
+    stop.waiters.delete(onStop)
+    unregister?.()
+  }
+}
+
+/** {@link answerOrStopped} as an Effect: waits for the answer, or "stopped". */
 export const untilStopped = <A>(
   stop: StopSignal,
   register: (answer: (a: A) => void) => () => void,
 ): Effect.Effect<A | "stopped"> =>
-  Effect.callback<A | "stopped">((resume) => {
-    if (stop.stopped) return resume(Effect.succeed("stopped"))
-    let unregister: (() => void) | undefined
-    const onStop = () => {
-      unregister?.()
-      resume(Effect.succeed("stopped"))
-    }
-    stop.waiters.add(onStop)
-    unregister = register((a) => {
-      stop.waiters.delete(onStop)
-      resume(Effect.succeed(a))
-    })
-    return Effect.sync(() => {
-      stop.waiters.delete(onStop)
-      unregister?.()
-    })
-  })
+  Effect.callback<A | "stopped">((resume) =>
+    Effect.sync(answerOrStopped(stop, register, (a) => resume(Effect.succeed(a)))),
+  )
 
 /** Join `fiber`, or "stopped" once `stop` fires: the fiber goes on unobserved. */
 const joinUntilStopped = <A>(fiber: Fiber.Fiber<A>, stop: StopSignal) =>

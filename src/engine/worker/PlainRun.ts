@@ -19,13 +19,13 @@ import * as Exit from "effect/Exit"
 import type { Reservation } from "../Commands.ts"
 import type { Job } from "../Job.ts"
 import { splitPayload } from "../telemetry/Carrier.ts"
-import type { Delivery } from "./Acks.ts"
+import { answerOrStopped, type Delivery } from "./Acks.ts"
 import { encodeOutcome } from "./Callbacks.ts"
 import type { Finished, PlainProgram, RideAnswer, WorkerContext } from "./Context.ts"
 import { HeldJob } from "./HeldJob.ts"
 import type { Held } from "./Lease.ts"
 import { recordHandlerMs } from "./Prefetch.ts"
-import { makeRider, sendAlone } from "./Riders.ts"
+import { ride, rideDelivery, ridesNext, sendAlone } from "./Riders.ts"
 import { completedSlow, refuse, settleFailed } from "./Settle.ts"
 import { freeSlot, takeSlot } from "./Slots.ts"
 
@@ -117,40 +117,30 @@ const sendCompleteAlone = <A>(run: Run<A>, item: Finished, job: Job<A>, value: u
   )
 }
 
-const STOPPED: Delivery<boolean> = { _tag: "undelivered", reason: "stopped", uncertain: true }
-
-/** Queue the complete as a rider of the next reserve call (or send it alone), as `complete` (Riders.ts) does. */
+/** Queue the complete as a rider of the next reserve call, or send it alone, as `complete` (Riders.ts) does. */
 const completePlain = <A>(run: Run<A>, item: Finished, job: Job<A>, value: unknown): void => {
   const { ctx } = run
-  if (ctx.settings.rideAlong === false || (ctx.ringSlot === undefined && !ctx.reserving) || ctx.state !== "running") {
+  if (!ridesNext(ctx)) {
     free(run)
     sendCompleteAlone(run, item, job, value, false)
     return
   }
-  const rider = makeRider(item)
-  ctx.riding.push(rider)
-  free(run)
-  const stop = ctx.stopAcks
-  if (stop.stopped) {
-    answered(run, STOPPED, job, value)
-    return
-  }
-  const onStop = () => {
-    unlisten()
-    answered(run, STOPPED, job, value)
-  }
-  stop.waiters.add(onStop)
+  const rider = ride(ctx, item, () => free(run))
   // called by the reserve loop as it reads its reply: nothing here may throw into the loop
-  const unlisten = rider.listen((a: RideAnswer) => {
-    stop.waiters.delete(onStop)
-    try {
-      if (typeof a === "boolean") answered(run, { _tag: "answered", value: a, uncertain: false }, job, value)
-      else sendCompleteAlone(run, item, job, value, a.uncertain)
-    } catch (e) {
-      ctx.hooks.error?.(e)
-      finish(run)
-    }
-  })
+  answerOrStopped<RideAnswer>(
+    ctx.stopAcks,
+    (answer) => rider.listen(answer),
+    (answer) => {
+      try {
+        const d = rideDelivery(answer)
+        if (d._tag === "resend") sendCompleteAlone(run, item, job, value, d.uncertain)
+        else answered(run, d, job, value)
+      } catch (e) {
+        ctx.hooks.error?.(e)
+        finish(run)
+      }
+    },
+  )
 }
 
 /** Go on in a fiber (a failure, a resend, an uncertain answer): close waits for it like a job's. */

@@ -42,11 +42,34 @@ export const sendAlone = <A>(ctx: WorkerContext<A>, item: Finished, held: Held, 
   })
 
 /**
- * Complete a finished job and free its slot. When the reserve loop waits for that
- * slot, or will send its next reserve call without waiting (`reserving`: a call is in
- * flight or about to go), the complete rides along with that call (queued first, then
- * the slot is freed); otherwise it goes on its own. A rider whose reserve fails (or
- * never goes: the loop blocks, sleeps or waits for a slot) is sent on its own.
+ * True when a finished job's complete rides the next reserve call: ride-along is on, the
+ * worker runs, and the reserve loop waits for a slot or will send its next call without
+ * waiting (`reserving`: a call is in flight or about to go). Otherwise it goes on its own.
+ */
+export const ridesNext = <A>(ctx: WorkerContext<A>): boolean =>
+  ctx.settings.rideAlong !== false && (ctx.ringSlot !== undefined || ctx.reserving) && ctx.state === "running"
+
+/** A rider's answer (or "stopped": close stopped waiting) as a delivery, or "resend": it must go on its own. */
+export const rideDelivery = (
+  answer: RideAnswer | "stopped",
+): Delivery<boolean> | { readonly _tag: "resend"; readonly uncertain: boolean } => {
+  if (answer === "stopped") return { _tag: "undelivered", reason: "stopped", uncertain: true }
+  if (typeof answer === "boolean") return { _tag: "answered", value: answer, uncertain: false }
+  return { _tag: "resend", uncertain: answer.uncertain }
+}
+
+/** Queue `item` as a rider of the next reserve call (queued first, then the slot is freed: the call it triggers carries it). */
+export const ride = <A>(ctx: WorkerContext<A>, item: Finished, free: () => void): Rider => {
+  const rider = makeRider(item)
+  ctx.riding.push(rider)
+  free()
+  return rider
+}
+
+/**
+ * Complete a finished job and free its slot: riding the next reserve call when
+ * {@link ridesNext}, else on its own. A rider whose reserve fails (or never goes: the loop
+ * blocks, sleeps or waits for a slot) is sent on its own.
  */
 export const complete = <A>(
   ctx: WorkerContext<A>,
@@ -55,18 +78,15 @@ export const complete = <A>(
   free: () => void,
 ): Effect.Effect<Delivery<boolean>> =>
   Effect.suspend(() => {
-    if (ctx.settings.rideAlong === false || (ctx.ringSlot === undefined && !ctx.reserving) || ctx.state !== "running") {
+    if (!ridesNext(ctx)) {
       free()
       return sendAlone(ctx, item, held, false)
     }
-    const rider = makeRider(item)
-    ctx.riding.push(rider)
-    free()
+    const rider = ride(ctx, item, free)
     return untilStopped<RideAnswer>(ctx.stopAcks, (answer) => rider.listen(answer)).pipe(
       Effect.flatMap((answer): Effect.Effect<Delivery<boolean>> => {
-        if (answer === "stopped") return Effect.succeed({ _tag: "undelivered", reason: "stopped", uncertain: true })
-        if (typeof answer === "boolean") return Effect.succeed({ _tag: "answered", value: answer, uncertain: false })
-        return sendAlone(ctx, item, held, answer.uncertain)
+        const d = rideDelivery(answer)
+        return d._tag === "resend" ? sendAlone(ctx, item, held, d.uncertain) : Effect.succeed(d)
       }),
     )
   })

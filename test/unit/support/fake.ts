@@ -249,6 +249,15 @@ export interface Events {
   readonly errors: unknown[]
 }
 
+/** A payload's JSON text decoded, or an {@link InvalidPayload} thrown (both programs below decode with it). */
+const decodeJson = <A>(text: string): A => {
+  try {
+    return JSON.parse(text) as A
+  } catch {
+    throw new InvalidPayload({ field: "payload", reason: `not JSON: ${text}` })
+  }
+}
+
 /** A program whose payload is JSON and whose hooks record into the returned events. */
 export const program = <A = { readonly id: string }>(
   handler: WorkerProgram<A>["handler"],
@@ -259,8 +268,8 @@ export const program = <A = { readonly id: string }>(
     program: {
       decode: (text) =>
         Effect.try({
-          try: () => JSON.parse(text) as A,
-          catch: () => new InvalidPayload({ field: "payload", reason: `not JSON: ${text}` }),
+          try: () => decodeJson<A>(text),
+          catch: (e) => (e instanceof InvalidPayload ? e : new InvalidPayload({ field: "payload", reason: String(e) })),
         }),
       handler,
       hooks: {
@@ -283,17 +292,7 @@ export const plainProgram = <A = { readonly id: string }>(
   run: (job: Job<A>) => unknown,
 ): { readonly program: WorkerProgram<A>; readonly events: Events } => {
   const base = program<A>(() => Effect.die(new Error("the fiber path ran a plain job")))
-  const plain = {
-    decode: (text: string): A => {
-      try {
-        return JSON.parse(text) as A
-      } catch {
-        throw new InvalidPayload({ field: "payload", reason: `not JSON: ${text}` })
-      }
-    },
-    run,
-  }
-  return { events: base.events, program: { ...base.program, plain } }
+  return { events: base.events, program: { ...base.program, plain: { decode: decodeJson<A>, run } } }
 }
 
 /** Worker settings from options (validated as the faces do); no in-process sweep unless asked. */
