@@ -16,6 +16,7 @@ import {
   closeWorker,
   makeFake,
   plainProgram,
+  replyError,
   settings,
   start,
   until,
@@ -189,6 +190,57 @@ describe("plain runs (no fiber per job)", () => {
       expect(fake.of("release").map((c) => c.leases)).toEqual([[{ id: "a", token: 1 }]])
       expect(fake.of("fail")).toEqual([])
       expect(events.failed).toEqual([])
+    }),
+  )
+})
+
+describe("plain runs: acknowledgements under faults", () => {
+  it.effect("a reserve refused before it ran (BUSY) sends its rider on its own, and the job completes once", () =>
+    Effect.gen(function* () {
+      const fake = makeFake()
+      fake.on.reserve = (...a) =>
+        (a[3] ?? []).length > 0
+          ? Effect.fail(replyError("BUSY Redis is busy running a script"))
+          : fake.defaults.reserve(...a)
+      const { program: p, events } = plainProgram(() => Promise.resolve())
+      fake.ready("a")
+      yield* start(fake, settings({ concurrency: 1 }), p)
+      yield* until(() => events.completed.length === 1, "a completes")
+      expect(fake.of("complete").map((c) => c.items)).toEqual([[{ id: "a", token: 1 }]])
+      expect(events.completed).toEqual(["a"])
+      expect(events.leaseLost).toEqual([])
+    }),
+  )
+
+  it.effect("a rider the script answers false (lease lost) is reported as a lost lease, not completed", () =>
+    Effect.gen(function* () {
+      const fake = makeFake()
+      fake.on.reserve = (...a) =>
+        fake.defaults.reserve(...a).pipe(Effect.map((r) => ({ ...r, completed: r.completed.map(() => false) })))
+      const { program: p, events } = plainProgram(() => Promise.resolve())
+      fake.ready("a")
+      yield* start(fake, settings({ concurrency: 1 }), p)
+      yield* until(() => events.leaseLost.length === 1, "a reported lost")
+      expect(events.completed).toEqual([])
+      expect(events.leaseLost).toEqual([{ id: "a", token: 1, why: "lease-lost" }])
+    }),
+  )
+
+  it.effect("a complete sent alone and refused twice (BUSY) is sent until answered; the job completes once", () =>
+    Effect.gen(function* () {
+      yield* virtualMonotonic
+      const fake = makeFake()
+      let n = 0
+      fake.on.complete = (...a) => (++n <= 2 ? Effect.fail(replyError("BUSY busy")) : fake.defaults.complete(...a))
+      const { program: p, events } = plainProgram(() => Promise.resolve())
+      fake.ready("a")
+      // ride-along off: every complete goes on its own
+      yield* start(fake, settings({}, false), p)
+      yield* until(() => events.completed.length === 1, "a completes")
+      expect(fake.of("complete").length).toBe(3)
+      expect(fake.of("reserve").flatMap((c) => c.completes)).toEqual([])
+      expect(events.errors.length).toBe(2)
+      expect(events.leaseLost).toEqual([])
     }),
   )
 })
