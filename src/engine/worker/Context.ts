@@ -180,17 +180,24 @@ export interface WorkerContext<A> {
   readonly wakeLoop: () => void
   /** Report an error the worker survives on the error hook. */
   readonly report: (e: unknown) => Effect.Effect<void>
+  /**
+   * Start an Effect in a fiber of its own from plain code (a callback), with the services
+   * the worker was started with (its clock, tracer, references): the plain runs' hand-overs.
+   */
+  readonly fork: <X>(effect: Effect.Effect<X>) => Fiber.Fiber<X>
 }
 
 /**
  * Build the shared state of a worker on `commands` (its queue), with `blocking` as its
- * own connection for the marker wait. Starts nothing.
+ * own connection for the marker wait, and `fork` to start fibers from plain code (default:
+ * `Effect.runFork`, the default services). Starts nothing.
  */
 export const makeContext = <A>(
   commands: Commands,
   blocking: RedisClient,
   settings: WorkerSettings,
   program: WorkerProgram<A>,
+  fork: <X>(effect: Effect.Effect<X>) => Fiber.Fiber<X> = Effect.runFork,
 ): WorkerContext<A> => {
   // user callbacks never throw into the engine: a throw is reported on the error hook
   const hooks = safeHooks(program.hooks, stderrWarner(`worker of queue "${commands.keys.queue}"`))
@@ -248,6 +255,7 @@ export const makeContext = <A>(
       ring?.()
     },
     report: (e) => Effect.sync(() => hooks.error?.(e)),
+    fork,
   }
   return ctx
 }

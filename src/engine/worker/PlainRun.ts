@@ -146,7 +146,7 @@ const completePlain = <A>(run: Run<A>, item: Finished, job: Job<A>, value: unkno
 /** Go on in a fiber (a failure, a resend, an uncertain answer): close waits for it like a job's. */
 const handOver = <A>(run: Run<A>, rest: Effect.Effect<void>): void => {
   const { ctx } = run
-  const fiber = Effect.runFork(
+  const fiber = ctx.fork(
     rest.pipe(
       Effect.catchCause((cause) => ctx.report(Cause.squash(cause))),
       Effect.ensuring(Effect.sync(() => finish(run))),

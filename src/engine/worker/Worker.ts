@@ -60,7 +60,8 @@ export const startWorker = <A>(
     yield* warnIfEvicting(commands.client)
     // the optional OpenTelemetry API, imported once, before the first job runs
     yield* Effect.promise(loadOtel)
-    const ctx = makeContext(commands, blocking, settings, program)
+    // fibers started from plain code (PlainRun.ts) run with the services this worker runs with
+    const ctx = makeContext(commands, blocking, settings, program, Effect.runForkWith(yield* Effect.context<never>()))
     // into the queue's registry before the first job (a failure is left to the heartbeats)
     yield* register(ctx)
     const lease = leaseLoops(ctx, (h) => Effect.runFork(Effect.uninterruptible(timeOut(ctx, h))))
