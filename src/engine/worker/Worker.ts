@@ -64,7 +64,7 @@ export const startWorker = <A>(
     const ctx = makeContext(commands, blocking, settings, program, Effect.runForkWith(yield* Effect.context<never>()))
     // into the queue's registry before the first job (a failure is left to the heartbeats)
     yield* register(ctx)
-    const lease = leaseLoops(ctx, (h) => Effect.runFork(Effect.uninterruptible(timeOut(ctx, h))))
+    const lease = leaseLoops(ctx, (h) => ctx.fork(Effect.uninterruptible(timeOut(ctx, h))))
     const loops: Array<Fiber.Fiber<unknown, unknown>> = []
     loops.push(yield* Effect.forkDetach(supervised(ctx, "heartbeat", lease.heartbeat)))
     loops.push(yield* Effect.forkDetach(supervised(ctx, "fence", lease.fence)))
