@@ -9,9 +9,9 @@ import { describe, expect, it } from "vitest"
 import { queueKeys } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
 import type { Job, Worker } from "../src/index.ts"
-import { until } from "./reliability/support.ts"
+import { TcpProxy, until } from "./reliability/support.ts"
 import { deferred, onCleanup } from "./support/cleanup.ts"
-import { queueNamer, rawClient } from "./support/redis.ts"
+import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 import { useQueue, useWorker } from "./support/use.ts"
 
 const name = queueNamer("idle-pickup")
@@ -86,5 +86,46 @@ describe("idle pickup", () => {
     expect(info?.state).toBe("waiting")
     expect(await raw.zcard(queueKeys(q).active)).toBe(0)
     expect(await raw.llen(queueKeys(q).wait)).toBe(1)
+  })
+
+  it("a job leased by the reserve behind the wait just as close tears that connection down is given back at once, unrun and uncharged", async () => {
+    const q = name()
+    const raw = rawClient()
+    onCleanup(() => raw.disconnect())
+    const url = new URL(redisUrl())
+    const proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port || 6379) })
+    onCleanup(() => proxy.close())
+    const ran: string[] = []
+    const worker = useWorker<string>(q, (job) => void ran.push(job.id), {
+      concurrency: 1,
+      connection: proxy.url,
+      sweep: false,
+    })
+    await worker.ready
+    // the worker's marker connection, as Redis sees it (through the proxy): blocked in BZPOPMIN
+    const blockingPort = await until("the worker blocked in BZPOPMIN", async () => {
+      const ports = proxy.upstreamPorts()
+      const line = String(await raw.client("LIST"))
+        .split("\n")
+        .find((l) => / cmd=bzpopmin /.test(l) && ports.includes(Number(/ addr=[^ ]*:(\d+) /.exec(l)?.[1])))
+      return line === undefined ? undefined : Number(/ addr=[^ ]*:(\d+) /.exec(line)![1])
+    })
+    // Redis still runs what that connection already sent (the wait, then the reserve), but
+    // no reply reaches the worker: as when close tears the connection down just after Redis ran both
+    proxy.freeze([blockingPort])
+    const queue = useQueue<string>(q)
+    const id = await queue.add("leased as the worker closes")
+    await until(
+      "the job leased by the reserve behind the wait",
+      async () => (await queue.getJob(id))?.state === "active",
+    )
+
+    await worker.close()
+    const info = await queue.getJob(id)
+    expect(info?.state).toBe("waiting")
+    expect(info?.lostLeases).toBe(0)
+    expect(info?.attempt).toBe(1)
+    expect(ran).toEqual([])
+    expect(await raw.zcard(queueKeys(q).active)).toBe(0)
   })
 })

@@ -45,23 +45,28 @@ interface Call {
    * the worker runs and Redis may have run the call: a run it made is answered again.
    */
   readonly again?: Effect.Effect<Reserved, unknown>
+  /**
+   * The same call sent again asking for no jobs (count 0, no promotions), used instead of
+   * `again` once close began: a run it made is answered (its jobs are then given back), and
+   * no new lease is made for a worker that is closing.
+   */
+  readonly recall?: Effect.Effect<Reserved, unknown>
 }
 
 /**
  * The call's reply; when it failed after it may have run (its connection went silent, or
- * closed under it) and the worker still runs, the answer of the same call sent again: the
- * script answers a run it already made (its leases) and changes nothing, so no job stays
- * leased to a worker that never heard of it.
+ * closed under it — close itself tears the marker connection down), the answer of the same
+ * call sent again on the worker's other connection: the script answers a run it already
+ * made (its leases) and changes nothing, so no job stays leased to a worker that never
+ * heard of it. A running worker sends `again`; a closing (or failed) one sends `recall`,
+ * which leases nothing new.
  */
 const replyOf = <A>(ctx: WorkerContext<A>, call: Call) =>
-  Effect.flatMap(Effect.exit(call.reply), (first) =>
-    Exit.isFailure(first) &&
-    call.again !== undefined &&
-    ctx.state === "running" &&
-    !refusedBeforeRun(Cause.squash(first.cause))
-      ? Effect.exit(call.again)
-      : Effect.succeed(first),
-  )
+  Effect.flatMap(Effect.exit(call.reply), (first) => {
+    if (Exit.isSuccess(first) || refusedBeforeRun(Cause.squash(first.cause))) return Effect.succeed(first)
+    const resend = ctx.state === "running" ? call.again : call.recall
+    return resend === undefined ? Effect.succeed(first) : Effect.exit(resend)
+  })
 
 /** Tell each rider what became of its complete: the call's answer, or to go on its own when the call failed. */
 const answerRiders = (ride: ReadonlyArray<Rider>, reserved: Exit.Exit<Reserved, unknown>): void => {
@@ -161,8 +166,10 @@ export const reserveBehind = <A>(ctx: WorkerContext<A>, waitMs: number): boolean
  * close waits for it); once the wait answered, the loop waits for that call to land (its
  * reply comes with the wait's) and then starts its jobs. A reserve that fails because the
  * wait failed is not reported twice: the wait's failure is. When the wait's connection went
- * silent after Redis ran both, the reserve's reply is lost: the same call is sent again on
- * the worker's other connection, and the script answers it with the leases it made.
+ * silent after Redis ran both, or close tore it down just after Redis ran both, the
+ * reserve's reply is lost: the same call is sent again on the worker's other connection
+ * (asking for no jobs once close began), and the script answers it with the leases it
+ * made — which a closing worker gives back at once.
  */
 export const blockThenReserve = <A>(ctx: WorkerContext<A>, timeoutMs: number, want: number) =>
   Effect.gen(function* () {
@@ -171,7 +178,8 @@ export const blockThenReserve = <A>(ctx: WorkerContext<A>, timeoutMs: number, wa
     const both = yield* ctx.commands.markerThenReserve(ctx.blocking, markerWait(timeoutMs), input)
     const quietFailure = Effect.map(Effect.exit(both.woke), Exit.isFailure)
     const again = ctx.commands.reserve(want, input.leaseMs, input.promoteLimit, [], input.keep, input)
-    const landing = yield* track(ctx, want, { reply: both.reserved, sentAt, quietFailure, again }, [])
+    const recall = ctx.commands.reserve(0, input.leaseMs, 0, [], input.keep, input)
+    const landing = yield* track(ctx, want, { reply: both.reserved, sentAt, quietFailure, again, recall }, [])
     const woke = yield* both.woke
     // its reply came with the wake-up's: the loop takes its jobs next, without waiting for a ring
     yield* Fiber.await(landing)
