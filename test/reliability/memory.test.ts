@@ -3,11 +3,13 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { makeCommands, type NewJob } from "../../src/engine/Commands.ts"
 import { queueKeys } from "../../src/engine/Keys.ts"
 import { makeQueueCore, resolveQueueOptions } from "../../src/engine/QueueCore.ts"
+import { Queue, Worker } from "../../src/index.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { deferred, onCleanup } from "../support/cleanup.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
-import { redisNow } from "./support.ts"
+import { redisNow, until } from "./support.ts"
 
 const name = queueNamer("rel-memory")
 let server: LocalRedis
@@ -104,6 +106,26 @@ describe("N6: maxmemory reached, noeviction: the consumer side still works", () 
     expect(await raw.zcard(keys.active)).toBe(0)
     expect((await raw.lrange(keys.wait, 0, -1)).sort()).toEqual([b.id, d.id].sort())
     expect(await raw.hget(keys.meta, "completed")).toBe("1")
+  })
+
+  it("an idle worker takes a job that falls due with the reserve sent behind its marker wait, and completes it", async () => {
+    const q = name()
+    const queue = new Queue<string>(q, { connection: server.url })
+    onCleanup(() => queue.close())
+    const id = await queue.add("due later", { delayMs: 1_500 })
+    const completed = deferred<string>()
+    const errors: unknown[] = []
+    const worker = new Worker<string>(q, (job) => job.payload, { connection: server.url, sweep: false })
+    onCleanup(() => worker.close())
+    worker.on("completed", (job) => completed.resolve(job.id))
+    worker.on("error", (e) => errors.push(e))
+    await worker.ready
+    // idle: blocked on the marker until the job is due, its reserve queued behind the wait
+    await until("the worker blocked on the marker", async () => / cmd=bzpopmin /.test(String(await raw.client("LIST"))))
+    await overMemory()
+    expect(await completed.promise).toBe(id)
+    expect((await queue.getJob(id))?.state).toBeUndefined()
+    expect(errors).toEqual([])
   })
 })
 
