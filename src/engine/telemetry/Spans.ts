@@ -146,7 +146,11 @@ interface OtelHandle extends SpanHandle {
   readonly otelContext: OtelApi.Context
 }
 
-const startWithOtel = (spec: SpanSpec): SpanHandle | undefined => {
+/**
+ * Start a span with the global OpenTelemetry tracer, synchronously (no Effect), or
+ * answer undefined when none is registered (or the API is not loaded).
+ */
+export const startOtelSpan = (spec: SpanSpec): SpanHandle | undefined => {
   const api = otel()
   const tracer = api && activeTracer()
   return api && tracer ? otelSpan(api, tracer, spec) : undefined
@@ -172,5 +176,5 @@ export const startSpan = (spec: SpanSpec): Effect.Effect<SpanHandle | undefined>
     if (!otelSettled()) return Effect.flatMap(Effect.promise(loadOtel), () => startSpan(spec))
     const to = tracerFor(fiber)
     if (to === "effect") return effectSpan(spec)
-    return Effect.succeed(to === "otel" ? startWithOtel(spec) : undefined)
+    return Effect.succeed(to === "otel" ? startOtelSpan(spec) : undefined)
   })

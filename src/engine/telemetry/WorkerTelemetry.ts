@@ -13,7 +13,8 @@ import * as Fiber from "effect/Fiber"
 import type { Reservation } from "../Commands.ts"
 import type { TraceParent } from "./Carrier.ts"
 import { type Instruments, meter } from "./Metrics.ts"
-import { type SpanHandle, startSpan, tracerFor } from "./Spans.ts"
+import { activeTracer } from "./Otel.ts"
+import { type SpanHandle, type SpanSpec, startOtelSpan, startSpan, tracerFor } from "./Spans.ts"
 import { destination, errorType, failureOf, operationAttributes, queueAttributes } from "./Telemetry.ts"
 
 /**
@@ -66,6 +67,33 @@ export const recordsNothing = (): boolean => {
   return fiber !== undefined && tracerFor(fiber) === undefined && meter() === undefined
 }
 
+/** The process span of a reserved job's run (see the top of this file). */
+const processSpec = (w: WorkerIdentity, r: Reservation, parent: TraceParent | undefined): SpanSpec => ({
+  name: `process ${destination(w.queue)}`,
+  kind: "consumer",
+  parent,
+  root: parent === undefined,
+  links: parent === undefined ? undefined : [parent],
+  attributes: {
+    ...queueAttributes(w.queue),
+    "messaging.operation.type": "process",
+    "messaging.operation.name": "process",
+    "messaging.message.id": r.id,
+    "messaging.client.id": w.workerId,
+    "messaging.leaseq.attempt": r.attempt,
+    "messaging.leaseq.max_attempts": r.maxAttempts,
+    "messaging.leaseq.lease_token": r.token,
+    "messaging.leaseq.lease_ms": w.leaseMs,
+  },
+})
+
+/** Count a run as consumed and (first runs) record how long its job waited, from its id's time to now. */
+const countRun = (w: WorkerIdentity, r: Reservation, m: Instruments): void => {
+  m.consumed.add(1, operationAttributes(w.queue, "process"))
+  const t = r.attempt === 1 ? idTime(r.id) : undefined
+  if (t !== undefined) m.wait.record(Math.max(0, Date.now() - t) / 1000, queueAttributes(w.queue))
+}
+
 /**
  * Start recording a reserved job's run: its process span, its count as consumed, and
  * (first runs) how long it waited, from its id's time (the producer's clock) to now.
@@ -80,34 +108,30 @@ export const startProcess = (
     const traced = tracerFor(fiber) !== undefined
     const m = meter()
     if (!traced && m === undefined) return Effect.succeed(undefined)
-    if (m) {
-      m.consumed.add(1, operationAttributes(w.queue, "process"))
-      const t = r.attempt === 1 ? idTime(r.id) : undefined
-      if (t !== undefined) m.wait.record(Math.max(0, Date.now() - t) / 1000, queueAttributes(w.queue))
-    }
+    if (m) countRun(w, r, m)
     if (!traced) return Effect.succeed({ span: undefined, meter: m, started: performance.now() })
-    return Effect.map(
-      startSpan({
-        name: `process ${destination(w.queue)}`,
-        kind: "consumer",
-        parent,
-        root: parent === undefined,
-        links: parent === undefined ? undefined : [parent],
-        attributes: {
-          ...queueAttributes(w.queue),
-          "messaging.operation.type": "process",
-          "messaging.operation.name": "process",
-          "messaging.message.id": r.id,
-          "messaging.client.id": w.workerId,
-          "messaging.leaseq.attempt": r.attempt,
-          "messaging.leaseq.max_attempts": r.maxAttempts,
-          "messaging.leaseq.lease_token": r.token,
-          "messaging.leaseq.lease_ms": w.leaseMs,
-        },
-      }),
-      (span) => ({ span, meter: m, started: performance.now() }),
-    )
+    return Effect.map(startSpan(processSpec(w, r, parent)), (span) => ({ span, meter: m, started: performance.now() }))
   })
+
+/**
+ * True when a run started now records nothing or can be recorded without Effects: no
+ * Effect tracer of the application's (spans, if any, go to the global OpenTelemetry
+ * tracer, and metrics to the global meter). False outside a fiber.
+ */
+export const recordsPlainly = (): boolean => {
+  const fiber = Fiber.getCurrent()
+  return fiber !== undefined && tracerFor(fiber) !== "effect"
+}
+
+/** {@link startProcess} without Effects, where {@link recordsPlainly} holds. */
+export const startProcessPlain = (w: WorkerIdentity, r: Reservation, parent: TraceParent | undefined) => {
+  const span = activeTracer() ? startOtelSpan(processSpec(w, r, parent)) : undefined
+  const m = meter()
+  if (span === undefined && m === undefined) return undefined
+  if (m) countRun(w, r, m)
+  const run: Run = { span, meter: m, started: performance.now() }
+  return run
+}
 
 /**
  * End a handler run: record its duration, and end its span — with the error when the
@@ -146,6 +170,33 @@ export const runHandler = <A, E, R>(
         Effect.sync(() => endProcess(w, run, exit, ended())),
       )
 
+/** The settle span of a complete or fail, a child of the run's process span. */
+const settleSpec = (w: WorkerIdentity, r: Reservation, parent: SpanHandle, operation: string): SpanSpec => ({
+  name: `settle ${destination(w.queue)}`,
+  kind: "client",
+  parent,
+  attributes: {
+    ...queueAttributes(w.queue),
+    "messaging.operation.type": "settle",
+    "messaging.operation.name": operation,
+    "messaging.message.id": r.id,
+    "messaging.client.id": w.workerId,
+    "messaging.leaseq.attempt": r.attempt,
+    "messaging.leaseq.lease_token": r.token,
+  },
+})
+
+/** Called as a settle starts: the function that ends it (its duration recorded when measured, its span ended with the error, if any). */
+const endSettle = (w: WorkerIdentity, run: Run, operation: string, span: SpanHandle | undefined) => {
+  const started = performance.now()
+  return (exit: Exit.Exit<unknown, unknown>): void => {
+    const error = failureOf(exit)
+    const type = Exit.isFailure(exit) ? errorType(error) : undefined
+    run.meter?.operation.record((performance.now() - started) / 1000, operationAttributes(w.queue, operation, type))
+    span?.end(type === undefined ? undefined : { error, type })
+  }
+}
+
 /**
  * Run a complete or fail in a `settle <queue>` span, a child of the process span (when
  * there is one), recording its duration (when measured). While it runs, the lease's
@@ -161,37 +212,30 @@ export const traceSettle = <A, E, R>(
 ): Effect.Effect<A, E, R> => {
   if (run === undefined) return settle
   const measured = (span: SpanHandle | undefined) => {
-    const started = performance.now()
-    return Effect.onExit(span ? span.within(settle) : settle, (exit) =>
-      Effect.sync(() => {
-        const error = failureOf(exit)
-        const type = Exit.isFailure(exit) ? errorType(error) : undefined
-        run.meter?.operation.record((performance.now() - started) / 1000, operationAttributes(w.queue, operation, type))
-        span?.end(type === undefined ? undefined : { error, type })
-      }),
-    )
+    const end = endSettle(w, run, operation, span)
+    return Effect.onExit(span ? span.within(settle) : settle, (exit) => Effect.sync(() => end(exit)))
   }
   if (run.span === undefined) return measured(undefined)
-  return Effect.flatMap(
-    startSpan({
-      name: `settle ${destination(w.queue)}`,
-      kind: "client",
-      parent: run.span,
-      attributes: {
-        ...queueAttributes(w.queue),
-        "messaging.operation.type": "settle",
-        "messaging.operation.name": operation,
-        "messaging.message.id": r.id,
-        "messaging.client.id": w.workerId,
-        "messaging.leaseq.attempt": r.attempt,
-        "messaging.leaseq.lease_token": r.token,
-      },
-    }),
-    (span) => {
-      held.span = span
-      return measured(span)
-    },
-  )
+  return Effect.flatMap(startSpan(settleSpec(w, r, run.span, operation)), (span) => {
+    held.span = span
+    return measured(span)
+  })
+}
+
+/**
+ * {@link traceSettle} without Effects, where {@link recordsPlainly} holds: the settle
+ * span starts now (and becomes the lease's span); the answer ends it with the settle's exit.
+ */
+export const startSettlePlain = (
+  w: WorkerIdentity,
+  r: Reservation,
+  held: Traced,
+  run: Run,
+  operation: "complete" | "fail",
+): ((exit: Exit.Exit<unknown, unknown>) => void) => {
+  const span = run.span === undefined ? undefined : startOtelSpan(settleSpec(w, r, run.span, operation))
+  if (span !== undefined) held.span = span
+  return endSettle(w, run, operation, span)
 }
 
 /**

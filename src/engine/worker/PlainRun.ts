@@ -1,6 +1,8 @@
 /**
  * Running one job without a fiber of its own: for a handler the face offers as a plain
- * function (the Promise face), with nothing to trace or meter and no timeout to arm.
+ * function (the Promise face), with no timeout to arm and no Effect tracer of the
+ * application's (spans, when traced, go to the global OpenTelemetry tracer as plain
+ * calls: the process span around the handler, the settle span around the complete).
  * The handler's promise is awaited with `then`, the complete is queued as a rider (or
  * sent alone) and its answer listened to with a callback: in the common case (handler
  * resolves, the reserve carrying its complete answers "completed") no Effect runs for
@@ -19,9 +21,18 @@ import * as Exit from "effect/Exit"
 import type { Reservation } from "../Commands.ts"
 import type { Job } from "../Job.ts"
 import { splitPayload } from "../telemetry/Carrier.ts"
+import {
+  endProcess,
+  type Run as Recording,
+  startProcessPlain,
+  startSettlePlain,
+  traceSettle,
+  type WorkerIdentity,
+} from "../telemetry/WorkerTelemetry.ts"
 import { answerOrStopped, type Delivery } from "./Acks.ts"
 import { encodeOutcome } from "./Callbacks.ts"
 import type { Finished, PlainProgram, RideAnswer, WorkerContext } from "./Context.ts"
+import { identity } from "./Heartbeat.ts"
 import { HeldJob } from "./HeldJob.ts"
 import type { Held } from "./Lease.ts"
 import { recordHandlerMs } from "./Prefetch.ts"
@@ -34,6 +45,11 @@ interface Run<A> {
   readonly ctx: WorkerContext<A>
   readonly r: Reservation
   readonly held: Held
+  readonly w: WorkerIdentity
+  /** What records the run (its spans, its meter), when anything does. */
+  readonly rec: Recording | undefined
+  /** Ends the complete's settle span (and records its duration), while one is open. */
+  endSettle?: ((exit: Exit.Exit<unknown, unknown>) => void) | undefined
   slotFreed: boolean
   settled: boolean
   finished: boolean
@@ -43,14 +59,19 @@ interface Run<A> {
 export const runPlain = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, plain: PlainProgram<A>): void => {
   takeSlot(ctx)
   ctx.plainRuns.count++
-  const run: Run<A> = { ctx, r, held, slotFreed: false, settled: false, finished: false }
+  const carried = splitPayload(r.payload)
+  const w = identity(ctx)
+  const rec = startProcessPlain(w, r, carried.parent)
+  held.span = rec?.span
+  const run: Run<A> = { ctx, r, held, w, rec, slotFreed: false, settled: false, finished: false }
   let payload: A
   try {
-    payload = plain.decode(splitPayload(r.payload).payload)
+    payload = plain.decode(carried.payload)
   } catch (e) {
     run.settled = true
     held.settling = true
-    handOver(run, refuse(ctx, r, held, Cause.fail(e)))
+    endProcess(w, rec, Exit.fail(e), undefined)
+    handOver(run, traceSettle(w, r, held, rec, "fail", refuse(ctx, r, held, Cause.fail(e))))
     return
   }
   const job = new HeldJob(r, payload, held)
@@ -58,7 +79,8 @@ export const runPlain = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, p
   const began = performance.now()
   let out: unknown
   try {
-    out = plain.run(job)
+    // a traced job's process span is the active OpenTelemetry span while the handler runs
+    out = rec?.span ? rec.span.runIn(() => plain.run(job)) : plain.run(job)
   } catch (e) {
     queueMicrotask(() => handlerEnded(run, job, Exit.fail(e), began))
     return
@@ -78,9 +100,10 @@ const isThenable = (x: unknown): x is PromiseLike<unknown> =>
 
 /** The handler ended: settle as `settle` does (Settle.ts), the common case without Effects. */
 const handlerEnded = <A>(run: Run<A>, job: Job<A>, handlerExit: Exit.Exit<unknown, unknown>, began: number): void => {
-  const { ctx, r, held } = run
+  const { ctx, r, held, w, rec } = run
   try {
     recordHandlerMs(ctx, performance.now() - began)
+    endProcess(w, rec, handlerExit, held.ended)
     if (held.ended) {
       finish(run) // lease lost or self-fenced: never ack; shutdown: released at close
       return
@@ -89,21 +112,33 @@ const handlerEnded = <A>(run: Run<A>, job: Job<A>, handlerExit: Exit.Exit<unknow
     run.settled = true
     const keep = ctx.settings.keepCompleted > 0 ? ctx.program.encodeResult : undefined
     const { exit, result } = encodeOutcome(handlerExit, keep)
-    if (Exit.isSuccess(exit)) completePlain(run, { id: r.id, token: r.token, result }, job, exit.value)
-    else {
+    if (Exit.isSuccess(exit)) {
+      if (rec !== undefined) run.endSettle = startSettlePlain(w, r, held, rec, "complete")
+      completePlain(run, { id: r.id, token: r.token, result }, job, exit.value)
+    } else {
       free(run)
-      handOver(run, settleFailed(ctx, r, held, job, exit.cause))
+      handOver(run, traceSettle(w, r, held, rec, "fail", settleFailed(ctx, r, held, job, exit.cause)))
     }
   } catch (e) {
     ctx.hooks.error?.(e)
+    settleEnded(run, Exit.fail(e))
     finish(run)
   }
+}
+
+/** The complete's settle span (if open) ends with `exit`, once. */
+const settleEnded = <A>(run: Run<A>, exit: Exit.Exit<unknown, unknown>): void => {
+  const end = run.endSettle
+  if (end === undefined) return
+  run.endSettle = undefined
+  end(exit)
 }
 
 /** The complete's answer: the common one (completed, surely) is told at once; the rest go on in a fiber. */
 const answered = <A>(run: Run<A>, d: Delivery<boolean>, job: Job<A>, value: unknown): void => {
   if (d._tag === "answered" && d.value) {
     run.ctx.hooks.completed?.(job, value)
+    settleEnded(run, Exit.void)
     finish(run)
   } else handOver(run, completedSlow(run.ctx, d, run.held, job, value))
 }
@@ -137,6 +172,7 @@ const completePlain = <A>(run: Run<A>, item: Finished, job: Job<A>, value: unkno
         else answered(run, d, job, value)
       } catch (e) {
         ctx.hooks.error?.(e)
+        settleEnded(run, Exit.fail(e))
         finish(run)
       }
     },
@@ -148,6 +184,7 @@ const handOver = <A>(run: Run<A>, rest: Effect.Effect<void>): void => {
   const { ctx } = run
   const fiber = ctx.fork(
     rest.pipe(
+      Effect.onExit((exit) => Effect.sync(() => settleEnded(run, exit))),
       Effect.catchCause((cause) => ctx.report(Cause.squash(cause))),
       Effect.ensuring(Effect.sync(() => finish(run))),
     ),
@@ -166,6 +203,7 @@ const free = <A>(run: Run<A>): void => {
 const finish = <A>(run: Run<A>): void => {
   if (run.finished) return
   run.finished = true
+  settleEnded(run, Exit.void)
   const { ctx, held } = run
   free(run)
   ctx.table.remove(held)

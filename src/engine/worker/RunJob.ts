@@ -13,6 +13,7 @@ import {
   endProcess,
   type Run,
   recordsNothing,
+  recordsPlainly,
   runHandler,
   startProcess,
   traceSettle,
@@ -117,7 +118,7 @@ export const runHeld = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held): E
 /** `runHeld`'s body (run inside an Effect). A job without a timeout arms nothing: one fork, one map. */
 const forkHeld = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held): Effect.Effect<void> => {
   const plain = ctx.program.plain
-  if (plain !== undefined && (held.timeoutMs ?? 0) <= 0 && recordsNothing()) {
+  if (plain !== undefined && (held.timeoutMs ?? 0) <= 0 && recordsPlainly()) {
     runPlain(ctx, r, held, plain)
     return Effect.void
   }
