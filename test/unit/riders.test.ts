@@ -1,8 +1,9 @@
 /**
  * Riders, without Redis: a finished job's complete rides on the reserve call its freed
  * slot triggers (one script call for both); a rider whose reserve fails is sent on its
- * own and still completes; with ride-along off every complete goes alone. The failures
- * are checked on both ways of running a job (`paths`: in a fiber, and as a plain function).
+ * own and still completes; with ride-along off every complete goes alone. A worker's
+ * riders are checked on both ways of running a job (`paths`: in a fiber, and as a plain
+ * function).
  */
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -54,11 +55,11 @@ describe("a rider", () => {
   )
 })
 
-describe("riders on a worker", () => {
+describe.each(paths)("riders on a worker, on the $path path", (path) => {
   it.effect("a finished job's complete rides on the next reserve call; no complete call of its own", () =>
     Effect.gen(function* () {
       const fake = makeFake()
-      const { program: p, events } = program(() => Effect.void)
+      const { program: p, events } = path.ends()
       fake.ready("a", "b")
       // without prefetch, so each job is its own reserve call and a's complete rides b's
       yield* start(fake, settings({ concurrency: 1, prefetch: 0 }), p)
@@ -74,7 +75,7 @@ describe("riders on a worker", () => {
   it.effect("with ride-along off, every complete goes on its own", () =>
     Effect.gen(function* () {
       const fake = makeFake()
-      const { program: p, events } = program(() => Effect.void)
+      const { program: p, events } = path.ends()
       fake.ready("a", "b")
       yield* start(fake, settings({ concurrency: 1 }, false), p)
       yield* until(() => events.completed.length === 2, "a and b complete")
@@ -85,9 +86,6 @@ describe("riders on a worker", () => {
       ])
     }),
   )
-})
-
-describe.each(paths)("riders on a worker whose reserve fails or answers false, on the $path path", (path) => {
   it.effect("a reserve refused before it ran (BUSY) sends its rider on its own, and the job completes once", () =>
     Effect.gen(function* () {
       const fake = makeFake()
