@@ -3,7 +3,8 @@
  * is sent again with backoff until answered; one that cannot be delivered before the
  * lease is surely gone is reported and counted lost; one still unanswered when close
  * stops waiting has its lease released. Time is the TestClock (and the engine's
- * monotonic clock reads it: `virtualMonotonic`).
+ * monotonic clock reads it: `virtualMonotonic`). A complete sent again is checked on both
+ * ways of running a job (`paths`: in a fiber, and as a plain function).
  */
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -14,6 +15,7 @@ import type { Held } from "../../src/engine/worker/Lease.ts"
 import {
   closeWorker,
   makeFake,
+  paths,
   program,
   replyError,
   settings,
@@ -96,23 +98,27 @@ describe("deliver", () => {
   )
 })
 
-describe("acks on a worker", () => {
-  it.effect("a complete refused twice (BUSY) is sent until answered; the job completes once", () =>
+describe.each(paths)("acks on a worker, on the $path path", (path) => {
+  it.effect("a complete sent alone and refused twice (BUSY) is sent until answered; the job completes once", () =>
     Effect.gen(function* () {
       yield* virtualMonotonic
       const fake = makeFake()
       let n = 0
       fake.on.complete = (...a) => (++n <= 2 ? Effect.fail(replyError("BUSY busy")) : fake.defaults.complete(...a))
-      const { program: p, events } = program(() => Effect.void)
+      const { program: p, events } = path.ends()
       fake.ready("a")
+      // ride-along off: every complete goes on its own
       yield* start(fake, settings({}, false), p)
       yield* until(() => events.completed.length === 1, "a completes")
       expect(fake.of("complete").length).toBe(3)
+      expect(fake.of("reserve").flatMap((c) => c.completes)).toEqual([])
       expect(events.errors.length).toBe(2)
       expect(events.leaseLost).toEqual([])
     }),
   )
+})
 
+describe("acks on a worker", () => {
   it.effect(
     "a complete that cannot be delivered while the lease holds is reported (AckUndelivered) and counted lost",
     () =>

@@ -2,15 +2,17 @@
  * The lease table, the heartbeat and the self-fence, without Redis: the table keyed by
  * fencing token; a lease the heartbeat's extend reports lost ends at once (signal aborted,
  * handler interrupted, never acknowledged); a lease whose extends keep failing is
- * self-fenced at its local deadline, not before. Time is the TestClock (the engine's
- * monotonic clock reads it too: `virtualMonotonic`).
+ * self-fenced at its local deadline, not before; a handler deaf to its abort keeps its
+ * slot until it ends. A lost lease is checked on both ways of running a job (`paths`: in a
+ * fiber, and as a plain function). Time is the TestClock (the engine's monotonic clock
+ * reads it too: `virtualMonotonic`).
  */
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { LeaseLost, RedisUnavailable } from "../../src/engine/Errors.ts"
 import { fenceAfter, fenceMargin, type Held, makeLeaseTable, signalOf } from "../../src/engine/worker/Lease.ts"
-import { advance, makeFake, program, settings, start, until, virtualMonotonic } from "./support/fake.ts"
+import { advance, gate, makeFake, paths, program, settings, start, until, virtualMonotonic } from "./support/fake.ts"
 
 const held = (id: string, token: number): Held => ({
   id,
@@ -90,19 +92,12 @@ describe("lease table", () => {
   })
 })
 
-describe("heartbeat and fence on a worker", () => {
-  it.effect("an extend that answers 0 for a lease ends it at once: signal aborted, handler interrupted, no ack", () =>
+describe.each(paths)("a lease the heartbeat finds lost, on the $path path", (path) => {
+  it.effect("an extend that answers 0 for a lease ends it at once: signal aborted, handler stopped, no ack", () =>
     Effect.gen(function* () {
       yield* virtualMonotonic
       const fake = makeFake()
-      let signal: AbortSignal | undefined
-      let interrupted = false
-      const { program: p, events } = program((job) =>
-        Effect.suspend(() => {
-          signal = job.signal
-          return Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true))))
-        }),
-      )
+      const { program: p, events, signal, aborted } = path.untilAborted()
       fake.on.extend = (leases) => Effect.succeed(leases.map(() => 0))
       fake.ready("a")
       const h = yield* start(fake, settings({ leaseMs: 3_000, heartbeatMs: 1_000 }), p)
@@ -111,10 +106,10 @@ describe("heartbeat and fence on a worker", () => {
       expect(fake.of("extend")).toEqual([])
       yield* advance(200)
       expect(fake.of("extend").map((c) => c.leases)).toEqual([[{ id: "a", token: 1 }]])
-      yield* until(() => h.running() === 0, "a's fiber ends")
-      expect(interrupted).toBe(true)
-      expect(signal?.aborted).toBe(true)
-      expect(signal?.reason).toBeInstanceOf(LeaseLost)
+      yield* until(() => h.running() === 0, "a's run ends")
+      expect(aborted()).toBe(true)
+      expect(signal()?.aborted).toBe(true)
+      expect(signal()?.reason).toBeInstanceOf(LeaseLost)
       expect(events.leaseLost).toEqual([{ id: "a", token: 1, why: "lease-lost" }])
       expect(fake.of("complete")).toEqual([])
       expect(fake.of("fail")).toEqual([])
@@ -122,6 +117,33 @@ describe("heartbeat and fence on a worker", () => {
     }),
   )
 
+  it.effect("a handler deaf to its abort: signal aborted, slot held until the handler ends, never acked", () =>
+    Effect.gen(function* () {
+      yield* virtualMonotonic
+      const fake = makeFake()
+      const hold = gate()
+      const { program: p, events, signal } = path.endsWith(hold.promise)
+      fake.on.extend = (leases) => Effect.succeed(leases.map(() => 0))
+      fake.ready("a")
+      const h = yield* start(fake, settings({ leaseMs: 3_000, heartbeatMs: 1_000 }), p)
+      yield* until(() => h.running() === 1, "a runs")
+      yield* advance(1_100)
+      expect(signal()?.aborted).toBe(true)
+      expect(signal()?.reason).toBeInstanceOf(LeaseLost)
+      expect(events.leaseLost).toEqual([{ id: "a", token: 1, why: "lease-lost" }])
+      // the handler has not returned: its slot stays taken
+      expect(h.running()).toBe(1)
+      hold.resolve()
+      yield* until(() => h.running() === 0, "a's slot freed")
+      expect(fake.of("complete")).toEqual([])
+      expect(fake.of("fail")).toEqual([])
+      expect(fake.of("reserve").flatMap((c) => c.completes)).toEqual([])
+      expect(events.completed).toEqual([])
+    }),
+  )
+})
+
+describe("heartbeat and fence on a worker", () => {
   it.effect(
     "extends that keep failing: the handler runs until the local deadline (2.5 heartbeats), then is self-fenced",
     () =>

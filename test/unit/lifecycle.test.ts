@@ -1,24 +1,23 @@
 /**
  * The worker's lifecycle, without Redis: the shutdown phases in order (quiet → drain →
  * abort → release, each bounded), a loop given up turning a running worker `failed`,
- * and `close` memoized. A whole worker runs on the fake command layer under the TestClock.
+ * and `close` memoized. A whole worker runs on the fake command layer under the TestClock;
+ * the phases a job goes through are checked on both ways of running it (`paths`: in a
+ * fiber of its own, and as a plain function without one).
  */
 import { it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { describe, expect } from "vitest"
 import { ShutdownOverrun, WorkerLoopFailed } from "../../src/engine/Errors.ts"
-import { advance, closeWorker, makeFake, program, settings, settle, start, until } from "./support/fake.ts"
+import { advance, closeWorker, gate, makeFake, paths, program, settings, settle, start, until } from "./support/fake.ts"
 
-describe("shutdown phases", () => {
+describe.each(paths)("shutdown phases, on the $path path", (path) => {
   it.effect(
     "a handler that outlives the grace: draining until shutdownGraceMs, then releasing, its job released, then closed",
     () =>
       Effect.gen(function* () {
         const fake = makeFake()
-        let interrupted = false
-        const { program: p, events } = program(() =>
-          Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))),
-        )
+        const { program: p, events, aborted } = path.untilAborted()
         fake.ready("a")
         const h = yield* start(fake, settings({ shutdownGraceMs: 2_000 }), p)
         yield* until(() => h.running() === 1, "a runs")
@@ -28,28 +27,34 @@ describe("shutdown phases", () => {
         yield* advance(1_900)
         // still within the grace: the handler runs on, nothing released
         expect(h.state()).toBe("draining")
-        expect(interrupted).toBe(false)
+        expect(aborted()).toBe(false)
         expect(fake.of("release")).toEqual([])
         yield* advance(200)
         yield* until(() => closing.pollUnsafe() !== undefined, "close returns")
-        expect(interrupted).toBe(true)
+        expect(aborted()).toBe(true)
         expect(h.state()).toBe("closed")
         expect(fake.of("release").map((c) => c.leases)).toEqual([[{ id: "a", token: 1 }]])
-        // an aborted job is given back, never acknowledged
+        // an aborted job is given back, never acknowledged nor counted failed
         expect(fake.of("complete")).toEqual([])
         expect(fake.of("fail")).toEqual([])
         expect(events.completed).toEqual([])
+        expect(events.failed).toEqual([])
       }),
   )
 
-  it.effect("a handler that ends within the grace is completed, not released", () =>
+  it.effect("close waits for a handler that ends within the grace, and completes its job, not released", () =>
     Effect.gen(function* () {
       const fake = makeFake()
-      const { program: p, events } = program(() => Effect.sleep(1_000))
+      const hold = gate()
+      const { program: p, events } = path.endsWith(hold.promise)
       fake.ready("a")
       const h = yield* start(fake, settings({ shutdownGraceMs: 5_000 }), p)
       yield* until(() => h.running() === 1, "a runs")
-      yield* closeWorker(h)
+      const closing = yield* Effect.forkChild(h.close, { startImmediately: true })
+      yield* advance(1_000)
+      expect(h.state()).toBe("draining")
+      hold.resolve()
+      yield* until(() => closing.pollUnsafe() !== undefined, "close returns")
       expect(events.completed).toEqual(["a"])
       expect(fake.of("release")).toEqual([])
       expect(h.state()).toBe("closed")
@@ -61,8 +66,8 @@ describe("shutdown phases", () => {
     () =>
       Effect.gen(function* () {
         const fake = makeFake()
-        const stuck = yield* Deferred.make<void>()
-        const { program: p, events } = program(() => Effect.uninterruptible(Deferred.await(stuck)))
+        const stuck = gate()
+        const { program: p, events } = path.endsWith(stuck.promise)
         fake.ready("a")
         const h = yield* start(fake, settings({ shutdownGraceMs: 1_000, shutdownAbortGraceMs: 1_000 }), p)
         yield* until(() => h.running() === 1, "a runs")
@@ -72,10 +77,13 @@ describe("shutdown phases", () => {
           events.errors.filter((e) => e instanceof ShutdownOverrun).map((e) => (e as ShutdownOverrun).jobId),
         ).toEqual(["a"])
         expect(fake.of("release")).toEqual([])
-        yield* Deferred.succeed(stuck, undefined)
+        expect(fake.of("complete")).toEqual([])
+        stuck.resolve()
       }),
   )
+})
 
+describe("shutdown phases", () => {
   it.effect("close is memoized: a second call waits for the one shutdown", () =>
     Effect.gen(function* () {
       const fake = makeFake()

@@ -1,14 +1,16 @@
 /**
  * Riders, without Redis: a finished job's complete rides on the reserve call its freed
  * slot triggers (one script call for both); a rider whose reserve fails is sent on its
- * own and still completes; with ride-along off every complete goes alone.
+ * own and still completes; with ride-along off every complete goes alone. A worker's
+ * riders are checked on both ways of running a job (`paths`: in a fiber, and as a plain
+ * function).
  */
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { makeContext } from "../../src/engine/worker/Context.ts"
 import { flushRiders, makeRider } from "../../src/engine/worker/Riders.ts"
-import { makeFake, program, replyError, settings, start, until } from "./support/fake.ts"
+import { makeFake, paths, program, replyError, settings, start, until } from "./support/fake.ts"
 
 describe("a rider", () => {
   it("is answered once: a listener gets the first answer, later answers are ignored", () => {
@@ -53,11 +55,11 @@ describe("a rider", () => {
   )
 })
 
-describe("riders on a worker", () => {
+describe.each(paths)("riders on a worker, on the $path path", (path) => {
   it.effect("a finished job's complete rides on the next reserve call; no complete call of its own", () =>
     Effect.gen(function* () {
       const fake = makeFake()
-      const { program: p, events } = program(() => Effect.void)
+      const { program: p, events } = path.ends()
       fake.ready("a", "b")
       // without prefetch, so each job is its own reserve call and a's complete rides b's
       yield* start(fake, settings({ concurrency: 1, prefetch: 0 }), p)
@@ -70,18 +72,33 @@ describe("riders on a worker", () => {
     }),
   )
 
-  it.effect("a reserve refused before it ran (BUSY) sends its rider on its own, and the job completes", () =>
+  it.effect("with ride-along off, every complete goes on its own", () =>
+    Effect.gen(function* () {
+      const fake = makeFake()
+      const { program: p, events } = path.ends()
+      fake.ready("a", "b")
+      yield* start(fake, settings({ concurrency: 1 }, false), p)
+      yield* until(() => events.completed.length === 2, "a and b complete")
+      expect(fake.of("reserve").flatMap((c) => c.completes)).toEqual([])
+      expect(fake.of("complete").flatMap((c) => c.items)).toEqual([
+        { id: "a", token: 1 },
+        { id: "b", token: 2 },
+      ])
+    }),
+  )
+  it.effect("a reserve refused before it ran (BUSY) sends its rider on its own, and the job completes once", () =>
     Effect.gen(function* () {
       const fake = makeFake()
       fake.on.reserve = (...a) =>
         (a[3] ?? []).length > 0
           ? Effect.fail(replyError("BUSY Redis is busy running a script"))
           : fake.defaults.reserve(...a)
-      const { program: p, events } = program(() => Effect.void)
+      const { program: p, events } = path.ends()
       fake.ready("a")
       yield* start(fake, settings({ concurrency: 1 }), p)
       yield* until(() => events.completed.length === 1, "a completes")
       expect(fake.of("complete").map((c) => c.items)).toEqual([[{ id: "a", token: 1 }]])
+      expect(events.completed).toEqual(["a"])
       expect(events.leaseLost).toEqual([])
     }),
   )
@@ -91,27 +108,12 @@ describe("riders on a worker", () => {
       const fake = makeFake()
       fake.on.reserve = (...a) =>
         fake.defaults.reserve(...a).pipe(Effect.map((r) => ({ ...r, completed: r.completed.map(() => false) })))
-      const { program: p, events } = program(() => Effect.void)
+      const { program: p, events } = path.ends()
       fake.ready("a")
       yield* start(fake, settings({ concurrency: 1 }), p)
       yield* until(() => events.leaseLost.length === 1, "a reported lost")
       expect(events.completed).toEqual([])
       expect(events.leaseLost).toEqual([{ id: "a", token: 1, why: "lease-lost" }])
-    }),
-  )
-
-  it.effect("with ride-along off, every complete goes on its own", () =>
-    Effect.gen(function* () {
-      const fake = makeFake()
-      const { program: p, events } = program(() => Effect.void)
-      fake.ready("a", "b")
-      yield* start(fake, settings({ concurrency: 1 }, false), p)
-      yield* until(() => events.completed.length === 2, "a and b complete")
-      expect(fake.of("reserve").flatMap((c) => c.completes)).toEqual([])
-      expect(fake.of("complete").flatMap((c) => c.items)).toEqual([
-        { id: "a", token: 1 },
-        { id: "b", token: 2 },
-      ])
     }),
   )
 })

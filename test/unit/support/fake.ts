@@ -295,6 +295,101 @@ export const plainProgram = <A = { readonly id: string }>(
   return { events: base.events, program: { ...base.program, plain: { decode: decodeJson<A>, run } } }
 }
 
+/** A program for JSON payloads `{ id }` and the events its hooks record. */
+export type Made = ReturnType<typeof program<{ readonly id: string }>>
+
+/** A program whose handler keeps the signal of the last job it started, read as the job starts. */
+export type Watched = Made & { readonly signal: () => AbortSignal | undefined }
+
+/**
+ * The two ways the worker runs a job, for a scenario that must hold on both: `fiber`, an
+ * Effect handler in a fiber of its own (RunJob.ts → Settle.ts), and `plain`, a plain
+ * function run without one (PlainRun.ts). Each makes its program from the same job bodies;
+ * use it as `describe.each(paths)("… ($path)", (path) => …)`.
+ */
+export interface Path {
+  readonly path: "fiber" | "plain"
+  /** A handler that ends at once (`Effect.void`; a resolved promise). */
+  readonly ends: () => Made
+  /**
+   * A handler that ends when `until` settles and not before, deaf to its abort (an
+   * uninterruptible wait; a promise that ignores its signal).
+   */
+  readonly endsWith: (until: Promise<unknown>) => Watched
+  /**
+   * A handler that runs until its lease ends (interrupted; its promise rejects when its
+   * signal aborts), and whether it was ended so.
+   */
+  readonly untilAborted: () => Watched & { readonly aborted: () => boolean }
+}
+
+/** The fiber path and the plain path (see {@link Path}). */
+export const paths: ReadonlyArray<Path> = [
+  {
+    path: "fiber",
+    ends: () => program(() => Effect.void),
+    endsWith: (until) => {
+      let signal: AbortSignal | undefined
+      const made = program((job) =>
+        Effect.suspend(() => {
+          signal = job.signal
+          return Effect.uninterruptible(Effect.promise(() => until))
+        }),
+      )
+      return { ...made, signal: () => signal }
+    },
+    untilAborted: () => {
+      let signal: AbortSignal | undefined
+      let aborted = false
+      const made = program((job) =>
+        Effect.suspend(() => {
+          signal = job.signal
+          return Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (aborted = true))))
+        }),
+      )
+      return { ...made, signal: () => signal, aborted: () => aborted }
+    },
+  },
+  {
+    path: "plain",
+    ends: () => plainProgram(() => Promise.resolve()),
+    endsWith: (until) => {
+      let signal: AbortSignal | undefined
+      const made = plainProgram((job) => {
+        signal = job.signal
+        return until
+      })
+      return { ...made, signal: () => signal }
+    },
+    untilAborted: () => {
+      let signal: AbortSignal | undefined
+      let aborted = false
+      const made = plainProgram((job) => {
+        const s = job.signal
+        signal = s
+        return new Promise<void>((_, reject) => {
+          s.addEventListener("abort", () => {
+            aborted = true
+            reject(s.reason)
+          })
+        })
+      })
+      return { ...made, signal: () => signal, aborted: () => aborted }
+    },
+  },
+]
+
+/** A promise and the functions that settle it. */
+export const gate = <A = void>() => {
+  let resolve!: (a: A) => void
+  let reject!: (e: unknown) => void
+  const promise = new Promise<A>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}
+
 /** Worker settings from options (validated as the faces do); no in-process sweep unless asked. */
 export const settings = (options: Record<string, unknown> = {}, rideAlong?: boolean): WorkerSettings => ({
   ...resolveWorkerOptions({ leaseMs: 3_000, sweep: false, ...options }),
