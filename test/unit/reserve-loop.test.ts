@@ -92,6 +92,27 @@ describe("reserve loop", () => {
       }),
   )
 
+  it.effect(
+    "a marker wait refused with BUSY fails its reserve too: reported once, not sent again (it never ran), and the loop takes the next job",
+    () =>
+      Effect.gen(function* () {
+        const fake = makeFake()
+        // what ioredis rejects with when Redis answers the wait with an error reply
+        fake.blockRefusals.push(Object.assign(new Error("BUSY Redis is busy running a script"), { name: "ReplyError" }))
+        const { program: p, events } = program(() => Effect.void)
+        yield* start(fake, settings({ concurrency: 4, prefetch: 0, blockTimeoutMs: 1_000 }), p)
+        yield* until(() => fake.of("block").length === 2, "blocked again after the refused wait")
+        const refused = fake.of("block")[0]!
+        expect(refused.withReserve).toBe(4)
+        // the reserve behind the refused wait never ran, and is not sent again (same request id)
+        expect(refused.reserveId).toBeDefined()
+        expect(fake.of("reserve").map((c) => c.requestId)).not.toContain(refused.reserveId)
+        expect(events.errors.map(String).filter((m) => m.includes("BUSY"))).toHaveLength(1)
+        fake.ready("a")
+        yield* until(() => events.completed.includes("a"), "the next job completed")
+      }),
+  )
+
   it.effect("a job added while the loop blocks wakes it: the next reserve hands it out", () =>
     Effect.gen(function* () {
       const fake = makeFake()

@@ -44,6 +44,8 @@ type Reply<K extends keyof WorkerCommands> = WorkerCommands[K] extends (...a: ne
 export type Call =
   | {
       readonly op: "reserve"
+      /** The call's request id (a re-send carries the same). */
+      readonly requestId?: string | undefined
       readonly count: number
       readonly leaseMs: number
       readonly completes: ReadonlyArray<LeaseRef>
@@ -62,7 +64,13 @@ export type Call =
   | { readonly op: "release"; readonly leases: ReadonlyArray<LeaseRef> }
   | { readonly op: "sweep"; readonly limit: number }
   /** A marker wait; `withReserve`: the count of the reserve call sent behind it, if one was. */
-  | { readonly op: "block"; readonly timeoutMs: number; readonly withReserve?: number }
+  | {
+      readonly op: "block"
+      readonly timeoutMs: number
+      readonly withReserve?: number
+      /** The request id of the reserve sent behind the wait. */
+      readonly reserveId?: string
+    }
 
 /** A job the next reserve call hands out. */
 export interface ScriptedJob {
@@ -103,8 +111,12 @@ export const makeFake = (queue = "unit") => {
   let nextToken = 0
   /** Wakes a marker wait in progress (a `ready` push or close ends it). */
   let wakeBlock: (() => void) | undefined
+  /** Error replies the next marker waits get at once (Redis refusing the wait, e.g. BUSY), in order. */
+  const blockRefusals: Error[] = []
   const blocking = inertClient("blocking", (args) => {
     calls.push({ op: "block", timeoutMs: Math.round(Number(args[1]) * 1000) })
+    const refusal = blockRefusals.shift()
+    if (refusal !== undefined) return Promise.reject(refusal)
     return new Promise<unknown>((resolve) => {
       wakeBlock = () => resolve(null)
     })
@@ -152,7 +164,13 @@ export const makeFake = (queue = "unit") => {
     client: inertClient("client"),
     reserve: (...a) =>
       Effect.suspend(() => {
-        calls.push({ op: "reserve", count: a[0], leaseMs: a[1], completes: refs(a[3] ?? []) })
+        calls.push({
+          op: "reserve",
+          requestId: a[5]?.requestId,
+          count: a[0],
+          leaseMs: a[1],
+          completes: refs(a[3] ?? []),
+        })
         return (on.reserve ?? defaults.reserve)(...a)
       }),
     // the marker wait, with the reserve sent behind it answered once the wait ends (as Redis does)
@@ -161,7 +179,7 @@ export const makeFake = (queue = "unit") => {
         const reply = blocking.commandWithin("BZPOPMIN", markerArgs(keys, wait.timeoutMs), wait.deadlineMs)
         reply.catch(() => {})
         const i = calls.length - 1
-        if (calls[i]?.op === "block") calls[i] = { ...calls[i], withReserve: input.count }
+        if (calls[i]?.op === "block") calls[i] = { ...calls[i], withReserve: input.count, reserveId: input.requestId }
         const woke = Effect.tryPromise({ try: () => reply, catch: (e) => redisError("BZPOPMIN", e) })
         const { count, leaseMs, promoteLimit, completes, keep } = input
         const reserved = Effect.flatMap(woke, () =>
@@ -209,6 +227,7 @@ export const makeFake = (queue = "unit") => {
     /** The fake, typed as the engine's commands (the engine calls only the {@link WorkerCommands} part). */
     commands: commands as unknown as Commands,
     blocking,
+    blockRefusals,
     calls,
     defaults,
     on,
