@@ -18,9 +18,9 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { type DashboardHandler, dashboardHandler } from "../src/dashboard.ts"
 import { makeCommands } from "../src/engine/Commands.ts"
 import { queueKeys } from "../src/engine/Keys.ts"
-import { type Job, Queue, Worker } from "../src/index.ts"
+import { InvalidOptions, type Job, Queue, Worker } from "../src/index.ts"
 import { connect } from "../src/redis/Client.ts"
-import { until } from "./reliability/support.ts"
+import { TcpProxy, until } from "./reliability/support.ts"
 import { startWorkerChild } from "./support/child.ts"
 import { deferred, onCleanup } from "./support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
@@ -123,6 +123,48 @@ describe("the dashboard in Chromium", () => {
       {},
       row,
     )
+  })
+
+  it("with Redis gone the page says so, naming the server, and a reading answers 503; back when Redis is", async () => {
+    const q = newQueue()
+    await q.add(1)
+    const url = new URL(redisUrl())
+    const proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port || 6379) })
+    onCleanup(() => proxy.close())
+    // a dashboard of its own, on Redis through the proxy, with a short call timeout
+    const own = dashboardHandler({
+      connection: proxy.url,
+      prefix: PREFIX,
+      intervalMs: 250,
+      discoverEveryMs: 500,
+      callTimeoutMs: 500,
+    })
+    const server = createServer(own)
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+    onCleanup(async () => {
+      await new Promise((r) => {
+        server.close(r)
+        server.closeAllConnections()
+      })
+      await own.close()
+    })
+    const ownBase = `http://127.0.0.1:${(server.address() as { port: number }).port}/`
+    const page = await browser.newPage()
+    onCleanup(() => page.close())
+    await page.goto(`${ownBase}#/`)
+    const row = `tr[data-queue="${q.name}"]`
+    await page.waitForFunction((s) => document.querySelector(`${s} td.waiting`)?.textContent === "1", {}, row)
+
+    proxy.cut()
+    await page.waitForFunction(() => document.querySelector("p.bad")?.textContent?.includes("Redis unavailable"))
+    expect(await textOf(page, "p.bad")).toContain(`127.0.0.1:${proxy.port}`)
+    const reading = await fetch(`${ownBase}api/overview`)
+    expect(reading.status).toBe(503)
+    expect(((await reading.json()) as { error: string }).error).toContain(`127.0.0.1:${proxy.port}`)
+
+    proxy.heal()
+    await page.waitForFunction((s) => document.querySelector(`${s} td.waiting`)?.textContent === "1", {}, row)
+    expect(await page.$("p.bad")).toBeNull()
   })
 
   it("a lease row counts down on the Redis clock, turns expired when its worker is killed, and goes after a sweep", async () => {
@@ -458,5 +500,21 @@ describe("the dashboard in Chromium", () => {
     const shown = await (await fetch(`${base}api/job?queue=${q.name}&id=${id}`)).text()
     expect(shown).toContain("payload-secret")
     expect(shown).toContain("result-secret")
+  })
+})
+
+describe("dashboard options", () => {
+  it("a callTimeoutMs that is not a whole number of ms from 10 to 3600000 is refused, naming it, before connecting", () => {
+    for (const bad of [0, 5, 1.5, 3_600_001, Number.NaN]) {
+      let thrown: unknown
+      try {
+        dashboardHandler({ connection: redisUrl(), callTimeoutMs: bad })
+      } catch (e) {
+        thrown = e
+      }
+      expect(thrown).toBeInstanceOf(InvalidOptions)
+      expect((thrown as InvalidOptions).field).toBe("callTimeoutMs")
+      expect((thrown as Error).message).toContain("10 to 3600000")
+    }
   })
 })

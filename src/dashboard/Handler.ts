@@ -16,10 +16,11 @@ import * as Effect from "effect/Effect"
 import { InvalidOptions } from "../engine/Errors.ts"
 import { validateJobId } from "../engine/JobControl.ts"
 import { DEFAULT_PREFIX, queueKeys } from "../engine/Keys.ts"
+import { Limits } from "../engine/Validate.ts"
 import { checkFleetOptions, makeFleetReader } from "../metrics/Fleet.ts"
-import { type ConnectionOption, connect } from "../redis/Client.ts"
+import { type ConnectionOption, connect, withDeadline } from "../redis/Client.ts"
 import { runAction } from "./Actions.ts"
-import { makeHub } from "./Hub.ts"
+import { isErrorReading, makeHub } from "./Hub.ts"
 import { makeJobRoutes, valid } from "./JobRoutes.ts"
 import { APP_JS, PAGE } from "./Page.ts"
 import { makeReaders, type Readers } from "./Read.ts"
@@ -40,6 +41,12 @@ export interface DashboardOptions {
   readonly intervalMs?: number | undefined
   /** How long the list of queues under the prefix (one SCAN) is reused. Default 30 000 ms: a new queue shows up within it. */
   readonly discoverEveryMs?: number | undefined
+  /**
+   * Longest wait for one Redis call (a reading or an action). Past it the page shows the
+   * error (`RedisUnavailable`, naming the server) and a reading over HTTP answers 503,
+   * instead of waiting for Redis to come back. Default 5 000 ms; 10 ms to 1 h.
+   */
+  readonly callTimeoutMs?: number | undefined
 }
 
 /** The handler, with its token and a `close()`. */
@@ -71,10 +78,22 @@ const check = (options: DashboardOptions) => {
   if (options.token !== undefined && options.token.length < 16) {
     throw new InvalidOptions({ field: "token", value: "(hidden)", reason: "give at least 16 characters" })
   }
+  const callTimeoutMs = options.callTimeoutMs ?? DASHBOARD_CALL_TIMEOUT_MS
+  const { min, max } = Limits.callTimeoutMs
+  if (!Number.isInteger(callTimeoutMs) || callTimeoutMs < min || callTimeoutMs > max) {
+    throw new InvalidOptions({
+      field: "callTimeoutMs",
+      value: callTimeoutMs,
+      reason: `give a whole number of ms from ${min} to ${max}`,
+    })
+  }
   const prefix = options.prefix ?? DEFAULT_PREFIX
   checkFleetOptions({ prefix })
-  return { intervalMs, prefix }
+  return { intervalMs, prefix, callTimeoutMs }
 }
+
+/** The default `callTimeoutMs` of the dashboard: 5 s. */
+export const DASHBOARD_CALL_TIMEOUT_MS = 5_000
 
 const VIEW_HELP = "give view=overview, view=workers, view=queue:<a queue name> or view=job:<a queue name>:<a job id>"
 
@@ -125,12 +144,14 @@ const hubOf = (readers: Readers, token: string | undefined, intervalMs: number) 
 
 /** Make the handler. Throws InvalidOptions for a bad option (before connecting). */
 export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandler => {
-  const { intervalMs, prefix } = check(options)
+  const { intervalMs, prefix, callTimeoutMs } = check(options)
   const token = options.allowActions === true ? (options.token ?? randomBytes(24).toString("base64url")) : undefined
   const client = connect(options.connection, {})
+  // every call bounded: with Redis gone a reading fails after callTimeoutMs, naming the server
+  const bounded = withDeadline(client, { timeoutMs: callTimeoutMs })
   const readers = makeReaders(
-    client,
-    makeFleetReader(client, { prefix, discoverEveryMs: options.discoverEveryMs }),
+    bounded,
+    makeFleetReader(bounded, { prefix, discoverEveryMs: options.discoverEveryMs }),
     prefix,
     {
       hidePayloads: options.hidePayloads === true,
@@ -156,7 +177,7 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
   const reading = (view: string | undefined, res: ServerResponse) => {
     if (view === undefined) return json(res, 400, { error: VIEW_HELP })
     hub.latest(view).then(
-      (body) => json(res, 200, body),
+      (body) => json(res, isErrorReading(body) ? 503 : 200, body),
       (e: unknown) => json(res, 503, { error: String(e) }),
     )
   }

@@ -5,6 +5,12 @@
  * opens gets the last reading at once.
  */
 
+/**
+ * True when a reading is the hub's own account of a failed read: `{"error": "<message>"}`
+ * (a view's reading never starts with an `error` field).
+ */
+export const isErrorReading = (json: string): boolean => json.startsWith('{"error":')
+
 /** A poller's subscriber: called with each reading's JSON text. */
 export type Send = (json: string) => void
 

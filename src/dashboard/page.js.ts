@@ -201,7 +201,12 @@ function route() {
   controls("", () => []);
   main.replaceChildren($("p", { class: "muted", text: "Loading…" }));
   source = new EventSource("api/stream?view=" + encodeURIComponent(view));
-  source.onmessage = (e) => { const d = JSON.parse(e.data); live.textContent = "live · " + new Date().toLocaleTimeString(); (mj ? job : mw ? workersPage : d.kind === "queue" || m ? queue : overview)(d); };
+  source.onmessage = (e) => {
+    const d = JSON.parse(e.data);
+    // a failed reading (Redis unreachable…) replaces the view: no stale figures shown as live
+    if (d.error) { live.textContent = "not live · " + new Date().toLocaleTimeString(); main.replaceChildren($("p", { class: "bad", text: d.error })); return; }
+    live.textContent = "live · " + new Date().toLocaleTimeString(); (mj ? job : mw ? workersPage : d.kind === "queue" || m ? queue : overview)(d);
+  };
   source.onerror = () => { live.textContent = "reconnecting…"; };
 }
 document.getElementById("search").addEventListener("submit", async (e) => {

@@ -43,7 +43,7 @@ const scanMaster = (
     do {
       const reply = yield* Effect.tryPromise({
         try: () => master.command("SCAN", [cursor, "MATCH", pattern, "COUNT", count]),
-        catch: (e) => redisError(`SCAN on ${master.describe}`, e),
+        catch: (e) => redisError(`SCAN on ${master.describe}`, e, master.describe, master.lastError?.()),
       })
       const page = yield* Effect.try({ try: () => scanReply(reply), catch: (e) => redisError("SCAN", e) })
       for (const key of page.keys) {
@@ -75,7 +75,7 @@ export const discoverQueues = (
     }
     const masters = yield* Effect.tryPromise({
       try: () => client.masters(),
-      catch: (e) => redisError("CLUSTER NODES", e),
+      catch: (e) => redisError("CLUSTER NODES", e, client.describe, client.lastError?.()),
     })
     if (masters.length === 0) {
       return yield* Effect.fail(new RedisUnavailable({ reason: `no master known for ${client.describe}` }))

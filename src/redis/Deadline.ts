@@ -134,14 +134,20 @@ const bounded = <A>(base: RedisClient, deadline: Deadline, what: string, send: (
  * (never parked in ioredis' offline queue, to be written after the caller gave up), and
  * rejects with {@link NoAnswer} when it was not written in time (`sent: false`), or was
  * written and no reply came in time or the connection broke after it (`sent: true`).
+ * The clients `masters()` answers are bounded the same way.
  */
-export const withDeadline = (base: RedisClient, deadline: Deadline): RedisClient => ({
-  ...base,
-  script: (script, keys, args) =>
-    bounded(base, deadline, `${script.name} script`, () => base.script(script, keys, args)),
-  command: (name, args) => bounded(base, deadline, name, () => base.command(name, args)),
-  scriptThenWait: (script, keys, args, replicas, timeoutMs) =>
-    bounded(base, deadline, `${script.name} script`, () =>
-      base.scriptThenWait(script, keys, args, replicas, timeoutMs),
-    ),
-})
+export const withDeadline = (base: RedisClient, deadline: Deadline): RedisClient => {
+  const wrapped: RedisClient = {
+    ...base,
+    // each master's client bounded too (on a standalone server: this client itself)
+    masters: () => base.masters().then((ms) => ms.map((m) => (m === base ? wrapped : withDeadline(m, deadline)))),
+    script: (script, keys, args) =>
+      bounded(base, deadline, `${script.name} script`, () => base.script(script, keys, args)),
+    command: (name, args) => bounded(base, deadline, name, () => base.command(name, args)),
+    scriptThenWait: (script, keys, args, replicas, timeoutMs) =>
+      bounded(base, deadline, `${script.name} script`, () =>
+        base.scriptThenWait(script, keys, args, replicas, timeoutMs),
+      ),
+  }
+  return wrapped
+}
