@@ -163,9 +163,13 @@ export const startOtelSpan = (spec: SpanSpec): SpanHandle | undefined => {
  * an Effect tracer, a look at the global provider.
  */
 export const tracerFor = (fiber: Fiber.Fiber<unknown, unknown>): "effect" | "otel" | undefined => {
-  if (fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer && fiber.getRef(References.TracerEnabled)) return "effect"
+  if (hasEffectTracer(fiber)) return "effect"
   return activeTracer() ? "otel" : undefined
 }
+
+/** True when `fiber` has an Effect tracer of the application's (enabled): spans started there go to it. */
+export const hasEffectTracer = (fiber: Fiber.Fiber<unknown, unknown>): boolean =>
+  fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer && fiber.getRef(References.TracerEnabled)
 
 /**
  * Start a span, or answer undefined when nothing would record it: then the caller does

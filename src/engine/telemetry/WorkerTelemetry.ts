@@ -14,7 +14,7 @@ import type { Reservation } from "../Commands.ts"
 import type { TraceParent } from "./Carrier.ts"
 import { type Instruments, meter } from "./Metrics.ts"
 import { activeTracer } from "./Otel.ts"
-import { type SpanHandle, type SpanSpec, startOtelSpan, startSpan, tracerFor } from "./Spans.ts"
+import { hasEffectTracer, type SpanHandle, type SpanSpec, startOtelSpan, startSpan, tracerFor } from "./Spans.ts"
 import { destination, errorType, failureOf, operationAttributes, queueAttributes } from "./Telemetry.ts"
 
 /**
@@ -120,7 +120,7 @@ export const startProcess = (
  */
 export const recordsPlainly = (): boolean => {
   const fiber = Fiber.getCurrent()
-  return fiber !== undefined && tracerFor(fiber) !== "effect"
+  return fiber !== undefined && !hasEffectTracer(fiber)
 }
 
 /** {@link startProcess} without Effects, where {@link recordsPlainly} holds. */
