@@ -11,7 +11,17 @@ import { describe, expect } from "vitest"
 import type { ExtendRef, Reservation } from "../src/engine/Commands.ts"
 import { JobCancelled, JobTimedOut } from "../src/engine/Errors.ts"
 import type { WorkerRecord } from "../src/engine/Registry.ts"
-import { advance, type Fake, makeFake, program, settings, start, until, virtualMonotonic } from "./unit/support/fake.ts"
+import {
+  advance,
+  expectNeverAcked,
+  type Fake,
+  makeFake,
+  program,
+  settings,
+  start,
+  until,
+  virtualMonotonic,
+} from "./unit/support/fake.ts"
 
 /** Hand out the scripted jobs with `timeoutMs`, as a reserve of jobs with that timeout does. */
 const withTimeout = (fake: Fake, timeoutMs: number) => {
@@ -113,9 +123,7 @@ describe("a cancel seen by the heartbeat", () => {
       yield* until(() => cancelled.length === 1, "the cancelled hook")
       expect(signal?.reason).toBeInstanceOf(JobCancelled)
       yield* until(() => h.running() === 0, "the handler ended")
-      expect(fake.of("fail")).toEqual([])
-      expect(fake.of("complete")).toEqual([])
-      expect(fake.of("reserve").flatMap((c) => c.completes)).toEqual([])
+      expectNeverAcked(fake)
       expect(events.leaseLost).toEqual([])
     }),
   )

@@ -12,7 +12,18 @@ import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { LeaseLost, RedisUnavailable } from "../../src/engine/Errors.ts"
 import { fenceAfter, fenceMargin, type Held, makeLeaseTable, signalOf } from "../../src/engine/worker/Lease.ts"
-import { advance, gate, makeFake, paths, program, settings, start, until, virtualMonotonic } from "./support/fake.ts"
+import {
+  advance,
+  expectNeverAcked,
+  gate,
+  makeFake,
+  paths,
+  program,
+  settings,
+  start,
+  until,
+  virtualMonotonic,
+} from "./support/fake.ts"
 
 const held = (id: string, token: number): Held => ({
   id,
@@ -111,9 +122,7 @@ describe.each(paths)("a lease the heartbeat finds lost, on the $path path", (pat
       expect(signal()?.aborted).toBe(true)
       expect(signal()?.reason).toBeInstanceOf(LeaseLost)
       expect(events.leaseLost).toEqual([{ id: "a", token: 1, why: "lease-lost" }])
-      expect(fake.of("complete")).toEqual([])
-      expect(fake.of("fail")).toEqual([])
-      expect(fake.of("reserve").flatMap((c) => c.completes)).toEqual([])
+      expectNeverAcked(fake)
     }),
   )
 
@@ -135,9 +144,7 @@ describe.each(paths)("a lease the heartbeat finds lost, on the $path path", (pat
       expect(h.running()).toBe(1)
       hold.resolve()
       yield* until(() => h.running() === 0, "a's slot freed")
-      expect(fake.of("complete")).toEqual([])
-      expect(fake.of("fail")).toEqual([])
-      expect(fake.of("reserve").flatMap((c) => c.completes)).toEqual([])
+      expectNeverAcked(fake)
       expect(events.completed).toEqual([])
     }),
   )

@@ -10,7 +10,7 @@
  */
 import { Clock, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { onTestFinished, vi } from "vitest"
+import { expect, onTestFinished, vi } from "vitest"
 import type { Commands, LeaseRef, Reservation, ScriptFailure, SweepResult } from "../../../src/engine/Commands.ts"
 import { InvalidPayload } from "../../../src/engine/Errors.ts"
 import type { Job } from "../../../src/engine/Job.ts"
@@ -464,3 +464,10 @@ export const closeWorker = (h: WorkerHandle) =>
     yield* until(() => f.pollUnsafe() !== undefined, "close returns", 600_000, 500)
     yield* Fiber.join(f)
   })
+
+/** Nothing was acknowledged: no complete (alone or riding a reserve) and no fail. */
+export const expectNeverAcked = (fake: Fake): void => {
+  expect(fake.of("complete")).toEqual([])
+  expect(fake.of("fail")).toEqual([])
+  expect(fake.of("reserve").flatMap((c) => c.completes)).toEqual([])
+}
