@@ -10,8 +10,9 @@
  * support/fake.ts).
  */
 import { it } from "@effect/vitest"
+import { trace } from "@opentelemetry/api"
 import { Effect } from "effect"
-import { describe, expect } from "vitest"
+import { describe, expect, onTestFinished } from "vitest"
 import { makeFake, plainProgram, settings, start, until } from "./support/fake.ts"
 
 describe("plain runs (no fiber per job)", () => {
@@ -80,6 +81,30 @@ describe("plain runs (no fiber per job)", () => {
       expect(events.dead).toEqual([{ id: "bad", reason: "invalid-payload" }])
       expect(fake.of("fail").map((c) => c.mode)).toEqual(["dead"])
       expect(ran).toBe(0)
+    }),
+  )
+
+  it.effect("a tracer that throws as a span starts is reported; the job still runs and completes, unrecorded", () =>
+    Effect.gen(function* () {
+      // a global tracer whose startSpan throws (a broken SDK or instrumentation)
+      const broken = new Error("tracer broke")
+      const tracer = {
+        startSpan: () => {
+          throw broken
+        },
+        startActiveSpan: () => {
+          throw broken
+        },
+      }
+      trace.setGlobalTracerProvider({ getTracer: () => tracer as never })
+      onTestFinished(() => trace.disable())
+      const fake = makeFake()
+      const { program: p, events } = plainProgram((job) => Promise.resolve(job.id))
+      fake.ready("a")
+      yield* start(fake, settings(), p)
+      yield* until(() => events.completed.length === 1, "a completed")
+      expect(events.completed).toEqual(["a"])
+      expect(events.errors).toEqual([broken])
     }),
   )
 })

@@ -61,7 +61,7 @@ export const runPlain = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, p
   ctx.plainRuns.count++
   const carried = splitPayload(r.payload)
   const w = identity(ctx)
-  const rec = startProcessPlain(w, r, carried.parent)
+  const rec = recordingOf(ctx, w, r, carried.parent)
   held.span = rec?.span
   const run: Run<A> = { ctx, r, held, w, rec, slotFreed: false, settled: false, finished: false }
   let payload: A
@@ -91,6 +91,21 @@ export const runPlain = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, p
       (e) => handlerEnded(run, job, Exit.fail(e), began),
     )
   } else queueMicrotask(() => handlerEnded(run, job, Exit.succeed(out), began))
+}
+
+/** The run's recording (spans, meter), if anything records; a throw from the telemetry SDK is reported and the job runs unrecorded. */
+const recordingOf = <A>(
+  ctx: WorkerContext<A>,
+  w: WorkerIdentity,
+  r: Reservation,
+  parent: ReturnType<typeof splitPayload>["parent"],
+): Recording | undefined => {
+  try {
+    return startProcessPlain(w, r, parent)
+  } catch (e) {
+    ctx.hooks.error?.(e)
+    return undefined
+  }
 }
 
 const isThenable = (x: unknown): x is PromiseLike<unknown> =>
