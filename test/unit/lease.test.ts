@@ -177,6 +177,31 @@ describe("heartbeat and fence on a worker", () => {
       }),
   )
 
+  it.effect(
+    "a heartbeat that gets no reply within leaseMs (a silent connection) is reported, naming the server; the lease is self-fenced",
+    () =>
+      Effect.gen(function* () {
+        yield* virtualMonotonic
+        const fake = makeFake()
+        const { program: p, events } = program(() => Effect.never)
+        fake.ready("a")
+        const h = yield* start(fake, settings({ leaseMs: 3_000, heartbeatMs: 1_000 }), p)
+        // from the first heartbeat on, no extend ever answers
+        fake.on.extend = () => Effect.never
+        yield* until(() => h.running() === 1, "a runs")
+        yield* advance(2_600)
+        // fenced at 2.5 heartbeats, before the heartbeat sent at 1 s is given up (at 4 s)
+        expect(events.leaseLost).toEqual([{ id: "a", token: 1, why: "self-fenced" }])
+        expect(events.errors).toEqual([])
+        yield* advance(1_500)
+        const silent = events.errors.filter((e) => e instanceof RedisUnavailable)
+        expect(silent.length).toBe(1)
+        expect(String(silent[0])).toContain("no reply to a heartbeat within 3000 ms")
+        expect(String(silent[0])).toContain("half-open")
+        expect((silent[0] as RedisUnavailable).server).toBe(fake.commands.client.describe)
+      }),
+  )
+
   it.effect("a successful extend moves the local deadline: a long handler is never fenced while extends succeed", () =>
     Effect.gen(function* () {
       yield* virtualMonotonic

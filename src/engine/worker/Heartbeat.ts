@@ -1,21 +1,22 @@
 /**
- * Leases of a running worker: the heartbeat loop extends every lease the worker holds,
- * the fence loop aborts a handler whose lease it could not keep (Lease.ts holds both, and
- * the lease table); here they are given the worker's settings and hooks, and a reserve
- * that lands late has its leases checked before its jobs start.
+ * Leases of a running worker: the heartbeat loop (Lease.ts, with the lease table) extends
+ * every lease the worker holds, and the fence loop (here) aborts a handler whose lease it
+ * could not keep; here both get the worker's settings and hooks, and a reserve that lands
+ * late has its leases checked before its jobs start.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { Reservation } from "../Commands.ts"
+import { LeaseLost } from "../Errors.ts"
 import { heartbeatTelemetry, leaseEndedTelemetry, type WorkerIdentity } from "../telemetry/WorkerTelemetry.ts"
 import type { WorkerContext } from "./Context.ts"
 import {
   fenceAfter,
-  fenceLoop,
   type HeartbeatOptions,
   type Held,
   heartbeatLoop,
   type LeaseEndFound,
+  type LeaseTable,
   monotonicNow,
 } from "./Lease.ts"
 
@@ -112,3 +113,30 @@ export const freshen = <A>(ctx: WorkerContext<A>, jobs: ReadonlyArray<Reservatio
     return jobs.filter((_, i) => (extended.value[i] ?? 0) > 0).map((r) => ({ r, deadline: localDeadline(ctx, again) }))
   })
 }
+
+/** Abort every live lease past its local deadline at `now`; returns the earliest deadline still ahead. */
+const fenceDue = (table: LeaseTable, options: HeartbeatOptions, now: number) =>
+  Effect.gen(function* () {
+    let earliest = Number.POSITIVE_INFINITY
+    for (const h of table.live()) {
+      if (h.settling) continue
+      if (h.localDeadline <= now) {
+        yield* table.end(h, "self-fenced", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
+        options.onEnd(h, "self-fenced")
+      } else if (h.localDeadline < earliest) {
+        earliest = h.localDeadline
+      }
+    }
+    return earliest
+  })
+
+/** The fence loop: wakes at the earliest local deadline and aborts every lease past it. */
+export const fenceLoop = (table: LeaseTable, options: HeartbeatOptions) =>
+  Effect.gen(function* () {
+    const cap = Math.max(1, Math.min(options.heartbeatMs, Math.floor(options.leaseMs / 4)))
+    while (true) {
+      const now = monotonicNow()
+      const earliest = yield* fenceDue(table, options, now)
+      yield* Effect.sleep(Math.max(1, Math.min(cap, Math.ceil(earliest - now))))
+    }
+  })

@@ -20,8 +20,9 @@
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import { type Commands, extendAnswer, type ScriptFailure } from "../Commands.ts"
-import { JobCancelled, JobTimedOut, LeaseLost } from "../Errors.ts"
+import { JobCancelled, JobTimedOut, LeaseLost, RedisUnavailable } from "../Errors.ts"
 import type { Job } from "../Job.ts"
 import type { WorkerRecord } from "../Registry.ts"
 import type { SpanHandle } from "../telemetry/Spans.ts"
@@ -258,6 +259,8 @@ export const heartbeatOnce = (table: LeaseTable, commands: Commands, options: He
 /**
  * The heartbeat loop: forever, one extend call every `heartbeatMs` (at a fixed rate: a slow
  * heartbeat does not push the next one back); errors are reported and the fence takes over.
+ * A heartbeat with no reply within `leaseMs` is given up and reported too (Redis stalled,
+ * or the connection went silent): a worker whose leases are being self-fenced says why.
  */
 export const heartbeatLoop = (table: LeaseTable, commands: Commands, options: HeartbeatOptions) =>
   Effect.gen(function* () {
@@ -265,36 +268,19 @@ export const heartbeatLoop = (table: LeaseTable, commands: Commands, options: He
     while (true) {
       yield* Effect.sleep(Math.max(1, Math.round(last + options.heartbeatMs - monotonicNow())))
       last = monotonicNow()
-      yield* heartbeatOnce(table, commands, options).pipe(
+      const answered = yield* heartbeatOnce(table, commands, options).pipe(
         Effect.timeoutOption(options.leaseMs),
         Effect.catch((e) => Effect.sync(() => options.onError(e))),
       )
+      if (answered !== undefined && Option.isNone(answered)) options.onError(noHeartbeatReply(commands, options))
     }
   })
 
-/** Abort every live lease past its local deadline at `now`; returns the earliest deadline still ahead. */
-const fenceDue = (table: LeaseTable, options: HeartbeatOptions, now: number) =>
-  Effect.gen(function* () {
-    let earliest = Number.POSITIVE_INFINITY
-    for (const h of table.live()) {
-      if (h.settling) continue
-      if (h.localDeadline <= now) {
-        yield* table.end(h, "self-fenced", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
-        options.onEnd(h, "self-fenced")
-      } else if (h.localDeadline < earliest) {
-        earliest = h.localDeadline
-      }
-    }
-    return earliest
-  })
-
-/** The fence loop: wakes at the earliest local deadline and aborts every lease past it. */
-export const fenceLoop = (table: LeaseTable, options: HeartbeatOptions) =>
-  Effect.gen(function* () {
-    const cap = Math.max(1, Math.min(options.heartbeatMs, Math.floor(options.leaseMs / 4)))
-    while (true) {
-      const now = monotonicNow()
-      const earliest = yield* fenceDue(table, options, now)
-      yield* Effect.sleep(Math.max(1, Math.min(cap, Math.ceil(earliest - now))))
-    }
+/** The report of a heartbeat given up after `leaseMs` without a reply. */
+const noHeartbeatReply = (commands: Commands, options: HeartbeatOptions) =>
+  new RedisUnavailable({
+    reason:
+      `no reply to a heartbeat within ${options.leaseMs} ms (leaseMs): Redis is stalled or the ` +
+      "connection went silent (half-open); leases not extended in time are self-fenced",
+    server: commands.client.describe,
   })
