@@ -196,6 +196,11 @@ export const wrap = (
       }
     },
     command: (name, args) => slot.current().call(name, ...args),
+    replaceSilent: () => {
+      if (!owned) return false
+      slot.renew()
+      return true
+    },
     scriptThenWait: (script, keys, args, replicas, timeoutMs) =>
       scriptThenWaitOn(slot.current(), script, keys, args, replicas, timeoutMs),
     duplicate: () => {

@@ -60,6 +60,12 @@ export interface RedisClient {
    * opened in its place, and the call rejects saying so. Borrowed clients are not replaced.
    */
   readonly commandWithin: (name: string, args: ReadonlyArray<string | number>, deadlineMs: number) => Promise<unknown>
+  /**
+   * Take the connection for silent (half-open: a call sent on it while it was ready got no
+   * reply in time): a new one is opened in its place and this one torn down at once (what
+   * was pending on it fails). Answers false, doing nothing, for a borrowed client.
+   */
+  readonly replaceSilent?: () => boolean
   /** QUIT gracefully (bounded by `timeoutMs`), then force-disconnect. Never rejects. Borrowed clients are left open. */
   readonly close: (timeoutMs?: number) => Promise<void>
   /** Tear the socket down at once. Borrowed clients are left open. */

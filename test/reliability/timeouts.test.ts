@@ -208,4 +208,52 @@ describe("a half-open blocking connection", () => {
     expect((silent as Error).message).toContain(`127.0.0.1:${proxy.port}`)
     expect((silent as Error).message).toContain("half-open")
   })
+
+  it("a worker whose main connection goes silent says so on a heartbeat, replaces it, and its jobs complete", async () => {
+    const q = name()
+    const proxy = await startProxy()
+    const errors: unknown[] = []
+    const completed: string[] = []
+    const worker = new Worker(q, async () => "done", { connection: proxy.url, leaseMs: 2_000, blockTimeoutMs: 1_000 })
+    onCleanup(() => worker.close())
+    worker.on("error", (e) => errors.push(e))
+    worker.on("completed", (job) => completed.push(job.id))
+    await worker.ready
+
+    // the worker's two connections through the proxy: the one blocked in BZPOPMIN waits on
+    // the marker; the other is its main connection (reserves, acks, heartbeats)
+    const portOf = (line: string) => Number(/ addr=[^ ]*:(\d+) /.exec(line)?.[1])
+    const mainPort = await until("the worker idle on the marker, its main connection known", async () => {
+      const ports = proxy.upstreamPorts()
+      const mine = String(await raw.client("LIST"))
+        .split("\n")
+        .filter((l) => ports.includes(portOf(l)))
+      const waiting = mine.filter((l) => / cmd=bzpopmin /.test(l))
+      const others = mine.filter((l) => !/ cmd=bzpopmin /.test(l))
+      return waiting.length === 1 && others.length === 1 ? portOf(others[0]!) : undefined
+    })
+    proxy.freeze([mainPort])
+
+    const queue = new Queue(q, { connection: redisUrl() })
+    onCleanup(() => queue.close())
+    const first = await queue.add({ n: 1 })
+    await until(
+      "the silent main connection reported and replaced",
+      () =>
+        errors.some(
+          (e) =>
+            e instanceof RedisUnavailable &&
+            e.message.includes("no reply to a heartbeat") &&
+            e.message.includes("a new one opened"),
+        ),
+      { timeoutMs: 30_000 },
+    )
+    const second = await queue.add({ n: 2 })
+    await until("both jobs completed", () => completed.includes(first) && completed.includes(second), {
+      timeoutMs: 30_000,
+    })
+    expect(worker.state).toBe("running")
+    const silent = errors.find((e) => e instanceof RedisUnavailable && e.message.includes("no reply to a heartbeat"))
+    expect((silent as Error).message).toContain(`127.0.0.1:${proxy.port}`)
+  })
 })

@@ -176,6 +176,8 @@ export interface WorkerContext<A> {
    * counter does (no random bytes per call).
    */
   reserveSeq: number
+  /** How many times the main connection was replaced as silent (a heartbeat got no reply). */
+  replaced: number
   /** Wake the reserve loop if it waits (a slot freed, a call landed). */
   readonly wakeLoop: () => void
   /** Report an error the worker survives on the error hook. */
@@ -249,6 +251,7 @@ export const makeContext = <A>(
     waitShort: false,
     reserving: false,
     reserveSeq: 0,
+    replaced: 0,
     wakeLoop: () => {
       const ring = ctx.ringSlot
       ctx.ringSlot = undefined

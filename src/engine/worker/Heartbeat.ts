@@ -61,6 +61,9 @@ const heartbeatOptions = <A>(ctx: WorkerContext<A>, onTimeout: (h: Held) => void
   onEnd: (h, why) => onEnd(ctx, h, why, onTimeout),
   onError: ctx.hooks.error ?? (() => {}),
   onRoundTrip: (ms) => heartbeatTelemetry(identity(ctx), ms),
+  onReplaced: () => {
+    ctx.replaced++
+  },
   registry: ctx.registry,
 })
 

@@ -164,6 +164,8 @@ export interface HeartbeatOptions {
   readonly onError: (e: ScriptFailure) => void
   /** Told each extend call's round trip, in ms. */
   readonly onRoundTrip?: ((ms: number) => void) | undefined
+  /** Told when the connection was replaced as silent (a heartbeat sent on it got no reply). */
+  readonly onReplaced?: (() => void) | undefined
   /**
    * The worker's registry record to send with this heartbeat (`riding`: leases are extended
    * in the same call), or undefined to send none; told when one was stored.
@@ -260,7 +262,8 @@ export const heartbeatOnce = (table: LeaseTable, commands: Commands, options: He
  * The heartbeat loop: forever, one extend call every `heartbeatMs` (at a fixed rate: a slow
  * heartbeat does not push the next one back); errors are reported and the fence takes over.
  * A heartbeat with no reply within `leaseMs` is given up and reported too (Redis stalled,
- * or the connection went silent): a worker whose leases are being self-fenced says why.
+ * or the connection went silent, then replaced): a worker whose leases are being
+ * self-fenced says why, and does not wait on a dead connection until TCP gives up.
  */
 export const heartbeatLoop = (table: LeaseTable, commands: Commands, options: HeartbeatOptions) =>
   Effect.gen(function* () {
@@ -268,19 +271,29 @@ export const heartbeatLoop = (table: LeaseTable, commands: Commands, options: He
     while (true) {
       yield* Effect.sleep(Math.max(1, Math.round(last + options.heartbeatMs - monotonicNow())))
       last = monotonicNow()
+      const wasReady = commands.client.status() === "ready"
       const answered = yield* heartbeatOnce(table, commands, options).pipe(
         Effect.timeoutOption(options.leaseMs),
         Effect.catch((e) => Effect.sync(() => options.onError(e))),
       )
-      if (answered !== undefined && Option.isNone(answered)) options.onError(noHeartbeatReply(commands, options))
+      if (answered !== undefined && Option.isNone(answered))
+        options.onError(noHeartbeatReply(commands, options, wasReady))
     }
   })
 
-/** The report of a heartbeat given up after `leaseMs` without a reply. */
-const noHeartbeatReply = (commands: Commands, options: HeartbeatOptions) =>
-  new RedisUnavailable({
+/**
+ * A heartbeat given up after `leaseMs` without a reply: reported, and when it was sent on
+ * a ready connection, that connection is taken for silent (half-open) and replaced, so the
+ * calls after it (reserves, acks: sent again, see Reserve.ts and Acks.ts) go on a live one.
+ */
+const noHeartbeatReply = (commands: Commands, options: HeartbeatOptions, wasReady: boolean) => {
+  const replaced = wasReady && commands.client.replaceSilent?.() === true
+  if (replaced) options.onReplaced?.()
+  return new RedisUnavailable({
     reason:
-      `no reply to a heartbeat within ${options.leaseMs} ms (leaseMs): Redis is stalled or the ` +
-      "connection went silent (half-open); leases not extended in time are self-fenced",
+      `no reply to a heartbeat within ${options.leaseMs} ms (leaseMs): Redis is stalled or the connection ` +
+      `went silent (half-open); leases not extended in time are self-fenced` +
+      (replaced ? "; the connection was dropped and a new one opened" : ""),
     server: commands.client.describe,
   })
+}

@@ -51,6 +51,8 @@ interface Call {
    * no new lease is made for a worker that is closing.
    */
   readonly recall?: Effect.Effect<Reserved, unknown>
+  /** Whether to send it again at all (default: yes) — e.g. only if its connection was replaced meanwhile. */
+  readonly resendIf?: () => boolean
 }
 
 /**
@@ -64,6 +66,7 @@ interface Call {
 const replyOf = <A>(ctx: WorkerContext<A>, call: Call) =>
   Effect.flatMap(Effect.exit(call.reply), (first) => {
     if (Exit.isSuccess(first) || refusedBeforeRun(Cause.squash(first.cause))) return Effect.succeed(first)
+    if (call.resendIf !== undefined && !call.resendIf()) return Effect.succeed(first)
     const resend = ctx.state === "running" ? call.again : call.recall
     return resend === undefined ? Effect.succeed(first) : Effect.exit(resend)
   })
@@ -134,7 +137,12 @@ export const sendReserve = <A>(ctx: WorkerContext<A>, want: number, ride: Readon
     const sentAt = monotonicNow()
     const input = reserveInput(ctx, want, ride)
     const reply = ctx.commands.reserve(want, input.leaseMs, input.promoteLimit, input.completes, input.keep, input)
-    return Effect.asVoid(track(ctx, want, { reply, sentAt }, ride))
+    // sent again (same request id) when its connection was replaced as silent under it: the
+    // script answers a run it made, so no lease is left to a worker that lost the reply
+    const recall = ctx.commands.reserve(0, input.leaseMs, 0, input.completes, input.keep, input)
+    const replaced = ctx.replaced
+    const resendIf = () => ctx.replaced !== replaced
+    return Effect.asVoid(track(ctx, want, { reply, sentAt, again: reply, recall, resendIf }, ride))
   })
 
 /** The marker wait's deadline: a reply later than the wait plus {@link BLOCK_REPLY_SLACK_MS} means a silent connection. */
