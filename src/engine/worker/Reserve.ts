@@ -139,7 +139,7 @@ export const sendReserve = <A>(ctx: WorkerContext<A>, want: number, ride: Readon
     const reply = ctx.commands.reserve(want, input.leaseMs, input.promoteLimit, input.completes, input.keep, input)
     // sent again (same request id) when its connection was replaced as silent under it: the
     // script answers a run it made, so no lease is left to a worker that lost the reply
-    const recall = ctx.commands.reserve(0, input.leaseMs, 0, input.completes, input.keep, input)
+    const recall = Effect.suspend(() => ctx.commands.reserve(0, input.leaseMs, 0, input.completes, input.keep, input))
     const replaced = ctx.replaced
     const resendIf = () => ctx.replaced !== replaced
     return Effect.asVoid(track(ctx, want, { reply, sentAt, again: reply, recall, resendIf }, ride))
