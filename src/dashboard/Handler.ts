@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import { InvalidOptions } from "../engine/Errors.ts"
 import { validateJobId } from "../engine/JobControl.ts"
 import { DEFAULT_PREFIX, queueKeys } from "../engine/Keys.ts"
-import { Limits } from "../engine/Validate.ts"
+import { integerOr, Limits } from "../engine/Validate.ts"
 import { checkFleetOptions, makeFleetReader } from "../metrics/Fleet.ts"
 import { type ConnectionOption, connect, withDeadline } from "../redis/Client.ts"
 import { runAction } from "./Actions.ts"
@@ -78,15 +78,8 @@ const check = (options: DashboardOptions) => {
   if (options.token !== undefined && options.token.length < 16) {
     throw new InvalidOptions({ field: "token", value: "(hidden)", reason: "give at least 16 characters" })
   }
-  const callTimeoutMs = options.callTimeoutMs ?? DASHBOARD_CALL_TIMEOUT_MS
   const { min, max } = Limits.callTimeoutMs
-  if (!Number.isInteger(callTimeoutMs) || callTimeoutMs < min || callTimeoutMs > max) {
-    throw new InvalidOptions({
-      field: "callTimeoutMs",
-      value: callTimeoutMs,
-      reason: `give a whole number of ms from ${min} to ${max}`,
-    })
-  }
+  const callTimeoutMs = integerOr("callTimeoutMs", options.callTimeoutMs, DASHBOARD_CALL_TIMEOUT_MS, { min, max })
   const prefix = options.prefix ?? DEFAULT_PREFIX
   checkFleetOptions({ prefix })
   return { intervalMs, prefix, callTimeoutMs }
