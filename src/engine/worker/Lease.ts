@@ -272,12 +272,12 @@ export const heartbeatLoop = (table: LeaseTable, commands: Commands, options: He
       yield* Effect.sleep(Math.max(1, Math.round(last + options.heartbeatMs - monotonicNow())))
       last = monotonicNow()
       const wasReady = commands.client.status() === "ready"
+      // an error reply is an answer (reported); none within leaseMs is silence
       const answered = yield* heartbeatOnce(table, commands, options).pipe(
         Effect.timeoutOption(options.leaseMs),
-        Effect.catch((e) => Effect.sync(() => options.onError(e))),
+        Effect.catch((e) => Effect.sync(() => Option.some(options.onError(e)))),
       )
-      if (answered !== undefined && Option.isNone(answered))
-        options.onError(noHeartbeatReply(commands, options, wasReady))
+      if (Option.isNone(answered)) options.onError(noHeartbeatReply(commands, options, wasReady))
     }
   })
 

@@ -34,6 +34,22 @@ const reserveInput = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArra
   completes: ride.map((r) => r.item),
 })
 
+/**
+ * The reserve call `input` describes, on the worker's main connection (same request id
+ * each time it is sent); `answerOnly`: asking for no jobs and promoting none.
+ */
+const resendOf =
+  <A>(ctx: WorkerContext<A>, input: ReserveInput) =>
+  (answerOnly: boolean) =>
+    ctx.commands.reserve(
+      answerOnly ? 0 : input.count,
+      input.leaseMs,
+      answerOnly ? 0 : input.promoteLimit,
+      input.completes,
+      input.keep,
+      input,
+    )
+
 /** A reserve call sent (or to send when run): its reply, and the monotonic time it was sent at. */
 interface Call {
   readonly reply: Effect.Effect<Reserved, unknown>
@@ -41,16 +57,12 @@ interface Call {
   /** Fails quietly: it failed because the marker wait sent before it did, which is reported instead. */
   readonly quietFailure?: Effect.Effect<boolean>
   /**
-   * The same call (same request id) on another connection, sent when the reply fails while
-   * the worker runs and Redis may have run the call: a run it made is answered again.
+   * The same call (same request id) sent again on the worker's main connection, when the
+   * reply failed and Redis may have run the call: a run it made is answered again.
+   * `answerOnly` (once close began): asking for no jobs and promoting none, so a run it
+   * made is answered (its jobs are then given back) and no new lease is made.
    */
-  readonly again?: Effect.Effect<Reserved, unknown>
-  /**
-   * The same call sent again asking for no jobs (count 0, no promotions), used instead of
-   * `again` once close began: a run it made is answered (its jobs are then given back), and
-   * no new lease is made for a worker that is closing.
-   */
-  readonly recall?: Effect.Effect<Reserved, unknown>
+  readonly resend?: (answerOnly: boolean) => Effect.Effect<Reserved, unknown>
   /** Whether to send it again at all (default: yes) — e.g. only if its connection was replaced meanwhile. */
   readonly resendIf?: () => boolean
 }
@@ -60,15 +72,13 @@ interface Call {
  * closed under it — close itself tears the marker connection down), the answer of the same
  * call sent again on the worker's other connection: the script answers a run it already
  * made (its leases) and changes nothing, so no job stays leased to a worker that never
- * heard of it. A running worker sends `again`; a closing (or failed) one sends `recall`,
- * which leases nothing new.
+ * heard of it. A closing (or failed) worker asks for no jobs in that re-send.
  */
 const replyOf = <A>(ctx: WorkerContext<A>, call: Call) =>
   Effect.flatMap(Effect.exit(call.reply), (first) => {
     if (Exit.isSuccess(first) || refusedBeforeRun(Cause.squash(first.cause))) return Effect.succeed(first)
     if (call.resendIf !== undefined && !call.resendIf()) return Effect.succeed(first)
-    const resend = ctx.state === "running" ? call.again : call.recall
-    return resend === undefined ? Effect.succeed(first) : Effect.exit(resend)
+    return call.resend === undefined ? Effect.succeed(first) : Effect.exit(call.resend(ctx.state !== "running"))
   })
 
 /** Tell each rider what became of its complete: the call's answer, or to go on its own when the call failed. */
@@ -136,13 +146,11 @@ export const sendReserve = <A>(ctx: WorkerContext<A>, want: number, ride: Readon
   Effect.suspend(() => {
     const sentAt = monotonicNow()
     const input = reserveInput(ctx, want, ride)
-    const reply = ctx.commands.reserve(want, input.leaseMs, input.promoteLimit, input.completes, input.keep, input)
-    // sent again (same request id) when its connection was replaced as silent under it: the
-    // script answers a run it made, so no lease is left to a worker that lost the reply
-    const recall = Effect.suspend(() => ctx.commands.reserve(0, input.leaseMs, 0, input.completes, input.keep, input))
+    const resend = resendOf(ctx, input)
+    // sent again only when its connection was replaced as silent under it (see replyOf)
     const replaced = ctx.replaced
     const resendIf = () => ctx.replaced !== replaced
-    return Effect.asVoid(track(ctx, want, { reply, sentAt, again: reply, recall, resendIf }, ride))
+    return Effect.asVoid(track(ctx, want, { reply: resend(false), sentAt, resend, resendIf }, ride))
   })
 
 /** The marker wait's deadline: a reply later than the wait plus {@link BLOCK_REPLY_SLACK_MS} means a silent connection. */
@@ -185,9 +193,8 @@ export const blockThenReserve = <A>(ctx: WorkerContext<A>, timeoutMs: number, wa
     const input = reserveInput(ctx, want, [])
     const both = yield* ctx.commands.markerThenReserve(ctx.blocking, markerWait(timeoutMs), input)
     const quietFailure = Effect.map(Effect.exit(both.woke), Exit.isFailure)
-    const again = ctx.commands.reserve(want, input.leaseMs, input.promoteLimit, [], input.keep, input)
-    const recall = ctx.commands.reserve(0, input.leaseMs, 0, [], input.keep, input)
-    const landing = yield* track(ctx, want, { reply: both.reserved, sentAt, quietFailure, again, recall }, [])
+    const resend = resendOf(ctx, input)
+    const landing = yield* track(ctx, want, { reply: both.reserved, sentAt, quietFailure, resend }, [])
     const woke = yield* both.woke
     // its reply came with the wake-up's: the loop takes its jobs next, without waiting for a ring
     yield* Fiber.await(landing)
