@@ -7,7 +7,8 @@ const queue = new Queue("dashboard-example", { connection: process.env.REDIS_URL
 await queue.add({ to: "ada@example.com" })
 
 // #region mount
-const dashboard = dashboardHandler({ connection: process.env.REDIS_URL, hidePayloads: true })
+// with Redis unreachable, a reading fails after callTimeoutMs (503, and the page says so)
+const dashboard = dashboardHandler({ connection: process.env.REDIS_URL, hidePayloads: true, callTimeoutMs: 5_000 })
 const server = createServer((req, res) => {
   // your own authentication first: the dashboard has none of its own
   if (req.headers.authorization !== `Bearer ${process.env.DASHBOARD_SECRET ?? "change-me"}`) {
