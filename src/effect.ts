@@ -22,8 +22,11 @@ export * as LeaseQueue from "./effect/LeaseQueue.ts"
 export type { Job } from "./effect/LeaseWorker.ts"
 export * as LeaseWorker from "./effect/LeaseWorker.ts"
 export type { PayloadSchema, ValidationError } from "./effect/Payload.ts"
-export type { Backoff } from "./engine/Backoff.ts"
-export type { DeadJob, QueueStats, ScriptFailure, SweepResult } from "./engine/Commands.ts"
+export type { SweepPassOptions, SweepTotals } from "./engine/admin/Sweeper.ts"
+export type { DeadJob, QueueStats, ScriptFailure, SweepResult } from "./engine/calls/Commands.ts"
+export type { EventsFrom, JobEvent, JobEventKind } from "./engine/events/Events.ts"
+export { type FinishedJob, WaitForTimeout } from "./engine/events/QueueEvents.ts"
+export type { Backoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
   CallbackFailed,
@@ -43,17 +46,14 @@ export {
   ShutdownOverrun,
   WorkerLoopFailed,
   WrongKeyType,
-} from "./engine/Errors.ts"
-export type { EventsFrom, JobEvent, JobEventKind } from "./engine/Events.ts"
-export type { JobOptions } from "./engine/Job.ts"
-export type { CancelledFrom, JobInfo, JobState } from "./engine/JobCommands.ts"
-export type { ControlError } from "./engine/JobControl.ts"
-export { LAYOUT_VERSION } from "./engine/Keys.ts"
+} from "./engine/model/Errors.ts"
+export { LAYOUT_VERSION } from "./engine/model/Keys.ts"
+export type { WorkerInfo } from "./engine/model/Registry.ts"
+export { Limits } from "./engine/model/Validate.ts"
 export type { Durability } from "./engine/partition/Durability.ts"
 export type { PartitionedStats } from "./engine/partition/Producer.ts"
-export { type FinishedJob, WaitForTimeout } from "./engine/QueueEvents.ts"
-export type { WorkerInfo } from "./engine/Registry.ts"
-export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
-export { Limits } from "./engine/Validate.ts"
+export type { JobOptions } from "./engine/queue/Job.ts"
+export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
+export type { ControlError } from "./engine/queue/JobControl.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"
 export type { ConnectionOption } from "./redis/Client.ts"

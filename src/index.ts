@@ -6,8 +6,12 @@
  * ```
  * @module
  */
-export type { Backoff } from "./engine/Backoff.ts"
-export type { DeadJob, QueueStats } from "./engine/Commands.ts"
+
+export type { SweepPassOptions, SweepTotals } from "./engine/admin/Sweeper.ts"
+export type { DeadJob, QueueStats } from "./engine/calls/Commands.ts"
+export type { EventsFrom, JobEvent, JobEventKind } from "./engine/events/Events.ts"
+export { type FinishedJob, WaitForTimeout } from "./engine/events/QueueEvents.ts"
+export type { Backoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
   CallbackFailed,
@@ -26,18 +30,15 @@ export {
   ShutdownOverrun,
   WorkerLoopFailed,
   WrongKeyType,
-} from "./engine/Errors.ts"
-export type { EventsFrom, JobEvent, JobEventKind } from "./engine/Events.ts"
-export { EvictionPolicyWarning } from "./engine/EvictionPolicy.ts"
-export type { Job, JobOptions } from "./engine/Job.ts"
-export type { CancelledFrom, JobInfo, JobState } from "./engine/JobCommands.ts"
-export { LAYOUT_VERSION, MAX_PARTITIONS } from "./engine/Keys.ts"
+} from "./engine/model/Errors.ts"
+export { LAYOUT_VERSION, MAX_PARTITIONS } from "./engine/model/Keys.ts"
+export type { WorkerInfo } from "./engine/model/Registry.ts"
+export { Limits } from "./engine/model/Validate.ts"
 export type { Durability } from "./engine/partition/Durability.ts"
 export type { PartitionedStats } from "./engine/partition/Producer.ts"
-export { type FinishedJob, WaitForTimeout } from "./engine/QueueEvents.ts"
-export type { WorkerInfo } from "./engine/Registry.ts"
-export type { SweepPassOptions, SweepTotals } from "./engine/Sweeper.ts"
-export { Limits } from "./engine/Validate.ts"
+export { EvictionPolicyWarning } from "./engine/queue/EvictionPolicy.ts"
+export type { Job, JobOptions } from "./engine/queue/Job.ts"
+export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export { Worker, type WorkerEvents, type WorkerOptions } from "./promise/Worker.ts"

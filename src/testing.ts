@@ -3,8 +3,9 @@
  * and counters of live workers and connections for leak checks.
  * @module
  */
+
+export { liveWorkers } from "./engine/worker/LiveWorkers.ts"
 export { liveConnections } from "./redis/Client.ts"
-export { liveWorkers } from "./testing/Leaks.ts"
 export {
   freePort,
   hasRedisServer,

@@ -6,7 +6,7 @@
  */
 import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { queueKeys } from "../src/engine/Keys.ts"
+import { queueKeys } from "../src/engine/model/Keys.ts"
 import { NotReplicated } from "../src/index.ts"
 import { keySlot } from "../src/redis/Slot.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"

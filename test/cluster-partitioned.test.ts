@@ -5,8 +5,8 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeCommands } from "../src/engine/Commands.ts"
-import { partitionKeys, queueKeys } from "../src/engine/Keys.ts"
+import { makeCommands } from "../src/engine/calls/Commands.ts"
+import { partitionKeys, queueKeys } from "../src/engine/model/Keys.ts"
 import { partitionOfDedupeKey } from "../src/engine/partition/Producer.ts"
 import { InvalidQueueName, Queue, Worker } from "../src/index.ts"
 import { connect, liveConnections, type RedisClient } from "../src/redis/Client.ts"

@@ -9,7 +9,7 @@ import { Cause, ConfigProvider, Context, Data, Deferred, Effect, Fiber, Layer, O
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe } from "vitest"
 import { InvalidOptions, InvalidPayload, InvalidQueueName, type Job, LeaseQueue, LeaseWorker } from "../src/effect.ts"
-import { queueKeys } from "../src/engine/Keys.ts"
+import { queueKeys } from "../src/engine/model/Keys.ts"
 import { liveConnections } from "../src/redis/Client.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 

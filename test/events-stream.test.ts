@@ -4,9 +4,9 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeCommands } from "../src/engine/Commands.ts"
-import { decodeEntry } from "../src/engine/EventDecode.ts"
-import { queueKeys } from "../src/engine/Keys.ts"
+import { makeCommands } from "../src/engine/calls/Commands.ts"
+import { decodeEntry } from "../src/engine/events/EventDecode.ts"
+import { queueKeys } from "../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../src/redis/Client.ts"
 import { newJob, run } from "./support/jobs.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"

@@ -5,7 +5,7 @@
 import { join } from "node:path"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { queueKeys } from "../src/engine/Keys.ts"
+import { queueKeys } from "../src/engine/model/Keys.ts"
 import type { JobEvent } from "../src/index.ts"
 import { InvalidOptions, Queue, QueueClosed, RedisCommandError, WaitForTimeout, Worker } from "../src/index.ts"
 import { proxyToSuiteRedis, ROOT, startChild, until } from "./reliability/support.ts"

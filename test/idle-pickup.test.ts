@@ -1,13 +1,13 @@
 /**
  * An idle worker waits on the queue's marker with a reserve call sent right behind the
- * wait on the same connection (src/engine/Marker.ts): Redis runs that reserve the moment
+ * wait on the same connection (src/engine/calls/Marker.ts): Redis runs that reserve the moment
  * an add ends the wait, so the job is leased with no round trip in between. These tests
  * watch it happen on a real server (MONITOR shows which connection ran each call) and
  * check that a closing worker leaves nothing leased.
  */
 import { describe, expect, it } from "vitest"
-import { queueKeys } from "../src/engine/Keys.ts"
-import { Scripts } from "../src/engine/Scripts.ts"
+import { Scripts } from "../src/engine/calls/Scripts.ts"
+import { queueKeys } from "../src/engine/model/Keys.ts"
 import type { Job, Worker } from "../src/index.ts"
 import { TcpProxy, until } from "./reliability/support.ts"
 import { deferred, onCleanup } from "./support/cleanup.ts"

@@ -4,7 +4,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { KEY_NAMES } from "../src/engine/Keys.ts"
+import { KEY_NAMES } from "../src/engine/model/Keys.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"
 import { deferred, onCleanup } from "./support/cleanup.ts"
 import { queueNamer, rawClient } from "./support/redis.ts"

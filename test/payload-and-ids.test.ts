@@ -4,8 +4,8 @@
  */
 import { decodeTime, isValid } from "ulid"
 import { describe, expect, it } from "vitest"
-import { newJobId } from "../src/engine/Job.ts"
-import { serializePayload } from "../src/engine/Validate.ts"
+import { serializePayload } from "../src/engine/model/Validate.ts"
+import { newJobId } from "../src/engine/queue/Job.ts"
 
 const serialize = (payload: unknown) => serializePayload("payload", payload, 1 << 20)
 

@@ -6,7 +6,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { queueKeys } from "../src/engine/Keys.ts"
+import { queueKeys } from "../src/engine/model/Keys.ts"
 import type { WorkerContext } from "../src/engine/worker/Context.ts"
 import { AUTO_PREFETCH_UPTO, prefetchNow, recordHandlerMs } from "../src/engine/worker/Prefetch.ts"
 import { Queue, Worker } from "../src/index.ts"

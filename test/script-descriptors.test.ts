@@ -12,8 +12,8 @@
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { KEY_TYPES } from "../src/engine/Keys.ts"
-import { Scripts } from "../src/engine/Scripts.ts"
+import { Scripts } from "../src/engine/calls/Scripts.ts"
+import { KEY_TYPES } from "../src/engine/model/Keys.ts"
 import type { ScriptDef } from "../src/engine/scripts/Script.ts"
 
 const luaDir = new URL("../lua/", import.meta.url)

@@ -7,7 +7,7 @@
 import { Cause, Deferred, Effect, Fiber } from "effect"
 import * as Exit from "effect/Exit"
 import { describe, expect, it } from "vitest"
-import { type CallbackFailed, InvalidPayload } from "../src/engine/Errors.ts"
+import { type CallbackFailed, InvalidPayload } from "../src/engine/model/Errors.ts"
 import { encodeOutcome, makeRateLimiter, safeHooks, supervise } from "../src/engine/worker/Callbacks.ts"
 
 describe("supervise", () => {

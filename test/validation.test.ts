@@ -4,7 +4,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { queueKeys } from "../src/engine/Keys.ts"
+import { queueKeys } from "../src/engine/model/Keys.ts"
 import { Queue, Worker } from "../src/index.ts"
 import { freePort } from "../src/testing/RedisServer.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "./support/redis.ts"

@@ -7,11 +7,11 @@
 import { Cause, Effect, Exit, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { parseOptions } from "../src/effect/Payload.ts"
-import { InvalidOptions, InvalidPayload, InvalidQueueName } from "../src/engine/Errors.ts"
-import { checkJobOptions } from "../src/engine/Job.ts"
-import { checkPrefix, checkQueueName } from "../src/engine/Keys.ts"
-import { checkQueueOptions } from "../src/engine/QueueCore.ts"
-import { checkPage, encodePayload, orThrow } from "../src/engine/Validate.ts"
+import { InvalidOptions, InvalidPayload, InvalidQueueName } from "../src/engine/model/Errors.ts"
+import { checkPrefix, checkQueueName } from "../src/engine/model/Keys.ts"
+import { checkPage, encodePayload, orThrow } from "../src/engine/model/Validate.ts"
+import { checkJobOptions } from "../src/engine/queue/Job.ts"
+import { checkQueueOptions } from "../src/engine/queue/QueueCore.ts"
 
 const failure = <A, E>(r: Result.Result<A, E>): E => {
   if (Result.isSuccess(r)) throw new Error(`expected a failure, got ${JSON.stringify(r.success)}`)

@@ -4,8 +4,8 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeCommands } from "../src/engine/Commands.ts"
-import { queueKeys } from "../src/engine/Keys.ts"
+import { makeCommands } from "../src/engine/calls/Commands.ts"
+import { queueKeys } from "../src/engine/model/Keys.ts"
 import type { Job } from "../src/index.ts"
 import { connect } from "../src/redis/Client.ts"
 import { startRedisServer } from "../src/testing/RedisServer.ts"

@@ -8,7 +8,7 @@ import { Cause, Context, Deferred, Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe } from "vitest"
 import { InvalidOptions, JobTimedOut, LeaseQueue, LeaseWorker } from "../src/effect.ts"
-import { queueKeys } from "../src/engine/Keys.ts"
+import { queueKeys } from "../src/engine/model/Keys.ts"
 import { until } from "./reliability/support.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
 

@@ -5,7 +5,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { queueKeys } from "../src/engine/Keys.ts"
+import { queueKeys } from "../src/engine/model/Keys.ts"
 import { InvalidOptions, JobCancelled, JobTimedOut, Queue, Worker } from "../src/index.ts"
 import { redisNow, until } from "./reliability/support.ts"
 import { deferred, onCleanup } from "./support/cleanup.ts"

@@ -8,9 +8,9 @@
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
-import type { ExtendRef, Reservation } from "../src/engine/Commands.ts"
-import { JobCancelled, JobTimedOut } from "../src/engine/Errors.ts"
-import type { WorkerRecord } from "../src/engine/Registry.ts"
+import type { ExtendRef, Reservation } from "../src/engine/calls/Commands.ts"
+import { JobCancelled, JobTimedOut } from "../src/engine/model/Errors.ts"
+import type { WorkerRecord } from "../src/engine/model/Registry.ts"
 import {
   advance,
   expectNeverAcked,

@@ -4,7 +4,7 @@
  * before its first script call.
  */
 import * as Effect from "effect/Effect"
-import type { Commands, QueueStats } from "../engine/Commands.ts"
+import type { Commands, QueueStats } from "../engine/calls/Commands.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
 import {
@@ -34,7 +34,7 @@ export interface VerifyFlags extends QueuesFlags {
 }
 
 /** Defaults of `--max-lines` and `--page-size` (those of the library's verify). */
-export { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE } from "../engine/Verify.ts"
+export { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE } from "../engine/calls/Verify.ts"
 
 /** What the text and JSON reports say about a verify of a queue that changes meanwhile. */
 export const VERIFY_APPROXIMATE =

@@ -5,10 +5,10 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { type Commands, makeCommands } from "../engine/Commands.ts"
-import { discoverQueues } from "../engine/Discovery.ts"
-import { parsePartitionName, queueKeys } from "../engine/Keys.ts"
-import { redisError } from "../engine/Replies.ts"
+import { discoverQueues } from "../engine/admin/Discovery.ts"
+import { type Commands, makeCommands } from "../engine/calls/Commands.ts"
+import { redisError } from "../engine/calls/Replies.ts"
+import { parsePartitionName, queueKeys } from "../engine/model/Keys.ts"
 import { connect, type RedisClient, redactUrl } from "../redis/Client.ts"
 import { CliFailure, ExitCode, type Progress, toFailure } from "./Output.ts"
 

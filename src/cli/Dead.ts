@@ -8,8 +8,8 @@
  * retry / purge look for each id in every partition.
  */
 import * as Effect from "effect/Effect"
-import type { Commands, DeadJob } from "../engine/Commands.ts"
-import { redisError } from "../engine/Replies.ts"
+import type { Commands, DeadJob } from "../engine/calls/Commands.ts"
+import { redisError } from "../engine/calls/Replies.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"

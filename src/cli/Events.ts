@@ -7,8 +7,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { eventStream, type JobEvent, retainedEvents, validateFrom } from "../engine/Events.ts"
-import { queueKeys } from "../engine/Keys.ts"
+import { eventStream, type JobEvent, retainedEvents, validateFrom } from "../engine/events/Events.ts"
+import { queueKeys } from "../engine/model/Keys.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, toFailure } from "./Output.ts"

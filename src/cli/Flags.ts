@@ -5,7 +5,7 @@
  */
 import { type Command, InvalidArgumentError } from "commander"
 import * as Result from "effect/Result"
-import { checkPrefix, DEFAULT_PREFIX, queueKeys } from "../engine/Keys.ts"
+import { checkPrefix, DEFAULT_PREFIX, queueKeys } from "../engine/model/Keys.ts"
 import { DEFAULT_REDIS_URL, redactUrl } from "../redis/Client.ts"
 import { usage } from "./Output.ts"
 

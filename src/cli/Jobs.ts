@@ -7,8 +7,8 @@
  */
 import type { Command } from "commander"
 import * as Effect from "effect/Effect"
-import { type CancelledFrom, type JobInfo, makeJobCommands } from "../engine/JobCommands.ts"
-import { validateJobId } from "../engine/JobControl.ts"
+import { type CancelledFrom, type JobInfo, makeJobCommands } from "../engine/queue/JobCommands.ts"
+import { validateJobId } from "../engine/queue/JobControl.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
 import { type CliFailure, clip, ExitCode, type ExitCodeValue, type Io, toFailure, writeJson } from "./Output.ts"

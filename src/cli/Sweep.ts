@@ -5,8 +5,14 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type { SweepResult } from "../engine/Commands.ts"
-import { DEFAULT_SWEEP_LIMIT, emptyTotals, SWEEP_DEAD_LISTED, type SweepTotals, sweepPass } from "../engine/Sweeper.ts"
+import {
+  DEFAULT_SWEEP_LIMIT,
+  emptyTotals,
+  SWEEP_DEAD_LISTED,
+  type SweepTotals,
+  sweepPass,
+} from "../engine/admin/Sweeper.ts"
+import type { SweepResult } from "../engine/calls/Commands.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"

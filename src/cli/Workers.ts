@@ -4,7 +4,7 @@
  * of it is listed once per partition it serves.
  */
 import * as Effect from "effect/Effect"
-import type { WorkerInfo } from "../engine/Registry.ts"
+import type { WorkerInfo } from "../engine/model/Registry.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
 import {

@@ -5,8 +5,8 @@
  */
 import type { ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
-import { validateJobId } from "../engine/JobControl.ts"
-import { queueKeys } from "../engine/Keys.ts"
+import { queueKeys } from "../engine/model/Keys.ts"
+import { validateJobId } from "../engine/queue/JobControl.ts"
 import type { Hub } from "./Hub.ts"
 import type { Readers } from "./Read.ts"
 

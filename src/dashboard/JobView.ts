@@ -8,14 +8,14 @@
  * else of each queue under the prefix (one `getJob` per queue, bounded by their number).
  */
 import * as Effect from "effect/Effect"
-import type { ScriptFailure } from "../engine/Commands.ts"
-import { discoverQueues } from "../engine/Discovery.ts"
-import type { InvalidOptions, RedisError } from "../engine/Errors.ts"
-import type { JobEvent } from "../engine/EventDecode.ts"
-import { decodeEntry } from "../engine/EventDecode.ts"
-import { type JobInfo, makeJobCommands, ulidTimeOf } from "../engine/JobCommands.ts"
-import type { QueueKeys } from "../engine/Keys.ts"
-import { redisError } from "../engine/Replies.ts"
+import { discoverQueues } from "../engine/admin/Discovery.ts"
+import type { ScriptFailure } from "../engine/calls/Commands.ts"
+import { redisError } from "../engine/calls/Replies.ts"
+import type { JobEvent } from "../engine/events/EventDecode.ts"
+import { decodeEntry } from "../engine/events/EventDecode.ts"
+import type { InvalidOptions, RedisError } from "../engine/model/Errors.ts"
+import type { QueueKeys } from "../engine/model/Keys.ts"
+import { type JobInfo, makeJobCommands, ulidTimeOf } from "../engine/queue/JobCommands.ts"
 import type { RedisClient } from "../redis/Client.ts"
 
 /** Stream entries read for a job's timeline: from its start, and the newest. */

@@ -5,10 +5,10 @@
  * million jobs costs what one with ten does.
  */
 import * as Effect from "effect/Effect"
-import { type QueueStats, runScript } from "../engine/Commands.ts"
-import { decodeEntry } from "../engine/EventDecode.ts"
-import { redisError } from "../engine/Replies.ts"
-import { Scripts } from "../engine/Scripts.ts"
+import { type QueueStats, runScript } from "../engine/calls/Commands.ts"
+import { redisError } from "../engine/calls/Replies.ts"
+import { Scripts } from "../engine/calls/Scripts.ts"
+import { decodeEntry } from "../engine/events/EventDecode.ts"
 import { type FleetReader, makeOpener } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { makeJobReaders } from "./JobView.ts"

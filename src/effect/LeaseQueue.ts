@@ -18,10 +18,11 @@
  * @module
  */
 import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope, Stream } from "effect"
-import { InvalidOptions, type InvalidQueueName, QueueClosed, type RedisError } from "../engine/Errors.ts"
-import type { BulkJob } from "../engine/Job.ts"
-import type { JobControl } from "../engine/JobControl.ts"
-import { checkQueueName, DEFAULT_PREFIX } from "../engine/Keys.ts"
+import { redisError } from "../engine/calls/Replies.ts"
+import { makeQueueEvents } from "../engine/events/QueueEvents.ts"
+import { InvalidOptions, type InvalidQueueName, QueueClosed, type RedisError } from "../engine/model/Errors.ts"
+import { checkQueueName, DEFAULT_PREFIX } from "../engine/model/Keys.ts"
+import { checkObject, checkPage, Limits } from "../engine/model/Validate.ts"
 import {
   checkLayout,
   type DurabilitySettings,
@@ -29,10 +30,9 @@ import {
   type LayoutInput,
   makeQueue,
 } from "../engine/partition/Queue.ts"
-import { checkQueueOptions, type QueueSettingsInput } from "../engine/QueueCore.ts"
-import { makeQueueEvents } from "../engine/QueueEvents.ts"
-import { redisError } from "../engine/Replies.ts"
-import { checkObject, checkPage, Limits } from "../engine/Validate.ts"
+import type { BulkJob } from "../engine/queue/Job.ts"
+import type { JobControl } from "../engine/queue/JobControl.ts"
+import { checkQueueOptions, type QueueSettingsInput } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
 import {
   makePayloadCodec,
@@ -62,7 +62,7 @@ export interface Options<A> extends QueueSettingsInput, LayoutInput {
 /** Options of {@link layerConfig}: as {@link Options}, with the connection and prefix read from `Config`. */
 export type ConfigOptions<A> = Omit<Options<A>, "connection" | "prefix">
 
-export type { BulkJob } from "../engine/Job.ts"
+export type { BulkJob } from "../engine/queue/Job.ts"
 
 const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
 

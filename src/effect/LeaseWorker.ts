@@ -11,13 +11,13 @@
  * @module
  */
 import { Cause, Context, Effect, FiberSet, Layer, Result, type Scope, Tracer } from "effect"
-import type { ScriptFailure } from "../engine/Commands.ts"
-import { InvalidOptions, JobTimedOut, type QueueClosed } from "../engine/Errors.ts"
-import type { Job as EngineJob } from "../engine/Job.ts"
+import type { ScriptFailure } from "../engine/calls/Commands.ts"
+import { InvalidOptions, JobTimedOut, type QueueClosed } from "../engine/model/Errors.ts"
+import { type Checked, checkObject } from "../engine/model/Validate.ts"
 import { checkDurability, type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
 import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
-import type { LeaseRef } from "../engine/scripts/Lease.ts"
-import { type Checked, checkObject } from "../engine/Validate.ts"
+import type { Job as EngineJob } from "../engine/queue/Job.ts"
+import type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
 import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
 import type { WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
@@ -25,7 +25,7 @@ import { InternalsKey, type Service } from "./LeaseQueue.ts"
 import { parseOptions, type ValidationError } from "./Payload.ts"
 
 /** A job's lease, as lease-lost and dead hooks see it. */
-export type { LeaseRef } from "../engine/scripts/Lease.ts"
+export type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
 
 /**
  * A job as an Effect handler (and the hooks) see it: id, payload, attempt, maxAttempts,

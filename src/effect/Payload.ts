@@ -5,10 +5,10 @@
  * constructors) to typed failures.
  */
 import { Effect, Schema } from "effect"
-import { InvalidOptions, InvalidPayload } from "../engine/Errors.ts"
-import { encodePayload } from "../engine/Validate.ts"
+import { InvalidOptions, InvalidPayload } from "../engine/model/Errors.ts"
+import { encodePayload } from "../engine/model/Validate.ts"
 
-export type { ValidationError } from "../engine/Validate.ts"
+export type { ValidationError } from "../engine/model/Validate.ts"
 
 /**
  * A Schema for a queue's payload: `Type` is what producers add and handlers receive,

@@ -5,7 +5,7 @@
  * (they only go up, whichever process exports them, and survive exporter restarts).
  */
 import { Counter, Gauge, Registry } from "prom-client"
-import type { QueueStats } from "../engine/Commands.ts"
+import type { QueueStats } from "../engine/calls/Commands.ts"
 import type { FleetSnapshot } from "./Fleet.ts"
 
 /** A gauge per queue (and the `state` label for `leaseq_jobs`). */

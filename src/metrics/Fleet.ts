@@ -5,11 +5,11 @@
  * opened (key types and layout checked) once.
  */
 import * as Effect from "effect/Effect"
-import type { ScriptFailure } from "../engine/Commands.ts"
-import { type Commands, makeCommands, type QueueStats } from "../engine/Commands.ts"
-import { discoverQueues } from "../engine/Discovery.ts"
-import type { InvalidOptions, RedisError } from "../engine/Errors.ts"
-import { queueKeys, validatePrefix } from "../engine/Keys.ts"
+import { discoverQueues } from "../engine/admin/Discovery.ts"
+import type { ScriptFailure } from "../engine/calls/Commands.ts"
+import { type Commands, makeCommands, type QueueStats } from "../engine/calls/Commands.ts"
+import type { InvalidOptions, RedisError } from "../engine/model/Errors.ts"
+import { queueKeys, validatePrefix } from "../engine/model/Keys.ts"
 import type { RedisClient } from "../redis/Client.ts"
 
 /** One reading of the fleet. */

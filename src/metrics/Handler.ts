@@ -7,8 +7,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
-import { InvalidOptions } from "../engine/Errors.ts"
-import { DEFAULT_PREFIX } from "../engine/Keys.ts"
+import { InvalidOptions } from "../engine/model/Errors.ts"
+import { DEFAULT_PREFIX } from "../engine/model/Keys.ts"
 import { type ConnectionOption, connect, redactText } from "../redis/Client.ts"
 import { EXPOSITION_CONTENT_TYPE, renderExposition } from "./Exposition.ts"
 import { checkFleetOptions, makeFleetReader } from "./Fleet.ts"

@@ -4,26 +4,31 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import type { DeadJob, QueueStats, ScriptFailure } from "../engine/Commands.ts"
+import type { SweepPassOptions, SweepTotals } from "../engine/admin/Sweeper.ts"
+import type { DeadJob, QueueStats, ScriptFailure } from "../engine/calls/Commands.ts"
+import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../engine/calls/Verify.ts"
+import type { EventsFrom, JobEvent } from "../engine/events/Events.ts"
+import {
+  type FinishedJob,
+  makeQueueEvents,
+  type QueueEvents,
+  type WaitForTimeout,
+} from "../engine/events/QueueEvents.ts"
 import {
   InvalidOptions,
   type InvalidPayload,
   type OutcomeUnknown,
   QueueClosed,
   type RedisUnavailable,
-} from "../engine/Errors.ts"
-import type { EventsFrom, JobEvent } from "../engine/Events.ts"
-import type { BulkJob, JobOptions } from "../engine/Job.ts"
-import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/JobCommands.ts"
-import { validateQueueName } from "../engine/Keys.ts"
+} from "../engine/model/Errors.ts"
+import { validateQueueName } from "../engine/model/Keys.ts"
+import type { WorkerInfo } from "../engine/model/Registry.ts"
+import { type Checked, checkIntegerOr, checkPage, encodePayload } from "../engine/model/Validate.ts"
 import type { PartitionedStats } from "../engine/partition/Producer.ts"
 import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
-import { type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../engine/QueueCore.ts"
-import { type FinishedJob, makeQueueEvents, type QueueEvents, type WaitForTimeout } from "../engine/QueueEvents.ts"
-import type { WorkerInfo } from "../engine/Registry.ts"
-import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
-import { type Checked, checkIntegerOr, checkPage, encodePayload } from "../engine/Validate.ts"
-import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
+import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
+import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/queue/JobCommands.ts"
+import { type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 
 /** Options of {@link Queue}. */
@@ -32,7 +37,7 @@ export interface QueueOptions extends QueueSettingsInput, LayoutInput {
   readonly connection?: ConnectionOption | undefined
 }
 
-export type { BulkJob } from "../engine/Job.ts"
+export type { BulkJob } from "../engine/queue/Job.ts"
 
 /**
  * A queue's producer and admin handle.

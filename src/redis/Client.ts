@@ -17,8 +17,8 @@ const newRedis = (url: string | undefined, options: RedisOptions): Redis =>
 const newCluster = (nodes: Array<string | ClusterNode>, options: ClusterOptions): Cluster =>
   new Cluster(nodes, options as never)
 
-import { InvalidOptions } from "../engine/Errors.ts"
 import { attachErrorListener, wrap } from "./Connection.ts"
+import { InvalidOptions } from "./Errors.ts"
 import type { RedisClient } from "./Interface.ts"
 import { redactUrl } from "./Redact.ts"
 

@@ -5,8 +5,8 @@
  * cluster.
  */
 import { Cluster, type Redis } from "ioredis"
-import type { Script } from "../engine/scripts/Script.ts"
 import type { WaitedReply } from "./Interface.ts"
+import type { Script } from "./Script.ts"
 import { keySlot } from "./Slot.ts"
 
 /** The reply Redis gives EVALSHA of a script it does not hold (after a restart, a failover, SCRIPT FLUSH). */

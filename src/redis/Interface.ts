@@ -2,7 +2,7 @@
  * The interface the engine programs against: {@link RedisClient}. Its implementation is
  * in Connection.ts (made by `connect` in Client.ts); the engine imports it from Client.ts.
  */
-import type { Script } from "../engine/scripts/Script.ts"
+import type { Script } from "./Script.ts"
 
 /** A small Redis client: everything the engine needs and nothing more. */
 export interface RedisClient {

@@ -7,8 +7,8 @@
  */
 import { Context, Effect, Exit, Scope } from "effect"
 import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
-import type { QueueStats } from "../../src/engine/Commands.ts"
-import type { Job, JobOptions } from "../../src/engine/Job.ts"
+import type { QueueStats } from "../../src/engine/calls/Commands.ts"
+import type { Job, JobOptions } from "../../src/engine/queue/Job.ts"
 import type { WorkerState } from "../../src/engine/worker/Context.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { onCleanup } from "../support/cleanup.ts"

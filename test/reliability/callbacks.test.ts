@@ -7,8 +7,8 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { CallbackFailed, InvalidOptions, InvalidPayload } from "../../src/engine/Errors.ts"
-import { queueKeys } from "../../src/engine/Keys.ts"
+import { CallbackFailed, InvalidOptions, InvalidPayload } from "../../src/engine/model/Errors.ts"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { type Backoff, Queue, Worker } from "../../src/index.ts"
 import { captureStderr, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"

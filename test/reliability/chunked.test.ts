@@ -6,8 +6,8 @@
 import { Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeCommands, type NewJob, type Reservation } from "../../src/engine/Commands.ts"
-import { queueKeys } from "../../src/engine/Keys.ts"
+import { makeCommands, type NewJob, type Reservation } from "../../src/engine/calls/Commands.ts"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 

@@ -6,7 +6,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { queueKeys } from "../../src/engine/Keys.ts"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { startWorkerChild, until } from "./support.ts"

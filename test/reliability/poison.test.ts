@@ -6,7 +6,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { queueKeys } from "../../src/engine/Keys.ts"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
 import { type Child, report, size, startWorkerChild, until } from "./support.ts"

@@ -6,7 +6,7 @@
  * workers reconnect by themselves; nothing is lost and verify is clean.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { queueKeys } from "../../src/engine/Keys.ts"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { freePort, type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"

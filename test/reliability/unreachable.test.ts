@@ -6,7 +6,7 @@
  */
 import { createServer } from "node:net"
 import { describe, expect, it } from "vitest"
-import { RedisUnavailable } from "../../src/engine/Errors.ts"
+import { RedisUnavailable } from "../../src/engine/model/Errors.ts"
 import { Worker } from "../../src/index.ts"
 import { captureStderr, onCleanup } from "../support/cleanup.ts"
 import { queueNamer } from "../support/redis.ts"

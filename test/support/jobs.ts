@@ -3,7 +3,7 @@
  * shorthand to run an Effect as a Promise.
  */
 import * as Effect from "effect/Effect"
-import type { NewJob } from "../../src/engine/Commands.ts"
+import type { NewJob } from "../../src/engine/calls/Commands.ts"
 
 let seq = 0
 

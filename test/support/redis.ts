@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto"
 import { Redis } from "ioredis"
 import { afterAll, beforeAll, inject } from "vitest"
-import { KEY_NAMES, queueKeys } from "../../src/engine/Keys.ts"
+import { KEY_NAMES, queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 
 /** The Redis the suite runs against. */

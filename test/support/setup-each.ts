@@ -3,8 +3,8 @@
  * test that leaves a leaseq connection or worker open.
  */
 import { afterEach, beforeEach, expect } from "vitest"
+import { liveWorkers } from "../../src/engine/worker/LiveWorkers.ts"
 import { liveConnections } from "../../src/redis/Client.ts"
-import { liveWorkers } from "../../src/testing/Leaks.ts"
 import { runCleanups } from "./cleanup.ts"
 
 let connections = 0

@@ -7,7 +7,7 @@
  * (`redisUrl()`) when the options do not name one. A test may still `await x.close()`
  * where closing is part of what it checks: close is idempotent, the cleanup then does nothing.
  */
-import type { Job } from "../../src/engine/Job.ts"
+import type { Job } from "../../src/engine/queue/Job.ts"
 import { Queue, type QueueOptions, Worker, type WorkerOptions } from "../../src/index.ts"
 import { onCleanup } from "./cleanup.ts"
 import { redisUrl } from "./redis.ts"

@@ -9,7 +9,7 @@
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
-import { AckUndelivered, RedisUnavailable } from "../../src/engine/Errors.ts"
+import { AckUndelivered, RedisUnavailable } from "../../src/engine/model/Errors.ts"
 import { deliver, fireStop, makeStopSignal } from "../../src/engine/worker/Acks.ts"
 import type { Held } from "../../src/engine/worker/Lease.ts"
 import {

@@ -8,8 +8,8 @@ import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, vi } from "vitest"
-import { BACKOFF_TIMEOUT_MS, planRetry, retryDelay, validateBackoff } from "../../src/engine/Backoff.ts"
-import { CallbackFailed, InvalidOptions } from "../../src/engine/Errors.ts"
+import { BACKOFF_TIMEOUT_MS, planRetry, retryDelay, validateBackoff } from "../../src/engine/model/Backoff.ts"
+import { CallbackFailed, InvalidOptions } from "../../src/engine/model/Errors.ts"
 import { makeFake, program, settings, settle, start, until } from "./support/fake.ts"
 
 describe("retryDelay", () => {

@@ -10,7 +10,7 @@
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
-import { LeaseLost, RedisUnavailable } from "../../src/engine/Errors.ts"
+import { LeaseLost, RedisUnavailable } from "../../src/engine/model/Errors.ts"
 import { fenceAfter, fenceMargin, type Held, makeLeaseTable, signalOf } from "../../src/engine/worker/Lease.ts"
 import {
   advance,

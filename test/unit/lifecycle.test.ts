@@ -8,7 +8,7 @@
 import { it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { describe, expect } from "vitest"
-import { ShutdownOverrun, WorkerLoopFailed } from "../../src/engine/Errors.ts"
+import { ShutdownOverrun, WorkerLoopFailed } from "../../src/engine/model/Errors.ts"
 import { advance, closeWorker, gate, makeFake, paths, program, settings, settle, start, until } from "./support/fake.ts"
 
 describe.each(paths)("shutdown phases, on the $path path", (path) => {

@@ -1,19 +1,19 @@
 /**
- * Reply decoding (src/engine/Replies.ts), without Redis: what an error thrown by a Redis
+ * Reply decoding (src/engine/calls/Replies.ts), without Redis: what an error thrown by a Redis
  * call means (unavailable, outcome unknown, a command error), with passwords scrubbed from
  * causes; a script's refusal reply as its tagged error; and which errors the worker's
  * acks take as "the script surely did not run" (Acks.ts).
  */
 import { describe, expect, it } from "vitest"
+import { Refusal, redisError, scriptError, scrubCause } from "../../src/engine/calls/Replies.ts"
 import {
   LayoutMismatch,
   OutcomeUnknown,
   RedisCommandError,
   RedisUnavailable,
   WrongKeyType,
-} from "../../src/engine/Errors.ts"
-import { LAYOUT_VERSION, queueKeys } from "../../src/engine/Keys.ts"
-import { Refusal, redisError, scriptError, scrubCause } from "../../src/engine/Replies.ts"
+} from "../../src/engine/model/Errors.ts"
+import { LAYOUT_VERSION, queueKeys } from "../../src/engine/model/Keys.ts"
 import { refusedBeforeRun } from "../../src/engine/worker/Acks.ts"
 import { NoAnswer } from "../../src/redis/Client.ts"
 

@@ -7,7 +7,7 @@
 import { it } from "@effect/vitest"
 import { Clock, Effect } from "effect"
 import { describe, expect } from "vitest"
-import { RedisUnavailable } from "../../src/engine/Errors.ts"
+import { RedisUnavailable } from "../../src/engine/model/Errors.ts"
 import { advance, makeFake, program, settings, start, until } from "./support/fake.ts"
 
 describe("reserve loop", () => {

@@ -9,8 +9,8 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { RedisClient } from "../../redis/Client.ts"
-import { NotReplicated, RedisUnavailable } from "../Errors.ts"
-import { type Checked, checkIntegerOr, checkKnownKeys, checkObject } from "../Validate.ts"
+import { NotReplicated, RedisUnavailable } from "../model/Errors.ts"
+import { type Checked, checkIntegerOr, checkKnownKeys, checkObject } from "../model/Validate.ts"
 
 /** The `durability` option: how many replicas must have a write, and how long to wait for them. */
 export interface Durability {

@@ -14,9 +14,10 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { RedisClient } from "../../redis/Client.ts"
-import type { DeadJob, QueueStats } from "../Commands.ts"
-import { checkJobOptions } from "../Job.ts"
-import { partitionName } from "../Keys.ts"
+import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../admin/Sweeper.ts"
+import type { DeadJob, QueueStats } from "../calls/Commands.ts"
+import { partitionName } from "../model/Keys.ts"
+import { checkJobOptions } from "../queue/Job.ts"
 import {
   checkBulkSize,
   type EncodedJob,
@@ -24,8 +25,7 @@ import {
   type QueueCore,
   type QueueSettings,
   readOnly,
-} from "../QueueCore.ts"
-import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../Sweeper.ts"
+} from "../queue/QueueCore.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
 export interface PartitionedStats extends QueueStats {

@@ -6,13 +6,13 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { RedisClient } from "../../redis/Client.ts"
-import type { DeadJob, QueueStats, ScriptFailure } from "../Commands.ts"
-import type { QueueClosed, RedisError } from "../Errors.ts"
-import { type JobControl, makeJobControl, makePartitionedControl } from "../JobControl.ts"
-import { MAX_PARTITIONS } from "../Keys.ts"
-import { type EncodedJob, makeQueueCore, type QueueCore, type QueueSettings, readOnly } from "../QueueCore.ts"
-import type { SweepPassOptions } from "../Sweeper.ts"
-import { type Checked, checkIntegerOr, orThrow } from "../Validate.ts"
+import type { SweepPassOptions } from "../admin/Sweeper.ts"
+import type { DeadJob, QueueStats, ScriptFailure } from "../calls/Commands.ts"
+import type { QueueClosed, RedisError } from "../model/Errors.ts"
+import { MAX_PARTITIONS } from "../model/Keys.ts"
+import { type Checked, checkIntegerOr, orThrow } from "../model/Validate.ts"
+import { type JobControl, makeJobControl, makePartitionedControl } from "../queue/JobControl.ts"
+import { type EncodedJob, makeQueueCore, type QueueCore, type QueueSettings, readOnly } from "../queue/QueueCore.ts"
 import {
   checkDurability,
   type Durability,

@@ -12,8 +12,8 @@
  */
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../../redis/Client.ts"
-import { makeCommands } from "../Commands.ts"
-import { DEFAULT_PREFIX, partitionKeys, type QueueKeys, queueKeys } from "../Keys.ts"
+import { makeCommands } from "../calls/Commands.ts"
+import { DEFAULT_PREFIX, partitionKeys, type QueueKeys, queueKeys } from "../model/Keys.ts"
 import { startWorker, type WorkerHandle, type WorkerProgram, type WorkerState } from "../worker/Worker.ts"
 import type { WorkerSettings } from "../worker/WorkerOptions.ts"
 import { type DurabilitySettings, withDurability } from "./Durability.ts"

@@ -11,16 +11,10 @@
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
-import type { KeyName, QueueKeys } from "../Keys.ts"
+import type { Script } from "../../redis/Script.ts"
+import type { KeyName, QueueKeys } from "../model/Keys.ts"
 
-/** A script read from `lua/<name>.lua`: what a Redis client needs to run it. */
-export interface Script {
-  /** The file name without `.lua` (`reserve`, `dead-list`); also names the script in errors. */
-  readonly name: string
-  /** The expanded source (includes pulled in). */
-  readonly source: string
-  readonly sha: string
-}
+export type { Script } from "../../redis/Script.ts"
 
 /** The ARGV of one call: strings and numbers, in the order the script's header names them. */
 export type Argv = ReadonlyArray<string | number>

@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as References from "effect/References"
 import * as Tracer from "effect/Tracer"
-import type { TraceParent } from "./Carrier.ts"
+import type { TraceParent } from "../model/Carrier.ts"
 import { activeTracer, loadOtel, otel, otelSettled } from "./Otel.ts"
 
 /** Span attributes: strings, numbers, booleans. */

@@ -7,7 +7,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type { TraceParent } from "./Carrier.ts"
+import type { TraceParent } from "../model/Carrier.ts"
 import { meter } from "./Metrics.ts"
 import { loadOtel, otelSettled } from "./Otel.ts"
 import { type Attributes, type SpanHandle, startSpan, tracerFor } from "./Spans.ts"
@@ -120,5 +120,5 @@ export const traceSend = <A, E, R>(
 export const failureOf = (exit: Exit.Exit<unknown, unknown>): unknown =>
   Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
 
-export { carry } from "./Carrier.ts"
+export { carry } from "../model/Carrier.ts"
 export type { SpanHandle, TraceParent }

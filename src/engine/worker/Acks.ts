@@ -13,7 +13,7 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import type { Commands, ScriptFailure } from "../Commands.ts"
+import type { Commands, ScriptFailure } from "../calls/Commands.ts"
 import { type Held, monotonicNow } from "./Lease.ts"
 
 /** How a must-deliver call ended. */

@@ -15,8 +15,8 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { CallbackFailed, InvalidPayload } from "../Errors.ts"
-import type { Job } from "../Job.ts"
+import { CallbackFailed, InvalidPayload } from "../model/Errors.ts"
+import type { Job } from "../queue/Job.ts"
 
 /** What happened to jobs, for events and hooks. */
 export interface WorkerHooks<A> {

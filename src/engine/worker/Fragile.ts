@@ -16,7 +16,7 @@
  * queue of `maxAttempts: 1` jobs, all fragile, is then served without prefetch and
  * without releases).
  */
-import type { Reservation } from "../Commands.ts"
+import type { Reservation } from "../calls/Commands.ts"
 import type { WorkerContext } from "./Context.ts"
 import { monotonicNow } from "./Lease.ts"
 

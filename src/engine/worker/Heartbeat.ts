@@ -6,8 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type { Reservation } from "../Commands.ts"
-import { LeaseLost } from "../Errors.ts"
+import type { Reservation } from "../calls/Commands.ts"
+import { LeaseLost } from "../model/Errors.ts"
 import { heartbeatTelemetry, leaseEndedTelemetry, type WorkerIdentity } from "../telemetry/WorkerTelemetry.ts"
 import type { WorkerContext } from "./Context.ts"
 import {

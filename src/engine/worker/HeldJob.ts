@@ -2,8 +2,8 @@
  * The job a handler receives for a lease this worker holds, in both the fiber path
  * (RunJob.ts) and the plain one (PlainRun.ts).
  */
-import type { Reservation } from "../Commands.ts"
-import type { Job } from "../Job.ts"
+import type { Reservation } from "../calls/Commands.ts"
+import type { Job } from "../queue/Job.ts"
 import { type Held, signalOf } from "./Lease.ts"
 import { reportProgress } from "./Steer.ts"
 

@@ -21,10 +21,10 @@
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import { type Commands, extendAnswer, type ScriptFailure } from "../Commands.ts"
-import { JobCancelled, JobTimedOut, LeaseLost, RedisUnavailable } from "../Errors.ts"
-import type { Job } from "../Job.ts"
-import type { WorkerRecord } from "../Registry.ts"
+import { type Commands, extendAnswer, type ScriptFailure } from "../calls/Commands.ts"
+import { JobCancelled, JobTimedOut, LeaseLost, RedisUnavailable } from "../model/Errors.ts"
+import type { WorkerRecord } from "../model/Registry.ts"
+import type { Job } from "../queue/Job.ts"
 import type { SpanHandle } from "../telemetry/Spans.ts"
 
 /** Why a held lease ended before its handler finished. */

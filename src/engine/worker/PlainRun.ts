@@ -18,9 +18,9 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type { Reservation } from "../Commands.ts"
-import type { Job } from "../Job.ts"
-import { splitPayload } from "../telemetry/Carrier.ts"
+import type { Reservation } from "../calls/Commands.ts"
+import { splitPayload } from "../model/Carrier.ts"
+import type { Job } from "../queue/Job.ts"
 import {
   endProcess,
   type Run as Recording,

@@ -21,8 +21,8 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
-import type { Reservation } from "../Commands.ts"
-import { LeaseLost } from "../Errors.ts"
+import type { Reservation } from "../calls/Commands.ts"
+import { LeaseLost } from "../model/Errors.ts"
 import type { WorkerContext } from "./Context.ts"
 import { prefetchPaused } from "./Fragile.ts"
 import { leaseEnded } from "./Heartbeat.ts"

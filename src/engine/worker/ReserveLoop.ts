@@ -7,7 +7,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/Lease.ts"
+import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/LeaseScripts.ts"
 import type { Landed, WorkerContext } from "./Context.ts"
 import { place } from "./Fragile.ts"
 import { holdLease, takeWaiting } from "./Prefetch.ts"

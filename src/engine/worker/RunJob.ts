@@ -6,9 +6,9 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import type { Reservation } from "../Commands.ts"
-import type { Job } from "../Job.ts"
-import { splitPayload } from "../telemetry/Carrier.ts"
+import type { Reservation } from "../calls/Commands.ts"
+import { splitPayload } from "../model/Carrier.ts"
+import type { Job } from "../queue/Job.ts"
 import {
   endProcess,
   type Run,

@@ -14,9 +14,9 @@
  *   stores it (at most one heartbeat period later).
  */
 import * as Effect from "effect/Effect"
-import { planRetry } from "../Backoff.ts"
-import { InvalidOptions, JobTimedOut } from "../Errors.ts"
-import type { Job } from "../Job.ts"
+import { planRetry } from "../model/Backoff.ts"
+import { InvalidOptions, JobTimedOut } from "../model/Errors.ts"
+import type { Job } from "../queue/Job.ts"
 import type { WorkerContext } from "./Context.ts"
 import type { Held } from "./Lease.ts"
 import { sendFail } from "./Settle.ts"

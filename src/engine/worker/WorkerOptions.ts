@@ -1,10 +1,11 @@
 /**
  * Worker options: what a user may set, the defaults, and their validation.
  */
-import { type Backoff, validateBackoff } from "../Backoff.ts"
-import { InvalidOptions } from "../Errors.ts"
-import { DEFAULT_SWEEP_LIMIT } from "../Sweeper.ts"
-import { integer, integerOr, knownKeys, Limits, optionsObject } from "../Validate.ts"
+
+import { DEFAULT_SWEEP_LIMIT } from "../admin/Sweeper.ts"
+import { type Backoff, validateBackoff } from "../model/Backoff.ts"
+import { InvalidOptions } from "../model/Errors.ts"
+import { integer, integerOr, knownKeys, Limits, optionsObject } from "../model/Validate.ts"
 
 /** Options common to both faces' workers. */
 export interface WorkerOptions {

@@ -1,13 +1,13 @@
 /**
  * Typed calls of the scripts that look up and steer single jobs and the whole queue:
- * get-job, cancel, pause, resume, clear-dedupe (descriptors in scripts/Jobs.ts), and
+ * get-job, cancel, pause, resume, clear-dedupe (descriptors in scripts/JobScripts.ts), and
  * what a job look-up answers ({@link JobInfo}).
  */
 import * as Effect from "effect/Effect"
-import type { RedisClient } from "../redis/Client.ts"
-import { runScript } from "./Commands.ts"
-import type { QueueKeys } from "./Keys.ts"
-import { Scripts } from "./Scripts.ts"
+import type { RedisClient } from "../../redis/Client.ts"
+import { runScript } from "../calls/Commands.ts"
+import { Scripts } from "../calls/Scripts.ts"
+import type { QueueKeys } from "../model/Keys.ts"
 
 /** Where a job is. `completed` and `cancelled` jobs are seen only while retained (`keepCompleted`). */
 export type JobState = "waiting" | "delayed" | "active" | "completed" | "dead" | "cancelled"
@@ -51,7 +51,7 @@ export interface JobInfo<P = unknown> {
   readonly timeoutMs?: number
 }
 
-export type { CancelledFrom } from "./scripts/Jobs.ts"
+export type { CancelledFrom } from "../scripts/JobScripts.ts"
 
 const ULID = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 /** The time (ms) in a ULID's first 10 characters, or 0 for an id that is not a ULID. */
@@ -129,7 +129,7 @@ export const withJsonPayload = <T>(info: JobInfo<string>): JobInfo<T> => {
   return { ...info, payload: payload as T }
 }
 
-/** The job-control scripts of one queue, as Effects (KEYS and ARGV from their descriptors, scripts/Jobs.ts). */
+/** The job-control scripts of one queue, as Effects (KEYS and ARGV from their descriptors, scripts/JobScripts.ts). */
 export const makeJobCommands = (client: RedisClient, k: QueueKeys) => ({
   /** Look a job up by id: O(1) hash reads and at most five O(log N) ZSCOREs. */
   getJob: (id: string) => runScript(client, k, Scripts.getJob, id).pipe(Effect.map((r) => jobInfoOf(id, r))),

@@ -2,8 +2,8 @@
  * The descriptors of the scripts about leased jobs: `reserve` (lease jobs, with the
  * completes that ride it), `extend` (heartbeat), `complete`, `fail` and `release`.
  */
-import { LAYOUT_VERSION } from "../Keys.ts"
-import type { WorkerRecord } from "../Registry.ts"
+import { LAYOUT_VERSION } from "../model/Keys.ts"
+import type { WorkerRecord } from "../model/Registry.ts"
 import { type Argv, defineScript, flags, list } from "./Script.ts"
 
 /** A lease to extend, complete or release. */

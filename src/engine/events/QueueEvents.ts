@@ -6,9 +6,12 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import type { RedisClient } from "../redis/Client.ts"
-import type { ScriptFailure } from "./Commands.ts"
-import { InvalidOptions, type RedisError } from "./Errors.ts"
+import type { RedisClient } from "../../redis/Client.ts"
+import type { ScriptFailure } from "../calls/Commands.ts"
+import { redisError } from "../calls/Replies.ts"
+import { InvalidOptions, type RedisError } from "../model/Errors.ts"
+import type { QueueKeys } from "../model/Keys.ts"
+import { type JobCommands, type JobInfo, makeJobCommands } from "../queue/JobCommands.ts"
 import {
   DEFAULT_EVENTS_MAXLEN,
   type EventsFrom,
@@ -18,9 +21,6 @@ import {
   validateFrom,
   validateRetention,
 } from "./Events.ts"
-import { type JobCommands, type JobInfo, makeJobCommands } from "./JobCommands.ts"
-import type { QueueKeys } from "./Keys.ts"
-import { redisError } from "./Replies.ts"
 
 /** `waitFor` saw no end of the job within its `timeoutMs`. The job is not changed. */
 export class WaitForTimeout extends Data.TaggedError("WaitForTimeout")<{

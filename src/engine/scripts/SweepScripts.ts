@@ -1,5 +1,5 @@
 /** The descriptor of `lua/sweep.lua`: one bounded pass over expired leases, due jobs and cleanup. */
-import { LAYOUT_VERSION } from "../Keys.ts"
+import { LAYOUT_VERSION } from "../model/Keys.ts"
 import { defineScript, list } from "./Script.ts"
 
 /** A job a sweep moved to dead (its lease expired once too often). */

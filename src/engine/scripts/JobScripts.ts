@@ -2,7 +2,7 @@
  * The descriptors of the scripts that look up and steer single jobs and the queue:
  * `get-job`, `cancel`, `pause`, `resume`, `clear-dedupe`.
  */
-import { LAYOUT_VERSION } from "../Keys.ts"
+import { LAYOUT_VERSION } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** The states `cancel` can stop a job in. */

@@ -3,14 +3,9 @@
  * the Promise face rejects with the same objects, so `instanceof` works.
  */
 import * as Data from "effect/Data"
+import { type InvalidOptions, show } from "../../redis/Errors.ts"
 
-const show = (value: unknown): string => {
-  if (typeof value === "string") return JSON.stringify(value.length > 120 ? `${value.slice(0, 117)}...` : value)
-  if (typeof value === "bigint") return `${value}n`
-  if (typeof value === "function") return "a function"
-  if (typeof value === "symbol") return value.toString()
-  return String(value)
-}
+export { InvalidOptions } from "../../redis/Errors.ts"
 
 /** The job is no longer leased under this token: it was reclaimed, completed or released. Nothing was changed. */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{
@@ -88,17 +83,6 @@ export class ShutdownOverrun extends Data.TaggedError("ShutdownOverrun")<{
 }> {
   override get message() {
     return `job ${this.jobId} of queue ${this.queue} (token ${this.token}): its handler was still running ${this.waitedMs} ms after its signal aborted at close (shutdownAbortGraceMs); the lease is left to expire rather than released, so no one else starts the job while it may still run`
-  }
-}
-
-/** An option had a bad value. Nothing was written to Redis. */
-export class InvalidOptions extends Data.TaggedError("InvalidOptions")<{
-  readonly field: string
-  readonly value: unknown
-  readonly reason: string
-}> {
-  override get message() {
-    return `invalid option ${this.field} = ${show(this.value)}: ${this.reason}`
   }
 }
 

@@ -16,9 +16,9 @@
  * reported as a duplicate or orphan. On a queue nobody changes meanwhile it is exact.
  */
 import * as Effect from "effect/Effect"
+import type { ScriptDef } from "../scripts/Script.ts"
+import { VERIFY_HASHES, VERIFY_SETS } from "../scripts/VerifyScripts.ts"
 import { Scripts } from "./Scripts.ts"
-import type { ScriptDef } from "./scripts/Script.ts"
-import { VERIFY_HASHES, VERIFY_SETS } from "./scripts/Verify.ts"
 
 /** Default `pageSize` of verify: entries (or set members, hash fields) checked per script call. */
 export const DEFAULT_VERIFY_PAGE = 100

@@ -5,14 +5,14 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import type { RedisClient } from "../redis/Client.ts"
+import type { RedisClient } from "../../redis/Client.ts"
+import { addJobs, type Commands, type NewJob, type ScriptFailure } from "../calls/Commands.ts"
+import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from "../model/Errors.ts"
+import type { QueueKeys } from "../model/Keys.ts"
+import { type Checked, Limits } from "../model/Validate.ts"
+import { carry, type TraceParent, traceSend } from "../telemetry/Telemetry.ts"
 import { makeBatcher } from "./Batcher.ts"
-import { addJobs, type Commands, type NewJob, type ScriptFailure } from "./Commands.ts"
-import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from "./Errors.ts"
 import { checkJobOptions, type JobOptions, newJob, type ResolvedJobOptions } from "./Job.ts"
-import type { QueueKeys } from "./Keys.ts"
-import { carry, type TraceParent, traceSend } from "./telemetry/Telemetry.ts"
-import { type Checked, Limits } from "./Validate.ts"
 
 /**
  * Most payload bytes (UTF-8) in one add script call: 64 MiB. One huge call would hold

@@ -5,24 +5,30 @@
  * and the meaning of its reply from the same descriptor.
  */
 import * as Effect from "effect/Effect"
-import type { RedisClient } from "../redis/Client.ts"
-import type { LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
-import type { QueueKeys } from "./Keys.ts"
+import type { RedisClient } from "../../redis/Client.ts"
+import type { LayoutMismatch, RedisError, WrongKeyType } from "../model/Errors.ts"
+import type { QueueKeys } from "../model/Keys.ts"
+import type { WorkerRecord } from "../model/Registry.ts"
+import { newRequestId, newWorkerId } from "../model/RequestId.ts"
+import type { NewJob } from "../scripts/AddScripts.ts"
+import type { DeadTarget } from "../scripts/AdminScripts.ts"
+import type { Completion, ExtendRef, FailMode, LeaseRef, ReserveInput } from "../scripts/LeaseScripts.ts"
+import { type ScriptDef, scriptKeys } from "../scripts/Script.ts"
 import { type MarkerWait, markerThenReserve } from "./Marker.ts"
-import type { WorkerRecord } from "./Registry.ts"
 import { decodeReply, redisError } from "./Replies.ts"
-import { newRequestId, newWorkerId } from "./RequestId.ts"
 import { Scripts } from "./Scripts.ts"
-import type { NewJob } from "./scripts/Add.ts"
-import type { DeadTarget } from "./scripts/Admin.ts"
-import type { Completion, ExtendRef, FailMode, LeaseRef, ReserveInput } from "./scripts/Lease.ts"
-import { type ScriptDef, scriptKeys } from "./scripts/Script.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, verifyQueue } from "./Verify.ts"
 
-export type { NewJob } from "./scripts/Add.ts"
-export type { DeadJob, QueueStats } from "./scripts/Admin.ts"
-export { type ExtendAnswer, type ExtendRef, extendAnswer, type LeaseRef, type Reservation } from "./scripts/Lease.ts"
-export type { SweepResult, SweptDead } from "./scripts/Sweep.ts"
+export type { NewJob } from "../scripts/AddScripts.ts"
+export type { DeadJob, QueueStats } from "../scripts/AdminScripts.ts"
+export {
+  type ExtendAnswer,
+  type ExtendRef,
+  extendAnswer,
+  type LeaseRef,
+  type Reservation,
+} from "../scripts/LeaseScripts.ts"
+export type { SweepResult, SweptDead } from "../scripts/SweepScripts.ts"
 
 /** Errors a script call can end with. */
 export type ScriptFailure = RedisError | LayoutMismatch | WrongKeyType

@@ -5,7 +5,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type { Commands, SweepResult, SweptDead } from "./Commands.ts"
+import type { Commands, SweepResult, SweptDead } from "../calls/Commands.ts"
 
 /** Options of one sweep pass. */
 export interface SweepPassOptions {

@@ -2,8 +2,9 @@
  * The descriptors of the operator's scripts: `open` (check a queue's keys and layout
  * once), `stats`, and the dead-job ones (`dead-list`, `dead-retry`, `dead-purge`).
  */
-import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION } from "../Keys.ts"
-import { storedPayload } from "../telemetry/Carrier.ts"
+
+import { storedPayload } from "../model/Carrier.ts"
+import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** Counts and counters of one queue. */

@@ -5,9 +5,9 @@
  */
 
 import * as Effect from "effect/Effect"
-import { NoAnswer, redactText } from "../redis/Client.ts"
-import { LayoutMismatch, OutcomeUnknown, RedisCommandError, RedisUnavailable, WrongKeyType } from "./Errors.ts"
-import { LAYOUT_VERSION, type QueueKeys } from "./Keys.ts"
+import { NoAnswer, redactText } from "../../redis/Client.ts"
+import { LayoutMismatch, OutcomeUnknown, RedisCommandError, RedisUnavailable, WrongKeyType } from "../model/Errors.ts"
+import { LAYOUT_VERSION, type QueueKeys } from "../model/Keys.ts"
 
 /** Refusal codes: a script that refuses returns `{code, …}` with one of these strings first, having written nothing. */
 export const Refusal = {

@@ -9,13 +9,13 @@
  * queue is leased with no round trip between the wake-up and the reserve.
  */
 import * as Effect from "effect/Effect"
-import type { RedisClient } from "../redis/Client.ts"
-import type { LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
-import type { QueueKeys } from "./Keys.ts"
+import type { RedisClient } from "../../redis/Client.ts"
+import type { LayoutMismatch, RedisError, WrongKeyType } from "../model/Errors.ts"
+import type { QueueKeys } from "../model/Keys.ts"
+import type { Reserved, ReserveInput } from "../scripts/LeaseScripts.ts"
+import { scriptKeys } from "../scripts/Script.ts"
 import { decodeReply, redisError } from "./Replies.ts"
 import { Scripts } from "./Scripts.ts"
-import type { Reserved, ReserveInput } from "./scripts/Lease.ts"
-import { scriptKeys } from "./scripts/Script.ts"
 
 /** One wait for the marker. */
 export interface MarkerWait {

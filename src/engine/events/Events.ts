@@ -7,11 +7,11 @@
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import type { RedisClient } from "../redis/Client.ts"
-import type { RedisError } from "./Errors.ts"
+import type { RedisClient } from "../../redis/Client.ts"
+import { redisError } from "../calls/Replies.ts"
+import type { RedisError } from "../model/Errors.ts"
+import type { QueueKeys } from "../model/Keys.ts"
 import { decodeEntry, type EventsFrom, type JobEvent, type Start, skipDone, startOf } from "./EventDecode.ts"
-import type { QueueKeys } from "./Keys.ts"
-import { redisError } from "./Replies.ts"
 
 export {
   DEFAULT_EVENTS_MAXLEN,

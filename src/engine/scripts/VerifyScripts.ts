@@ -1,9 +1,9 @@
 /**
  * The descriptors of the read-only page scripts of an incremental verify (see
- * engine/Verify.ts): one page of wait, of a sorted set, of a per-job hash, and the
+ * engine/calls/Verify.ts): one page of wait, of a sorted set, of a per-job hash, and the
  * final recheck of orphan candidates.
  */
-import { LAYOUT_VERSION } from "../Keys.ts"
+import { LAYOUT_VERSION } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** The sorted sets verify pages through, in the order `verify-set` numbers them (1 = active). */

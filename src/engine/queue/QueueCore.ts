@@ -5,16 +5,16 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { type RedisClient, withDeadline } from "../redis/Client.ts"
+import { type RedisClient, withDeadline } from "../../redis/Client.ts"
+import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "../admin/Sweeper.ts"
+import { type Commands, makeCommands, type QueueStats, type ScriptFailure } from "../calls/Commands.ts"
+import { OutcomeUnknown, QueueClosed, RedisUnavailable } from "../model/Errors.ts"
+import { checkPrefix, DEFAULT_PREFIX, queueKeys } from "../model/Keys.ts"
+import type { WorkerInfo } from "../model/Registry.ts"
+import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
 import { makeAdds, readOnly, unknownOutcome } from "./Adding.ts"
-import { type Commands, makeCommands, type QueueStats, type ScriptFailure } from "./Commands.ts"
-import { OutcomeUnknown, QueueClosed, RedisUnavailable } from "./Errors.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions } from "./Job.ts"
-import { checkPrefix, DEFAULT_PREFIX, queueKeys } from "./Keys.ts"
-import type { WorkerInfo } from "./Registry.ts"
-import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "./Sweeper.ts"
-import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "./Validate.ts"
 
 export {
   checkBulkSize,

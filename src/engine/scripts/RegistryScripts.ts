@@ -1,6 +1,6 @@
 /** The descriptors of the worker registry's own scripts: `workers` (read) and `worker-leave`. */
-import { LAYOUT_VERSION } from "../Keys.ts"
-import { parseWorker, type WorkerInfo } from "../Registry.ts"
+import { LAYOUT_VERSION } from "../model/Keys.ts"
+import { parseWorker, type WorkerInfo } from "../model/Registry.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** `workers`: the records of live workers and the Redis time of the read (ms). */

@@ -8,16 +8,16 @@
  * test/script-descriptors.test.ts fails until the header and the descriptor agree.
  */
 
-import { add } from "./scripts/Add.ts"
-import { deadList, deadPurge, deadRetry, open, stats } from "./scripts/Admin.ts"
-import { cancel, clearDedupe, getJob, pause, resume } from "./scripts/Jobs.ts"
-import { complete, extend, fail, release, reserve } from "./scripts/Lease.ts"
-import { workerLeave, workers } from "./scripts/Registry.ts"
-import { sweep } from "./scripts/Sweep.ts"
-import { verifyHash, verifyOrphans, verifySet, verifyWait } from "./scripts/Verify.ts"
-import { delayedList, leases } from "./scripts/View.ts"
+import { add } from "../scripts/AddScripts.ts"
+import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
+import { cancel, clearDedupe, getJob, pause, resume } from "../scripts/JobScripts.ts"
+import { complete, extend, fail, release, reserve } from "../scripts/LeaseScripts.ts"
+import { workerLeave, workers } from "../scripts/RegistryScripts.ts"
+import { sweep } from "../scripts/SweepScripts.ts"
+import { verifyHash, verifyOrphans, verifySet, verifyWait } from "../scripts/VerifyScripts.ts"
+import { delayedList, leases } from "../scripts/ViewScripts.ts"
 
-export { defineScript, type Script, type ScriptDef } from "./scripts/Script.ts"
+export { defineScript, type Script, type ScriptDef } from "../scripts/Script.ts"
 
 /** Every script, by operation. */
 export const Scripts = {

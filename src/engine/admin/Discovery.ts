@@ -4,10 +4,10 @@
  * Read-only, and bounded per call by SCAN's COUNT, so it never blocks Redis for long.
  */
 import * as Effect from "effect/Effect"
-import type { RedisClient } from "../redis/Client.ts"
-import { type InvalidOptions, type RedisError, RedisUnavailable } from "./Errors.ts"
-import { checkPrefix, metaPattern, queueFromMetaKey } from "./Keys.ts"
-import { redisError } from "./Replies.ts"
+import type { RedisClient } from "../../redis/Client.ts"
+import { redisError } from "../calls/Replies.ts"
+import { type InvalidOptions, type RedisError, RedisUnavailable } from "../model/Errors.ts"
+import { checkPrefix, metaPattern, queueFromMetaKey } from "../model/Keys.ts"
 
 /** Options of {@link discoverQueues}. */
 export interface DiscoverOptions {

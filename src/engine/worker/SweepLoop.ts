@@ -5,8 +5,8 @@
  * `lease-expired`, or `timeout` for a lease reclaimed at its timeout limit).
  */
 import * as Effect from "effect/Effect"
-import type { SweepResult, SweptDead } from "../Commands.ts"
-import { sweepPass } from "../Sweeper.ts"
+import { sweepPass } from "../admin/Sweeper.ts"
+import type { SweepResult, SweptDead } from "../calls/Commands.ts"
 import type { WorkerContext } from "./Context.ts"
 
 /** Most time one in-process sweep pass takes before it stops for this round. */

@@ -3,7 +3,7 @@
  * pass them on: the typed events, decoding an entry (which may carry one change for
  * several jobs of one call), and where reading starts for `from`.
  */
-import { InvalidOptions } from "./Errors.ts"
+import { InvalidOptions } from "../model/Errors.ts"
 
 /** Fields every event has. */
 export interface EventBase {

@@ -2,9 +2,9 @@
  * Job options: validation, defaults, and the job a handler receives.
  */
 import * as Result from "effect/Result"
-import type { NewJob } from "./Commands.ts"
-import { InvalidOptions } from "./Errors.ts"
-import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "./Validate.ts"
+import type { NewJob } from "../calls/Commands.ts"
+import { InvalidOptions } from "../model/Errors.ts"
+import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
 
 /** Options of one job, given to `add` (or as a queue's `defaultJobOptions`). */
 export interface JobOptions {

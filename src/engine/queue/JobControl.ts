@@ -5,11 +5,11 @@
  * Bad input fails with {@link InvalidOptions} before anything is sent.
  */
 import * as Effect from "effect/Effect"
-import type { ScriptFailure } from "./Commands.ts"
-import { InvalidOptions, QueueClosed, type RedisUnavailable } from "./Errors.ts"
+import type { ScriptFailure } from "../calls/Commands.ts"
+import { InvalidOptions, QueueClosed, type RedisUnavailable } from "../model/Errors.ts"
+import { Limits } from "../model/Validate.ts"
 import { type CancelledFrom, type JobInfo, makeJobCommands } from "./JobCommands.ts"
 import { type QueueCore, readOnly } from "./QueueCore.ts"
-import { Limits } from "./Validate.ts"
 
 /** Longest job id accepted by `getJob` and `cancel` (leaseq's ids are 26-character ULIDs). */
 export const MAX_JOB_ID_LENGTH = 128

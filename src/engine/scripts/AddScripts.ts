@@ -1,5 +1,5 @@
 /** The descriptor of `lua/add.lua`: enqueue one or many jobs in one atomic call. */
-import { LAYOUT_VERSION } from "../Keys.ts"
+import { LAYOUT_VERSION } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** One job as `add` sends it (already validated and serialised). */

@@ -13,7 +13,7 @@
  * the check is skipped silently. It runs at most once per client.
  */
 import * as Effect from "effect/Effect"
-import type { RedisClient } from "../redis/Client.ts"
+import type { RedisClient } from "../../redis/Client.ts"
 
 /** How to recognise leaseq's eviction-policy warning in a `process.on("warning")` listener. */
 export const EvictionPolicyWarning = {

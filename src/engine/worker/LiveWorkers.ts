@@ -1,5 +1,6 @@
 /**
- * Bookkeeping of live workers, read by leak checks in tests (`leaseq/testing`).
+ * The workers running in this process: the engine records each one as it starts and
+ * as it closes; leak checks read the count (`liveWorkers`, exported by `leaseq/testing`).
  */
 const workers = new Set<object>()
 

@@ -3,7 +3,7 @@
  * (the first live leases by deadline) and `delayed-list` (the first delayed jobs by due
  * time), each with Redis' clock, each O(log N + limit).
  */
-import { LAYOUT_VERSION } from "../Keys.ts"
+import { LAYOUT_VERSION } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** One live lease. */

@@ -1,0 +1,109 @@
+/**
+ * Fails when an import crosses folders in a direction the design does not allow:
+ * `node tools/check-layers.ts [dir]` (default `src`).
+ *
+ * Two rules, both over relative `import`/`export … from` specifiers (type-only too):
+ * 1. Top-level folders may import only the folders listed for them in `ALLOWED` below
+ *    (the files directly in `src/` are the package's entry points and may import anything).
+ * 2. No loop of folders at any depth: if any file of folder A imports folder B, no file of
+ *    B (or of a folder B reaches) may import A. A folder's files may import its own
+ *    sub-folders' files only when no sub-folder imports back into that folder.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs"
+import { dirname, join, relative, resolve, sep } from "node:path"
+
+/** Which top-level folders each top-level folder may import. Anything else fails. */
+export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
+  redis: [],
+  engine: ["redis"],
+  testing: ["engine", "redis"],
+  promise: ["engine", "redis"],
+  effect: ["engine", "redis"],
+  metrics: ["engine", "redis"],
+  dashboard: ["metrics", "engine", "redis"],
+  cli: ["dashboard", "metrics", "engine", "redis"],
+  demo: [".", "testing", "redis"],
+}
+
+const root = resolve(process.argv[2] ?? "src")
+
+const files = (dir: string): string[] =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) return files(path)
+    return path.endsWith(".ts") ? [path] : []
+  })
+
+const SPECIFIER = /(?:^|\n)\s*(?:import|export)\b[^;'"]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']/g
+
+/** The folder of a file, relative to the root ("." for the root itself). */
+const folderOf = (file: string): string => relative(root, dirname(file)) || "."
+const top = (folder: string): string => folder.split(sep)[0] ?? "."
+
+const problems: string[] = []
+/** Folder → folders it imports, with one example import per edge. */
+const edges = new Map<string, Map<string, string>>()
+
+for (const file of files(root)) {
+  const from = folderOf(file)
+  for (const m of readFileSync(file, "utf8").matchAll(SPECIFIER)) {
+    const target = resolve(dirname(file), m[1] as string)
+    if (!target.startsWith(root)) continue
+    const to = folderOf(target)
+    if (to === from) continue
+    const example = `${relative(process.cwd(), file)} imports ${m[1]}`
+    const out = edges.get(from) ?? new Map<string, string>()
+    if (!out.has(to)) out.set(to, example)
+    edges.set(from, out)
+    const [a, b] = [top(from), top(to)]
+    if (a === b || a === ".") continue
+    const allowed = ALLOWED[a]
+    if (allowed === undefined) problems.push(`${a}/ is not in the allowed-edges table (${example})`)
+    else if (!allowed.includes(b))
+      problems.push(`${a}/ may not import ${b === "." ? "the entry points" : `${b}/`}: ${example}`)
+  }
+}
+
+/** Folder loops: Tarjan's strongly connected components over the folder graph. */
+const index = new Map<string, number>()
+const low = new Map<string, number>()
+const onStack = new Set<string>()
+const stack: string[] = []
+let next = 0
+const connect = (v: string): void => {
+  index.set(v, next)
+  low.set(v, next)
+  next++
+  stack.push(v)
+  onStack.add(v)
+  for (const w of edges.get(v)?.keys() ?? []) {
+    if (!index.has(w)) {
+      connect(w)
+      low.set(v, Math.min(low.get(v) as number, low.get(w) as number))
+    } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) as number, index.get(w) as number))
+  }
+  if (low.get(v) !== index.get(v)) return
+  const component: string[] = []
+  for (;;) {
+    const w = stack.pop() as string
+    onStack.delete(w)
+    component.push(w)
+    if (w === v) break
+  }
+  if (component.length < 2) return
+  const set = new Set(component)
+  const inside = component.flatMap((a) =>
+    [...(edges.get(a) ?? [])].filter(([b]) => set.has(b)).map(([b, ex]) => `  ${a} → ${b}: ${ex}`),
+  )
+  problems.push(`folder loop ${component.sort().join(" ↔ ")}:\n${inside.join("\n")}`)
+}
+for (const v of edges.keys()) if (!index.has(v)) connect(v)
+
+if (problems.length > 0) {
+  for (const p of problems) console.error(p)
+  console.error(
+    `${problems.length} layering problem(s) under ${relative(process.cwd(), root) || "."}: move the shared part down a layer (see docs/architecture.md)`,
+  )
+  process.exit(1)
+}
+console.log(`folders under ${relative(process.cwd(), root) || "."} import only down the allowed edges, with no loops`)
