@@ -20,7 +20,7 @@ import {
 } from "../../src/engine/worker/Slots.ts"
 import { makeFake, program, settings, settle, start, until } from "./support/fake.ts"
 
-/** A worker's context without prefetch, so the rules below see only its slots (prefetch: test/prefetch.test.ts). */
+/** A worker's context without prefetch, so the rules below see only its slots (prefetch: test/workers/prefetch.test.ts). */
 const context = (concurrency: number) => {
   const fake = makeFake()
   return makeContext(

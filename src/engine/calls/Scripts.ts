@@ -5,7 +5,7 @@
  * To add a script: write `lua/<name>.lua` with the header every script has, define its
  * descriptor beside the others of its concept in `scripts/` with {@link defineScript},
  * list it here, and call it through the command layer (Commands.ts).
- * test/script-descriptors.test.ts fails until the header and the descriptor agree.
+ * test/scripts/script-descriptors.test.ts fails until the header and the descriptor agree.
  */
 
 import { add } from "../scripts/AddScripts.ts"

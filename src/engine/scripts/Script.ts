@@ -1,7 +1,7 @@
 /**
  * What a Lua script of `lua/` is to the TypeScript side: one typed descriptor per
  * script, the single source of its KEYS order (by key name), its ARGV and the decoder
- * of its reply. test/script-descriptors.test.ts checks each descriptor against its
+ * of its reply. test/scripts/script-descriptors.test.ts checks each descriptor against its
  * script's header, so the two cannot drift apart.
  *
  * A script is read once at start-up with its SHA1 and called by EVALSHA (see

@@ -1,0 +1,65 @@
+/**
+ * tools/check-layers.ts: the folder-direction rule CI runs. It passes on the tree as it is,
+ * fails on an edge the table does not allow (the client layer importing the engine), and
+ * fails on a loop of folders even where every edge is allowed folder by folder.
+ */
+import { spawnSync } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import { onCleanup } from "../support/cleanup.ts"
+
+const ROOT = join(import.meta.dirname, "../..")
+
+const runCheck = (files: Record<string, string> | undefined) => {
+  const args = [join(ROOT, "tools/check-layers.ts")]
+  if (files !== undefined) {
+    const dir = mkdtempSync(join(tmpdir(), "check-layers-"))
+    onCleanup(() => rmSync(dir, { recursive: true, force: true }))
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(join(dir, name, ".."), { recursive: true })
+      writeFileSync(join(dir, name), text)
+    }
+    args.push(dir)
+  }
+  return spawnSync(process.execPath, args, { encoding: "utf8", cwd: ROOT })
+}
+
+describe("folder-direction check", () => {
+  it("passes on src as it is", () => {
+    const r = runCheck(undefined)
+    expect(r.stderr).toBe("")
+    expect(r.status).toBe(0)
+  })
+
+  it("fails on an edge the table does not allow, naming the import", () => {
+    const r = runCheck({
+      "redis/Client.ts": 'import { Thing } from "../../engine/Thing.ts"\nexport const c = Thing\n',
+      "engine/Thing.ts": "export const Thing = 1\n",
+    })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain("redis/ may not import engine/")
+    expect(r.stderr).toContain("Client.ts imports ../engine/Thing.ts")
+  })
+
+  it("fails on a loop of folders inside one layer", () => {
+    const r = runCheck({
+      "engine/calls/Commands.ts": 'import { decode } from "../../scripts/Add.ts"\nexport const run = decode\n',
+      "engine/scripts/Add.ts":
+        'import type { Keys } from "../../calls/Keys.ts"\nexport const decode = (k: Keys) => k\n',
+      "engine/calls/Keys.ts": "export type Keys = string\n",
+    })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toMatch(/folder loop engine\/calls ↔ engine\/scripts/)
+  })
+
+  it("fails on a top-level folder missing from the table", () => {
+    const r = runCheck({
+      "plugins/P.ts": 'import { x } from "../../redis/X.ts"\nexport const p = x\n',
+      "redis/X.ts": "export const x = 1\n",
+    })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain("plugins/ is not in the allowed-edges table")
+  })
+})

@@ -1,0 +1,134 @@
+/**
+ * tools/check-size.ts and its scanner (tools/size-scan.ts, tools/size-mask.ts): functions are found through
+ * strings, templates, comments and regular expressions that hold braces, nested functions
+ * are measured on their own, and the check fails on a function of 81 lines.
+ */
+import { spawnSync } from "node:child_process"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import { mask } from "../../tools/size-mask.ts"
+import { findFunctions, lineCount } from "../../tools/size-scan.ts"
+import { onCleanup } from "../support/cleanup.ts"
+
+const ROOT = join(import.meta.dirname, "../..")
+
+/** `name(lines)` for each function found, in order. */
+const spans = (text: string): string[] => findFunctions(text).map((f) => `${f.name}(${f.lines})`)
+
+/** A function of exactly `lines` lines written as `head`, filler statements, and `}`. */
+const fn = (head: string, lines: number): string =>
+  [head, ...Array.from({ length: lines - 2 }, (_, i) => `  x += ${i}`), "}"].join("\n")
+
+const runCheck = (files: Record<string, string>) => {
+  const dir = mkdtempSync(join(tmpdir(), "check-size-"))
+  onCleanup(() => rmSync(dir, { recursive: true, force: true }))
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, ".."), { recursive: true })
+    writeFileSync(join(dir, name), text)
+  }
+  return spawnSync(process.execPath, [join(ROOT, "tools/check-size.ts"), dir], { encoding: "utf8", cwd: ROOT })
+}
+
+describe("size scanner", () => {
+  it("blanks comments, strings, template text and regexes but keeps code inside template placeholders", () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is source text holding a template literal
+    const src = 'a("{", `x{${f({})}}`, /[{]/g) // }\n/* { */ b'
+    const masked = mask(src)
+    expect(masked).toHaveLength(src.length)
+    expect(masked.replace(/[^{}]/g, "")).toBe("{{}}")
+    expect(masked.split("\n")).toHaveLength(2)
+  })
+
+  it("finds function declarations, generators, arrows with blocks and methods", () => {
+    const src = [
+      "function plain(a: number): { b: string } {",
+      "  return { b: String(a) }",
+      "}",
+      "const gen = Effect.gen(function* () {",
+      "  yield* x",
+      "})",
+      "const arrow = async (a: A): Promise<Map<string, { c: 1 }>> => {",
+      "  if (a) {",
+      "    for (const k of a) {}",
+      "  }",
+      "}",
+      "const single = a => {",
+      "}",
+      "const expr = (a) => ({ a })",
+      "class K {",
+      "  method<T>(t: T): T {",
+      "    return t",
+      "  }",
+      "  get size() {",
+      "    return 1",
+      "  }",
+      "}",
+      "const o = { *items() {",
+      "} }",
+    ].join("\n")
+    expect(spans(src)).toEqual(["plain(3)", "function(3)", "arrow(5)", "single(2)", "method(3)", "size(3)", "items(2)"])
+  })
+
+  it("is not misled by braces and quotes in strings, templates, comments and regexes", () => {
+    const src = [
+      "const f = () => {",
+      "  const s = \"}}}\" + '{'",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is source text holding template literals
+      "  const t = `}${'{'}` + `${`}`}`",
+      "  // }",
+      "  /* } */",
+      "  const r = /}[}]/.test(s) ? 1 : 2 / 3",
+      "  return s",
+      "}",
+    ].join("\n")
+    expect(spans(src)).toEqual(["f(8)"])
+  })
+
+  it("measures nested functions on their own and counts from the first line of the parameters", () => {
+    const src = [
+      "export const outer = (",
+      "  a: number,",
+      "): number => {",
+      "  const inner = function named(b: number) {",
+      "    return b",
+      "  }",
+      "  return inner(a)",
+      "}",
+    ].join("\n")
+    expect(findFunctions(src).map((f) => [f.name, f.startLine, f.endLine])).toEqual([
+      ["outer", 1, 8],
+      ["named", 4, 6],
+    ])
+  })
+
+  it("does not take if, for, while, catch or calls for functions", () => {
+    const src = "if (a) {\n}\nfor (;;) {\n}\nwhile (b) {\n}\ntry {\n} catch (e) {\n}\nf(a)\nx = a ? g(b) : c\n"
+    expect(spans(src)).toEqual([])
+  })
+
+  it("counts file lines as an editor does", () => {
+    expect(lineCount("a\nb\n")).toBe(2)
+    expect(lineCount("a\nb")).toBe(2)
+    expect(lineCount("")).toBe(0)
+  })
+})
+
+describe("npm run check:size", () => {
+  it("passes a function of 80 lines and fails one of 81, naming file, line and length", () => {
+    const ok = runCheck({ "a.ts": `${fn("export const long = () => {", 80)}\n` })
+    expect(ok.stderr).toBe("")
+    expect(ok.status).toBe(0)
+
+    const bad = runCheck({ "a.ts": `// header\n${fn("export function tooLong(x: number) {", 81)}\n` })
+    expect(bad.status).toBe(1)
+    expect(bad.stderr).toMatch(/a\.ts:2: function tooLong is 81 lines \(max 80\)/)
+  })
+
+  it("fails a file of 301 lines", () => {
+    const bad = runCheck({ "deep/b.ts": "x\n".repeat(301) })
+    expect(bad.status).toBe(1)
+    expect(bad.stderr).toMatch(/deep\/b\.ts: 301 lines \(max 300\)/)
+  })
+})

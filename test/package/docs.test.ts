@@ -1,0 +1,186 @@
+/**
+ * Docs that cannot drift. Every example in docs/examples runs against real Redis and
+ * exits 0, importing "leaseq" as a user would (resolved to src/ through the package's
+ * own exports). And every ```ts block in README.md and docs/*.md says, in an HTML comment
+ * on the line just before it, what it is:
+ *
+ *   <!-- example: docs/examples/x.ts -->        the block is that file (less its leading // comment lines)
+ *   <!-- example: docs/examples/x.ts#name -->   the block is the region `// #region name` … `// #endregion` of it
+ *   <!-- excerpt: docs/examples/x.ts; why -->   every line of the block that is not elided (…) is in that file, in order
+ *   <!-- fragment: why -->                     not code to run (a signature, a line shown alone); says why
+ *
+ * so a snippet cannot say something the tested example does not.
+ */
+import { spawnSync } from "node:child_process"
+import { readdirSync, readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { describe, expect, it } from "vitest"
+import { redisUrl } from "../support/redis.ts"
+
+const ROOT = resolve(import.meta.dirname, "../..")
+const dir = new URL("../../docs/examples/", import.meta.url)
+const examples = readdirSync(dir).filter((f) => f.endsWith(".ts"))
+
+describe("docs examples", () => {
+  it("there are examples", () => {
+    expect(examples.length).toBeGreaterThan(0)
+  })
+  for (const file of examples) {
+    it(`${file} runs`, () => {
+      const r = spawnSync(process.execPath, ["--conditions=leaseq-source", new URL(file, dir).pathname], {
+        env: { ...process.env, REDIS_URL: redisUrl() },
+        encoding: "utf8",
+        timeout: 60_000,
+      })
+      expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0)
+      expect(r.stdout.length).toBeGreaterThan(0)
+    })
+  }
+})
+
+/** A ```ts block of a Markdown file, with the marker comment on the line before it. */
+interface Block {
+  /** `file:line` of the opening fence. */
+  readonly where: string
+  readonly marker: string | undefined
+  readonly code: string
+}
+
+const MARKER = /^<!--\s*(.*?)\s*-->$/
+
+const tsBlocks = (file: string, text: string): Block[] => {
+  const lines = text.split("\n")
+  const blocks: Block[] = []
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^```(ts|typescript)\s*$/.test(lines[i]!)) continue
+    const end = lines.findIndex((l, j) => j > i && l.trimEnd() === "```")
+    const marker = lines[i - 1]?.trim().match(MARKER)?.[1]
+    blocks.push({ where: `${file}:${i + 1}`, marker, code: lines.slice(i + 1, end).join("\n") })
+    i = end
+  }
+  return blocks
+}
+
+const trimLines = (text: string): string =>
+  text
+    .split("\n")
+    .map((l) => l.trimEnd())
+    .join("\n")
+    .trim()
+
+/** The whole example without its leading comment lines, or the named region, dedented, without region markers. */
+const exampleText = (source: string, region: string | undefined): string => {
+  let lines = source.split("\n")
+  if (region === undefined) {
+    const first = lines.findIndex((l) => l.trim() !== "" && !l.trimStart().startsWith("//"))
+    lines = lines.slice(first)
+  } else {
+    const start = lines.findIndex((l) => l.trim() === `// #region ${region}`)
+    if (start < 0) throw new Error(`no "// #region ${region}" in the example`)
+    const end = lines.findIndex((l, j) => j > start && l.trim() === "// #endregion")
+    if (end < 0) throw new Error(`region ${region} has no "// #endregion"`)
+    lines = lines.slice(start + 1, end)
+  }
+  lines = lines.filter((l) => !/^\s*\/\/ #(end)?region\b/.test(l))
+  const indent = Math.min(...lines.filter((l) => l.trim() !== "").map((l) => l.length - l.trimStart().length))
+  return trimLines(lines.map((l) => l.slice(indent)).join("\n"))
+}
+
+/**
+ * The lines of `block` missing from `source`, in order. A line is compared without its
+ * trailing `// comment` and may be part of a longer line (`yield* q.add(x)` is in
+ * `const id = yield* q.add(x)`); elided lines (with "…") and comment lines are skipped.
+ */
+const missingFromExcerpt = (block: string, source: string): string[] => {
+  const have = source.split("\n").map((l) => l.trim())
+  const missing: string[] = []
+  let at = 0
+  for (const line of block.split("\n")) {
+    const code = line.replace(/\s*\/\/ .*$/, "").trim()
+    if (code === "" || code.includes("…")) continue
+    const found = have.findIndex((l, i) => i >= at && l.includes(code))
+    if (found < 0) missing.push(code)
+    else at = found + 1
+  }
+  return missing
+}
+
+const docs = ["README.md", ...readdirSync(join(ROOT, "docs")).map((f) => `docs/${f}`)].filter((f) => f.endsWith(".md"))
+const blocks = docs.flatMap((f) => tsBlocks(f, readFileSync(join(ROOT, f), "utf8")))
+
+/** What is wrong with one block: undefined when it is what its marker says. */
+const problem = (block: Block): string | undefined => {
+  const how =
+    "mark it <!-- example: docs/examples/x.ts#region -->, <!-- excerpt: file; why --> or <!-- fragment: why -->"
+  if (block.marker === undefined) return `${block.where}: a ts block with no marker on the line before it; ${how}`
+  const [, kind, rest] = block.marker.match(/^(example|excerpt|fragment):\s*(.*)$/) ?? []
+  if (!kind) return `${block.where}: unknown marker "${block.marker}"; ${how}`
+  if (kind === "fragment") return rest ? undefined : `${block.where}: a fragment marker must say why`
+  const [path, why] = rest!.split(/;\s*/, 2)
+  const [file, region] = path!.split("#")
+  let source: string
+  try {
+    source = readFileSync(join(ROOT, file!), "utf8")
+  } catch {
+    return `${block.where}: ${file} does not exist`
+  }
+  if (kind === "example") {
+    try {
+      exampleText(source, region)
+    } catch (e) {
+      return `${block.where}: ${file}: ${(e as Error).message}`
+    }
+    return undefined
+  }
+  if (!why) return `${block.where}: an excerpt marker must say why it is not the whole example (after ";")`
+  const missing = missingFromExcerpt(block.code, source)
+  return missing.length ? `${block.where}: lines not in ${file} (in order):\n  ${missing.join("\n  ")}` : undefined
+}
+
+describe("the docs check itself", () => {
+  const example = [
+    "// a header",
+    'import { Queue } from "leaseq"',
+    "  // #region add",
+    "  await queue.add(1)",
+    "  // #endregion",
+  ].join("\n")
+  it("finds a block, its marker and its line", () => {
+    const found = tsBlocks("x.md", "text\n<!-- example: e.ts#add -->\n```ts\nawait queue.add(1)\n```\n")
+    expect(found).toEqual([{ where: "x.md:3", marker: "example: e.ts#add", code: "await queue.add(1)" }])
+  })
+  it("a region is dedented and a whole file loses its header comment", () => {
+    expect(exampleText(example, "add")).toBe("await queue.add(1)")
+    expect(exampleText(example, undefined).split("\n")[0]).toBe('import { Queue } from "leaseq"')
+  })
+  it("an unmarked block, an unknown marker, a fragment without a reason and a missing region are problems", () => {
+    const block = (marker: string | undefined) => ({ where: "x.md:1", marker, code: "x" })
+    expect(problem(block(undefined))).toMatch(/no marker/)
+    expect(problem(block("exampel: docs/examples/errors.ts"))).toMatch(/unknown marker/)
+    expect(problem(block("fragment:"))).toMatch(/must say why/)
+    expect(problem(block("example: docs/examples/errors.ts#nope"))).toMatch(/no "\/\/ #region nope"/)
+  })
+  it("an excerpt line that the example does not have is reported; elided lines are skipped", () => {
+    expect(missingFromExcerpt("a\n…\nc", "a\nb\nc")).toEqual([])
+    expect(missingFromExcerpt("a\nd", "a\nb\nc")).toEqual(["d"])
+    expect(missingFromExcerpt("c\na", "a\nb\nc")).toEqual(["a"])
+    expect(missingFromExcerpt("q.add(1) // note", "const id = q.add(1)")).toEqual([])
+  })
+})
+
+describe("docs code blocks", () => {
+  it("README.md and docs/*.md have ts blocks", () => {
+    expect(blocks.length).toBeGreaterThan(10)
+  })
+  for (const block of blocks) {
+    it(`${block.where} is what its marker says (${block.marker ?? "no marker"})`, () => {
+      expect(problem(block)).toBeUndefined()
+      const example = block.marker?.match(/^example:\s*(\S+)$/)?.[1]
+      if (example) {
+        const [file, region] = example.split("#")
+        const shown = exampleText(readFileSync(join(ROOT, file!), "utf8"), region)
+        expect(trimLines(block.code), `${block.where} differs from ${example}; change both`).toBe(shown)
+      }
+    })
+  }
+})

@@ -1,0 +1,233 @@
+/**
+ * Each Lua script's header and its typed descriptor (src/engine/scripts/*.ts) say the
+ * same thing: the same KEYS by name in the same order, the same ARGV, and every
+ * script in lua/ has a descriptor. The descriptor is where Commands take a call's KEYS
+ * order from, so a header that drifts from it (or a descriptor that drifts from the
+ * script) fails here. Reads files only: no Redis.
+ *
+ * The header grammar (see CONTRIBUTING.md, "Adding a script"):
+ *   KEYS[i] <key name>  <LIST|ZSET|HASH|STREAM>  <meaning>
+ *   ARGV[i] <name>  <meaning>
+ *   ARGV[i..] <name>, <name>, …  <meaning of the repeated group>
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import { describe, expect, it } from "vitest"
+import { Scripts } from "../../src/engine/calls/Scripts.ts"
+import { KEY_TYPES } from "../../src/engine/model/Keys.ts"
+import type { ScriptDef } from "../../src/engine/scripts/Script.ts"
+
+const luaDir = new URL("../../lua/", import.meta.url)
+const files = readdirSync(luaDir)
+  .filter((f) => f.endsWith(".lua"))
+  .map((f) => f.slice(0, -".lua".length))
+  .sort()
+const descriptors = Object.values(Scripts) as ReadonlyArray<ScriptDef<never, unknown>>
+
+interface Header {
+  readonly keys: ReadonlyArray<{ readonly index: number; readonly name: string; readonly type: string | undefined }>
+  readonly argv: ReadonlyArray<{ readonly index: number; readonly name: string }>
+  readonly rest: { readonly index: number; readonly names: ReadonlyArray<string> } | undefined
+}
+
+/** The `--[[ … ]]` block a script opens with, and the code after it (includes not expanded). */
+const split = (name: string): { readonly header: string; readonly body: string } => {
+  const text = readFileSync(new URL(`${name}.lua`, luaDir), "utf8")
+  const end = text.indexOf("]]")
+  if (!text.startsWith("--[[") || end < 0) throw new Error(`lua/${name}.lua does not open with a --[[ header ]]`)
+  return { header: text.slice(4, end), body: text.slice(end + 2) }
+}
+
+const parseHeader = (header: string): Header => {
+  const keys: Array<Header["keys"][number]> = []
+  const argv: Array<Header["argv"][number]> = []
+  let rest: Header["rest"]
+  for (const line of header.split("\n")) {
+    const key = /^\s*KEYS\[(\d+)\]\s+(\w+)(?:\s+(LIST|ZSET|HASH|STREAM)\b)?/.exec(line)
+    if (key) keys.push({ index: Number(key[1]), name: key[2]!, type: key[3]?.toLowerCase() })
+    const arg = /^\s*ARGV\[(\d+)\]\s+(\w+)/.exec(line)
+    if (arg) argv.push({ index: Number(arg[1]), name: arg[2]! })
+    const tail = /^\s*ARGV\[(\d+)\.\.\]\s+(\w+(?:,\s*\w+)*)/.exec(line)
+    if (tail) rest = { index: Number(tail[1]), names: tail[2]!.split(/,\s*/) }
+  }
+  return { keys, argv, rest }
+}
+
+describe("script descriptors", () => {
+  it("every script in lua/ has exactly one descriptor, and every descriptor a script", () => {
+    expect(descriptors.map((d) => d.name).sort()).toEqual(files)
+  })
+
+  describe.each(files)("lua/%s.lua", (name) => {
+    const script = descriptors.find((d) => d.name === name)
+    const { header, body } = split(name)
+    const parsed = parseHeader(header)
+
+    it("names the descriptor's KEYS, in the same order, each with its key's type", () => {
+      expect(script).toBeDefined()
+      expect(parsed.keys.map((k) => k.index)).toEqual(parsed.keys.map((_, i) => i + 1))
+      expect(parsed.keys.map((k) => k.name)).toEqual(script?.keys)
+      for (const k of parsed.keys) {
+        expect(k.type, `KEYS[${k.index}] ${k.name}: its Redis type`).toBe(KEY_TYPES[k.name as keyof typeof KEY_TYPES])
+      }
+    })
+
+    it("names the descriptor's ARGV, in the same order, and its repeated group", () => {
+      expect(parsed.argv.map((a) => a.index)).toEqual(parsed.argv.map((_, i) => i + 1))
+      expect(parsed.argv.map((a) => a.name)).toEqual(script?.argv)
+      if (script?.rest.length === 0) expect(parsed.rest).toBeUndefined()
+      else expect(parsed.rest).toEqual({ index: parsed.argv.length + 1, names: script?.rest })
+    })
+
+    it("uses no KEYS entry beyond those its header declares", () => {
+      const used = [...body.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]))
+      expect(Math.max(0, ...used)).toBeLessThanOrEqual(parsed.keys.length)
+    })
+  })
+})
+
+/**
+ * One sample call per script: its ARGV must be the header's fixed entries then whole
+ * groups of the repeated one (so `args` cannot drift from the names the header gives).
+ */
+const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown; readonly groups: number } } = {
+  add: {
+    input: {
+      requestId: "r",
+      jobs: [1, 2].map((i) => ({
+        id: `j${i}`,
+        payload: "{}",
+        delayMs: 0,
+        maxAttempts: 3,
+        dedupeKey: "",
+        dedupeTtlMs: 1,
+      })),
+    },
+    groups: 2,
+  },
+  reserve: {
+    input: {
+      workerId: "w",
+      requestId: "r",
+      count: 5,
+      leaseMs: 1000,
+      promoteLimit: 10,
+      keep: 1,
+      timeoutMs: 0,
+      completes: [{ id: "a", token: 1, result: "1" }],
+    },
+    groups: 1,
+  },
+  extend: { input: { leases: [{ id: "a", token: 1 }], leaseMs: 1000 }, groups: 1 },
+  complete: { input: { items: [{ id: "a", token: 1, result: "1" }], keep: 0 }, groups: 1 },
+  fail: { input: { lease: { id: "a", token: 1 }, delayMs: 0, error: "{}", mode: "retry" }, groups: 0 },
+  release: { input: [{ id: "a", token: 1 }], groups: 1 },
+  leases: { input: 300, groups: 0 },
+  delayedList: { input: 100, groups: 0 },
+  sweep: { input: 100, groups: 0 },
+  stats: { input: undefined, groups: 0 },
+  deadList: { input: { offset: 0, count: 10 }, groups: 0 },
+  deadRetry: { input: { ids: ["a", "b"] }, groups: 2 },
+  deadPurge: { input: { all: 10 }, groups: 0 },
+  verifyWait: { input: { from: 0, size: 10 }, groups: 0 },
+  verifySet: { input: { set: "dead", cursor: "0", count: 10 }, groups: 0 },
+  verifyHash: { input: { hash: "data", cursor: "0", count: 10 }, groups: 0 },
+  getJob: { input: "a", groups: 0 },
+  cancel: { input: "a", groups: 0 },
+  pause: { input: undefined, groups: 0 },
+  resume: { input: undefined, groups: 0 },
+  clearDedupe: { input: "k", groups: 0 },
+  verifyOrphans: { input: ["a"], groups: 1 },
+  open: { input: undefined, groups: -1 },
+  workers: { input: undefined, groups: 0 },
+  workerLeave: { input: "w", groups: 0 },
+}
+
+describe("a call's ARGV", () => {
+  it.each(Object.keys(Scripts) as Array<keyof typeof Scripts>)("%s: fixed entries, then whole groups", (op) => {
+    const script = Scripts[op] as ScriptDef<unknown, unknown>
+    const sample = samples[op]
+    // open repeats one entry per key of the queue
+    const groups = sample.groups < 0 ? script.keys.length : sample.groups
+    expect(script.args(sample.input)).toHaveLength(script.argv.length + groups * script.rest.length)
+  })
+})
+
+describe("reserve's riders", () => {
+  const input = { workerId: "w", requestId: "r", count: 5, leaseMs: 1000, promoteLimit: 10, keep: 0, timeoutMs: 0 }
+  it("one entry 'id|token|…' after m; no result entries when no rider has a result", () => {
+    const args = Scripts.reserve.args({
+      ...input,
+      completes: [
+        { id: "a", token: 1 },
+        { id: "b", token: 22 },
+      ],
+    })
+    expect(args.slice(Scripts.reserve.argv.length - 2)).toEqual([2, "a|1|b|22"])
+  })
+  it("one result entry per rider when one has a result; none and an empty list with no rider", () => {
+    const completes = [
+      { id: "a", token: 1 },
+      { id: "b", token: 2, result: '{"x":"|"}' },
+    ]
+    const args = Scripts.reserve.args({ ...input, keep: 5, completes })
+    expect(args.slice(Scripts.reserve.argv.length - 2)).toEqual([2, "a|1|b|2", "", '{"x":"|"}'])
+    expect(Scripts.reserve.args({ ...input, completes: [] }).slice(-2)).toEqual([0, ""])
+  })
+})
+
+describe("reply decoders", () => {
+  it("reserve: the call's deadline, rider statuses as one string, five fields per leased job in one string, then the payloads", () => {
+    const r = Scripts.reserve.decode([-1, 1000, "10", "j1|7|1|3|500|j2|8|2|5|0", '{"a":1}', "a|b,c"])
+    expect(r).toEqual({
+      nextDueMs: -1,
+      completed: [true, false],
+      jobs: [
+        { id: "j1", token: 7, deadline: 1000, attempt: 1, maxAttempts: 3, payload: '{"a":1}', timeoutMs: 500 },
+        { id: "j2", token: 8, deadline: 1000, attempt: 2, maxAttempts: 5, payload: "a|b,c", timeoutMs: 0 },
+      ],
+    })
+    expect(Scripts.reserve.decode([250, 0, "", ""])).toEqual({ nextDueMs: 250, completed: [], jobs: [] })
+  })
+
+  it("sweep: counts, flags, and the jobs it moved to dead", () => {
+    const r = Scripts.sweep.decode([1, 1, 0, 0, 1, 250, 2, 3, 0, "j1", "9", "lease expired"])
+    expect(r).toEqual({
+      reclaimed: 1,
+      dead: 1,
+      promoted: 0,
+      dedupeDropped: 2,
+      trimmed: 3,
+      more: true,
+      nextDeadlineMs: 250,
+      deadJobs: [{ id: "j1", token: 9, message: "lease expired" }],
+    })
+  })
+
+  it("stats: meta fields by name, and the age of the oldest waiting job from its ULID", () => {
+    const r = Scripts.stats.decode([
+      3,
+      1,
+      0,
+      2,
+      0,
+      0,
+      "01ARYZ6S41TSV4RRFFQ69G5FAV",
+      1469918176385 + 50,
+      "1",
+      2,
+      "added",
+      "6",
+    ])
+    expect(r).toMatchObject({ waiting: 3, active: 1, delayed: 2, oldestWaitingAgeMs: 50, layout: "1", workers: 2 })
+    expect(r.counters).toMatchObject({ added: 6, completed: 0 })
+  })
+
+  it("fail, dead-list and dead-retry", () => {
+    expect([[1, 0], [2], [0]].map((x) => Scripts.fail.decode(x))).toEqual(["retry", "dead", "lost"])
+    expect(Scripts.deadList.decode([1, "j1", 5, '{"reason":"x"}', "{}", 2, 1])).toEqual({
+      total: 1,
+      jobs: [{ id: "j1", diedAt: 5, error: { reason: "x" }, payload: "{}", failures: 2, lostLeases: 1 }],
+    })
+    expect(Scripts.deadRetry.decode([1, 4, "gone"])).toEqual({ count: 1, remaining: 4, missing: ["gone"] })
+  })
+})
