@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config"
+import { TEST_WORKERS } from "./test/support/workers.ts"
 
 export default defineConfig({
   test: {
@@ -8,5 +9,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // files at once, each on a redis-server of its own (test/support/workers.ts)
+    maxWorkers: TEST_WORKERS,
   },
 })

@@ -35,7 +35,7 @@ describe("folder-direction check", () => {
 
   it("fails on an edge the table does not allow, naming the import", () => {
     const r = runCheck({
-      "redis/Client.ts": 'import { Thing } from "../../engine/Thing.ts"\nexport const c = Thing\n',
+      "redis/Client.ts": 'import { Thing } from "../engine/Thing.ts"\nexport const c = Thing\n',
       "engine/Thing.ts": "export const Thing = 1\n",
     })
     expect(r.status).toBe(1)
@@ -45,9 +45,9 @@ describe("folder-direction check", () => {
 
   it("fails on a loop of folders inside one layer", () => {
     const r = runCheck({
-      "engine/calls/Commands.ts": 'import { decode } from "../../scripts/Add.ts"\nexport const run = decode\n',
+      "engine/calls/Commands.ts": 'import { decode } from "../scripts/Add.ts"\nexport const run = decode\n',
       "engine/scripts/Add.ts":
-        'import type { Keys } from "../../calls/Keys.ts"\nexport const decode = (k: Keys) => k\n',
+        'import type { Keys } from "../calls/Keys.ts"\nexport const decode = (k: Keys) => k\n',
       "engine/calls/Keys.ts": "export type Keys = string\n",
     })
     expect(r.status).toBe(1)
@@ -56,7 +56,7 @@ describe("folder-direction check", () => {
 
   it("fails on a top-level folder missing from the table", () => {
     const r = runCheck({
-      "plugins/P.ts": 'import { x } from "../../redis/X.ts"\nexport const p = x\n',
+      "plugins/P.ts": 'import { x } from "../redis/X.ts"\nexport const p = x\n',
       "redis/X.ts": "export const x = 1\n",
     })
     expect(r.status).toBe(1)

@@ -1,11 +1,14 @@
 /**
- * Finds the Redis the suite runs against: REDIS_URL if set; else a
- * container when a container runtime answers a quick ping; else a redis-server
- * from PATH on a free port in a temp dir; else a one-line error naming what to install.
+ * Finds the Redis servers the suite runs against, one per test worker (see
+ * test/support/workers.ts): REDIS_URL if set (then every worker shares it: run with
+ * TEST_WORKERS=1 if other files must not see a file's CLIENT PAUSE); else a container
+ * per worker when a container runtime answers a quick ping; else a redis-server from
+ * PATH per worker, on a free port in a temp dir; else a one-line error naming what to install.
  */
 import { request } from "node:http"
 import type { TestProject } from "vitest/node"
 import { hasRedisServer, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { TEST_WORKERS } from "./workers.ts"
 
 const dockerAnswers = (): Promise<boolean> =>
   new Promise((resolve) => {
@@ -23,15 +26,20 @@ const dockerAnswers = (): Promise<boolean> =>
 
 export default async function setup(project: TestProject) {
   if (process.env.REDIS_URL) {
-    project.provide("redisUrl", process.env.REDIS_URL)
+    project.provide("redisUrls", [process.env.REDIS_URL])
     return
   }
   if (await dockerAnswers()) {
     const { RedisContainer } = await import("@testcontainers/redis")
-    const container = await new RedisContainer("redis:7").start()
-    project.provide("redisUrl", container.getConnectionUrl())
+    const containers = await Promise.all(
+      Array.from({ length: TEST_WORKERS }, () => new RedisContainer("redis:7").start()),
+    )
+    project.provide(
+      "redisUrls",
+      containers.map((c) => c.getConnectionUrl()),
+    )
     return async () => {
-      await container.stop()
+      await Promise.all(containers.map((c) => c.stop()))
     }
   }
   if (!hasRedisServer()) {
@@ -39,15 +47,19 @@ export default async function setup(project: TestProject) {
       "leaseq tests need Redis: set REDIS_URL, or install redis-server (apt-get install -y redis-server / brew install redis)",
     )
   }
-  const server = await startRedisServer()
-  project.provide("redisUrl", server.url)
+  const servers = await Promise.all(Array.from({ length: TEST_WORKERS }, () => startRedisServer()))
+  project.provide(
+    "redisUrls",
+    servers.map((s) => s.url),
+  )
   return async () => {
-    await server.stop()
+    await Promise.all(servers.map((s) => s.stop()))
   }
 }
 
 declare module "vitest" {
   export interface ProvidedContext {
-    redisUrl: string
+    /** One Redis per test worker (VITEST_POOL_ID picks it); one entry when REDIS_URL is set. */
+    redisUrls: string[]
   }
 }

@@ -8,8 +8,15 @@ import { afterAll, beforeAll, inject } from "vitest"
 import { KEY_NAMES, queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 
-/** The Redis the suite runs against. */
-export const redisUrl = (): string => inject("redisUrl")
+/**
+ * The Redis this test file runs against: its worker's own (one redis-server per test
+ * worker, picked by VITEST_POOL_ID), so files running side by side never share a server.
+ */
+export const redisUrl = (): string => {
+  const urls = inject("redisUrls")
+  const pool = Number(process.env.VITEST_POOL_ID ?? "1")
+  return urls[(Number.isInteger(pool) && pool > 0 ? pool - 1 : 0) % urls.length] as string
+}
 
 /** A queue name no other test file uses: `<tag>-<random>-<n>`. */
 export const queueNamer = (tag: string) => {
