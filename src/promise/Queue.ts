@@ -6,7 +6,7 @@ import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { SweepPassOptions, SweepTotals } from "../engine/admin/Sweeper.ts"
 import type { DeadJob, QueueStats, ScriptFailure } from "../engine/calls/Commands.ts"
-import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../engine/calls/Verify.ts"
+import { checkVerifyOptions, type VerifyOptions } from "../engine/calls/Verify.ts"
 import type { EventsFrom, JobEvent } from "../engine/events/Events.ts"
 import {
   type FinishedJob,
@@ -224,17 +224,11 @@ export class Queue<T = unknown> {
    * queue nobody changes meanwhile; approximate under concurrent change (a job that
    * moves between pages may be missed or reported once).
    */
-  verify(
-    options: { readonly maxLines?: number; readonly pageSize?: number } = {},
-  ): Promise<{ violations: number; jobs: number; lines: string[] }> {
+  verify(options: VerifyOptions = {}): Promise<{ violations: number; jobs: number; lines: string[] }> {
     return this.#run(
-      Effect.suspend((): Effect.Effect<{ violations: number; jobs: number; lines: string[] }, unknown> => {
-        const maxLines = checkIntegerOr("maxLines", options.maxLines, DEFAULT_VERIFY_LINES, { min: 1, max: 100_000 })
-        if (Result.isFailure(maxLines)) return Effect.fail(maxLines.failure)
-        const pageSize = checkIntegerOr("pageSize", options.pageSize, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS)
-        if (Result.isFailure(pageSize)) return Effect.fail(pageSize.failure)
-        return this.queue.verify(maxLines.success, pageSize.success)
-      }),
+      Effect.fromResult(checkVerifyOptions(options)).pipe(
+        Effect.flatMap(({ maxLines, pageSize }) => this.queue.verify(maxLines, pageSize)),
+      ),
     )
   }
 

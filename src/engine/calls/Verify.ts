@@ -16,6 +16,8 @@
  * reported as a duplicate or orphan. On a queue nobody changes meanwhile it is exact.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import { type Checked, checkIntegerOr } from "../model/Validate.ts"
 import type { ScriptDef } from "../scripts/Script.ts"
 import { VERIFY_HASHES, VERIFY_SETS } from "../scripts/VerifyScripts.ts"
 import { Scripts } from "./Scripts.ts"
@@ -28,6 +30,25 @@ export const VERIFY_PAGE_LIMITS = { min: 1, max: 10_000 } as const
 
 /** Default `maxLines` of verify. */
 export const DEFAULT_VERIFY_LINES = 100
+
+/** The options of a verify, as both faces take them. */
+export interface VerifyOptions {
+  /** Violations listed at most (the count is always complete). Default {@link DEFAULT_VERIFY_LINES}; 1 .. 100 000. */
+  readonly maxLines?: number | undefined
+  /** Entries checked per script call. Default {@link DEFAULT_VERIFY_PAGE}; {@link VERIFY_PAGE_LIMITS}. */
+  readonly pageSize?: number | undefined
+}
+
+/** {@link VerifyOptions} checked, defaults applied; `InvalidOptions` naming the field otherwise. */
+export const checkVerifyOptions = (
+  options: VerifyOptions,
+): Checked<{ readonly maxLines: number; readonly pageSize: number }> => {
+  const maxLines = checkIntegerOr("maxLines", options.maxLines, DEFAULT_VERIFY_LINES, { min: 1, max: 100_000 })
+  if (Result.isFailure(maxLines)) return Result.fail(maxLines.failure)
+  const pageSize = checkIntegerOr("pageSize", options.pageSize, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS)
+  if (Result.isFailure(pageSize)) return Result.fail(pageSize.failure)
+  return Result.succeed({ maxLines: maxLines.success, pageSize: pageSize.success })
+}
 
 /** What verify found. */
 export interface VerifyResult {
