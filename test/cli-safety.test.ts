@@ -8,7 +8,7 @@
 import { inspect } from "node:util"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Queue } from "../src/index.ts"
+import { Queue, Worker } from "../src/index.ts"
 import { redactText, redactUrl } from "../src/redis/Client.ts"
 import { runCli } from "./support/child.ts"
 import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
@@ -47,19 +47,27 @@ describe("F10: passwords with any character", () => {
     expect(env.err).not.toContain("cret")
   })
 
-  it("new Queue(url) throws InvalidOptions naming connection, the URL redacted, with no ioredis TypeError", () => {
-    for (const pw of NASTY) {
-      let error: unknown
+  it("new Queue(url) and new Worker(url) throw InvalidOptions naming connection, the URL redacted, with no ioredis TypeError", () => {
+    const thrown = (make: () => unknown): unknown => {
       try {
-        new Queue(name(), { connection: withCredentials("nasty", pw) })
+        make()
       } catch (e) {
-        error = e
+        return e
       }
-      expect(error, pw).toMatchObject({ _tag: "InvalidOptions", field: "connection" })
-      const e = error as { value: string; message: string }
-      expect(e.value).toMatch(/^redis:\/\/nasty:\*\*\*@127\.0\.0\.1:\d+$/)
-      expect(e.message).toMatch(/percent-encode/)
-      expect(inspect(error, { depth: 10 })).not.toContain(pw)
+      return undefined
+    }
+    for (const pw of NASTY) {
+      const connection = withCredentials("nasty", pw)
+      for (const error of [
+        thrown(() => new Queue(name(), { connection })),
+        thrown(() => new Worker(name(), async () => {}, { connection })),
+      ]) {
+        expect(error, pw).toMatchObject({ _tag: "InvalidOptions", field: "connection" })
+        const e = error as { value: string; message: string }
+        expect(e.value).toMatch(/^redis:\/\/nasty:\*\*\*@127\.0\.0\.1:\d+$/)
+        expect(e.message).toMatch(/percent-encode/)
+        expect(inspect(error, { depth: 10 })).not.toContain(pw)
+      }
     }
   })
 
