@@ -8,6 +8,7 @@
 import { inspect } from "node:util"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { formatWorkers } from "../src/cli/Workers.ts"
 import { Queue, Worker } from "../src/index.ts"
 import { redactText, redactUrl } from "../src/redis/Client.ts"
 import { runCli } from "./support/child.ts"
@@ -141,6 +142,21 @@ describe("F11, F17: what the CLI prints of text from outside", () => {
       .map((l) => JSON.parse(l))
       .filter((e) => e.kind === "failed")
     expect(reasons.map((e) => e.reason)).toEqual([evil])
+  })
+
+  it("the workers table escapes what a worker's record holds", () => {
+    const worker = {
+      id: `w${ESC}[2J\u202e`,
+      host: "h",
+      pid: 1,
+      concurrency: 2,
+      running: 1,
+      startedAt: 0,
+      lastSeenAt: 0,
+    }
+    const text = formatWorkers({ queue: "q", now: 0, workers: [{ ...worker, state: `run${ESC}]0;x\x07`, queue: "q" }] })
+    expect(text).not.toMatch(RAW)
+    expect(text).toMatch(/^w\\x1b\[2J\\u202e +q +run\\x1b\]0;x\\x07 +1\/2 /m)
   })
 
   it("an error message on stderr is escaped too", async () => {
