@@ -14,9 +14,11 @@ import {
   type ExitCodeValue,
   type Io,
   makeProgress,
+  plural,
   table,
   toFailure,
   writeJson,
+  writeText,
 } from "./Output.ts"
 
 /** Flags of `leaseq stats` and `leaseq verify`. */
@@ -143,12 +145,10 @@ export const runStats = (io: Io, url: string, flags: QueuesFlags): Effect.Effect
     Effect.map((queues) => {
       const r = statsReport(flags.prefix, queues)
       if (flags.json) writeJson(io, r)
-      else io.out(formatStats(r))
+      else writeText(io, formatStats(r))
       return ExitCode.ok
     }),
   )
-
-const jobs = (n: number) => `${n} job${n === 1 ? "" : "s"}`
 
 /** The text form of a verify report. */
 export const formatVerify = (r: VerifyReport): string => {
@@ -156,10 +156,10 @@ export const formatVerify = (r: VerifyReport): string => {
   const lines: string[] = []
   for (const q of r.queues) {
     if (q.violations === 0) {
-      lines.push(`${q.queue}: ok (${jobs(q.jobs)})`)
+      lines.push(`${q.queue}: ok (${plural(q.jobs, "job")})`)
       continue
     }
-    lines.push(`${q.queue}: ${q.violations} violation${q.violations === 1 ? "" : "s"} (${jobs(q.jobs)})`)
+    lines.push(`${q.queue}: ${plural(q.violations, "violation")} (${plural(q.jobs, "job")})`)
     for (const l of q.lines) lines.push(`  ${l}`)
     if (q.lines.length < q.violations) lines.push(`  … ${q.violations - q.lines.length} more (raise --max-lines)`)
   }
@@ -187,10 +187,10 @@ export const runVerify = (io: Io, url: string, flags: VerifyFlags): Effect.Effec
         note: VERIFY_APPROXIMATE,
       }
       if (flags.json) writeJson(io, r)
-      else io.out(formatVerify(r))
+      else writeText(io, formatVerify(r))
       if (violations === 0) return ExitCode.ok
       const bad = queues.filter((q) => q.violations > 0).map((q) => q.queue)
-      io.err(`leaseq: verify found ${violations} violation${violations === 1 ? "" : "s"} in ${bad.join(", ")}\n`)
+      io.err(`leaseq: verify found ${plural(violations, "violation")} in ${bad.join(", ")}\n`)
       return ExitCode.violation
     }),
   )

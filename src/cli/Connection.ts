@@ -10,7 +10,7 @@ import { type Commands, makeCommands } from "../engine/calls/Commands.ts"
 import { redisError } from "../engine/calls/Replies.ts"
 import { parsePartitionName, queueKeys } from "../engine/model/Keys.ts"
 import { connect, type RedisClient, redactUrl } from "../redis/Client.ts"
-import { CliFailure, ExitCode, type Progress, toFailure } from "./Output.ts"
+import { CliFailure, ExitCode, type Progress, plural, toFailure } from "./Output.ts"
 
 /** How long the CLI waits for a TCP/TLS connection before giving up. */
 export const CONNECT_TIMEOUT_MS = 3_000
@@ -125,7 +125,7 @@ export const targetQueues = (
 ): Effect.Effect<ReadonlyArray<string>, CliFailure> => {
   const discovered = discoverQueues(client, prefix, {
     onScan: (master, calls, found) =>
-      progress?.update(`scanning ${master} for queues under ${prefix}: ${found} found (${calls} SCAN calls)`),
+      progress?.update(`scanning ${master} for queues under ${prefix}: ${found} found (${plural(calls, "SCAN call")})`),
   }).pipe(Effect.mapError((e) => toFailure(e, `finding queues under prefix ${prefix}`)))
   if (named === undefined || named.length === 0) return discovered
   return Effect.gen(function* () {

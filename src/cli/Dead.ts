@@ -18,11 +18,15 @@ import {
   clip,
   ExitCode,
   type ExitCodeValue,
+  escapeControl,
   type Io,
+  oneLine,
+  plural,
   table,
   toFailure,
   usage,
   writeJson,
+  writeText,
 } from "./Output.ts"
 
 /** Flags every `dead` command takes. */
@@ -85,16 +89,17 @@ export const formatDeadList = (
 ): string => {
   const label = partitions.length > 0 ? `${queue} (partitions ${partitions.join(", ")})` : queue
   if (total === 0) return `queue ${label}: no dead jobs\n`
-  if (jobs.length === 0) return `queue ${label}: ${total} dead jobs, none at offset ${offset}\n`
-  const head = `queue ${label}: ${total} dead job${total === 1 ? "" : "s"}, showing ${offset + 1}-${offset + jobs.length} (oldest death first)`
+  if (jobs.length === 0) return `queue ${label}: ${plural(total, "dead job")}, none at offset ${offset}\n`
+  const head = `queue ${label}: ${plural(total, "dead job")}, showing ${offset + 1}-${offset + jobs.length} (oldest death first)`
   const rows = jobs.map((j) => [
     ...(partitions.length > 0 ? [j.queue ?? ""] : []),
     j.id,
     new Date(j.diedAt).toISOString(),
     j.failures,
     j.lostLeases,
-    clip(errorText(j.error).replace(/\s+/g, " "), 60),
-    clip(j.payload ?? "(no payload)", 40),
+    // cut after escaping: the columns keep their width whatever the text holds
+    clip(escapeControl(errorText(j.error).replace(/\s+/g, " ")), 60),
+    clip(escapeControl(j.payload ?? "(no payload)"), 40),
   ])
   const columns = ["ID", "DIED", "FAILURES", "LOST", "ERROR", "PAYLOAD"]
   return `${head}\n${table(partitions.length > 0 ? ["QUEUE", ...columns] : columns, rows)}`
@@ -176,7 +181,7 @@ export const runDeadList = (io: Io, url: string, flags: DeadListFlags): Effect.E
           offset: flags.offset,
           jobs,
         })
-      } else io.out(formatDeadList(flags.queue, flags.offset, total, jobs, partitions))
+      } else writeText(io, formatDeadList(flags.queue, flags.offset, total, jobs, partitions))
       return ExitCode.ok
     }),
   )
@@ -188,7 +193,7 @@ export const checkDeadTarget = (action: "retry" | "purge", ids: ReadonlyArray<st
     throw usage(`dead ${action}: give the ids of the jobs to ${action}, or --all`)
   if (ids.some((id) => id === "")) throw usage(`dead ${action}: a job id must not be empty`)
   if (action === "purge" && flags.yes !== true) {
-    const what = flags.all === true ? "every dead job" : `${ids.length} dead job${ids.length === 1 ? "" : "s"}`
+    const what = flags.all === true ? "every dead job" : plural(ids.length, "dead job")
     throw usage(
       `dead purge deletes ${what} of queue ${flags.queue} for good: add --yes to confirm (nothing was deleted)`,
     )
@@ -235,7 +240,7 @@ const actOnAll = (queues: ReadonlyArray<Commands>, action: "retry" | "purge", id
 export const formatDeadAct = (r: DeadActReport): string => {
   const verb = r.action === "retry" ? "put back on wait" : "deleted"
   const label = r.partitions ? `${r.queue} (partitions ${r.partitions.join(", ")})` : r.queue
-  return `queue ${label}: ${r.count} dead job${r.count === 1 ? "" : "s"} ${verb}; ${r.remaining} still dead\n`
+  return `queue ${label}: ${plural(r.count, "dead job")} ${verb}; ${r.remaining} still dead\n`
 }
 
 /**
@@ -268,9 +273,9 @@ export const runDeadAct = (
         ...r,
       }
       if (flags.json) writeJson(io, report)
-      else io.out(formatDeadAct(report))
+      else writeText(io, formatDeadAct(report))
       if (r.missing.length > 0) {
-        io.err(`leaseq: not dead in queue ${flags.queue}, ignored: ${clip(r.missing.join(", "), 300)}\n`)
+        io.err(`leaseq: not dead in queue ${flags.queue}, ignored: ${oneLine(clip(r.missing.join(", "), 300))}\n`)
       }
       return ExitCode.ok
     }),

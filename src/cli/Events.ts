@@ -7,11 +7,11 @@
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { eventStream, type JobEvent, retainedEvents, validateFrom } from "../engine/events/Events.ts"
+import { eventStream, forEachRetainedPage, type JobEvent, validateFrom } from "../engine/events/Events.ts"
 import { queueKeys } from "../engine/model/Keys.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
-import { type CliFailure, ExitCode, type ExitCodeValue, type Io, toFailure } from "./Output.ts"
+import { type CliFailure, ExitCode, type ExitCodeValue, escapeControl, type Io, jsonLine, toFailure } from "./Output.ts"
 
 /** Flags of `leaseq events`. */
 export interface EventsFlags extends CommonFlags {
@@ -29,11 +29,14 @@ const details = (e: JobEvent): string => {
     .join(" ")
 }
 
-/** One event as a line: JSON (one object per line) with --json, else `<time> <queue> <kind> <job> <fields>`. */
+/**
+ * One event as a line: JSON (one object per line) with --json, else `<id> <time> <queue>
+ * <kind> <job> <fields>`; escaped either way (see `escapeControl`).
+ */
 export const formatEvent = (e: JobEvent, json: boolean): string =>
   json
-    ? `${JSON.stringify(e)}\n`
-    : `${[e.eventId, new Date(e.at).toISOString(), e.queue, e.kind, e.jobId || "-", details(e)].join(" ").trimEnd()}\n`
+    ? jsonLine(e)
+    : `${escapeControl([e.eventId, new Date(e.at).toISOString(), e.queue, e.kind, e.jobId || "-", details(e)].join(" ").trimEnd())}\n`
 
 /** Run `leaseq events`. */
 export const runEvents = (io: Io, url: string, flags: EventsFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
@@ -47,12 +50,17 @@ export const runEvents = (io: Io, url: string, flags: EventsFlags): Effect.Effec
         const names = yield* targetQueues(client, flags.prefix, [flags.queue])
         yield* Effect.forEach(names, (q) => openQueue(client, flags.prefix, q))
         const queues = names.map((q) => queueKeys(q, flags.prefix))
-        const print = (e: JobEvent) => io.out(formatEvent(e, flags.json === true))
+        // each page is written, and stdout has room again, before the next is read
+        const print = (events: ReadonlyArray<JobEvent>) =>
+          Effect.promise(() => {
+            io.out(events.map((e) => formatEvent(e, flags.json === true)).join(""))
+            return io.outReady?.() ?? Promise.resolve(true)
+          })
         if (!flags.follow) {
-          for (const e of yield* retainedEvents(client, queues, from)) print(e)
+          yield* forEachRetainedPage(client, queues, from, print)
           return ExitCode.ok
         }
-        yield* eventStream(client, queues, from).pipe(Stream.runForEach((e) => Effect.sync(() => print(e))))
+        yield* eventStream(client, queues, from).pipe(Stream.runForEachWhile((e) => print([e])))
         return ExitCode.ok
       }).pipe(Effect.mapError((e) => toFailure(e, `events of queue ${flags.queue}`))),
     )

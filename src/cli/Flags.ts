@@ -3,10 +3,10 @@
  * before anything reaches Redis. Commander calls the `argParser`s; a thrown
  * `InvalidArgumentError` becomes a one-line usage error (exit 2).
  */
-import { type Command, InvalidArgumentError } from "commander"
+import { type Command, InvalidArgumentError, Option } from "commander"
 import * as Result from "effect/Result"
 import { checkPrefix, DEFAULT_PREFIX, queueKeys } from "../engine/model/Keys.ts"
-import { DEFAULT_REDIS_URL, redactUrl } from "../redis/Client.ts"
+import { DEFAULT_REDIS_URL, redactUrl, redisUrlProblem } from "../redis/Client.ts"
 import { usage } from "./Output.ts"
 
 /** The flags every command that talks to Redis takes. */
@@ -59,41 +59,53 @@ export const prefix = (value: string): string => {
   return checked.success
 }
 
+/** Commands that serve until stopped and print no report: `--json` is refused there rather than ignored. */
+const SERVERS = new Set(["metrics", "dashboard"])
+
 /**
  * Add `--url`, `--prefix` and `--json` to a command. The URL is validated later by
- * {@link resolveUrl}, never by commander, whose messages would echo a password.
+ * {@link resolveUrl}, never by commander, whose messages would echo a password. On a
+ * server (`metrics`, `dashboard`) `--json` is left out of the help and refused (exit 2).
  */
-export const withCommonFlags = (command: Command): Command =>
+export const withCommonFlags = (command: Command): Command => {
   command
     .option(
       "--url <url>",
       `Redis URL: redis:// or rediss://, with user:password@ for ACLs (default: $REDIS_URL, else ${DEFAULT_URL})`,
     )
     .option("--prefix <prefix>", "key prefix of the queues", prefix, DEFAULT_PREFIX)
-    .option("--json", "print exactly one JSON object on stdout instead of text")
+  if (!SERVERS.has(command.name()))
+    return command.option("--json", "print exactly one JSON object on stdout instead of text")
+  return command.addOption(new Option("--json").hideHelp()).hook("preAction", (c) => {
+    if (c.opts().json === true) {
+      c.error(`${c.name()} prints no JSON (it serves until stopped): leave out --json`, {
+        code: "leaseq.json",
+        exitCode: 2,
+      })
+    }
+  })
+}
 
 /**
  * The Redis URL to use: `--url`, else `REDIS_URL`, else {@link DEFAULT_URL}. Throws a
  * usage failure (exit 2) naming the source and the redacted value when it is not a
- * redis:// or rediss:// URL.
+ * redis:// or rediss:// URL with a host, or when its password would be split (an
+ * unencoded `/`, `?`, `#` or stray `%`: see `redisUrlProblem`).
  */
 export const resolveUrl = (flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string => {
   const fromEnv = env.REDIS_URL !== undefined && env.REDIS_URL !== ""
   const [source, url] =
     flag !== undefined ? ["--url", flag] : fromEnv ? ["REDIS_URL", env.REDIS_URL as string] : ["default", DEFAULT_URL]
-  let parsed: URL | undefined
-  try {
-    parsed = new URL(url)
-  } catch {
-    parsed = undefined
-  }
-  if (parsed === undefined || (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") || !parsed.hostname) {
-    throw usage(
-      `invalid ${source} ${JSON.stringify(redactUrl(url))}: give a redis:// or rediss:// URL with a host (ACL credentials go before the host as user:password and an @)`,
+  const refuse = (why: string) => usage(`invalid ${source} ${JSON.stringify(redactUrl(url))}: ${why}`)
+  const problem = redisUrlProblem(url)
+  if (problem !== undefined && !/^rediss?:\/\//.test(url)) {
+    throw refuse(
+      "give a redis:// or rediss:// URL with a host (ACL credentials go before the host as user:password and an @)",
     )
   }
-  if (parsed.port !== "" && !(Number(parsed.port) > 0)) {
-    throw usage(`invalid ${source} ${JSON.stringify(redactUrl(url))}: the port must be from 1 to 65535`)
-  }
+  if (problem !== undefined) throw refuse(problem)
+  const parsed = new URL(url)
+  if (!parsed.hostname) throw refuse("give a redis:// or rediss:// URL with a host")
+  if (parsed.port !== "" && !(Number(parsed.port) > 0)) throw refuse("the port must be from 1 to 65535")
   return url
 }

@@ -11,7 +11,17 @@ import { type CancelledFrom, type JobInfo, makeJobCommands } from "../engine/que
 import { validateJobId } from "../engine/queue/JobControl.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
-import { type CliFailure, clip, ExitCode, type ExitCodeValue, type Io, toFailure, writeJson } from "./Output.ts"
+import {
+  type CliFailure,
+  clip,
+  ExitCode,
+  type ExitCodeValue,
+  escapeControl,
+  type Io,
+  toFailure,
+  writeJson,
+  writeText,
+} from "./Output.ts"
 
 /** Flags of the job commands. */
 export interface JobFlags extends CommonFlags {
@@ -65,7 +75,8 @@ export const formatJob = (queue: string, info: JobInfo<string>): string => {
   if (info.error !== undefined) rows.push(["last error", clip(JSON.stringify(info.error), 200)])
   if (info.result !== undefined) rows.push(["result", clip(JSON.stringify(info.result), 200)])
   rows.push(["payload", clip(info.payload, 200)])
-  return rows.map(([k, v]) => `${`${k}:`.padEnd(13)}${v}\n`).join("")
+  // each value escaped whole (a newline in a dedupe key is shown as \x0a, not as a line of its own)
+  return rows.map(([k, v]) => `${`${k}:`.padEnd(13)}${escapeControl(v)}\n`).join("")
 }
 
 /** Run `leaseq job <id>`: what the queue knows about one job. */
@@ -89,8 +100,8 @@ export const runJob = (io: Io, url: string, id: string, flags: JobFlags): Effect
                     id: jobId,
                   },
             )
-          } else if (info) io.out(formatJob(flags.queue, info))
-          else io.out(`queue ${flags.queue}: no job ${jobId} (never added, or finished and not retained)\n`)
+          } else if (info) writeText(io, formatJob(flags.queue, info))
+          else writeText(io, `queue ${flags.queue}: no job ${jobId} (never added, or finished and not retained)\n`)
           return ExitCode.ok
         }),
       ),
@@ -108,8 +119,8 @@ export const runCancel = (io: Io, url: string, id: string, flags: JobFlags): Eff
           const was: CancelledFrom | undefined = each.find((w) => w !== undefined)
           if (flags.json)
             writeJson(io, { queue: flags.queue, id: jobId, cancelled: was !== undefined, ...(was ? { was } : {}) })
-          else if (was) io.out(`queue ${flags.queue}: job ${jobId} cancelled (it was ${was})\n`)
-          else io.out(`queue ${flags.queue}: job ${jobId} not cancelled: unknown or already finished\n`)
+          else if (was) writeText(io, `queue ${flags.queue}: job ${jobId} cancelled (it was ${was})\n`)
+          else writeText(io, `queue ${flags.queue}: job ${jobId} not cancelled: unknown or already finished\n`)
           return ExitCode.ok
         }),
       ),
@@ -130,8 +141,8 @@ export const runPause = (
       const changed = each.some(Boolean)
       const state = action === "pause" ? "paused" : "resumed"
       if (flags.json) writeJson(io, { queue: flags.queue, action, changed })
-      else if (changed) io.out(`queue ${flags.queue}: ${state}\n`)
-      else io.out(`queue ${flags.queue}: already ${action === "pause" ? "paused" : "running (not paused)"}\n`)
+      else if (changed) writeText(io, `queue ${flags.queue}: ${state}\n`)
+      else writeText(io, `queue ${flags.queue}: already ${action === "pause" ? "paused" : "running (not paused)"}\n`)
       return ExitCode.ok
     }),
   )

@@ -26,10 +26,31 @@ export interface Io {
   readonly out: (text: string) => void
   readonly err: (text: string) => void
   readonly errIsTTY: boolean
+  /**
+   * Resolves once stdout has taken what was written (at once when it has room): true, or
+   * false when stdout is gone (a closed pipe: `leaseq events | head -1`). Default: always true.
+   */
+  readonly outReady?: () => Promise<boolean>
+}
+
+/** Resolves once `stream` can take more (true), or once it is closed or failed (false). */
+const roomIn = (stream: NodeJS.WriteStream): Promise<boolean> => {
+  if (stream.destroyed || stream.writableEnded) return Promise.resolve(false)
+  if (!stream.writableNeedDrain) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const done = (open: boolean) => () => {
+      stream.off("drain", onDrain).off("close", onClose).off("error", onClose)
+      resolve(open)
+    }
+    const onDrain = done(true)
+    const onClose = done(false)
+    stream.once("drain", onDrain).once("close", onClose).once("error", onClose)
+  })
 }
 
 /** The process's own streams. */
 export const processIo = (): Io => ({
+  outReady: () => roomIn(process.stdout),
   out: (text) => {
     process.stdout.write(text)
   },
@@ -39,12 +60,34 @@ export const processIo = (): Io => ({
   errIsTTY: process.stderr.isTTY === true,
 })
 
-/** Collapse a message to one line and mask any password in it (redis:// URLs, and any other `scheme://user:password@`). */
+/**
+ * What a terminal would act on or show reordered: C0 controls (ESC, BEL, CR, newline,
+ * tab…), DEL, C1 controls, the bidi marks, embeddings, overrides and isolates
+ * (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), and the line and paragraph
+ * separators U+2028 / U+2029.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what it is for
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+
+const hex = (c: string, width: number): string => c.charCodeAt(0).toString(16).padStart(width, "0")
+
+/**
+ * The one escaping function of the CLI: every character of {@link UNSAFE} shown as an
+ * escape, so text from outside (error messages, dedupe keys, event reasons, payloads,
+ * worker ids) can neither drive the terminal nor reorder what it shows. `"text"`
+ * (default): `\x1b`, `\x0a`, `\u202e`; `"json"`: `\u001b`, `\u202e` (valid inside a JSON
+ * string, where the rest of these characters can only be). A backslash is left as it is.
+ */
+export const escapeControl = (text: string, form: "text" | "json" = "text"): string =>
+  text.replace(UNSAFE, (c) => (form === "text" && c <= "\xff" ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`))
+
+/** Collapse a message to one line, mask any password in it (see `redactText`), and escape what a terminal would act on. */
 export const oneLine = (text: string): string =>
-  redactText(text)
-    .replace(/([a-z][a-z0-9+.-]*:\/\/[^\s/@:]*):[^\s/@]+@/gi, "$1:***@")
-    .replace(/\s*\n\s*/g, " ")
-    .trim()
+  escapeControl(
+    redactText(text)
+      .replace(/\s*\n\s*/g, " ")
+      .trim(),
+  )
 
 /** A command ended without doing what it was asked: a one-line reason and an exit code. */
 export class CliFailure extends Data.TaggedError("CliFailure")<{
@@ -74,14 +117,27 @@ export const toFailure = (error: unknown, context?: string): CliFailure => {
   return new CliFailure({ exitCode: USAGE_TAGS.has(String(tag)) ? ExitCode.usage : ExitCode.redis, reason })
 }
 
+/** One JSON document on one line, with DEL, C1 and bidi characters escaped too (`\u202e`). */
+export const jsonLine = (value: unknown): string => `${escapeControl(JSON.stringify(value), "json")}\n`
+
 /** Write exactly one JSON document, on one line, to stdout (one line per run in a log). */
 export const writeJson = (io: Io, value: unknown): void => {
-  io.out(`${JSON.stringify(value)}\n`)
+  io.out(jsonLine(value))
 }
 
-/** Format rows as left-aligned columns (numbers right-aligned), with a header row. */
+/** Write text to stdout with every line's content escaped (see {@link escapeControl}); the newlines stay. */
+export const writeText = (io: Io, text: string): void => {
+  io.out(
+    text
+      .split("\n")
+      .map((line) => escapeControl(line))
+      .join("\n"),
+  )
+}
+
+/** Format rows as left-aligned columns (numbers right-aligned), with a header row; every cell escaped. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>): string => {
-  const cells = [header, ...rows.map((r) => r.map(String))]
+  const cells = [header, ...rows.map((r) => r.map((c) => escapeControl(String(c))))]
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)))
   const numeric = header.map((_, i) => rows.length > 0 && rows.every((r) => typeof r[i] === "number"))
   const line = (r: ReadonlyArray<string>) =>
@@ -91,6 +147,9 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
       .trimEnd()
   return `${cells.map(line).join("\n")}\n`
 }
+
+/** `1 job`, `2 jobs`: a count and its noun, plural unless the count is 1 (`many` for irregular plurals). */
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
 /** Shorten `text` to `max` characters with an ellipsis. */
 export const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text)

@@ -16,7 +16,18 @@ import type { SweepResult } from "../engine/calls/Commands.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
-import { CliFailure, ExitCode, type ExitCodeValue, type Io, makeProgress, oneLine, table, writeJson } from "./Output.ts"
+import {
+  CliFailure,
+  ExitCode,
+  type ExitCodeValue,
+  type Io,
+  makeProgress,
+  oneLine,
+  plural,
+  table,
+  writeJson,
+  writeText,
+} from "./Output.ts"
 
 /** Flags of `leaseq sweep`. */
 export interface SweepFlags extends CommonFlags {
@@ -68,7 +79,7 @@ const sweepAll = (client: RedisClient, flags: SweepFlags, io: Io) =>
       const spent = (yield* Clock.currentTimeMillis) - start
       const onBatch = (t: SweepTotals, _last: SweepResult) =>
         progress.update(
-          `sweeping ${queue} (${i + 1}/${queues.length}): reclaimed ${t.reclaimed}, promoted ${t.promoted}, ${t.calls} calls`,
+          `sweeping ${queue} (${i + 1}/${queues.length}): reclaimed ${t.reclaimed}, promoted ${t.promoted}, ${plural(t.calls, "call")}`,
         )
       const result = yield* openQueue(client, flags.prefix, queue).pipe(
         // Every queue gets at least one call; later calls stop when the pass's budget is spent.
@@ -114,8 +125,8 @@ export const formatSweep = (r: SweepReport): string => {
   if (r.queues.length === 0) return `no queues under prefix ${r.prefix}: nothing to sweep (${r.elapsedMs}ms)\n`
   const t = r.totals
   const head =
-    `swept ${t.queues} queue${t.queues === 1 ? "" : "s"} under prefix ${r.prefix} in ${r.elapsedMs}ms: ` +
-    `reclaimed ${t.reclaimed} (dead ${t.dead}), promoted ${t.promoted}, ${t.calls} calls` +
+    `swept ${plural(t.queues, "queue")} under prefix ${r.prefix} in ${r.elapsedMs}ms: ` +
+    `reclaimed ${t.reclaimed} (dead ${t.dead}), promoted ${t.promoted}, ${plural(t.calls, "call")}` +
     (t.dedupeDropped > 0 || t.trimmed > 0
       ? `; dropped ${t.dedupeDropped} expired dedupe keys, trimmed ${t.trimmed} retained jobs`
       : "") +
@@ -136,7 +147,7 @@ const deadLines = (q: QueueSweep): string => {
   if (q.dead === 0) return ""
   const listed = q.deadJobs.map((d) => `  ${d.id} (token ${d.token}): ${d.message}\n`).join("")
   const rest = q.dead - q.deadJobs.length
-  return `${q.queue}: ${q.dead} job${q.dead === 1 ? "" : "s"} moved to dead (lease-expired):\n${listed}${rest > 0 ? `  … and ${rest} more (leaseq dead list --queue ${q.queue})\n` : ""}`
+  return `${q.queue}: ${plural(q.dead, "job")} moved to dead (lease-expired):\n${listed}${rest > 0 ? `  … and ${rest} more (leaseq dead list --queue ${q.queue})\n` : ""}`
 }
 
 /**
@@ -147,12 +158,12 @@ export const runSweep = (io: Io, url: string, flags: SweepFlags): Effect.Effect<
   withRedis(url, (client) => sweepAll(client, flags, io)).pipe(
     Effect.map((r) => {
       if (flags.json) writeJson(io, r)
-      else io.out(formatSweep(r))
+      else writeText(io, formatSweep(r))
       const failed = r.queues.filter((q) => q.error !== undefined)
       const first = failed[0]
       if (first === undefined) return ExitCode.ok
       const more = failed.length > 1 ? ` (and ${failed.length - 1} more failed: see the output)` : ""
-      io.err(`leaseq: cannot sweep queue ${first.queue}: ${first.error}${more}\n`)
+      io.err(`leaseq: ${oneLine(`cannot sweep queue ${first.queue}: ${first.error}${more}`)}\n`)
       return ExitCode.redis
     }),
   )

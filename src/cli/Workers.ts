@@ -16,6 +16,7 @@ import {
   table,
   toFailure,
   writeJson,
+  writeText,
 } from "./Output.ts"
 
 /** Flags of `leaseq workers`. */
@@ -70,7 +71,7 @@ export const runWorkers = (io: Io, url: string, flags: WorkersFlags): Effect.Eff
   ).pipe(
     Effect.map((r: WorkersReport) => {
       if (flags.json) writeJson(io, r)
-      else io.out(formatWorkers(r))
+      else writeText(io, formatWorkers(r))
       return ExitCode.ok
     }),
   )

@@ -37,7 +37,7 @@ const version = (): string => {
 
 const EXIT_CODES = `
 Every command takes --url <url> (default: $REDIS_URL, else redis://127.0.0.1:6379),
---prefix <prefix> (default: leaseq) and --json. Run leaseq <command> --help for the rest.
+--prefix <prefix> (default: leaseq) and --json (not metrics, dashboard). Run leaseq <command> --help for the rest.
 
 Exit codes:
   0  the command ran (a sweep that found nothing is a success)

@@ -23,7 +23,7 @@ import {
 } from "../engine/model/Errors.ts"
 import { validateQueueName } from "../engine/model/Keys.ts"
 import type { WorkerInfo } from "../engine/model/Registry.ts"
-import { type Checked, checkIntegerOr, checkPage, encodePayload } from "../engine/model/Validate.ts"
+import { type Checked, checkPage, encodePayload } from "../engine/model/Validate.ts"
 import type { PartitionedStats } from "../engine/partition/Producer.ts"
 import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"

@@ -3,7 +3,8 @@
  * make a blocking twin, close), and {@link connect}, which makes one from a
  * `connection` option. Only `src/redis/` imports ioredis: `Interface.ts` (the
  * interface), `Connection.ts` (the connection behind a client), `Eval.ts` (running
- * scripts, WAIT), `Deadline.ts` (bounded calls), `Redact.ts` (no password in any message).
+ * scripts, WAIT), `Deadline.ts` (bounded calls), `Redact.ts` (no password in any
+ * message), `Url.ts` (a URL checked before ioredis sees it).
  */
 import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis"
 
@@ -20,12 +21,14 @@ const newCluster = (nodes: Array<string | ClusterNode>, options: ClusterOptions)
 import { attachErrorListener, wrap } from "./Connection.ts"
 import { InvalidOptions } from "./Errors.ts"
 import type { RedisClient } from "./Interface.ts"
-import { redactUrl } from "./Redact.ts"
+import { redactText, redactUrl } from "./Redact.ts"
+import { redisUrlProblem } from "./Url.ts"
 
 export { liveConnections } from "./Connection.ts"
 export { type Deadline, NoAnswer, withDeadline } from "./Deadline.ts"
 export type { RedisClient, WaitedReply } from "./Interface.ts"
 export { redactText, redactUrl } from "./Redact.ts"
+export { redisUrlProblem } from "./Url.ts"
 
 /** What `connection` accepts: a URL, ioredis options, an ioredis client or cluster, or cluster nodes. */
 export type ConnectionOption =
@@ -60,15 +63,17 @@ export interface ConnectOptions {
 }
 
 /** A connection leaseq creates from a redis:// or rediss:// URL. */
-const connectUrl = (url: string, options: ConnectOptions): RedisClient => {
-  if (!/^rediss?:\/\//.test(url)) {
-    throw new InvalidOptions({
-      field: "connection",
-      value: redactUrl(url),
-      reason: "a URL must start with redis:// or rediss://",
-    })
+const connectUrl = (url: string, options: ConnectOptions, field: string): RedisClient => {
+  const refuse = (reason: string) => new InvalidOptions({ field, value: redactUrl(url), reason })
+  const problem = redisUrlProblem(url)
+  if (problem !== undefined) throw refuse(problem)
+  let client: Redis
+  try {
+    client = newRedis(url, { ...DEFAULTS, ...options.overrides, lazyConnect: false })
+  } catch (e) {
+    // ioredis' own errors (a TypeError whose `input` is the URL) never reach the caller
+    throw refuse(`ioredis refused it: ${redactText(e instanceof Error ? e.message : String(e))}`)
   }
-  const client = newRedis(url, { ...DEFAULTS, ...options.overrides, lazyConnect: false })
   attachErrorListener(client, options.onError)
   return wrap(client, true, redactUrl(url), options.onError)
 }
@@ -107,7 +112,9 @@ export const connect = (connection: ConnectionOption | undefined, options: Conne
     return wrap(connection, false, describe, options.onError)
   }
   if (connection === undefined || typeof connection === "string") {
-    return connectUrl(connection ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL, options)
+    const fromEnv = connection === undefined && process.env.REDIS_URL !== undefined
+    const url = connection ?? process.env.REDIS_URL ?? DEFAULT_REDIS_URL
+    return connectUrl(url, options, fromEnv ? "connection (from REDIS_URL)" : "connection")
   }
   if (typeof connection === "object" && connection !== null && "cluster" in connection) {
     return connectCluster(connection, options)

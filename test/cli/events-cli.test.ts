@@ -1,12 +1,14 @@
 /**
  * `leaseq events`, run as a process (node src/cli/main.ts) against real Redis.
  */
+import { spawn } from "node:child_process"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue } from "../../src/index.ts"
-import { proxyToSuiteRedis, ROOT, startChild } from "../reliability/support.ts"
+import { COMPILE_CACHE, proxyToSuiteRedis, ROOT, startChild } from "../reliability/support.ts"
 import { onCleanup } from "../support/cleanup.ts"
-import { queueNamer, redisUrl } from "../support/redis.ts"
+import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 
 const name = queueNamer("events-cli")
 const CLI = join(ROOT, "src/cli/main.ts")
@@ -80,5 +82,66 @@ describe("leaseq events", () => {
     const { code } = await follower.ended
     expect(code).toBe(1)
     expect(follower.stderr()).toMatch(/^leaseq: events of queue \S+: Redis unavailable/m)
+  })
+
+  it("F14: prints each page of 1,000 before reading the next (bounded memory on a stream of any length)", async () => {
+    const q = name()
+    await queue(q).add(1)
+    const raw = rawClient()
+    onCleanup(() => raw.disconnect())
+    // 2,999 more entries of about 1 KB each: a page prints far more than a pipe holds
+    const pipeline = raw.pipeline()
+    for (let i = 0; i < 2_999; i++)
+      pipeline.xadd(queueKeys(q).events, "*", "kind", "dead", "id", `j${i}`, "reason", "r".repeat(1_000))
+    await pipeline.exec()
+    const child = spawn(process.execPath, [CLI, "events", "--queue", q, "--url", redisUrl()], {
+      env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...process.env },
+      stdio: ["ignore", "pipe", "inherit"],
+    })
+    onCleanup(() => child.kill("SIGKILL"))
+    let out = ""
+    // at the first output, stop reading (the CLI blocks on the full pipe) and delete the
+    // stream: a CLI that read the whole stream before printing still prints all of it
+    child.stdout.once("data", () => {
+      child.stdout.pause()
+      void raw.del(queueKeys(q).events).then(() => child.stdout.resume())
+    })
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString()
+    })
+    const code = await new Promise((resolve) => child.on("close", resolve))
+    expect(code).toBe(0)
+    const lines = out.trimEnd().split("\n")
+    expect(lines).toHaveLength(1_000)
+    expect(lines[0]).toMatch(/ added /)
+    expect(lines[999]).toMatch(/ dead j998 reason=r{1000}$/)
+  })
+
+  it("without --follow, merges a partitioned queue's partitions by time across pages", async () => {
+    const q = name()
+    await queue(q, { partitions: 2 }).addBulk([{ payload: 0 }, { payload: 1 }])
+    const raw = rawClient()
+    onCleanup(() => raw.disconnect())
+    // 1,000 entries for partition 0 and 2,000 for partition 1, interleaved in time: a page
+    // of partition 0 spans two of partition 1, so pages cannot be passed on whole
+    const pipeline = raw.pipeline()
+    const base = 2_000_000_000_000
+    for (let i = 0; i < 3_000; i++)
+      pipeline.xadd(
+        queueKeys(`${q}~${i % 3 === 0 ? 0 : 1}`).events,
+        `${base + i}-0`,
+        "kind",
+        "dead",
+        "id",
+        `j${i}`,
+        "reason",
+        "x",
+      )
+    await pipeline.exec()
+    const { code, lines } = await finished(["events", "--queue", q, "--json"])
+    expect(code).toBe(0)
+    const events = lines.map((l) => JSON.parse(l))
+    expect(events.slice(0, 2).map((e) => e.kind)).toEqual(["added", "added"])
+    expect(events.slice(2).map((e) => e.jobId)).toEqual(Array.from({ length: 3_000 }, (_, i) => `j${i}`))
   })
 })

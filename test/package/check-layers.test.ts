@@ -46,8 +46,7 @@ describe("folder-direction check", () => {
   it("fails on a loop of folders inside one layer", () => {
     const r = runCheck({
       "engine/calls/Commands.ts": 'import { decode } from "../scripts/Add.ts"\nexport const run = decode\n',
-      "engine/scripts/Add.ts":
-        'import type { Keys } from "../calls/Keys.ts"\nexport const decode = (k: Keys) => k\n',
+      "engine/scripts/Add.ts": 'import type { Keys } from "../calls/Keys.ts"\nexport const decode = (k: Keys) => k\n',
       "engine/calls/Keys.ts": "export type Keys = string\n",
     })
     expect(r.status).toBe(1)

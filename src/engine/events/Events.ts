@@ -150,43 +150,78 @@ export const eventStream = (
   return groups.length === 1 ? one(groups[0]!) : Stream.mergeAll(groups.map(one), { concurrency: "unbounded" })
 }
 
-/** The events of stream `k.events` from `start` up to entry `end`, read in XRANGE pages of 1,000. */
-const readRange = (client: RedisClient, k: QueueKeys, start: Start, end: string) =>
+/** Where the read of one stream stands: its events read but not passed on yet, and whether more remain. */
+interface Cursor {
+  readonly k: QueueKeys
+  readonly end: string
+  after: string
+  skip: Start["skip"]
+  more: boolean
+  buffer: JobEvent[]
+}
+
+/** Read the next XRANGE pages of 1,000 of `c` (up to `c.end`) until it holds an event or has no more. */
+const refill = (client: RedisClient, c: Cursor) =>
   Effect.gen(function* () {
-    const out: JobEvent[] = []
-    let after = start.after
-    let skip = start.skip
-    let more = end !== "0-0"
-    while (more) {
+    while (c.buffer.length === 0 && c.more) {
       const page = yield* Effect.tryPromise({
-        try: () => client.command("XRANGE", [k.events, `(${after}`, end, "COUNT", READ_COUNT]) as Promise<Entries>,
+        try: () =>
+          client.command("XRANGE", [c.k.events, `(${c.after}`, c.end, "COUNT", READ_COUNT]) as Promise<Entries>,
         catch: (e): RedisError => redisError("XRANGE", e, client.describe, client.lastError?.()),
       })
       for (const [id, fields] of page) {
-        out.push(...skipDone(decodeEntry(k.queue, id, fields), id, skip))
-        skip = undefined
-        after = id
+        c.buffer.push(...skipDone(decodeEntry(c.k.queue, id, fields), id, c.skip))
+        c.skip = undefined
+        c.after = id
       }
-      more = page.length === READ_COUNT
+      c.more = page.length === READ_COUNT
     }
-    return out
   })
 
 /**
- * The events retained now after `from` ("now" gives none), oldest first, read in pages of
- * 1,000 with XRANGE up to each stream's newest entry at the start: it ends. O(events
- * read). For several queues (partitions) each is read whole, then merged by time.
+ * Take events off the cursors' buffers, oldest first (ties: the first queue's), until a
+ * cursor that has more to read runs empty (it must be read before anything newer is
+ * passed on) or every buffer is empty.
  */
-export const retainedEvents = (client: RedisClient, queues: ReadonlyArray<QueueKeys>, from: EventsFrom) =>
+const takeMerged = (cursors: ReadonlyArray<Cursor>): JobEvent[] => {
+  const out: JobEvent[] = []
+  if (cursors.length === 1) return cursors[0]!.buffer.splice(0)
+  while (!cursors.some((c) => c.buffer.length === 0 && c.more)) {
+    let next: Cursor | undefined
+    for (const c of cursors) if (c.buffer.length > 0 && (!next || c.buffer[0]!.at < next.buffer[0]!.at)) next = c
+    if (!next) break
+    out.push(next.buffer.shift()!)
+  }
+  return out
+}
+
+/**
+ * The events retained now after `from` ("now" gives none), oldest first, handed to
+ * `onPage` a page at a time: each stream is read in XRANGE pages of 1,000 up to its
+ * newest entry at the start (so it ends), and a page is passed on before the next is
+ * read. Memory: a page per stream, whatever the stream's length. Several queues
+ * (partitions) are merged by time. `onPage` answering false stops the reading (a
+ * closed output).
+ */
+export const forEachRetainedPage = <E>(
+  client: RedisClient,
+  queues: ReadonlyArray<QueueKeys>,
+  from: EventsFrom,
+  onPage: (events: ReadonlyArray<JobEvent>) => Effect.Effect<boolean, E>,
+): Effect.Effect<void, RedisError | E> =>
   Effect.gen(function* () {
     const ends = yield* latestIds(
       client,
       queues.map((k) => k.events),
     )
-    const startFor = (end: string): Start =>
-      from === "now" ? { after: end } : from === "start" ? { after: "0-0" } : startOf(from)
-    const each = yield* Effect.forEach(queues, (k, i) => readRange(client, k, startFor(ends[i]!), ends[i]!))
-    const out = each.flat()
-    if (queues.length > 1) out.sort((a, b) => a.at - b.at)
-    return out
+    const cursors = queues.map((k, i): Cursor => {
+      const end = ends[i]!
+      const start = from === "now" ? { after: end } : from === "start" ? { after: "0-0" } : startOf(from)
+      return { k, end, after: start.after, skip: start.skip, more: end !== "0-0", buffer: [] }
+    })
+    while (true) {
+      yield* Effect.forEach(cursors, (c) => refill(client, c), { discard: true })
+      const page = takeMerged(cursors)
+      if (page.length === 0 || !(yield* onPage(page))) return
+    }
   })
