@@ -166,6 +166,7 @@ await metrics.close()
 console.log("node", process.version)
 `,
         )
+        expect(readFileSync(join(app, "promise.mjs"), "utf8")).not.toMatch(/from "effect"/)
         expect(r.status, r.stderr).toBe(0)
         expect(r.stdout).toContain("result world")
         expect(r.stdout).toContain(
