@@ -137,6 +137,45 @@ describe("installed into an app with its own Effect", () => {
     expect(resolveFrom(join(app, "node_modules", "leaseq"))).toBe(resolveFrom(app))
   })
 
+  it("a strict TypeScript app type-checks against the packed types (skipLibCheck off), and its mistakes are errors", () => {
+    const tsconfig = {
+      compilerOptions: {
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
+        skipLibCheck: false,
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2023",
+        lib: ["es2023"],
+        noEmit: true,
+        types: ["node"],
+        typeRoots: [join(root, "node_modules/@types")],
+      },
+      files: ["check.ts"],
+    }
+    writeFileSync(join(app, "tsconfig.json"), JSON.stringify(tsconfig))
+    writeFileSync(
+      join(app, "check.ts"),
+      `import { Queue, Worker, type DeadReason } from "leaseq"
+import { LeaseQueue } from "leaseq/effect"
+const queue = new Queue<{ to: string }, { sent: boolean }>("types")
+const worker = new Worker<{ to: string }, { sent: boolean }>("types", async () => ({ sent: true }))
+worker.on("dead", (_job, reason: DeadReason) => console.log(reason))
+export const sent = async (id: string): Promise<boolean | undefined> => (await queue.waitFor(id)).result?.sent
+// @ts-expect-error a BullMQ option name
+void queue.add({ to: "a" }, { attempts: 3 })
+// @ts-expect-error dedupeUntil without a dedupeKey
+void queue.add({ to: "a" }, { dedupeUntil: "finished" })
+// @ts-expect-error a misspelt event name
+worker.on("completd", () => {})
+export const made = LeaseQueue.make<{ to: string }, { sent: boolean }>({ name: "types" })
+`,
+    )
+    const r = spawnSync(join(root, "node_modules/.bin/tsc"), ["-p", app], { encoding: "utf8" })
+    expect(r.status, r.stdout + r.stderr).toBe(0)
+  })
+
   for (const version of ["floor", "current"]) {
     describe(`on Node ${version}`, () => {
       const node = () => (version === "floor" ? nodes[NODE_FLOOR]! : process.execPath)
