@@ -236,10 +236,16 @@ console.log(await Effect.runPromise(program))
         expect(r.stdout.trim()).toBe("caught InvalidPayload string caught options.delay 1")
       })
 
-      it("the bin runs", () => {
+      it("the bin runs, and CommonJS can require the package", () => {
         const r = spawnSync(node(), [join(app, "node_modules/leaseq/dist/cli/main.js"), "--help"], { encoding: "utf8" })
         expect(r.status, r.stderr).toBe(0)
         expect(r.stdout).toMatch(/sweep/)
+        const cjs = run(
+          "require.cjs",
+          `console.log(typeof require("leaseq").Queue, typeof require("leaseq/effect").LeaseQueue)`,
+        )
+        expect(cjs.status, cjs.stderr).toBe(0)
+        expect(cjs.stdout.trim()).toBe("function object")
       })
     })
   }
