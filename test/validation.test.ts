@@ -146,6 +146,11 @@ describe("a BullMQ name or a typo is refused with what leaseq calls it", () => {
     ["add jobId", add({ jobId: "o-1" }), 'options.jobId = "o-1": unknown option: leaseq makes job ids'],
     ["add backoff", add({ backoff: 1 }), "options.backoff = 1: unknown option: backoff is set per worker"],
     [
+      "add removeOnComplete",
+      add({ removeOnComplete: true }),
+      "options.removeOnComplete = true: unknown option: completed jobs are kept per worker",
+    ],
+    [
       "worker lockDuration",
       worker({ lockDuration: 5 }),
       "options.lockDuration = 5: unknown option; did you mean leaseMs?",

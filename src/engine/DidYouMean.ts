@@ -25,6 +25,7 @@ const MISSING: Readonly<Record<string, string>> = {
   priority: "leaseq has no priorities yet; put urgent jobs on a queue of their own",
   repeat: "leaseq has no repeatable jobs yet; add from a scheduler (cron) with a dedupeKey",
   limiter: "leaseq has no rate limiter yet (planned); bound the work with concurrency",
+  removeOnComplete: "completed jobs are kept per worker: the Worker's keepCompleted option",
   removeOnFail: "dead jobs are kept until purgeDead (or `leaseq dead purge`)",
   autorun: "a leaseq Worker starts when it is constructed; construct it when it should run",
   lifo: "leaseq hands out jobs first in, first out",
