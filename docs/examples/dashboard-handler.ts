@@ -1,4 +1,4 @@
-// docs/dashboard.md, "Mount it in your own server". Run: REDIS_URL=… node docs/examples/dashboard-handler.ts
+// docs/dashboard.md, "Mount it in your own server". Run: npm run example docs/examples/dashboard-handler.ts
 import { createServer } from "node:http"
 import { Queue } from "leaseq"
 import { dashboardHandler } from "leaseq/dashboard"

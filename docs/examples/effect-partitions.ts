@@ -1,4 +1,4 @@
-// docs/effect.md, "Partitions and durability"; docs/scaling.md. Run: REDIS_URL=… node docs/examples/effect-partitions.ts
+// docs/effect.md, "Partitions and durability"; docs/scaling.md. Run: npm run example docs/examples/effect-partitions.ts
 import { Console, Context, Deferred, Effect, Layer, Ref } from "effect"
 import { LeaseQueue, LeaseWorker } from "leaseq/effect"
 

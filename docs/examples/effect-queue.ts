@@ -1,4 +1,4 @@
-// docs/effect.md, "Queues as services" and "Typed errors". Run: REDIS_URL=… node docs/examples/effect-queue.ts
+// docs/effect.md, "Queues as services" and "Typed errors". Run: npm run example docs/examples/effect-queue.ts
 // REDIS_URL and LEASEQ_PREFIX come from Config (the environment by default).
 // #region services
 import { Console, Context, Effect, Layer } from "effect"

@@ -1,4 +1,4 @@
-// docs/effect.md, "Schema payloads". Run: REDIS_URL=… node docs/examples/effect-schema.ts
+// docs/effect.md, "Schema payloads". Run: npm run example docs/examples/effect-schema.ts
 import { Console, Context, Deferred, Effect, Layer, Schema } from "effect"
 import { LeaseQueue, LeaseWorker } from "leaseq/effect"
 

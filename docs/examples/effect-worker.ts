@@ -1,4 +1,4 @@
-// docs/effect.md, "Workers". Run: REDIS_URL=… node docs/examples/effect-worker.ts
+// docs/effect.md, "Workers". Run: npm run example docs/examples/effect-worker.ts
 import { Cause, Console, Context, Data, Effect, Fiber, Layer, Schedule } from "effect"
 import { type Job, LeaseQueue, LeaseWorker } from "leaseq/effect"
 

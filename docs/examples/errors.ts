@@ -1,4 +1,4 @@
-// docs/getting-started.md, "Errors". Run: REDIS_URL=… node docs/examples/errors.ts
+// docs/getting-started.md, "Errors". Run: npm run example docs/examples/errors.ts
 import { InvalidOptions, InvalidPayload, InvalidQueueName, Queue } from "leaseq"
 
 try {

@@ -1,4 +1,4 @@
-// docs/getting-started.md, "A first queue". Run: REDIS_URL=redis://127.0.0.1:6379 node docs/examples/getting-started.ts
+// docs/getting-started.md, "A first queue". Run: npm run example docs/examples/getting-started.ts
 import { Queue, Worker } from "leaseq"
 
 interface Email {

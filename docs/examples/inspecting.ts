@@ -1,4 +1,4 @@
-// docs/getting-started.md, "Inspecting". Run: REDIS_URL=… node docs/examples/inspecting.ts
+// docs/getting-started.md, "Inspecting". Run: npm run example docs/examples/inspecting.ts
 import { Queue, Worker } from "leaseq"
 
 const connection = process.env.REDIS_URL

@@ -1,4 +1,4 @@
-// docs/getting-started.md, "Adding jobs". Run: REDIS_URL=… node docs/examples/job-options.ts
+// docs/getting-started.md, "Adding jobs". Run: npm run example docs/examples/job-options.ts
 import { Queue } from "leaseq"
 
 // #region add

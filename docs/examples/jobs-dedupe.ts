@@ -1,4 +1,4 @@
-// docs/jobs.md, "Dedupe". Run: REDIS_URL=… node docs/examples/jobs-dedupe.ts
+// docs/jobs.md, "Dedupe". Run: npm run example docs/examples/jobs-dedupe.ts
 import { Queue } from "leaseq"
 
 const queue = new Queue<{ invoice: number }>("jobs-dedupe", { connection: process.env.REDIS_URL })

@@ -1,4 +1,4 @@
-// docs/jobs.md, "Events" and "Wait for a job". Run: REDIS_URL=… node --conditions=leaseq-source docs/examples/jobs-events.ts
+// docs/jobs.md, "Events" and "Wait for a job". Run: npm run example docs/examples/jobs-events.ts
 import { Queue, WaitForTimeout, Worker } from "leaseq"
 
 const connection = process.env.REDIS_URL

@@ -1,4 +1,4 @@
-// docs/jobs.md, "Look up a job" and "Cancel". Run: REDIS_URL=… node docs/examples/jobs-lookup.ts
+// docs/jobs.md, "Look up a job" and "Cancel". Run: npm run example docs/examples/jobs-lookup.ts
 import { Queue, Worker } from "leaseq"
 
 const connection = process.env.REDIS_URL

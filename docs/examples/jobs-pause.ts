@@ -1,4 +1,4 @@
-// docs/jobs.md, "Pause and resume". Run: REDIS_URL=… node docs/examples/jobs-pause.ts
+// docs/jobs.md, "Pause and resume". Run: npm run example docs/examples/jobs-pause.ts
 import { Queue, Worker } from "leaseq"
 
 const connection = process.env.REDIS_URL

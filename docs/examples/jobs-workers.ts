@@ -1,4 +1,4 @@
-// docs/jobs.md, "Timeouts", "Progress" and "Workers". Run: REDIS_URL=… node docs/examples/jobs-workers.ts
+// docs/jobs.md, "Timeouts", "Progress" and "Workers". Run: npm run example docs/examples/jobs-workers.ts
 import { JobTimedOut, Queue, Worker } from "leaseq"
 
 const queue = new Queue<{ pages: number }>("jobs-workers", { connection: process.env.REDIS_URL })

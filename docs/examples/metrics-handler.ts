@@ -1,4 +1,4 @@
-// docs/observability.md, "Mount it in your own server". Run: REDIS_URL=… node docs/examples/metrics-handler.ts
+// docs/observability.md, "Mount it in your own server". Run: npm run example docs/examples/metrics-handler.ts
 import { createServer } from "node:http"
 import { Queue } from "leaseq"
 import { metricsHandler } from "leaseq/metrics"

@@ -1,4 +1,4 @@
-// docs/operations.md, the eviction-policy warning and TLS. Run: REDIS_URL=… node docs/examples/operations.ts
+// docs/operations.md, the eviction-policy warning and TLS. Run: npm run example docs/examples/operations.ts
 import { readFileSync } from "node:fs"
 import { EvictionPolicyWarning, type Job, Queue, Worker } from "leaseq"
 

@@ -1,4 +1,4 @@
-// docs/workers.md, "Prefetch". Run: REDIS_URL=… node docs/examples/prefetch.ts
+// docs/workers.md, "Prefetch". Run: npm run example docs/examples/prefetch.ts
 import { Queue, Worker } from "leaseq"
 
 const connection = process.env.REDIS_URL

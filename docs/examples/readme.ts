@@ -1,4 +1,4 @@
-// README.md, "Use it". Run: REDIS_URL=… node docs/examples/readme.ts
+// README.md, "Use it". Run: npm run example docs/examples/readme.ts
 // The process stops itself with a real SIGTERM, as a process manager would.
 const sendEmail = async (to: string, options: { signal: AbortSignal }) => {
   options.signal.throwIfAborted()

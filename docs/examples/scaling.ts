@@ -1,4 +1,4 @@
-// docs/scaling.md. Run: REDIS_URL=… node docs/examples/scaling.ts
+// docs/scaling.md. Run: npm run example docs/examples/scaling.ts
 // A partitioned queue runs here. Cluster connections and durability are type-checked, not
 // called: the suite's Redis is one server without replicas (test/cluster*.test.ts run them
 // on a real cluster).

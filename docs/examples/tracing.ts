@@ -1,4 +1,4 @@
-// docs/observability.md, "Tracing". Run: REDIS_URL=… node docs/examples/tracing.ts
+// docs/observability.md, "Tracing". Run: npm run example docs/examples/tracing.ts
 import { context, metrics, trace } from "@opentelemetry/api"
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks"
 import {

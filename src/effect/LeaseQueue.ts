@@ -123,7 +123,9 @@ const openConnections = (connection: ConnectionOption | undefined, durability: D
  * opens the connection, and closes it when the scope closes. The queue's keys are
  * checked lazily, on its first call (as with the Promise `Queue`).
  */
-export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>, ValidationError, Scope.Scope> =>
+export const make = <A = unknown, Out = unknown>(
+  options: Options<A>,
+): Effect.Effect<Service<A, Out>, ValidationError, Scope.Scope> =>
   Effect.gen(function* () {
     const given: Partial<Options<A>> = yield* Effect.fromResult(checkObject("options", options))
     const { name, schema, ...rest } = given
@@ -199,15 +201,18 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
       ...controlMembers(core.control, codec),
       [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }
-    return service
+    // `Out` is what the queue's type declares its handlers return (stored JSON, as for the payload)
+    return service as Service<A, Out>
   })
 
 /**
  * A layer providing the queue service `tag`, built by {@link make}. Scoped: its Redis
  * connection is closed when the layer is torn down.
  */
-export const layer = <I, A>(tag: Context.Key<I, Service<A>>, options: Options<A>): Layer.Layer<I, ValidationError> =>
-  Layer.effect(tag, make(options))
+export const layer = <I, A, Out>(
+  tag: Context.Key<I, Service<A, Out>>,
+  options: Options<A>,
+): Layer.Layer<I, ValidationError> => Layer.effect(tag, make<A, Out>(options))
 
 /** Default of `REDIS_URL` for {@link layerConfig}. */
 export { DEFAULT_REDIS_URL }
@@ -217,8 +222,8 @@ export { DEFAULT_REDIS_URL }
  * `REDIS_URL` (redacted; default `redis://127.0.0.1:6379`) and `LEASEQ_PREFIX`
  * (default "leaseq"). A missing or malformed value fails the layer with a `ConfigError`.
  */
-export const layerConfig = <I, A>(
-  tag: Context.Key<I, Service<A>>,
+export const layerConfig = <I, A, Out>(
+  tag: Context.Key<I, Service<A, Out>>,
   options: ConfigOptions<A>,
 ): Layer.Layer<I, ValidationError | Config.ConfigError> =>
   Layer.effect(
@@ -226,6 +231,6 @@ export const layerConfig = <I, A>(
     Effect.gen(function* () {
       const url = yield* Config.Redacted("REDIS_URL").pipe(Config.withDefault(Redacted.make(DEFAULT_REDIS_URL)))
       const prefix = yield* Config.String("LEASEQ_PREFIX").pipe(Config.withDefault(DEFAULT_PREFIX))
-      return yield* make({ ...options, connection: Redacted.value(url), prefix })
+      return yield* make<A, Out>({ ...options, connection: Redacted.value(url), prefix })
     }),
   )

@@ -18,7 +18,7 @@ import { checkDurability, type Durability, unwrapNotReplicated } from "../engine
 import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { Job as EngineJob } from "../engine/queue/Job.ts"
 import type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
-import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
+import { type DeadReason, makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
 import type { WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import { InternalsKey, type Service } from "./LeaseQueue.ts"
@@ -82,7 +82,7 @@ export interface Hooks<A, Out, E, R> {
   /** The job was cancelled while its handler ran: the handler was interrupted (its signal's reason a `JobCancelled`), it did not ack, and the job is not retried. */
   readonly onCancelled?: ((job: LeaseRef) => Effect.Effect<void, never, R>) | undefined
   /** The job went to dead: reason `failed` (attempts used up), `timeout` (its last attempt timed out), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
-  readonly onDead?: ((job: LeaseRef, reason: string, error: unknown) => Effect.Effect<void, never, R>) | undefined
+  readonly onDead?: ((job: LeaseRef, reason: DeadReason, error: unknown) => Effect.Effect<void, never, R>) | undefined
   /**
    * An error the worker survived (it keeps retrying): a Redis error (`RedisUnavailable`
    * naming the server, once per failed connection attempt of the queue's connection or of
@@ -197,9 +197,10 @@ const errorReporter = <R>(queue: string, onError: ((error: unknown) => Effect.Ef
  * backoff or, when attempts are used up, moves it to dead. Each handler runs in its own
  * scope, closed when it ends; it may use any service the worker's context provides.
  * A partitioned queue is served partition by partition (see `partitions` on the queue).
+ * For a queue service typed `Service<A, Out>` the handler must succeed with an `Out`.
  */
-export const make = <I, A, Out, E, R, RH = never>(
-  queue: Context.Key<I, Service<A>>,
+export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
   handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
   options: Options<A, Out, E, RH> = {},
 ): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH> =>
@@ -285,8 +286,8 @@ export const make = <I, A, Out, E, R, RH = never>(
  * lives. `Layer.launch(LeaseWorker.layer(...).pipe(Layer.provide(QueueLive)))` runs it
  * until interrupted, then closes it gracefully.
  */
-export const layer = <I, A, Out, E, R, RH = never>(
-  queue: Context.Key<I, Service<A>>,
+export const layer = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
   handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
   options: Options<A, Out, E, RH> = {},
 ): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH> =>

@@ -39,8 +39,12 @@ export interface Internals<A> {
 /** @internal The key of {@link Internals} on a service built by this module. */
 export const InternalsKey: unique symbol = Symbol.for("leaseq/effect/QueueInternals")
 
-/** The queue service: what `yield* MyQueue` gives. Every method validates first and writes nothing on bad input. */
-export interface Service<A> {
+/**
+ * The queue service: what `yield* MyQueue` gives; `A` is the payload type, `Out` what its
+ * handlers return (the `result` of `getJob` and `waitFor`; default unknown). Every method
+ * validates first and writes nothing on bad input.
+ */
+export interface Service<A, Out = unknown> {
   /** The queue name. */
   readonly name: string
   /** The key prefix (default "leaseq"). */
@@ -92,7 +96,7 @@ export interface Service<A> {
   readonly waitFor: (
     id: string,
     options?: { readonly timeoutMs?: number | undefined },
-  ) => Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed>
+  ) => Effect.Effect<FinishedJob<Out>, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed>
   /** Keep about `maxLen` stream entries (0: no events; whole number 0 … 10 000 000; default until set 10 000). O(1). */
   readonly setEventRetention: (maxLen: number) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
   /** The queue's event retention. */
@@ -103,7 +107,7 @@ export interface Service<A> {
    * and not retained. O(1) hash reads and at most five O(log N) lookups. A stored payload
    * that does not decode fails with {@link InvalidPayload}.
    */
-  readonly getJob: (id: string) => Effect.Effect<JobInfo<A> | undefined, ControlError | InvalidPayload>
+  readonly getJob: (id: string) => Effect.Effect<JobInfo<A, Out> | undefined, ControlError | InvalidPayload>
   /**
    * Cancel job `id` for good: the state it was in, or undefined when unknown or already
    * finished. An active job's lease is revoked at once (its complete is refused, it is not

@@ -40,7 +40,7 @@ export interface QueueOptions extends QueueSettingsInput, LayoutInput {
 export type { BulkJob } from "../engine/queue/Job.ts"
 
 /**
- * A queue's producer and admin handle.
+ * A queue's producer and admin handle: `T` is the payload type, `R` what its handlers return.
  *
  * ```ts
  * const queue = new Queue<{ to: string }>("emails")
@@ -49,7 +49,7 @@ export type { BulkJob } from "../engine/queue/Job.ts"
  * ```
  * Throws {@link InvalidQueueName} / {@link InvalidOptions} from the constructor for bad arguments.
  */
-export class Queue<T = unknown> {
+export class Queue<T = unknown, R = unknown> {
   /** The queue name. */
   readonly name: string
   /** @internal The ordinary core (its `calls` address `name` itself, not its partitions). */
@@ -153,9 +153,9 @@ export class Queue<T = unknown> {
    * O(1) hash reads and at most five O(log N) lookups, in every state. For a partitioned
    * queue every partition is asked at once.
    */
-  async getJob(id: string): Promise<JobInfo<T> | undefined> {
+  async getJob(id: string): Promise<JobInfo<T, R> | undefined> {
     const info = await this.#run(this.queue.control.getJob(id))
-    return info && withJsonPayload<T>(info)
+    return info && (withJsonPayload<T>(info) as JobInfo<T, R>)
   }
 
   /**
@@ -251,12 +251,12 @@ export class Queue<T = unknown> {
 
   /**
    * Resolves once job `id` has ended — completed, dead or cancelled — with what the queue
-   * knows of it (its result while completed jobs are retained, its last error while it is
+   * knows of it (its result, typed `R`, while completed jobs are retained, its last error while it is
    * dead). Rejects with {@link WaitForTimeout} after `timeoutMs` (default 60 000), and with
    * {@link InvalidOptions} for a bad id or timeout. Built on the events: it costs one
    * connection while it waits, and no polling.
    */
-  waitFor(id: string, options: { readonly timeoutMs?: number | undefined } = {}): Promise<FinishedJob> {
+  waitFor(id: string, options: { readonly timeoutMs?: number | undefined } = {}): Promise<FinishedJob<R>> {
     return this.#run(
       Effect.suspend(
         (): Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed> =>
@@ -267,7 +267,7 @@ export class Queue<T = unknown> {
           Effect.promise(() => this.#closing.promise).pipe(Effect.andThen(Effect.fail(this.closedError()))),
         ),
       ),
-    )
+    ) as Promise<FinishedJob<R>>
   }
 
   /**

@@ -12,7 +12,7 @@ import { LAYOUT_KEYS, resolveLayout } from "../engine/partition/Queue.ts"
 import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { Job } from "../engine/queue/Job.ts"
 import { JobSpan } from "../engine/telemetry/Spans.ts"
-import { stderrWarner } from "../engine/worker/Callbacks.ts"
+import { type DeadReason, stderrWarner } from "../engine/worker/Callbacks.ts"
 import type { WorkerHandle, WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
@@ -97,7 +97,7 @@ export interface WorkerEvents<T, R> {
   /** The job was cancelled while its handler ran: the handler's signal aborted (reason a `JobCancelled`); no ack, no retry. */
   cancelled: [job: { id: string; token: number }]
   /** The job went to dead: reason "failed", "timeout", "invalid-payload" or "lease-expired". */
-  dead: [job: { id: string; token: number }, reason: string, error: unknown]
+  dead: [job: { id: string; token: number }, reason: DeadReason, error: unknown]
   /**
    * Redis or infrastructure errors the worker survived (e.g. `RedisUnavailable` naming the
    * server, once per failed connection attempt), listeners and other callbacks that threw
@@ -107,6 +107,9 @@ export interface WorkerEvents<T, R> {
   error: [error: unknown]
   closed: []
 }
+
+/** The events a {@link Worker} emits: "completed", "failed", "lease-lost", "cancelled", "dead", "error", "closed". */
+export type WorkerEventName = "completed" | "failed" | "lease-lost" | "cancelled" | "dead" | "error" | "closed"
 
 /**
  * A worker: starts on construction, runs `handler` for each job, at most `concurrency` at once.
@@ -229,6 +232,21 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         onThrow(e)
       }
     }
+  }
+
+  /** Listen to `event`, one of the names of {@link WorkerEvents} (a misspelt name is a type error naming them). */
+  override on<K extends WorkerEventName>(event: K, listener: (...args: WorkerEvents<T, R>[K]) => void): this {
+    return super.on(event as never, listener as never)
+  }
+
+  /** As {@link on}, for the next `event` only. */
+  override once<K extends WorkerEventName>(event: K, listener: (...args: WorkerEvents<T, R>[K]) => void): this {
+    return super.once(event as never, listener as never)
+  }
+
+  /** Remove a listener added with {@link on} or {@link once}. */
+  override off<K extends WorkerEventName>(event: K, listener: (...args: WorkerEvents<T, R>[K]) => void): this {
+    return super.off(event as never, listener as never)
   }
 
   /** Handlers running now. */

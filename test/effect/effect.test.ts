@@ -339,7 +339,7 @@ describe("bad input: typed errors, nothing written", () => {
       expect(page).toMatchObject({ _tag: "InvalidOptions", field: "count" })
       // catchTag picks the error apart by its tag
       const field = yield* jobs
-        .add({ n: 6 }, { dedupeTtlMs: 10 })
+        .add({ n: 6 }, { dedupeTtlMs: 10 } as never) // refused by the types too; here: at run time
         .pipe(Effect.catchTag("InvalidOptions", (e) => Effect.succeed(e.field)))
       expect(field).toBe("options.dedupeTtlMs")
       expect(yield* dump(name)).toEqual(before)

@@ -135,6 +135,56 @@ describe("worker options", () => {
   })
 })
 
+describe("a BullMQ name or a typo is refused with what leaseq calls it", () => {
+  const add = (options: object) => () => queue.add("x", options as never)
+  const worker = (options: object) => () => new Worker(q, async () => {}, { connection: redisUrl(), ...options })
+  const newQueue = (options: object) => () => new Queue(q, { connection: redisUrl(), ...options })
+  for (const [label, call, message] of [
+    ["add attempts", add({ attempts: 3 }), "options.attempts = 3: unknown option; did you mean maxAttempts?"],
+    ["add delay", add({ delay: 5 }), "options.delay = 5: unknown option; did you mean delayMs?"],
+    ["add maxAttempt", add({ maxAttempt: 3 }), "options.maxAttempt = 3: unknown option; did you mean maxAttempts?"],
+    ["add jobId", add({ jobId: "o-1" }), 'options.jobId = "o-1": unknown option: leaseq makes job ids'],
+    ["add backoff", add({ backoff: 1 }), "options.backoff = 1: unknown option: backoff is set per worker"],
+    [
+      "add removeOnComplete",
+      add({ removeOnComplete: true }),
+      "options.removeOnComplete = true: unknown option: completed jobs are kept per worker",
+    ],
+    [
+      "worker lockDuration",
+      worker({ lockDuration: 5 }),
+      "options.lockDuration = 5: unknown option; did you mean leaseMs?",
+    ],
+    [
+      "worker removeOnComplete",
+      worker({ removeOnComplete: 5 }),
+      "options.removeOnComplete = 5: unknown option; did you mean keepCompleted?",
+    ],
+    ["worker limiter", worker({ limiter: 1 }), "options.limiter = 1: unknown option: leaseq has no rate limiter yet"],
+    [
+      "worker concurency",
+      worker({ concurency: 2 }),
+      "options.concurency = 2: unknown option; did you mean concurrency?",
+    ],
+    ["worker leaseMS", worker({ leaseMS: 2 }), "options.leaseMS = 2: unknown option; did you mean leaseMs?"],
+    [
+      "queue defaultJobOptions.attempts",
+      newQueue({ defaultJobOptions: { attempts: 2 } }),
+      "defaultJobOptions.attempts = 2: unknown option; did you mean maxAttempts?",
+    ],
+    [
+      "queue callTimeout",
+      newQueue({ callTimeout: 2 }),
+      "options.callTimeout = 2: unknown option; did you mean callTimeoutMs?",
+    ],
+    ["queue wibble", newQueue({ wibble: 2 }), "options.wibble = 2: unknown option; known options are prefix, "],
+  ] as const) {
+    it(`${label}: ${message}`, async () => {
+      await refuses(call, "InvalidOptions", new RegExp(message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    })
+  }
+})
+
 describe("connections and foreign keys", () => {
   it("refuses a URL that is not redis:// or rediss://", async () => {
     await refuses(

@@ -9,7 +9,11 @@
  *   <!-- excerpt: docs/examples/x.ts; why -->   every line of the block that is not elided (…) is in that file, in order
  *   <!-- fragment: why -->                     not code to run (a signature, a line shown alone); says why
  *
- * so a snippet cannot say something the tested example does not.
+ * so a snippet cannot say something the tested example does not. Each example's first line
+ * ends with its run line (`Run: npm run example docs/examples/x.ts`), and the test runs that
+ * line itself, in a shell from the repository's root (so it works as written from a clone after
+ * `npm install`), with `REDIS_URL` set to the suite's Redis; a run line in the docs must be one
+ * of those lines.
  */
 import { spawnSync } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
@@ -26,8 +30,13 @@ describe("docs examples", () => {
     expect(examples.length).toBeGreaterThan(0)
   })
   for (const file of examples) {
-    it(`${file} runs`, () => {
-      const r = spawnSync(process.execPath, ["--conditions=leaseq-source", new URL(file, dir).pathname], {
+    it(`${file} runs, by its own run line`, () => {
+      const line = runLine(file)
+      expect(line, `${file}: its first line must end with "Run: npm run example docs/examples/${file}"`).toBe(
+        `npm run example docs/examples/${file}`,
+      )
+      const r = spawnSync("sh", ["-c", line!], {
+        cwd: ROOT,
         env: { ...process.env, REDIS_URL: redisUrl() },
         encoding: "utf8",
         timeout: 60_000,
@@ -36,7 +45,23 @@ describe("docs examples", () => {
       expect(r.stdout.length).toBeGreaterThan(0)
     })
   }
+  it("every command in the docs that runs an example is that example's run line", () => {
+    const lines = new Set(examples.map(runLine))
+    const said = docs.flatMap((f) =>
+      [...readFileSync(join(ROOT, f), "utf8").matchAll(/`([^`]*docs\/examples\/[\w-]+\.ts)`/g)].map((m) => ({
+        f,
+        cmd: m[1]!,
+      })),
+    )
+    expect(said.filter(({ cmd }) => cmd.includes(" ") && !lines.has(cmd))).toEqual([])
+  })
 })
+
+/** The command at the end of an example's first line (`… Run: <command>`). */
+function runLine(file: string): string | undefined {
+  const first = readFileSync(new URL(file, dir), "utf8").split("\n")[0]!
+  return first.match(/Run: (.+)$/)?.[1]?.trim()
+}
 
 /** A ```ts block of a Markdown file, with the marker comment on the line before it. */
 interface Block {

@@ -1,84 +1,252 @@
 /**
- * `npm pack` makes a package a user can install and import: built JS, types, the
- * Lua scripts and the CLI bin. The tarball is unpacked into a node_modules folder
- * (dependencies resolve from the repo's own) and used as a user would.
+ * `npm pack` makes a package a user can install: the tarball is installed with npm into
+ * a fresh app that has its own, older compatible Effect (4.0.x: leaseq's `effect` is a peer,
+ * so the app has one copy), and used as a user would, on every Node line the package
+ * supports: the engines floor (Node 22, fetched once from the npm registry as the `node`
+ * package into .tmp/) and the repo's Node 24. The registry must be reachable (CI has it).
  */
 import { execFileSync, spawnSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, beforeAll, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueNamer, redisUrl } from "../support/redis.ts"
 
 const root = new URL("../..", import.meta.url).pathname
+const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
+/** The app's own Effect: the oldest line the peer range admits. */
+const APP_EFFECT = "4.0.6"
+/** The lowest Node the package claims (`engines`), as an exact version: ">=22.19" → 22.19.0. */
+const NODE_FLOOR = (() => {
+  const m = String(manifest.engines.node).match(/^>=(\d+)\.(\d+)$/)
+  if (!m) throw new Error(`engines.node is ${manifest.engines.node}; expected ">=MAJOR.MINOR"`)
+  return `${m[1]}.${m[2]}.0`
+})()
 const name = queueNamer("pack")
 let work: string
-let pkg: string
+let tarball: string
+let app: string
+let files: string[]
+/** Node binaries to run the app on, by version. */
+const nodes: Record<string, string> = { [process.version.slice(1)]: process.execPath }
+
+const npm = (args: string[], cwd: string): string => execFileSync("npm", args, { cwd, encoding: "utf8" })
+
+/** A Node binary of `version` from the npm registry's `node` package, kept in .tmp/ for the next run. */
+const fetchNode = (version: string): string => {
+  const dir = join(root, ".tmp", `node-${version}`)
+  const bin = join(dir, "node_modules", "node", "bin", "node")
+  if (!existsSync(bin)) npm(["install", "--prefix", dir, "--no-audit", "--no-fund", `node@${version}`], root)
+  return bin
+}
+
+/** The relative links of Markdown file `doc`, each with the package path it points at. */
+const brokenLinks = (doc: string, text: string) => {
+  const dir = doc.includes("/") ? doc.slice(0, doc.lastIndexOf("/") + 1) : ""
+  return [...text.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((m) => m[1]!)
+    .filter((target) => !/^[a-z]+:|^#/.test(target))
+    .map((target) => ({
+      doc,
+      target,
+      path: new URL(target.split("#")[0]!, `file:///${dir}`).pathname.slice(1).replace(/\/$/, ""),
+    }))
+}
 
 beforeAll(() => {
   mkdirSync(join(root, ".tmp"), { recursive: true })
   work = mkdtempSync(join(root, ".tmp", "pack-"))
-  const out = execFileSync("npm", ["pack", "--silent", "--pack-destination", work], { cwd: root, encoding: "utf8" })
-  const tarball = out.trim().split("\n").pop()!
-  pkg = join(work, "node_modules", "leaseq")
-  mkdirSync(pkg, { recursive: true })
-  execFileSync("tar", ["-xzf", join(work, tarball), "-C", pkg, "--strip-components=1"])
-}, 180_000)
+  const out = npm(["pack", "--silent", "--pack-destination", work], root)
+  tarball = join(work, out.trim().split("\n").pop()!)
+  files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .map((f) => f.replace(/^package\//, ""))
+  app = join(work, "app")
+  mkdirSync(app)
+  const dependencies = { leaseq: `file:${tarball}`, effect: APP_EFFECT }
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module", dependencies }))
+  npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], app)
+  nodes[NODE_FLOOR] = fetchNode(NODE_FLOOR)
+}, 300_000)
 afterAll(() => {
   rmSync(work, { recursive: true, force: true })
 })
 
-it("the tarball holds built JS, types, the Lua scripts and the bin — and no sources or tests", () => {
-  const files = (dir: string): string[] =>
-    readdirSync(join(pkg, dir), { withFileTypes: true }).flatMap((e) =>
-      e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
-    )
-  const all = files(".")
-  for (const f of [
-    "dist/index.js",
-    "dist/index.d.ts",
-    "dist/effect.js",
-    "dist/effect.d.ts",
-    "dist/metrics.js",
-    "dist/dashboard.js",
-    "dist/cli/main.js",
-    "lua/reserve.lua",
-    "README.md",
-  ]) {
-    expect(all).toContain(f)
-  }
-  expect(all.filter((f) => f.startsWith("src/") || f.startsWith("test/"))).toEqual([])
+describe("the tarball", () => {
+  it("holds the license, built JS with its types, the Lua scripts, the bin and the docs — no sources, tests, maps or demo", () => {
+    for (const f of [
+      "LICENSE",
+      "README.md",
+      "CHANGELOG.md",
+      "dist/index.js",
+      "dist/index.d.ts",
+      "dist/effect.js",
+      "dist/effect.d.ts",
+      "dist/testing.d.ts",
+      "dist/metrics.d.ts",
+      "dist/dashboard.d.ts",
+      "dist/cli/main.js",
+      "lua/reserve.lua",
+      "docs/getting-started.md",
+      "docs/from-bullmq.md",
+    ]) {
+      expect(files).toContain(f)
+    }
+    const unwanted = files.filter((f) => /^(src|test|bench|tools)\/|^dist\/demo\/|\.map$/.test(f))
+    expect(unwanted).toEqual([])
+    expect(readFileSync(join(root, "LICENSE"), "utf8")).toMatch(/^MIT License/)
+    expect(manifest.license).toBe("MIT")
+  })
+
+  // the figures' sources (bench/, test/) stay in the repository: docs cite them, the package does not need them
+  it("every relative link of the README and the shipped docs points at a file in the tarball (or at the bench's and tests' evidence)", () => {
+    const shipped = (path: string) => files.some((f) => f === path || f.startsWith(`${path}/`))
+    const broken = files
+      .filter((f) => f.endsWith(".md"))
+      .flatMap((doc) =>
+        brokenLinks(doc, execFileSync("tar", ["-xzOf", tarball, `package/${doc}`], { encoding: "utf8" })),
+      )
+      .filter(({ doc, path }) => !shipped(path) && (doc === "README.md" || !/^(bench|test)\//.test(path)))
+    expect(broken).toEqual([])
+  })
+
+  it("is as large as the docs say, within 15%", () => {
+    const said = readFileSync(join(root, "docs/getting-started.md"), "utf8").match(/about (\d+) kB packed/)
+    expect(said, 'docs/getting-started.md states "about N kB packed"').not.toBeNull()
+    const kB = statSync(tarball).size / 1000
+    expect(kB).toBeGreaterThan(Number(said![1]) * 0.85)
+    expect(kB).toBeLessThan(Number(said![1]) * 1.15)
+  })
 })
 
-it("a user can import it and run a job", () => {
-  const q = name()
-  const script = join(work, "use.mjs")
-  writeFileSync(
-    script,
-    `import { Queue, Worker, InvalidOptions } from "leaseq"
-import * as effectFace from "leaseq/effect"
+describe("installed into an app with its own Effect", () => {
+  it("effect is a peer with a range, not a dependency: the app has one copy, its own", () => {
+    expect(manifest.dependencies.effect).toBeUndefined()
+    expect(manifest.peerDependencies.effect).toMatch(/^\^4\./)
+    const tree = JSON.parse(npm(["ls", "effect", "--all", "--json"], app))
+    expect(tree.dependencies.effect.version).toBe(APP_EFFECT)
+    expect(tree.dependencies.leaseq.dependencies.effect).toMatchObject({ version: APP_EFFECT })
+    const resolveFrom = (dir: string) =>
+      execFileSync(
+        process.execPath,
+        ["-p", `require("module").createRequire(${JSON.stringify(`${dir}/`)}).resolve("effect")`],
+        {
+          encoding: "utf8",
+        },
+      ).trim()
+    expect(resolveFrom(join(app, "node_modules", "leaseq"))).toBe(resolveFrom(app))
+  })
+
+  it("a strict TypeScript app type-checks against the packed types (skipLibCheck off), and its mistakes are errors", () => {
+    const tsconfig = {
+      compilerOptions: {
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
+        skipLibCheck: false,
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2023",
+        lib: ["es2023"],
+        noEmit: true,
+        types: ["node"],
+        typeRoots: [join(root, "node_modules/@types")],
+      },
+      files: ["check.ts"],
+    }
+    writeFileSync(join(app, "tsconfig.json"), JSON.stringify(tsconfig))
+    writeFileSync(
+      join(app, "check.ts"),
+      `import { Queue, Worker, type DeadReason } from "leaseq"
+import { LeaseQueue } from "leaseq/effect"
+const queue = new Queue<{ to: string }, { sent: boolean }>("types")
+const worker = new Worker<{ to: string }, { sent: boolean }>("types", async () => ({ sent: true }))
+worker.on("dead", (_job, reason: DeadReason) => console.log(reason))
+export const sent = async (id: string): Promise<boolean | undefined> => (await queue.waitFor(id)).result?.sent
+// @ts-expect-error a BullMQ option name
+void queue.add({ to: "a" }, { attempts: 3 })
+// @ts-expect-error dedupeUntil without a dedupeKey
+void queue.add({ to: "a" }, { dedupeUntil: "finished" })
+// @ts-expect-error a misspelt event name
+worker.on("completd", () => {})
+export const made = LeaseQueue.make<{ to: string }, { sent: boolean }>({ name: "types" })
+`,
+    )
+    const r = spawnSync(join(root, "node_modules/.bin/tsc"), ["-p", app], { encoding: "utf8" })
+    expect(r.status, r.stdout + r.stderr).toBe(0)
+  })
+
+  for (const version of ["floor", "current"]) {
+    describe(`on Node ${version}`, () => {
+      const node = () => (version === "floor" ? nodes[NODE_FLOOR]! : process.execPath)
+      const run = (file: string, text: string) => {
+        writeFileSync(join(app, file), text)
+        return spawnSync(node(), [file], { cwd: app, env: { ...process.env, REDIS_URL: redisUrl() }, encoding: "utf8" })
+      }
+
+      it("the Promise face runs a job, and the app never imports Effect", () => {
+        const q = name()
+        const r = run(
+          "promise.mjs",
+          `import { Queue, Worker, InvalidOptions } from "leaseq"
 import { metricsHandler } from "leaseq/metrics"
-const queue = new Queue(${JSON.stringify(q)}, { connection: process.env.REDIS_URL })
+const queue = new Queue(${JSON.stringify(q)})
 await queue.add({ hello: "world" })
+const refused = await queue.add({}, { attempts: 3 }).catch((e) => e)
+console.log("refused", refused instanceof InvalidOptions, refused.message)
 await new Promise((resolve) => {
-  const worker = new Worker(${JSON.stringify(q)}, async (job) => job.payload.hello, { connection: process.env.REDIS_URL })
+  const worker = new Worker(${JSON.stringify(q)}, async (job) => job.payload.hello)
   worker.on("completed", (_job, result) => { console.log("result", result); worker.close().then(resolve) })
 })
 await queue.close()
-console.log("effect exports", Object.keys(effectFace).length > 0, typeof InvalidOptions)
-const metrics = metricsHandler({ connection: process.env.REDIS_URL, queues: [${JSON.stringify(q)}] })
+const metrics = metricsHandler({ queues: [${JSON.stringify(q)}] })
 console.log("metrics", (await metrics.render()).includes("leaseq_jobs_completed_total"))
 await metrics.close()
+console.log("node", process.version)
 `,
-  )
-  const r = spawnSync(process.execPath, [script], { env: { ...process.env, REDIS_URL: redisUrl() }, encoding: "utf8" })
-  expect(r.status, r.stderr).toBe(0)
-  expect(r.stdout).toContain("result world")
-  expect(r.stdout).toContain("effect exports true function")
-  expect(r.stdout).toContain("metrics true")
-})
+        )
+        expect(readFileSync(join(app, "promise.mjs"), "utf8")).not.toMatch(/from "effect"/)
+        expect(r.status, r.stderr).toBe(0)
+        expect(r.stdout).toContain("result world")
+        expect(r.stdout).toContain(
+          "refused true invalid option options.attempts = 3: unknown option; did you mean maxAttempts?",
+        )
+        expect(r.stdout).toContain("metrics true")
+        expect(r.stdout).toContain(`node v${version === "floor" ? NODE_FLOOR : process.version.slice(1)}`)
+      })
 
-it("the bin runs", () => {
-  const r = spawnSync(process.execPath, [join(pkg, "dist/cli/main.js"), "--help"], { encoding: "utf8" })
-  expect(r.status, r.stderr).toBe(0)
-  expect(r.stdout).toMatch(/sweep/)
+      it("the Effect face, with the app's Effect, catches typed errors by tag and goes on", () => {
+        const q = name()
+        const r = run(
+          "effect.mjs",
+          `import { Effect } from "effect"
+import { LeaseQueue } from "leaseq/effect"
+const program = Effect.scoped(Effect.gen(function* () {
+  const queue = yield* LeaseQueue.make({ name: ${JSON.stringify(q)} })
+  const first = yield* queue.add(undefined).pipe(Effect.as("added"), Effect.catchTag("InvalidPayload", (e) => Effect.succeed("caught " + e._tag)))
+  const id = yield* queue.add({ ok: true })
+  const third = yield* queue.add({}, { delay: 5 }).pipe(Effect.as("added"), Effect.catchTag("InvalidOptions", (e) => Effect.succeed("caught " + e.field)))
+  const stats = yield* queue.stats
+  return [first, typeof id, third, stats.waiting].join(" ")
+}))
+console.log(await Effect.runPromise(program))
+`,
+        )
+        expect(r.status, r.stderr).toBe(0)
+        expect(r.stdout.trim()).toBe("caught InvalidPayload string caught options.delay 1")
+      })
+
+      it("the bin runs, and CommonJS can require the package", () => {
+        const r = spawnSync(node(), [join(app, "node_modules/leaseq/dist/cli/main.js"), "--help"], { encoding: "utf8" })
+        expect(r.status, r.stderr).toBe(0)
+        expect(r.stdout).toMatch(/sweep/)
+        const cjs = run(
+          "require.cjs",
+          `console.log(typeof require("leaseq").Queue, typeof require("leaseq/effect").LeaseQueue)`,
+        )
+        expect(cjs.status, cjs.stderr).toBe(0)
+        expect(cjs.stdout.trim()).toBe("function object")
+      })
+    })
+  }
 })

@@ -236,12 +236,30 @@ describe("Effect face", () => {
     )
   })
 
+  it("add with attempts (BullMQ's name): InvalidOptions, did you mean maxAttempts?", async () => {
+    await refuses(
+      () =>
+        onQueue(
+          Effect.gen(function* () {
+            return yield* (yield* BadQ).add("x", { attempts: 3 } as never)
+          }),
+        ),
+      { tag: "InvalidOptions" },
+      /invalid option options\.attempts = 3: unknown option; did you mean maxAttempts\?/,
+    )
+  })
+
   for (const [options, why] of [
     [{ leaseMs: Number.NaN }, /invalid option leaseMs = NaN: must be a whole number/],
     [{ concurrency: 0 }, /invalid option concurrency = 0: must be from 1 to 10000/],
+    [{ lockDuration: 5 }, /invalid option options\.lockDuration = 5: unknown option; did you mean leaseMs\?/],
   ] as const) {
     it(`LeaseWorker.make ${label(options)}: InvalidOptions`, async () => {
-      await refuses(() => onQueue(LeaseWorker.make(BadQ, () => Effect.void, options)), { tag: "InvalidOptions" }, why)
+      await refuses(
+        () => onQueue(LeaseWorker.make(BadQ, () => Effect.void, options as never)),
+        { tag: "InvalidOptions" },
+        why,
+      )
     })
   }
 })

@@ -34,13 +34,13 @@ export class WaitForTimeout extends Data.TaggedError("WaitForTimeout")<{
 }
 
 /** A job that has ended, as `waitFor` answers. */
-export interface FinishedJob {
+export interface FinishedJob<R = unknown> {
   readonly id: string
   readonly state: "completed" | "dead" | "cancelled"
   /** When it ended (ms since the epoch, Redis clock), when known. */
   readonly finishedAt?: number
-  /** A completed job's result (JSON text decoded), when the queue retains completed jobs. */
-  readonly result?: unknown
+  /** A completed job's result (JSON text decoded; `R` as the queue declares it), when the queue retains completed jobs. */
+  readonly result?: R
   /** A dead job's last error (decoded JSON), when it is still in dead. */
   readonly error?: unknown
 }

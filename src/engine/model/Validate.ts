@@ -7,6 +7,7 @@
  * are the checks through it.
  */
 import * as Result from "effect/Result"
+import { unknownOptionReason } from "./DidYouMean.ts"
 import { InvalidOptions, InvalidPayload, type InvalidQueueName } from "./Errors.ts"
 
 /** What a validator answers: the value, or the error that says what is wrong and how to fix it. */
@@ -83,7 +84,10 @@ export const checkObject = (field: string, value: unknown): Checked<Record<strin
   return Result.succeed(value as Record<string, unknown>)
 }
 
-/** {@link InvalidOptions} for the first key of `value` not in `allowed` (catches typos such as `leaseMS`). */
+/**
+ * {@link InvalidOptions} for the first key of `value` not in `allowed`, saying what was
+ * meant: a typo such as `leaseMS` or a BullMQ name such as `attempts` gets "did you mean …?".
+ */
 export const checkKnownKeys = (
   field: string,
   value: Record<string, unknown>,
@@ -95,7 +99,7 @@ export const checkKnownKeys = (
         new InvalidOptions({
           field: `${field}.${key}`,
           value: value[key],
-          reason: `unknown option; known options are ${allowed.join(", ")}`,
+          reason: unknownOptionReason(key, allowed),
         }),
       )
     }

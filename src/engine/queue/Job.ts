@@ -6,22 +6,12 @@ import type { NewJob } from "../calls/Commands.ts"
 import { InvalidOptions } from "../model/Errors.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
 
-/** Options of one job, given to `add` (or as a queue's `defaultJobOptions`). */
-export interface JobOptions {
+/** Options of one job that do not depend on each other. */
+interface JobOptionsBase {
   /** Run no earlier than this many ms from now (Redis clock). Default 0. Max 365 days. */
   readonly delayMs?: number | undefined
   /** Attempts that may fail (handler failures + lost leases) before the job goes to dead. Default 3. Range 1–1000. */
   readonly maxAttempts?: number | undefined
-  /** While a job with this key was added less than `dedupeTtlMs` ago, adding another returns the first id and adds nothing. */
-  readonly dedupeKey?: string | undefined
-  /** How long a dedupe key holds, in ms. Default 3 600 000 (1 h). Range 1 ms – 30 days. */
-  readonly dedupeTtlMs?: number | undefined
-  /**
-   * `"finished"`: hold the dedupe key while the job exists, and free it when the job
-   * completes, dies or is cancelled (instead of for `dedupeTtlMs`). Needs a `dedupeKey`;
-   * not together with `dedupeTtlMs`. Default: unset (a TTL).
-   */
-  readonly dedupeUntil?: "finished" | undefined
   /**
    * Longest run of one attempt, in ms: past it the handler's signal aborts (reason a
    * `JobTimedOut`) and the attempt counts as a failure with reason "timeout" (retried
@@ -31,6 +21,41 @@ export interface JobOptions {
    */
   readonly timeoutMs?: number | undefined
 }
+
+/** No dedupe: `dedupeTtlMs` and `dedupeUntil` need a `dedupeKey`. */
+export interface WithoutDedupe extends JobOptionsBase {
+  readonly dedupeKey?: undefined
+  readonly dedupeTtlMs?: undefined
+  readonly dedupeUntil?: undefined
+}
+
+/** A dedupe key held for `dedupeTtlMs`. */
+export interface DedupeForTtl extends JobOptionsBase {
+  /** While a job with this key was added less than `dedupeTtlMs` ago, adding another returns the first id and adds nothing. */
+  readonly dedupeKey: string
+  /** How long a dedupe key holds, in ms. Default 3 600 000 (1 h). Range 1 ms – 30 days. */
+  readonly dedupeTtlMs?: number | undefined
+  readonly dedupeUntil?: undefined
+}
+
+/** A dedupe key held until the job finishes (not together with `dedupeTtlMs`). */
+export interface DedupeUntilFinished extends JobOptionsBase {
+  /** While the job with this key exists, adding another returns its id and adds nothing. */
+  readonly dedupeKey: string
+  readonly dedupeTtlMs?: undefined
+  /**
+   * `"finished"`: hold the dedupe key while the job exists, and free it when the job
+   * completes, dies or is cancelled (instead of for `dedupeTtlMs`). Default: unset (a TTL).
+   */
+  readonly dedupeUntil: "finished"
+}
+
+/**
+ * Options of one job, given to `add` (or as a queue's `defaultJobOptions`): `delayMs`,
+ * `maxAttempts`, `timeoutMs`, and a dedupe key held for a TTL or until the job finishes.
+ * The types allow `dedupeTtlMs` and `dedupeUntil` only with a `dedupeKey`, and not both.
+ */
+export type JobOptions = WithoutDedupe | DedupeForTtl | DedupeUntilFinished
 
 /** `dedupeTtlMs` as sent to the add script for a key held until the job finishes. */
 export const DEDUPE_UNTIL_FINISHED = -1

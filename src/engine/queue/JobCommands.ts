@@ -13,7 +13,7 @@ import type { QueueKeys } from "../model/Keys.ts"
 export type JobState = "waiting" | "delayed" | "active" | "completed" | "dead" | "cancelled"
 
 /** What the queue knows about one job (see `getJob`). `P` is the payload's type. */
-export interface JobInfo<P = unknown> {
+export interface JobInfo<P = unknown, R = unknown> {
   readonly id: string
   readonly state: JobState
   readonly payload: P
@@ -37,8 +37,8 @@ export interface JobInfo<P = unknown> {
    * version, which recorded no holder).
    */
   readonly lease?: { readonly token: number; readonly deadline: number; readonly workerId?: string }
-  /** A retained completed job: what its handler returned (when it returned something). */
-  readonly result?: unknown
+  /** A retained completed job: what its handler returned (when it returned something; `R` as the queue declares it). */
+  readonly result?: R
   /** The last error, with its `reason` (a failure, a lost lease, an invalid payload), if any. */
   readonly error?: unknown
   /** Completed, dead or cancelled: when (ms, Redis clock). */

@@ -18,6 +18,13 @@ import * as Exit from "effect/Exit"
 import { CallbackFailed, InvalidPayload } from "../model/Errors.ts"
 import type { Job } from "../queue/Job.ts"
 
+/**
+ * Why a job went to dead: `failed` (its attempts used up), `timeout` (its last attempt ran
+ * past its `timeoutMs`), `invalid-payload` (its payload did not decode) or `lease-expired`
+ * (its lease was reclaimed once too often).
+ */
+export type DeadReason = "failed" | "timeout" | "invalid-payload" | "lease-expired"
+
 /** What happened to jobs, for events and hooks. */
 export interface WorkerHooks<A> {
   readonly completed?: (job: Job<A>, result: unknown) => void
@@ -34,7 +41,7 @@ export interface WorkerHooks<A> {
    */
   readonly cancelled?: (job: { readonly id: string; readonly token: number }) => void
   /** The job went to dead: reason "failed", "timeout", "invalid-payload", or "lease-expired" (found by this worker's sweep). */
-  readonly dead?: (job: { readonly id: string; readonly token: number }, reason: string, error: unknown) => void
+  readonly dead?: (job: { readonly id: string; readonly token: number }, reason: DeadReason, error: unknown) => void
   /** A Redis or infrastructure error the worker survived (it keeps retrying). */
   readonly error?: (error: unknown) => void
 }

@@ -1,0 +1,35 @@
+// docs/from-bullmq.md, "A worked port": the app of from-bullmq-original.ts on leaseq. Run: npm run example docs/examples/from-bullmq.ts
+import { Queue, Worker } from "leaseq"
+
+const connection = process.env.REDIS_URL // a URL, ioredis options or an ioredis client; default 127.0.0.1:6379
+
+// #region leaseq
+interface Order {
+  readonly id: string
+  readonly cents: number
+}
+
+// one queue per kind of job (no job names); the result type is the queue's second parameter
+const queue = new Queue<Order, { receipt: string }>("leaseq-orders", {
+  connection,
+  defaultJobOptions: { maxAttempts: 5 }, // backoff and retention are the worker's
+})
+
+const worker = new Worker<Order, { receipt: string }>(
+  "leaseq-orders",
+  async (job) => {
+    job.progress(50) // stored with the next heartbeat
+    return { receipt: `r-${job.payload.id}` }
+  },
+  { connection, concurrency: 10, leaseMs: 30_000, backoff: { type: "exponential", delayMs: 1000 }, keepCompleted: 100 },
+)
+worker.on("failed", (job, error) => console.error(job.id, error))
+
+// no custom job ids yet: the order id as a dedupe key makes a second add of o-1 return the first job's id
+const id = await queue.add({ id: "o-1", cents: 4200 }, { dedupeKey: "o-1", delayMs: 100 })
+const done = await queue.waitFor(id, { timeoutMs: 30_000 }) // no QueueEvents object: any Queue can wait
+console.log("charged", done.result?.receipt)
+
+await worker.close()
+await queue.close()
+// #endregion

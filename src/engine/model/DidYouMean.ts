@@ -1,0 +1,67 @@
+/**
+ * What to say about an unknown option name: leaseq's name for what the user meant. Names
+ * a BullMQ user would type map to leaseq's (`attempts` → `maxAttempts`); names of BullMQ
+ * features leaseq lacks say what to do instead; any other name close to a known one (a
+ * typo, another case) is suggested by spelling. See docs/from-bullmq.md.
+ */
+
+/** BullMQ option names (job, queue and worker options) and leaseq's for the same thing. */
+const RENAMED: Readonly<Record<string, ReadonlyArray<string>>> = {
+  attempts: ["maxAttempts"],
+  delay: ["delayMs"],
+  lockDuration: ["leaseMs"],
+  lockRenewTime: ["heartbeatMs"],
+  removeOnComplete: ["keepCompleted"],
+  stalledInterval: ["sweep"],
+  maxStalledCount: ["maxAttempts"],
+  deduplication: ["dedupeKey"],
+  timeout: ["timeoutMs"],
+  drainDelay: ["blockTimeoutMs"],
+}
+
+/** BullMQ features leaseq has no option for, and what to do instead. */
+const MISSING: Readonly<Record<string, string>> = {
+  jobId: "leaseq makes job ids (ULIDs); custom ids are planned — for an idempotent add give a dedupeKey",
+  priority: "leaseq has no priorities yet; put urgent jobs on a queue of their own",
+  repeat: "leaseq has no repeatable jobs yet; add from a scheduler (cron) with a dedupeKey",
+  limiter: "leaseq has no rate limiter yet (planned); bound the work with concurrency",
+  removeOnComplete: "completed jobs are kept per worker: the Worker's keepCompleted option",
+  removeOnFail: "dead jobs are kept until purgeDead (or `leaseq dead purge`)",
+  autorun: "a leaseq Worker starts when it is constructed; construct it when it should run",
+  lifo: "leaseq hands out jobs first in, first out",
+  parent: "leaseq has no flows (parent and child jobs)",
+  backoff: "backoff is set per worker (the Worker's backoff option), not per job",
+  connection: "give connection to the Queue or Worker, not to a job",
+}
+
+/** Levenshtein distance of two short strings, compared without case. */
+const distance = (a: string, b: string): number => {
+  const x = a.toLowerCase()
+  const y = b.toLowerCase()
+  let row = Array.from({ length: y.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= x.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= y.length; j++) {
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1))
+    }
+    row = next
+  }
+  return row[y.length]!
+}
+
+/**
+ * The reason of an "unknown option" error for `key`, given the names `allowed` there:
+ * "unknown option; did you mean maxAttempts?", or what to do instead, or the known names.
+ */
+export const unknownOptionReason = (key: string, allowed: ReadonlyArray<string>): string => {
+  const renamed = RENAMED[key]?.find((name) => allowed.includes(name) && name !== key)
+  if (renamed) return `unknown option; did you mean ${renamed}?`
+  const known = `known options are ${allowed.join(", ")}`
+  const missing = MISSING[key]
+  if (missing && !allowed.includes(key)) return `unknown option: ${missing}; ${known}`
+  const close = allowed
+    .map((name) => ({ name, d: distance(key, name) }))
+    .filter(({ d }) => d <= Math.max(1, Math.min(2, Math.floor(key.length / 3))))
+    .sort((a, b) => a.d - b.d)[0]
+  return close ? `unknown option; did you mean ${close.name}?` : `unknown option; ${known}`
+}
