@@ -7,7 +7,7 @@
  * (`dist/cli/main.js`).
  */
 import { readFileSync } from "node:fs"
-import { Command, CommanderError } from "commander"
+import { Command, CommanderError, Option } from "commander"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { Limits } from "../engine/Validate.ts"
@@ -143,6 +143,12 @@ const queueCommands = ({ program, io, url, setJob }: Ctx): void => {
   verify.action(() => setJob(url(verify.opts(), (u) => runVerify(io, u, verify.opts()))))
 }
 
+/** `--listen`, its default shown as written (`127.0.0.1:7300`). */
+const listenOption = (fallback: string) =>
+  new Option("--listen <host:port>", "address to serve on (loopback unless told otherwise)")
+    .argParser(listenAddress)
+    .default(listenAddress(fallback), fallback)
+
 /** `metrics` and `dashboard`: long-running servers, until a signal. */
 const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
   const metrics = withCommonFlags(
@@ -152,12 +158,7 @@ const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
         "serve /metrics in the Prometheus text format for every queue under the prefix (or those named), until Ctrl-C",
       ),
   )
-    .option(
-      "--listen <host:port>",
-      "address to serve on (loopback unless told otherwise)",
-      listenAddress,
-      listenAddress(DEFAULT_METRICS_LISTEN),
-    )
+    .addOption(listenOption(DEFAULT_METRICS_LISTEN))
     .option("--queue <name>", "only this queue (repeat for more; default: every queue under the prefix)", queueList)
     .addHelpText(
       "after",
@@ -172,17 +173,21 @@ const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
         "serve a live dashboard of the queues under the prefix (read-only unless --allow-actions), until Ctrl-C",
       ),
   )
-    .option(
-      "--listen <host:port>",
-      "address to serve on (loopback unless told otherwise)",
-      listenAddress,
-      listenAddress(DEFAULT_DASHBOARD_LISTEN),
-    )
+    .addOption(listenOption(DEFAULT_DASHBOARD_LISTEN))
     .option(
       "--allow-actions",
       "allow retry and purge of dead jobs, cancel of a job, pause and resume from the page (each action needs the token)",
     )
-    .option("--token <token>", "the token actions need (at least 16 characters; default: generated and printed once)")
+    .option(
+      "--token <token>",
+      "the token actions (and reads beyond loopback) need, at least 16 characters; visible in ps: prefer --token-file or $LEASEQ_DASHBOARD_TOKEN (default: generated)",
+    )
+    .option("--token-file <file>", "read the token from this file")
+    .option(
+      "--allowed-host <name>",
+      "a host name the dashboard answers to besides IP addresses and localhost (repeat for more)",
+      (v: string, all: ReadonlyArray<string> = []) => [...all, v],
+    )
     .option("--hide-payloads", "never send payloads or results to the page (queues carrying personal data)")
     .addHelpText(
       "after",

@@ -9,7 +9,6 @@
  */
 import * as Effect from "effect/Effect"
 import type { ScriptFailure } from "../engine/Commands.ts"
-import { discoverQueues } from "../engine/Discovery.ts"
 import type { InvalidOptions, RedisError } from "../engine/Errors.ts"
 import type { JobEvent } from "../engine/EventDecode.ts"
 import { decodeEntry } from "../engine/EventDecode.ts"
@@ -178,7 +177,7 @@ type Opener = (
 export const makeJobReaders = (
   client: RedisClient,
   commandsOf: Opener,
-  prefix: string,
+  names: Effect.Effect<ReadonlyArray<string>, RedisError | InvalidOptions>,
   options: { readonly hidePayloads: boolean },
 ) => {
   const jobs = makeJobReader(client, options)
@@ -194,15 +193,16 @@ export const makeJobReaders = (
       Effect.flatMap(commandsOf(name), (c) => jobs.full(c.keys, id, field)),
     /**
      * The first of `queues` holding job `id`, asked in order (one getJob each); on a miss, the
-     * queues under the prefix are found again (one SCAN, as the overview's discovery) and
-     * those not asked yet are asked: a queue made since the last discovery is found too.
+     * queues of the overview's discovery not asked yet are asked. A miss never scans the
+     * keyspace itself: the discovery is the overview's, redone at most every
+     * `discoverEveryMs`, so a queue made since is found once that has passed.
      */
     find: (queues: ReadonlyArray<string>, id: string) =>
       findIn(queues, id).pipe(
         Effect.flatMap((hit) =>
           hit !== undefined
             ? Effect.succeed(hit)
-            : discoverQueues(client, prefix).pipe(
+            : names.pipe(
                 Effect.flatMap((all) =>
                   findIn(
                     all.filter((q) => !queues.includes(q)),

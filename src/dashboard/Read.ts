@@ -56,6 +56,12 @@ const errorKey = (error: unknown): { reason: string; message: string } => {
   }
 }
 
+/** Forget the entries of `map` whose queue is not in `queues`. */
+const keepOnly = (map: Map<string, unknown>, queues: ReadonlyArray<QueueStats>) => {
+  const names = new Set(queues.map((q) => q.queue))
+  for (const name of [...map.keys()]) if (!names.has(name)) map.delete(name)
+}
+
 /** Rates of every queue, from successive overview readings (one hour kept). */
 export const makeRates = () => {
   const last = new Map<string, { at: number; completed: number; failed: number }>()
@@ -73,6 +79,9 @@ export const makeRates = () => {
           points.shift()
         series.set(q.queue, points)
       }
+      // only the queues of this reading are kept: a queue gone from the overview leaves nothing behind
+      keepOnly(last, queues)
+      keepOnly(series, queues)
     },
     of: (queue: string): Rates => ({ points: series.get(queue) ?? [] }),
   }
@@ -157,7 +166,7 @@ export const makeReaders = (
     Effect.map((queues) => ({ kind: "workers", prefix, at: Date.now(), queues })),
   )
 
-  return { overview, queue, workers, commandsOf, ...makeJobReaders(client, commandsOf, prefix, options) }
+  return { overview, queue, workers, commandsOf, ...makeJobReaders(client, commandsOf, fleet.names, options) }
 }
 
 /** The readers. */

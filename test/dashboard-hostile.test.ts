@@ -1,0 +1,324 @@
+/**
+ * The dashboard against hostile clients, over raw sockets (no browser): malformed requests
+ * crash nothing (the `leaseq dashboard` process, or a host server mounting the handler), a
+ * forged `Host` (DNS rebinding) reads nothing from Redis, reads need the token when told,
+ * the token stays out of the terminal and of `ps`, views are capped, a Find miss scans
+ * nothing. Redis-side costs are read from a redis-server of this file's own (INFO), so no
+ * other test's traffic counts.
+ */
+import { readFileSync, statSync, writeFileSync } from "node:fs"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { join, resolve } from "node:path"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type DashboardHandler, dashboardHandler } from "../src/dashboard.ts"
+import { Queue } from "../src/index.ts"
+import { makeOpener, OPENER_CAPACITY } from "../src/metrics/Fleet.ts"
+import { connect } from "../src/redis/Client.ts"
+import { type LocalRedis, startRedisServer } from "../src/testing/RedisServer.ts"
+import { tempDir, until } from "./reliability/support.ts"
+import { startChild } from "./support/child.ts"
+import { onCleanup } from "./support/cleanup.ts"
+import { bodyOf, rawExchange, rawRequest, statusOf } from "./support/raw-http.ts"
+import { queueNamer, rawClient, redisUrl } from "./support/redis.ts"
+
+const ROOT = resolve(import.meta.dirname, "..")
+const CLI = join(ROOT, "src/cli/main.ts")
+const PREFIX = "lqhostile"
+const TOKEN = "hostile-token-0123456789abcdef"
+const name = queueNamer("hostile")
+
+let own: LocalRedis
+beforeAll(async () => {
+  own = await startRedisServer()
+})
+afterAll(async () => {
+  await own.stop()
+})
+
+/** A handler served on 127.0.0.1 by a plain node:http server that records anything the handler throws. */
+const serve = async (handler: DashboardHandler) => {
+  onCleanup(() => handler.close())
+  const thrown: unknown[] = []
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    try {
+      handler(req, res)
+    } catch (e) {
+      thrown.push(e)
+      res.destroy()
+    }
+  })
+  onCleanup(
+    () =>
+      new Promise((r) => {
+        server.close(r)
+        server.closeAllConnections()
+      }),
+  )
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+  return { port: (server.address() as { port: number }).port, thrown }
+}
+
+/** `leaseq dashboard` as a child process on a free loopback port: the port and the process. */
+const startCli = async (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}) => {
+  const child = startChild(CLI, ["dashboard", "--prefix", PREFIX, "--listen", "127.0.0.1:0", ...args], env)
+  const port = await until(
+    "the dashboard to listen",
+    () => /at http:\/\/127\.0\.0\.1:(\d+)\//.exec(child.stderr())?.[1],
+  )
+  return { child, port: Number(port) }
+}
+
+const TARGETS = ["//[", "http://[/", "//a:99999/", "//%zz/", "http://x:y@[::1/", "/%", "*", "//", "/api/%zz"]
+TARGETS.push("/api/stream?view=%", "/api/job?queue=%zz&id=%ff", "/api/find?id=%00", "/api/queue?name=..")
+TARGETS.push("/api/full?queue=a&id=b&field=__proto__")
+const BODIES = ["null", "[]", "1", '"x"', "{", '{"action":"retry","queue":{}}', '{"__proto__":{"action":"retry"}}']
+BODIES.push('{"action":"cancel","queue":"q","ids":[{}]}', '{"action":"pause","queue":"q","all":1e999}', "\u00ff\u00fe")
+
+/** A POST of `body` to the action route with `extra` headers (the token included, so the body is read). */
+const actionRequest = (host: string, extra: string, body: string) =>
+  `POST /api/action HTTP/1.1\r\nhost: ${host}\r\n${extra}content-type: application/json\r\nx-leaseq-token: ${TOKEN}\r\n` +
+  `content-length: ${Buffer.byteLength(body, "latin1")}\r\n\r\n${body}`
+
+/** Header values no browser sends, on a few routes. */
+const badHeaders = (host: string): string[] =>
+  ["/api/action", "/api/overview", "/api/stream?view=overview", "/", "//["].flatMap((t) =>
+    ["\u0001", "\u00ff\u00fe", "a".repeat(8000), "null"].flatMap((v) =>
+      ["x-leaseq-token", "origin", "sec-fetch-site", "content-type"].map(
+        (h) => `POST ${t} HTTP/1.1\r\nhost: ${host}\r\n${h}: ${v}\r\ncontent-length: 2\r\n\r\n{}`,
+      ),
+    ),
+  )
+
+/** Requests no browser sends: request-targets WHATWG URL refuses, Origins that do not parse, bad Hosts, headers and bodies. */
+const hostileRequests = (port: number): string[] => {
+  const host = `127.0.0.1:${port}`
+  const out: string[] = []
+  for (const t of TARGETS)
+    for (const m of ["GET", "HEAD", "POST", "OPTIONS"]) out.push(`${m} ${t} HTTP/1.1\r\nhost: ${host}\r\n\r\n`)
+  for (const t of TARGETS.slice(0, 5))
+    for (const h of [host, "", "[", "a b", "x".repeat(300), "evil.example", "[::1", ":0"])
+      out.push(`GET ${t} HTTP/1.1\r\nhost: ${h}\r\n\r\n`)
+  for (const o of ["null", "garbage", "http://[", "http://x:99999", `http://${host}`, "file://", ""])
+    for (const b of BODIES) out.push(actionRequest(host, o === "" ? "" : `origin: ${o}\r\n`, b))
+  out.push(...badHeaders(host))
+  return out.map((r) => r.replace("\r\n\r\n", "\r\nconnection: close\r\n\r\n"))
+}
+
+const sendAll = async (port: number, requests: ReadonlyArray<string>) => {
+  for (let i = 0; i < requests.length; i += 25) {
+    await Promise.all(requests.slice(i, i + 25).map((r) => rawExchange(port, Buffer.from(r, "latin1"))))
+  }
+}
+
+describe("no request crashes the dashboard", () => {
+  it("a few hundred malformed requests leave leaseq dashboard and a host server mounting the handler serving", async () => {
+    const { child, port } = await startCli(["--url", redisUrl(), "--allow-actions"], { LEASEQ_DASHBOARD_TOKEN: TOKEN })
+    const mounted = await serve(
+      dashboardHandler({ connection: redisUrl(), prefix: PREFIX, allowActions: true, token: TOKEN }),
+    )
+    const requests = hostileRequests(port)
+    expect(requests.length).toBeGreaterThan(200)
+    await sendAll(port, requests)
+    await sendAll(mounted.port, hostileRequests(mounted.port))
+    expect(mounted.thrown).toEqual([])
+    expect(child.process.exitCode).toBe(null)
+    for (const p of [port, mounted.port]) {
+      expect(statusOf(await rawRequest(p, "/"))).toBe(200)
+      expect(statusOf(await rawRequest(p, "/api/overview"))).toBe(200)
+    }
+    // the request-targets of the review each get an answer, not a dropped connection
+    for (const t of ["//[", "http://[/", "//a:99999/", "//%zz/", "http://x:y@[::1/"]) {
+      expect(statusOf(await rawRequest(port, t)), t).toBeGreaterThan(0)
+    }
+    const nullOrigin = { origin: "null", "content-type": "application/json", "x-leaseq-token": TOKEN }
+    expect(statusOf(await rawRequest(port, "/api/action", nullOrigin, { method: "POST", body: "{}" }))).toBe(403)
+  })
+})
+
+/** Commands the own Redis ran since the last CONFIG RESETSTAT, by name (INFO commandstats). */
+const commandCounts = async (raw: ReturnType<typeof rawClient>): Promise<Record<string, number>> => {
+  const info = await raw.info("commandstats")
+  const counts: Record<string, number> = {}
+  for (const m of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) counts[m[1] as string] = Number(m[2])
+  return counts
+}
+
+/** The commands that read a queue's data (anything but the test's own INFO and CONFIG). */
+const readsOf = (counts: Record<string, number>) =>
+  Object.entries(counts).filter(
+    ([c]) =>
+      !["info", "config|resetstat", "config", "hello", "ping", "select", "client|setinfo", "client|setname"].includes(
+        c,
+      ),
+  )
+
+describe("DNS rebinding and reads that need the token", () => {
+  it("a Host that is not the dashboard's gets 421 before anything is read from Redis; IPs, localhost and allowedHosts pass", async () => {
+    const raw = rawClient(own.url)
+    onCleanup(() => raw.quit())
+    const q = new Queue<unknown>(name(), { connection: own.url, prefix: PREFIX })
+    onCleanup(() => q.close())
+    const id = await q.add({ secret: "s3cret" })
+    const { port } = await serve(
+      dashboardHandler({ connection: own.url, prefix: PREFIX, allowedHosts: ["dash.example"] }),
+    )
+    await raw.config("RESETSTAT")
+    const routes = ["/api/overview", `/api/job?queue=${q.name}&id=${id}`, `/api/queue?name=${q.name}`]
+    routes.push(`/api/full?queue=${q.name}&id=${id}&field=payload`, `/api/find?id=${id}`, "/api/stream?view=overview")
+    for (const host of [`evil.example:${port}`, "rebind.test", `dash.example.evil:${port}`]) {
+      for (const r of routes) {
+        const reply = await rawRequest(port, r, { host })
+        expect(statusOf(reply), `${host} ${r}`).toBe(421)
+        expect(bodyOf(reply)).not.toContain("s3cret")
+      }
+    }
+    expect(readsOf(await commandCounts(raw))).toEqual([])
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `DASH.example:${port}`]) {
+      const reply = await rawRequest(port, `/api/job?queue=${q.name}&id=${id}`, { host })
+      expect(statusOf(reply), host).toBe(200)
+      expect(bodyOf(reply)).toContain("s3cret")
+    }
+  })
+
+  it("with readsNeedToken every reading needs the token (401 without, and nothing read), the page itself does not", async () => {
+    const raw = rawClient(own.url)
+    onCleanup(() => raw.quit())
+    const q = new Queue<unknown>(name(), { connection: own.url, prefix: PREFIX })
+    onCleanup(() => q.close())
+    const id = await q.add({ secret: "s3cret" })
+    const { port } = await serve(
+      dashboardHandler({ connection: own.url, prefix: PREFIX, readsNeedToken: true, token: TOKEN }),
+    )
+    await raw.config("RESETSTAT")
+    const job = `/api/job?queue=${q.name}&id=${id}`
+    for (const r of [job, "/api/overview", "/api/stream?view=overview", `/api/find?id=${id}`]) {
+      expect(statusOf(await rawRequest(port, r)), r).toBe(401)
+      expect(statusOf(await rawRequest(port, r, { "x-leaseq-token": `${TOKEN}x` })), r).toBe(401)
+    }
+    expect(readsOf(await commandCounts(raw))).toEqual([])
+    expect(statusOf(await rawRequest(port, "/"))).toBe(200)
+    const reply = await rawRequest(port, job, { "x-leaseq-token": TOKEN })
+    expect(statusOf(reply)).toBe(200)
+    expect(bodyOf(reply)).toContain("s3cret")
+  })
+
+  it("leaseq dashboard refuses to listen beyond loopback without a token, saying how to choose", async () => {
+    const { runCli } = await import("./support/child.ts")
+    const r = await runCli(["dashboard", "--url", redisUrl(), "--listen", "0.0.0.0:0"])
+    expect(r.code).toBe(2)
+    expect(r.err).toContain("--token-file")
+    expect(r.err).toContain("127.0.0.1")
+  })
+})
+
+describe("the dashboard's token", () => {
+  it("from a file or LEASEQ_DASHBOARD_TOKEN: never printed, not in ps, and actions take it", async () => {
+    const dir = tempDir("token")
+    onCleanup(dir.remove)
+    const file = join(dir.dir, "token")
+    writeFileSync(file, `${TOKEN}\n`, { mode: 0o600 })
+    const q = new Queue<unknown>(name(), { connection: redisUrl(), prefix: PREFIX })
+    onCleanup(() => q.close())
+    await q.add(1)
+    for (const [args, env] of [
+      [["--token-file", file], {}],
+      [[], { LEASEQ_DASHBOARD_TOKEN: TOKEN }],
+    ] as const) {
+      const { child, port } = await startCli(["--url", redisUrl(), "--allow-actions", ...args], env)
+      expect(child.stderr()).not.toContain(TOKEN)
+      expect(readFileSync(`/proc/${child.process.pid}/cmdline`, "utf8")).not.toContain(TOKEN)
+      const act = (token: string) =>
+        rawRequest(
+          port,
+          "/api/action",
+          { "content-type": "application/json", "x-leaseq-token": token },
+          {
+            method: "POST",
+            body: JSON.stringify({ queue: q.name, action: "resume" }),
+          },
+        )
+      expect(statusOf(await act(TOKEN))).toBe(200)
+      expect(statusOf(await act(`${TOKEN}x`))).toBe(403)
+      await child.stop()
+    }
+  })
+
+  it("a generated token, stderr not a terminal: written to a file only its user can read, the message says where", async () => {
+    const { child, port } = await startCli(["--url", redisUrl(), "--allow-actions"])
+    const file = /the generated token is in (\S+) \(mode 0600\)/.exec(child.stderr())?.[1]
+    expect(file, child.stderr()).toBeDefined()
+    onCleanup(() => import("node:fs").then((fs) => fs.rmSync(resolve(file as string, ".."), { recursive: true })))
+    expect(statSync(file as string).mode & 0o777).toBe(0o600)
+    const token = readFileSync(file as string, "utf8").trim()
+    expect(token.length).toBeGreaterThanOrEqual(16)
+    expect(child.stderr()).not.toContain(token)
+    const reply = await rawRequest(
+      port,
+      "/api/action",
+      { "content-type": "application/json", "x-leaseq-token": token },
+      {
+        method: "POST",
+        body: JSON.stringify({ queue: name(), action: "resume" }),
+      },
+    )
+    expect(statusOf(reply)).toBe(200)
+  })
+})
+
+describe("what one server keeps is bounded", () => {
+  it("views: past maxViews a stream of a new view is refused 503, saying why; the same view and a freed slot still open", async () => {
+    const { port } = await serve(dashboardHandler({ connection: redisUrl(), prefix: PREFIX, maxViews: 3 }))
+    const q = name()
+    const streams: Array<{ status: number; close: () => void }> = []
+    const open = async (view: string) => {
+      const ctl = new AbortController()
+      const res = await fetch(`http://127.0.0.1:${port}/api/stream?view=${view}`, { signal: ctl.signal })
+      const body = res.status === 200 ? "" : await res.text()
+      return { status: res.status, body, close: () => ctl.abort() }
+    }
+    for (const v of ["a", "b", "c"]) streams.push(await open(`job:${q}:${v}`))
+    onCleanup(() => {
+      for (const s of streams) s.close()
+    })
+    expect(streams.map((s) => s.status)).toEqual([200, 200, 200])
+    const refused = await open(`job:${q}:d`)
+    expect(refused.status).toBe(503)
+    expect(refused.body).toContain("maxViews")
+    const again = await open(`job:${q}:a`)
+    streams.push(again)
+    expect(again.status).toBe(200)
+    ;(streams[1] as { close: () => void }).close()
+    const freed = await until("a view slot to free", async () => {
+      const s = await open(`job:${q}:e`)
+      return s.status === 200 ? s : undefined
+    })
+    streams.push(freed)
+    expect(freed.status).toBe(200)
+  })
+
+  it("queue names: the opener keeps at most OPENER_CAPACITY queues open, whatever names are asked for", async () => {
+    const client = connect(redisUrl(), {})
+    onCleanup(() => client.close())
+    const open = makeOpener(client, PREFIX)
+    const names = Array.from({ length: OPENER_CAPACITY + 200 }, (_, i) => `made-up-${i}`)
+    await Effect.runPromise(Effect.forEach(names, open, { concurrency: 50, discard: true }))
+    expect(open.size()).toBe(OPENER_CAPACITY)
+  })
+
+  it("a Find miss scans nothing: the queues come from the overview's discovery (SCAN calls counted by the own Redis)", async () => {
+    const raw = rawClient(own.url)
+    onCleanup(() => raw.quit())
+    const keys = Array.from({ length: 20_000 }, (_, i) => [`other:${i}`, "x"]).flat()
+    await raw.mset(...keys)
+    onCleanup(() => raw.flushall())
+    const q = new Queue<unknown>(name(), { connection: own.url, prefix: PREFIX })
+    onCleanup(() => q.close())
+    const id = await q.add(1)
+    const { port } = await serve(dashboardHandler({ connection: own.url, prefix: PREFIX }))
+    expect(statusOf(await rawRequest(port, `/api/find?id=${id}`))).toBe(200)
+    await raw.config("RESETSTAT")
+    for (let i = 0; i < 10; i++) expect(statusOf(await rawRequest(port, `/api/find?id=nope-${i}`))).toBe(404)
+    expect((await commandCounts(raw)).scan ?? 0).toBe(0)
+  })
+})
