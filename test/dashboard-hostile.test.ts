@@ -12,7 +12,7 @@ import { join, resolve } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type DashboardHandler, dashboardHandler } from "../src/dashboard.ts"
-import { Queue } from "../src/index.ts"
+import { Queue, Worker } from "../src/index.ts"
 import { makeOpener, OPENER_CAPACITY } from "../src/metrics/Fleet.ts"
 import { connect } from "../src/redis/Client.ts"
 import { type LocalRedis, startRedisServer } from "../src/testing/RedisServer.ts"
@@ -320,5 +320,85 @@ describe("what one server keeps is bounded", () => {
     await raw.config("RESETSTAT")
     for (let i = 0; i < 10; i++) expect(statusOf(await rawRequest(port, `/api/find?id=nope-${i}`))).toBe(404)
     expect((await commandCounts(raw)).scan ?? 0).toBe(0)
+  })
+})
+
+/** The fixture's resident memory after a garbage collection, in MB (it prints it on SIGUSR2). */
+const rssAfterGc = async (child: ReturnType<typeof startChild>): Promise<number> => {
+  const seen = child.lines.length
+  child.process.kill("SIGUSR2")
+  const line = await until("the memory line", () => child.lines.slice(seen).find((l) => l.text.startsWith("rss ")))
+  return Number(line.text.slice(4))
+}
+
+/** A queue of `n` dead jobs, each with a payload of `size` characters. */
+const deadQueue = async (url: string, n: number, size: number) => {
+  const q = new Queue<string>(name(), { connection: url, prefix: PREFIX })
+  onCleanup(() => q.close())
+  await q.addBulk(
+    Array.from({ length: n }, (_, i) => ({ payload: `${i}`.padEnd(size, "x"), options: { maxAttempts: 1 } })),
+  )
+  const w = new Worker<string>(
+    q.name,
+    async () => {
+      throw new Error("dies on purpose")
+    },
+    { connection: url, prefix: PREFIX, concurrency: 50 },
+  )
+  onCleanup(() => w.close())
+  w.on("error", () => {})
+  await until("every job dead", async () => (await q.stats()).dead === n)
+  await w.close()
+  return q
+}
+
+describe("slow readers", () => {
+  it("20 server-sent-event viewers that never read add little memory: readings are coalesced, not queued", async () => {
+    const q = await deadQueue(redisUrl(), 200, 4000)
+    const child = startChild(
+      join(ROOT, "test/fixtures/dashboard-server.ts"),
+      [redisUrl(), PREFIX, JSON.stringify({ intervalMs: 100 })],
+      { NODE_OPTIONS: "--expose-gc" },
+    )
+    const port = Number((await child.waitFor((l) => l.startsWith("port "))).text.slice(5))
+    // one viewer that reads: it counts the readings the hub sends
+    let readings = 0
+    let size = 0
+    const ctl = new AbortController()
+    onCleanup(() => ctl.abort())
+    const res = await fetch(`http://127.0.0.1:${port}/api/stream?view=queue:${q.name}`, { signal: ctl.signal })
+    void (async () => {
+      const decoder = new TextDecoder()
+      let buf = ""
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        buf += decoder.decode(chunk, { stream: true })
+        for (let at = buf.indexOf("\n\n"); at >= 0; at = buf.indexOf("\n\n")) {
+          if (buf.startsWith("data: ")) {
+            readings++
+            size = at
+          }
+          buf = buf.slice(at + 2)
+        }
+      }
+    })().catch(() => {})
+    // warmed up first (the heap grows to its working size), then measured after a collection
+    await until("40 readings", () => readings >= 40, { everyMs: 100 })
+    const before = await rssAfterGc(child)
+    const request = `GET /api/stream?view=queue:${q.name} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`
+    const { connect: netConnect } = await import("node:net")
+    for (let i = 0; i < 20; i++) {
+      const s = netConnect(port, "127.0.0.1", () => s.write(request))
+      s.pause() // never read: the server's writes back up
+      s.on("error", () => {})
+      onCleanup(() => s.destroy())
+    }
+    const from = readings
+    await until("40 more readings", () => readings >= from + 40, { everyMs: 100 })
+    const grown = (await rssAfterGc(child)) - before
+    console.log(
+      `SLOW-SSE: reading ${(size / 1e6).toFixed(2)} MB, 20 stuck viewers x 40 readings: RSS +${grown.toFixed(1)} MB`,
+    )
+    expect(size).toBeGreaterThan(500_000)
+    expect(grown).toBeLessThan(50)
   })
 })
