@@ -402,3 +402,35 @@ describe("slow readers", () => {
     expect(grown).toBeLessThan(50)
   })
 })
+
+describe("Redis work per reading is bounded by bytes", () => {
+  /** Bytes the own Redis has sent to its clients (INFO stats total_net_output_bytes). */
+  const sentBytes = async (raw: ReturnType<typeof rawClient>) =>
+    Number(/total_net_output_bytes:(\d+)/.exec(await raw.info("stats"))?.[1])
+
+  it("a queue page over 30 dead jobs of 0.9 MB and a job page of one send kilobytes, not megabytes; also with hidePayloads", async () => {
+    const raw = rawClient(own.url)
+    onCleanup(() => raw.quit())
+    const q = await deadQueue(own.url, 30, 900_000)
+    const id = (await raw.zrange(`${PREFIX}:{${q.name}}:dead`, 0, 0))[0] as string
+    for (const hidePayloads of [false, true]) {
+      const { port } = await serve(dashboardHandler({ connection: own.url, prefix: PREFIX, hidePayloads }))
+      const sent: Record<string, number> = {}
+      for (const [what, route] of [
+        ["queue", `/api/queue?name=${q.name}`],
+        ["job", `/api/job?queue=${q.name}&id=${id}`],
+      ] as const) {
+        const before = await sentBytes(raw)
+        const reply = await rawRequest(port, route)
+        expect(statusOf(reply), bodyOf(reply).slice(0, 300)).toBe(200)
+        sent[what] = (await sentBytes(raw)) - before
+        expect(sent[what], `${what} page: bytes from Redis`).toBeLessThan(what === "queue" ? 200_000 : 50_000)
+        const says = hidePayloads ? "(hidden: --hide-payloads)" : "(not loaded: 900002 bytes"
+        expect(bodyOf(reply).includes(says), `${what} page says ${says}`).toBe(true)
+      }
+      console.log(
+        `PEEK-BYTES: hidePayloads=${hidePayloads} queue page ${sent.queue} B, job page ${sent.job} B from Redis`,
+      )
+    }
+  })
+})

@@ -8,13 +8,14 @@
  * else of each queue under the prefix (one `getJob` per queue, bounded by their number).
  */
 import * as Effect from "effect/Effect"
-import type { ScriptFailure } from "../engine/Commands.ts"
+import { runScript, type ScriptFailure } from "../engine/Commands.ts"
 import type { InvalidOptions, RedisError } from "../engine/Errors.ts"
 import type { JobEvent } from "../engine/EventDecode.ts"
 import { decodeEntry } from "../engine/EventDecode.ts"
-import { type JobInfo, makeJobCommands, ulidTimeOf } from "../engine/JobCommands.ts"
+import { type JobInfo, jobInfoOf, makeJobCommands, ulidTimeOf } from "../engine/JobCommands.ts"
 import type { QueueKeys } from "../engine/Keys.ts"
 import { redisError } from "../engine/Replies.ts"
+import { Scripts } from "../engine/Scripts.ts"
 import type { RedisClient } from "../redis/Client.ts"
 
 /** Stream entries read for a job's timeline: from its start, and the newest. */
@@ -119,12 +120,39 @@ const present = (j: JobInfo<string>, hide: boolean) => {
   }
 }
 
+/**
+ * What the polled job page loads in Redis: a value (payload, result, error, progress) up to
+ * 64 KiB comes whole (shown pretty, cut at {@link JOB_TEXT_LIMIT}); a longer one is not
+ * loaded, only its length (its "show all" reads it once, on request).
+ */
+export const JOB_PEEK_LIMITS = { cut: 64 * 1024, loadMax: 64 * 1024, budget: 1024 * 1024 } as const
+
+const notLoaded = (length: number) => `(not loaded: ${length} bytes, too long to preview here; "show all" reads it)`
+
+/** The job of a `job-peek` reply, each value not loaded replaced by a line saying so (undefined: no such job). */
+const peekedJob = (id: string, r: ReadonlyArray<unknown>): JobInfo<string> | undefined => {
+  const info = jobInfoOf(id, r)
+  if (info === undefined) return undefined
+  const [payload, result, error] = [Number(r[14]), Number(r[15]), Number(r[16])]
+  return {
+    ...info,
+    ...(typeof r[2] === "string" ? {} : { payload: JSON.stringify(notLoaded(payload)) }),
+    ...(result > 0 && typeof r[7] !== "string" ? { result: notLoaded(result) } : {}),
+    ...(error > 0 && typeof r[6] !== "string" ? { error: { message: notLoaded(error) } } : {}),
+  }
+}
+
 /** The readers behind the job page, the "show all" of a cut value, and Find. */
 export const makeJobReader = (client: RedisClient, options: { readonly hidePayloads: boolean }) => {
+  const limits = { ...JOB_PEEK_LIMITS, hide: options.hidePayloads }
   const one = (queue: string, keys: QueueKeys, id: string) =>
     Effect.gen(function* () {
       const [job, now, timeline] = yield* Effect.all(
-        [makeJobCommands(client, keys).getJob(id), redisNow(client), timelineOf(client, queue, keys.events, id)],
+        [
+          runScript(client, keys, Scripts.jobPeek, { id, limits }).pipe(Effect.map((r) => peekedJob(id, r))),
+          redisNow(client),
+          timelineOf(client, queue, keys.events, id),
+        ],
         { concurrency: "unbounded" },
       )
       return {

@@ -12,6 +12,7 @@ import { add } from "./scripts/Add.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "./scripts/Admin.ts"
 import { cancel, clearDedupe, getJob, pause, resume } from "./scripts/Jobs.ts"
 import { complete, extend, fail, release, reserve } from "./scripts/Lease.ts"
+import { deadPeek, jobPeek } from "./scripts/Peek.ts"
 import { workerLeave, workers } from "./scripts/Registry.ts"
 import { sweep } from "./scripts/Sweep.ts"
 import { verifyHash, verifyOrphans, verifySet, verifyWait } from "./scripts/Verify.ts"
@@ -46,6 +47,8 @@ export const Scripts = {
   workerLeave,
   leases,
   delayedList,
+  deadPeek,
+  jobPeek,
 } as const
 
 /** The name of a script. */
