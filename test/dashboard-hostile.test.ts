@@ -412,7 +412,7 @@ describe("Redis work per reading is bounded by bytes", () => {
     const raw = rawClient(own.url)
     onCleanup(() => raw.quit())
     const q = await deadQueue(own.url, 30, 900_000)
-    const id = (await raw.zrange(`${PREFIX}:{${q.name}}:dead`, 0, 0))[0] as string
+    const id = (await raw.zrange(`${PREFIX}:{${q.name}}:dead`, "0", "0"))[0] as string
     for (const hidePayloads of [false, true]) {
       const { port } = await serve(dashboardHandler({ connection: own.url, prefix: PREFIX, hidePayloads }))
       const sent: Record<string, number> = {}

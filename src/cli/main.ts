@@ -7,7 +7,7 @@
  * (`dist/cli/main.js`).
  */
 import { readFileSync } from "node:fs"
-import { Command, CommanderError, Option } from "commander"
+import { Command, CommanderError } from "commander"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { Limits } from "../engine/Validate.ts"
@@ -20,7 +20,7 @@ import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCo
 import { jobCommands } from "./Jobs.ts"
 import { DEFAULT_METRICS_LISTEN, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
-import { listenAddress } from "./Serve.ts"
+import { listenOption } from "./Serve.ts"
 import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
 import { runWorkers } from "./Workers.ts"
 
@@ -142,12 +142,6 @@ const queueCommands = ({ program, io, url, setJob }: Ctx): void => {
     )
   verify.action(() => setJob(url(verify.opts(), (u) => runVerify(io, u, verify.opts()))))
 }
-
-/** `--listen`, its default shown as written (`127.0.0.1:7300`). */
-const listenOption = (fallback: string) =>
-  new Option("--listen <host:port>", "address to serve on (loopback unless told otherwise)")
-    .argParser(listenAddress)
-    .default(listenAddress(fallback), fallback)
 
 /** `metrics` and `dashboard`: long-running servers, until a signal. */
 const serveCommands = ({ program, io, url, setJob }: Ctx): void => {

@@ -163,6 +163,43 @@ const hubOf = (readers: Readers, actions: boolean, intervalMs: number, maxViews:
     maxViews,
   )
 
+/** GET routes by the last part of the path (so the handler works wherever it is mounted). */
+const getRoutes = (ctx: {
+  readonly readers: Readers
+  readonly hub: ReturnType<typeof hubOf>
+  readonly prefix: string
+  readonly maxViews: number
+  readonly streams: Set<ServerResponse>
+}): Record<string, (u: URL, res: ServerResponse) => void> => {
+  const { readers, hub, prefix, maxViews, streams } = ctx
+  const viewOf = (u: URL) => viewIn(u, prefix)
+  const reading = (view: string | undefined, res: ServerResponse) => {
+    if (view === undefined) return json(res, 400, { error: VIEW_HELP })
+    hub.latest(view).then(
+      (body) => json(res, isErrorReading(body) ? 503 : 200, body),
+      (e: unknown) => json(res, 503, { error: String(e) }),
+    )
+  }
+  const { full, find } = makeJobRoutes({ readers, hub, prefix, json })
+  return {
+    "": asset("text/html", PAGE),
+    "index.html": asset("text/html", PAGE),
+    "app.js": asset("text/javascript", APP_JS),
+    stream: (u, res) => {
+      const view = viewOf(u)
+      if (view === undefined) return json(res, 400, { error: VIEW_HELP })
+      if (!hub.canWatch(view))
+        return json(res, 503, { error: `${maxViews} views are watched already (maxViews): close a page and try again` })
+      openStream(res, view, hub, streams)
+    },
+    overview: (_u, res) => reading("overview", res),
+    queue: (u, res) => reading(viewOf(viewUrl(u, `queue:${u.searchParams.get("name") ?? ""}`)), res),
+    job: (u, res) => reading(viewOf(viewUrl(u, `job:${u.searchParams.get("queue")}:${u.searchParams.get("id")}`)), res),
+    full: (u, res) => full(u, res),
+    find: (u, res) => find(u, res),
+  }
+}
+
 /** Make the handler. Throws InvalidOptions for a bad option (before connecting). */
 export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandler => {
   const { intervalMs, prefix, callTimeoutMs, maxViews } = check(options)
@@ -184,35 +221,8 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
   const hub = hubOf(readers, allowActions, intervalMs, maxViews)
   const streams = new Set<ServerResponse>()
 
-  const viewOf = (u: URL) => viewIn(u, prefix)
-
   const tokenOk = (given: string | undefined) => sameToken(token, given)
-  const reading = (view: string | undefined, res: ServerResponse) => {
-    if (view === undefined) return json(res, 400, { error: VIEW_HELP })
-    hub.latest(view).then(
-      (body) => json(res, isErrorReading(body) ? 503 : 200, body),
-      (e: unknown) => json(res, 503, { error: String(e) }),
-    )
-  }
-  const { full, find } = makeJobRoutes({ readers, hub, prefix, json })
-  /** GET routes by the last part of the path (so the handler works wherever it is mounted). */
-  const gets: Record<string, (u: URL, res: ServerResponse) => void> = {
-    "": asset("text/html", PAGE),
-    "index.html": asset("text/html", PAGE),
-    "app.js": asset("text/javascript", APP_JS),
-    stream: (u, res) => {
-      const view = viewOf(u)
-      if (view === undefined) return json(res, 400, { error: VIEW_HELP })
-      if (!hub.canWatch(view))
-        return json(res, 503, { error: `${maxViews} views are watched already (maxViews): close a page and try again` })
-      openStream(res, view, hub, streams)
-    },
-    overview: (_u, res) => reading("overview", res),
-    queue: (u, res) => reading(viewOf(viewUrl(u, `queue:${u.searchParams.get("name") ?? ""}`)), res),
-    job: (u, res) => reading(viewOf(viewUrl(u, `job:${u.searchParams.get("queue")}:${u.searchParams.get("id")}`)), res),
-    full: (u, res) => full(u, res),
-    find: (u, res) => find(u, res),
-  }
+  const gets = getRoutes({ readers, hub, prefix, maxViews, streams })
 
   /** Why a request is refused before anything is read: `[status, reason]`, or undefined. */
   const refused = (req: IncomingMessage, last: string): readonly [number, string] | undefined => {

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import type { ScriptFailure } from "../engine/Commands.ts"
 import { type Commands, makeCommands, type QueueStats } from "../engine/Commands.ts"
 import { discoverQueues } from "../engine/Discovery.ts"
-import type { InvalidOptions, RedisError } from "../engine/Errors.ts"
+import { type InvalidOptions, RedisCommandError, type RedisError } from "../engine/Errors.ts"
 import { queueKeys, validatePrefix } from "../engine/Keys.ts"
 import type { RedisClient } from "../redis/Client.ts"
 
@@ -85,8 +85,9 @@ export const makeOpener = (client: RedisClient, prefix: string, capacity = OPENE
   return Object.assign(opener, { size: () => opened.size })
 }
 
-/** True for Redis refusing a key to this user (an ACL without the queue's keys). */
-const isNoPerm = (e: { readonly reason: string }) => e.reason.includes("NOPERM")
+/** True for Redis refusing a key to this user (`NOPERM`: an ACL without the queue's keys). */
+export const isNoPerm = (e: unknown): e is RedisCommandError =>
+  e instanceof RedisCommandError && e.reason.includes("NOPERM")
 
 /** Check the prefix and queue names (a bad one throws InvalidOptions or InvalidQueueName, naming it). */
 export const checkFleetOptions = (options: FleetOptions): void => {
