@@ -434,3 +434,13 @@ describe("Redis work per reading is bounded by bytes", () => {
     }
   })
 })
+
+describe("the CLI's help", () => {
+  it("shows --listen's default as an address: 127.0.0.1:7300 for the dashboard, 127.0.0.1:9464 for metrics", async () => {
+    const { runCli } = await import("./support/child.ts")
+    const dashboard = await runCli(["dashboard", "--help"])
+    expect(dashboard.out.replace(/\s+/g, " ")).toContain("(default: 127.0.0.1:7300)")
+    const metrics = await runCli(["metrics", "--help"])
+    expect(metrics.out.replace(/\s+/g, " ")).toContain("(default: 127.0.0.1:9464)")
+  })
+})
