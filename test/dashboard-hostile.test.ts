@@ -203,6 +203,12 @@ describe("DNS rebinding and reads that need the token", () => {
     expect(bodyOf(reply)).toContain("s3cret")
   })
 
+  it("leaseq dashboard --allowed-host: that name is answered, another gets 421", async () => {
+    const { port } = await startCli(["--url", redisUrl(), "--allowed-host", "dash.example"])
+    expect(statusOf(await rawRequest(port, "/api/overview", { host: `dash.example:${port}` }))).toBe(200)
+    expect(statusOf(await rawRequest(port, "/api/overview", { host: `other.example:${port}` }))).toBe(421)
+  })
+
   it("leaseq dashboard refuses to listen beyond loopback without a token, saying how to choose", async () => {
     const { runCli } = await import("./support/child.ts")
     const r = await runCli(["dashboard", "--url", redisUrl(), "--listen", "0.0.0.0:0"])

@@ -8,15 +8,17 @@ import { spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
 import { Queue } from "../src/index.ts"
 import { metricsHandler } from "../src/metrics.ts"
 import { freePort } from "../src/testing/RedisServer.ts"
 import { proxyToSuiteRedis, until } from "./reliability/support.ts"
+import { startChild } from "./support/child.ts"
 import { onCleanup } from "./support/cleanup.ts"
 import { queueNamer, redisUrl } from "./support/redis.ts"
 
+const ROOT = resolve(import.meta.dirname, "..")
 const name = queueNamer("mbounds")
 
 /** A server for `handler` on a free loopback port. */
@@ -50,6 +52,15 @@ describe("the metrics endpoint's bounds", () => {
     expect(text).toContain("leaseq_queues_not_exported 1")
     const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" })
     expect(check.stdout + check.stderr).toBe("")
+    // the same cap from the CLI
+    const cliPort = await freePort()
+    const cli = startChild(join(ROOT, "src/cli/main.ts"), [
+      "metrics",
+      ...["--url", redisUrl(), "--prefix", prefix, "--listen", `127.0.0.1:${cliPort}`, "--max-queues", "1"],
+    ])
+    await until("the exporter listening", () => cli.stderr().includes("serving metrics"))
+    const served = await (await fetch(`http://127.0.0.1:${cliPort}/metrics`)).text()
+    expect(served).toContain("leaseq_queues_not_exported 2")
   })
 
   it("with Redis not answering, a Prometheus with scrape_timeout 3s records the 503 and its reason", async () => {

@@ -13,12 +13,12 @@ import * as Effect from "effect/Effect"
 import { Limits } from "../engine/Validate.ts"
 import { VERIFY_PAGE_LIMITS } from "../engine/Verify.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify } from "./Admin.ts"
-import { DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
+import { allowedHostOption, DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"
 import { runEvents } from "./Events.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
 import { jobCommands } from "./Jobs.ts"
-import { DEFAULT_METRICS_LISTEN, runMetrics } from "./Metrics.ts"
+import { DEFAULT_METRICS_LISTEN, maxQueuesOption, readTimeoutOption, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
 import { listenOption } from "./Serve.ts"
 import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
@@ -153,6 +153,8 @@ const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
       ),
   )
     .addOption(listenOption(DEFAULT_METRICS_LISTEN))
+    .addOption(maxQueuesOption())
+    .addOption(readTimeoutOption())
     .option("--queue <name>", "only this queue (repeat for more; default: every queue under the prefix)", queueList)
     .addHelpText(
       "after",
@@ -177,11 +179,7 @@ const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
       "the token actions (and reads beyond loopback) need, at least 16 characters; visible in ps: prefer --token-file or $LEASEQ_DASHBOARD_TOKEN (default: generated)",
     )
     .option("--token-file <file>", "read the token from this file")
-    .option(
-      "--allowed-host <name>",
-      "a host name the dashboard answers to besides IP addresses and localhost (repeat for more)",
-      (v: string, all: ReadonlyArray<string> = []) => [...all, v],
-    )
+    .addOption(allowedHostOption())
     .option("--hide-payloads", "never send payloads or results to the page (queues carrying personal data)")
     .addHelpText(
       "after",
