@@ -450,3 +450,21 @@ describe("the CLI's help", () => {
     expect(metrics.out.replace(/\s+/g, " ")).toContain("(default: 127.0.0.1:9464)")
   })
 })
+
+describe("the new options are checked", () => {
+  it("a bad allowedHosts, maxViews, maxQueues or readTimeoutMs is refused, naming the field, before connecting", async () => {
+    const { metricsHandler } = await import("../src/metrics.ts")
+    const refused = (f: () => unknown) => {
+      try {
+        f()
+      } catch (e) {
+        return e instanceof Error ? e.message : String(e)
+      }
+      return "accepted"
+    }
+    expect(refused(() => dashboardHandler({ allowedHosts: ["a b"] }))).toContain("allowedHosts")
+    expect(refused(() => dashboardHandler({ maxViews: 0 }))).toContain("maxViews")
+    expect(refused(() => metricsHandler({ maxQueues: 0 }))).toContain("maxQueues")
+    expect(refused(() => metricsHandler({ readTimeoutMs: 1.5 }))).toContain("readTimeoutMs")
+  })
+})
