@@ -439,6 +439,23 @@ describe("Redis work per reading is bounded by bytes", () => {
       )
     }
   })
+
+  it("show all reads one value up to 4 MiB whole and refuses a longer one (413) without loading it", async () => {
+    const raw = rawClient(own.url)
+    onCleanup(() => raw.quit())
+    const q = await deadQueue(own.url, 2, 900_000)
+    const [id, other] = (await raw.zrange(`${PREFIX}:{${q.name}}:dead`, "0", "1")) as [string, string]
+    const { port } = await serve(dashboardHandler({ connection: own.url, prefix: PREFIX }))
+    expect(bodyOf(await rawRequest(port, `/api/full?queue=${q.name}&id=${id}&field=payload`)).length).toBeGreaterThan(
+      900_000,
+    )
+    await raw.hset(`${PREFIX}:{${q.name}}:data`, other, JSON.stringify("y".repeat(5_000_000)))
+    const before = await sentBytes(raw)
+    const refused = await rawRequest(port, `/api/full?queue=${q.name}&id=${other}&field=payload`)
+    expect(statusOf(refused)).toBe(413)
+    expect(bodyOf(refused)).toContain("leaseq job")
+    expect((await sentBytes(raw)) - before).toBeLessThan(50_000)
+  })
 })
 
 describe("the CLI's help", () => {

@@ -127,6 +127,9 @@ const present = (j: JobInfo<string>, hide: boolean) => {
  */
 export const JOB_PEEK_LIMITS = { cut: 64 * 1024, loadMax: 64 * 1024, budget: 1024 * 1024 } as const
 
+/** The longest value "show all" loads (bytes): a longer one is answered 413, pointing to `leaseq job`. */
+export const FULL_VALUE_LIMIT = 4 * 1024 * 1024
+
 const notLoaded = (length: number) => `(not loaded: ${length} bytes, too long to preview here; "show all" reads it)`
 
 /** The job of a `job-peek` reply, each value not loaded replaced by a line saying so (undefined: no such job). */
@@ -168,17 +171,23 @@ export const makeJobReader = (client: RedisClient, options: { readonly hidePaylo
       }
     })
 
-  /** The full text of a job's payload or result (undefined when the job is gone or payloads are hidden). */
+  /**
+   * The full text of a job's payload or result (undefined when the job is gone or payloads
+   * are hidden, nothing read then), or `{ tooLong }` for one over {@link FULL_VALUE_LIMIT}
+   * bytes: its length is read first (HSTRLEN), and a longer value is never loaded.
+   */
   const full = (keys: QueueKeys, id: string, field: "payload" | "result") =>
-    makeJobCommands(client, keys)
-      .getJob(id)
-      .pipe(
-        Effect.map((j) => {
-          if (j === undefined || options.hidePayloads) return undefined
-          const v = field === "payload" ? pretty(j.payload) : j.result
-          return v === undefined ? undefined : typeof v === "string" ? v : JSON.stringify(v, null, 2)
-        }),
-      )
+    Effect.gen(function* () {
+      if (options.hidePayloads) return undefined
+      const sizes = { cut: 0, loadMax: 0, budget: 0, hide: true }
+      const r = yield* runScript(client, keys, Scripts.jobPeek, { id, limits: sizes })
+      const length = Number(field === "payload" ? r[14] : r[15])
+      if (length > FULL_VALUE_LIMIT) return { tooLong: length }
+      const j = yield* makeJobCommands(client, keys).getJob(id)
+      if (j === undefined) return undefined
+      const v = field === "payload" ? pretty(j.payload) : j.result
+      return v === undefined ? undefined : typeof v === "string" ? v : JSON.stringify(v, null, 2)
+    })
 
   /** The first queue in `queues` (in order) holding job `id`, asked one after another. */
   const find = (queues: ReadonlyArray<{ name: string; keys: QueueKeys }>, id: string) =>
