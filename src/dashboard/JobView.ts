@@ -145,6 +145,13 @@ const peekedJob = (id: string, r: ReadonlyArray<unknown>): JobInfo<string> | und
   }
 }
 
+/** A job's payload or result as the page's "show all" gives it (pretty JSON), or undefined. */
+const textOf = (j: JobInfo<string> | undefined, field: "payload" | "result"): string | undefined => {
+  if (j === undefined) return undefined
+  const v = field === "payload" ? pretty(j.payload) : j.result
+  return v === undefined ? undefined : typeof v === "string" ? v : JSON.stringify(v, null, 2)
+}
+
 /** The readers behind the job page, the "show all" of a cut value, and Find. */
 export const makeJobReader = (client: RedisClient, options: { readonly hidePayloads: boolean }) => {
   const limits = { ...JOB_PEEK_LIMITS, hide: options.hidePayloads }
@@ -183,10 +190,7 @@ export const makeJobReader = (client: RedisClient, options: { readonly hidePaylo
       const r = yield* runScript(client, keys, Scripts.jobPeek, { id, limits: sizes })
       const length = Number(field === "payload" ? r[14] : r[15])
       if (length > FULL_VALUE_LIMIT) return { tooLong: length }
-      const j = yield* makeJobCommands(client, keys).getJob(id)
-      if (j === undefined) return undefined
-      const v = field === "payload" ? pretty(j.payload) : j.result
-      return v === undefined ? undefined : typeof v === "string" ? v : JSON.stringify(v, null, 2)
+      return textOf(yield* makeJobCommands(client, keys).getJob(id), field)
     })
 
   /** The first queue in `queues` (in order) holding job `id`, asked one after another. */
