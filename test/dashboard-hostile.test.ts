@@ -440,7 +440,7 @@ describe("Redis work per reading is bounded by bytes", () => {
     }
   })
 
-  it("show all reads one value up to 4 MiB whole and refuses a longer one (413) without loading it", async () => {
+  it("show all reads one value up to 4 MiB whole and refuses a longer one (413) without loading it; Find loads no value", async () => {
     const raw = rawClient(own.url)
     onCleanup(() => raw.quit())
     const q = await deadQueue(own.url, 2, 900_000)
@@ -454,6 +454,8 @@ describe("Redis work per reading is bounded by bytes", () => {
     const refused = await rawRequest(port, `/api/full?queue=${q.name}&id=${other}&field=payload`)
     expect(statusOf(refused)).toBe(413)
     expect(bodyOf(refused)).toContain("leaseq job")
+    // Find of the same job loads no value either
+    expect(statusOf(await rawRequest(port, `/api/find?id=${other}&queue=${q.name}`))).toBe(200)
     expect((await sentBytes(raw)) - before).toBeLessThan(50_000)
   })
 })

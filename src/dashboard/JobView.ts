@@ -196,9 +196,11 @@ export const makeJobReader = (client: RedisClient, options: { readonly hidePaylo
   /** The first queue in `queues` (in order) holding job `id`, asked one after another. */
   const find = (queues: ReadonlyArray<{ name: string; keys: QueueKeys }>, id: string) =>
     Effect.gen(function* () {
+      // lengths only: a look-up loads no value, whatever its size
+      const limits = { cut: 0, loadMax: 0, budget: 0, hide: true }
       for (const q of queues) {
-        const j = yield* makeJobCommands(client, q.keys).getJob(id)
-        if (j !== undefined) return { queue: q.name, id, state: j.state }
+        const r = yield* runScript(client, q.keys, Scripts.jobPeek, { id, limits })
+        if (r[0] === 1) return { queue: q.name, id, state: String(r[1]) }
       }
       return undefined
     })
