@@ -11,6 +11,7 @@
  */
 export { COUNTERS, EXPOSITION_CONTENT_TYPE } from "./metrics/Exposition.ts"
 export {
+  DEFAULT_MAX_QUEUES,
   DEFAULT_METRICS_CACHE_MS,
   type MetricsHandler,
   type MetricsHandlerOptions,

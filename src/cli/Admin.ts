@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { Commands, QueueStats } from "../engine/calls/Commands.ts"
+import { isNoPerm } from "../metrics/Fleet.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
 import {
@@ -79,7 +80,11 @@ export interface VerifyReport {
   readonly note: string
 }
 
-/** Run `f` on every target queue in turn, each opened first. */
+/**
+ * Run `f` on every target queue in turn, each opened first. A queue this Redis user may
+ * not read (`NOPERM`: an ACL naming other queues) is set aside and reported on stderr;
+ * the others are still read.
+ */
 const eachQueue = <A, E>(
   io: Io,
   url: string,
@@ -92,16 +97,20 @@ const eachQueue = <A, E>(
       const progress = makeProgress(io, flags.json !== true)
       const queues = yield* targetQueues(client, flags.prefix, flags.queue, progress)
       const out: A[] = []
+      const unreadable: string[] = []
       for (const [i, queue] of queues.entries()) {
         progress.update(`${verb} ${queue} (${i + 1}/${queues.length})`)
-        out.push(
-          yield* openQueue(client, flags.prefix, queue).pipe(
-            Effect.flatMap(f),
-            Effect.mapError((e) => toFailure(e, `${verb} queue ${queue}`)),
-          ),
+        const one = yield* openQueue(client, flags.prefix, queue).pipe(
+          Effect.flatMap(f),
+          Effect.map((a) => ({ a })),
+          Effect.catch((e) => (isNoPerm(e) ? Effect.succeed({ noPerm: e.reason }) : Effect.fail(e))),
+          Effect.mapError((e) => toFailure(e, `${verb} queue ${queue}`)),
         )
+        if ("a" in one) out.push(one.a)
+        else unreadable.push(`${queue} (${one.noPerm})`)
       }
       progress.done()
+      if (unreadable.length > 0) io.err(`leaseq: not readable by this Redis user, left out: ${unreadable.join(", ")}\n`)
       return out
     }),
   )

@@ -4,7 +4,7 @@
  * signal, and closing the server without waiting for kept-alive connections.
  */
 import type { Server } from "node:http"
-import { InvalidArgumentError } from "commander"
+import { InvalidArgumentError, Option } from "commander"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { ConnectionOption } from "../redis/Client.ts"
@@ -26,6 +26,12 @@ export const listenAddress = (value: string): ListenAddress => {
   }
   return { host: (m[1] as string).replace(/^\[|\]$/g, ""), port }
 }
+
+/** The `--listen` option, its default shown as written (`127.0.0.1:7300`). */
+export const listenOption = (fallback: string): Option =>
+  new Option("--listen <host:port>", "address to serve on (loopback unless told otherwise)")
+    .argParser(listenAddress)
+    .default(listenAddress(fallback), fallback)
 
 /** Listen, or fail with a clear reason (a port in use is exit 2: configuration). */
 export const listen = (server: Server, at: ListenAddress): Effect.Effect<ListenAddress, CliFailure> =>

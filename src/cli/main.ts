@@ -13,14 +13,14 @@ import * as Effect from "effect/Effect"
 import { VERIFY_PAGE_LIMITS } from "../engine/calls/Verify.ts"
 import { Limits } from "../engine/model/Validate.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify } from "./Admin.ts"
-import { DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
+import { allowedHostOption, DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"
 import { runEvents } from "./Events.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
 import { jobCommands } from "./Jobs.ts"
-import { DEFAULT_METRICS_LISTEN, runMetrics } from "./Metrics.ts"
+import { DEFAULT_METRICS_LISTEN, maxQueuesOption, readTimeoutOption, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
-import { listenAddress } from "./Serve.ts"
+import { listenOption } from "./Serve.ts"
 import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
 import { runWorkers } from "./Workers.ts"
 
@@ -152,12 +152,9 @@ const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
         "serve /metrics in the Prometheus text format for every queue under the prefix (or those named), until Ctrl-C",
       ),
   )
-    .option(
-      "--listen <host:port>",
-      "address to serve on (loopback unless told otherwise)",
-      listenAddress,
-      listenAddress(DEFAULT_METRICS_LISTEN),
-    )
+    .addOption(listenOption(DEFAULT_METRICS_LISTEN))
+    .addOption(maxQueuesOption())
+    .addOption(readTimeoutOption())
     .option("--queue <name>", "only this queue (repeat for more; default: every queue under the prefix)", queueList)
     .addHelpText(
       "after",
@@ -172,17 +169,17 @@ const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
         "serve a live dashboard of the queues under the prefix (read-only unless --allow-actions), until Ctrl-C",
       ),
   )
-    .option(
-      "--listen <host:port>",
-      "address to serve on (loopback unless told otherwise)",
-      listenAddress,
-      listenAddress(DEFAULT_DASHBOARD_LISTEN),
-    )
+    .addOption(listenOption(DEFAULT_DASHBOARD_LISTEN))
     .option(
       "--allow-actions",
       "allow retry and purge of dead jobs, cancel of a job, pause and resume from the page (each action needs the token)",
     )
-    .option("--token <token>", "the token actions need (at least 16 characters; default: generated and printed once)")
+    .option(
+      "--token <token>",
+      "the token actions (and reads beyond loopback) need, at least 16 characters; visible in ps: prefer --token-file or $LEASEQ_DASHBOARD_TOKEN (default: generated)",
+    )
+    .option("--token-file <file>", "read the token from this file")
+    .addOption(allowedHostOption())
     .option("--hide-payloads", "never send payloads or results to the page (queues carrying personal data)")
     .addHelpText(
       "after",

@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
 import { queueKeys } from "../engine/model/Keys.ts"
 import { validateJobId } from "../engine/queue/JobControl.ts"
+import { originHost, tokenOf } from "./Guard.ts"
 import type { Hub } from "./Hub.ts"
 import type { Readers } from "./Read.ts"
 
@@ -20,7 +21,7 @@ const BATCH = 500
 
 interface Context {
   readonly tokenOk: (given: string | undefined) => boolean
-  readonly token: string | undefined
+  readonly allowActions: boolean
   readonly readers: Readers
   readonly hub: Hub
   readonly prefix: string
@@ -45,14 +46,14 @@ const reply = (res: ServerResponse, status: number, body: unknown) => {
 
 /** Why a request may not act, or undefined when it may. */
 const refusal = (req: IncomingMessage, ctx: Context): string | undefined => {
-  if (ctx.token === undefined) return "actions are off: start the dashboard with --allow-actions"
+  if (!ctx.allowActions) return "actions are off: start the dashboard with --allow-actions"
   if (!(req.headers["content-type"] ?? "").startsWith("application/json")) return "send a JSON body"
   const site = req.headers["sec-fetch-site"]
   if (site !== undefined && site !== "same-origin") return "cross-site request refused"
   const origin = req.headers.origin
-  if (origin !== undefined && new URL(origin).host !== req.headers.host) return "cross-site request refused"
-  const given = req.headers["x-leaseq-token"]
-  if (!ctx.tokenOk(typeof given === "string" ? given : undefined)) return "missing or wrong token"
+  // an Origin that does not parse (`null`: a sandboxed or opaque origin) is not this page's
+  if (origin !== undefined && originHost(origin) !== req.headers.host) return "cross-site request refused"
+  if (!ctx.tokenOk(tokenOf(req))) return "missing or wrong token"
   return undefined
 }
 
@@ -84,6 +85,7 @@ const parse = (text: string, prefix: string): Action | string => {
   } catch {
     return "the body is not JSON"
   }
+  if (typeof a !== "object" || a === null || Array.isArray(a)) return "the body is not a JSON object"
   if (!ACTIONS.includes(a.action as ActionName))
     return `action must be one of ${ACTIONS.join(", ")}; got ${JSON.stringify(a.action)}`
   return badNames(a, prefix) ?? badTargets(a) ?? (a as Action)
@@ -142,7 +144,12 @@ export const runAction = (req: IncomingMessage, res: ServerResponse, ctx: Contex
     if (body.length > BODY_LIMIT) req.destroy()
   })
   req.on("end", () => {
-    const a = parse(body, ctx.prefix)
+    let a: Action | string
+    try {
+      a = parse(body, ctx.prefix)
+    } catch (e) {
+      a = e instanceof Error ? e.message : String(e)
+    }
     if (typeof a === "string") {
       reply(res, 400, { error: a })
       return

@@ -10,7 +10,7 @@
  * a cut value in full; `GET /api/find?id=<id>[&queue=<q>]` where a job is;
  * `POST /api/action` (JSON `{ queue, action, ids?, all? }`).
  */
-import { randomBytes, timingSafeEqual } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
 import { InvalidOptions } from "../engine/model/Errors.ts"
@@ -20,10 +20,12 @@ import { validateJobId } from "../engine/queue/JobControl.ts"
 import { checkFleetOptions, makeFleetReader } from "../metrics/Fleet.ts"
 import { type ConnectionOption, connect, withDeadline } from "../redis/Client.ts"
 import { runAction } from "./Actions.ts"
-import { isErrorReading, makeHub } from "./Hub.ts"
+import { hostAllowed, sameToken, targetOf, tokenOf } from "./Guard.ts"
+import { DEFAULT_MAX_VIEWS, isErrorReading, makeHub } from "./Hub.ts"
 import { makeJobRoutes, valid } from "./JobRoutes.ts"
 import { APP_JS, PAGE } from "./Page.ts"
 import { makeReaders, type Readers } from "./Read.ts"
+import { openStream } from "./Stream.ts"
 
 /** Options of {@link dashboardHandler}. */
 export interface DashboardOptions {
@@ -33,8 +35,25 @@ export interface DashboardOptions {
   readonly prefix?: string | undefined
   /** Allow the actions: retry and purge dead jobs, cancel a job, pause and resume the queue. Default false (read-only). */
   readonly allowActions?: boolean | undefined
-  /** The token actions must carry. Default: a random one (read it from `handler.token`). */
+  /** The token actions (and, with `readsNeedToken`, reads) must carry. Default: a random one (read it from `handler.token`). */
   readonly token?: string | undefined
+  /**
+   * Every reading (`/api/…`) needs the token too, in the `x-leaseq-token` header (the page
+   * sends it). Turn it on whenever the dashboard is reachable beyond loopback without an
+   * authenticating proxy in front: `leaseq dashboard` does when it listens beyond loopback.
+   * Default false.
+   */
+  readonly readsNeedToken?: boolean | undefined
+  /**
+   * Host names (the `Host` header, port aside) the dashboard answers to besides IP
+   * addresses, `localhost` and `*.localhost`; any other gets 421 before anything is read,
+   * so a web page cannot reach the dashboard by pointing its own name at it (DNS
+   * rebinding). Give the names it is reached by (`["dash.example.com"]`), or `["*"]` when a
+   * proxy in front checks Host. Default: none.
+   */
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
+  /** The most views (overview, workers, a queue, a job) polled at once; a stream of one more is refused 503. Default 100. */
+  readonly maxViews?: number | undefined
   /** Show payloads and results as "(hidden)". Default false. */
   readonly hidePayloads?: boolean | undefined
   /** How often a watched view is read from Redis. Default 1000 ms. */
@@ -52,7 +71,7 @@ export interface DashboardOptions {
 /** The handler, with its token and a `close()`. */
 export interface DashboardHandler {
   (req: IncomingMessage, res: ServerResponse): void
-  /** The token actions need (undefined when actions are off). */
+  /** The token actions and protected reads need (undefined when neither is on). */
   readonly token: string | undefined
   /** Stop polling, end open streams, close the Redis connection. Idempotent. */
   readonly close: () => Promise<void>
@@ -82,11 +101,24 @@ const check = (options: DashboardOptions) => {
   const callTimeoutMs = integerOr("callTimeoutMs", options.callTimeoutMs, DASHBOARD_CALL_TIMEOUT_MS, { min, max })
   const prefix = options.prefix ?? DEFAULT_PREFIX
   checkFleetOptions({ prefix })
-  return { intervalMs, prefix, callTimeoutMs }
+  const maxViews = integerOr("maxViews", options.maxViews, DEFAULT_MAX_VIEWS, { min: 1, max: 100_000 })
+  for (const h of options.allowedHosts ?? []) {
+    if (typeof h !== "string" || !/^(\*|[A-Za-z0-9.-]{1,253})$/.test(h))
+      throw new InvalidOptions({
+        field: "allowedHosts",
+        value: h,
+        reason: 'give host names such as "dash.example.com", or "*"',
+      })
+  }
+  return { intervalMs, prefix, callTimeoutMs, maxViews }
 }
 
 /** The default `callTimeoutMs` of the dashboard: 5 s. */
 export const DASHBOARD_CALL_TIMEOUT_MS = 5_000
+
+const HOST_HELP =
+  "this Host is not the dashboard's: reach it by its IP address or localhost, or add the name to allowedHosts (leaseq dashboard --allowed-host)"
+const TOKEN_HELP = "this dashboard needs its token for reads: open the link it printed at start (…/#token=…)"
 
 const VIEW_HELP = "give view=overview, view=workers, view=queue:<a queue name> or view=job:<a queue name>:<a job id>"
 
@@ -108,14 +140,6 @@ const splitJobView = (v: string): [string, string] => {
   return at < 0 ? [rest, ""] : [rest.slice(0, at), rest.slice(at + 1)]
 }
 
-/** Constant-time comparison of the token an action carries with the dashboard's. */
-const sameToken = (token: string | undefined, given: string | undefined): boolean => {
-  if (token === undefined || given === undefined) return false
-  const a = Buffer.from(given)
-  const b = Buffer.from(token)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
-
 /** `u` with its `view` set to `view` (the per-kind routes read through the view parser). */
 const viewUrl = (u: URL, view: string): URL => new URL(`?view=${encodeURIComponent(view)}`, u)
 
@@ -126,19 +150,63 @@ const asset = (type: string, body: string) => (_u: URL, res: ServerResponse) => 
 }
 
 /** One poller per view over `readers`, each reading as JSON (saying whether actions are on). */
-const hubOf = (readers: Readers, token: string | undefined, intervalMs: number) =>
-  makeHub((view) => {
-    const withActions = <A extends object>(r: A) => JSON.stringify({ ...r, actions: token !== undefined })
-    if (view === "overview") return Effect.runPromise(readers.overview).then(withActions)
-    if (view === "workers") return Effect.runPromise(readers.workers).then(withActions)
-    if (view.startsWith("job:")) return Effect.runPromise(readers.job(...splitJobView(view))).then(withActions)
-    return Effect.runPromise(readers.queue(view.slice("queue:".length))).then(withActions)
-  }, intervalMs)
+const hubOf = (readers: Readers, actions: boolean, intervalMs: number, maxViews: number) =>
+  makeHub(
+    (view) => {
+      const withActions = <A extends object>(r: A) => JSON.stringify({ ...r, actions })
+      if (view === "overview") return Effect.runPromise(readers.overview).then(withActions)
+      if (view === "workers") return Effect.runPromise(readers.workers).then(withActions)
+      if (view.startsWith("job:")) return Effect.runPromise(readers.job(...splitJobView(view))).then(withActions)
+      return Effect.runPromise(readers.queue(view.slice("queue:".length))).then(withActions)
+    },
+    intervalMs,
+    maxViews,
+  )
+
+/** GET routes by the last part of the path (so the handler works wherever it is mounted). */
+const getRoutes = (ctx: {
+  readonly readers: Readers
+  readonly hub: ReturnType<typeof hubOf>
+  readonly prefix: string
+  readonly maxViews: number
+  readonly streams: Set<ServerResponse>
+}): Record<string, (u: URL, res: ServerResponse) => void> => {
+  const { readers, hub, prefix, maxViews, streams } = ctx
+  const viewOf = (u: URL) => viewIn(u, prefix)
+  const reading = (view: string | undefined, res: ServerResponse) => {
+    if (view === undefined) return json(res, 400, { error: VIEW_HELP })
+    hub.latest(view).then(
+      (body) => json(res, isErrorReading(body) ? 503 : 200, body),
+      (e: unknown) => json(res, 503, { error: String(e) }),
+    )
+  }
+  const { full, find } = makeJobRoutes({ readers, hub, prefix, json })
+  return {
+    "": asset("text/html", PAGE),
+    "index.html": asset("text/html", PAGE),
+    "app.js": asset("text/javascript", APP_JS),
+    stream: (u, res) => {
+      const view = viewOf(u)
+      if (view === undefined) return json(res, 400, { error: VIEW_HELP })
+      if (!hub.canWatch(view))
+        return json(res, 503, { error: `${maxViews} views are watched already (maxViews): close a page and try again` })
+      openStream(res, view, hub, streams)
+    },
+    overview: (_u, res) => reading("overview", res),
+    queue: (u, res) => reading(viewOf(viewUrl(u, `queue:${u.searchParams.get("name") ?? ""}`)), res),
+    job: (u, res) => reading(viewOf(viewUrl(u, `job:${u.searchParams.get("queue")}:${u.searchParams.get("id")}`)), res),
+    full: (u, res) => full(u, res),
+    find: (u, res) => find(u, res),
+  }
+}
 
 /** Make the handler. Throws InvalidOptions for a bad option (before connecting). */
 export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandler => {
-  const { intervalMs, prefix, callTimeoutMs } = check(options)
-  const token = options.allowActions === true ? (options.token ?? randomBytes(24).toString("base64url")) : undefined
+  const { intervalMs, prefix, callTimeoutMs, maxViews } = check(options)
+  const allowActions = options.allowActions === true
+  const readsNeedToken = options.readsNeedToken === true
+  const token = allowActions || readsNeedToken ? (options.token ?? randomBytes(24).toString("base64url")) : undefined
+  const allowedHosts = options.allowedHosts ?? []
   const client = connect(options.connection, {})
   // every call bounded: with Redis gone a reading fails after callTimeoutMs, naming the server
   const bounded = withDeadline(client, { timeoutMs: callTimeoutMs })
@@ -150,55 +218,41 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
       hidePayloads: options.hidePayloads === true,
     },
   )
-  const hub = hubOf(readers, token, intervalMs)
+  const hub = hubOf(readers, allowActions, intervalMs, maxViews)
   const streams = new Set<ServerResponse>()
 
-  const viewOf = (u: URL) => viewIn(u, prefix)
-
-  const stream = (res: ServerResponse, view: string) => {
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" })
-    res.write("retry: 2000\n\n")
-    streams.add(res)
-    const off = hub.subscribe(view, (data) => res.write(`data: ${data}\n\n`))
-    res.on("close", () => {
-      off()
-      streams.delete(res)
-    })
-  }
-
   const tokenOk = (given: string | undefined) => sameToken(token, given)
-  const reading = (view: string | undefined, res: ServerResponse) => {
-    if (view === undefined) return json(res, 400, { error: VIEW_HELP })
-    hub.latest(view).then(
-      (body) => json(res, isErrorReading(body) ? 503 : 200, body),
-      (e: unknown) => json(res, 503, { error: String(e) }),
-    )
-  }
-  const { full, find } = makeJobRoutes({ readers, hub, prefix, json })
-  /** GET routes by the last part of the path (so the handler works wherever it is mounted). */
-  const gets: Record<string, (u: URL, res: ServerResponse) => void> = {
-    "": asset("text/html", PAGE),
-    "index.html": asset("text/html", PAGE),
-    "app.js": asset("text/javascript", APP_JS),
-    stream: (u, res) => {
-      const view = viewOf(u)
-      if (view === undefined) return json(res, 400, { error: VIEW_HELP })
-      stream(res, view)
-    },
-    overview: (_u, res) => reading("overview", res),
-    queue: (u, res) => reading(viewOf(viewUrl(u, `queue:${u.searchParams.get("name") ?? ""}`)), res),
-    job: (u, res) => reading(viewOf(viewUrl(u, `job:${u.searchParams.get("queue")}:${u.searchParams.get("id")}`)), res),
-    full: (u, res) => full(u, res),
-    find: (u, res) => find(u, res),
+  const gets = getRoutes({ readers, hub, prefix, maxViews, streams })
+
+  /** Why a request is refused before anything is read: `[status, reason]`, or undefined. */
+  const refused = (req: IncomingMessage, last: string): readonly [number, string] | undefined => {
+    if (!hostAllowed(req.headers.host, allowedHosts)) return [421, HOST_HELP]
+    const isPage = last === "" || last === "index.html" || last === "app.js"
+    if (readsNeedToken && !isPage && !tokenOk(tokenOf(req))) return [401, TOKEN_HELP]
+    return undefined
   }
 
-  const handler = ((req: IncomingMessage, res: ServerResponse) => {
-    const u = new URL(req.url ?? "/", "http://dashboard.invalid")
+  const route = (req: IncomingMessage, res: ServerResponse) => {
+    const u = targetOf(req)
+    if (u === undefined) return json(res, 400, { error: "the request-target does not parse" })
     const last = u.pathname.replace(/\/+$/, "").split("/").pop() ?? ""
+    const refusal = refused(req, last)
+    if (refusal !== undefined) return json(res, refusal[0], { error: refusal[1] })
     const get = req.method === "GET" || req.method === "HEAD" ? gets[last] : undefined
     if (get !== undefined) return get(u, res)
-    if (req.method === "POST" && last === "action") return runAction(req, res, { tokenOk, token, readers, hub, prefix })
+    if (req.method === "POST" && last === "action")
+      return runAction(req, res, { tokenOk, allowActions, readers, hub, prefix })
     json(res, req.method === "GET" ? 404 : 405, { error: "not found" })
+  }
+
+  // no request, however malformed, may throw out of the handler (that would end the host process)
+  const handler = ((req: IncomingMessage, res: ServerResponse) => {
+    try {
+      route(req, res)
+    } catch (e) {
+      if (res.headersSent) res.destroy()
+      else json(res, 500, { error: e instanceof Error ? e.message : String(e) })
+    }
   }) as DashboardHandler
 
   let closing: Promise<void> | undefined

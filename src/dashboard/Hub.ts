@@ -21,8 +21,14 @@ interface Poller {
   reading: Promise<string> | undefined
 }
 
-/** Make a hub over `read` (the reading of one view, as JSON text), polled every `intervalMs`. */
-export const makeHub = (read: (view: string) => Promise<string>, intervalMs: number) => {
+/** Default of the most views polled at once: each watched view costs its own reads every interval. */
+export const DEFAULT_MAX_VIEWS = 100
+
+/**
+ * Make a hub over `read` (the reading of one view, as JSON text), polled every `intervalMs`;
+ * at most `maxViews` views are watched at once (see `canWatch`).
+ */
+export const makeHub = (read: (view: string) => Promise<string>, intervalMs: number, maxViews = DEFAULT_MAX_VIEWS) => {
   const pollers = new Map<string, Poller>()
   let closed = false
 
@@ -60,7 +66,15 @@ export const makeHub = (read: (view: string) => Promise<string>, intervalMs: num
     return p
   }
 
+  const watched = () => {
+    let n = 0
+    for (const p of pollers.values()) if (p.subscribers.size > 0) n++
+    return n
+  }
+
   return {
+    /** True when `view` may be watched now: it is watched already, or fewer than `maxViews` views are. */
+    canWatch: (view: string): boolean => (pollers.get(view)?.subscribers.size ?? 0) > 0 || watched() < maxViews,
     /** Watch a view: `send` gets the last reading now (if any) and every reading after. Returns the unsubscribe. */
     subscribe: (view: string, send: Send): (() => void) => {
       const p = pollerOf(view)

@@ -56,9 +56,14 @@ export const makeJobRoutes = ({ readers, hub, prefix, json }: Context) => {
         !["payload", "result"].includes(field)
       )
         return json(res, 400, { error: "give queue=<a queue name>, id=<a job id> and field=payload or field=result" })
-      answer(res, readers.fullValue(q, id, field as "payload" | "result"), (text) =>
-        text === undefined ? json(res, 404, { error: "no such value" }) : json(res, 200, { text }),
-      )
+      answer(res, readers.fullValue(q, id, field as "payload" | "result"), (text) => {
+        if (text === undefined) return json(res, 404, { error: "no such value" })
+        if (typeof text === "object")
+          return json(res, 413, {
+            error: `the ${field} is ${text.tooLong} bytes, too long to show here: leaseq job --queue ${q} ${id} --json prints it`,
+          })
+        json(res, 200, { text })
+      })
     },
     /** Where job `id` is: `{ queue, id, state }`, or 404. */
     find: (u: URL, res: ServerResponse) => {

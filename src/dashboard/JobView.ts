@@ -8,14 +8,14 @@
  * else of each queue under the prefix (one `getJob` per queue, bounded by their number).
  */
 import * as Effect from "effect/Effect"
-import { discoverQueues } from "../engine/admin/Discovery.ts"
-import type { ScriptFailure } from "../engine/calls/Commands.ts"
+import { runScript, type ScriptFailure } from "../engine/calls/Commands.ts"
 import { redisError } from "../engine/calls/Replies.ts"
+import { Scripts } from "../engine/calls/Scripts.ts"
 import type { JobEvent } from "../engine/events/EventDecode.ts"
 import { decodeEntry } from "../engine/events/EventDecode.ts"
 import type { InvalidOptions, RedisError } from "../engine/model/Errors.ts"
 import type { QueueKeys } from "../engine/model/Keys.ts"
-import { type JobInfo, makeJobCommands, ulidTimeOf } from "../engine/queue/JobCommands.ts"
+import { type JobInfo, jobInfoOf, makeJobCommands, ulidTimeOf } from "../engine/queue/JobCommands.ts"
 import type { RedisClient } from "../redis/Client.ts"
 
 /** Stream entries read for a job's timeline: from its start, and the newest. */
@@ -120,12 +120,49 @@ const present = (j: JobInfo<string>, hide: boolean) => {
   }
 }
 
+/**
+ * What the polled job page loads in Redis: a value (payload, result, error, progress) up to
+ * 64 KiB comes whole (shown pretty, cut at {@link JOB_TEXT_LIMIT}); a longer one is not
+ * loaded, only its length (its "show all" reads it once, on request).
+ */
+export const JOB_PEEK_LIMITS = { cut: 64 * 1024, loadMax: 64 * 1024, budget: 1024 * 1024 } as const
+
+/** The longest value "show all" loads (bytes): a longer one is answered 413, pointing to `leaseq job`. */
+export const FULL_VALUE_LIMIT = 4 * 1024 * 1024
+
+const notLoaded = (length: number) => `(not loaded: ${length} bytes, too long to preview here; "show all" reads it)`
+
+/** The job of a `job-peek` reply, each value not loaded replaced by a line saying so (undefined: no such job). */
+const peekedJob = (id: string, r: ReadonlyArray<unknown>): JobInfo<string> | undefined => {
+  const info = jobInfoOf(id, r)
+  if (info === undefined) return undefined
+  const [payload, result, error] = [Number(r[14]), Number(r[15]), Number(r[16])]
+  return {
+    ...info,
+    ...(typeof r[2] === "string" ? {} : { payload: JSON.stringify(notLoaded(payload)) }),
+    ...(result > 0 && typeof r[7] !== "string" ? { result: notLoaded(result) } : {}),
+    ...(error > 0 && typeof r[6] !== "string" ? { error: { message: notLoaded(error) } } : {}),
+  }
+}
+
+/** A job's payload or result as the page's "show all" gives it (pretty JSON), or undefined. */
+const textOf = (j: JobInfo<string> | undefined, field: "payload" | "result"): string | undefined => {
+  if (j === undefined) return undefined
+  const v = field === "payload" ? pretty(j.payload) : j.result
+  return v === undefined ? undefined : typeof v === "string" ? v : JSON.stringify(v, null, 2)
+}
+
 /** The readers behind the job page, the "show all" of a cut value, and Find. */
 export const makeJobReader = (client: RedisClient, options: { readonly hidePayloads: boolean }) => {
+  const limits = { ...JOB_PEEK_LIMITS, hide: options.hidePayloads }
   const one = (queue: string, keys: QueueKeys, id: string) =>
     Effect.gen(function* () {
       const [job, now, timeline] = yield* Effect.all(
-        [makeJobCommands(client, keys).getJob(id), redisNow(client), timelineOf(client, queue, keys.events, id)],
+        [
+          runScript(client, keys, Scripts.jobPeek, { id, limits }).pipe(Effect.map((r) => peekedJob(id, r))),
+          redisNow(client),
+          timelineOf(client, queue, keys.events, id),
+        ],
         { concurrency: "unbounded" },
       )
       return {
@@ -141,24 +178,29 @@ export const makeJobReader = (client: RedisClient, options: { readonly hidePaylo
       }
     })
 
-  /** The full text of a job's payload or result (undefined when the job is gone or payloads are hidden). */
+  /**
+   * The full text of a job's payload or result (undefined when the job is gone or payloads
+   * are hidden, nothing read then), or `{ tooLong }` for one over {@link FULL_VALUE_LIMIT}
+   * bytes: its length is read first (HSTRLEN), and a longer value is never loaded.
+   */
   const full = (keys: QueueKeys, id: string, field: "payload" | "result") =>
-    makeJobCommands(client, keys)
-      .getJob(id)
-      .pipe(
-        Effect.map((j) => {
-          if (j === undefined || options.hidePayloads) return undefined
-          const v = field === "payload" ? pretty(j.payload) : j.result
-          return v === undefined ? undefined : typeof v === "string" ? v : JSON.stringify(v, null, 2)
-        }),
-      )
+    Effect.gen(function* () {
+      if (options.hidePayloads) return undefined
+      const sizes = { cut: 0, loadMax: 0, budget: 0, hide: true }
+      const r = yield* runScript(client, keys, Scripts.jobPeek, { id, limits: sizes })
+      const length = Number(field === "payload" ? r[14] : r[15])
+      if (length > FULL_VALUE_LIMIT) return { tooLong: length }
+      return textOf(yield* makeJobCommands(client, keys).getJob(id), field)
+    })
 
   /** The first queue in `queues` (in order) holding job `id`, asked one after another. */
   const find = (queues: ReadonlyArray<{ name: string; keys: QueueKeys }>, id: string) =>
     Effect.gen(function* () {
+      // lengths only: a look-up loads no value, whatever its size
+      const limits = { cut: 0, loadMax: 0, budget: 0, hide: true }
       for (const q of queues) {
-        const j = yield* makeJobCommands(client, q.keys).getJob(id)
-        if (j !== undefined) return { queue: q.name, id, state: j.state }
+        const r = yield* runScript(client, q.keys, Scripts.jobPeek, { id, limits })
+        if (r[0] === 1) return { queue: q.name, id, state: String(r[1]) }
       }
       return undefined
     })
@@ -178,7 +220,7 @@ type Opener = (
 export const makeJobReaders = (
   client: RedisClient,
   commandsOf: Opener,
-  prefix: string,
+  names: Effect.Effect<ReadonlyArray<string>, RedisError | InvalidOptions>,
   options: { readonly hidePayloads: boolean },
 ) => {
   const jobs = makeJobReader(client, options)
@@ -194,15 +236,16 @@ export const makeJobReaders = (
       Effect.flatMap(commandsOf(name), (c) => jobs.full(c.keys, id, field)),
     /**
      * The first of `queues` holding job `id`, asked in order (one getJob each); on a miss, the
-     * queues under the prefix are found again (one SCAN, as the overview's discovery) and
-     * those not asked yet are asked: a queue made since the last discovery is found too.
+     * queues of the overview's discovery not asked yet are asked. A miss never scans the
+     * keyspace itself: the discovery is the overview's, redone at most every
+     * `discoverEveryMs`, so a queue made since is found once that has passed.
      */
     find: (queues: ReadonlyArray<string>, id: string) =>
       findIn(queues, id).pipe(
         Effect.flatMap((hit) =>
           hit !== undefined
             ? Effect.succeed(hit)
-            : discoverQueues(client, prefix).pipe(
+            : names.pipe(
                 Effect.flatMap((all) =>
                   findIn(
                     all.filter((q) => !queues.includes(q)),

@@ -9,6 +9,7 @@ import { type QueueStats, runScript } from "../engine/calls/Commands.ts"
 import { redisError } from "../engine/calls/Replies.ts"
 import { Scripts } from "../engine/calls/Scripts.ts"
 import { decodeEntry } from "../engine/events/EventDecode.ts"
+import type { Peeked } from "../engine/scripts/PeekScripts.ts"
 import { type FleetReader, makeOpener } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { makeJobReaders } from "./JobView.ts"
@@ -42,10 +43,32 @@ export interface Rates {
   readonly points: ReadonlyArray<readonly [number, number, number]>
 }
 
-const clip = (text: string | null, hide: boolean): { text: string | null; length: number } => {
-  if (text === null) return { text: null, length: 0 }
-  if (hide) return { text: "(hidden: --hide-payloads)", length: text.length }
-  return { text: text.length > TEXT_LIMIT ? text.slice(0, TEXT_LIMIT) : text, length: text.length }
+/**
+ * How much of each value a reading loads in Redis: a value up to {@link PEEK_LIMITS.loadMax}
+ * bytes is copied into Lua and cut there; a longer one, or one past the reading's
+ * {@link PEEK_LIMITS.budget}, is not loaded (the page shows its length). One reading of a
+ * queue's dead list copies at most `budget` bytes inside Redis and sends at most
+ * `cut` bytes per value.
+ */
+export const PEEK_LIMITS = { cut: TEXT_LIMIT, loadMax: 64 * 1024, budget: 1024 * 1024 } as const
+
+/** A peeked value as the page shows it: hidden, not loaded (its length), or its start (cut at TEXT_LIMIT). */
+const clip = (v: Peeked, hide: boolean): { text: string | null; length: number } => {
+  if (v.length === 0 && v.text === null) return { text: null, length: 0 }
+  if (hide) return { text: "(hidden: --hide-payloads)", length: v.length }
+  if (v.text === null) return { text: `(not loaded: ${v.length} bytes; too long to preview here)`, length: v.length }
+  return { text: v.text.length > TEXT_LIMIT ? v.text.slice(0, TEXT_LIMIT) : v.text, length: v.length }
+}
+
+/** The error of a dead job as recorded (JSON), or what its cut start says (`"name"` and `"message"` found in it). */
+const errorOf = (v: Peeked): unknown => {
+  if (v.text === null) return v.length > 0 ? { message: `(not loaded: ${v.length} bytes)` } : null
+  try {
+    return JSON.parse(v.text)
+  } catch {
+    const field = (name: string) => new RegExp(`"${name}":"((?:[^"\\\\]|\\\\.)*)`).exec(v.text as string)?.[1]
+    return { name: field("name"), reason: field("reason"), message: field("message") ?? v.text }
+  }
 }
 
 const errorKey = (error: unknown): { reason: string; message: string } => {
@@ -54,6 +77,12 @@ const errorKey = (error: unknown): { reason: string; message: string } => {
     reason: typeof e.reason === "string" ? e.reason : typeof e.name === "string" ? e.name : "error",
     message: typeof e.message === "string" ? e.message.slice(0, 300) : "",
   }
+}
+
+/** Forget the entries of `map` whose queue is not in `queues`. */
+const keepOnly = (map: Map<string, unknown>, queues: ReadonlyArray<QueueStats>) => {
+  const names = new Set(queues.map((q) => q.queue))
+  for (const name of [...map.keys()]) if (!names.has(name)) map.delete(name)
 }
 
 /** Rates of every queue, from successive overview readings (one hour kept). */
@@ -73,6 +102,9 @@ export const makeRates = () => {
           points.shift()
         series.set(q.queue, points)
       }
+      // only the queues of this reading are kept: a queue gone from the overview leaves nothing behind
+      keepOnly(last, queues)
+      keepOnly(series, queues)
     },
     of: (queue: string): Rates => ({ points: series.get(queue) ?? [] }),
   }
@@ -111,7 +143,11 @@ export const makeReaders = (
           c.stats,
           runScript(client, c.keys, Scripts.leases, DASHBOARD_LIMITS.leases),
           runScript(client, c.keys, Scripts.delayedList, DASHBOARD_LIMITS.delayed),
-          c.deadList(0, DASHBOARD_LIMITS.dead),
+          runScript(client, c.keys, Scripts.deadPeek, {
+            offset: 0,
+            count: DASHBOARD_LIMITS.dead,
+            limits: { ...PEEK_LIMITS, hide: options.hidePayloads },
+          }),
           c.workers,
           feedOf(client, name, c.keys.events),
         ],
@@ -119,17 +155,12 @@ export const makeReaders = (
       )
       const groups = new Map<string, { reason: string; message: string; count: number }>()
       const deadJobs = dead.jobs.map((j) => {
-        const key = errorKey(j.error)
+        const key = errorKey(errorOf(j.error))
         const id = `${key.reason}\u0000${key.message}`
         const g = groups.get(id) ?? { ...key, count: 0 }
         g.count++
         groups.set(id, g)
-        return {
-          ...j,
-          ...key,
-          payload: clip(j.payload, options.hidePayloads),
-          error: clip(JSON.stringify(j.error), false),
-        }
+        return { ...j, ...key, payload: clip(j.payload, options.hidePayloads), error: clip(j.error, false) }
       })
       return {
         kind: "queue",
@@ -157,7 +188,7 @@ export const makeReaders = (
     Effect.map((queues) => ({ kind: "workers", prefix, at: Date.now(), queues })),
   )
 
-  return { overview, queue, workers, commandsOf, ...makeJobReaders(client, commandsOf, prefix, options) }
+  return { overview, queue, workers, commandsOf, ...makeJobReaders(client, commandsOf, fleet.names, options) }
 }
 
 /** The readers. */

@@ -1,14 +1,18 @@
 /**
  * The dashboard's browser script (plain JavaScript, served as /app.js). Every value from
  * Redis is put on the page with `textContent`, never as HTML, so a payload such as
- * `<img src=x onerror=…>` shows as text and runs nothing.
+ * `<img src=x onerror=…>` shows as text and runs nothing, and bidi controls (U+202E…) are
+ * shown as their code point, so `"\u202Eevil"` cannot pass for "live". Readings stream
+ * over `fetch` (not EventSource), so the token goes in a header when reads need it.
  */
 export const SCRIPT = String.raw`
 "use strict";
+// bidi embeddings, overrides, isolates and marks: shown, never applied
+const visible = (s) => String(s).replace(/[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g, (c) => "\u27E8U+" + c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") + "\u27E9");
 const $ = (tag, attrs, ...kids) => {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === "text") e.textContent = String(v);
+    if (k === "text") e.textContent = visible(v);
     else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, String(v));
   }
@@ -23,6 +27,7 @@ const token = (() => {
   if (m) { sessionStorage.setItem("leaseq-token", m[1]); history.replaceState(null, "", location.pathname + "#/"); }
   return sessionStorage.getItem("leaseq-token");
 })();
+const api = (path, init) => fetch(path, { ...(init || {}), headers: { ...(token ? { "x-leaseq-token": token } : {}), ...((init && init.headers) || {}) } });
 let source = null, offset = 0, rows = [], actions = false;
 const ago = (ms) => ms < 1000 ? Math.round(ms) + " ms" : ms < 60000 ? (ms / 1000).toFixed(1) + " s" : ms < 3600000 ? Math.round(ms / 60000) + " min" : (ms / 3600000).toFixed(1) + " h";
 const table = (id, head, body) => $("table", { id }, $("thead", {}, $("tr", {}, ...head.map(([t, c]) => $("th", { text: t, class: c || "" })))), $("tbody", {}, ...body));
@@ -56,7 +61,7 @@ function overview(d) {
 }
 
 async function post(queue, action, target) {
-  const res = await fetch("api/action", { method: "POST", headers: { "content-type": "application/json", "x-leaseq-token": token || "" }, body: JSON.stringify({ queue, action, ...target }) });
+  const res = await api("api/action", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ queue, action, ...target }) });
   const r = await res.json();
   status.textContent = res.ok ? action + ": " + r.count + " done" : "refused: " + r.error;
 }
@@ -132,9 +137,9 @@ function value(d, field, v) {
   const pre = $("pre", { id: "job-" + field, text: kept && kept.length === v.length ? kept.text : v.text });
   const cut = !v.hidden && v.length > pre.textContent.length;
   return $("div", {}, pre, cut ? $("button", { id: "all-" + field, text: "show all (" + v.length + " characters)", onclick: async (e) => {
-    const res = await fetch("api/full?queue=" + encodeURIComponent(d.queue) + "&id=" + encodeURIComponent(d.id) + "&field=" + field);
+    const res = await api("api/full?queue=" + encodeURIComponent(d.queue) + "&id=" + encodeURIComponent(d.id) + "&field=" + field);
     const r = await res.json();
-    if (res.ok) { fulls.set(key, { length: v.length, text: r.text }); pre.textContent = r.text; e.target.remove(); } else status.textContent = r.error;
+    if (res.ok) { fulls.set(key, { length: v.length, text: r.text }); pre.textContent = visible(r.text); e.target.remove(); } else status.textContent = r.error;
   } }) : null);
 }
 const EVENT_DETAIL = { active: (e) => "token " + e.token + " · " + e.workerId, progress: (e) => jsonText(e.progress), failed: (e) => e.reason + " (attempt " + e.attempt + ")" + (e.willRetry ? ", will retry" : ", no retry"), "lease-lost": (e) => "attempt " + e.attempt, dead: (e) => e.reason, cancelled: (e) => "was " + e.was };
@@ -191,8 +196,33 @@ function workersPage(d) {
     table("all-workers", [["queue"], ["worker"], ["host"], ["pid", "num"], ["state"], ["running", "num"], ["last seen", "num"], ["started"]], all));
 }
 
+// read the server-sent events of a view until ctl aborts, again 2 s after a stream ends or fails
+async function watch(view, ctl, onData) {
+  while (!ctl.signal.aborted) {
+    try {
+      const res = await api("api/stream?view=" + encodeURIComponent(view), { signal: ctl.signal });
+      if (!res.ok) onData(await res.json().catch(() => ({ error: "HTTP " + res.status })));
+      else {
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buf = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += value;
+          for (let at = buf.indexOf("\n\n"); at >= 0; at = buf.indexOf("\n\n")) {
+            const data = buf.slice(0, at).split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+            buf = buf.slice(at + 2);
+            if (data) onData(JSON.parse(data));
+          }
+        }
+      }
+    } catch (e) { if (ctl.signal.aborted) return; }
+    live.textContent = "reconnecting…";
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
 function route() {
-  if (source) source.close();
+  if (source) source.abort();
   const m = /^#\/queue\/(.+)$/.exec(location.hash);
   const mj = /^#\/job\/([^/]+)\/(.+)$/.exec(location.hash);
   const mw = location.hash === "#/workers";
@@ -200,24 +230,22 @@ function route() {
   rows = [];
   controls("", () => []);
   main.replaceChildren($("p", { class: "muted", text: "Loading…" }));
-  source = new EventSource("api/stream?view=" + encodeURIComponent(view));
-  source.onmessage = (e) => {
-    const d = JSON.parse(e.data);
+  source = new AbortController();
+  void watch(view, source, (d) => {
     // a failed reading (Redis unreachable…) replaces the view: no stale figures shown as live
     if (d.error) { live.textContent = "not live · " + new Date().toLocaleTimeString(); main.replaceChildren($("p", { class: "bad", text: d.error })); return; }
     live.textContent = "live · " + new Date().toLocaleTimeString(); (mj ? job : mw ? workersPage : d.kind === "queue" || m ? queue : overview)(d);
-  };
-  source.onerror = () => { live.textContent = "reconnecting…"; };
+  });
 }
 document.getElementById("search").addEventListener("submit", async (e) => {
   e.preventDefault();
   const id = String(new FormData(e.target).get("id")).trim();
   const inView = /^#\/(?:queue|job)\/([^/]+)/.exec(location.hash);
   status.textContent = "looking for " + id + "…";
-  const res = await fetch("api/find?id=" + encodeURIComponent(id) + (inView ? "&queue=" + inView[1] : ""));
+  const res = await api("api/find?id=" + encodeURIComponent(id) + (inView ? "&queue=" + inView[1] : ""));
   const r = await res.json();
   if (res.ok) location.hash = "#/job/" + encodeURIComponent(r.queue) + "/" + encodeURIComponent(r.id);
-  else status.textContent = res.status === 404 ? "not found: " + id : r.error;
+  else status.textContent = visible(res.status === 404 ? "not found: " + id : r.error);
 });
 window.addEventListener("hashchange", route);
 route();

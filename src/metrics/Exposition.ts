@@ -91,6 +91,11 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
     registers,
   })
   for (const u of snapshot.unreadable) unreadable.set({ queue: u.queue }, 1)
+  new Gauge({
+    name: "leaseq_queues_not_exported",
+    help: "Queues under the prefix beyond maxQueues (--max-queues), not read and not exported: raise the cap or name the queues.",
+    registers,
+  }).set(snapshot.notRead)
   for (const s of snapshot.queues) {
     const queue = s.queue
     for (const state of JOB_STATES) jobs.set({ queue, state }, s[state])

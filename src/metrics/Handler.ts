@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
 import { InvalidOptions } from "../engine/model/Errors.ts"
 import { DEFAULT_PREFIX } from "../engine/model/Keys.ts"
+import { integerOr } from "../engine/model/Validate.ts"
 import { type ConnectionOption, connect, redactText } from "../redis/Client.ts"
 import { EXPOSITION_CONTENT_TYPE, renderExposition } from "./Exposition.ts"
 import { checkFleetOptions, makeFleetReader } from "./Fleet.ts"
@@ -23,6 +24,18 @@ export interface MetricsHandlerOptions {
   readonly queues?: ReadonlyArray<string> | undefined
   /** How long one reading of Redis serves every scrape. Default 1000 ms. */
   readonly cacheMs?: number | undefined
+  /**
+   * The most queues exported (the first by name): each queue is 20 series, so the default
+   * 500 is at most 10,000 series. Queues beyond it are not read, and counted in
+   * `leaseq_queues_not_exported`; name the ones you need with `queues`. Default 500.
+   */
+  readonly maxQueues?: number | undefined
+  /**
+   * Longest a reading of Redis may take before the scrape is answered 503 with the reason.
+   * Keep it under Prometheus' `scrape_timeout` (default 10 s), or the reason is lost to
+   * "context deadline exceeded". Default 2000 ms; 10 ms to 1 h.
+   */
+  readonly readTimeoutMs?: number | undefined
 }
 
 /** A request handler with a `close()` that closes the connection it opened. */
@@ -34,8 +47,11 @@ export interface MetricsHandler {
   readonly close: () => Promise<void>
 }
 
-/** The longest one reading of Redis may take before the scrape is answered 503 (Prometheus' default scrape timeout is 10 s). */
-export const READ_TIMEOUT_MS = 5000
+/** Default of {@link MetricsHandlerOptions.readTimeoutMs}: well under Prometheus' default scrape timeout of 10 s. */
+export const READ_TIMEOUT_MS = 2000
+
+/** Default of {@link MetricsHandlerOptions.maxQueues}. */
+export const DEFAULT_MAX_QUEUES = 500
 
 /** Default of {@link MetricsHandlerOptions.cacheMs}. */
 export const DEFAULT_METRICS_CACHE_MS = 1000
@@ -51,7 +67,9 @@ export const metricsHandler = (options: MetricsHandlerOptions = {}): MetricsHand
   if (!Number.isFinite(cacheMs) || cacheMs < 0) {
     throw new InvalidOptions({ field: "cacheMs", value: cacheMs, reason: "give a number of milliseconds ≥ 0" })
   }
-  const fleet = { prefix: options.prefix ?? DEFAULT_PREFIX, queues: options.queues }
+  const readTimeoutMs = integerOr("readTimeoutMs", options.readTimeoutMs, READ_TIMEOUT_MS, { min: 10, max: 3_600_000 })
+  const maxQueues = integerOr("maxQueues", options.maxQueues, DEFAULT_MAX_QUEUES, { min: 1, max: 1_000_000 })
+  const fleet = { prefix: options.prefix ?? DEFAULT_PREFIX, queues: options.queues, maxQueues }
   checkFleetOptions(fleet) // before connecting: a refused call opens nothing
   const client = connect(options.connection, {})
   const reader = makeFleetReader(client, fleet)
@@ -61,8 +79,8 @@ export const metricsHandler = (options: MetricsHandlerOptions = {}): MetricsHand
     if (cached !== undefined && now - cached.at < cacheMs) return cached.text
     const reading = reader.read.pipe(
       Effect.timeoutOrElse({
-        duration: READ_TIMEOUT_MS,
-        orElse: () => Effect.fail(new Error(`no answer from ${client.describe} within ${READ_TIMEOUT_MS} ms`)),
+        duration: readTimeoutMs,
+        orElse: () => Effect.fail(new Error(`no answer from ${client.describe} within ${readTimeoutMs} ms`)),
       }),
     )
     const text = Effect.runPromise(reading).then(renderExposition)

@@ -439,6 +439,33 @@ describe("the dashboard in Chromium", () => {
     expect(await page.$$("main img, main script")).toHaveLength(0)
   })
 
+  it("reads that need the token work from the page (it sends it), and bidi controls show as their code point", async () => {
+    const guarded = dashboardHandler({ connection: redisUrl(), prefix: PREFIX, readsNeedToken: true, token: TOKEN })
+    onCleanup(() => guarded.close())
+    const server = createServer(guarded)
+    onCleanup(
+      () =>
+        new Promise((r) => {
+          server.close(r)
+          server.closeAllConnections()
+        }),
+    )
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+    const at = `http://127.0.0.1:${(server.address() as { port: number }).port}/`
+    const q = newQueue()
+    const id = await q.add({ note: "\u202Eevil\u202C" }, { dedupeKey: "\u202Eevil" })
+    const page = await browser.newPage()
+    onCleanup(() => page.close())
+    await page.goto(`${at}#token=${TOKEN}`)
+    await page.goto(`${at}#/job/${q.name}/${id}`)
+    await page.waitForSelector("#job-facts")
+    const key = await textOf(page, "#job-facts td:nth-child(4)")
+    expect(key).toBe("\u27E8U+202E\u27E9evil")
+    const payload = await textOf(page, "#job-payload")
+    expect(payload).toContain("\u27E8U+202E\u27E9evil\u27E8U+202C\u27E9")
+    expect(payload).not.toMatch(/[\u202A-\u202E]/)
+  })
+
   it("cancel, pause and resume without the token are refused and change nothing in Redis", async () => {
     const q = newQueue()
     const id = await q.add({ n: 1 })

@@ -12,6 +12,7 @@ import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
 import { cancel, clearDedupe, getJob, pause, resume } from "../scripts/JobScripts.ts"
 import { complete, extend, fail, release, reserve } from "../scripts/LeaseScripts.ts"
+import { deadPeek, jobPeek } from "../scripts/PeekScripts.ts"
 import { workerLeave, workers } from "../scripts/RegistryScripts.ts"
 import { sweep } from "../scripts/SweepScripts.ts"
 import { verifyHash, verifyOrphans, verifySet, verifyWait } from "../scripts/VerifyScripts.ts"
@@ -46,6 +47,8 @@ export const Scripts = {
   workerLeave,
   leases,
   delayedList,
+  deadPeek,
+  jobPeek,
 } as const
 
 /** The name of a script. */

@@ -1,0 +1,100 @@
+/**
+ * The descriptors of the dashboard's reads that cut values inside Redis: `dead-peek` (a
+ * page of dead jobs) and `job-peek` (one job), each value's first `cut` bytes and its
+ * length; a value longer than `loadMax`, or than what is left of `budget` bytes for the
+ * call, is not loaded at all (`lua/include/peek.lua`). A reading then costs Redis at most
+ * `budget` bytes of copying, however large the payloads are.
+ */
+import { LAYOUT_VERSION } from "../model/Keys.ts"
+import { storedPayload } from "../model/Carrier.ts"
+import { type Argv, defineScript, list } from "./Script.ts"
+
+/** How much of each value a peek returns and loads. */
+export interface PeekLimits {
+  /** The most bytes of one value returned. */
+  readonly cut: number
+  /** The longest value loaded; a longer one comes back as its length only. */
+  readonly loadMax: number
+  /** The most bytes of values one call loads in all. */
+  readonly budget: number
+  /** No payload (nor result) loaded at all. */
+  readonly hide: boolean
+}
+
+/** A value as peeked: its first bytes (null when missing or not loaded) and its whole length in bytes. */
+export interface Peeked {
+  readonly text: string | null
+  readonly length: number
+}
+
+/** One dead job as peeked. */
+export interface DeadPeekJob {
+  readonly id: string
+  readonly diedAt: number
+  readonly error: Peeked
+  readonly payload: Peeked
+  readonly failures: number
+  readonly lostLeases: number
+}
+
+const limitArgs = (l: PeekLimits): Argv => [l.cut, l.loadMax, l.budget, l.hide ? 1 : 0]
+const text = (v: unknown): string | null => (typeof v === "string" ? v : null)
+
+/** `dead-peek`: a page of dead jobs, oldest death first, values cut in Redis, and how many there are. */
+export const deadPeek = defineScript({
+  name: "dead-peek",
+  keys: ["dead", "err", "data", "fails", "lost"],
+  argv: ["offset", "count", "cut", "loadMax", "budget", "hide"],
+  args: (a: { readonly offset: number; readonly count: number; readonly limits: PeekLimits }): Argv => [
+    a.offset,
+    a.count,
+    ...limitArgs(a.limits),
+  ],
+  decode: (reply): { readonly total: number; readonly jobs: ReadonlyArray<DeadPeekJob> } => {
+    const r = list<unknown>(reply)
+    const jobs: DeadPeekJob[] = []
+    for (let i = 1; i + 7 < r.length; i += 8) {
+      const payload = text(r[i + 4])
+      jobs.push({
+        id: String(r[i]),
+        diedAt: Number(r[i + 1]),
+        error: { text: text(r[i + 2]), length: Number(r[i + 3]) },
+        payload: { text: payload === null ? null : storedPayload(payload), length: Number(r[i + 5]) },
+        failures: Number(r[i + 6]),
+        lostLeases: Number(r[i + 7]),
+      })
+    }
+    return { total: Number(r[0]), jobs }
+  },
+})
+
+/** `job-peek`: get-job's reply with values cut in Redis (its first 14 entries), then the lengths of payload, result, error and progress. */
+export const jobPeek = defineScript({
+  name: "job-peek",
+  keys: [
+    "active",
+    "delayed",
+    "dead",
+    "done",
+    "cancelled",
+    "data",
+    "max",
+    "lease",
+    "fails",
+    "lost",
+    "err",
+    "result",
+    "dkey",
+    "holder",
+    "progress",
+    "timeout",
+    "meta",
+  ],
+  argv: ["layout", "id", "cut", "loadMax", "budget", "hide"],
+  args: (a: { readonly id: string; readonly limits: PeekLimits }): Argv => [
+    LAYOUT_VERSION,
+    a.id,
+    ...limitArgs(a.limits),
+  ],
+  decode: (reply): ReadonlyArray<unknown> => list<unknown>(reply),
+})
