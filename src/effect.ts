@@ -27,6 +27,7 @@ export type { DeadJob, QueueStats, ScriptFailure, SweepResult } from "./engine/C
 export {
   AckUndelivered,
   CallbackFailed,
+  IllegalStateMove,
   InvalidOptions,
   InvalidPayload,
   InvalidQueueName,

@@ -11,6 +11,7 @@ export type { DeadJob, QueueStats } from "./engine/Commands.ts"
 export {
   AckUndelivered,
   CallbackFailed,
+  IllegalStateMove,
   InvalidOptions,
   InvalidPayload,
   InvalidQueueName,

@@ -19,6 +19,7 @@ import { fireStop } from "./Acks.ts"
 import { supervise } from "./Callbacks.ts"
 import type { WorkerContext } from "./Context.ts"
 import { flushRiders } from "./Riders.ts"
+import { transition } from "./WorkerState.ts"
 
 /** Quiet: most time close waits for the reserve loop to stop (a call in flight goes on in its own fiber). */
 export const STOP_RESERVE_LOOP_MS = 1_000
@@ -33,7 +34,7 @@ export const LANDING_MS = 2_000
 export const supervised = <A>(ctx: WorkerContext<A>, loop: string, effect: Effect.Effect<unknown, unknown>) =>
   supervise(effect, {
     onFailure: (cause, stopped) => {
-      if (stopped && ctx.state === "running") ctx.setState("failed")
+      if (stopped && ctx.state === "running") transition(ctx, "failed")
       if (stopped) ctx.wakeLoop()
       ctx.hooks.error?.(new WorkerLoopFailed({ queue: ctx.commands.keys.queue, loop, cause, stopped }))
     },
@@ -42,7 +43,7 @@ export const supervised = <A>(ctx: WorkerContext<A>, loop: string, effect: Effec
 /** Quiet: stop reserving. The loop is interrupted (a call in flight goes on in its own fiber). */
 const quiet = <A>(ctx: WorkerContext<A>, reserver: Fiber.Fiber<unknown, unknown>) =>
   Effect.gen(function* () {
-    ctx.setState("draining")
+    transition(ctx, "draining")
     yield* Fiber.interrupt(reserver).pipe(Effect.timeoutOption(STOP_RESERVE_LOOP_MS))
     yield* Effect.promise(() => ctx.blocking.close(CLOSE_BLOCKING_MS))
     yield* flushRiders(ctx)
@@ -77,7 +78,7 @@ const drain = <A>(ctx: WorkerContext<A>) =>
  */
 const abort = <A>(ctx: WorkerContext<A>) =>
   Effect.gen(function* () {
-    ctx.setState("releasing")
+    transition(ctx, "releasing")
     fireStop(ctx.stopAcks)
     for (const h of ctx.table.live()) yield* ctx.table.end(h, "shutdown", "worker shutting down")
     const waitedMs = ctx.settings.shutdownAbortGraceMs
@@ -124,7 +125,7 @@ export const shutdown = <A>(ctx: WorkerContext<A>, fibers: WorkerFibers, onClose
     // out of the registry at once (sent after the last heartbeat on the same connection);
     // if this fails the record goes stale and a sweep drops it
     yield* ctx.commands.workerLeave(ctx.workerId).pipe(Effect.timeoutOption(LEAVE_MS), Effect.exit)
-    ctx.setState("closed")
+    transition(ctx, "closed")
     onClosed()
   })
 
