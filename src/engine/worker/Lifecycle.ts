@@ -18,6 +18,7 @@ import { ShutdownOverrun, WorkerLoopFailed } from "../Errors.ts"
 import { fireStop } from "./Acks.ts"
 import { supervise } from "./Callbacks.ts"
 import type { WorkerContext } from "./Context.ts"
+import { leaseTo } from "./LeaseState.ts"
 import { flushRiders } from "./Riders.ts"
 import { transition } from "./WorkerState.ts"
 
@@ -85,8 +86,7 @@ const abort = <A>(ctx: WorkerContext<A>) =>
     const ended = yield* jobsEnded(ctx).pipe(Effect.timeoutOption(waitedMs))
     if (Option.isSome(ended)) return
     for (const h of ctx.table.heartbeated()) {
-      if (h.ended !== "shutdown" || h.settling) continue
-      h.overrun = true
+      if (!leaseTo(h, "overrun")) continue
       yield* ctx.report(new ShutdownOverrun({ queue: ctx.commands.keys.queue, jobId: h.id, token: h.token, waitedMs }))
     }
   })
