@@ -12,8 +12,10 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import type { Reservation } from "../Commands.ts"
 import { ShutdownOverrun, WorkerLoopFailed } from "../Errors.ts"
 import { fireStop } from "./Acks.ts"
 import { supervise } from "./Callbacks.ts"
@@ -49,6 +51,19 @@ const quiet = <A>(ctx: WorkerContext<A>, reserver: Fiber.Fiber<unknown, unknown>
     yield* Effect.promise(() => ctx.blocking.close(CLOSE_BLOCKING_MS))
     yield* flushRiders(ctx)
   })
+
+/** The jobs a reserve call's answer leased (none when it failed). */
+export const reservedJobs = (
+  reserved: Exit.Exit<{ readonly jobs: ReadonlyArray<Reservation> }, unknown>,
+): ReadonlyArray<Reservation> => (Exit.isSuccess(reserved) ? reserved.value.jobs : [])
+
+/**
+ * Close began (or the worker failed): give `jobs`, leased and not started, straight back
+ * to the queue, attempts unchanged. A failure is reported; a job not given back is
+ * reclaimed by a sweep after its lease.
+ */
+export const giveBack = <A>(ctx: WorkerContext<A>, jobs: ReadonlyArray<Reservation>): Effect.Effect<void> =>
+  jobs.length === 0 ? Effect.void : ctx.commands.release(jobs).pipe(Effect.catch(ctx.report))
 
 /** Until no job started without a fiber (PlainRun.ts) runs or settles. */
 const plainIdle = <A>(ctx: WorkerContext<A>) =>
