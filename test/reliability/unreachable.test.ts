@@ -30,7 +30,7 @@ describe("a worker whose Redis cannot be reached", () => {
     proxy.cut()
     const worker = new Worker(q("url"), async () => {}, { connection: proxy.url })
     onCleanup(() => worker.close())
-    onCleanup(() => proxy.heal()) // runs before the close: a worker still starting closes once it has started
+    onCleanup(() => proxy.heal()) // runs before the close
     const errors: unknown[] = []
     worker.on("error", (e) => errors.push(e))
     const first = await until("an error event", () => errors[0], { timeoutMs: 15_000 })
