@@ -71,30 +71,43 @@ const ENDS: ReadonlyArray<LeaseEnd | undefined> = [
   "timeout",
 ]
 
-// every state made once (a move allocates nothing: it runs a few times per job)
-const STATES = new Map(
-  PHASES.map((phase) => [phase, new Map(ENDS.map((ended) => [ended, { phase, ended } as LeaseState]))] as const),
-)
-const BY_EVENT = new Map<LeaseEvent, ReadonlyArray<LeaseMove>>()
-for (const m of LEASE_MOVES) BY_EVENT.set(m.on, [...(BY_EVENT.get(m.on) ?? []), m])
+/** A state made once, carrying where each event takes it (a move allocates nothing and looks nothing up). */
+interface Interned extends LeaseState {
+  readonly next: Partial<Record<LeaseEvent, Interned>>
+  readonly endedBy: Partial<Record<LeaseEnd, Interned>>
+}
 
-/** The state of `phase`, ended for `ended` (none by default). */
-export const leaseState = (phase: LeasePhase, ended?: LeaseEnd): LeaseState => STATES.get(phase)!.get(ended)!
+const STATES = new Map(
+  PHASES.map(
+    (phase) =>
+      [phase, new Map(ENDS.map((ended) => [ended, { phase, ended, next: {}, endedBy: {} } as Interned]))] as const,
+  ),
+)
+const interned = (phase: LeasePhase, ended: LeaseEnd | undefined): Interned => STATES.get(phase)!.get(ended)!
+for (const from of [...STATES.values()].flatMap((byEnd) => [...byEnd.values()])) {
+  for (const m of LEASE_MOVES) {
+    if (m.from !== from.phase || (m.ended !== undefined && m.ended !== from.ended)) continue
+    if (m.on === "end") {
+      for (const why of ENDS)
+        if (why !== undefined) (from.endedBy as Record<LeaseEnd, Interned>)[why] = interned(m.to, why)
+    } else (from.next as Record<LeaseEvent, Interned>)[m.on] = interned(m.to, from.ended)
+  }
+}
+
+/** The state of `phase`, ended for `ended` (none by default): the only way to make a lease state. */
+export const leaseState = (phase: LeasePhase, ended?: LeaseEnd): LeaseState => interned(phase, ended)
 
 /** A lease just leased. */
 export const HELD: LeaseState = leaseState("held")
 
 /**
- * The state after `event` (with `why` for `end`), or undefined when the table does not
- * allow that move from `s` (the lease then stays as it was).
+ * The state after `event` (with `why` for `end`), or undefined when the table
+ * ({@link LEASE_MOVES}) does not allow that move from `s` (the lease then stays as it was).
  */
 export const nextLease = (s: LeaseState, event: LeaseEvent, why?: LeaseEnd): LeaseState | undefined => {
-  for (const m of BY_EVENT.get(event) ?? []) {
-    if (m.from !== s.phase || (m.ended !== undefined && m.ended !== s.ended)) continue
-    if (event === "end") return why === undefined ? undefined : leaseState(m.to, why)
-    return leaseState(m.to, s.ended)
-  }
-  return undefined
+  const from = s as Interned
+  if (event !== "end") return from.next[event]
+  return why === undefined ? undefined : from.endedBy[why]
 }
 
 /**
