@@ -12,6 +12,7 @@ import { describe, expect } from "vitest"
 import { AckUndelivered, RedisUnavailable } from "../../src/engine/model/Errors.ts"
 import { deliver, fireStop, makeStopSignal } from "../../src/engine/worker/Acks.ts"
 import type { Held } from "../../src/engine/worker/Lease.ts"
+import { HELD } from "../../src/engine/worker/LeaseState.ts"
 import {
   closeWorker,
   makeFake,
@@ -33,7 +34,7 @@ const held = (localDeadline: number): Held => ({
   localDeadline,
   controller: undefined,
   fiber: undefined,
-  ended: undefined,
+  state: HELD,
 })
 
 describe("deliver", () => {

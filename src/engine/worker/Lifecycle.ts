@@ -12,13 +12,17 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import type { Reservation } from "../calls/Commands.ts"
 import { ShutdownOverrun, WorkerLoopFailed } from "../model/Errors.ts"
 import { fireStop } from "./Acks.ts"
 import { supervise } from "./Callbacks.ts"
 import type { WorkerContext } from "./Context.ts"
+import { leaseTo } from "./LeaseState.ts"
 import { flushRiders } from "./Riders.ts"
+import { transition } from "./WorkerState.ts"
 
 /** Quiet: most time close waits for the reserve loop to stop (a call in flight goes on in its own fiber). */
 export const STOP_RESERVE_LOOP_MS = 1_000
@@ -33,7 +37,7 @@ export const LANDING_MS = 2_000
 export const supervised = <A>(ctx: WorkerContext<A>, loop: string, effect: Effect.Effect<unknown, unknown>) =>
   supervise(effect, {
     onFailure: (cause, stopped) => {
-      if (stopped && ctx.state === "running") ctx.setState("failed")
+      if (stopped && ctx.state === "running") transition(ctx, "failed")
       if (stopped) ctx.wakeLoop()
       ctx.hooks.error?.(new WorkerLoopFailed({ queue: ctx.commands.keys.queue, loop, cause, stopped }))
     },
@@ -42,11 +46,24 @@ export const supervised = <A>(ctx: WorkerContext<A>, loop: string, effect: Effec
 /** Quiet: stop reserving. The loop is interrupted (a call in flight goes on in its own fiber). */
 const quiet = <A>(ctx: WorkerContext<A>, reserver: Fiber.Fiber<unknown, unknown>) =>
   Effect.gen(function* () {
-    ctx.setState("draining")
+    transition(ctx, "draining")
     yield* Fiber.interrupt(reserver).pipe(Effect.timeoutOption(STOP_RESERVE_LOOP_MS))
     yield* Effect.promise(() => ctx.blocking.close(CLOSE_BLOCKING_MS))
     yield* flushRiders(ctx)
   })
+
+/** The jobs a reserve call's answer leased (none when it failed). */
+export const reservedJobs = (
+  reserved: Exit.Exit<{ readonly jobs: ReadonlyArray<Reservation> }, unknown>,
+): ReadonlyArray<Reservation> => (Exit.isSuccess(reserved) ? reserved.value.jobs : [])
+
+/**
+ * Close began (or the worker failed): give `jobs`, leased and not started, straight back
+ * to the queue, attempts unchanged. A failure is reported; a job not given back is
+ * reclaimed by a sweep after its lease.
+ */
+export const giveBack = <A>(ctx: WorkerContext<A>, jobs: ReadonlyArray<Reservation>): Effect.Effect<void> =>
+  jobs.length === 0 ? Effect.void : ctx.commands.release(jobs).pipe(Effect.catch(ctx.report))
 
 /** Until no job started without a fiber (PlainRun.ts) runs or settles. */
 const plainIdle = <A>(ctx: WorkerContext<A>) =>
@@ -77,15 +94,14 @@ const drain = <A>(ctx: WorkerContext<A>) =>
  */
 const abort = <A>(ctx: WorkerContext<A>) =>
   Effect.gen(function* () {
-    ctx.setState("releasing")
+    transition(ctx, "releasing")
     fireStop(ctx.stopAcks)
     for (const h of ctx.table.live()) yield* ctx.table.end(h, "shutdown", "worker shutting down")
     const waitedMs = ctx.settings.shutdownAbortGraceMs
     const ended = yield* jobsEnded(ctx).pipe(Effect.timeoutOption(waitedMs))
     if (Option.isSome(ended)) return
     for (const h of ctx.table.heartbeated()) {
-      if (h.ended !== "shutdown" || h.settling) continue
-      h.overrun = true
+      if (!leaseTo(h, "overrun")) continue
       yield* ctx.report(new ShutdownOverrun({ queue: ctx.commands.keys.queue, jobId: h.id, token: h.token, waitedMs }))
     }
   })
@@ -124,7 +140,7 @@ export const shutdown = <A>(ctx: WorkerContext<A>, fibers: WorkerFibers, onClose
     // out of the registry at once (sent after the last heartbeat on the same connection);
     // if this fails the record goes stale and a sweep drops it
     yield* ctx.commands.workerLeave(ctx.workerId).pipe(Effect.timeoutOption(LEAVE_MS), Effect.exit)
-    ctx.setState("closed")
+    transition(ctx, "closed")
     onClosed()
   })
 

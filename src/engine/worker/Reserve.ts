@@ -15,6 +15,7 @@ import { refusedBeforeRun } from "./Acks.ts"
 import type { RideAnswer, Rider, WorkerContext } from "./Context.ts"
 import { freshen } from "./Heartbeat.ts"
 import { fenceAfter, monotonicNow } from "./Lease.ts"
+import { giveBack, reservedJobs } from "./Lifecycle.ts"
 
 /**
  * How much later than its own timeout a BZPOPMIN may answer before its connection is
@@ -106,8 +107,7 @@ const reserveCall = <A>(ctx: WorkerContext<A>, call: Call, ride: ReadonlyArray<R
     const quiet = Exit.isFailure(reserved) && call.quietFailure !== undefined && (yield* call.quietFailure)
     if (Exit.isSuccess(reserved) && ctx.state !== "running") {
       // closed while the call was in flight: give the jobs straight back, unstarted
-      if (reserved.value.jobs.length > 0)
-        yield* ctx.commands.release(reserved.value.jobs).pipe(Effect.catch(ctx.report))
+      yield* giveBack(ctx, reserved.value.jobs)
       return { reserved, starts, handled: true, quiet }
     }
     return { reserved, starts, handled: false, quiet }
@@ -127,8 +127,7 @@ const track = <A>(ctx: WorkerContext<A>, want: number, call: Call, ride: Readonl
           return Effect.void
         }
         // close began while the jobs were being freshened: give them straight back
-        const jobs = Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []
-        return jobs.length > 0 ? ctx.commands.release(jobs).pipe(Effect.catch(ctx.report)) : Effect.void
+        return giveBack(ctx, reservedJobs(l.reserved))
       }),
     )
     const fiber = yield* Effect.forkDetach(landing, { startImmediately: true })
