@@ -53,7 +53,10 @@ export interface QueueKeys {
   readonly receipts: string
   /** ZSET request id -> time (ms) of the same receipts, to trim those older than the window. */
   readonly receiptsAt: string
-  /** HASH worker id -> its last reserve call (request id, time, rider statuses, leases), to answer a re-send. */
+  /**
+   * HASH "<workerId>:<n>" -> a worker's last reserve call numbered n mod 4 (request id, time,
+   * rider statuses, leases), to answer a re-send of any call the worker may have out.
+   */
   readonly reqs: string
   /**
    * STREAM of job events (added, active, completed, …), written by the scripts that change
