@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../redis/Client.ts"
-import type { LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
+import type { InvalidOptions, LayoutMismatch, RedisError, WrongKeyType } from "./Errors.ts"
 import type { QueueKeys } from "./Keys.ts"
 import { type MarkerWait, markerThenReserve } from "./Marker.ts"
 import type { WorkerRecord } from "./Registry.ts"
@@ -24,8 +24,8 @@ export type { DeadJob, QueueStats } from "./scripts/Admin.ts"
 export { type ExtendAnswer, type ExtendRef, extendAnswer, type LeaseRef, type Reservation } from "./scripts/Lease.ts"
 export type { SweepResult, SweptDead } from "./scripts/Sweep.ts"
 
-/** Errors a script call can end with. */
-export type ScriptFailure = RedisError | LayoutMismatch | WrongKeyType
+/** Errors a script call can end with (InvalidOptions: a size argument outside the script's own limit, see Replies.ts). */
+export type ScriptFailure = RedisError | LayoutMismatch | WrongKeyType | InvalidOptions
 
 /**
  * Send one call of `script` on `client` for the queue of `keys` (KEYS by default from
