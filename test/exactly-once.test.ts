@@ -260,6 +260,33 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     expect(await raw.zcard(keys.active)).toBe(8)
   })
 
+  it("F3: a re-send asking for no jobs gives the first run's leases back (a closing worker's give-back), once", async () => {
+    const { keys, c } = setup()
+    const js = [job(), job(), job()]
+    await run(c.add(js))
+    const w = "w-closing"
+    const [a] = (await run(c.reserve(1, 60_000, 100, [], 0, { workerId: w, requestId: "1" }))).jobs
+    const ride = [{ id: a!.id, token: a!.token }]
+    const call = (count: number) => c.reserve(count, 60_000, 100, ride, 0, { workerId: w, requestId: "2" })
+    const first = await run(call(2))
+    expect(first.completed).toEqual([true])
+    expect(first.jobs.map((r) => r.id)).toEqual([js[1]!.id, js[2]!.id])
+    // the give-back: the same call with count 0 answers the riders and no jobs, and frees the leases
+    expect(await run(call(0))).toEqual({ ...first, jobs: [] })
+    expect(await raw.zcard(keys.active)).toBe(0)
+    expect((await raw.lrange(keys.wait, 0, -1)).sort()).toEqual([js[1]!.id, js[2]!.id].sort())
+    expect(await raw.hlen(keys.lease)).toBe(0)
+    expect(await raw.hlen(keys.holder)).toBe(0)
+    expect(await meta(keys.meta, "released")).toBe(2)
+    // once: a later give-back or re-send finds no lease held under those tokens
+    expect(await run(call(0))).toEqual({ ...first, jobs: [] })
+    expect(await run(call(2))).toEqual({ ...first, jobs: [] })
+    expect(await meta(keys.meta, "released")).toBe(2)
+    expect(await raw.llen(keys.wait)).toBe(2)
+    const events = await raw.xrange(keys.events, "-", "+")
+    expect(events.filter(([, f]) => f.includes("released")).length).toBe(2)
+  })
+
   it("F1: two calls carrying riders, both re-sent: the riders stay completed, none is counted refused", async () => {
     const { keys, c } = setup()
     await run(c.add(Array.from({ length: 6 }, () => job())))

@@ -2,7 +2,8 @@
  * The worker's lifecycle: its loops run supervised, and close runs the shutdown phases in
  * order, each bounded by a named timeout (the state machine is drawn in Worker.ts):
  *
- *   quiet    stop reserving: the reserve loop is interrupted, the marker connection closed
+ *   quiet    stop reserving: the reserve loop is interrupted, a give-back sent behind each
+ *            reserve call still out, the marker connection closed
  *   drain    running handlers get up to `shutdownGraceMs` to finish
  *   abort    handlers still running are aborted and get up to `shutdownAbortGraceMs` to end
  *   release  leases not acked are released; reserve calls in flight land and give their jobs back
@@ -18,6 +19,7 @@ import { ShutdownOverrun, WorkerLoopFailed } from "../Errors.ts"
 import { fireStop } from "./Acks.ts"
 import { supervise } from "./Callbacks.ts"
 import type { WorkerContext } from "./Context.ts"
+import { giveBackInFlight } from "./Reserve.ts"
 import { flushRiders } from "./Riders.ts"
 
 /** Quiet: most time close waits for the reserve loop to stop (a call in flight goes on in its own fiber). */
@@ -39,11 +41,16 @@ export const supervised = <A>(ctx: WorkerContext<A>, loop: string, effect: Effec
     },
   })
 
-/** Quiet: stop reserving. The loop is interrupted (a call in flight goes on in its own fiber). */
+/**
+ * Quiet: stop reserving. The loop is interrupted (a call in flight goes on in its own
+ * fiber); each call still out gets its give-back sent behind it (Reserve.ts), so its
+ * leases go back to wait however late Redis runs it.
+ */
 const quiet = <A>(ctx: WorkerContext<A>, reserver: Fiber.Fiber<unknown, unknown>) =>
   Effect.gen(function* () {
     ctx.setState("draining")
     yield* Fiber.interrupt(reserver).pipe(Effect.timeoutOption(STOP_RESERVE_LOOP_MS))
+    yield* giveBackInFlight(ctx)
     yield* Effect.promise(() => ctx.blocking.close(CLOSE_BLOCKING_MS))
     yield* flushRiders(ctx)
   })

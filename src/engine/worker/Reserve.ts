@@ -36,7 +36,8 @@ const reserveInput = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArra
 
 /**
  * The reserve call `input` describes, on the worker's main connection (same request id
- * each time it is sent); `answerOnly`: asking for no jobs and promoting none.
+ * each time it is sent); `answerOnly`: asking for no jobs and promoting none — a give-back:
+ * the script releases the leases a run of the call made and answers no jobs.
  */
 const resendOf =
   <A>(ctx: WorkerContext<A>, input: ReserveInput) =>
@@ -114,6 +115,34 @@ const reserveCall = <A>(ctx: WorkerContext<A>, call: Call, ride: ReadonlyArray<R
   })
 
 /**
+ * The give-back of each reserve call out, by the fiber that watches it: the same call with
+ * count 0, which the script answers by releasing that call's leases (lua/reserve.lua,
+ * "Re-sends"). Kept beside the context, not in it: only close reads it ({@link giveBackInFlight}).
+ */
+const giveBacks = new WeakMap<Fiber.Fiber<unknown>, () => Effect.Effect<Reserved, unknown>>()
+
+/**
+ * Close, once the reserve loop stopped: send the give-back of every reserve call still out,
+ * on the main connection, queued behind the call itself. However late Redis runs the
+ * call, it runs the give-back right after it, so the call's leases go back to wait even
+ * when this worker has given up on the call and closed its connections by then. Each
+ * give-back is watched like a call (close waits for it as for the calls, LANDING_MS at
+ * most); one that fails is reported. What cannot be given back so: a call that ran on a
+ * connection that broke before the give-back reached Redis (its leases expire).
+ */
+export const giveBackInFlight = <A>(ctx: WorkerContext<A>) =>
+  Effect.gen(function* () {
+    for (const fiber of [...ctx.inFlight]) {
+      const giveBack = giveBacks.get(fiber)
+      if (giveBack === undefined) continue
+      giveBacks.delete(fiber)
+      const sent = yield* Effect.forkDetach(Effect.catch(giveBack(), ctx.report), { startImmediately: true })
+      ctx.inFlight.add(sent)
+      sent.addObserver(() => ctx.inFlight.delete(sent))
+    }
+  })
+
+/**
  * Watch a reserve call in a fiber of its own; when it lands, its answer is queued for
  * the loop (woken when the fiber ends), or, once close began, its jobs are given back at once.
  */
@@ -133,9 +162,12 @@ const track = <A>(ctx: WorkerContext<A>, want: number, call: Call, ride: Readonl
     )
     const fiber = yield* Effect.forkDetach(landing, { startImmediately: true })
     ctx.inFlight.add(fiber)
+    const resend = call.resend
+    if (resend !== undefined) giveBacks.set(fiber, () => resend(true))
     // the loop is woken once the call is no longer counted as out
     fiber.addObserver(() => {
       ctx.inFlight.delete(fiber)
+      giveBacks.delete(fiber)
       ctx.wakeLoop()
     })
     return fiber
