@@ -42,7 +42,7 @@ const refusedUnchanged = async (
   keys: ReturnType<typeof queueKeys>,
   call: () => Promise<unknown>,
   field: string,
-  value: string,
+  value: number,
 ) => {
   const before = await dumpQueue(raw, keys.queue)
   const error = await call().then(
@@ -59,10 +59,10 @@ describe("F4: a script refuses an argument over its own limit before its first w
   it("reserve: a count over 1000 (with a rider and due delayed jobs) pops, completes and promotes nothing", async () => {
     const { keys, c, held } = await filled(5000)
     const ride = [{ id: held.id, token: held.token }]
-    await refusedUnchanged(keys, () => run(c.reserve(5000, 60_000, 100, ride)), "reserve count", "5000")
-    await refusedUnchanged(keys, () => run(c.reserve(-1, 60_000, 100, ride)), "reserve count", "-1")
-    await refusedUnchanged(keys, () => run(c.reserve(10, 60_000, 5000, ride)), "reserve promoteLimit", "5000")
-    await refusedUnchanged(keys, () => run(c.reserve(10, 60_000, -1, ride)), "reserve promoteLimit", "-1")
+    await refusedUnchanged(keys, () => run(c.reserve(5000, 60_000, 100, ride)), "reserve count", 5000)
+    await refusedUnchanged(keys, () => run(c.reserve(-1, 60_000, 100, ride)), "reserve count", -1)
+    await refusedUnchanged(keys, () => run(c.reserve(10, 60_000, 5000, ride)), "reserve promoteLimit", 5000)
+    await refusedUnchanged(keys, () => run(c.reserve(10, 60_000, -1, ride)), "reserve promoteLimit", -1)
     // the limits themselves are taken: 1000 jobs, 1000 promotions, the rider completed
     const at = await run(c.reserve(1000, 60_000, 1000, ride))
     expect(at.completed).toEqual([true])
@@ -78,7 +78,7 @@ describe("F4: a script refuses an argument over its own limit before its first w
       keys,
       () => run(runScript(client, keys, Scripts.reserve, { ...input, timeoutMs: 0, completes: riders })),
       "reserve m",
-      "1001",
+      1001,
     )
   })
 
@@ -90,13 +90,13 @@ describe("F4: a script refuses an argument over its own limit before its first w
       keys,
       () => run(runScript(client, keys, Scripts.extend, { leases, leaseMs: 60_000, worker })),
       "extend leases",
-      "1001",
+      1001,
     )
     await refusedUnchanged(
       keys,
       () => run(runScript(client, keys, Scripts.complete, { items: leases, keep: 0 })),
       "complete jobs",
-      "1001",
+      1001,
     )
     // the job is still leased, under the same token: extend and complete take it at the limit
     const c = makeCommands(client, keys)

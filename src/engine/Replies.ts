@@ -114,7 +114,7 @@ export const scriptError = (keys: QueueKeys, reply: unknown): Refused | undefine
     case Refusal.OutOfRange:
       return new InvalidOptions({
         field: `${String(reply[1])} ${String(reply[2])}`,
-        value: reply[3],
+        value: Number.isNaN(Number(reply[3])) ? reply[3] : Number(reply[3]),
         reason: `one ${String(reply[1])} call takes a whole number from 0 to ${String(reply[4])}; split the call (nothing was written)`,
       })
     default:
