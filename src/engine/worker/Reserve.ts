@@ -60,8 +60,8 @@ interface Call {
   /**
    * The same call (same request id) sent again on the worker's main connection, when the
    * reply failed and Redis may have run the call: a run it made is answered again.
-   * `answerOnly` (once close began): asking for no jobs and promoting none, so a run it
-   * made is answered (its jobs are then given back) and no new lease is made.
+   * `answerOnly` (once close began): asking for no jobs and promoting none, a give-back:
+   * the leases a run of it made are released by the script, and no new lease is made.
    */
   readonly resend?: (answerOnly: boolean) => Effect.Effect<Reserved, unknown>
   /** Whether to send it again at all (default: yes) — e.g. only if its connection was replaced meanwhile. */
@@ -73,7 +73,8 @@ interface Call {
  * closed under it — close itself tears the marker connection down), the answer of the same
  * call sent again on the worker's other connection: the script answers a run it already
  * made (its leases) and changes nothing, so no job stays leased to a worker that never
- * heard of it. A closing (or failed) worker asks for no jobs in that re-send.
+ * heard of it. A closing (or failed) worker sends a give-back instead (count 0): the
+ * script releases what that run leased.
  */
 const replyOf = <A>(ctx: WorkerContext<A>, call: Call) =>
   Effect.flatMap(Effect.exit(call.reply), (first) => {
@@ -215,9 +216,9 @@ export const reserveBehind = <A>(ctx: WorkerContext<A>, waitMs: number): boolean
  * reply comes with the wait's) and then starts its jobs. A reserve that fails because the
  * wait failed is not reported twice: the wait's failure is. When the wait's connection went
  * silent after Redis ran both, or close tore it down just after Redis ran both, the
- * reserve's reply is lost: the same call is sent again on the worker's other connection
- * (asking for no jobs once close began), and the script answers it with the leases it
- * made — which a closing worker gives back at once.
+ * reserve's reply is lost: the same call is sent again on the worker's other connection,
+ * and the script answers it with the leases it made, or, once close began (a give-back,
+ * count 0), releases them.
  */
 export const blockThenReserve = <A>(ctx: WorkerContext<A>, timeoutMs: number, want: number) =>
   Effect.gen(function* () {
