@@ -97,13 +97,15 @@ export const refusedBeforeRun = (error: unknown): boolean =>
   REFUSED_BEFORE_RUN.test(error instanceof Error ? error.message : String(error))
 
 /**
- * Errors that are an answer of sorts: the script refused (layout, key type), or it ran and
- * only the replicas' confirmation is missing (durability's NotReplicated, carried as the
- * cause of a RedisUnavailable). Sending again would not change them.
+ * Errors that are an answer of sorts: the script refused (layout, key type, a size out of
+ * its range), or it ran and only the replicas' confirmation is missing (durability's
+ * NotReplicated, carried as the cause of a RedisUnavailable). Sending again would not
+ * change them.
  */
 const isFinal = (error: ScriptFailure): boolean =>
   error._tag === "LayoutMismatch" ||
   error._tag === "WrongKeyType" ||
+  error._tag === "InvalidOptions" ||
   (error as { cause?: { _tag?: unknown } }).cause?._tag === "NotReplicated"
 
 /** What {@link deliver} needs besides the call. */
