@@ -31,7 +31,7 @@ import {
   makeQueue,
 } from "../engine/partition/Queue.ts"
 import type { BulkJob } from "../engine/queue/Job.ts"
-import type { JobControl } from "../engine/queue/JobControl.ts"
+import type { JobControl, QueueApi } from "../engine/queue/QueueApi.ts"
 import { checkQueueOptions, type QueueSettingsInput } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
 import {
@@ -70,6 +70,10 @@ const jobIds = (ids: unknown): Effect.Effect<ReadonlyArray<string>, InvalidOptio
   Array.isArray(ids) && ids.length <= Limits.bulk && ids.every((id) => typeof id === "string" && id.length > 0)
     ? Effect.succeed(ids)
     : Effect.fail(invalid("ids", ids, `must be an array of at most ${Limits.bulk} job ids (non-empty strings)`))
+
+/** Retry or purge the dead jobs `ids`: how many were. */
+const deadCount = (call: QueueApi["deadRetry"], ids: ReadonlyArray<string>) =>
+  call({ ids }).pipe(Effect.map((r) => r.count))
 
 /** The service's job-control members: `getJob` decodes the payload with the queue's codec. */
 const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
@@ -143,11 +147,7 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
       ),
     )
     const codec = makePayloadCodec(schema, settings.maxPayloadBytes)
-    const events = makeQueueEvents(
-      client,
-      queue,
-      (core.partitioned?.parts ?? [core.core]).map((p) => p.keys),
-    )
+    const events = makeQueueEvents(client, queue, core.keysByPartition)
     const unlessClosed = <B, E>(effect: Effect.Effect<B, E>): Effect.Effect<B, E | QueueClosed> =>
       Effect.suspend(
         (): Effect.Effect<B, E | QueueClosed> => (core.isClosed() ? Effect.fail(new QueueClosed({ queue })) : effect),
@@ -183,8 +183,8 @@ export const make = <A = unknown>(options: Options<A>): Effect.Effect<Service<A>
         Effect.fromResult(checkPage(page)).pipe(
           Effect.flatMap(({ offset, count }) => unlessClosed(core.deadList(offset, count))),
         ),
-      retryDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadRetry(list)))),
-      purgeDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadPurge(list)))),
+      retryDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(deadCount(core.deadRetry, list)))),
+      purgeDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(deadCount(core.deadPurge, list)))),
       events: (o = {}) =>
         Stream.unwrap(
           unlessClosed(Effect.fromResult(checkObject("options", o))).pipe(

@@ -28,7 +28,7 @@ import type { PartitionedStats } from "../engine/partition/Producer.ts"
 import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/queue/JobCommands.ts"
-import { type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
+import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 
 /** Options of {@link Queue}. */
@@ -52,9 +52,7 @@ export type { BulkJob } from "../engine/queue/Job.ts"
 export class Queue<T = unknown> {
   /** The queue name. */
   readonly name: string
-  /** @internal The ordinary core (its `calls` address `name` itself, not its partitions). */
-  readonly core: QueueCore
-  /** @internal Every call goes through it: the ordinary core, or the partitioned one. */
+  /** @internal Every call goes through it: the {@link QueueApi} of the ordinary core, or of the partitioned one. */
   readonly queue: AnyQueue
   readonly #client: RedisClient
   readonly #maxPayloadBytes: number
@@ -69,12 +67,7 @@ export class Queue<T = unknown> {
     this.#maxPayloadBytes = settings.maxPayloadBytes
     this.#client = connect(options.connection)
     this.queue = makeQueue(this.#client, name, settings, layout)
-    this.core = this.queue.core
-    this.#events = makeQueueEvents(
-      this.#client,
-      name,
-      (this.queue.partitioned?.parts ?? [this.queue.core]).map((p) => p.keys),
-    )
+    this.#events = makeQueueEvents(this.#client, name, this.queue.keysByPartition)
     let resolve!: () => void
     const promise = new Promise<void>((r) => {
       resolve = r
@@ -209,12 +202,12 @@ export class Queue<T = unknown> {
 
   /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried. */
   retryDead(ids: ReadonlyArray<string>): Promise<number> {
-    return this.#run(this.queue.deadRetry(ids))
+    return this.#run(this.queue.deadRetry({ ids }).pipe(Effect.map((r) => r.count)))
   }
 
   /** Delete dead jobs (by id) for good. Resolves to how many were purged. */
   purgeDead(ids: ReadonlyArray<string>): Promise<number> {
-    return this.#run(this.queue.deadPurge(ids))
+    return this.#run(this.queue.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
   }
 
   /**
@@ -244,7 +237,7 @@ export class Queue<T = unknown> {
    * Throws {@link InvalidOptions} for a bad `from`.
    */
   events(options: { readonly from?: EventsFrom | undefined } = {}): AsyncIterable<JobEvent> {
-    if (this.core.isClosed()) throw this.closedError()
+    if (this.queue.isClosed()) throw this.closedError()
     const stream = this.#events.events(options.from)
     return Stream.toAsyncIterable(stream.pipe(Stream.interruptWhen(Effect.promise(() => this.#closing.promise))))
   }
@@ -260,7 +253,7 @@ export class Queue<T = unknown> {
     return this.#run(
       Effect.suspend(
         (): Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed> =>
-          this.core.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
+          this.queue.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
       ).pipe(
         // close ends the wait (and closes its connection) rather than leave it to its timeout
         Effect.raceFirst(
