@@ -5,6 +5,7 @@
 import type { Effect, Stream } from "effect"
 import type { SweepPassOptions, SweepTotals } from "../engine/admin/Sweeper.ts"
 import type { DeadJob, ScriptFailure } from "../engine/calls/Commands.ts"
+import type { VerifyOptions, VerifyResult } from "../engine/calls/Verify.ts"
 import type { EventsFrom, JobEvent } from "../engine/events/Events.ts"
 import type { FinishedJob, WaitForTimeout } from "../engine/events/QueueEvents.ts"
 import type { InvalidOptions, InvalidPayload, NotReplicated, QueueClosed, RedisError } from "../engine/model/Errors.ts"
@@ -76,6 +77,15 @@ export interface Service<A> {
   readonly purgeDead: (
     ids: ReadonlyArray<string>,
   ) => Effect.Effect<number, InvalidOptions | QueueClosed | ScriptFailure>
+  /**
+   * Check the queue's invariants page by page (see `Queue.verify` of the Promise face):
+   * O(jobs) in short read-only calls of `pageSize` entries (default 100, 1 .. 10 000);
+   * lists at most `maxLines` violations (default 100; the count is always complete).
+   * Exact on a queue nobody changes meanwhile, approximate under concurrent change.
+   */
+  readonly verify: (
+    options?: VerifyOptions,
+  ) => Effect.Effect<VerifyResult, InvalidOptions | QueueClosed | ScriptFailure>
   /**
    * The queue's events from `from` ("now" by default, "start", or an event's `eventId`):
    * a Stream that never ends by itself, on a connection of its own (closed when the

@@ -28,6 +28,7 @@ import type { PartitionedStats } from "../engine/partition/Producer.ts"
 import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/queue/JobCommands.ts"
+import { deadByIds } from "../engine/queue/JobControl.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 
@@ -52,6 +53,8 @@ export type { BulkJob } from "../engine/queue/Job.ts"
 export class Queue<T = unknown> {
   /** The queue name. */
   readonly name: string
+  /** The key prefix (default "leaseq"). */
+  readonly prefix: string
   /** @internal Every call goes through it: the {@link QueueApi} of the ordinary core, or of the partitioned one. */
   readonly queue: AnyQueue
   readonly #client: RedisClient
@@ -63,6 +66,7 @@ export class Queue<T = unknown> {
   constructor(name: string, options: QueueOptions = {}) {
     this.name = validateQueueName(name)
     const settings = resolveQueueOptions(options, ["connection", ...LAYOUT_KEYS])
+    this.prefix = settings.prefix
     const layout = resolveLayout(options)
     this.#maxPayloadBytes = settings.maxPayloadBytes
     this.#client = connect(options.connection)
@@ -200,14 +204,14 @@ export class Queue<T = unknown> {
     )
   }
 
-  /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried. */
+  /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried (unknown ids are skipped). */
   retryDead(ids: ReadonlyArray<string>): Promise<number> {
-    return this.#run(this.queue.deadRetry({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(deadByIds(this.queue.deadRetry, ids))
   }
 
-  /** Delete dead jobs (by id) for good. Resolves to how many were purged. */
+  /** Delete dead jobs (by id) for good. Resolves to how many were purged (unknown ids are skipped). */
   purgeDead(ids: ReadonlyArray<string>): Promise<number> {
-    return this.#run(this.queue.deadPurge({ ids }).pipe(Effect.map((r) => r.count)))
+    return this.#run(deadByIds(this.queue.deadPurge, ids))
   }
 
   /**

@@ -28,6 +28,7 @@ import {
   type QueueCore,
   type QueueSettings,
   readOnly,
+  unlessClosed,
 } from "../queue/QueueCore.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
@@ -157,7 +158,7 @@ const mergedDeadList = (parts: ReadonlyArray<QueueCore>, offset: number, count: 
 /** Retry or purge dead jobs in every partition: counts summed; an id is missing when no partition had it dead. */
 const overParts =
   (parts: ReadonlyArray<QueueCore>, call: (p: QueueCore) => QueueApi["deadRetry"]) =>
-  (target: DeadTarget): Effect.Effect<DeadChange, ScriptFailure> =>
+  (target: DeadTarget): Effect.Effect<DeadChange, ScriptFailure | QueueClosed> =>
     Effect.forEach(parts, (p) => call(p)(target), { concurrency: "unbounded" }).pipe(
       Effect.map((each) => {
         const missing = each.map((r) => new Set(r.missing))
@@ -211,7 +212,8 @@ export const makePartitionedCore = (
     sweep: (options: SweepPassOptions = {}) =>
       all((p) => p.sweep(options)).pipe(Effect.map((each) => sumSweeps(name, each))),
     workers: all((p) => p.workers).pipe(Effect.map((each) => each.flat())),
-    deadList: (offset: number, count: number) => readOnly(mergedDeadList(parts, offset, count)),
+    deadList: (offset: number, count: number) =>
+      unlessClosed(name, () => parts[0]!.isClosed())(readOnly(mergedDeadList(parts, offset, count))),
     deadRetry: overParts(parts, (p) => p.deadRetry),
     deadPurge: overParts(parts, (p) => p.deadPurge),
     verify: (maxLines: number, pageSize?: number) =>

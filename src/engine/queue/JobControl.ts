@@ -5,13 +5,14 @@
  * Bad input fails with {@link InvalidOptions} before anything is sent.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { Commands } from "../calls/Commands.ts"
 import { InvalidOptions, QueueClosed } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
-import { Limits } from "../model/Validate.ts"
+import { type Checked, Limits } from "../model/Validate.ts"
 import { readOnly } from "./Adding.ts"
 import { makeJobCommands } from "./JobCommands.ts"
-import type { ControlError, JobControl } from "./QueueApi.ts"
+import type { ControlError, JobControl, QueueApi } from "./QueueApi.ts"
 
 export type { ControlError, JobControl } from "./QueueApi.ts"
 
@@ -53,6 +54,31 @@ const checked =
         return Effect.fail(e as InvalidOptions)
       }
     })
+
+/**
+ * The ids given to `retryDead` / `purgeDead`: an array of at most {@link Limits.bulk} job
+ * ids (non-empty strings), else {@link InvalidOptions} naming `ids`.
+ */
+export const checkJobIds = (ids: unknown): Checked<ReadonlyArray<string>> =>
+  Array.isArray(ids) && ids.length <= Limits.bulk && ids.every((id) => typeof id === "string" && id.length > 0)
+    ? Result.succeed(ids)
+    : Result.fail(
+        new InvalidOptions({
+          field: "ids",
+          value: ids,
+          reason: `must be an array of at most ${Limits.bulk} job ids (non-empty strings)`,
+        }),
+      )
+
+/**
+ * Retry or purge (`call`: a queue's `deadRetry` or `deadPurge`) the dead jobs `ids`,
+ * checked first with {@link checkJobIds}: how many were (unknown ids are skipped).
+ */
+export const deadByIds = (call: QueueApi["deadRetry"], ids: unknown) =>
+  Effect.fromResult(checkJobIds(ids)).pipe(
+    Effect.flatMap((list) => call({ ids: list })),
+    Effect.map((r) => r.count),
+  )
 
 /** What job control needs of one queue's core. */
 export interface ControlledQueue {

@@ -48,8 +48,8 @@ export type AddFailure = InvalidOptions | QueueClosed | ScriptFailure | NotRepli
 
 /**
  * A queue's producer and admin side. Every call fails with {@link QueueClosed} once
- * `markClosed` was called, except the dead-letter calls and `verify`, which only need
- * the connection.
+ * `markClosed` was called (checked when it runs); bad input fails with
+ * {@link InvalidOptions} before anything is sent.
  */
 export interface QueueApi {
   /** The queue name (a partitioned queue's own name, not a partition's). */
@@ -73,16 +73,16 @@ export interface QueueApi {
     options?: SweepPassOptions,
   ) => Effect.Effect<SweepTotals, InvalidOptions | QueueClosed | ScriptFailure>
   /** A page of dead jobs from `offset` (0 = the oldest death), merged by time of death over partitions. Read-only. */
-  readonly deadList: (offset: number, count: number) => Effect.Effect<DeadPage, RedisError>
+  readonly deadList: (offset: number, count: number) => Effect.Effect<DeadPage, RedisError | QueueClosed>
   /**
    * Dead jobs back to wait: these ids (looked for in every partition; `missing` are those no
    * partition had dead), or `all: n`, the oldest n of each partition.
    */
-  readonly deadRetry: (target: DeadTarget) => Effect.Effect<DeadChange, ScriptFailure>
+  readonly deadRetry: (target: DeadTarget) => Effect.Effect<DeadChange, ScriptFailure | QueueClosed>
   /** Dead jobs deleted for good, chosen as for {@link QueueApi.deadRetry}. */
-  readonly deadPurge: (target: DeadTarget) => Effect.Effect<DeadChange, ScriptFailure>
+  readonly deadPurge: (target: DeadTarget) => Effect.Effect<DeadChange, ScriptFailure | QueueClosed>
   /** Every (sub-)queue's invariants, page by page (partitioned: lines prefixed `[<name>~<i>]`). Read-only. */
-  readonly verify: (maxLines: number, pageSize?: number) => Effect.Effect<VerifyResult, ScriptFailure>
+  readonly verify: (maxLines: number, pageSize?: number) => Effect.Effect<VerifyResult, ScriptFailure | QueueClosed>
   /** Look up and cancel jobs, pause and resume, free dedupe keys (see `JobControl.ts`). */
   readonly control: JobControl
   /** Refuse every later call with {@link QueueClosed} (the face closes the connection). */

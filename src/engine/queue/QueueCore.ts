@@ -15,7 +15,7 @@ import { makeAdds, readOnly, unknownOutcome } from "./Adding.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions } from "./Job.ts"
 import { makeJobControl } from "./JobControl.ts"
-import type { QueueApi } from "./QueueApi.ts"
+import type { DeadTarget, QueueApi } from "./QueueApi.ts"
 
 export {
   checkBulkSize,
@@ -111,20 +111,25 @@ export interface QueueCore extends QueueApi {
   readonly calls: Commands
 }
 
-/** The read and dead-letter members of one queue's {@link QueueApi}, on its bounded `calls`. */
-const adminMembers = (name: string, calls: Commands, isClosed: () => boolean) => {
-  const unlessClosed = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | QueueClosed> =>
+/** `effect`, unless the queue `name` is closed: then it fails with {@link QueueClosed} (checked when it runs). */
+export const unlessClosed =
+  (name: string, isClosed: () => boolean) =>
+  <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | QueueClosed> =>
     Effect.suspend(
       (): Effect.Effect<A, E | QueueClosed> => (isClosed() ? Effect.fail(new QueueClosed({ queue: name })) : effect),
     )
+
+/** The read and dead-letter members of one queue's {@link QueueApi}, on its bounded `calls`. */
+const adminMembers = (name: string, calls: Commands, isClosed: () => boolean) => {
+  const open = unlessClosed(name, isClosed)
   return {
-    stats: unlessClosed(readOnly(calls.stats)),
+    stats: open(readOnly(calls.stats)),
     /** The live workers (those whose heartbeat is recent), by id: one read, O(W) for W registered workers. */
-    workers: unlessClosed(readOnly(Effect.map(calls.workers, (r) => r.workers))),
-    deadList: (offset: number, count: number) => readOnly(calls.deadList(offset, count)),
-    deadRetry: calls.deadRetry,
-    deadPurge: calls.deadPurge,
-    verify: (maxLines: number, pageSize?: number) => readOnly(calls.verify(maxLines, pageSize)),
+    workers: open(readOnly(Effect.map(calls.workers, (r) => r.workers))),
+    deadList: (offset: number, count: number) => open(readOnly(calls.deadList(offset, count))),
+    deadRetry: (target: DeadTarget) => open(calls.deadRetry(target)),
+    deadPurge: (target: DeadTarget) => open(calls.deadPurge(target)),
+    verify: (maxLines: number, pageSize?: number) => open(readOnly(calls.verify(maxLines, pageSize))),
   }
 }
 
@@ -171,7 +176,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     /** One bounded sweep pass (see Sweeper); each of its script calls is bounded by `callTimeoutMs`. */
     sweep: (options: SweepPassOptions = {}) =>
       Effect.gen(function* () {
-        const limit = yield* Effect.fromResult(sweepLimit(options))
+        const limit = yield* Effect.fromResult(sweepLimit(yield* Effect.fromResult(checkObject("options", options))))
         yield* readOnly(openWith(() => calls))
         return yield* sweepPass(calls, { ...options, limit })
       }).pipe(unknownOutcome("sweep")),
