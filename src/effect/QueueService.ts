@@ -4,7 +4,7 @@
  */
 import type { Effect, Stream } from "effect"
 import type { SweepPassOptions, SweepTotals } from "../engine/admin/Sweeper.ts"
-import type { DeadJob, ScriptFailure } from "../engine/calls/Commands.ts"
+import type { ScriptFailure } from "../engine/calls/Commands.ts"
 import type { VerifyOptions, VerifyResult } from "../engine/calls/Verify.ts"
 import type { EventsFrom, JobEvent } from "../engine/events/Events.ts"
 import type { FinishedJob, WaitForTimeout } from "../engine/events/QueueEvents.ts"
@@ -14,6 +14,7 @@ import type { AnyQueue, AnyQueueStats } from "../engine/partition/Queue.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import type { ControlError } from "../engine/queue/JobControl.ts"
+import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import type { PayloadCodec } from "./Payload.ts"
 
@@ -61,12 +62,12 @@ export interface Service<A> {
   readonly sweep: (
     options?: SweepPassOptions,
   ) => Effect.Effect<SweepTotals, InvalidOptions | QueueClosed | ScriptFailure>
-  /** A page of dead jobs, oldest death first. Defaults: offset 0, count 100 (at most 10 000). */
+  /** A page of dead jobs, oldest death first (partitioned: over every partition, each job naming its own in `queue`). Defaults: offset 0, count 100 (at most 10 000). */
   readonly deadJobs: (options?: {
     readonly offset?: number
     readonly count?: number
   }) => Effect.Effect<
-    { readonly total: number; readonly jobs: ReadonlyArray<DeadJob> },
+    { readonly total: number; readonly jobs: ReadonlyArray<ListedDeadJob> },
     InvalidOptions | QueueClosed | RedisError
   >
   /** Give dead jobs (by id) a fresh set of attempts; succeeds with how many were retried (unknown ids are skipped). */

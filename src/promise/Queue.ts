@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { SweepPassOptions, SweepTotals } from "../engine/admin/Sweeper.ts"
-import type { DeadJob, QueueStats, ScriptFailure } from "../engine/calls/Commands.ts"
+import type { QueueStats, ScriptFailure } from "../engine/calls/Commands.ts"
 import { checkVerifyOptions, type VerifyOptions } from "../engine/calls/Verify.ts"
 import type { EventsFrom, JobEvent } from "../engine/events/Events.ts"
 import {
@@ -29,6 +29,7 @@ import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout 
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/queue/JobCommands.ts"
 import { deadByIds } from "../engine/queue/JobControl.ts"
+import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 
@@ -193,10 +194,10 @@ export class Queue<T = unknown> {
     return this.#run(Effect.suspend(() => this.queue.sweep(options)))
   }
 
-  /** A page of dead jobs, oldest death first. Defaults: offset 0, count 100. */
+  /** A page of dead jobs, oldest death first (partitioned: over every partition, each job naming its own in `queue`). Defaults: offset 0, count 100. */
   deadJobs(
     options: { readonly offset?: number; readonly count?: number } = {},
-  ): Promise<{ total: number; jobs: DeadJob[] }> {
+  ): Promise<{ total: number; jobs: ListedDeadJob[] }> {
     return this.#run(
       Effect.fromResult(checkPage(options)).pipe(
         Effect.flatMap(({ offset, count }) => this.queue.deadList(offset, count)),

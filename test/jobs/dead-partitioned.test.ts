@@ -38,7 +38,7 @@ describe("a partitioned queue's dead list", () => {
     const ids = await killInterleaved(q, 8)
     const page = await queue.deadJobs({ offset: 2, count: 4 })
     expect(page.total).toBe(8)
-    expect(page.jobs.map((j) => [j.id, (j as { queue?: string }).queue, j.diedAt, j.payload])).toEqual(
+    expect(page.jobs.map((j) => [j.id, j.queue, j.diedAt, j.payload])).toEqual(
       [2, 3, 4, 5].map((k) => [ids[k], `${q}~${k % P}`, 1000 + k, JSON.stringify(k)]),
     )
     expect(page.jobs[0]).toMatchObject({ error: { message: "e2" } })
