@@ -1,6 +1,6 @@
 /**
  * The worker's CPU per job, for comparing two source trees side by side (the figures of
- * docs/performance.md, round five). Adds `jobs` no-op jobs, runs them through one Promise
+ * bench/HISTORY.md, round five). Adds `jobs` no-op jobs, runs them through one Promise
  * `Worker` at `concurrency`, twice, and prints for each round: jobs/s, the Node process's
  * CPU per job (process.cpuUsage) and Redis's (INFO cpu), and script calls per job.
  * Round 0 includes warm-up; read round 1.
