@@ -2,7 +2,8 @@
  * Scenario 7 — bad input, across the Promise face, the Effect face and the CLI. Every
  * case gets a clear error that names the field (or flag) and the value, and the queue's
  * keys are byte-for-byte unchanged (DUMP before and after). A server that may evict keys
- * (`maxmemory-policy allkeys-lru`) gets a loud warning. docs/reliability.md lists every case.
+ * (`maxmemory-policy allkeys-lru`) gets a loud warning. Each case is one test below
+ * (docs/reliability.md states the guarantee, not the list).
  */
 import { Context, Effect, type Scope } from "effect"
 import type { Redis } from "ioredis"

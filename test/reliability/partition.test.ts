@@ -3,7 +3,9 @@
  * 127.0.0.1); the proxy is cut (every connection destroyed, new ones refused) for longer
  * than the lease. The cut-off worker aborts its handler (self-fencing) *before* the lease's
  * deadline on the server; another worker reclaims and completes the job; the cut-off
- * worker's late complete is refused; the queue records one completion.
+ * worker's late complete is refused; the queue records one completion. The only timing
+ * asserted is an order on one clock: the abort's Date.now() against the lease's deadline
+ * in Redis TIME, both on this machine.
  */
 import { Effect } from "effect"
 import type { Redis } from "ioredis"

@@ -3,6 +3,7 @@
  * Each time its lease runs out a sweep reclaims it (one lost lease); after maxAttempts it
  * goes to dead with reason `lease-expired`. Every other job completes, and none of them
  * loses a lease (workers run one job at a time, so only the poison job dies with them).
+ * Exactly maxAttempts workers die, and the poison job starts at attempts 1, 2 and 3.
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

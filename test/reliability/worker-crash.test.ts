@@ -2,7 +2,9 @@
  * Scenario 1 — worker crashes. Thousands of jobs, several worker processes; a random
  * worker is SIGKILLed every few hundred ms and a replacement started. At the end every
  * job is completed (each id retained in `done`), none lost, verify is clean, and every
- * job that ran more than once had been held by a worker that was killed.
+ * job that ran more than once had been held by a worker that was killed: duplicates are
+ * at most the leases the killed workers held, lost leases at most kills × concurrency.
+ * The second test races heartbeats (every 20 ms) against completes.
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
