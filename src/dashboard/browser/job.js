@@ -12,8 +12,10 @@ import { controls, state, tick } from "./state.js"
  */
 const jsonText = (v) => (v === undefined || v === null ? "–" : typeof v === "string" ? v : JSON.stringify(v, null, 2))
 
-/** Values read in full by "show all", by queue/id/field, with the length they had then. */
-/** @type {Map<string, { readonly length: number, readonly text: string }>} */
+/**
+ * Values read in full by "show all", by queue/id/field, with the length they had then.
+ * @type {Map<string, { readonly length: number, readonly text: string }>}
+ */
 const fulls = new Map()
 
 /**
@@ -43,8 +45,10 @@ const value = (d, field, v) => {
   return el("div", {}, pre, cut ? button : null)
 }
 
-/** What the timeline says of each kind of event besides its kind. */
-/** @type {Readonly<Record<string, (e: StreamEvent) => string | undefined>>} */
+/**
+ * What the timeline says of each kind of event besides its kind.
+ * @type {Readonly<Record<string, (e: StreamEvent) => string | undefined>>}
+ */
 const EVENT_DETAIL = {
   active: (e) => `token ${e.token} · ${e.workerId}`,
   progress: (e) => jsonText(e.progress),

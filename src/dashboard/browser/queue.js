@@ -44,8 +44,8 @@ const deadSection = (d) => {
  */
 const deadButtons = (d) => {
   const selected = () =>
-    [.../** @type {NodeListOf<HTMLInputElement>} */ (document.querySelectorAll("#dead input:checked"))].map(
-      (i) => i.value,
+    [...document.querySelectorAll("#dead input:checked")].flatMap((i) =>
+      i instanceof HTMLInputElement ? [i.value] : [],
     )
   /** @param {"retry" | "purge"} action */
   const onSelected = (action) => () => {
