@@ -15,6 +15,7 @@ export type { Backoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
   CallbackFailed,
+  IllegalStateMove,
   InvalidOptions,
   InvalidPayload,
   InvalidQueueName,

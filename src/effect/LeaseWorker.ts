@@ -117,7 +117,11 @@ export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix">, Ho
 export interface Handle {
   /** The queue name. */
   readonly queue: string
-  /** The lifecycle state: running, draining, releasing, closed, or failed (a loop was given up: close it). */
+  /**
+   * The lifecycle state: running, draining, releasing, closed, or failed (a loop was given
+   * up: close it). Never `starting`: `make` returns once the worker reached Redis, and
+   * closing its scope before then ends at once (it holds nothing yet).
+   */
   readonly state: Effect.Effect<WorkerState>
   /** Handlers running now. */
   readonly running: Effect.Effect<number>

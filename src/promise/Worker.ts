@@ -13,8 +13,9 @@ import { durableSettings, openWorkerConnections, servedKeys, startServing } from
 import type { Job } from "../engine/queue/Job.ts"
 import { JobSpan } from "../engine/telemetry/Spans.ts"
 import { type DeadReason, stderrWarner } from "../engine/worker/Callbacks.ts"
-import type { WorkerHandle, WorkerState } from "../engine/worker/Worker.ts"
+import type { WorkerHandle } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
+import { makeStateCell, type StateCell, transition, type WorkerState } from "../engine/worker/WorkerState.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
 
 /** Options of {@link Worker}. */
@@ -76,19 +77,6 @@ const decodeJson = <T>(text: string): T => {
   }
 }
 
-/** Resolves when `promise` settles or `ms` have passed, whichever comes first. */
-const settledWithin = (promise: Promise<unknown>, ms: number): Promise<void> => {
-  let timer: NodeJS.Timeout | undefined
-  const elapsed = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms)
-  })
-  const settled = promise.then(
-    () => undefined,
-    () => undefined,
-  )
-  return Promise.race([settled, elapsed]).finally(() => clearTimeout(timer))
-}
-
 /** Events a {@link Worker} emits. */
 export interface WorkerEvents<T, R> {
   completed: [job: Job<T>, result: R]
@@ -132,11 +120,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   #handle: WorkerHandle | undefined
   #closing: Promise<void> | undefined
   readonly #closeConnections: () => Promise<void>
-  #startFailed = false
+  /** The state until the engine's handle exists: starting, then failed (could not start) or closed. */
+  readonly #start: { readonly lifecycle: StateCell }
   /** The last resort for errors nobody listens to: a rate-limited line on stderr. */
   readonly #warn: (error: unknown) => void
-  readonly #shutdownGraceMs: number
-  readonly #stopStart: () => void
+  /** Stop the start (interrupt it); resolves once it has stopped. */
+  readonly #stopStart: () => Promise<void>
 
   constructor(name: string, handler: (job: Job<T>) => Promise<R> | R, options: WorkerOptions = {}) {
     super()
@@ -149,12 +138,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       })
     }
     const resolved = resolveWorkerOptions(options, ["connection", ...LAYOUT_KEYS])
-    this.#shutdownGraceMs = resolved.shutdownGraceMs
     const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
     const { partitions, durability } = resolveLayout(options)
     const settings = durableSettings(resolved, durability)
     const keys = servedKeys(name, prefix, partitions)
     this.#warn = stderrWarner(`worker of queue "${this.name}"`)
+    this.#start = { lifecycle: makeStateCell((e) => this.#emit("error", e)) }
     // every failed connection attempt is reported, so a wrong URL or a Redis that is down is seen at once
     const base = connect(options.connection, {
       onError: (e) => this.#emit("error", redisError("connect", e, base.describe)),
@@ -182,14 +171,13 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
       }),
     )
     const starting = Effect.runFork(program)
-    this.#stopStart = () => void Effect.runPromise(Fiber.interrupt(starting))
+    this.#stopStart = () => Effect.runPromise(Fiber.interrupt(starting)).then(() => undefined)
     this.ready = Effect.runPromise(Fiber.join(starting)).then(
       (handle) => {
         this.#handle = handle
-        if (this.#closing) void Effect.runPromise(handle.close)
       },
       async (e) => {
-        this.#startFailed = true
+        if (!this.#closing) transition(this.#start, "failed")
         await this.#closeConnections()
         // closed before it could start (see close): say so rather than how the start was cut off
         throw this.#closing ? new QueueClosed({ queue: this.name }) : e
@@ -201,11 +189,12 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   }
 
   /**
-   * The lifecycle state: running, draining, releasing, closed, or failed (a loop was given
-   * up, or the worker could not start: it takes no jobs; close() it).
+   * The lifecycle state (drawn in docs/workers.md): starting (Redis not reached yet),
+   * running, draining, releasing, closed, or failed (a loop was given up, or the worker
+   * could not start: it takes no jobs; close() it).
    */
   get state(): WorkerState {
-    return this.#handle?.state() ?? (this.#closing ? "closed" : this.#startFailed ? "failed" : "running")
+    return this.#handle?.state() ?? this.#start.lifecycle.current
   }
 
   /**
@@ -257,23 +246,24 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   /**
    * Graceful shutdown: stop reserving, let running handlers finish for up to
    * `shutdownGraceMs`, then abort the rest and release their jobs so they run again at once.
-   * Always resolves, also when Redis is unreachable.
+   * Always resolves, also when Redis is unreachable; a worker still `starting` (Redis not
+   * reached yet) holds nothing and closes at once.
    */
   close(): Promise<void> {
     if (!this.#closing) {
       const handle = this.#handle
       const closingNow = handle ? Effect.runPromise(handle.close) : undefined
       this.#closing = (async () => {
-        // a worker still starting (Redis unreachable: its first call is retried for a minute
-        // or more) waits for its start up to shutdownGraceMs; then the start is stopped and
-        // `ready` rejects with QueueClosed
-        if (!closingNow) {
-          await settledWithin(this.ready, this.#shutdownGraceMs)
-          if (!this.#handle) this.#stopStart()
-        }
         if (closingNow) await closingNow
-        else if (this.#handle) await Effect.runPromise(this.#handle.close)
+        else {
+          // still starting (Redis not reached): it holds nothing, so the start is stopped at
+          // once and `ready` rejects with QueueClosed; a start that ended first is closed as usual
+          await this.#stopStart()
+          await this.ready.catch(() => undefined)
+          if (this.#handle) await Effect.runPromise(this.#handle.close)
+        }
         await this.#closeConnections()
+        if (!this.#handle) transition(this.#start, "closed")
         this.#emit("closed")
       })()
     }

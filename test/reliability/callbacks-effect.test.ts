@@ -87,4 +87,45 @@ describe("Effect face", () => {
       Effect.scoped,
     )
   })
+
+  it.live(
+    "a worker that has not reached Redis holds nothing: closing its scope ends at once, not after shutdownGraceMs",
+    () => {
+      const target = new URL(redisUrl())
+      return Effect.acquireRelease(
+        Effect.promise(() => TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })),
+        (proxy) => Effect.promise(() => proxy.close()),
+      ).pipe(
+        Effect.flatMap((proxy) =>
+          Effect.gen(function* () {
+            proxy.cut()
+            const reported = yield* Deferred.make<unknown>()
+            const service = yield* LeaseQueue.make<number>({ name: q("starting-close"), connection: proxy.url })
+            let started = false
+            // the worker's own scope: closing it is the worker's close; the grace is 10 minutes, far past the test's timeout
+            const running = yield* Effect.forkChild(
+              Effect.scoped(
+                LeaseWorker.make(Jobs, () => Effect.void, {
+                  shutdownGraceMs: 600_000,
+                  onError: (e) => Deferred.succeed(reported, e).pipe(Effect.asVoid),
+                }).pipe(
+                  Effect.tap(() => Effect.sync(() => (started = true))),
+                  Effect.andThen(Effect.never),
+                ),
+              ).pipe(Effect.provideService(Jobs, service)),
+            )
+            expect(yield* wait(reported)).toBeInstanceOf(RedisUnavailable)
+            yield* Fiber.interrupt(running)
+            expect(started).toBe(false)
+            // Redis back: nothing of the closed worker starts or serves the queue
+            proxy.heal()
+            const jobs = yield* LeaseQueue.make<number>({ name: q("starting-close"), connection: redisUrl() })
+            yield* jobs.add(1)
+            expect((yield* jobs.workers).length).toBe(0)
+          }),
+        ),
+        Effect.scoped,
+      )
+    },
+  )
 })

@@ -6,11 +6,11 @@
  */
 import { createServer } from "node:net"
 import { describe, expect, it } from "vitest"
-import { RedisUnavailable } from "../../src/engine/model/Errors.ts"
+import { QueueClosed, RedisUnavailable } from "../../src/engine/model/Errors.ts"
 import { Worker } from "../../src/index.ts"
 import { captureStderr, onCleanup } from "../support/cleanup.ts"
-import { queueNamer } from "../support/redis.ts"
-import { proxyToSuiteRedis, until } from "./support.ts"
+import { queueNamer, redisUrl } from "../support/redis.ts"
+import { proxyToSuiteRedis, TcpProxy, until } from "./support.ts"
 
 const q = queueNamer("rel-unreachable")
 
@@ -30,7 +30,7 @@ describe("a worker whose Redis cannot be reached", () => {
     proxy.cut()
     const worker = new Worker(q("url"), async () => {}, { connection: proxy.url })
     onCleanup(() => worker.close())
-    onCleanup(() => proxy.heal()) // runs before the close: a worker still starting closes once it has started
+    onCleanup(() => proxy.heal()) // runs before the close
     const errors: unknown[] = []
     worker.on("error", (e) => errors.push(e))
     const first = await until("an error event", () => errors[0], { timeoutMs: 15_000 })
@@ -68,5 +68,49 @@ describe("a worker whose Redis cannot be reached", () => {
     expect(stderr[0]!.endsWith("\n")).toBe(true)
     expect(stderr[0]!.slice(0, -1)).not.toContain("\n")
     expect(worker.state).toBe("failed")
+  })
+
+  /**
+   * A worker that has not reached Redis holds nothing: it says `starting`, and close() ends
+   * at once instead of waiting `shutdownGraceMs` (here 10 minutes, far past the test's
+   * timeout) for a start that may never come.
+   */
+  const closesAtOnce = async (worker: Worker<unknown, unknown>) => {
+    expect(worker.state).toBe("starting")
+    const closed = new Promise<void>((resolve) => worker.once("closed", resolve))
+    const ready = worker.ready.then(
+      () => "started",
+      (e: unknown) => e,
+    )
+    await worker.close()
+    await closed
+    expect(worker.state).toBe("closed")
+    expect(await ready).toBeInstanceOf(QueueClosed)
+  }
+
+  it("nothing listening on its port: it is starting, and close() ends at once, not after shutdownGraceMs", async () => {
+    const worker = new Worker(q("starting-refused"), async () => {}, {
+      connection: `redis://127.0.0.1:${await closedPort()}`,
+      shutdownGraceMs: 600_000,
+    })
+    onCleanup(() => worker.close())
+    const errors: unknown[] = []
+    worker.on("error", (e) => errors.push(e))
+    await until("a failed connection attempt", () => errors[0], { timeoutMs: 15_000 })
+    await closesAtOnce(worker)
+  })
+
+  it("a server that accepts but never answers: it is starting, and close() ends at once", async () => {
+    const target = new URL(redisUrl())
+    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) })
+    onCleanup(() => proxy.close())
+    proxy.freeze()
+    const worker = new Worker(q("starting-silent"), async () => {}, {
+      connection: proxy.url,
+      shutdownGraceMs: 600_000,
+    })
+    onCleanup(() => worker.close())
+    await until("the worker's connection held by the proxy", () => proxy.connections > 0 || undefined)
+    await closesAtOnce(worker)
   })
 })

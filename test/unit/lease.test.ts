@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { LeaseLost, RedisUnavailable } from "../../src/engine/model/Errors.ts"
 import { fenceAfter, fenceMargin, type Held, makeLeaseTable, signalOf } from "../../src/engine/worker/Lease.ts"
+import { HELD, leaseState } from "../../src/engine/worker/LeaseState.ts"
 import {
   advance,
   expectNeverAcked,
@@ -33,7 +34,7 @@ const held = (id: string, token: number): Held => ({
   localDeadline: 0,
   controller: undefined,
   fiber: undefined,
-  ended: undefined,
+  state: HELD,
 })
 
 describe("lease table", () => {
@@ -57,7 +58,7 @@ describe("lease table", () => {
 
   it("a settling or ended older lease is not returned (its ack's answer decides)", () => {
     const t = makeLeaseTable()
-    const settling = { ...held("j", 1), settling: true }
+    const settling = { ...held("j", 1), state: leaseState("settling") }
     t.add(settling)
     expect(t.add(held("j", 2))).toBeUndefined()
   })
@@ -87,7 +88,7 @@ describe("lease table", () => {
         yield* t.end(a, "self-fenced", "second")
         expect(early.aborted).toBe(true)
         expect(early.reason).toBe("first")
-        expect(a.ended).toBe("lease-lost")
+        expect(a.state.ended).toBe("lease-lost")
         const b = held("b", 2)
         yield* t.end(b, "shutdown", "bye")
         expect(signalOf(b).aborted).toBe(true)

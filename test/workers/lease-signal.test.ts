@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { type Held, makeLeaseTable, signalOf } from "../../src/engine/worker/Lease.ts"
+import { HELD } from "../../src/engine/worker/LeaseState.ts"
 
 const held = (token: number): Held => ({
   id: `job-${token}`,
@@ -15,7 +16,7 @@ const held = (token: number): Held => ({
   localDeadline: Number.POSITIVE_INFINITY,
   controller: undefined,
   fiber: undefined,
-  ended: undefined,
+  state: HELD,
 })
 
 describe("a lease's abort signal", () => {

@@ -250,6 +250,21 @@ export class WorkerLoopFailed extends Data.TaggedError("WorkerLoopFailed")<{
   }
 }
 
+/**
+ * A state machine of leaseq (a worker's lifecycle, or one lease) was asked for a move its
+ * table does not allow. It is a defect of leaseq, reported on the worker's error hook; the
+ * state stays as it was. Please report it with the message.
+ */
+export class IllegalStateMove extends Data.TaggedError("IllegalStateMove")<{
+  readonly machine: string
+  readonly from: string
+  readonly to: string
+}> {
+  override get message() {
+    return `leaseq defect: the ${this.machine} state machine refused the move ${this.from} → ${this.to}; the state stays ${this.from}. Please report this`
+  }
+}
+
 /** Any error a Redis call can end with. */
 export type RedisError = RedisUnavailable | RedisCommandError | OutcomeUnknown
 

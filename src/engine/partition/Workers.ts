@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import type { RedisClient } from "../../redis/Client.ts"
 import { makeCommands } from "../calls/Commands.ts"
 import { DEFAULT_PREFIX, partitionKeys, type QueueKeys, queueKeys } from "../model/Keys.ts"
-import { startWorker, type WorkerHandle, type WorkerProgram, type WorkerState } from "../worker/Worker.ts"
+import { leastAdvanced, startWorker, type WorkerHandle, type WorkerProgram } from "../worker/Worker.ts"
 import type { WorkerSettings } from "../worker/WorkerOptions.ts"
 import { type DurabilitySettings, withDurability } from "./Durability.ts"
 
@@ -28,8 +28,6 @@ export const servedKeys = (name: string, prefix: string = DEFAULT_PREFIX, partit
 export const concurrencyPerPartition = (concurrency: number, partitions: number): number =>
   Math.ceil(concurrency / Math.max(1, partitions))
 
-const ORDER: ReadonlyArray<WorkerState> = ["running", "draining", "releasing", "closed"]
-
 /**
  * One handle over several engine workers: `failed` when one of them is, else the least
  * advanced state; summed running jobs; closed together.
@@ -37,10 +35,7 @@ const ORDER: ReadonlyArray<WorkerState> = ["running", "draining", "releasing", "
 export const combineHandles = (handles: ReadonlyArray<WorkerHandle>): WorkerHandle => {
   if (handles.length === 1) return handles[0]!
   return {
-    state: () =>
-      handles.some((h) => h.state() === "failed")
-        ? "failed"
-        : (ORDER[Math.min(...handles.map((h) => ORDER.indexOf(h.state())))] ?? "closed"),
+    state: () => leastAdvanced(handles.map((h) => h.state())),
     running: () => handles.reduce((n, h) => n + h.running(), 0),
     close: Effect.forEach(handles, (h) => h.close, { concurrency: "unbounded", discard: true }),
   }
@@ -66,8 +61,12 @@ export const startServing = <A>(
       concurrency: concurrencyPerPartition(settings.concurrency, keys.length),
     }
     const handles: WorkerHandle[] = []
-    for (let i = 0; i < commands.length; i++)
-      handles.push(yield* startWorker(commands[i]!, blocking[i]!, each, program))
+    const startEach = Effect.gen(function* () {
+      for (let i = 0; i < commands.length; i++)
+        handles.push(yield* startWorker(commands[i]!, blocking[i]!, each, program))
+    })
+    // stopped while starting (closed before it reached every partition): close those started
+    yield* startEach.pipe(Effect.onInterrupt(() => combineHandles(handles).close))
     return combineHandles(handles)
   })
 

@@ -5,8 +5,9 @@
  * call, is not loaded at all (`lua/include/peek.lua`). A reading then costs Redis at most
  * `budget` bytes of copying, however large the payloads are.
  */
-import { LAYOUT_VERSION } from "../model/Keys.ts"
+
 import { storedPayload } from "../model/Carrier.ts"
+import { LAYOUT_VERSION } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** How much of each value a peek returns and loads. */

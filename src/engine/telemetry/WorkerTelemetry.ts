@@ -34,7 +34,6 @@ export interface WorkerIdentity {
 /** A lease's span holder (the `Held` of the lease table carries one). */
 export interface Traced {
   span?: SpanHandle | undefined
-  settling?: boolean | undefined
 }
 
 const B32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -242,8 +241,12 @@ export const startSettlePlain = (
  * A lease ended without an ack: counted (lost, self-fenced, or — once its ack was being
  * sent — a refused late acknowledgement) and recorded as an event on its span.
  */
-export const leaseEndedTelemetry = (w: WorkerIdentity, held: Traced, why: "lease-lost" | "self-fenced") => {
-  const refused = held.settling === true
+export const leaseEndedTelemetry = (
+  w: WorkerIdentity,
+  held: Traced,
+  why: "lease-lost" | "self-fenced",
+  refused: boolean,
+) => {
   const m = meter()
   if (m) {
     const attributes = queueAttributes(w.queue)

@@ -3,7 +3,7 @@
  * riders, running a job, the reserve loop, leases, the sweep, the lifecycle) reads and
  * changes. Built once by `startWorker`; each role is a set of functions taking it.
  *
- * The worker's state changes only through {@link WorkerContext.setState}, which also
+ * The worker's state changes only through `transition` (WorkerState.ts); every move also
  * wakes the reserve loop, so a loop waiting for a slot sees the change at once.
  */
 import * as Effect from "effect/Effect"
@@ -20,9 +20,9 @@ import { makeStopSignal, type StopSignal } from "./Acks.ts"
 import { safeHooks, stderrWarner, type WorkerHooks } from "./Callbacks.ts"
 import { type Held, type LeaseTable, makeLeaseTable } from "./Lease.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
+import { makeStateCell, type StateCell, type WorkerState } from "./WorkerState.ts"
 
-/** The named states of a worker. */
-export type WorkerState = "running" | "draining" | "releasing" | "closed" | "failed"
+export type { WorkerState } from "./WorkerState.ts"
 
 /** What the engine needs besides settings: how to decode and run a job. */
 export interface WorkerProgram<A> {
@@ -146,10 +146,10 @@ export interface WorkerContext<A> {
   handlerPaceMs: number | undefined
   /** When a fragile job last landed (monotonic ms): prefetch pauses for a while after (Fragile.ts). */
   fragileAt: number | undefined
-  /** The worker's state; changed only through {@link setState}. */
+  /** The worker's state (`lifecycle.current`); changed only through `transition` (WorkerState.ts). */
   readonly state: WorkerState
-  /** Set the state and wake the reserve loop, so it sees the change. */
-  readonly setState: (next: WorkerState) => void
+  /** The worker's state cell: a move wakes the reserve loop; a refused move is reported on the error hook. */
+  readonly lifecycle: StateCell
   /** Jobs whose handlers are running (their slots are taken). */
   busy: number
   /** Leases this worker self-fenced since it started (reported to the queue's counter by its heartbeat). */
@@ -203,14 +203,13 @@ export const makeContext = <A>(
 ): WorkerContext<A> => {
   // user callbacks never throw into the engine: a throw is reported on the error hook
   const hooks = safeHooks(program.hooks, stderrWarner(`worker of queue "${commands.keys.queue}"`))
-  let state: WorkerState = "running"
   const workerId = newWorkerId()
   const self: WorkerSelf = {
     id: workerId,
     concurrency: settings.concurrency,
     startedAt: Date.now(),
     running: () => ctx.busy,
-    state: () => state,
+    state: () => ctx.state,
     selfFenced: () => ctx.selfFenced,
   }
   const ctx: WorkerContext<A> = {
@@ -236,12 +235,14 @@ export const makeContext = <A>(
     handlerPaceMs: undefined,
     fragileAt: undefined,
     get state() {
-      return state
+      return ctx.lifecycle.current
     },
-    setState: (next) => {
-      state = next
-      ctx.wakeLoop()
-    },
+    // made once its queue answered (opened by the caller): the worker reached Redis
+    lifecycle: makeStateCell(
+      (e) => hooks.error?.(e),
+      () => ctx.wakeLoop(),
+      "running",
+    ),
     busy: 0,
     selfFenced: 0,
     asked: 0,

@@ -38,7 +38,7 @@ export const prefetchPaused = <A>(ctx: WorkerContext<A>): boolean => {
   if (ctx.fragileAt === undefined) return false
   if (monotonicNow() - ctx.fragileAt < FRAGILE_PAUSE_MS) return true
   for (const h of ctx.table.held.values()) {
-    if (!h.ended && (h.attempt > 1 || h.attempt >= h.maxAttempts)) return true
+    if (h.state.ended === undefined && (h.attempt > 1 || h.attempt >= h.maxAttempts)) return true
   }
   ctx.fragileAt = undefined
   return false

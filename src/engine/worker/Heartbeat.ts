@@ -23,7 +23,8 @@ import {
 /** Tell the user a lease ended without an ack: lost to the server, or self-fenced. */
 export const leaseEnded = <A>(ctx: WorkerContext<A>, h: Held, why: "lease-lost" | "self-fenced"): void => {
   if (why === "self-fenced") ctx.selfFenced++
-  leaseEndedTelemetry(identity(ctx), h, why)
+  // a lease found gone once its ack was out: that ack was refused
+  leaseEndedTelemetry(identity(ctx), h, why, h.state.phase === "settling")
   ctx.hooks.leaseLost?.({ id: h.id, token: h.token }, why)
 }
 
@@ -122,7 +123,6 @@ const fenceDue = (table: LeaseTable, options: HeartbeatOptions, now: number) =>
   Effect.gen(function* () {
     let earliest = Number.POSITIVE_INFINITY
     for (const h of table.live()) {
-      if (h.settling) continue
       if (h.localDeadline <= now) {
         yield* table.end(h, "self-fenced", new LeaseLost({ queue: options.queue, jobId: h.id, token: h.token }))
         options.onEnd(h, "self-fenced")

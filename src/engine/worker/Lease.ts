@@ -26,9 +26,9 @@ import { JobCancelled, JobTimedOut, LeaseLost, RedisUnavailable } from "../model
 import type { WorkerRecord } from "../model/Registry.ts"
 import type { Job } from "../queue/Job.ts"
 import type { SpanHandle } from "../telemetry/Spans.ts"
+import { type LeaseEnd, type LeaseState, leaseTo } from "./LeaseState.ts"
 
-/** Why a held lease ended before its handler finished. */
-export type LeaseEnd = "lease-lost" | "self-fenced" | "shutdown" | "cancelled" | "timeout"
+export type { LeaseEnd } from "./LeaseState.ts"
 
 /** Why a lease ended that the heartbeat or the fence found (not a shutdown). */
 export type LeaseEndFound = Exclude<LeaseEnd, "shutdown">
@@ -49,24 +49,15 @@ export interface Held {
   localDeadline: number
   /** The handler's abort controller, made when its signal is first read (see {@link signalOf}). */
   controller: AbortController | undefined
-  /** Why the lease ended, for a signal first read after that (set with `ended`). */
+  /** Why the lease ended, for a signal first read after that (set when it ends). */
   abortReason?: unknown
   /** The handler's fiber, once it runs (none for a job run without one: PlainRun.ts). */
   fiber: Fiber.Fiber<unknown, unknown> | undefined
-  /** Set when the lease ended early; the job is never acknowledged then. */
-  ended: LeaseEnd | undefined
   /**
-   * Set at shutdown when the handler had not ended `abortGraceMs` after its abort: the
-   * lease is then left to expire (never released while the handler may still run).
+   * Where the lease is in its life (LeaseState.ts: held, settling, acknowledged, ended with
+   * a reason, released, overrun); changed only by `leaseTo`.
    */
-  overrun?: boolean
-  /**
-   * Set once the handler has finished and its complete/fail is being sent. From then on
-   * that script's answer alone says whether the lease was still held: a heartbeat that
-   * raced with it (and found the job already acknowledged) or a local deadline passing
-   * must not report a lost lease or abort a handler that is no longer running.
-   */
-  settling?: boolean
+  state: LeaseState
   /** The span of the job's current step (process, then settle), when a tracer records it. */
   span?: SpanHandle | undefined
 }
@@ -78,7 +69,7 @@ export interface Held {
 export const signalOf = (h: Held): AbortSignal => {
   if (h.controller === undefined) {
     h.controller = new AbortController()
-    if (h.ended) h.controller.abort(h.abortReason)
+    if (h.state.ended) h.controller.abort(h.abortReason)
   }
   return h.controller.signal
 }
@@ -111,11 +102,10 @@ export const makeLeaseTable = () => {
   const held = new Map<number, Held>()
   const newest = new Map<string, Held>()
 
-  /** End a lease early: abort its signal and interrupt its handler (without waiting). */
+  /** End a held lease early: abort its signal and interrupt its handler (without waiting). */
   const end = (h: Held, why: LeaseEnd, reason: unknown): Effect.Effect<void> =>
     Effect.suspend(() => {
-      if (h.ended) return Effect.void
-      h.ended = why
+      if (!leaseTo(h, "end", why)) return Effect.void
       h.abortReason = reason
       h.controller?.abort(reason)
       const fiber = h.fiber
@@ -126,25 +116,27 @@ export const makeLeaseTable = () => {
     held,
     /**
      * Add a lease. Returns the older lease on the same job that it supersedes, if that one
-     * is still live and not settling: the server gave the job a newer token, so the older
-     * lease is surely lost, and the caller ends it. (A settling lease is left to the answer
-     * of its complete/fail, which the newer token makes a refusal.)
+     * is still held (not settling, not ended): the server gave the job a newer token, so the
+     * older lease is surely lost, and the caller ends it. (A settling lease is left to the
+     * answer of its complete/fail, which the newer token makes a refusal.)
      */
     add: (h: Held): Held | undefined => {
       held.set(h.token, h)
       const other = newest.get(h.id)
       if (other === undefined || other.token < h.token) newest.set(h.id, h)
       const older = other === undefined ? undefined : other.token < h.token ? other : h
-      return older && !older.ended && !older.settling ? older : undefined
+      return older?.state.phase === "held" ? older : undefined
     },
     /** Remove this lease (and only this one: a newer lease on the same job stays). */
     remove: (h: Held) => {
       if (held.get(h.token) === h) held.delete(h.token)
       if (newest.get(h.id) === h) newest.delete(h.id)
     },
-    live: (): Held[] => [...held.values()].filter((h) => !h.ended),
-    /** Leases to heartbeat: live ones, and those aborted at shutdown whose handler is still winding down. */
-    heartbeated: (): Held[] => [...held.values()].filter((h) => !h.ended || h.ended === "shutdown"),
+    /** Leases still held: waiting, or their handler runs (not settling, not ended). */
+    live: (): Held[] => [...held.values()].filter((h) => h.state.phase === "held"),
+    /** Leases to heartbeat: those not ended, and those ended by shutdown whose handler is still winding down. */
+    heartbeated: (): Held[] =>
+      [...held.values()].filter((h) => h.state.ended === undefined || h.state.ended === "shutdown"),
     end,
   }
 }
@@ -184,7 +176,7 @@ const endUnextended = (table: LeaseTable, h: Held, answer: "lost" | "cancelled" 
   return table.end(h, "lease-lost", new LeaseLost(ref))
 }
 
-/** An extended lease gets its new local deadline; one the server did not extend ends (unless ending or settling already). */
+/** An extended lease gets its new local deadline; one the server did not extend ends (if still held: not settling or ended). */
 const applyExtendAnswer = (
   table: LeaseTable,
   options: HeartbeatOptions,
@@ -195,7 +187,7 @@ const applyExtendAnswer = (
   Effect.gen(function* () {
     if (typeof answer === "number") {
       h.localDeadline = local
-    } else if (!h.ended && !h.settling) {
+    } else if (h.state.phase === "held") {
       yield* endUnextended(table, h, answer, options.queue)
       options.onEnd(h, answer === "lost" ? "lease-lost" : answer)
     }

@@ -2,7 +2,8 @@
  * The worker's lifecycle: its loops run supervised, and close runs the shutdown phases in
  * order, each bounded by a named timeout (the state machine is drawn in Worker.ts):
  *
- *   quiet    stop reserving: the reserve loop is interrupted, the marker connection closed
+ *   quiet    stop reserving: the reserve loop is interrupted, a give-back sent behind each
+ *            reserve call still out, the marker connection closed
  *   drain    running handlers get up to `shutdownGraceMs` to finish
  *   abort    handlers still running are aborted and get up to `shutdownAbortGraceMs` to end
  *   release  leases not acked are released; reserve calls in flight land and give their jobs back
@@ -18,7 +19,10 @@ import { ShutdownOverrun, WorkerLoopFailed } from "../model/Errors.ts"
 import { fireStop } from "./Acks.ts"
 import { supervise } from "./Callbacks.ts"
 import type { WorkerContext } from "./Context.ts"
+import { leaseTo } from "./LeaseState.ts"
+import { recallInFlight } from "./Reserve.ts"
 import { flushRiders } from "./Riders.ts"
+import { transition } from "./WorkerState.ts"
 
 /** Quiet: most time close waits for the reserve loop to stop (a call in flight goes on in its own fiber). */
 export const STOP_RESERVE_LOOP_MS = 1_000
@@ -33,17 +37,22 @@ export const LANDING_MS = 2_000
 export const supervised = <A>(ctx: WorkerContext<A>, loop: string, effect: Effect.Effect<unknown, unknown>) =>
   supervise(effect, {
     onFailure: (cause, stopped) => {
-      if (stopped && ctx.state === "running") ctx.setState("failed")
+      if (stopped && ctx.state === "running") transition(ctx, "failed")
       if (stopped) ctx.wakeLoop()
       ctx.hooks.error?.(new WorkerLoopFailed({ queue: ctx.commands.keys.queue, loop, cause, stopped }))
     },
   })
 
-/** Quiet: stop reserving. The loop is interrupted (a call in flight goes on in its own fiber). */
+/**
+ * Quiet: stop reserving. The loop is interrupted (a call in flight goes on in its own
+ * fiber); each call still out gets its give-back sent behind it (Reserve.ts), so its
+ * leases go back to wait however late Redis runs it.
+ */
 const quiet = <A>(ctx: WorkerContext<A>, reserver: Fiber.Fiber<unknown, unknown>) =>
   Effect.gen(function* () {
-    ctx.setState("draining")
+    transition(ctx, "draining")
     yield* Fiber.interrupt(reserver).pipe(Effect.timeoutOption(STOP_RESERVE_LOOP_MS))
+    yield* recallInFlight(ctx)
     yield* Effect.promise(() => ctx.blocking.close(CLOSE_BLOCKING_MS))
     yield* flushRiders(ctx)
   })
@@ -77,15 +86,14 @@ const drain = <A>(ctx: WorkerContext<A>) =>
  */
 const abort = <A>(ctx: WorkerContext<A>) =>
   Effect.gen(function* () {
-    ctx.setState("releasing")
+    transition(ctx, "releasing")
     fireStop(ctx.stopAcks)
     for (const h of ctx.table.live()) yield* ctx.table.end(h, "shutdown", "worker shutting down")
     const waitedMs = ctx.settings.shutdownAbortGraceMs
     const ended = yield* jobsEnded(ctx).pipe(Effect.timeoutOption(waitedMs))
     if (Option.isSome(ended)) return
     for (const h of ctx.table.heartbeated()) {
-      if (h.ended !== "shutdown" || h.settling) continue
-      h.overrun = true
+      if (!leaseTo(h, "overrun")) continue
       yield* ctx.report(new ShutdownOverrun({ queue: ctx.commands.keys.queue, jobId: h.id, token: h.token, waitedMs }))
     }
   })
@@ -124,7 +132,7 @@ export const shutdown = <A>(ctx: WorkerContext<A>, fibers: WorkerFibers, onClose
     // out of the registry at once (sent after the last heartbeat on the same connection);
     // if this fails the record goes stale and a sweep drops it
     yield* ctx.commands.workerLeave(ctx.workerId).pipe(Effect.timeoutOption(LEAVE_MS), Effect.exit)
-    ctx.setState("closed")
+    transition(ctx, "closed")
     onClosed()
   })
 

@@ -34,11 +34,13 @@ import { encodeOutcome } from "./Callbacks.ts"
 import type { Finished, PlainProgram, RideAnswer, WorkerContext } from "./Context.ts"
 import { identity } from "./Heartbeat.ts"
 import { HeldJob } from "./HeldJob.ts"
+import { freeOnce, refuseUndecoded, runOver } from "./JobEnd.ts"
 import type { Held } from "./Lease.ts"
+import { leaseTo } from "./LeaseState.ts"
 import { recordHandlerMs } from "./Prefetch.ts"
 import { ride, rideDelivery, ridesNext, sendAlone } from "./Riders.ts"
-import { completedSlow, refuse, settleFailed } from "./Settle.ts"
-import { freeSlot, takeSlot } from "./Slots.ts"
+import { completedSlow, settleFailed } from "./Settle.ts"
+import { takeSlot } from "./Slots.ts"
 
 /** One plain run: what it has done so far, and how it ends. */
 interface Run<A> {
@@ -51,7 +53,6 @@ interface Run<A> {
   /** Ends the complete's settle span (and records its duration), while one is open. */
   endSettle?: ((exit: Exit.Exit<unknown, unknown>) => void) | undefined
   slotFreed: boolean
-  settled: boolean
   finished: boolean
 }
 
@@ -63,15 +64,12 @@ export const runPlain = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, p
   const w = identity(ctx)
   const rec = recordingOf(ctx, w, r, carried.parent)
   held.span = rec?.span
-  const run: Run<A> = { ctx, r, held, w, rec, slotFreed: false, settled: false, finished: false }
+  const run: Run<A> = { ctx, r, held, w, rec, slotFreed: false, finished: false }
   let payload: A
   try {
     payload = plain.decode(carried.payload)
   } catch (e) {
-    run.settled = true
-    held.settling = true
-    endProcess(w, rec, Exit.fail(e), undefined)
-    handOver(run, traceSettle(w, r, held, rec, "fail", refuse(ctx, r, held, Cause.fail(e))))
+    handOver(run, refuseUndecoded(ctx, w, r, held, rec, Cause.fail(e)))
     return
   }
   const job = new HeldJob(r, payload, held)
@@ -118,13 +116,12 @@ const handlerEnded = <A>(run: Run<A>, job: Job<A>, handlerExit: Exit.Exit<unknow
   const { ctx, r, held, w, rec } = run
   try {
     recordHandlerMs(ctx, performance.now() - began)
-    endProcess(w, rec, handlerExit, held.ended)
-    if (held.ended) {
-      finish(run) // lease lost or self-fenced: never ack; shutdown: released at close
+    endProcess(w, rec, handlerExit, held.state.ended)
+    // from here the complete/fail script's answer decides (see LeaseState.ts)
+    if (!leaseTo(held, "settle")) {
+      finish(run) // ended: lost, self-fenced or cancelled: never ack; shutdown: released at close
       return
     }
-    held.settling = true
-    run.settled = true
     const keep = ctx.settings.keepCompleted > 0 ? ctx.program.encodeResult : undefined
     const { exit, result } = encodeOutcome(handlerExit, keep)
     if (Exit.isSuccess(exit)) {
@@ -208,21 +205,16 @@ const handOver = <A>(run: Run<A>, rest: Effect.Effect<void>): void => {
   fiber.addObserver(() => ctx.jobFibers.delete(fiber))
 }
 
-const free = <A>(run: Run<A>): void => {
-  if (run.slotFreed) return
-  run.slotFreed = true
-  freeSlot(run.ctx)
-}
+const free = <A>(run: Run<A>): void => freeOnce(run.ctx, run)
 
-/** The run is over: its slot and table entry are given up (as the fiber path's onExit does), once. */
+/** The run is over: its slot and table entry are given up (JobEnd.ts, as for a run in a fiber), once. */
 const finish = <A>(run: Run<A>): void => {
   if (run.finished) return
   run.finished = true
   settleEnded(run, Exit.void)
   const { ctx, held } = run
   free(run)
-  ctx.table.remove(held)
-  if (held.ended === "shutdown" && !run.settled && !held.overrun) ctx.toRelease.push(held)
+  runOver(ctx, held)
   const runs = ctx.plainRuns
   if (--runs.count === 0) for (const wake of runs.idle.splice(0)) wake()
 }

@@ -27,6 +27,7 @@ import type { WorkerContext } from "./Context.ts"
 import { prefetchPaused } from "./Fragile.ts"
 import { leaseEnded } from "./Heartbeat.ts"
 import type { Held } from "./Lease.ts"
+import { HELD, leaseTo } from "./LeaseState.ts"
 
 /** "auto": hold as many jobs as handlers finish in this many ms at their measured pace. */
 export const AUTO_PREFETCH_WAIT_MS = 2
@@ -76,7 +77,7 @@ export const enterLease = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: n
     localDeadline: deadline,
     controller: undefined,
     fiber: undefined as Fiber.Fiber<unknown, unknown> | undefined,
-    ended: undefined,
+    state: HELD,
   }
   return { held, older: ctx.table.add(held) }
 }
@@ -91,5 +92,5 @@ export const endOlder = <A>(ctx: WorkerContext<A>, older: Held): Effect.Effect<v
 export const takeWaiting = <A>(ctx: WorkerContext<A>): Reservation[] =>
   ctx.waiting.splice(0).flatMap((w) => {
     ctx.table.remove(w.held)
-    return w.held.ended ? [] : [w.r]
+    return w.held.state.phase === "held" && leaseTo(w.held, "release") ? [w.r] : []
   })

@@ -10,6 +10,7 @@ import * as Exit from "effect/Exit"
 import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/LeaseScripts.ts"
 import type { Landed, WorkerContext } from "./Context.ts"
 import { place } from "./Fragile.ts"
+import { giveBack, reservedJobs } from "./GiveBack.ts"
 import { holdLease, takeWaiting } from "./Prefetch.ts"
 import { blockOnMarker, blockThenReserve, reserveBehind, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
@@ -61,8 +62,7 @@ const startLanded = <A>(ctx: WorkerContext<A>, l: Landed) =>
     if (l.handled) return { next: "full" as const, due: -1 }
     if (ctx.state !== "running") {
       // close began after the call landed: give its jobs straight back, unstarted
-      const jobs = Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []
-      if (jobs.length > 0) yield* ctx.commands.release(jobs).pipe(Effect.catch(ctx.report))
+      yield* giveBack(ctx, reservedJobs(l.reserved))
       return { next: "full" as const, due: -1 }
     }
     if (Exit.isFailure(l.reserved)) return yield* landedFailed(ctx, l.quiet, l.reserved.cause)
@@ -165,9 +165,7 @@ export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
 export const endLoop = <A>(ctx: WorkerContext<A>) =>
   Effect.gen(function* () {
     yield* standDown(ctx)
-    const unstarted = ctx.landed
-      .splice(0)
-      .flatMap((l) => (!l.handled && Exit.isSuccess(l.reserved) ? l.reserved.value.jobs : []))
+    const unstarted = ctx.landed.splice(0).flatMap((l) => (l.handled ? [] : reservedJobs(l.reserved)))
     unstarted.push(...takeWaiting(ctx))
-    if (unstarted.length > 0) yield* ctx.commands.release(unstarted).pipe(Effect.catch(ctx.report))
+    yield* giveBack(ctx, unstarted)
   })

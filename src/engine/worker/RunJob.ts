@@ -10,7 +10,6 @@ import type { Reservation } from "../calls/Commands.ts"
 import { splitPayload } from "../model/Carrier.ts"
 import type { Job } from "../queue/Job.ts"
 import {
-  endProcess,
   type Run,
   recordsNothing,
   recordsPlainly,
@@ -22,11 +21,12 @@ import {
 import type { WorkerContext } from "./Context.ts"
 import { identity } from "./Heartbeat.ts"
 import { HeldJob } from "./HeldJob.ts"
+import { freeOnce, refuseUndecoded, runOver, type SlotHold } from "./JobEnd.ts"
 import type { Held } from "./Lease.ts"
 import { runPlain } from "./PlainRun.ts"
 import { endOlder, enterLease, recordHandlerMs } from "./Prefetch.ts"
-import { refuse, settle } from "./Settle.ts"
-import { freeSlot, takeSlot } from "./Slots.ts"
+import { settle } from "./Settle.ts"
+import { takeSlot } from "./Slots.ts"
 import { armTimeout } from "./Steer.ts"
 
 /**
@@ -38,7 +38,7 @@ import { armTimeout } from "./Steer.ts"
  * costs measurably more CPU at high concurrency.
  */
 const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
-  const flags: RunFlags = { slotFreed: false, settled: false }
+  const flags: SlotHold = { slotFreed: false }
   return Effect.suspend(() => {
     const w = identity(ctx)
     const carried = splitPayload(r.payload)
@@ -46,10 +46,7 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
       held.span = run?.span
       return Effect.flatMap(Effect.exit(ctx.program.decode(carried.payload)), (decoded) => {
         if (Exit.isSuccess(decoded)) return runDecoded(ctx, r, held, w, run, decoded.value, flags)
-        flags.settled = true
-        held.settling = true
-        endProcess(w, run, decoded, undefined)
-        return Effect.uninterruptible(traceSettle(w, r, held, run, "fail", refuse(ctx, r, held, decoded.cause)))
+        return Effect.uninterruptible(refuseUndecoded(ctx, w, r, held, run, decoded.cause))
       })
     }
     // with no tracer and no meter (the usual case), no telemetry Effect runs at all
@@ -59,24 +56,10 @@ const runJob = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held) => {
     Effect.onExit(() =>
       Effect.sync(() => {
         freeOnce(ctx, flags)
-        ctx.table.remove(held)
-        if (held.ended === "shutdown" && !flags.settled && !held.overrun) ctx.toRelease.push(held)
+        runOver(ctx, held)
       }),
     ),
   )
-}
-
-/** What a job's fiber has done so far: freed its slot, settled (or handed its ack to settle). */
-interface RunFlags {
-  slotFreed: boolean
-  settled: boolean
-}
-
-const freeOnce = <A>(ctx: WorkerContext<A>, flags: RunFlags) => {
-  if (!flags.slotFreed) {
-    flags.slotFreed = true
-    freeSlot(ctx)
-  }
 }
 
 /** Run the handler on a decoded payload, then settle (uninterruptibly). */
@@ -87,27 +70,17 @@ const runDecoded = <A>(
   w: WorkerIdentity,
   run: Run | undefined,
   payload: A,
-  flags: RunFlags,
+  flags: SlotHold,
 ) => {
   const job: Job<A> = new HeldJob(r, payload, held)
   held.job = job as Job<unknown>
   const began = performance.now()
-  return Effect.flatMap(Effect.exit(runHandler(w, run, () => held.ended, ctx.program.handler(job))), (exit) => {
+  return Effect.flatMap(Effect.exit(runHandler(w, run, () => held.state.ended, ctx.program.handler(job))), (exit) => {
     recordHandlerMs(ctx, performance.now() - began)
     // settle frees the slot (after queueing the complete, so the reserve it triggers carries it)
-    const settling = settle(
-      ctx,
-      r,
-      held,
-      job,
-      exit,
-      () => {
-        flags.settled = true
-      },
-      () => freeOnce(ctx, flags),
-    )
+    const settling = settle(ctx, r, held, job, exit, () => freeOnce(ctx, flags))
     const operation = Exit.isSuccess(exit) ? "complete" : "fail"
-    return Effect.uninterruptible(held.ended ? settling : traceSettle(w, r, held, run, operation, settling))
+    return Effect.uninterruptible(held.state.ended ? settling : traceSettle(w, r, held, run, operation, settling))
   })
 }
 
@@ -153,7 +126,7 @@ export const startWaiting = <A>(ctx: WorkerContext<A>) =>
     Effect.gen(function* () {
       while (ctx.waiting.length > 0 && ctx.busy < ctx.settings.concurrency) {
         const w = ctx.waiting.shift()!
-        if (w.held.ended) ctx.table.remove(w.held)
+        if (w.held.state.ended) ctx.table.remove(w.held)
         else yield* runHeld(ctx, w.r, w.held)
       }
     }),

@@ -17,6 +17,7 @@ import { encodeOutcome } from "./Callbacks.ts"
 import type { WorkerContext } from "./Context.ts"
 import { leaseEnded } from "./Heartbeat.ts"
 import type { Held } from "./Lease.ts"
+import { leaseTo } from "./LeaseState.ts"
 import { complete } from "./Riders.ts"
 
 const errorJson = (error: unknown): string => {
@@ -48,7 +49,7 @@ const undelivered = <A>(
   ack: "complete" | "fail",
   d: Delivery<unknown> & { _tag: "undelivered" },
 ) => {
-  if (d.reason === "stopped") ctx.toRelease.push(held)
+  if (d.reason === "stopped" && leaseTo(held, "release")) ctx.toRelease.push(held)
   ctx.hooks.error?.(
     new AckUndelivered({ queue: ctx.commands.keys.queue, jobId: held.id, token: held.token, ack, reason: d.reason }),
   )
@@ -109,16 +110,14 @@ export const settle = <A>(
   held: Held,
   job: Job<A>,
   handlerExit: Exit.Exit<unknown, unknown>,
-  acked: () => void,
   free: () => void,
 ) =>
   Effect.suspend((): Effect.Effect<void> => {
-    if (held.ended) {
-      free() // lease lost or self-fenced: never ack; shutdown: released on exit
+    // from here the complete/fail script's answer decides (see LeaseState.ts)
+    if (!leaseTo(held, "settle")) {
+      free() // ended: lost, self-fenced, cancelled or timed out: never ack; shutdown: released when the run is over
       return Effect.void
     }
-    held.settling = true // from here the complete/fail script's answer decides (see Held.settling)
-    acked()
     // a result that cannot be serialised fails the job (normal retry/dead path)
     const { exit, result } = encodeOutcome(
       handlerExit,
@@ -142,7 +141,7 @@ export const settleFailed = <A>(
   cause: Cause.Cause<unknown>,
 ) =>
   Effect.gen(function* () {
-    // not interrupted by the worker (held.ended is unset): the handler interrupted itself,
+    // not interrupted by the worker (its lease did not end): the handler interrupted itself,
     // which counts as a failure (left alone, the job would wait out its lease)
     const error = Cause.hasInterruptsOnly(cause) ? handlerInterrupted() : Cause.squash(cause)
     const plan = yield* planRetry(ctx.settings.backoff, r.attempt, error, ctx.hooks.error)

@@ -19,6 +19,7 @@ import { InvalidOptions, JobTimedOut } from "../model/Errors.ts"
 import type { Job } from "../queue/Job.ts"
 import type { WorkerContext } from "./Context.ts"
 import type { Held } from "./Lease.ts"
+import { leaseTo } from "./LeaseState.ts"
 import { sendFail } from "./Settle.ts"
 
 /** Largest progress value, in bytes of JSON text: 64 KiB (it rides every heartbeat until stored). */
@@ -54,7 +55,7 @@ export const reportProgress =
   (held: Held) =>
   (value: unknown): void => {
     const text = progressText(value)
-    if (!held.ended) held.progress = text
+    if (held.state.ended === undefined) held.progress = text
   }
 
 /** The failure of an attempt that ran past its timeout, as recorded in the job's last error. */
@@ -74,6 +75,7 @@ const failTimedOut = <A>(ctx: WorkerContext<A>, held: Held, job: Job<A>) =>
       error: timeoutJson(error),
       mode: plan.retry ? "retry" : "final",
     })
+    if (outcome !== undefined) leaseTo(held, "answer")
     if (outcome === "retry" || outcome === "dead") {
       ctx.hooks.failed?.(job, error, outcome === "retry")
       if (outcome === "dead") ctx.hooks.dead?.({ id: held.id, token: held.token }, "timeout", error)
@@ -88,31 +90,35 @@ const failTimedOut = <A>(ctx: WorkerContext<A>, held: Held, job: Job<A>) =>
 export const timeOut = <A>(ctx: WorkerContext<A>, held: Held) =>
   Effect.suspend(() => {
     const job = held.job as Job<A> | undefined
-    if (job === undefined || held.settling || (held.ended && held.ended !== "timeout")) return Effect.void
-    const end = held.ended
-      ? Effect.void
-      : ctx.table.end(
-          held,
-          "timeout",
-          new JobTimedOut({
-            queue: ctx.commands.keys.queue,
-            jobId: held.id,
-            token: held.token,
-            timeoutMs: held.timeoutMs ?? 0,
-          }),
-        )
-    held.settling = true
-    return end.pipe(
-      Effect.andThen(Effect.forkDetach(Effect.uninterruptible(failTimedOut(ctx, held, job)))),
-      Effect.tap((fiber) =>
-        Effect.sync(() => {
-          ctx.jobFibers.add(fiber)
-          fiber.addObserver(() => ctx.jobFibers.delete(fiber))
-        }),
-      ),
-      Effect.asVoid,
-    )
+    if (job === undefined) return Effect.void
+    const end =
+      held.state.phase === "held"
+        ? ctx.table.end(
+            held,
+            "timeout",
+            new JobTimedOut({
+              queue: ctx.commands.keys.queue,
+              jobId: held.id,
+              token: held.token,
+              timeoutMs: held.timeoutMs ?? 0,
+            }),
+          )
+        : Effect.void
+    // ended by its timeout (now or before): the worker fails it, once; any other lease is left alone
+    return Effect.andThen(end, () => (leaseTo(held, "time-out") ? failInFiber(ctx, held, job) : Effect.void))
   })
+
+/** Fail a timed-out job in a fiber of its own that close waits for like a job's. */
+const failInFiber = <A>(ctx: WorkerContext<A>, held: Held, job: Job<A>) =>
+  Effect.forkDetach(Effect.uninterruptible(failTimedOut(ctx, held, job))).pipe(
+    Effect.tap((fiber) =>
+      Effect.sync(() => {
+        ctx.jobFibers.add(fiber)
+        fiber.addObserver(() => ctx.jobFibers.delete(fiber))
+      }),
+    ),
+    Effect.asVoid,
+  )
 
 /**
  * Arm a job's timeout: a timer fiber that calls {@link timeOut} `held.timeoutMs` after now.

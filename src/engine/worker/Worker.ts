@@ -1,18 +1,9 @@
 /**
  * The worker engine, written once in Effect; the Promise and Effect faces wrap it.
  *
- * Lifecycle (one way only):
- *
- *   running ──close──► draining ──grace over or all done──► releasing ──► closed
- *
- * - running:   the reserve loop leases jobs up to free concurrency; idle, it blocks on
- *              the queue's marker (one blocking command per `blockTimeoutMs`).
- * - draining:  no new reservations; running handlers get up to `shutdownGraceMs`.
- * - releasing: handlers still running are aborted; each job is released once its
- *              handler has ended (its lease heartbeated meanwhile, up to
- *              `shutdownAbortGraceMs`), so another worker starts it at once with attempts
- *              unchanged. Acks still unanswered stop waiting and their leases are released.
- * - closed:    loops stopped, connections closed. Reached even when Redis is gone.
+ * Lifecycle: the states, their order and the moves between them are WorkerState.ts
+ * (drawn there); the shutdown phases and their timeouts are Lifecycle.ts. Idle, the
+ * reserve loop blocks on the queue's marker (one blocking command per `blockTimeoutMs`).
  *
  * Each long-lived loop (reserve, heartbeat, fence, sweep) is supervised: a loop that fails
  * is reported and restarted. One that fails too often in a row is given up, and a running
@@ -32,7 +23,7 @@ import type { RedisClient } from "../../redis/Client.ts"
 import type { Commands } from "../calls/Commands.ts"
 import { warnIfEvicting } from "../queue/EvictionPolicy.ts"
 import { loadOtel } from "../telemetry/Otel.ts"
-import { makeContext, type WorkerHandle, type WorkerProgram } from "./Context.ts"
+import { makeContext, type WorkerContext, type WorkerHandle, type WorkerProgram } from "./Context.ts"
 import { leaseLoops, register } from "./Heartbeat.ts"
 import { memoizedClose, shutdown, supervised } from "./Lifecycle.ts"
 import { trackWorker, untrackWorker } from "./LiveWorkers.ts"
@@ -42,8 +33,9 @@ import { sweepLoop } from "./SweepLoop.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
 
 export type { WorkerHooks } from "./Callbacks.ts"
-export type { WorkerHandle, WorkerProgram, WorkerState } from "./Context.ts"
+export type { WorkerHandle, WorkerProgram } from "./Context.ts"
 export { BLOCK_REPLY_SLACK_MS } from "./Reserve.ts"
+export { leastAdvanced, WORKER_STATE_ORDER, type WorkerState } from "./WorkerState.ts"
 
 /**
  * Start a worker on `commands` (its queue) with `blocking` as its own connection for
@@ -64,6 +56,14 @@ export const startWorker = <A>(
     const ctx = makeContext(commands, blocking, settings, program, Effect.runForkWith(yield* Effect.context<never>()))
     // into the queue's registry before the first job (a failure is left to the heartbeats)
     yield* register(ctx)
+    // from here on nothing stops half-way: the loops start and the handle tracks them
+    return yield* Effect.uninterruptible(startLoops(ctx))
+  })
+
+/** Start the worker's loops (heartbeat, fence, sweep, reserve) and make its handle. */
+const startLoops = <A>(ctx: WorkerContext<A>): Effect.Effect<WorkerHandle> =>
+  Effect.gen(function* () {
+    const settings = ctx.settings
     const lease = leaseLoops(ctx, (h) => ctx.fork(Effect.uninterruptible(timeOut(ctx, h))))
     const loops: Array<Fiber.Fiber<unknown, unknown>> = []
     loops.push(yield* Effect.forkDetach(supervised(ctx, "heartbeat", lease.heartbeat)))
