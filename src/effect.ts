@@ -45,6 +45,7 @@ export {
   WrongKeyType,
 } from "./engine/Errors.ts"
 export type { EventsFrom, JobEvent, JobEventKind } from "./engine/Events.ts"
+export { DEAD_REASONS, type DeadReason } from "./engine/Failure.ts"
 export type { JobOptions } from "./engine/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/JobCommands.ts"
 export type { ControlError } from "./engine/JobControl.ts"

@@ -29,6 +29,7 @@ export {
 } from "./engine/Errors.ts"
 export type { EventsFrom, JobEvent, JobEventKind } from "./engine/Events.ts"
 export { EvictionPolicyWarning } from "./engine/EvictionPolicy.ts"
+export { DEAD_REASONS, type DeadReason } from "./engine/Failure.ts"
 export type { Job, JobOptions } from "./engine/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/JobCommands.ts"
 export { LAYOUT_VERSION, MAX_PARTITIONS } from "./engine/Keys.ts"

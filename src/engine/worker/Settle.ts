@@ -11,28 +11,14 @@ import * as Exit from "effect/Exit"
 import { planRetry } from "../Backoff.ts"
 import type { Commands, LeaseRef, Reservation } from "../Commands.ts"
 import { AckUndelivered } from "../Errors.ts"
+import { describeError, errorJson } from "../Failure.ts"
 import type { Job } from "../Job.ts"
-import { completeLanded, type Delivery, deliver, failLanded } from "./Acks.ts"
+import { ackCancelled, completeLanded, type Delivery, deliver, failLanded } from "./Acks.ts"
 import { encodeOutcome } from "./Callbacks.ts"
 import type { WorkerContext } from "./Context.ts"
 import { leaseEnded } from "./Heartbeat.ts"
 import type { Held } from "./Lease.ts"
 import { complete } from "./Riders.ts"
-
-const errorJson = (error: unknown): string => {
-  if (error instanceof Error) {
-    return JSON.stringify({
-      name: error.name,
-      message: error.message,
-      stack: error.stack?.split("\n").slice(0, 8).join("\n"),
-    })
-  }
-  try {
-    return JSON.stringify({ message: typeof error === "string" ? error : JSON.stringify(error) })
-  } catch {
-    return JSON.stringify({ message: String(error) })
-  }
-}
 
 /** The failure recorded for a handler that interrupted itself. */
 const handlerInterrupted = (): Error => {
@@ -54,6 +40,18 @@ const undelivered = <A>(
   )
   if (d.reason === "lease-expired") leaseEnded(ctx, held, "lease-lost")
 }
+
+/**
+ * An ack refused (no lease under its token): told as a cancel when the job was cancelled
+ * (`cancelled` hook; a cancel is not a lost lease), else as a lost lease.
+ */
+const refusedAck = <A>(ctx: WorkerContext<A>, held: Held): Effect.Effect<void> =>
+  ackCancelled(ctx.commands, held.id).pipe(
+    Effect.orElseSucceed(() => false),
+    Effect.map((cancelled): void =>
+      cancelled ? ctx.hooks.cancelled?.({ id: held.id, token: held.token }) : leaseEnded(ctx, held, "lease-lost"),
+    ),
+  )
 
 /** Report a complete's outcome; "lease lost" after an uncertain attempt is checked in Redis first. */
 const completed = <A>(
@@ -82,8 +80,12 @@ export const completedSlow = <A>(
   Effect.gen(function* () {
     if (d._tag === "undelivered") return undelivered(ctx, held, "complete", d)
     if (d._tag === "refused") return // reported on error already; as before, no event
-    const landed =
-      d.value || (d.uncertain && (yield* completeLanded(ctx.commands, held.id).pipe(Effect.orElseSucceed(() => false))))
+    if (d.value) return ctx.hooks.completed?.(job, result)
+    // a cancelled job's data may be gone as a completed one's is: the cancel is looked for first
+    if (yield* ackCancelled(ctx.commands, held.id).pipe(Effect.orElseSucceed(() => false))) {
+      return ctx.hooks.cancelled?.({ id: held.id, token: held.token })
+    }
+    const landed = d.uncertain && (yield* completeLanded(ctx.commands, held.id).pipe(Effect.orElseSucceed(() => false)))
     if (landed) ctx.hooks.completed?.(job, result)
     else leaseEnded(ctx, held, "lease-lost")
   })
@@ -151,7 +153,7 @@ export const settleFailed = <A>(
       error: errorJson(error),
       mode: plan.retry ? "retry" : "final",
     })
-    if (outcome === "lost") leaseEnded(ctx, held, "lease-lost")
+    if (outcome === "lost") yield* refusedAck(ctx, held)
     else if (outcome !== undefined) {
       ctx.hooks.failed?.(job, error, outcome === "retry")
       if (outcome === "dead") ctx.hooks.dead?.({ id: r.id, token: r.token }, "failed", error)
@@ -162,12 +164,12 @@ export const settleFailed = <A>(
 export const refuse = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, cause: Cause.Cause<unknown>) =>
   Effect.gen(function* () {
     const error = Cause.squash(cause)
-    const message = error instanceof Error ? error.message : String(error)
+    const { message } = describeError(error)
     const outcome = yield* sendFail(ctx, r, held, {
       delayMs: 0,
       error: JSON.stringify({ reason: "invalid-payload", message }),
       mode: "dead",
     })
     if (outcome === "dead") ctx.hooks.dead?.({ id: r.id, token: r.token }, "invalid-payload", error)
-    else if (outcome === "lost") leaseEnded(ctx, held, "lease-lost")
+    else if (outcome === "lost") yield* refusedAck(ctx, held)
   })
