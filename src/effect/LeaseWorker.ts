@@ -18,7 +18,7 @@ import { checkDurability, type Durability, unwrapNotReplicated } from "../engine
 import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { LeaseRef } from "../engine/scripts/Lease.ts"
 import { type Checked, checkObject } from "../engine/Validate.ts"
-import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
+import { makeRateLimiter, resultJson, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
 import type { WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import { InternalsKey, type Service } from "./LeaseQueue.ts"
@@ -246,8 +246,8 @@ export const make = <I, A, Out, E, R, RH = never>(
             Effect.scoped,
             Effect.provideContext(context),
           ),
-        // throws for a result JSON cannot hold (a BigInt, a cycle): the engine fails the job with it
-        encodeResult: (result) => JSON.stringify(result ?? null) ?? "null",
+        // throws for a result JSON cannot hold or would change: the engine fails the job with it
+        encodeResult: resultJson,
         hooks: {
           completed: (job, result) => fire(() => options.onCompleted?.(asEffectJob(job), result as Out)),
           failed: (engineJob, error, willRetry) =>

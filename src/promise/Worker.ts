@@ -12,7 +12,7 @@ import { LAYOUT_KEYS, resolveLayout } from "../engine/partition/Queue.ts"
 import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import { redisError } from "../engine/Replies.ts"
 import { JobSpan } from "../engine/telemetry/Spans.ts"
-import { stderrWarner } from "../engine/worker/Callbacks.ts"
+import { resultJson, stderrWarner } from "../engine/worker/Callbacks.ts"
 import type { WorkerHandle, WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
@@ -167,7 +167,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         decode: (text) => Effect.try({ try: () => JSON.parse(text) as T, catch: invalidJson }),
         handler: (job) => runHandler(handler, job),
         plain: { decode: decodeJson<T>, run: handler },
-        encodeResult: (r) => JSON.stringify(r ?? null),
+        encodeResult: resultJson,
         hooks: {
           completed: (job, result) => emit("completed", job, result as R),
           failed: (job, error, willRetry) => emit("failed", job, error, willRetry),
