@@ -10,7 +10,7 @@ import type { BulkJob, JobOptions } from "../engine/Job.ts"
 import type { CancelledFrom, JobInfo } from "../engine/JobCommands.ts"
 import type { ControlError } from "../engine/JobControl.ts"
 import type { AnyQueue, AnyQueueStats } from "../engine/partition/Queue.ts"
-import type { FinishedJob, WaitForTimeout } from "../engine/QueueEvents.ts"
+import type { FinishedJob, JobGone, WaitForTimeout } from "../engine/QueueEvents.ts"
 import type { WorkerInfo } from "../engine/Registry.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import type { RedisClient } from "../redis/Client.ts"
@@ -87,12 +87,14 @@ export interface Service<A> {
   }) => Stream.Stream<JobEvent, InvalidOptions | RedisError | QueueClosed>
   /**
    * Succeeds once job `id` has ended (completed, dead or cancelled), with what the queue
-   * knows of it; fails with {@link WaitForTimeout} after `timeoutMs` (default 60 000).
+   * knows of it; fails with {@link WaitForTimeout} when the job is still pending after
+   * `timeoutMs` (default 60 000), with {@link JobGone} when the queue no longer has it and
+   * no retained event says how it ended.
    */
   readonly waitFor: (
     id: string,
     options?: { readonly timeoutMs?: number | undefined },
-  ) => Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed>
+  ) => Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | JobGone | ScriptFailure | QueueClosed>
   /** Keep about `maxLen` stream entries (0: no events; whole number 0 … 10 000 000; default until set 10 000). O(1). */
   readonly setEventRetention: (maxLen: number) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
   /** The queue's event retention. */

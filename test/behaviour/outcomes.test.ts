@@ -127,4 +127,33 @@ describe.each(faces)("$name", (face) => {
     expect(JSON.stringify(info?.error)).toContain("result: is a Map")
     expect(await raw.hexists(queueKeys(q.name).result, id)).toBe(0)
   })
+
+  it("waitFor answers from the job's state when no events are recorded (retention 0)", async () => {
+    const q = await face.open(name())
+    await q.setEventRetention(0)
+    const id = await q.add({ n: 4 })
+    const waiting = q.waitFor(id, 30_000)
+    await q.worker(() => "ok", { keepCompleted: 10 })
+    expect(await waiting).toMatchObject({ id, state: "completed", result: 4 })
+  })
+
+  it("waitFor of a job that finished before the call (not kept) answers from the retained events, never 'did not finish'", async () => {
+    const q = await face.open(name())
+    const id = await q.add({ n: 5 })
+    const w = await q.worker(() => "ok")
+    await until("the job completes", () => w.seen.completed.length === 1)
+    expect(await q.getJob(id)).toBeUndefined()
+    expect(await q.waitFor(id, 2_000)).toMatchObject({ id, state: "completed" })
+  })
+
+  it("waitFor of a job gone with no event to tell its end rejects with JobGone, not WaitForTimeout", async () => {
+    const q = await face.open(name())
+    await q.setEventRetention(0)
+    const id = await q.add({ n: 6 })
+    const w = await q.worker(() => "ok")
+    await until("the job completes", () => w.seen.completed.length === 1)
+    const error = await q.waitFor(id, 2_000).catch((e: unknown) => e)
+    expect(error).toMatchObject({ _tag: "JobGone", jobId: id, queue: q.name })
+    expect((error as Error).message).toContain("keepCompleted")
+  })
 })
