@@ -66,5 +66,5 @@ export const makeQueueEvents = (client: RedisClient, name: string, queues: Reado
 /** The events side of a queue. */
 export type QueueEvents = ReturnType<typeof makeQueueEvents>
 
-export { type FinishedJob, JobGone, WaitForTimeout } from "./WaitFor.ts"
+export { type FinishedJob, JobGone, type WaitForFailure, WaitForTimeout } from "./WaitFor.ts"
 export type { EventsFrom, JobEvent }

@@ -42,6 +42,9 @@ export class JobGone extends Data.TaggedError("JobGone")<{
   }
 }
 
+/** How `waitFor` fails (besides the face's QueueClosed). */
+export type WaitForFailure = InvalidOptions | WaitForTimeout | JobGone | ScriptFailure
+
 /** A job that has ended, as `waitFor` answers. */
 export interface FinishedJob {
   readonly id: string

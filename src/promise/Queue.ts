@@ -4,7 +4,7 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import type { DeadJob, QueueStats, ScriptFailure } from "../engine/Commands.ts"
+import type { DeadJob, QueueStats } from "../engine/Commands.ts"
 import {
   InvalidOptions,
   type InvalidPayload,
@@ -19,13 +19,7 @@ import { validateQueueName } from "../engine/Keys.ts"
 import type { PartitionedStats } from "../engine/partition/Producer.ts"
 import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
 import { type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../engine/QueueCore.ts"
-import {
-  type FinishedJob,
-  type JobGone,
-  makeQueueEvents,
-  type QueueEvents,
-  type WaitForTimeout,
-} from "../engine/QueueEvents.ts"
+import { type FinishedJob, makeQueueEvents, type QueueEvents, type WaitForFailure } from "../engine/QueueEvents.ts"
 import type { WorkerInfo } from "../engine/Registry.ts"
 import type { SweepPassOptions, SweepTotals } from "../engine/Sweeper.ts"
 import { type Checked, checkIntegerOr, checkPage, encodePayload } from "../engine/Validate.ts"
@@ -257,18 +251,15 @@ export class Queue<T = unknown> {
   }
 
   /**
-   * Resolves once job `id` has ended — completed, dead or cancelled — with what the queue
-   * knows of it (its result while completed jobs are retained, its last error while it is
-   * dead). Rejects with {@link WaitForTimeout} when after `timeoutMs` (default 60 000) the job
-   * is still pending, with {@link JobGone} when the queue no longer has the job and no
-   * retained event says how it ended, and with {@link InvalidOptions} for a bad id or
-   * timeout. Built on the events (one connection while it waits); the job's state is looked
-   * at again every 10 s (every 1 s with event retention 0) and at the timeout.
+   * Resolves once job `id` has ended (completed, dead or cancelled) with what the queue knows
+   * of it. Rejects with `WaitForTimeout` when it is still pending after `timeoutMs`
+   * (default 60 000), `JobGone` when the queue no longer has it and no retained event
+   * tells its end, {@link InvalidOptions} for a bad id or timeout. See docs/jobs.md.
    */
   waitFor(id: string, options: { readonly timeoutMs?: number | undefined } = {}): Promise<FinishedJob> {
     return this.#run(
       Effect.suspend(
-        (): Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | JobGone | ScriptFailure | QueueClosed> =>
+        (): Effect.Effect<FinishedJob, WaitForFailure | QueueClosed> =>
           this.core.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
       ).pipe(
         // close ends the wait (and closes its connection) rather than leave it to its timeout
