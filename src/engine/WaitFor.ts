@@ -148,6 +148,9 @@ const validateTimeout = (timeoutMs: unknown): number => {
   return timeoutMs
 }
 
+/** The longest wait for the last look-up at the timeout. */
+const LAST_LOOK_MS = 2_000
+
 /** How long a producer's clock may be behind Redis's: a gone job's events are looked for from its add time less this. */
 const CLOCK_SKEW_MS = 60_000
 
@@ -221,10 +224,12 @@ export const makeWaitFor = (client: RedisClient, name: string, queues: ReadonlyA
         try: () => validateTimeout(options.timeoutMs ?? 60_000),
         catch: (e) => e as InvalidOptions,
       })
+      const timedOut = () => Effect.fail(new WaitForTimeout({ queue: name, jobId, timeoutMs }))
+      // one last look at the state, itself bounded: a Redis that does not answer leaves the timeout standing
       const atTimeout = Effect.gen(function* () {
         const found = yield* answer(jobId, yield* lookup(jobId), sinceAdded(jobId))
-        return found ?? (yield* Effect.fail(new WaitForTimeout({ queue: name, jobId, timeoutMs })))
-      })
+        return found ?? (yield* timedOut())
+      }).pipe(Effect.timeoutOrElse({ duration: LAST_LOOK_MS, orElse: timedOut }))
       return yield* wait(jobId).pipe(Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => atTimeout }))
     })
 }
