@@ -97,16 +97,16 @@ describe("the worker registry's running count", () => {
     // a record is as of its heartbeat: the first one sent after now counts the 5 running
     const heldBy = async (workerId: string) =>
       Object.values(await raw.hgetall(queueKeys(q).holder)).filter((h) => h.split("|")[0] === workerId).length
-    const after = async (t: number) =>
+    const recordAfter = async (t: number) =>
       until("a heartbeat after that moment", async () => {
         const [w] = await queue.workers()
         return w !== undefined && w.lastSeenAt > t ? w : undefined
       })
-    const busy = await after(await redisNow(raw))
+    const busy = await recordAfter(await redisNow(raw))
     expect([busy.running, await heldBy(busy.id)]).toEqual([5, 5])
     release.resolve()
     await until("the jobs complete", async () => (await queue.stats()).counters.completed === 5)
-    const idle = await after(await redisNow(raw))
+    const idle = await recordAfter(await redisNow(raw))
     expect([idle.running, await heldBy(idle.id)]).toEqual([0, 0])
   })
 })
