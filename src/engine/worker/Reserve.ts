@@ -16,6 +16,7 @@ import type { RideAnswer, Rider, WorkerContext } from "./Context.ts"
 import { freshen } from "./Heartbeat.ts"
 import { fenceAfter, monotonicNow } from "./Lease.ts"
 import { giveBack, reservedJobs } from "./Lifecycle.ts"
+import { nextRequestId, tell } from "./Scheduling.ts"
 
 /**
  * How much later than its own timeout a BZPOPMIN may answer before its connection is
@@ -26,7 +27,7 @@ export const BLOCK_REPLY_SLACK_MS = 5_000
 /** The reserve call's arguments for `want` jobs carrying the completes of `ride`. */
 const reserveInput = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArray<Rider>): ReserveInput => ({
   workerId: ctx.workerId,
-  requestId: String(++ctx.reserveSeq),
+  requestId: nextRequestId(ctx.sched),
   count: want,
   leaseMs: ctx.serverLeaseMs,
   promoteLimit: RESERVE_PROMOTE_LIMIT,
@@ -119,11 +120,11 @@ const reserveCall = <A>(ctx: WorkerContext<A>, call: Call, ride: ReadonlyArray<R
  */
 const track = <A>(ctx: WorkerContext<A>, want: number, call: Call, ride: ReadonlyArray<Rider>) =>
   Effect.gen(function* () {
-    ctx.asked += want
+    tell(ctx.sched, { _tag: "Asked", want })
     const landing = reserveCall(ctx, call, ride).pipe(
       Effect.flatMap((l) => {
         if (l.handled || ctx.state === "running") {
-          ctx.landed.push({ ...l, want })
+          tell(ctx.sched, { _tag: "Landed", landed: { ...l, want } })
           return Effect.void
         }
         // close began while the jobs were being freshened: give them straight back
@@ -131,12 +132,9 @@ const track = <A>(ctx: WorkerContext<A>, want: number, call: Call, ride: Readonl
       }),
     )
     const fiber = yield* Effect.forkDetach(landing, { startImmediately: true })
-    ctx.inFlight.add(fiber)
+    tell(ctx.sched, { _tag: "CallOut", fiber })
     // the loop is woken once the call is no longer counted as out
-    fiber.addObserver(() => {
-      ctx.inFlight.delete(fiber)
-      ctx.wakeLoop()
-    })
+    fiber.addObserver(() => tell(ctx.sched, { _tag: "CallOver", fiber }))
     return fiber
   })
 
