@@ -19,7 +19,7 @@
 import type { Reservation } from "../calls/Commands.ts"
 import type { WorkerContext } from "./Context.ts"
 import { monotonicNow } from "./Lease.ts"
-import { fragileLanded } from "./Scheduling.ts"
+import { noteFragile } from "./Scheduling.ts"
 
 /** After a fragile job landed, the worker asks for no prefetch for this long (ms). */
 export const FRAGILE_PAUSE_MS = 1_000
@@ -73,7 +73,7 @@ export const place = <A, S extends { readonly r: Reservation }>(
   if (deferred.length > 0) start = start.filter((s) => !isSuspect(s.r))
   const fragileStarts = start.some((s) => isFragile(s.r))
   const firstFragile = rest.findIndex((s) => isFragile(s.r))
-  if (deferred.length > 0 || fragileStarts || firstFragile >= 0) fragileLanded(ctx.sched, monotonicNow())
+  if (deferred.length > 0 || fragileStarts || firstFragile >= 0) noteFragile(ctx.sched, monotonicNow())
   const cut = fragileStarts ? 0 : firstFragile >= 0 ? firstFragile : rest.length
   return { start, hold: rest.slice(0, cut), release: [...deferred, ...rest.slice(cut)] }
 }

@@ -15,7 +15,7 @@ import { holdLease, takeWaiting } from "./Prefetch.ts"
 import { blockOnMarker, blockThenReserve, reserveBehind, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
 import { startJob, startWaiting } from "./RunJob.ts"
-import { beginCall, expectCall, fragileOver, hold, nextLanded, takeAllLanded } from "./Scheduling.ts"
+import { beginCall, expectCall, hold, nextLanded, noteFragile, takeAllLanded } from "./Scheduling.ts"
 import { canSend, canStartWaiting, freeSlots, lingering, waitEvent } from "./Slots.ts"
 
 /** Pauses after a failed reserve call or marker wait, in a row; the last one repeated. */
@@ -155,7 +155,7 @@ export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
     const st: LoopState = { failures: 0, short: undefined }
     while (ctx.state === "running") {
       // once no fragile job is live and its pause is over, prefetch stops checking (Fragile.ts)
-      if (ctx.sched.fragileAt !== undefined && !prefetchPaused(ctx)) fragileOver(ctx.sched)
+      if (ctx.sched.fragileAt !== undefined && !prefetchPaused(ctx)) noteFragile(ctx.sched, undefined)
       if (canStartWaiting(ctx)) yield* startWaiting(ctx)
       yield* turn(ctx, st)
     }

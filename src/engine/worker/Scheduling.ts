@@ -1,22 +1,16 @@
 /**
- * The reserve loop's scheduling state, with one owner. What it holds: the slots taken
- * (`busy`), the jobs asked for by calls out or landed unstarted (`asked`), the calls in
- * flight and those landed, the riders, the prefetched jobs waiting for a slot, the linger,
- * and the loop's wait. Everyone may read it (the fields are read-only outside this file);
- * only this file writes it, in two ways:
+ * The reserve loop's scheduling state, with one owner: slots taken (`busy`), jobs asked
+ * for (`asked`), calls in flight and landed, riders, prefetched jobs waiting, the linger
+ * and the loop's wait. Everyone reads it (read-only outside this file); only this file
+ * writes it: job runs, reserve calls and close *tell* it what happened with a
+ * {@link SchedEvent}, as River's executors report to their producer through `jobResultCh`;
+ * the loop's own steps (below the events) are called from its fiber only.
  *
- * - the job runs, the reserve calls and close *tell* it what happened with a
- *   {@link SchedEvent} (`SlotTaken`, `SlotFreed`, `Rider`, `Paced`, `Asked`, `CallOut`,
- *   `Landed`, `CallOver`, `Wake`, `FlushRiders`, `StandDown`), as River's executors report to their
- *   producer through `jobResultCh` and never touch its fields;
- * - the reserve loop's own steps (take a landed call, send one, hold a prefetched job,
- *   linger, wait) are the functions below the events, called from the loop's fiber only.
- *
- * An event is applied at once, in the caller's turn (JavaScript runs one turn at a time,
+ * An event is applied at once, in the sender's turn (one JavaScript turn runs at a time,
  * so nothing interleaves inside it): a job's end costs no queue and no fiber (PlainRun.ts),
  * and what the loop reads is never behind what happened. The counts never go negative,
- * whatever order the events come in: a slot freed that was not taken and a landing asked
- * for more than is out are ignored.
+ * whatever order events come in: a slot freed that was not taken is ignored, and so is
+ * a call over before it was counted out (it is then never counted).
  */
 import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
@@ -97,24 +91,19 @@ export interface Scheduling {
 }
 
 /** The same, writable: reachable only in this file. */
-interface State {
-  busy: number
-  asked: number
+type State = {
+  -readonly [K in Exclude<keyof Scheduling, "landed" | "riding" | "inFlight" | "waiting">]: Scheduling[K]
+} & {
   readonly landed: Landed[]
   readonly riding: Rider[]
   readonly inFlight: Set<Fiber.Fiber<unknown>>
-  /** Calls over before they were counted out (an event out of order): not counted then. */
+  /** Calls over before they were counted out (events out of order): not counted then. */
   readonly over: WeakSet<Fiber.Fiber<unknown>>
   readonly waiting: Waiting[]
+  /** Resumes the waiting loop. */
   ring: (() => void) | undefined
-  loopWaits: boolean
-  waitShort: boolean
-  lingerOver: boolean
-  lingerArmed: boolean
-  reserving: boolean
+  /** Numbers the worker's reserve calls (their request ids). */
   reserveSeq: number
-  handlerPaceMs: number | undefined
-  fragileAt: number | undefined
 }
 
 /** What happened, told to the scheduling state by whoever saw it. */
@@ -302,12 +291,7 @@ export const lingerEnded = (sched: Scheduling): void => {
   own(sched).lingerOver = true
 }
 
-/** A fragile job landed at `at` (monotonic ms): prefetch pauses (Fragile.ts). */
-export const fragileLanded = (sched: Scheduling, at: number): void => {
+/** A fragile job landed at `at` (monotonic ms), or (undefined) none is live and the pause is over (Fragile.ts). */
+export const noteFragile = (sched: Scheduling, at: number | undefined): void => {
   own(sched).fragileAt = at
-}
-
-/** No fragile job is live and the pause is over: prefetch stops checking (Fragile.ts). */
-export const fragileOver = (sched: Scheduling): void => {
-  own(sched).fragileAt = undefined
 }
