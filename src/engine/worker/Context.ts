@@ -1,7 +1,8 @@
 /**
- * The worker's shared state, in one typed object: what every role of the worker (slots,
- * riders, running a job, the reserve loop, leases, the sweep, the lifecycle) reads and
- * changes. Built once by `startWorker`; each role is a set of functions taking it.
+ * What the roles of a worker share, in one typed object: settings, hooks, the lease table,
+ * the state cell, the job fibers. Built once by `startWorker`; each role is a set of
+ * functions taking it. The reserve loop's scheduling state (slots, calls, riders) is here
+ * read-only (`sched`): only Scheduling.ts writes it, told what happened by the roles.
  *
  * The worker's state changes only through `transition` (WorkerState.ts); every move also
  * wakes the reserve loop, so a loop waiting for a slot sees the change at once.
@@ -107,7 +108,7 @@ export interface WorkerContext<A> {
   selfFenced: number
   /** How many times the main connection was replaced as silent (a heartbeat got no reply). */
   replaced: number
-  /** Wake the reserve loop if it waits (a slot freed, a call landed). */
+  /** Wake the reserve loop if it waits (tells the scheduling state `Wake`). */
   readonly wakeLoop: () => void
   /** Report an error the worker survives on the error hook. */
   readonly report: (e: unknown) => Effect.Effect<void>
