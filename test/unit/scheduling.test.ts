@@ -3,6 +3,7 @@
  * calls tell it, in any order, never makes a count negative nor leaves a call counted out
  * once it is over; and outside its owner the state is read-only.
  */
+import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import {
   makeScheduling,
@@ -108,5 +109,40 @@ describe("Scheduling: one owner of the loop's state", () => {
     // @ts-expect-error: the landed calls are the loop's to take
     s.landed.push({} as never)
     expect(typeof tell).toBe("function")
+  })
+})
+
+/** The loop's own steps (Scheduling.ts, below the events): for the reserve loop's fiber only. */
+const LOOP_STEPS = [
+  "nextLanded",
+  "takeAllLanded",
+  "beginCall",
+  "expectCall",
+  "nextRequestId",
+  "hold",
+  "takeWaiting",
+  "takeAllWaiting",
+  "waitFor",
+  "armLinger",
+  "lingerEnded",
+  "noteFragile",
+]
+/** The files that run in the loop's fiber: the loop, its slot rules, its calls, what it starts and places. */
+const LOOP_FILES = ["ReserveLoop.ts", "Slots.ts", "Reserve.ts", "RunJob.ts", "Prefetch.ts", "Fragile.ts"]
+
+describe("Scheduling: who may call the loop's own steps", () => {
+  it("only the files the reserve loop runs import them; every other file only tells events or reads", () => {
+    const dir = new URL("../../src/engine/", import.meta.url)
+    const offenders: string[] = []
+    for (const entry of readdirSync(dir, { recursive: true, encoding: "utf8" })) {
+      if (!entry.endsWith(".ts") || entry.endsWith("Scheduling.ts")) continue
+      const text = readFileSync(new URL(entry, dir), "utf8")
+      const imported = /import\s*\{([^}]*)\}\s*from\s*"[^"]*Scheduling\.ts"/.exec(text)?.[1] ?? ""
+      const names = imported.split(",").map((n) => n.replace(/^\s*type\s+/, "").trim())
+      const steps = names.filter((n) => LOOP_STEPS.includes(n))
+      const base = entry.split("/").pop()!
+      if (steps.length > 0 && !LOOP_FILES.includes(base)) offenders.push(`${entry}: ${steps.join(", ")}`)
+    }
+    expect(offenders).toEqual([])
   })
 })
