@@ -25,8 +25,8 @@
   ARGV[6] selfFenced leases the worker self-fenced since its last stored record, added to
                     meta.selfFenced (best effort: skipped when Redis is out of memory; a
                     call re-sent after a lost reply counts them twice)
-  ARGV[7..] id, token, progress  one triple per lease (progress: JSON text to store for
-                    that job, "" = none new)
+  ARGV[7..] id, token, progress  one triple per lease, at most 1000 (progress: JSON text to
+                    store for that job, "" = none new)
 
   Cost: O(1) commands per call (HMGET lease, HMGET holder, one ZADD, at most one HSET of
   progress, two registry writes; a ZSCORE per lost lease, an XADD per progress stored);
@@ -38,11 +38,17 @@
                      was cancelled; -2 the lease reached its timeout limit (not extended; a
                      sweep reclaims it as a failure with reason "timeout")
     {'LAYOUT_MISMATCH', found}      layout mismatch; nothing written
+    {'OUT_OF_RANGE', 'extend', 'leases', n, 1000}  more than 1000 leases (or a partial
+                     triple); nothing written
 ]]
 --!include events
+--!include limits
 
 local META = KEYS[3]
 --!include layout-guard
+-- the script's own limit, before its first write (see include/limits)
+local refused = out_of_range('extend', 'leases', (#ARGV - 6) / 3, 1000)
+if refused then return refused end
 -- First a write that cannot grow memory (a no-op): with maxmemory reached and noeviction,
 -- Redis refuses a script at its first write that may grow memory (ZADD here) unless a
 -- write came before it. Heartbeats must go on then, or every long job would self-fence.

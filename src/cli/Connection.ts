@@ -9,6 +9,9 @@ import { discoverQueues } from "../engine/admin/Discovery.ts"
 import { type Commands, makeCommands } from "../engine/calls/Commands.ts"
 import { redisError } from "../engine/calls/Replies.ts"
 import { parsePartitionName, queueKeys } from "../engine/model/Keys.ts"
+import { makePartitionedCore } from "../engine/partition/Producer.ts"
+import type { QueueApi } from "../engine/queue/QueueApi.ts"
+import { makeQueueCore, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { connect, type RedisClient, redactUrl } from "../redis/Client.ts"
 import { CliFailure, ExitCode, type Progress, plural, toFailure } from "./Output.ts"
 
@@ -158,4 +161,25 @@ export const openQueue = (client: RedisClient, prefix: string, queue: string) =>
     const commands: Commands = makeCommands(client, keys)
     yield* commands.open
     return commands
+  })
+
+/**
+ * The queue `--queue` names, as the library's queue ({@link QueueApi}): the queue itself,
+ * or, when no queue has that name, the partitioned queue whose partitions `<name>~0`,
+ * `<name>~1`, … are found (as `stats` and `sweep` find them; a partition never written
+ * to reads as empty). Each queue found is opened first (key types and layout checked).
+ * `partitions` names the partitions found, and is empty for a plain queue.
+ */
+export const openQueueApi = (client: RedisClient, prefix: string, queue: string) =>
+  Effect.gen(function* () {
+    const names = yield* targetQueues(client, prefix, [queue])
+    yield* Effect.forEach(names, (q) => openQueue(client, prefix, q), { discard: true })
+    const settings = yield* Effect.try({ try: () => resolveQueueOptions({ prefix }), catch: (e) => toFailure(e) })
+    const partitions = names.length === 1 && names[0] === queue ? [] : names
+    const count = Math.max(...partitions.map((p) => (parsePartitionName(p)?.index ?? 0) + 1))
+    const api: QueueApi =
+      partitions.length === 0
+        ? makeQueueCore(client, queue, settings)
+        : makePartitionedCore(client, queue, settings, count)
+    return { api, partitions }
   })

@@ -4,14 +4,14 @@
  * for `--yes` first. Both take job ids, or `--all` (worked through in bounded batches).
  *
  * A partitioned queue (`--queue orders` standing for `orders~0`, `orders~1`, …) is
- * covered whole: the list merges every partition's dead jobs by time of death, and
- * retry / purge look for each id in every partition.
+ * covered whole, through the library's queue (`QueueApi`): the list merges every
+ * partition's dead jobs by time of death, and retry / purge look for each id in every
+ * partition.
  */
 import * as Effect from "effect/Effect"
-import type { Commands, DeadJob } from "../engine/calls/Commands.ts"
-import { redisError } from "../engine/calls/Replies.ts"
-import type { RedisClient } from "../redis/Client.ts"
-import { openQueue, targetQueues, withRedis } from "./Connection.ts"
+import type { DeadJob } from "../engine/calls/Commands.ts"
+import type { QueueApi } from "../engine/queue/QueueApi.ts"
+import { openQueueApi, withRedis } from "./Connection.ts"
 import type { CommonFlags } from "./Flags.ts"
 import {
   type CliFailure,
@@ -50,11 +50,6 @@ export interface DeadActFlags extends DeadFlags {
 
 /** Dead jobs handled per script call with `--all`. */
 export const DEAD_BATCH = 1_000
-
-/** A dead job and the queue (or partition) it is in. */
-export interface DeadJobIn extends DeadJob {
-  readonly queue: string
-}
 
 /** What `dead retry` / `dead purge` did (the JSON object printed with `--json`). */
 export interface DeadActReport {
@@ -105,69 +100,12 @@ export const formatDeadList = (
   return `${head}\n${table(partitions.length > 0 ? ["QUEUE", ...columns] : columns, rows)}`
 }
 
-/**
- * The queues `--queue` stands for, each opened: the queue itself, or, when no queue
- * has that name, the partitions `<name>~0`, `<name>~1`, … of a partitioned queue
- * (found as `stats` and `sweep` find them). `partitions` is empty for a plain queue.
- */
-const openTargets = (client: RedisClient, flags: DeadFlags) =>
-  Effect.gen(function* () {
-    const names = yield* targetQueues(client, flags.prefix, [flags.queue])
-    const queues = yield* Effect.forEach(names, (q) => openQueue(client, flags.prefix, q))
-    return { queues, partitions: names.length === 1 && names[0] === flags.queue ? [] : names }
-  })
-
-const byDeath = (
-  a: { readonly diedAt: number; readonly id: string },
-  b: { readonly diedAt: number; readonly id: string },
-) => a.diedAt - b.diedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-
-/** A Redis command of the CLI, its failure a RedisError. */
-const command = (c: Commands, name: string, args: ReadonlyArray<string | number>) =>
-  Effect.tryPromise({ try: () => c.client.command(name, args), catch: (e) => redisError(name, e) })
-
-/**
- * One page of dead jobs, oldest death first. For several partitions: merged by time
- * of death (then id, the order within each partition's ZSET). The page is placed from
- * ids and times of death only (ZRANGE … WITHSCORES, no payloads), then each partition's
- * share of it is read with dead-list; the total is each partition's ZCARD.
- */
-const listMerged = (queues: ReadonlyArray<Commands>, offset: number, count: number) =>
-  Effect.gen(function* () {
-    if (queues.length === 1) return yield* queues[0]!.deadList(offset, count)
-    const heads = yield* Effect.forEach(queues, (c) =>
-      command(c, "ZRANGE", [c.keys.dead, 0, offset + count - 1, "WITHSCORES"]),
-    )
-    const placed = heads.flatMap((reply, p) => {
-      // [id, score, …], or [[id, score], …] when the connection speaks RESP3
-      const flat = (reply as unknown[]).flat() as Array<string | number>
-      const out: Array<{ p: number; rank: number; id: string; diedAt: number }> = []
-      for (let i = 0; i + 1 < flat.length; i += 2)
-        out.push({ p, rank: i / 2, id: String(flat[i]), diedAt: Number(flat[i + 1]) })
-      return out
-    })
-    const page = placed.sort(byDeath).slice(offset, offset + count)
-    let total = 0
-    const jobs: DeadJobIn[] = []
-    for (const [p, c] of queues.entries()) {
-      const ranks = page.filter((j) => j.p === p).map((j) => j.rank)
-      if (ranks.length === 0) {
-        total += Number(yield* command(c, "ZCARD", [c.keys.dead]))
-        continue
-      }
-      const r = yield* c.deadList(Math.min(...ranks), ranks.length)
-      total += r.total
-      jobs.push(...r.jobs.map((j) => ({ ...j, queue: c.keys.queue })))
-    }
-    return { total, jobs: jobs.sort(byDeath).slice(0, count) }
-  })
-
 /** Run `leaseq dead list`: one page of dead jobs, oldest death first (merged over partitions). */
 export const runDeadList = (io: Io, url: string, flags: DeadListFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
   withRedis(url, (client) =>
-    openTargets(client, flags).pipe(
-      Effect.flatMap(({ queues, partitions }) =>
-        listMerged(queues, flags.offset, flags.count).pipe(Effect.map((r) => ({ ...r, partitions }))),
+    openQueueApi(client, flags.prefix, flags.queue).pipe(
+      Effect.flatMap(({ api, partitions }) =>
+        api.deadList(flags.offset, flags.count).pipe(Effect.map((r) => ({ ...r, partitions }))),
       ),
       Effect.mapError((e) => toFailure(e, `reading dead jobs of queue ${flags.queue}`)),
     ),
@@ -200,40 +138,25 @@ export const checkDeadTarget = (action: "retry" | "purge", ids: ReadonlyArray<st
   }
 }
 
-/** Apply retry or purge to one queue: the given ids in one call, or every dead job in batches of {@link DEAD_BATCH}. */
-const act = (c: Commands, action: "retry" | "purge", ids: ReadonlyArray<string>) =>
+/**
+ * Apply retry or purge: the given ids in one call (looked for in every partition), or
+ * every dead job in rounds of {@link DEAD_BATCH} per partition.
+ */
+const act = (api: QueueApi, action: "retry" | "purge", ids: ReadonlyArray<string>) =>
   Effect.gen(function* () {
-    const call = action === "retry" ? c.deadRetry : c.deadPurge
-    if (ids.length > 0) {
-      const r = yield* call({ ids })
-      return { count: r.count, remaining: r.remaining, missing: r.missing }
-    }
-    // Bounded: as many batches as there were dead jobs when we started, so jobs
-    // dying meanwhile cannot keep the command running forever.
-    const total = Number(yield* command(c, "ZCARD", [c.keys.dead]))
-    let count = 0
-    let remaining = total
-    for (let done = 0; done < total && remaining > 0; done += DEAD_BATCH) {
-      const r = yield* call({ all: Math.min(DEAD_BATCH, total - done) })
+    const call = action === "retry" ? api.deadRetry : api.deadPurge
+    if (ids.length > 0) return yield* call({ ids })
+    // Bounded: as many rounds as there were dead jobs when we started, in batches, so jobs
+    // dying meanwhile cannot keep the command running forever; a round that changed
+    // nothing (dead jobs without a payload cannot be retried) would change nothing again.
+    let r = yield* call({ all: DEAD_BATCH })
+    let count = r.count
+    const rounds = Math.ceil((r.count + r.remaining) / DEAD_BATCH)
+    for (let round = 1; round < rounds && r.remaining > 0 && r.count > 0; round++) {
+      r = yield* call({ all: DEAD_BATCH })
       count += r.count
-      remaining = r.remaining
     }
-    return { count, remaining, missing: [] as ReadonlyArray<string> }
-  })
-
-/** Apply retry or purge to every queue in turn; an id is missing when no queue had it dead. */
-const actOnAll = (queues: ReadonlyArray<Commands>, action: "retry" | "purge", ids: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    let count = 0
-    let remaining = 0
-    let missing: ReadonlyArray<string> = ids
-    for (const c of queues) {
-      const r = yield* act(c, action, ids)
-      count += r.count
-      remaining += r.remaining
-      missing = missing.filter((id) => r.missing.includes(id))
-    }
-    return { count, remaining, missing }
+    return { count, remaining: r.remaining, missing: [] as ReadonlyArray<string> }
   })
 
 /** The text form of a retry / purge report. */
@@ -257,9 +180,9 @@ export const runDeadAct = (
   Effect.try({ try: () => checkDeadTarget(action, ids, flags), catch: (e) => toFailure(e) }).pipe(
     Effect.flatMap(() =>
       withRedis(url, (client) =>
-        openTargets(client, flags).pipe(
-          Effect.flatMap(({ queues, partitions }) =>
-            actOnAll(queues, action, [...new Set(ids)]).pipe(Effect.map((r) => ({ ...r, partitions }))),
+        openQueueApi(client, flags.prefix, flags.queue).pipe(
+          Effect.flatMap(({ api, partitions }) =>
+            act(api, action, [...new Set(ids)]).pipe(Effect.map((r) => ({ ...r, partitions }))),
           ),
           Effect.mapError((e) => toFailure(e, `dead ${action} in queue ${flags.queue}`)),
         ),

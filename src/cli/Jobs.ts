@@ -7,9 +7,10 @@
  */
 import type { Command } from "commander"
 import * as Effect from "effect/Effect"
-import { type CancelledFrom, type JobInfo, makeJobCommands } from "../engine/queue/JobCommands.ts"
+import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import { validateJobId } from "../engine/queue/JobControl.ts"
-import { openQueue, targetQueues, withRedis } from "./Connection.ts"
+import type { JobControl } from "../engine/queue/QueueApi.ts"
+import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
 import {
   type CliFailure,
@@ -28,19 +29,18 @@ export interface JobFlags extends CommonFlags {
   readonly queue: string
 }
 
-/** Run `use` with the job commands of every queue `--queue` stands for (opened: key types and layout checked). */
-const onQueues = <A>(
+/** Run `use` with the job control of the queue `--queue` stands for (every partition of a partitioned one). */
+const onQueue = <A>(
   url: string,
   flags: JobFlags,
   context: string,
-  use: (queues: ReadonlyArray<ReturnType<typeof makeJobCommands>>) => Effect.Effect<A, unknown>,
+  use: (control: JobControl) => Effect.Effect<A, unknown>,
 ): Effect.Effect<A, CliFailure> =>
   withRedis(url, (client) =>
-    Effect.gen(function* () {
-      const names = yield* targetQueues(client, flags.prefix, [flags.queue])
-      const opened = yield* Effect.forEach(names, (q) => openQueue(client, flags.prefix, q))
-      return yield* use(opened.map((c) => makeJobCommands(client, c.keys)))
-    }).pipe(Effect.mapError((e) => toFailure(e, context))),
+    openQueueApi(client, flags.prefix, flags.queue).pipe(
+      Effect.flatMap(({ api }) => use(api.control)),
+      Effect.mapError((e) => toFailure(e, context)),
+    ),
   )
 
 /** Check the id before connecting: a bad one is a usage failure (exit 2), nothing sent. */
@@ -83,12 +83,8 @@ export const formatJob = (queue: string, info: JobInfo<string>): string => {
 export const runJob = (io: Io, url: string, id: string, flags: JobFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
   checkedId(id).pipe(
     Effect.flatMap((jobId) =>
-      onQueues(url, flags, `looking up job ${jobId} in queue ${flags.queue}`, (queues) =>
-        Effect.forEach(queues, (c) => c.getJob(jobId).pipe(Effect.map((info) => ({ info, queue: c })))),
-      ).pipe(
-        Effect.map((found) => {
-          const hit = found.findIndex((f) => f.info !== undefined)
-          const info = found[hit]?.info
+      onQueue(url, flags, `looking up job ${jobId} in queue ${flags.queue}`, (control) => control.getJob(jobId)).pipe(
+        Effect.map((info) => {
           if (flags.json) {
             writeJson(
               io,
@@ -112,11 +108,8 @@ export const runJob = (io: Io, url: string, id: string, flags: JobFlags): Effect
 export const runCancel = (io: Io, url: string, id: string, flags: JobFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
   checkedId(id).pipe(
     Effect.flatMap((jobId) =>
-      onQueues(url, flags, `cancelling job ${jobId} in queue ${flags.queue}`, (queues) =>
-        Effect.forEach(queues, (c) => c.cancel(jobId)),
-      ).pipe(
-        Effect.map((each) => {
-          const was: CancelledFrom | undefined = each.find((w) => w !== undefined)
+      onQueue(url, flags, `cancelling job ${jobId} in queue ${flags.queue}`, (control) => control.cancel(jobId)).pipe(
+        Effect.map((was: CancelledFrom | undefined) => {
           if (flags.json)
             writeJson(io, { queue: flags.queue, id: jobId, cancelled: was !== undefined, ...(was ? { was } : {}) })
           else if (was) writeText(io, `queue ${flags.queue}: job ${jobId} cancelled (it was ${was})\n`)
@@ -134,11 +127,10 @@ export const runPause = (
   action: "pause" | "resume",
   flags: JobFlags,
 ): Effect.Effect<ExitCodeValue, CliFailure> =>
-  onQueues(url, flags, `${action} queue ${flags.queue}`, (queues) =>
-    Effect.forEach(queues, (c) => (action === "pause" ? c.pause : c.resume)),
+  onQueue(url, flags, `${action} queue ${flags.queue}`, (control) =>
+    action === "pause" ? control.pause : control.resume,
   ).pipe(
-    Effect.map((each) => {
-      const changed = each.some(Boolean)
+    Effect.map((changed) => {
       const state = action === "pause" ? "paused" : "resumed"
       if (flags.json) writeJson(io, { queue: flags.queue, action, changed })
       else if (changed) writeText(io, `queue ${flags.queue}: ${state}\n`)

@@ -19,10 +19,11 @@
  */
 import { Config, type Context, Effect, Layer, Redacted, Schema, type Scope, Stream } from "effect"
 import { redisError } from "../engine/calls/Replies.ts"
+import { checkVerifyOptions, type VerifyOptions } from "../engine/calls/Verify.ts"
 import { makeQueueEvents } from "../engine/events/QueueEvents.ts"
 import { InvalidOptions, type InvalidQueueName, QueueClosed, type RedisError } from "../engine/model/Errors.ts"
 import { checkQueueName, DEFAULT_PREFIX } from "../engine/model/Keys.ts"
-import { checkObject, checkPage, Limits } from "../engine/model/Validate.ts"
+import { checkObject, checkPage } from "../engine/model/Validate.ts"
 import {
   checkLayout,
   type DurabilitySettings,
@@ -31,7 +32,8 @@ import {
   makeQueue,
 } from "../engine/partition/Queue.ts"
 import type { BulkJob } from "../engine/queue/Job.ts"
-import type { JobControl } from "../engine/queue/JobControl.ts"
+import { deadByIds } from "../engine/queue/JobControl.ts"
+import type { JobControl, QueueApi } from "../engine/queue/QueueApi.ts"
 import { checkQueueOptions, type QueueSettingsInput } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
 import {
@@ -66,10 +68,19 @@ export type { BulkJob } from "../engine/queue/Job.ts"
 
 const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
 
-const jobIds = (ids: unknown): Effect.Effect<ReadonlyArray<string>, InvalidOptions> =>
-  Array.isArray(ids) && ids.length <= Limits.bulk && ids.every((id) => typeof id === "string" && id.length > 0)
-    ? Effect.succeed(ids)
-    : Effect.fail(invalid("ids", ids, `must be an array of at most ${Limits.bulk} job ids (non-empty strings)`))
+/** The service's dead-letter members and verify, options checked first (the queue refuses once closed). */
+const adminMembers = (core: QueueApi) => {
+  return {
+    deadJobs: (page: unknown = {}) =>
+      Effect.fromResult(checkPage(page)).pipe(Effect.flatMap(({ offset, count }) => core.deadList(offset, count))),
+    retryDead: (ids: unknown) => deadByIds(core.deadRetry, ids),
+    purgeDead: (ids: unknown) => deadByIds(core.deadPurge, ids),
+    verify: (options: VerifyOptions = {}) =>
+      Effect.fromResult(checkVerifyOptions(options)).pipe(
+        Effect.flatMap(({ maxLines, pageSize }) => core.verify(maxLines, pageSize)),
+      ),
+  }
+}
 
 /** The service's job-control members: `getJob` decodes the payload with the queue's codec. */
 const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
@@ -145,11 +156,7 @@ export const make = <A = unknown, Out = unknown>(
       ),
     )
     const codec = makePayloadCodec(schema, settings.maxPayloadBytes)
-    const events = makeQueueEvents(
-      client,
-      queue,
-      (core.partitioned?.parts ?? [core.core]).map((p) => p.keys),
-    )
+    const events = makeQueueEvents(client, queue, core.keysByPartition)
     const unlessClosed = <B, E>(effect: Effect.Effect<B, E>): Effect.Effect<B, E | QueueClosed> =>
       Effect.suspend(
         (): Effect.Effect<B, E | QueueClosed> => (core.isClosed() ? Effect.fail(new QueueClosed({ queue })) : effect),
@@ -181,12 +188,7 @@ export const make = <A = unknown, Out = unknown>(
       workers: core.workers,
       sweep: (sweepOptions = {}) =>
         Effect.fromResult(checkObject("options", sweepOptions)).pipe(Effect.flatMap((o) => core.sweep(o))),
-      deadJobs: (page = {}) =>
-        Effect.fromResult(checkPage(page)).pipe(
-          Effect.flatMap(({ offset, count }) => unlessClosed(core.deadList(offset, count))),
-        ),
-      retryDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadRetry(list)))),
-      purgeDead: (ids) => jobIds(ids).pipe(Effect.flatMap((list) => unlessClosed(core.deadPurge(list)))),
+      ...adminMembers(core),
       events: (o = {}) =>
         Stream.unwrap(
           unlessClosed(Effect.fromResult(checkObject("options", o))).pipe(

@@ -4,7 +4,8 @@
  */
 import type { Effect, Stream } from "effect"
 import type { SweepPassOptions, SweepTotals } from "../engine/admin/Sweeper.ts"
-import type { DeadJob, ScriptFailure } from "../engine/calls/Commands.ts"
+import type { ScriptFailure } from "../engine/calls/Commands.ts"
+import type { VerifyOptions, VerifyResult } from "../engine/calls/Verify.ts"
 import type { EventsFrom, JobEvent } from "../engine/events/Events.ts"
 import type { FinishedJob, WaitForTimeout } from "../engine/events/QueueEvents.ts"
 import type { InvalidOptions, InvalidPayload, NotReplicated, QueueClosed, RedisError } from "../engine/model/Errors.ts"
@@ -13,6 +14,7 @@ import type { AnyQueue, AnyQueueStats } from "../engine/partition/Queue.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import type { ControlError } from "../engine/queue/JobControl.ts"
+import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import type { PayloadCodec } from "./Payload.ts"
 
@@ -64,12 +66,12 @@ export interface Service<A, Out = unknown> {
   readonly sweep: (
     options?: SweepPassOptions,
   ) => Effect.Effect<SweepTotals, InvalidOptions | QueueClosed | ScriptFailure>
-  /** A page of dead jobs, oldest death first. Defaults: offset 0, count 100 (at most 10 000). */
+  /** A page of dead jobs, oldest death first (partitioned: over every partition, each job naming its own in `queue`). Defaults: offset 0, count 100 (at most 10 000). */
   readonly deadJobs: (options?: {
     readonly offset?: number
     readonly count?: number
   }) => Effect.Effect<
-    { readonly total: number; readonly jobs: ReadonlyArray<DeadJob> },
+    { readonly total: number; readonly jobs: ReadonlyArray<ListedDeadJob> },
     InvalidOptions | QueueClosed | RedisError
   >
   /** Give dead jobs (by id) a fresh set of attempts; succeeds with how many were retried (unknown ids are skipped). */
@@ -80,6 +82,15 @@ export interface Service<A, Out = unknown> {
   readonly purgeDead: (
     ids: ReadonlyArray<string>,
   ) => Effect.Effect<number, InvalidOptions | QueueClosed | ScriptFailure>
+  /**
+   * Check the queue's invariants page by page (see `Queue.verify` of the Promise face):
+   * O(jobs) in short read-only calls of `pageSize` entries (default 100, 1 .. 10 000);
+   * lists at most `maxLines` violations (default 100; the count is always complete).
+   * Exact on a queue nobody changes meanwhile, approximate under concurrent change.
+   */
+  readonly verify: (
+    options?: VerifyOptions,
+  ) => Effect.Effect<VerifyResult, InvalidOptions | QueueClosed | ScriptFailure>
   /**
    * The queue's events from `from` ("now" by default, "start", or an event's `eventId`):
    * a Stream that never ends by itself, on a connection of its own (closed when the

@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { SweepPassOptions, SweepTotals } from "../engine/admin/Sweeper.ts"
-import type { DeadJob, QueueStats, ScriptFailure } from "../engine/calls/Commands.ts"
+import type { QueueStats, ScriptFailure } from "../engine/calls/Commands.ts"
 import { checkVerifyOptions, type VerifyOptions } from "../engine/calls/Verify.ts"
 import type { EventsFrom, JobEvent } from "../engine/events/Events.ts"
 import {
@@ -28,7 +28,9 @@ import type { PartitionedStats } from "../engine/partition/Producer.ts"
 import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/queue/JobCommands.ts"
-import { type QueueCore, type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
+import { deadByIds } from "../engine/queue/JobControl.ts"
+import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
+import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 
 /** Options of {@link Queue}. */
@@ -52,9 +54,9 @@ export type { BulkJob } from "../engine/queue/Job.ts"
 export class Queue<T = unknown, R = unknown> {
   /** The queue name. */
   readonly name: string
-  /** @internal The ordinary core (its `calls` address `name` itself, not its partitions). */
-  readonly core: QueueCore
-  /** @internal Every call goes through it: the ordinary core, or the partitioned one. */
+  /** The key prefix (default "leaseq"). */
+  readonly prefix: string
+  /** @internal Every call goes through it: the {@link QueueApi} of the ordinary core, or of the partitioned one. */
   readonly queue: AnyQueue
   readonly #client: RedisClient
   readonly #maxPayloadBytes: number
@@ -65,16 +67,12 @@ export class Queue<T = unknown, R = unknown> {
   constructor(name: string, options: QueueOptions = {}) {
     this.name = validateQueueName(name)
     const settings = resolveQueueOptions(options, ["connection", ...LAYOUT_KEYS])
+    this.prefix = settings.prefix
     const layout = resolveLayout(options)
     this.#maxPayloadBytes = settings.maxPayloadBytes
     this.#client = connect(options.connection)
     this.queue = makeQueue(this.#client, name, settings, layout)
-    this.core = this.queue.core
-    this.#events = makeQueueEvents(
-      this.#client,
-      name,
-      (this.queue.partitioned?.parts ?? [this.queue.core]).map((p) => p.keys),
-    )
+    this.#events = makeQueueEvents(this.#client, name, this.queue.keysByPartition)
     let resolve!: () => void
     const promise = new Promise<void>((r) => {
       resolve = r
@@ -196,10 +194,10 @@ export class Queue<T = unknown, R = unknown> {
     return this.#run(Effect.suspend(() => this.queue.sweep(options)))
   }
 
-  /** A page of dead jobs, oldest death first. Defaults: offset 0, count 100. */
+  /** A page of dead jobs, oldest death first (partitioned: over every partition, each job naming its own in `queue`). Defaults: offset 0, count 100. */
   deadJobs(
     options: { readonly offset?: number; readonly count?: number } = {},
-  ): Promise<{ total: number; jobs: DeadJob[] }> {
+  ): Promise<{ total: number; jobs: ListedDeadJob[] }> {
     return this.#run(
       Effect.fromResult(checkPage(options)).pipe(
         Effect.flatMap(({ offset, count }) => this.queue.deadList(offset, count)),
@@ -207,14 +205,14 @@ export class Queue<T = unknown, R = unknown> {
     )
   }
 
-  /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried. */
+  /** Give dead jobs (by id) a fresh set of attempts. Resolves to how many were retried (unknown ids are skipped). */
   retryDead(ids: ReadonlyArray<string>): Promise<number> {
-    return this.#run(this.queue.deadRetry(ids))
+    return this.#run(deadByIds(this.queue.deadRetry, ids))
   }
 
-  /** Delete dead jobs (by id) for good. Resolves to how many were purged. */
+  /** Delete dead jobs (by id) for good. Resolves to how many were purged (unknown ids are skipped). */
   purgeDead(ids: ReadonlyArray<string>): Promise<number> {
-    return this.#run(this.queue.deadPurge(ids))
+    return this.#run(deadByIds(this.queue.deadPurge, ids))
   }
 
   /**
@@ -244,7 +242,7 @@ export class Queue<T = unknown, R = unknown> {
    * Throws {@link InvalidOptions} for a bad `from`.
    */
   events(options: { readonly from?: EventsFrom | undefined } = {}): AsyncIterable<JobEvent> {
-    if (this.core.isClosed()) throw this.closedError()
+    if (this.queue.isClosed()) throw this.closedError()
     const stream = this.#events.events(options.from)
     return Stream.toAsyncIterable(stream.pipe(Stream.interruptWhen(Effect.promise(() => this.#closing.promise))))
   }
@@ -260,7 +258,7 @@ export class Queue<T = unknown, R = unknown> {
     return this.#run(
       Effect.suspend(
         (): Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed> =>
-          this.core.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
+          this.queue.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
       ).pipe(
         // close ends the wait (and closes its connection) rather than leave it to its timeout
         Effect.raceFirst(

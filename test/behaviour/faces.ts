@@ -8,6 +8,7 @@
 import { Context, Effect, Exit, Scope } from "effect"
 import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
 import type { QueueStats } from "../../src/engine/calls/Commands.ts"
+import type { VerifyOptions, VerifyResult } from "../../src/engine/calls/Verify.ts"
 import type { Job, JobOptions } from "../../src/engine/queue/Job.ts"
 import type { WorkerState } from "../../src/engine/worker/Context.ts"
 import { Queue, Worker } from "../../src/index.ts"
@@ -61,6 +62,11 @@ export interface QueueAdapter {
   readonly addBulk: (jobs: ReadonlyArray<{ payload: Payload; options?: JobOptions }>) => Promise<ReadonlyArray<string>>
   readonly stats: () => Promise<QueueStats>
   readonly sweep: () => Promise<{ readonly reclaimed: number }>
+  /** The queue's invariants (both faces take the same options). */
+  readonly verify: (options?: unknown) => Promise<VerifyResult>
+  readonly deadJobs: () => Promise<{ readonly total: number }>
+  readonly retryDead: (ids: unknown) => Promise<number>
+  readonly purgeDead: (ids: unknown) => Promise<number>
   readonly worker: (plan: (job: Job<Payload>) => Plan, options?: WorkerOpts) => Promise<WorkerAdapter>
   /** Close the queue (Promise: `close()`; Effect: its scope closes). */
   readonly close: () => Promise<void>
@@ -97,6 +103,10 @@ export const promiseFace: Face = {
       addBulk: (jobs) => queue.addBulk(jobs),
       stats: () => queue.stats(),
       sweep: () => queue.sweep(),
+      verify: (o) => queue.verify(o as VerifyOptions),
+      deadJobs: () => queue.deadJobs(),
+      retryDead: (ids) => queue.retryDead(ids as ReadonlyArray<string>),
+      purgeDead: (ids) => queue.purgeDead(ids as ReadonlyArray<string>),
       close: () => queue.close(),
       worker: async (plan, options = {}) => {
         const seen = newSeen()
@@ -164,6 +174,10 @@ export const effectFace: Face = {
       addBulk: (jobs) => failureOnly(queue.addBulk(jobs)),
       stats: () => failureOnly(queue.stats),
       sweep: () => failureOnly(queue.sweep()),
+      verify: (o) => failureOnly(queue.verify(o as VerifyOptions)),
+      deadJobs: () => failureOnly(queue.deadJobs()),
+      retryDead: (ids) => failureOnly(queue.retryDead(ids as ReadonlyArray<string>)),
+      purgeDead: (ids) => failureOnly(queue.purgeDead(ids as ReadonlyArray<string>)),
       close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
       worker: async (plan, { connection, ...options } = {}) => {
         const seen = newSeen()

@@ -5,6 +5,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { NotReplicated } from "../../src/index.ts"
 import { proxyToSuiteRedis, until } from "../reliability/support.ts"
 import { dumpQueue, queueNamer, rawClient } from "../support/redis.ts"
@@ -246,5 +247,58 @@ describe.each(faces)("$name", (face) => {
       stats: await tagOf(q.stats()),
       sweep: await tagOf(q.sweep()),
     }).toEqual({ add: "QueueClosed", addBulk: "QueueClosed", stats: "QueueClosed", sweep: "QueueClosed" })
+  })
+
+  it("verify: a clean queue has no violation; a corrupted one lists each; bad options are refused naming the field", async () => {
+    const q = await face.open(name())
+    const [a] = await q.addBulk([{ payload: { n: 1 } }, { payload: { n: 2 } }])
+    expect(await q.verify()).toEqual({ violations: 0, jobs: 2, lines: [] })
+    const keys = queueKeys(q.name)
+    await raw.hset(keys.data, "orphan-1", "{}")
+    await raw.rpush(keys.wait, a!)
+    const found = await q.verify({ pageSize: 1 })
+    expect(found.violations).toBe(2)
+    expect(found.lines).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining("orphan-data orphan-1"),
+        expect.stringContaining(`duplicate ${a} in wait and wait`),
+      ]),
+    )
+    expect((await q.verify({ maxLines: 1 })).lines).toHaveLength(1)
+    for (const [options, field] of [
+      [{ pageSize: 0 }, "pageSize"],
+      [{ maxLines: 1.5 }, "maxLines"],
+      [null, "options"],
+    ] as const) {
+      expect(await q.verify(options).catch((e) => e)).toMatchObject({ _tag: "InvalidOptions", field })
+    }
+  })
+
+  it("retryDead and purgeDead refuse ids that are not an array of job ids, naming ids; nothing is written", async () => {
+    const q = await face.open(name())
+    await q.add({ n: 1 })
+    const before = await dumpQueue(raw, q.name)
+    for (const ids of ["abc", [""], [1], null]) {
+      expect(await q.retryDead(ids).catch((e) => e)).toMatchObject({ _tag: "InvalidOptions", field: "ids" })
+      expect(await q.purgeDead(ids).catch((e) => e)).toMatchObject({ _tag: "InvalidOptions", field: "ids" })
+    }
+    expect(await dumpQueue(raw, q.name)).toEqual(before)
+  })
+
+  it("a closed queue refuses the dead-letter calls and verify with QueueClosed too", async () => {
+    const q = await face.open(name())
+    await q.add({ n: 0 })
+    await q.close()
+    const tagOf = (p: Promise<unknown>) =>
+      p.then(
+        () => "accepted",
+        (e: { _tag?: string; message?: string }) => e._tag ?? e.message,
+      )
+    expect({
+      deadJobs: await tagOf(q.deadJobs()),
+      retryDead: await tagOf(q.retryDead(["x"])),
+      purgeDead: await tagOf(q.purgeDead(["x"])),
+      verify: await tagOf(q.verify()),
+    }).toEqual({ deadJobs: "QueueClosed", retryDead: "QueueClosed", purgeDead: "QueueClosed", verify: "QueueClosed" })
   })
 })

@@ -41,6 +41,19 @@ describe("Effect face types", () => {
     >()
   })
 
+  it("a queue service's verify takes the Promise face's options and fails only with the documented errors", () => {
+    type Verify = LeaseQueue.Service<Mail>["verify"]
+    expectTypeOf<Parameters<Verify>[0]>().toEqualTypeOf<
+      { readonly maxLines?: number | undefined; readonly pageSize?: number | undefined } | undefined
+    >()
+    expectTypeOf<ReturnType<Verify>>().toEqualTypeOf<
+      Effect.Effect<
+        { readonly violations: number; readonly jobs: number; readonly lines: string[] },
+        InvalidOptions | QueueClosed | ScriptFailure
+      >
+    >()
+  })
+
   it("LeaseQueue.make needs a Scope and nothing else; layer provides the service", () => {
     const made = LeaseQueue.make<Mail>({ name: "types" })
     expectTypeOf(made).toEqualTypeOf<Effect.Effect<LeaseQueue.Service<Mail>, ValidationError, Scope.Scope>>()

@@ -7,6 +7,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
@@ -138,6 +139,75 @@ describe("a lost reply, then a reconnect that re-sends the call", () => {
     expect(dead).toEqual([])
     const stats = await queue.stats()
     expect(stats.counters).toMatchObject({ added: 3, completed: 3, dead: 0, lostLeases: 0 })
+    expect(await queue.verify()).toMatchObject({ violations: 0 })
+  })
+
+  it("F1: two reserve calls out, both replies lost, both re-sent: every job runs once and completes, none dead, no lease-lost, none refused", async () => {
+    const q = name("two-out")
+    const keys = queueKeys(q)
+    const proxy = await proxyToSuiteRedis()
+    const queue = useQueue(q)
+    const gates = [deferred(), deferred()]
+    const bothStarted = deferred()
+    const ran: string[] = []
+    const completed: string[] = []
+    const lost: string[] = []
+    const dead: string[] = []
+    const worker = useWorker(
+      q,
+      async (job) => {
+        ran.push(job.id)
+        const gate = gates[ran.length - 1]
+        if (ran.length === 2) bothStarted.resolve()
+        if (gate !== undefined) await gate.promise
+        return "ok"
+      },
+      // concurrency 2: each freed slot sends its own call (with one out, half the slots free
+      // is enough), each carrying its finished job; no prefetch, so each leases one job
+      { connection: proxy.url, concurrency: 2, prefetch: 0, leaseMs: 5_000, sweep: false },
+    )
+    onCleanup(() => {
+      for (const g of gates) g.resolve()
+      proxy.flush()
+      proxy.heal()
+    })
+    worker.on("completed", (job) => completed.push(job.id))
+    worker.on("lease-lost", (job) => lost.push(job.id))
+    worker.on("dead", (job) => dead.push(job.id))
+    const ids = await queue.addBulk([1, 2, 3, 4, 5, 6].map((n) => ({ payload: n, options: { maxAttempts: 1 } })))
+    await bothStarted.promise
+    // both calls are sent before Redis gets either, so both are out at once
+    const sent = () => proxy.heldText().split(Scripts.reserve.sha).length - 1
+    proxy.hold()
+    gates[0]!.resolve()
+    await until("the first reserve call was sent", () => sent() === 1)
+    gates[1]!.resolve()
+    await until("the second reserve call was sent", () => sent() === 2)
+    // Redis runs both; both replies are lost, then the connection drops: ioredis re-sends both
+    proxy.dropReplies()
+    proxy.flush()
+    await until("both calls ran on Redis", async () => {
+      const active = await raw.zcard(keys.active)
+      return Number(await raw.hget(keys.meta, "completed")) === 2 && active === 2
+    })
+    proxy.cut()
+    proxy.heal()
+    // a sweep on its own connection reclaims a lease that nobody holds (maxAttempts 1: dead)
+    await until(
+      "every job completed or dead",
+      async () => {
+        await queue.sweep()
+        const stats = await queue.stats()
+        return stats.counters.completed + stats.counters.dead === 6 && completed.length + lost.length === ran.length
+      },
+      { everyMs: 100 },
+    )
+    expect([...ran].sort()).toEqual([...ids].sort())
+    expect([...completed].sort()).toEqual([...ids].sort())
+    expect(lost).toEqual([])
+    expect(dead).toEqual([])
+    const stats = await queue.stats()
+    expect(stats.counters).toMatchObject({ added: 6, completed: 6, dead: 0, lostLeases: 0, refused: 0 })
     expect(await queue.verify()).toMatchObject({ violations: 0 })
   })
 })

@@ -91,13 +91,18 @@ export const summary = (xs: ReadonlyArray<number>): { readonly median: number; r
  * `heal()`; nothing is forwarded while cut. `dropReplies()` lets requests through but
  * swallows the answers (a reply lost on the way back). `freeze()` keeps connections
  * open but forwards nothing on them, either way (a half-open connection: a dropped NAT
- * entry, a hung middlebox).
+ * entry, a hung middlebox). `hold()` keeps the requests back (a stalled path) and
+ * `flush()` delivers them late, then the end of a connection its client closed meanwhile:
+ * Redis runs what a closed client had sent, as it does for bytes that arrive late.
  */
 export class TcpProxy {
   readonly #server: Server
   readonly #sockets = new Set<Socket>()
   /** Each proxied connection: its two sockets, and whether it is frozen (for good). */
   readonly #pairs = new Set<{ readonly client: Socket; readonly upstream: Socket; frozen: boolean }>()
+  /** Requests held back by {@link hold}, per connection, and whether its client closed meanwhile. */
+  readonly #held = new Map<Socket, { readonly chunks: Buffer[]; closed: boolean }>()
+  #holding = false
   #frozen = false
   #cut = false
   #dropReplies = false
@@ -120,10 +125,18 @@ export class TcpProxy {
         s.on("close", () => this.#sockets.delete(s))
         s.on("error", () => {})
       }
-      client.on("close", () => upstream.destroy())
+      client.on("close", () => {
+        const held = this.#held.get(upstream)
+        if (held === undefined) upstream.destroy()
+        else held.closed = true
+      })
       upstream.on("close", () => client.destroy())
       client.on("data", (d: Buffer) => {
-        if (!pair.frozen) upstream.write(d)
+        if (pair.frozen) return
+        if (!this.#holding) return void upstream.write(d)
+        const held = this.#held.get(upstream) ?? { chunks: [], closed: false }
+        held.chunks.push(d)
+        this.#held.set(upstream, held)
       })
       upstream.on("data", (d: Buffer) => {
         if (!this.#dropReplies && !pair.frozen) client.write(d)
@@ -182,6 +195,29 @@ export class TcpProxy {
     for (const p of this.#pairs) {
       if (upstreamPorts === undefined || upstreamPorts.includes(p.upstream.localPort ?? -1)) p.frozen = true
     }
+  }
+
+  /** Keep every request back from Redis (a stalled path), until {@link flush}. */
+  hold(): void {
+    this.#holding = true
+  }
+
+  /** The requests held back so far, as text (to wait until a call was sent). */
+  heldText(): string {
+    return [...this.#held.values()].map((h) => Buffer.concat(h.chunks).toString("latin1")).join("")
+  }
+
+  /**
+   * Deliver the requests held back, in order, and end each connection whose client closed
+   * meanwhile once its requests are written (Redis runs them, then sees the end).
+   */
+  flush(): void {
+    this.#holding = false
+    for (const [upstream, held] of this.#held) {
+      for (const chunk of held.chunks) upstream.write(chunk)
+      if (held.closed) upstream.end()
+    }
+    this.#held.clear()
   }
 
   /** Keep forwarding requests to Redis but drop its replies (until {@link cut} or {@link heal}). */

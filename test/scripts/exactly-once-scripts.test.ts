@@ -215,11 +215,12 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     expect(a.jobs).toHaveLength(1)
     expect(b.jobs).toHaveLength(1)
     expect(b.jobs[0]!.id).not.toBe(a.jobs[0]!.id)
-    // housekeeping runs in calls whose request id ends in a multiple of 8 ("1" is 49: not these)
-    expect((await raw.hkeys(keys.reqs)).sort()).toEqual(["gone", "w-a", "w-b"])
+    // housekeeping runs in calls whose request id ends in a multiple of 8 ("1" is 49: not these);
+    // a request id that is not a decimal number has the record of number 0
+    expect((await raw.hkeys(keys.reqs)).sort()).toEqual(["gone", "w-a:0", "w-b:0"])
     // "0" (48) is: it samples 16 records, so with fewer than that every quiet one goes
     await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w-a", requestId: "r-0" }))
-    expect((await raw.hkeys(keys.reqs)).sort()).toEqual(["w-a", "w-b"])
+    expect((await raw.hkeys(keys.reqs)).sort()).toEqual(["w-a:0", "w-b:0"])
   })
 
   it("quiet workers' records stay bounded: housekeeping calls drop them faster than workers come and go", async () => {
@@ -231,7 +232,76 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     // one live worker's 400 numbered calls (as a worker sends them): one in 5 is a housekeeping call
     for (let i = 1; i <= 400; i++)
       await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "live", requestId: String(i) }))
-    expect(await raw.hkeys(keys.reqs)).toEqual(["live"])
+    // one record per call number mod 4: what the worker may have out, whatever it sent
+    expect((await raw.hkeys(keys.reqs)).sort()).toEqual(["live:0", "live:1", "live:2", "live:3"])
+  })
+
+  it("F1: two calls out, both run, both re-sent in order: each re-send answers its own first run, nothing is leased to nobody", async () => {
+    const { keys, c } = setup()
+    await run(c.add(Array.from({ length: 8 }, () => job({ maxAttempts: 1 }))))
+    const w = "w-two"
+    const call = (requestId: string) => c.reserve(2, 60_000, 100, [], 0, { workerId: w, requestId })
+    // calls "1" and "2" run; both replies are lost
+    const first1 = await run(call("1"))
+    const first2 = await run(call("2"))
+    const before = await dumpQueue(raw, keys.queue)
+    // ioredis re-sends both, in order, after a reconnect (or the worker does, on a new connection)
+    expect(await run(call("1"))).toEqual(first1)
+    expect(await run(call("2"))).toEqual(first2)
+    expect(await dumpQueue(raw, keys.queue)).toEqual(before)
+    expect(await raw.zcard(keys.active)).toBe(4)
+    // the next calls lease what is left; their re-sends answer the same once more
+    const third = await run(call("3"))
+    const fourth = await run(call("4"))
+    expect(await run(call("3"))).toEqual(third)
+    expect(await run(call("4"))).toEqual(fourth)
+    const leased = [first1, first2, third, fourth].flatMap((r) => r.jobs.map((j) => j.id))
+    expect(new Set(leased).size).toBe(8)
+    expect(await raw.zcard(keys.active)).toBe(8)
+  })
+
+  it("F3: a re-send asking for no jobs gives the first run's leases back (a closing worker's give-back), once", async () => {
+    const { keys, c } = setup()
+    const js = [job(), job(), job()]
+    await run(c.add(js))
+    const w = "w-closing"
+    const [a] = (await run(c.reserve(1, 60_000, 100, [], 0, { workerId: w, requestId: "1" }))).jobs
+    const ride = [{ id: a!.id, token: a!.token }]
+    const call = (count: number) => c.reserve(count, 60_000, 100, ride, 0, { workerId: w, requestId: "2" })
+    const first = await run(call(2))
+    expect(first.completed).toEqual([true])
+    expect(first.jobs.map((r) => r.id)).toEqual([js[1]!.id, js[2]!.id])
+    // the give-back: the same call with count 0 answers the riders and no jobs, and frees the leases
+    expect(await run(call(0))).toEqual({ ...first, jobs: [] })
+    expect(await raw.zcard(keys.active)).toBe(0)
+    expect((await raw.lrange(keys.wait, 0, -1)).sort()).toEqual([js[1]!.id, js[2]!.id].sort())
+    expect(await raw.hlen(keys.lease)).toBe(0)
+    expect(await raw.hlen(keys.holder)).toBe(0)
+    expect(await meta(keys.meta, "released")).toBe(2)
+    // once: a later give-back or re-send finds no lease held under those tokens
+    expect(await run(call(0))).toEqual({ ...first, jobs: [] })
+    expect(await run(call(2))).toEqual({ ...first, jobs: [] })
+    expect(await meta(keys.meta, "released")).toBe(2)
+    expect(await raw.llen(keys.wait)).toBe(2)
+    const events = await raw.xrange(keys.events, "-", "+")
+    expect(events.filter(([, f]) => f.includes("released")).length).toBe(2)
+  })
+
+  it("F1: two calls carrying riders, both re-sent: the riders stay completed, none is counted refused", async () => {
+    const { keys, c } = setup()
+    await run(c.add(Array.from({ length: 6 }, () => job())))
+    const w = "w-ride"
+    const [a, b] = (await run(c.reserve(2, 60_000, 100, [], 0, { workerId: w, requestId: "1" }))).jobs
+    const callA = () => c.reserve(1, 60_000, 100, [{ id: a!.id, token: a!.token }], 0, { workerId: w, requestId: "2" })
+    const callB = () => c.reserve(1, 60_000, 100, [{ id: b!.id, token: b!.token }], 0, { workerId: w, requestId: "3" })
+    const firstA = await run(callA())
+    const firstB = await run(callB())
+    expect([firstA.completed, firstB.completed]).toEqual([[true], [true]])
+    expect(await run(callA())).toEqual(firstA)
+    expect(await run(callB())).toEqual(firstB)
+    expect(await meta(keys.meta, "refused")).toBe(0)
+    expect(await meta(keys.meta, "completed")).toBe(2)
+    expect(await raw.zcard(keys.active)).toBe(2)
   })
 })
 

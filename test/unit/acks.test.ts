@@ -9,8 +9,8 @@
 import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
-import { AckUndelivered, RedisUnavailable } from "../../src/engine/model/Errors.ts"
-import { deliver, fireStop, makeStopSignal } from "../../src/engine/worker/Acks.ts"
+import { AckUndelivered, RedisCommandError, RedisUnavailable } from "../../src/engine/model/Errors.ts"
+import { completeLanded, deliver, failLanded, fireStop, makeStopSignal } from "../../src/engine/worker/Acks.ts"
 import type { Held } from "../../src/engine/worker/Lease.ts"
 import { HELD } from "../../src/engine/worker/LeaseState.ts"
 import {
@@ -152,6 +152,47 @@ describe("acks on a worker", () => {
       expect(fake.of("release").map((c) => c.leases)).toEqual([[{ id: "a", token: 1 }]])
       expect(events.errors.some((e) => e instanceof AckUndelivered && e.reason === "stopped")).toBe(true)
       expect(events.completed).toEqual([])
+    }),
+  )
+})
+
+describe("did an uncertain ack land (completeLanded, failLanded)", () => {
+  /** The fake's commands, their client refusing every plain command as Redis would (a reply error). */
+  const refusing = () => {
+    const fake = makeFake()
+    const sent: string[] = []
+    Object.assign(fake.commands.client, {
+      command: (name: string) => {
+        sent.push(name)
+        const e = Object.assign(new Error(`NOPERM User has no permissions to run the '${name}' command`), {
+          name: "ReplyError",
+        })
+        return Promise.reject(e)
+      },
+    })
+    return { commands: fake.commands, sent }
+  }
+
+  it.effect("a look-up Redis refuses fails with a typed RedisCommandError naming the command", () =>
+    Effect.gen(function* () {
+      const complete = refusing()
+      const e1 = yield* Effect.flip(completeLanded(complete.commands, "a"))
+      expect(e1).toBeInstanceOf(RedisCommandError)
+      expect(e1).toMatchObject({ command: "ZSCORE", reason: expect.stringContaining("NOPERM") })
+      expect(complete.sent).toEqual(["ZSCORE"])
+      const fail = refusing()
+      const e2 = yield* Effect.flip(failLanded(fail.commands, "a", '{"message":"x"}'))
+      expect(e2).toBeInstanceOf(RedisCommandError)
+      expect(e2).toMatchObject({ command: "HGET" })
+    }),
+  )
+
+  it.effect("a look-up on a connection that failed is a RedisUnavailable", () =>
+    Effect.gen(function* () {
+      const fake = makeFake()
+      // the fake's client rejects every plain command with a plain Error (no reply): as a dropped connection does
+      const e = yield* Effect.flip(completeLanded(fake.commands, "a"))
+      expect(e).toBeInstanceOf(RedisUnavailable)
     }),
   )
 })

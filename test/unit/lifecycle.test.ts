@@ -118,6 +118,28 @@ describe("shutdown phases", () => {
       expect(events.completed).toEqual([])
     }),
   )
+
+  it.effect("close sends the give-back of a reserve call still out: the same call with count 0, right behind it", () =>
+    Effect.gen(function* () {
+      const fake = makeFake()
+      const gate = yield* Deferred.make<void>()
+      fake.on.reserve = (...a) => Deferred.await(gate).pipe(Effect.andThen(fake.defaults.reserve(...a)))
+      const { program: p } = program(() => Effect.void)
+      fake.ready("a")
+      const h = yield* start(fake, settings(), p)
+      yield* settle
+      const closing = yield* Effect.forkChild(h.close, { startImmediately: true })
+      yield* settle
+      // sent before the call answered (Redis runs it right after the call, however late)
+      expect(fake.of("reserve").map((c) => [c.requestId, c.count])).toEqual([
+        ["1", 1],
+        ["1", 0],
+      ])
+      yield* Deferred.succeed(gate, undefined)
+      yield* until(() => closing.pollUnsafe() !== undefined, "close returns")
+      expect(fake.of("reserve")).toHaveLength(2)
+    }),
+  )
 })
 
 describe("failed", () => {

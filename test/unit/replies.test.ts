@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest"
 import { Refusal, redisError, scriptError, scrubCause } from "../../src/engine/calls/Replies.ts"
 import {
+  InvalidOptions,
   LayoutMismatch,
   OutcomeUnknown,
   RedisCommandError,
@@ -78,6 +79,14 @@ describe("scriptError", () => {
     const e = scriptError(keys, [Refusal.WrongKeyType, keys.wait, "string", "list"])
     expect(e).toBeInstanceOf(WrongKeyType)
     expect(e).toMatchObject({ key: keys.wait, found: "string", expected: "list" })
+  })
+
+  it("a size out of a script's range is InvalidOptions naming the script's argument, the value and the range", () => {
+    const e = scriptError(keys, [Refusal.OutOfRange, "reserve", "count", "5000", 1000])
+    expect(e).toBeInstanceOf(InvalidOptions)
+    expect(e).toMatchObject({ field: "reserve count", value: 5000 })
+    expect(e?.message).toContain("from 0 to 1000")
+    expect(e?.message).toContain("nothing was written")
   })
 
   it("an ordinary reply is not a refusal", () => {

@@ -56,6 +56,11 @@ const paced = (ctx: { readonly sched: Scheduling }, ms: number) => {
 }
 
 describe("Slots: the rules", () => {
+  it("fewer calls out than the reserve script keeps re-send records for (4 a worker, lua/reserve.lua)", () => {
+    // with 4 or more out, call n + 4 could go while call n is out and overwrite its record
+    expect(MAX_RESERVES_IN_FLIGHT).toBeLessThan(4)
+  })
+
   it("free slots are concurrency minus running minus asked-for", () => {
     const ctx = context(8)
     busy(ctx, 3)

@@ -6,14 +6,26 @@
 
 import * as Effect from "effect/Effect"
 import { NoAnswer, redactText } from "../../redis/Client.ts"
-import { LayoutMismatch, OutcomeUnknown, RedisCommandError, RedisUnavailable, WrongKeyType } from "../model/Errors.ts"
+import {
+  InvalidOptions,
+  LayoutMismatch,
+  OutcomeUnknown,
+  RedisCommandError,
+  RedisUnavailable,
+  WrongKeyType,
+} from "../model/Errors.ts"
 import { LAYOUT_VERSION, type QueueKeys } from "../model/Keys.ts"
 
 /** Refusal codes: a script that refuses returns `{code, …}` with one of these strings first, having written nothing. */
 export const Refusal = {
   LayoutMismatch: "LAYOUT_MISMATCH",
   WrongKeyType: "WRONG_TYPE",
+  /** `{'OUT_OF_RANGE', script, argument, value, max}`: a size argument outside the script's own 0..max. */
+  OutOfRange: "OUT_OF_RANGE",
 } as const
+
+/** The typed errors of a script's refusal. */
+export type Refused = LayoutMismatch | WrongKeyType | InvalidOptions
 
 const UNAVAILABLE = [
   "ECONNREFUSED",
@@ -92,13 +104,19 @@ export const redisError = (
 }
 
 /** The typed error for a script's refusal, or undefined when the reply is not one. */
-export const scriptError = (keys: QueueKeys, reply: unknown): LayoutMismatch | WrongKeyType | undefined => {
+export const scriptError = (keys: QueueKeys, reply: unknown): Refused | undefined => {
   if (!Array.isArray(reply) || typeof reply[0] !== "string") return undefined
   switch (reply[0]) {
     case Refusal.LayoutMismatch:
       return new LayoutMismatch({ queue: keys.queue, found: String(reply[1]), expected: LAYOUT_VERSION })
     case Refusal.WrongKeyType:
       return new WrongKeyType({ key: String(reply[1]), found: String(reply[2]), expected: String(reply[3]) })
+    case Refusal.OutOfRange:
+      return new InvalidOptions({
+        field: `${String(reply[1])} ${String(reply[2])}`,
+        value: Number.isNaN(Number(reply[3])) ? reply[3] : Number(reply[3]),
+        reason: `one ${String(reply[1])} call takes a whole number from 0 to ${String(reply[4])}; split the call (nothing was written)`,
+      })
     default:
       return undefined
   }
@@ -107,7 +125,7 @@ export const scriptError = (keys: QueueKeys, reply: unknown): LayoutMismatch | W
 /** A script's raw reply as an outcome: its refusal (layout, key type) as a typed failure, any other reply decoded by `decode`. */
 export const decodeReply =
   <Out>(keys: QueueKeys, decode: (reply: unknown) => Out) =>
-  (reply: unknown): Effect.Effect<Out, LayoutMismatch | WrongKeyType> => {
+  (reply: unknown): Effect.Effect<Out, Refused> => {
     const failure = scriptError(keys, reply)
     return failure ? Effect.fail(failure) : Effect.succeed(decode(reply))
   }

@@ -17,7 +17,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { type Checked, checkIntegerOr } from "../model/Validate.ts"
+import { type Checked, checkIntegerOr, checkObject } from "../model/Validate.ts"
 import type { ScriptDef } from "../scripts/Script.ts"
 import { VERIFY_HASHES, VERIFY_SETS } from "../scripts/VerifyScripts.ts"
 import { Scripts } from "./Scripts.ts"
@@ -41,11 +41,13 @@ export interface VerifyOptions {
 
 /** {@link VerifyOptions} checked, defaults applied; `InvalidOptions` naming the field otherwise. */
 export const checkVerifyOptions = (
-  options: VerifyOptions,
+  options: VerifyOptions | undefined,
 ): Checked<{ readonly maxLines: number; readonly pageSize: number }> => {
-  const maxLines = checkIntegerOr("maxLines", options.maxLines, DEFAULT_VERIFY_LINES, { min: 1, max: 100_000 })
+  const o = checkObject("options", options)
+  if (Result.isFailure(o)) return Result.fail(o.failure)
+  const maxLines = checkIntegerOr("maxLines", o.success.maxLines, DEFAULT_VERIFY_LINES, { min: 1, max: 100_000 })
   if (Result.isFailure(maxLines)) return Result.fail(maxLines.failure)
-  const pageSize = checkIntegerOr("pageSize", options.pageSize, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS)
+  const pageSize = checkIntegerOr("pageSize", o.success.pageSize, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS)
   if (Result.isFailure(pageSize)) return Result.fail(pageSize.failure)
   return Result.succeed({ maxLines: maxLines.success, pageSize: pageSize.success })
 }

@@ -49,11 +49,17 @@ export interface QueueKeys {
   readonly dedupe: string
   /** HASH dedupe key -> id of the job holding it. */
   readonly dedupeid: string
-  /** HASH request id of a recent add call -> its time (ms): a re-sent add finds it and writes nothing. */
+  /**
+   * HASH request id of a recent add call that deduplicated a job -> the ids it answered
+   * ("id,id,…"), so its re-send answers the same; dropped with its receiptsAt entry.
+   */
   readonly receipts: string
-  /** ZSET request id -> time (ms) of the same receipts, to trim those older than the window. */
+  /** ZSET request id of a recent add call -> its time (ms): a re-sent add finds it and writes nothing; trimmed past the window. */
   readonly receiptsAt: string
-  /** HASH worker id -> its last reserve call (request id, time, rider statuses, leases), to answer a re-send. */
+  /**
+   * HASH "<workerId>:<n>" -> a worker's last reserve call numbered n mod 4 (request id, time,
+   * rider statuses, leases), to answer a re-send of any call the worker may have out.
+   */
   readonly reqs: string
   /**
    * STREAM of job events (added, active, completed, …), written by the scripts that change

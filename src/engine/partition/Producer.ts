@@ -15,9 +15,12 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { RedisClient } from "../../redis/Client.ts"
 import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../admin/Sweeper.ts"
-import type { DeadJob, QueueStats } from "../calls/Commands.ts"
+import { type DeadHead, type DeadJob, lookups, type QueueStats, type ScriptFailure } from "../calls/Commands.ts"
+import type { QueueClosed } from "../model/Errors.ts"
 import { partitionName } from "../model/Keys.ts"
 import { checkJobOptions } from "../queue/Job.ts"
+import { makePartitionedControl } from "../queue/JobControl.ts"
+import type { DeadChange, DeadTarget, ListedDeadJob, QueueApi } from "../queue/QueueApi.ts"
 import {
   checkBulkSize,
   type EncodedJob,
@@ -25,6 +28,7 @@ import {
   type QueueCore,
   type QueueSettings,
   readOnly,
+  unlessClosed,
 } from "../queue/QueueCore.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
@@ -123,8 +127,63 @@ const sumSweeps = (name: string, each: ReadonlyArray<SweepTotals>): SweepTotals 
   }
 }
 
+const byDeath = (a: DeadHead, b: DeadHead) => a.diedAt - b.diedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
+/**
+ * One page of dead jobs over the partitions, oldest death first (then by id, the order
+ * within each partition's ZSET). The page is placed from ids and times of death only
+ * (`offset + count` of each partition, no payloads); then each partition's share of it,
+ * a run of consecutive ranks, is read with dead-list; the total is every partition's
+ * count. Not atomic across partitions: a job dying or retried meanwhile may shift it.
+ */
+const mergedDeadList = (parts: ReadonlyArray<QueueCore>, offset: number, count: number) =>
+  Effect.gen(function* () {
+    const look = parts.map((p) => lookups(p.calls.client, p.keys))
+    const heads = yield* Effect.forEach(look, (l) => l.deadHeads(0, offset + count), { concurrency: "unbounded" })
+    const placed = heads.flatMap((each, p) => each.map((h, rank) => ({ ...h, p, rank })))
+    const page = placed.sort(byDeath).slice(offset, offset + count)
+    const shares = yield* Effect.forEach(
+      parts,
+      (part, p) => {
+        const ranks = page.filter((j) => j.p === p).map((j) => j.rank)
+        if (ranks.length === 0) return Effect.map(look[p]!.deadCount, (total) => ({ total, jobs: [] as DeadJob[] }))
+        return readOnly(part.calls.deadList(Math.min(...ranks), ranks.length))
+      },
+      { concurrency: "unbounded" },
+    )
+    const jobs = shares.flatMap((r, p) => r.jobs.map((j): ListedDeadJob => ({ ...j, queue: parts[p]!.keys.queue })))
+    return { total: shares.reduce((n, r) => n + r.total, 0), jobs: jobs.sort(byDeath).slice(0, count) }
+  })
+
+/** Retry or purge dead jobs in every partition: counts summed; an id is missing when no partition had it dead. */
+const overParts =
+  (parts: ReadonlyArray<QueueCore>, call: (p: QueueCore) => QueueApi["deadRetry"]) =>
+  (target: DeadTarget): Effect.Effect<DeadChange, ScriptFailure | QueueClosed> =>
+    Effect.forEach(parts, (p) => call(p)(target), { concurrency: "unbounded" }).pipe(
+      Effect.map((each) => {
+        const missing = each.map((r) => new Set(r.missing))
+        return {
+          count: each.reduce((n, r) => n + r.count, 0),
+          remaining: each.reduce((n, r) => n + r.remaining, 0),
+          missing: "ids" in target ? [...new Set(target.ids)].filter((id) => missing.every((m) => m.has(id))) : [],
+        }
+      }),
+    )
+
+/** A partitioned queue core: the {@link QueueApi} over N sub-queues, with each one's core. */
+export interface PartitionedCore extends QueueApi {
+  readonly stats: Effect.Effect<PartitionedStats, QueueClosed | ScriptFailure>
+  /** The partitions' cores, in index order. */
+  readonly parts: ReadonlyArray<QueueCore>
+}
+
 /** Make the partitioned queue core for `name` with `partitions` sub-queues on `client`. */
-export const makePartitionedCore = (client: RedisClient, name: string, settings: QueueSettings, partitions: number) => {
+export const makePartitionedCore = (
+  client: RedisClient,
+  name: string,
+  settings: QueueSettings,
+  partitions: number,
+): PartitionedCore => {
   const parts: ReadonlyArray<QueueCore> = Array.from({ length: partitions }, (_, i) =>
     makeQueueCore(client, partitionName(name, i), settings),
   )
@@ -143,6 +202,8 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
     name,
     partitions,
     parts,
+    keysByPartition: parts.map((p) => p.keys),
+    ensureOpen: all((p) => p.ensureOpen).pipe(Effect.asVoid),
     add: (job: EncodedJob) => Effect.suspend(() => parts[pick(job.options)]!.add(job)),
     addBulk: (jobs: ReadonlyArray<EncodedJob>) => bulkAdd(parts, settings, pick, jobs),
     stats: all((p) => p.stats).pipe(
@@ -150,39 +211,26 @@ export const makePartitionedCore = (client: RedisClient, name: string, settings:
     ),
     sweep: (options: SweepPassOptions = {}) =>
       all((p) => p.sweep(options)).pipe(Effect.map((each) => sumSweeps(name, each))),
-    /** The live workers of every partition (a worker of a partitioned queue registers once per partition). */
     workers: all((p) => p.workers).pipe(Effect.map((each) => each.flat())),
-    /** Dead jobs of every partition, oldest death first: reads `offset + count` from each, then merges. */
     deadList: (offset: number, count: number) =>
-      all((p) => p.calls.deadList(0, offset + count)).pipe(
-        Effect.map((each) => {
-          const jobs: DeadJob[] = each
-            .flatMap((r) => r.jobs)
-            .sort((a, b) => a.diedAt - b.diedAt || (a.id < b.id ? -1 : 1))
-          return { total: each.reduce((n, r) => n + r.total, 0), jobs: jobs.slice(offset, offset + count) }
-        }),
-      ),
-    /** Retry dead jobs by id, wherever they are: every partition is asked. */
-    deadRetry: (ids: ReadonlyArray<string>) =>
-      all((p) => p.calls.deadRetry({ ids })).pipe(Effect.map((each) => each.reduce((n, r) => n + r.count, 0))),
-    /** Purge dead jobs by id, wherever they are. */
-    deadPurge: (ids: ReadonlyArray<string>) =>
-      all((p) => p.calls.deadPurge({ ids })).pipe(Effect.map((each) => each.reduce((n, r) => n + r.count, 0))),
-    /** Every partition's invariants; lines are prefixed with the sub-queue name. */
+      unlessClosed(name, () => parts[0]!.isClosed())(readOnly(mergedDeadList(parts, offset, count))),
+    deadRetry: overParts(parts, (p) => p.deadRetry),
+    deadPurge: overParts(parts, (p) => p.deadPurge),
     verify: (maxLines: number, pageSize?: number) =>
-      all((p) => readOnly(p.calls.verify(maxLines, pageSize))).pipe(
+      all((p) => p.verify(maxLines, pageSize)).pipe(
         Effect.map((each) => ({
           violations: each.reduce((n, r) => n + r.violations, 0),
           jobs: each.reduce((n, r) => n + r.jobs, 0),
           lines: each.flatMap((r, i) => r.lines.map((l) => `[${partitionName(name, i)}] ${l}`)).slice(0, maxLines),
         })),
       ),
+    control: makePartitionedControl(
+      parts.map((p) => p.control),
+      (key) => partitionOfDedupeKey(key, partitions),
+    ),
     markClosed: () => {
       for (const p of parts) p.markClosed()
     },
     isClosed: () => parts[0]!.isClosed(),
   }
 }
-
-/** The partitioned queue core. */
-export type PartitionedCore = ReturnType<typeof makePartitionedCore>

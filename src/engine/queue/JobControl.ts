@@ -5,11 +5,16 @@
  * Bad input fails with {@link InvalidOptions} before anything is sent.
  */
 import * as Effect from "effect/Effect"
-import type { ScriptFailure } from "../calls/Commands.ts"
-import { InvalidOptions, QueueClosed, type RedisUnavailable } from "../model/Errors.ts"
-import { Limits } from "../model/Validate.ts"
-import { type CancelledFrom, type JobInfo, makeJobCommands } from "./JobCommands.ts"
-import { type QueueCore, readOnly } from "./QueueCore.ts"
+import * as Result from "effect/Result"
+import type { Commands } from "../calls/Commands.ts"
+import { InvalidOptions, QueueClosed } from "../model/Errors.ts"
+import type { QueueKeys } from "../model/Keys.ts"
+import { type Checked, Limits } from "../model/Validate.ts"
+import { readOnly } from "./Adding.ts"
+import { makeJobCommands } from "./JobCommands.ts"
+import type { ControlError, JobControl, QueueApi } from "./QueueApi.ts"
+
+export type { ControlError, JobControl } from "./QueueApi.ts"
 
 /** Longest job id accepted by `getJob` and `cancel` (leaseq's ids are 26-character ULIDs). */
 export const MAX_JOB_ID_LENGTH = 128
@@ -38,19 +43,6 @@ export const validateDedupeKey = (key: unknown): string => {
   return key
 }
 
-/** What job control can fail with. */
-export type ControlError = InvalidOptions | QueueClosed | ScriptFailure | RedisUnavailable
-
-/** The job-control calls of a queue (one or partitioned), as Effects; payloads as stored (JSON text). */
-export interface JobControl {
-  readonly getJob: (id: string) => Effect.Effect<JobInfo<string> | undefined, ControlError>
-  readonly cancel: (id: string) => Effect.Effect<CancelledFrom | undefined, ControlError>
-  readonly pause: Effect.Effect<boolean, ControlError>
-  readonly resume: Effect.Effect<boolean, ControlError>
-  readonly isPaused: Effect.Effect<boolean, ControlError>
-  readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
-}
-
 /** Run `f(value)` after validating it with `check` (a bad value fails before anything is sent). */
 const checked =
   <V, A>(check: (v: unknown) => V, f: (v: V) => Effect.Effect<A, ControlError>) =>
@@ -63,8 +55,42 @@ const checked =
       }
     })
 
+/**
+ * The ids given to `retryDead` / `purgeDead`: an array of at most {@link Limits.bulk} job
+ * ids (non-empty strings), else {@link InvalidOptions} naming `ids`.
+ */
+export const checkJobIds = (ids: unknown): Checked<ReadonlyArray<string>> =>
+  Array.isArray(ids) && ids.length <= Limits.bulk && ids.every((id) => typeof id === "string" && id.length > 0)
+    ? Result.succeed(ids)
+    : Result.fail(
+        new InvalidOptions({
+          field: "ids",
+          value: ids,
+          reason: `must be an array of at most ${Limits.bulk} job ids (non-empty strings)`,
+        }),
+      )
+
+/**
+ * Retry or purge (`call`: a queue's `deadRetry` or `deadPurge`) the dead jobs `ids`,
+ * checked first with {@link checkJobIds}: how many were (unknown ids are skipped).
+ */
+export const deadByIds = (call: QueueApi["deadRetry"], ids: unknown) =>
+  Effect.fromResult(checkJobIds(ids)).pipe(
+    Effect.flatMap((list) => call({ ids: list })),
+    Effect.map((r) => r.count),
+  )
+
+/** What job control needs of one queue's core. */
+export interface ControlledQueue {
+  readonly name: string
+  readonly keys: QueueKeys
+  /** The queue's bounded calls. */
+  readonly calls: Commands
+  readonly isClosed: () => boolean
+}
+
 /** Job control of one queue; each call bounded by the queue's `callTimeoutMs`. */
-export const makeJobControl = (core: QueueCore): JobControl => {
+export const makeJobControl = (core: ControlledQueue): JobControl => {
   const cmds = makeJobCommands(core.calls.client, core.keys)
   const open = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | QueueClosed> =>
     Effect.suspend(
@@ -88,10 +114,9 @@ export const makeJobControl = (core: QueueCore): JobControl => {
  * routes adds there too).
  */
 export const makePartitionedControl = (
-  parts: ReadonlyArray<QueueCore>,
+  each: ReadonlyArray<JobControl>,
   partitionOf: (dedupeKey: string) => number,
 ): JobControl => {
-  const each = parts.map(makeJobControl)
   const all = <A>(f: (c: JobControl) => Effect.Effect<A, ControlError>) =>
     Effect.forEach(each, f, { concurrency: "unbounded" })
   return {

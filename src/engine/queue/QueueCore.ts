@@ -7,14 +7,15 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { type RedisClient, withDeadline } from "../../redis/Client.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "../admin/Sweeper.ts"
-import { type Commands, makeCommands, type QueueStats, type ScriptFailure } from "../calls/Commands.ts"
-import { OutcomeUnknown, QueueClosed, RedisUnavailable } from "../model/Errors.ts"
-import { checkPrefix, DEFAULT_PREFIX, queueKeys } from "../model/Keys.ts"
-import type { WorkerInfo } from "../model/Registry.ts"
+import { type Commands, makeCommands, type ScriptFailure } from "../calls/Commands.ts"
+import { type OutcomeUnknown, QueueClosed, type RedisUnavailable } from "../model/Errors.ts"
+import { checkPrefix, DEFAULT_PREFIX, type QueueKeys, queueKeys } from "../model/Keys.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
 import { makeAdds, readOnly, unknownOutcome } from "./Adding.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions } from "./Job.ts"
+import { makeJobControl } from "./JobControl.ts"
+import type { DeadTarget, QueueApi } from "./QueueApi.ts"
 
 export {
   checkBulkSize,
@@ -100,12 +101,44 @@ const sweepLimit = (options: SweepPassOptions): Checked<number> => {
   return checkIntegerOr("limit", options.limit, DEFAULT_SWEEP_LIMIT, Limits.sweepLimit)
 }
 
+/** The ordinary queue core: the {@link QueueApi} of one queue, with its keys and its calls. */
+export interface QueueCore extends QueueApi {
+  /** The queue's keys. */
+  readonly keys: QueueKeys
+  /** The queue's scripts, unbounded (workers keep their own retry logic). */
+  readonly commands: Commands
+  /** The queue's own calls, each bounded by `callTimeoutMs`. */
+  readonly calls: Commands
+}
+
+/** `effect`, unless the queue `name` is closed: then it fails with {@link QueueClosed} (checked when it runs). */
+export const unlessClosed =
+  (name: string, isClosed: () => boolean) =>
+  <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | QueueClosed> =>
+    Effect.suspend(
+      (): Effect.Effect<A, E | QueueClosed> => (isClosed() ? Effect.fail(new QueueClosed({ queue: name })) : effect),
+    )
+
+/** The read and dead-letter members of one queue's {@link QueueApi}, on its bounded `calls`. */
+const adminMembers = (name: string, calls: Commands, isClosed: () => boolean) => {
+  const open = unlessClosed(name, isClosed)
+  return {
+    stats: open(readOnly(calls.stats)),
+    /** The live workers (those whose heartbeat is recent), by id: one read, O(W) for W registered workers. */
+    workers: open(readOnly(Effect.map(calls.workers, (r) => r.workers))),
+    deadList: (offset: number, count: number) => open(readOnly(calls.deadList(offset, count))),
+    deadRetry: (target: DeadTarget) => open(calls.deadRetry(target)),
+    deadPurge: (target: DeadTarget) => open(calls.deadPurge(target)),
+    verify: (maxLines: number, pageSize?: number) => open(readOnly(calls.verify(maxLines, pageSize))),
+  }
+}
+
 /**
  * Make the queue core for `name` on `client`. `commands` are unbounded (workers keep
  * their own retry logic); the queue's own calls go through `calls`, each bounded by
  * `callTimeoutMs`, and an add, from validation to reply, by one deadline.
  */
-export const makeQueueCore = (client: RedisClient, name: string, settings: QueueSettings) => {
+export const makeQueueCore = (client: RedisClient, name: string, settings: QueueSettings): QueueCore => {
   const keys = queueKeys(name, settings.prefix)
   const commands: Commands = makeCommands(client, keys)
   /** Commands whose calls each end within callTimeoutMs, and none after `until` (a performance.now() time). */
@@ -114,6 +147,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
   const calls = within()
   let opened = false
   let closed = false
+  const isClosed = () => closed
   const openWith = (use: () => Commands) =>
     Effect.suspend((): Effect.Effect<void, QueueClosed | ScriptFailure> => {
       if (closed) return Effect.fail(new QueueClosed({ queue: name }))
@@ -128,41 +162,28 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         Effect.tap(() => warnIfEvicting(client)),
       )
     })
-  const ensureOpen = openWith(() => commands)
 
   return {
     name,
+    partitions: 1,
     keys,
+    keysByPartition: [keys],
     commands,
-    /** The queue's own calls, each bounded by `callTimeoutMs`. */
     calls,
-    ensureOpen,
-    ...makeAdds({ name, keys, settings, bounded, within, openWith, isOpened: () => opened, isClosed: () => closed }),
-    stats: Effect.suspend(
-      (): Effect.Effect<QueueStats, QueueClosed | ScriptFailure> =>
-        closed ? Effect.fail(new QueueClosed({ queue: name })) : readOnly(calls.stats),
-    ),
-    /**
-     * The queue's live workers (those whose heartbeat is recent), by id: one read, O(W)
-     * for W registered workers.
-     */
-    workers: Effect.suspend(
-      (): Effect.Effect<ReadonlyArray<WorkerInfo>, QueueClosed | ScriptFailure> =>
-        closed ? Effect.fail(new QueueClosed({ queue: name })) : readOnly(Effect.map(calls.workers, (r) => r.workers)),
-    ),
+    ensureOpen: openWith(() => commands),
+    ...makeAdds({ name, keys, settings, bounded, within, openWith, isOpened: () => opened, isClosed }),
+    ...adminMembers(name, calls, isClosed),
     /** One bounded sweep pass (see Sweeper); each of its script calls is bounded by `callTimeoutMs`. */
     sweep: (options: SweepPassOptions = {}) =>
       Effect.gen(function* () {
-        const limit = yield* Effect.fromResult(sweepLimit(options))
+        const limit = yield* Effect.fromResult(sweepLimit(yield* Effect.fromResult(checkObject("options", options))))
         yield* readOnly(openWith(() => calls))
         return yield* sweepPass(calls, { ...options, limit })
       }).pipe(unknownOutcome("sweep")),
+    control: makeJobControl({ name, keys, calls, isClosed }),
     markClosed: () => {
       closed = true
     },
-    isClosed: () => closed,
+    isClosed,
   }
 }
-
-/** The queue core. */
-export type QueueCore = ReturnType<typeof makeQueueCore>

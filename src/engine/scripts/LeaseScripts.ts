@@ -37,7 +37,7 @@ export interface Reserved {
   readonly completed: ReadonlyArray<boolean>
 }
 
-/** Most jobs a worker asks for in one reserve call (the script takes 1 to 1000). */
+/** Most jobs a worker asks for in one reserve call (the script takes 0 to 1000). */
 export const RESERVE_MAX_JOBS = 500
 
 /** Most due delayed jobs one reserve call promotes (the script takes at most 1000). */

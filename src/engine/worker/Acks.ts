@@ -13,7 +13,8 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import type { Commands, ScriptFailure } from "../calls/Commands.ts"
+import { type Commands, lookups, type ScriptFailure } from "../calls/Commands.ts"
+import type { RedisError } from "../model/Errors.ts"
 import { type Held, monotonicNow } from "./Lease.ts"
 
 /** How a must-deliver call ended. */
@@ -97,13 +98,15 @@ export const refusedBeforeRun = (error: unknown): boolean =>
   REFUSED_BEFORE_RUN.test(error instanceof Error ? error.message : String(error))
 
 /**
- * Errors that are an answer of sorts: the script refused (layout, key type), or it ran and
- * only the replicas' confirmation is missing (durability's NotReplicated, carried as the
- * cause of a RedisUnavailable). Sending again would not change them.
+ * Errors that are an answer of sorts: the script refused (layout, key type, a size out of
+ * its range), or it ran and only the replicas' confirmation is missing (durability's
+ * NotReplicated, carried as the cause of a RedisUnavailable). Sending again would not
+ * change them.
  */
 const isFinal = (error: ScriptFailure): boolean =>
   error._tag === "LayoutMismatch" ||
   error._tag === "WrongKeyType" ||
+  error._tag === "InvalidOptions" ||
   (error as { cause?: { _tag?: unknown } }).cause?._tag === "NotReplicated"
 
 /** What {@link deliver} needs besides the call. */
@@ -183,31 +186,29 @@ export const deliver = <A>(call: AckCall<A>, options: DeliverOptions): Effect.Ef
 /**
  * After an uncertain attempt, a complete answered "lease lost": did an earlier attempt
  * land? It did when the job is retained as completed, or when its payload is gone from
- * the data hash (a completed job's data is deleted; a reclaimed one keeps it).
+ * the data hash (a completed job's data is deleted; a reclaimed one keeps it). Fails
+ * with a {@link RedisError} when Redis does not answer the look-up.
  */
-export const completeLanded = (commands: Commands, id: string): Effect.Effect<boolean, unknown> =>
+export const completeLanded = (commands: Commands, id: string): Effect.Effect<boolean, RedisError> =>
   Effect.gen(function* () {
-    const { keys, client } = commands
-    const done = yield* Effect.tryPromise(() => client.command("ZSCORE", [keys.done, id]))
-    if (done !== null && done !== undefined) return true
-    const hasData = yield* Effect.tryPromise(() => client.command("HEXISTS", [keys.data, id]))
-    return Number(hasData) === 0
+    const look = lookups(commands.client, commands.keys)
+    if (yield* look.isRetained(id)) return true
+    return !(yield* look.hasPayload(id))
   })
 
 /**
  * After an uncertain attempt, a fail answered "lease lost": did an earlier attempt land?
  * It did when the job's last error is the one this fail wrote; then the job is dead
- * (in the dead set) or waits for its retry.
+ * (in the dead set) or waits for its retry. Fails with a {@link RedisError} when Redis
+ * does not answer the look-up.
  */
 export const failLanded = (
   commands: Commands,
   id: string,
   error: string,
-): Effect.Effect<"retry" | "dead" | "lost", unknown> =>
+): Effect.Effect<"retry" | "dead" | "lost", RedisError> =>
   Effect.gen(function* () {
-    const { keys, client } = commands
-    const last = yield* Effect.tryPromise(() => client.command("HGET", [keys.err, id]))
-    if (last !== error) return "lost"
-    const dead = yield* Effect.tryPromise(() => client.command("ZSCORE", [keys.dead, id]))
-    return dead !== null && dead !== undefined ? "dead" : "retry"
+    const look = lookups(commands.client, commands.keys)
+    if ((yield* look.lastError(id)) !== error) return "lost"
+    return (yield* look.isDead(id)) ? "dead" : "retry"
   })

@@ -2,7 +2,8 @@
  * The worker's lifecycle: its loops run supervised, and close runs the shutdown phases in
  * order, each bounded by a named timeout (the state machine is drawn in Worker.ts):
  *
- *   quiet    stop reserving: the reserve loop is interrupted, the marker connection closed
+ *   quiet    stop reserving: the reserve loop is interrupted, a give-back sent behind each
+ *            reserve call still out, the marker connection closed
  *   drain    running handlers get up to `shutdownGraceMs` to finish
  *   abort    handlers still running are aborted and get up to `shutdownAbortGraceMs` to end
  *   release  leases not acked are released; reserve calls in flight land and give their jobs back
@@ -12,15 +13,14 @@
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import type { Reservation } from "../calls/Commands.ts"
 import { ShutdownOverrun, WorkerLoopFailed } from "../model/Errors.ts"
 import { fireStop } from "./Acks.ts"
 import { supervise } from "./Callbacks.ts"
 import type { WorkerContext } from "./Context.ts"
 import { leaseTo } from "./LeaseState.ts"
+import { recallInFlight } from "./Reserve.ts"
 import { flushRiders } from "./Riders.ts"
 import { transition } from "./WorkerState.ts"
 
@@ -43,27 +43,19 @@ export const supervised = <A>(ctx: WorkerContext<A>, loop: string, effect: Effec
     },
   })
 
-/** Quiet: stop reserving. The loop is interrupted (a call in flight goes on in its own fiber). */
+/**
+ * Quiet: stop reserving. The loop is interrupted (a call in flight goes on in its own
+ * fiber); each call still out gets its give-back sent behind it (Reserve.ts), so its
+ * leases go back to wait however late Redis runs it.
+ */
 const quiet = <A>(ctx: WorkerContext<A>, reserver: Fiber.Fiber<unknown, unknown>) =>
   Effect.gen(function* () {
     transition(ctx, "draining")
     yield* Fiber.interrupt(reserver).pipe(Effect.timeoutOption(STOP_RESERVE_LOOP_MS))
+    yield* recallInFlight(ctx)
     yield* Effect.promise(() => ctx.blocking.close(CLOSE_BLOCKING_MS))
     yield* flushRiders(ctx)
   })
-
-/** The jobs a reserve call's answer leased (none when it failed). */
-export const reservedJobs = (
-  reserved: Exit.Exit<{ readonly jobs: ReadonlyArray<Reservation> }, unknown>,
-): ReadonlyArray<Reservation> => (Exit.isSuccess(reserved) ? reserved.value.jobs : [])
-
-/**
- * Close began (or the worker failed): give `jobs`, leased and not started, straight back
- * to the queue, attempts unchanged. A failure is reported; a job not given back is
- * reclaimed by a sweep after its lease.
- */
-export const giveBack = <A>(ctx: WorkerContext<A>, jobs: ReadonlyArray<Reservation>): Effect.Effect<void> =>
-  jobs.length === 0 ? Effect.void : ctx.commands.release(jobs).pipe(Effect.catch(ctx.report))
 
 /** Until no job started without a fiber (PlainRun.ts) runs or settles. */
 const plainIdle = <A>(ctx: WorkerContext<A>) =>

@@ -13,9 +13,9 @@ import { type MarkerWait, waitForMarker } from "../calls/Marker.ts"
 import { RESERVE_PROMOTE_LIMIT, type Reserved, type ReserveInput } from "../scripts/LeaseScripts.ts"
 import { refusedBeforeRun } from "./Acks.ts"
 import type { RideAnswer, Rider, WorkerContext } from "./Context.ts"
+import { giveBack, reservedJobs } from "./GiveBack.ts"
 import { freshen } from "./Heartbeat.ts"
 import { fenceAfter, monotonicNow } from "./Lease.ts"
-import { giveBack, reservedJobs } from "./Lifecycle.ts"
 import { nextRequestId, tell } from "./Scheduling.ts"
 
 /**
@@ -38,7 +38,8 @@ const reserveInput = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArra
 
 /**
  * The reserve call `input` describes, on the worker's main connection (same request id
- * each time it is sent); `answerOnly`: asking for no jobs and promoting none.
+ * each time it is sent); `answerOnly`: asking for no jobs and promoting none — a give-back:
+ * the script releases the leases a run of the call made and answers no jobs.
  */
 const resendOf =
   <A>(ctx: WorkerContext<A>, input: ReserveInput) =>
@@ -61,8 +62,8 @@ interface Call {
   /**
    * The same call (same request id) sent again on the worker's main connection, when the
    * reply failed and Redis may have run the call: a run it made is answered again.
-   * `answerOnly` (once close began): asking for no jobs and promoting none, so a run it
-   * made is answered (its jobs are then given back) and no new lease is made.
+   * `answerOnly` (once close began): asking for no jobs and promoting none, a give-back:
+   * the leases a run of it made are released by the script, and no new lease is made.
    */
   readonly resend?: (answerOnly: boolean) => Effect.Effect<Reserved, unknown>
   /** Whether to send it again at all (default: yes) — e.g. only if its connection was replaced meanwhile. */
@@ -74,7 +75,8 @@ interface Call {
  * closed under it — close itself tears the marker connection down), the answer of the same
  * call sent again on the worker's other connection: the script answers a run it already
  * made (its leases) and changes nothing, so no job stays leased to a worker that never
- * heard of it. A closing (or failed) worker asks for no jobs in that re-send.
+ * heard of it. A closing (or failed) worker sends a give-back instead (count 0): the
+ * script releases what that run leased.
  */
 const replyOf = <A>(ctx: WorkerContext<A>, call: Call) =>
   Effect.flatMap(Effect.exit(call.reply), (first) => {
@@ -115,6 +117,34 @@ const reserveCall = <A>(ctx: WorkerContext<A>, call: Call, ride: ReadonlyArray<R
   })
 
 /**
+ * The give-back of each reserve call out, by the fiber that watches it: the same call with
+ * count 0, which the script answers by releasing that call's leases (lua/reserve.lua,
+ * "Re-sends"). Kept beside the context, not in it: only close reads it ({@link recallInFlight}).
+ */
+const recalls = new WeakMap<Fiber.Fiber<unknown>, () => Effect.Effect<Reserved, unknown>>()
+
+/**
+ * Close, once the reserve loop stopped: send the give-back of every reserve call still out,
+ * on the main connection, queued behind the call itself. However late Redis runs the
+ * call, it runs the give-back right after it, so the call's leases go back to wait even
+ * when this worker has given up on the call and closed its connections by then. Each
+ * give-back is watched like a call (close waits for it as for the calls, LANDING_MS at
+ * most); one that fails is reported. What cannot be given back so: a call that ran on a
+ * connection that broke before the give-back reached Redis (its leases expire).
+ */
+export const recallInFlight = <A>(ctx: WorkerContext<A>) =>
+  Effect.gen(function* () {
+    for (const fiber of [...ctx.sched.inFlight]) {
+      const recall = recalls.get(fiber)
+      if (recall === undefined) continue
+      recalls.delete(fiber)
+      const sent = yield* Effect.forkDetach(Effect.catch(recall(), ctx.report), { startImmediately: true })
+      tell(ctx.sched, { _tag: "CallOut", fiber: sent })
+      sent.addObserver(() => tell(ctx.sched, { _tag: "CallOver", fiber: sent }))
+    }
+  })
+
+/**
  * Watch a reserve call in a fiber of its own; when it lands, its answer is queued for
  * the loop (woken when the fiber ends), or, once close began, its jobs are given back at once.
  */
@@ -133,8 +163,13 @@ const track = <A>(ctx: WorkerContext<A>, want: number, call: Call, ride: Readonl
     )
     const fiber = yield* Effect.forkDetach(landing, { startImmediately: true })
     tell(ctx.sched, { _tag: "CallOut", fiber })
+    const resend = call.resend
+    if (resend !== undefined) recalls.set(fiber, () => resend(true))
     // the loop is woken once the call is no longer counted as out
-    fiber.addObserver(() => tell(ctx.sched, { _tag: "CallOver", fiber }))
+    fiber.addObserver(() => {
+      recalls.delete(fiber)
+      tell(ctx.sched, { _tag: "CallOver", fiber })
+    })
     return fiber
   })
 
@@ -180,9 +215,9 @@ export const reserveBehind = <A>(ctx: WorkerContext<A>, waitMs: number): boolean
  * reply comes with the wait's) and then starts its jobs. A reserve that fails because the
  * wait failed is not reported twice: the wait's failure is. When the wait's connection went
  * silent after Redis ran both, or close tore it down just after Redis ran both, the
- * reserve's reply is lost: the same call is sent again on the worker's other connection
- * (asking for no jobs once close began), and the script answers it with the leases it
- * made — which a closing worker gives back at once.
+ * reserve's reply is lost: the same call is sent again on the worker's other connection,
+ * and the script answers it with the leases it made, or, once close began (a give-back,
+ * count 0), releases them.
  */
 export const blockThenReserve = <A>(ctx: WorkerContext<A>, timeoutMs: number, want: number) =>
   Effect.gen(function* () {

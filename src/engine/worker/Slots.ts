@@ -12,7 +12,9 @@ import { armLinger, lingerEnded, SLOT_FREED, SLOT_TAKEN, tell, WAKE, waitFor } f
 
 /**
  * Most reserve calls a worker has out at once: with two, Redis runs one while this
- * process starts the jobs of the other (each asks only for free slots).
+ * process starts the jobs of the other (each asks only for free slots). The reserve
+ * script keeps a worker's re-send records by call number mod 4 (lua/reserve.lua,
+ * "Re-sends"): keep this below 4, or a re-sent call could find a newer call's record.
  */
 export const MAX_RESERVES_IN_FLIGHT = 2
 

@@ -1,0 +1,91 @@
+/**
+ * The one contract of a queue's producer and admin side. The ordinary core
+ * (`QueueCore.ts`) and the partitioned one (`partition/Producer.ts`) each implement it;
+ * `makeQueue` (`partition/Queue.ts`) picks one, and both faces and the CLI are built on
+ * it, so an operation over partitions (the merged dead list, say) is written once.
+ * Payloads are JSON text here: a face encodes and decodes them.
+ */
+import type * as Effect from "effect/Effect"
+import type { SweepPassOptions, SweepTotals } from "../admin/Sweeper.ts"
+import type { DeadJob, QueueStats, ScriptFailure } from "../calls/Commands.ts"
+import type { VerifyResult } from "../calls/Verify.ts"
+import type { InvalidOptions, NotReplicated, QueueClosed, RedisError, RedisUnavailable } from "../model/Errors.ts"
+import type { QueueKeys } from "../model/Keys.ts"
+import type { WorkerInfo } from "../model/Registry.ts"
+import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
+import type { EncodedJob } from "./Adding.ts"
+import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
+
+export type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
+
+/** What job control can fail with. */
+export type ControlError = InvalidOptions | QueueClosed | ScriptFailure | RedisUnavailable
+
+/** The job-control calls of a queue (one or partitioned), as Effects; payloads as stored (JSON text). */
+export interface JobControl {
+  readonly getJob: (id: string) => Effect.Effect<JobInfo<string> | undefined, ControlError>
+  readonly cancel: (id: string) => Effect.Effect<CancelledFrom | undefined, ControlError>
+  readonly pause: Effect.Effect<boolean, ControlError>
+  readonly resume: Effect.Effect<boolean, ControlError>
+  readonly isPaused: Effect.Effect<boolean, ControlError>
+  readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
+}
+
+/** Stats of a queue: for a partitioned one, the sums, with each partition's own in `partitions` (index order). */
+export type AnyQueueStats = QueueStats & { readonly partitions?: ReadonlyArray<QueueStats> }
+
+/** A dead job; `queue` names the partition it is in (`<name>~<i>`) when the queue is partitioned, else is absent. */
+export type ListedDeadJob = DeadJob & { readonly queue?: string }
+
+/** A page of dead jobs, oldest death first, and how many are dead in all. */
+export interface DeadPage {
+  readonly total: number
+  readonly jobs: Array<ListedDeadJob>
+}
+
+/** What `add` and `addBulk` can fail with (`NotReplicated` only with `durability`, see `makeQueue`). */
+export type AddFailure = InvalidOptions | QueueClosed | ScriptFailure | NotReplicated
+
+/**
+ * A queue's producer and admin side. Every call fails with {@link QueueClosed} once
+ * `markClosed` was called (checked when it runs); bad input fails with
+ * {@link InvalidOptions} before anything is sent.
+ */
+export interface QueueApi {
+  /** The queue name (a partitioned queue's own name, not a partition's). */
+  readonly name: string
+  /** How many partitions: 1 for an ordinary queue. */
+  readonly partitions: number
+  /** The keys of every (sub-)queue, in partition order: one entry for an ordinary queue. */
+  readonly keysByPartition: ReadonlyArray<QueueKeys>
+  /** Check the key types and layout of every (sub-)queue, once; fails with QueueClosed once closed. */
+  readonly ensureOpen: Effect.Effect<void, QueueClosed | ScriptFailure>
+  /** Add one job; its id (a partitioned queue picks the partition by dedupe key, else round robin). */
+  readonly add: (job: EncodedJob) => Effect.Effect<string, AddFailure>
+  /** Add many jobs, all validated first; their ids in order (partitioned: one call per partition touched). */
+  readonly addBulk: (jobs: ReadonlyArray<EncodedJob>) => Effect.Effect<Array<string>, AddFailure>
+  /** Counts and counters (partitioned: summed, each partition's in `partitions`). */
+  readonly stats: Effect.Effect<AnyQueueStats, QueueClosed | ScriptFailure>
+  /** The live workers (partitioned: of every partition, a worker once per partition it serves). */
+  readonly workers: Effect.Effect<ReadonlyArray<WorkerInfo>, QueueClosed | ScriptFailure>
+  /** One bounded sweep pass (partitioned: of every partition, the totals summed). */
+  readonly sweep: (
+    options?: SweepPassOptions,
+  ) => Effect.Effect<SweepTotals, InvalidOptions | QueueClosed | ScriptFailure>
+  /** A page of dead jobs from `offset` (0 = the oldest death), merged by time of death over partitions. Read-only. */
+  readonly deadList: (offset: number, count: number) => Effect.Effect<DeadPage, RedisError | QueueClosed>
+  /**
+   * Dead jobs back to wait: these ids (looked for in every partition; `missing` are those no
+   * partition had dead), or `all: n`, the oldest n of each partition.
+   */
+  readonly deadRetry: (target: DeadTarget) => Effect.Effect<DeadChange, ScriptFailure | QueueClosed>
+  /** Dead jobs deleted for good, chosen as for {@link QueueApi.deadRetry}. */
+  readonly deadPurge: (target: DeadTarget) => Effect.Effect<DeadChange, ScriptFailure | QueueClosed>
+  /** Every (sub-)queue's invariants, page by page (partitioned: lines prefixed `[<name>~<i>]`). Read-only. */
+  readonly verify: (maxLines: number, pageSize?: number) => Effect.Effect<VerifyResult, ScriptFailure | QueueClosed>
+  /** Look up and cancel jobs, pause and resume, free dedupe keys (see `JobControl.ts`). */
+  readonly control: JobControl
+  /** Refuse every later call with {@link QueueClosed} (the face closes the connection). */
+  readonly markClosed: () => void
+  readonly isClosed: () => boolean
+}
