@@ -1,8 +1,10 @@
 /**
  * Slots: a worker runs at most `concurrency` handlers at once. A slot is taken when a
  * job starts (`busy`), spoken for while a reserve call that asks for it is out or has
- * landed unstarted (`asked`), and freed when the job's fiber ends. Freeing a slot wakes
- * the reserve loop if it waits.
+ * landed unstarted (`asked`), and freed when the job's run ends. The counts live in the
+ * loop's scheduling state (Scheduling.ts): a run tells it `SlotTaken` and `SlotFreed`, and
+ * the rules here only read it. Freeing a slot wakes the reserve loop if it waits and now
+ * has something to do.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
