@@ -9,10 +9,11 @@
  *   KEYS[i] <key name>  <LIST|ZSET|HASH|STREAM>  <meaning>
  *   ARGV[i] <name>  <meaning>
  *   ARGV[i..] <name>, <name>, …  <meaning of the repeated group>
+ *   KEYS[i..] <group>  <meaning>   (a key group of Keys.ts, KEY_GROUPS: its keys in order)
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { KEY_TYPES } from "../src/engine/Keys.ts"
+import { KEY_GROUPS, KEY_TYPES } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
 import type { ScriptDef } from "../src/engine/scripts/Script.ts"
 
@@ -24,7 +25,13 @@ const files = readdirSync(luaDir)
 const descriptors = Object.values(Scripts) as ReadonlyArray<ScriptDef<never, unknown>>
 
 interface Header {
-  readonly keys: ReadonlyArray<{ readonly index: number; readonly name: string; readonly type: string | undefined }>
+  /** Every key, a group's expanded (`group` names the group it came from). */
+  readonly keys: ReadonlyArray<{
+    readonly index: number
+    readonly name: string
+    readonly type: string | undefined
+    readonly group?: string
+  }>
   readonly argv: ReadonlyArray<{ readonly index: number; readonly name: string }>
   readonly rest: { readonly index: number; readonly names: ReadonlyArray<string> } | undefined
 }
@@ -44,6 +51,13 @@ const parseHeader = (header: string): Header => {
   for (const line of header.split("\n")) {
     const key = /^\s*KEYS\[(\d+)\]\s+(\w+)(?:\s+(LIST|ZSET|HASH|STREAM)\b)?/.exec(line)
     if (key) keys.push({ index: Number(key[1]), name: key[2]!, type: key[3]?.toLowerCase() })
+    const group = /^\s*KEYS\[(\d+)\.\.\]\s+(\w+)/.exec(line)
+    if (group) {
+      const names: ReadonlyArray<string> = KEY_GROUPS[group[2] as keyof typeof KEY_GROUPS] ?? [`unknown group ${group[2]}`]
+      names.forEach((name, i) =>
+        keys.push({ index: Number(group[1]) + i, name, type: KEY_TYPES[name as keyof typeof KEY_TYPES], group: group[2]! }),
+      )
+    }
     const arg = /^\s*ARGV\[(\d+)\]\s+(\w+)/.exec(line)
     if (arg) argv.push({ index: Number(arg[1]), name: arg[2]! })
     const tail = /^\s*ARGV\[(\d+)\.\.\]\s+(\w+(?:,\s*\w+)*)/.exec(line)
