@@ -2,7 +2,7 @@
  * The descriptors of the scripts about leased jobs: `reserve` (lease jobs, with the
  * completes that ride it), `extend` (heartbeat), `complete`, `fail` and `release`.
  */
-import { LAYOUT_VERSION } from "../Keys.ts"
+import { LAYOUT_VERSION, READY_KEYS } from "../Keys.ts"
 import type { WorkerRecord } from "../Registry.ts"
 import { type Argv, defineScript, flags, list } from "./Script.ts"
 
@@ -69,10 +69,7 @@ const pushCompletions = (args: Array<string | number>, items: ReadonlyArray<Comp
 export const reserve = defineScript({
   name: "reserve",
   keys: [
-    "wait",
     "active",
-    "delayed",
-    "marker",
     "meta",
     "data",
     "lease",
@@ -93,6 +90,7 @@ export const reserve = defineScript({
     "dedupe",
     "dedupeid",
     "events",
+    ...READY_KEYS,
   ],
   argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m", "riders"],
   rest: ["result"],
