@@ -230,9 +230,6 @@ export const fail = defineScript({
     "active",
     "lease",
     "meta",
-    "wait",
-    "delayed",
-    "marker",
     "dead",
     "err",
     "fails",
@@ -243,6 +240,7 @@ export const fail = defineScript({
     "dedupe",
     "dedupeid",
     "events",
+    ...READY_KEYS,
   ],
   argv: ["layout", "id", "token", "retryDelayMs", "error", "mode"],
   args: (i: {
@@ -260,7 +258,7 @@ export const fail = defineScript({
 /** `release`: true per job given back to wait, false when its lease was lost. */
 export const release = defineScript({
   name: "release",
-  keys: ["active", "lease", "meta", "wait", "marker", "holder", "events"],
+  keys: ["active", "lease", "meta", "holder", "events", ...READY_KEYS],
   argv: ["layout"],
   rest: ["id", "token"],
   args: (leases: ReadonlyArray<LeaseRef>): Argv => {
