@@ -13,7 +13,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { KEY_GROUPS, KEY_TYPES } from "../src/engine/Keys.ts"
+import { KEY_GROUPS, KEY_TYPES, READY_KEYS } from "../src/engine/Keys.ts"
 import { Scripts } from "../src/engine/Scripts.ts"
 import type { ScriptDef } from "../src/engine/scripts/Script.ts"
 
@@ -95,6 +95,43 @@ describe("script descriptors", () => {
     it("uses no KEYS entry beyond those its header declares", () => {
       const used = [...body.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]))
       expect(Math.max(0, ...used)).toBeLessThanOrEqual(parsed.keys.length)
+    })
+  })
+})
+
+/**
+ * The ready and delayed jobs have one owner, lua/include/ready.lua: no other script or
+ * include names their keys (READY_KEYS). A script reaches them only by declaring the
+ * group as its last KEYS and including ready, so an ordering rule changes one file.
+ */
+describe("the ready group (lua/include/ready.lua)", () => {
+  const includeDir = new URL("include/", luaDir)
+  const includes = readdirSync(includeDir).filter((f) => f.endsWith(".lua"))
+  const ready: ReadonlyArray<string> = READY_KEYS
+
+  it.each(includes.filter((f) => f !== "ready.lua"))("include/%s reads no KEYS", (file) => {
+    const code = readFileSync(new URL(file, includeDir), "utf8").replace(/--.*$/gm, "")
+    expect(code).not.toMatch(/KEYS/)
+  })
+
+  describe.each(files)("lua/%s.lua", (name) => {
+    const { header, body } = split(name)
+    const parsed = parseHeader(header)
+    const group = parsed.keys.filter((k) => k.group === "ready")
+
+    it("names no ready key on its own: only as the ready group, its last KEYS", () => {
+      const own = parsed.keys.filter((k) => k.group === undefined).map((k) => k.name)
+      expect(own.filter((k) => ready.includes(k))).toEqual([])
+      if (group.length > 0) expect(group.map((k) => k.index)).toEqual(ready.map((_, i) => parsed.keys.length - ready.length + i + 1))
+    })
+
+    it("includes ready exactly when it declares the group, and reaches the group's keys only through it", () => {
+      expect(/^--!include ready$/m.test(body)).toBe(group.length > 0)
+      const first = group[0]?.index ?? Number.POSITIVE_INFINITY
+      const used = [...body.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]))
+      expect(used.filter((i) => i >= first)).toEqual([])
+      // a KEYS index that is not a number could reach the group
+      if (group.length > 0) expect(body).not.toMatch(/KEYS\[[^\d]|#KEYS|ipairs\(KEYS\)/)
     })
   })
 })
