@@ -53,10 +53,11 @@ const parseHeader = (header: string): Header => {
     if (key) keys.push({ index: Number(key[1]), name: key[2]!, type: key[3]?.toLowerCase() })
     const group = /^\s*KEYS\[(\d+)\.\.\]\s+(\w+)/.exec(line)
     if (group) {
-      const names: ReadonlyArray<string> = KEY_GROUPS[group[2] as keyof typeof KEY_GROUPS] ?? [`unknown group ${group[2]}`]
-      names.forEach((name, i) =>
-        keys.push({ index: Number(group[1]) + i, name, type: KEY_TYPES[name as keyof typeof KEY_TYPES], group: group[2]! }),
-      )
+      const names: ReadonlyArray<string> = KEY_GROUPS[group[2] as keyof typeof KEY_GROUPS] ?? [
+        `unknown group ${group[2]}`,
+      ]
+      const [start, type] = [Number(group[1]), (name: string) => KEY_TYPES[name as keyof typeof KEY_TYPES]]
+      for (const [i, name] of names.entries()) keys.push({ index: start + i, name, type: type(name), group: group[2]! })
     }
     const arg = /^\s*ARGV\[(\d+)\]\s+(\w+)/.exec(line)
     if (arg) argv.push({ index: Number(arg[1]), name: arg[2]! })
@@ -122,7 +123,8 @@ describe("the ready group (lua/include/ready.lua)", () => {
     it("names no ready key on its own: only as the ready group, its last KEYS", () => {
       const own = parsed.keys.filter((k) => k.group === undefined).map((k) => k.name)
       expect(own.filter((k) => ready.includes(k))).toEqual([])
-      if (group.length > 0) expect(group.map((k) => k.index)).toEqual(ready.map((_, i) => parsed.keys.length - ready.length + i + 1))
+      if (group.length > 0)
+        expect(group.map((k) => k.index)).toEqual(ready.map((_, i) => parsed.keys.length - ready.length + i + 1))
     })
 
     it("includes ready exactly when it declares the group, and reaches the group's keys only through it", () => {
