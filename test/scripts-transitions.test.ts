@@ -215,4 +215,19 @@ describe("the scripts move jobs as the library says", () => {
     expect(await run(c.sweep(100))).toMatchObject({ reclaimed: 1, promoted: 1 })
     expect(await readyOrder(raw, keys)).toEqual([a.id, w.id, b.id, d.id, "due-job"])
   })
+
+  it("a job reserve finds without data dies as every job does: counted, and its dedupe key held until finished freed", async () => {
+    const raw = shared.raw
+    const keys = queueKeys(name())
+    const c = makeCommands(shared.client, keys)
+    const lost = newJob({ dedupeKey: "order-7", dedupeTtlMs: -1 })
+    await run(c.add([lost]))
+    await raw.hdel(keys.data, lost.id)
+    expect((await run(c.reserve(5, 60_000, 0))).jobs).toEqual([])
+    expect(await raw.zscore(keys.dead, lost.id)).not.toBeNull()
+    expect(JSON.parse((await raw.hget(keys.err, lost.id))!)).toMatchObject({ reason: "missing-data" })
+    expect(await raw.hget(keys.meta, "dead")).toBe("1")
+    const again = newJob({ dedupeKey: "order-7", dedupeTtlMs: -1 })
+    expect(await run(c.add([again]))).toEqual([again.id])
+  })
 })
