@@ -139,6 +139,33 @@ describe("the ready group (lua/include/ready.lua)", () => {
 })
 
 /**
+ * A script's source holds the functions of lua/include/ it calls and no other (each
+ * `local function` Redis passes costs a closure on every call), so no call can reach a
+ * function left out, and no script pays for one it never runs.
+ */
+describe("include functions in a script's source", () => {
+  const includeDir = new URL("include/", luaDir)
+  const names = readdirSync(includeDir)
+    .filter((f) => f.endsWith(".lua"))
+    .flatMap((f) =>
+      [...readFileSync(new URL(f, includeDir), "utf8").matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!),
+    )
+
+  it.each(descriptors.map((d) => [d.name, d] as const))("%s: defines exactly those it calls", (_, d) => {
+    const code = d.source
+      .replace(/--\[\[[\s\S]*?\]\]/g, "")
+      .split("\n")
+      .filter((l) => !l.trimStart().startsWith("--"))
+      .join("\n")
+    for (const f of names) {
+      const definition = new RegExp(`^local function ${f}\\(`, "m")
+      const called = new RegExp(`\\b${f}\\b`).test(code.replace(definition, ""))
+      expect(definition.test(d.source), `${f}: defined exactly when called`).toBe(called)
+    }
+  })
+})
+
+/**
  * One sample call per script: its ARGV must be the header's fixed entries then whole
  * groups of the repeated one (so `args` cannot drift from the names the header gives).
  */

@@ -46,7 +46,13 @@ return r
 const OWN = ["dead", "meta", "dkey", "dedupe", "dedupeid"] as const
 
 /** Call one transition function on the queue of `keys` (`argv`: dead_targets' own ARGV after its name). */
-const call = (raw: Redis, keys: QueueKeys, fn: string, args: ReadonlyArray<unknown>, argv?: ReadonlyArray<string>) =>
+const call = (
+  raw: Redis,
+  keys: QueueKeys,
+  fn: string,
+  args: ReadonlyArray<unknown>,
+  argv?: ReadonlyArray<string>,
+): Promise<unknown> =>
   raw.eval(
     source,
     OWN.length + READY_KEYS.length,
@@ -101,13 +107,13 @@ describe("include/ready.lua", () => {
   it("ready_wake sets the marker; ready_wake_if_any only when a job is ready", async () => {
     const keys = queueKeys(name())
     await call(raw, keys, "ready_wake_if_any", [])
-    expect(await raw.zrange(keys.marker, 0, -1)).toEqual([])
+    expect(await raw.zrange(keys.marker, "0", "-1")).toEqual([])
     await call(raw, keys, "ready_wake", [])
-    expect(await raw.zrange(keys.marker, 0, -1, "WITHSCORES")).toEqual(["0", "0"])
+    expect(await raw.zrange(keys.marker, "0", "-1", "WITHSCORES")).toEqual(["0", "0"])
     await raw.del(keys.marker)
     await call(raw, keys, "ready_push", [["a"], false])
     await call(raw, keys, "ready_wake_if_any", [])
-    expect(await raw.zrange(keys.marker, 0, -1)).toEqual(["0"])
+    expect(await raw.zrange(keys.marker, "0", "-1")).toEqual(["0"])
   })
 
   it("to_delayed, delayed_due_at, delayed_count, delayed_first, delayed_scan and delayed_remove", async () => {
@@ -122,7 +128,7 @@ describe("include/ready.lua", () => {
     expect(page).toHaveLength(6)
     expect(await call(raw, keys, "delayed_remove", ["mid"])).toBe(1)
     expect(await call(raw, keys, "delayed_remove", ["mid"])).toBe(0)
-    expect(await raw.zrange(keys.delayed, 0, -1)).toEqual(["soon", "late"])
+    expect(await raw.zrange(keys.delayed, "0", "-1")).toEqual(["soon", "late"])
     expect(await raw.llen(keys.wait)).toBe(0)
   })
 
@@ -145,7 +151,7 @@ describe("include/ready.lua", () => {
     expect(await readyOrder(raw, keys)).toEqual(["waiting", "a", "b"])
     expect(await call(raw, keys, "promote_due", [50, "10"])).toBe(1)
     expect(await readyOrder(raw, keys)).toEqual(["waiting", "a", "b", "c"])
-    expect(await raw.zrange(keys.delayed, 0, -1)).toEqual(["later"])
+    expect(await raw.zrange(keys.delayed, "0", "-1")).toEqual(["later"])
     // more than one push's worth (500) in one call
     const many = queueKeys(name())
     await call(raw, many, "to_delayed", [ids(1200).flatMap((id, i) => [i, id])])
@@ -164,9 +170,9 @@ describe("include/dead.lua", () => {
     await raw.zadd(keys.dedupe, "+inf", "ka", 9e15, "kb", "+inf", "kc")
     await raw.hset(keys.dedupeid, "ka", "a", "kb", "b", "kc", "other")
     await call(raw, keys, "to_dead", [1234, ["a", "b", "c"]])
-    expect(await raw.zrange(keys.dead, 0, -1, "WITHSCORES")).toEqual(["a", "1234", "b", "1234", "c", "1234"])
+    expect(await raw.zrange(keys.dead, "0", "-1", "WITHSCORES")).toEqual(["a", "1234", "b", "1234", "c", "1234"])
     expect(await raw.hget(keys.meta, "dead")).toBe("3")
-    expect(await raw.zrange(keys.dedupe, 0, -1)).toEqual(["kb", "kc"])
+    expect(await raw.zrange(keys.dedupe, "0", "-1")).toEqual(["kb", "kc"])
     expect(await raw.hgetall(keys.dedupeid)).toEqual({ kb: "b", kc: "other" })
     await call(raw, keys, "to_dead", [1, []])
     expect(await raw.hget(keys.meta, "dead")).toBe("3")
@@ -205,7 +211,7 @@ describe("the scripts move jobs as the library says", () => {
     expect(await run(c.fail({ id: d.id, token: token(d.id) }, retry))).toBe("dead")
     expect(await run(c.deadRetry({ ids: [d.id] }))).toMatchObject({ count: 1, missing: [] })
     expect(await readyOrder(raw, keys)).toEqual([a.id, w.id, b.id, d.id])
-    expect(await raw.zrange(keys.marker, 0, -1)).toEqual(["0"])
+    expect(await raw.zrange(keys.marker, "0", "-1")).toEqual(["0"])
 
     // a lease that ran out: the sweep puts its job at the front; a due delayed job goes to the back
     const held = (await run(c.reserve(1, 20, 0))).jobs[0]!
