@@ -42,6 +42,7 @@
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
 ]]
 --!include dedupe
+--!include finish
 --!include events
 --!include ready
 
@@ -76,10 +77,11 @@ redis.call('HINCRBY', KEYS[5], 'cancelled', 1)
 free_dedupe(KEYS[12], KEYS[15], KEYS[16], {id})
 emit_event(KEYS[18], events_maxlen(KEYS[5]), 'cancelled', id, 'was', was)
 
-local jobHashes = {KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14]}
-local function drop_data(ids)
-  for _, key in ipairs(jobHashes) do redis.call('HDEL', key, unpack(ids)) end
-end
+local job = {
+  data = KEYS[7], max = KEYS[8], fails = KEYS[9], lost = KEYS[10], err = KEYS[11], dkey = KEYS[12],
+  progress = KEYS[13], timeout = KEYS[14],
+}
+local function drop_data(ids) drop_jobs(job, ids, false) end
 local keep = tonumber(meta[2]) or 0
 local count = redis.call('ZCARD', KEYS[4])
 -- the job that this cancel pushed out of the newest `keep` loses its data

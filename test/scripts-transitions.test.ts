@@ -1,5 +1,5 @@
 /**
- * The library of job-state transitions (lua/include/ready.lua and lua/include/dead.lua),
+ * The library of job-state transitions (lua/include/ready.lua, dead.lua and finish.lua),
  * each function once, on real Redis: a test script made of the includes and a dispatcher
  * calls one function, with the keys laid out as every script lays them out (its own keys,
  * then the ready group last). Then the scripts that move jobs, once each, to show they
@@ -23,7 +23,12 @@ const include = (file: string) => readFileSync(new URL(`../lua/include/${file}.l
  */
 const source = `${include("dedupe")}
 ${include("dead")}
+${include("finish")}
 ${include("ready")}
+local job = {
+  data = KEYS[6], max = KEYS[7], fails = KEYS[8], lost = KEYS[9], err = KEYS[10], progress = KEYS[11],
+  timeout = KEYS[12], done = KEYS[13], result = KEYS[14], dkey = KEYS[3],
+}
 local fns = {
   ready_push = ready_push, ready_take = ready_take, ready_remove = ready_remove, ready_count = ready_count,
   ready_next = ready_next, ready_page = ready_page, ready_wake = ready_wake, ready_wake_if_any = ready_wake_if_any,
@@ -32,6 +37,8 @@ local fns = {
   delayed_due_in = delayed_due_in, delayed_any_due = delayed_any_due, promote_due = promote_due,
   dead_targets = function() return dead_targets(KEYS[1]) end,
   dead_reply = function(count, missing) return dead_reply(KEYS[1], count, missing) end,
+  retain_jobs = function(now, ids, results) return retain_jobs(job, now, ids, results) end,
+  drop_jobs = function(ids, withResult) return drop_jobs(job, ids, withResult) end,
   to_dead = function(now, ids)
     return to_dead({dead = KEYS[1], meta = KEYS[2], dkey = KEYS[3], dedupe = KEYS[4], dedupeid = KEYS[5]}, now, ids)
   end,
@@ -43,7 +50,22 @@ if r == false then return 'false' end
 if r == true then return 'true' end
 return r
 `
-const OWN = ["dead", "meta", "dkey", "dedupe", "dedupeid"] as const
+const OWN = [
+  "dead",
+  "meta",
+  "dkey",
+  "dedupe",
+  "dedupeid",
+  "data",
+  "max",
+  "fails",
+  "lost",
+  "err",
+  "progress",
+  "timeout",
+  "done",
+  "result",
+] as const
 
 /** Call one transition function on the queue of `keys` (`argv`: dead_targets' own ARGV after its name). */
 const call = (
@@ -185,6 +207,29 @@ describe("include/dead.lua", () => {
     expect(await call(raw, keys, "dead_targets", [], ["all", "2"])).toEqual(["a", "b"])
     expect(await call(raw, keys, "dead_targets", [], ["ids", "0", "x", "c"])).toEqual(["x", "c"])
     expect(await call(raw, keys, "dead_reply", [1, ["x"]])).toEqual([1, 3, "x"])
+  })
+})
+
+describe("include/finish.lua", () => {
+  it("retain_jobs keeps completed jobs as done with their results; drop_jobs deletes every per-job field, results when asked", async () => {
+    const raw = shared.raw
+    const keys = queueKeys(name())
+    await call(raw, keys, "retain_jobs", [77, ["a", "b"], ['{"r":1}', ""]])
+    expect(await raw.zrange(keys.done, "0", "-1", "WITHSCORES")).toEqual(["a", "77", "b", "77"])
+    expect(await raw.hgetall(keys.result)).toEqual({ a: '{"r":1}' })
+    const hashes = ["data", "max", "fails", "lost", "err", "progress", "timeout", "dkey"] as const
+    for (const h of hashes) await raw.hset(keys[h], "a", "1", "b", "1", "keep", "1")
+    await call(raw, keys, "drop_jobs", [["a"], false])
+    for (const h of hashes) expect(await raw.hkeys(keys[h]), h).toEqual(["b", "keep"])
+    expect(await raw.hkeys(keys.result)).toEqual(["a"])
+    await call(raw, keys, "drop_jobs", [["a", "b"], true])
+    for (const h of hashes) expect(await raw.hkeys(keys[h]), h).toEqual(["keep"])
+    expect(await raw.exists(keys.result)).toBe(0)
+    // a queue whose only per-job hash is data: one HDEL and one EXISTS
+    const plain = queueKeys(name())
+    await raw.hset(plain.data, "x", "{}", "y", "{}")
+    await call(raw, plain, "drop_jobs", [["x"], false])
+    expect(await raw.hkeys(plain.data)).toEqual(["y"])
   })
 })
 
