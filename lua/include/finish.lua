@@ -2,12 +2,12 @@
 -- or trimmed from the retained completed jobs), and dropping it.
 --
 -- A script passes the keys once, by name, as the table `k`: done, result and the per-job
--- hashes of JOB_DATA.
+-- hashes a job's data is in (the list is written once, in drop_jobs: a new per-job hash
+-- goes there).
 --   data, max, fails, lost, err, progress, timeout, dkey  HASH  id -> the job's payload,
 --            maxAttempts, failures, lost leases, last error, progress, own timeout, dedupe key
 --   done     ZSET  id -> completion time of a retained completed job
 --   result   HASH  id -> its result
-local JOB_DATA = {'data', 'max', 'fails', 'lost', 'err', 'progress', 'timeout', 'dkey'}
 
 -- retain_jobs(k, now, ids, results): keep the completed jobs `ids` (with their data) as
 --   done at `now`, with each one's result (results[i], '' for none).
@@ -25,9 +25,8 @@ end
 local function drop_jobs(k, ids, withResult)
   if #ids == 0 then return end
   redis.call('HDEL', k.data, unpack(ids))
-  local rest = {}
-  for i = 2, #JOB_DATA do rest[i - 1] = k[JOB_DATA[i]] end
-  if withResult then rest[#rest + 1] = k.result end
+  local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey}
+  if withResult then rest[8] = k.result end
   if redis.call('EXISTS', unpack(rest)) > 0 then
     for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end
   end
