@@ -18,7 +18,13 @@ local READY_WAIT, READY_DELAYED, READY_MARKER = KEYS[#KEYS - 2], KEYS[#KEYS - 1]
 -- they run after every job waiting) or at the front (front true: they run next, the last
 -- of `ids` first).
 local function ready_push(ids, front)
-  local cmd, n = front and 'RPUSH' or 'LPUSH', #ids
+  local n = #ids
+  if n == 0 then return end
+  local cmd = front and 'RPUSH' or 'LPUSH'
+  if n <= 500 then
+    redis.call(cmd, READY_WAIT, unpack(ids))
+    return
+  end
   for i = 1, n, 500 do redis.call(cmd, READY_WAIT, unpack(ids, i, math.min(i + 499, n))) end
 end
 
@@ -63,6 +69,7 @@ end
 -- to_delayed(pairs): make jobs delayed: `pairs` is due time, id, due time, id, …
 local function to_delayed(pairs)
   local n = #pairs
+  if n == 0 then return end
   for i = 1, n, 500 do redis.call('ZADD', READY_DELAYED, unpack(pairs, i, math.min(i + 499, n))) end
 end
 
