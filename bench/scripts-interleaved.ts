@@ -6,7 +6,7 @@
  *
  *   node bench/scripts-interleaved.ts <treeA> <treeB> <redis port> [calls=20000]
  *
- * The Redis at `<port>` is FLUSHALLed. Used for docs/performance.md, round seven.
+ * The Redis at `<port>` is FLUSHALLed. Used for bench/HISTORY.md, round seven.
  */
 import { existsSync } from "node:fs"
 import { resolve } from "node:path"
