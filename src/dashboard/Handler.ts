@@ -23,7 +23,7 @@ import { runAction } from "./Actions.ts"
 import { hostAllowed, sameToken, targetOf, tokenOf } from "./Guard.ts"
 import { DEFAULT_MAX_VIEWS, isErrorReading, makeHub } from "./Hub.ts"
 import { makeJobRoutes, valid } from "./JobRoutes.ts"
-import { APP_JS, PAGE } from "./Page.ts"
+import { PAGE, SCRIPTS } from "./Page.ts"
 import { makeReaders, type Readers } from "./Read.ts"
 import { openStream } from "./Stream.ts"
 
@@ -184,7 +184,7 @@ const getRoutes = (ctx: {
   return {
     "": asset("text/html", PAGE),
     "index.html": asset("text/html", PAGE),
-    "app.js": asset("text/javascript", APP_JS),
+    ...Object.fromEntries([...SCRIPTS].map(([file, body]) => [file, asset("text/javascript", body)])),
     stream: (u, res) => {
       const view = viewOf(u)
       if (view === undefined) return json(res, 400, { error: VIEW_HELP })
@@ -227,7 +227,7 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
   /** Why a request is refused before anything is read: `[status, reason]`, or undefined. */
   const refused = (req: IncomingMessage, last: string): readonly [number, string] | undefined => {
     if (!hostAllowed(req.headers.host, allowedHosts)) return [421, HOST_HELP]
-    const isPage = last === "" || last === "index.html" || last === "app.js"
+    const isPage = last === "" || last === "index.html" || SCRIPTS.has(last)
     if (readsNeedToken && !isPage && !tokenOk(tokenOf(req))) return [401, TOKEN_HELP]
     return undefined
   }

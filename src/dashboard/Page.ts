@@ -2,8 +2,8 @@
  * The dashboard page: one small HTML document, its stylesheet inline and its script at
  * ./app.js, nothing from a CDN (it works offline, and every asset ships in the package).
  */
+import { readdirSync, readFileSync } from "node:fs"
 import { CSS } from "./page.css.ts"
-import { SCRIPT } from "./page.js.ts"
 
 /** The page. */
 export const PAGE = `<!doctype html>
@@ -24,10 +24,24 @@ export const PAGE = `<!doctype html>
 </header>
 <nav id="controls" aria-label="actions"></nav>
 <main><p class="muted">Loading…</p></main>
-<script src="app.js"></script>
+<script type="module" src="app.js"></script>
 </body>
 </html>
 `
 
-/** The page's script. */
-export const APP_JS = SCRIPT
+/**
+ * Where the page's script is: ./browser/ beside this module, in the sources as in dist/ (the
+ * build copies the folder), so the sources and the package serve the same bytes.
+ */
+const BROWSER = new URL("./browser/", import.meta.url)
+
+/**
+ * The page's script by file name: `app.js` and the modules it imports (every `.js` of
+ * ./browser/), read once when this module loads, never per request.
+ */
+export const SCRIPTS: ReadonlyMap<string, string> = new Map(
+  readdirSync(BROWSER)
+    .filter((f) => f.endsWith(".js"))
+    .sort()
+    .map((f) => [f, readFileSync(new URL(f, BROWSER), "utf8")]),
+)

@@ -131,4 +131,9 @@ describe("npm run check:size", () => {
     expect(bad.status).toBe(1)
     expect(bad.stderr).toMatch(/deep\/b\.ts: 301 lines \(max 300\)/)
   })
+  it("checks JavaScript too (the dashboard's browser script): a .js function of 81 lines fails", () => {
+    const bad = runCheck({ "browser/app.js": `${fn("export const tooLong = (x) => {", 81)}\n` })
+    expect(bad.status).toBe(1)
+    expect(bad.stderr).toMatch(/browser\/app\.js:1: function tooLong is 81 lines \(max 80\)/)
+  })
 })

@@ -6,7 +6,7 @@
  * package into .tmp/) and the repo's Node 24. The registry must be reachable (CI has it).
  */
 import { execFileSync, spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueNamer, redisUrl } from "../support/redis.ts"
@@ -22,6 +22,9 @@ const NODE_FLOOR = (() => {
   return `${m[1]}.${m[2]}.0`
 })()
 const name = queueNamer("pack")
+/** The dashboard's browser script in the sources: every module the page may load. */
+const browserDir = join(root, "src", "dashboard", "browser")
+const browserFiles = readdirSync(browserDir).filter((f) => f.endsWith(".js"))
 let work: string
 let tarball: string
 let app: string
@@ -92,6 +95,8 @@ describe("the tarball", () => {
     ]) {
       expect(files).toContain(f)
     }
+    // the dashboard's browser script, which the build copies beside dist/dashboard/Page.js
+    for (const f of browserFiles) expect(files).toContain(`dist/dashboard/browser/${f}`)
     const unwanted = files.filter((f) => /^(src|test|bench|tools)\/|^dist\/demo\/|\.map$/.test(f))
     expect(unwanted).toEqual([])
     expect(readFileSync(join(root, "LICENSE"), "utf8")).toMatch(/^MIT License/)
@@ -234,6 +239,44 @@ console.log(await Effect.runPromise(program))
         )
         expect(r.status, r.stderr).toBe(0)
         expect(r.stdout.trim()).toBe("caught InvalidPayload string caught options.delay 1")
+      })
+
+      it("the packed dashboard serves its page's script: app.js and every module it imports, the sources' bytes", () => {
+        const r = run(
+          "dashboard.mjs",
+          `import { createServer } from "node:http"
+import { dashboardHandler } from "leaseq/dashboard"
+const handler = dashboardHandler()
+const server = createServer(handler).listen(0, "127.0.0.1")
+await new Promise((resolve) => server.once("listening", resolve))
+const base = "http://127.0.0.1:" + server.address().port + "/"
+const page = await (await fetch(base)).text()
+const served = {}
+const todo = [/<script type="module" src="([^"]+)">/.exec(page)?.[1]]
+while (todo.length > 0) {
+  const file = todo.pop()
+  if (file === undefined || file in served) continue
+  const res = await fetch(new URL(file, base))
+  const body = await res.text()
+  served[file] = { status: res.status, type: res.headers.get("content-type"), body }
+  for (const m of body.matchAll(/^import [^"]+ from "\\.\\/([^"]+)"/gm)) todo.push(m[1])
+}
+console.log(JSON.stringify(served))
+server.close()
+await handler.close()
+`,
+        )
+        expect(r.status, r.stderr).toBe(0)
+        const served = JSON.parse(r.stdout) as Record<string, { status: number; type: string; body: string }>
+        // app.js imports every other module, directly or not: the page loads all of them
+        expect(Object.keys(served).sort()).toEqual([...browserFiles].sort())
+        for (const f of browserFiles) {
+          expect(served[f]).toEqual({
+            status: 200,
+            type: "text/javascript; charset=utf-8",
+            body: readFileSync(join(browserDir, f), "utf8"),
+          })
+        }
       })
 
       it("the bin runs, and CommonJS can require the package", () => {

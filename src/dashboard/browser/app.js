@@ -1,0 +1,72 @@
+// @ts-check
+/**
+ * The dashboard's browser script, served as /app.js (an ES module; it imports its
+ * neighbours in this folder, each served by name beside it). It routes by the address's
+ * hash (`#/`, `#/workers`, `#/queue/<q>`, `#/job/<q>/<id>`), streams the view's readings
+ * and shows each as it comes; Find looks a job up by id.
+ */
+import { byId, el, live, main, status, visible } from "./dom.js"
+import { job } from "./job.js"
+import { api, bodyOf, watch } from "./net.js"
+import { overview, workersPage } from "./overview.js"
+import { queue } from "./queue.js"
+import { controls, state, tick } from "./state.js"
+
+/** @import { Reading } from "./types.js" */
+
+setInterval(tick, 200)
+
+/**
+ * Show reading `d` of the current view.
+ * @param {Reading} d
+ */
+const show = (d) => {
+  // a failed reading (Redis unreachable…) replaces the view: no stale figures shown as live
+  if ("error" in d) {
+    live.textContent = `not live · ${new Date().toLocaleTimeString()}`
+    main.replaceChildren(el("p", { class: "bad", text: d.error }))
+    return
+  }
+  live.textContent = `live · ${new Date().toLocaleTimeString()}`
+  if (d.kind === "job") job(d)
+  else if (d.kind === "workers") workersPage(d)
+  else if (d.kind === "queue") queue(d)
+  else overview(d)
+}
+
+/** The view the address names: `job:<q>:<id>`, `queue:<q>`, `workers` or `overview`. */
+const viewOfHash = () => {
+  const mj = /^#\/job\/([^/]+)\/(.+)$/.exec(location.hash)
+  if (mj?.[1] !== undefined && mj[2] !== undefined)
+    return `job:${decodeURIComponent(mj[1])}:${decodeURIComponent(mj[2])}`
+  const m = /^#\/queue\/(.+)$/.exec(location.hash)
+  if (m?.[1] !== undefined) return `queue:${decodeURIComponent(m[1])}`
+  return location.hash === "#/workers" ? "workers" : "overview"
+}
+
+/** @type {AbortController | null} */
+let source = null
+
+/** Watch the view the address names, ending the previous view's stream. */
+const route = () => {
+  source?.abort()
+  state.rows = []
+  controls("", () => [])
+  main.replaceChildren(el("p", { class: "muted", text: "Loading…" }))
+  source = new AbortController()
+  void watch(viewOfHash(), source, show)
+}
+
+byId("search").addEventListener("submit", async (e) => {
+  e.preventDefault()
+  if (!(e.target instanceof HTMLFormElement)) return
+  const id = String(new FormData(e.target).get("id")).trim()
+  const inView = /^#\/(?:queue|job)\/([^/]+)/.exec(location.hash)
+  status.textContent = `looking for ${id}…`
+  const res = await api(`api/find?id=${encodeURIComponent(id)}${inView ? `&queue=${inView[1]}` : ""}`)
+  const r = await bodyOf(res)
+  if (res.ok) location.hash = `#/job/${encodeURIComponent(String(r.queue))}/${encodeURIComponent(String(r.id))}`
+  else status.textContent = visible(res.status === 404 ? `not found: ${id}` : r.error)
+})
+window.addEventListener("hashchange", route)
+route()

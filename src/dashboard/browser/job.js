@@ -1,0 +1,199 @@
+// @ts-check
+/** The job page: its state, facts, lease, progress, values (with "show all") and timeline. */
+import { cell, el, main, queueLink, status, table, visible, when } from "./dom.js"
+import { api, bodyOf, post, token } from "./net.js"
+import { controls, state, tick } from "./state.js"
+
+/** @import { JobShown, JobView, Shown, StreamEvent } from "./types.js" */
+
+/**
+ * A value as text: a string as it is, anything else as pretty JSON, none as "–".
+ * @param {unknown} v
+ */
+const jsonText = (v) => (v === undefined || v === null ? "–" : typeof v === "string" ? v : JSON.stringify(v, null, 2))
+
+/**
+ * Values read in full by "show all", by queue/id/field, with the length they had then.
+ * @type {Map<string, { readonly length: number, readonly text: string }>}
+ */
+const fulls = new Map()
+
+/**
+ * A payload, result or error of the job of `d`, with a "show all" button when it is cut.
+ * @param {JobView} d
+ * @param {"payload" | "result" | "error"} field
+ * @param {Shown | undefined} v
+ */
+const value = (d, field, v) => {
+  if (!v) return el("pre", { id: `job-${field}`, text: "–" })
+  const key = `${d.queue}/${d.id}/${field}`
+  const kept = fulls.get(key)
+  const pre = el("pre", { id: `job-${field}`, text: kept && kept.length === v.length ? kept.text : v.text })
+  const cut = !v.hidden && v.length > (pre.textContent ?? "").length
+  /** @param {MouseEvent} e */
+  const showAll = async (e) => {
+    const q = `queue=${encodeURIComponent(d.queue)}&id=${encodeURIComponent(d.id)}&field=${field}`
+    const res = await api(`api/full?${q}`)
+    const r = await bodyOf(res)
+    if (res.ok && typeof r.text === "string") {
+      fulls.set(key, { length: v.length, text: r.text })
+      pre.textContent = visible(r.text)
+      if (e.target instanceof Element) e.target.remove()
+    } else status.textContent = visible(r.error)
+  }
+  const button = el("button", { id: `all-${field}`, text: `show all (${v.length} characters)`, onclick: showAll })
+  return el("div", {}, pre, cut ? button : null)
+}
+
+/**
+ * What the timeline says of each kind of event besides its kind.
+ * @type {Readonly<Record<string, (e: StreamEvent) => string | undefined>>}
+ */
+const EVENT_DETAIL = {
+  active: (e) => `token ${e.token} · ${e.workerId}`,
+  progress: (e) => jsonText(e.progress),
+  failed: (e) => `${e.reason} (attempt ${e.attempt})${e.willRetry ? ", will retry" : ", no retry"}`,
+  "lease-lost": (e) => `attempt ${e.attempt}`,
+  dead: (e) => e.reason,
+  cancelled: (e) => `was ${e.was}`,
+}
+
+/**
+ * The Cancel and Retry buttons of job `j` of `d` (when actions are on and the page has the token).
+ * @param {JobView} d
+ * @param {JobShown | null} j
+ */
+const jobControls = (d, j) => {
+  const can = state.actions && Boolean(token)
+  controls(`job:${d.queue}:${d.id}:${j ? j.state : ""}:${state.actions}`, () =>
+    !j
+      ? []
+      : [
+          can &&
+            ["waiting", "delayed", "active"].includes(j.state) &&
+            el("button", {
+              id: "cancel-job",
+              text: "Cancel job",
+              onclick: () => {
+                if (confirm(`cancel job ${j.id}?`)) void post(d.queue, "cancel", { ids: [j.id] })
+              },
+            }),
+          can &&
+            j.state === "dead" &&
+            el("button", {
+              id: "retry-job",
+              text: "Retry job",
+              onclick: () => post(d.queue, "retry", { ids: [j.id] }),
+            }),
+        ],
+  )
+}
+
+/**
+ * The job's state, attempt, failures and lost leases as pills, and its facts.
+ * @param {JobShown} j
+ */
+const facts = (j) => [
+  el(
+    "p",
+    {},
+    el("span", { class: `pill state-${j.state}`, id: "job-state", text: j.state }),
+    " ",
+    el("span", { class: "pill", id: "job-attempt", text: `attempt ${j.attempt} of ${j.maxAttempts}` }),
+    " ",
+    el("span", { class: "pill", id: "job-failures", text: `failures ${j.failures}` }),
+    " ",
+    el("span", { class: "pill", id: "job-lost", text: `lost leases ${j.lostLeases}` }),
+  ),
+  table(
+    "job-facts",
+    [["added"], ["due"], ["finished"], ["dedupe key"], ["own timeout", "num"]],
+    [
+      el(
+        "tr",
+        {},
+        cell(when(j.addedAt)),
+        cell(when(j.dueAt)),
+        cell(when(j.finishedAt)),
+        cell(j.dedupeKey),
+        cell(j.timeoutMs === undefined ? "–" : `${j.timeoutMs} ms`, "num"),
+      ),
+    ],
+  ),
+]
+
+/**
+ * The job's timeline, from its events stream.
+ * @param {JobView} d
+ */
+const timeline = (d) => [
+  el("h3", {
+    text: `Timeline (events stream: the ${d.limits.fromStart} entries from the job's start and the newest ${d.limits.newest})`,
+  }),
+  d.timelineGap
+    ? el("p", { class: "muted", text: "Entries between the two reads were not read: the job's middle may be missing." })
+    : null,
+  table(
+    "timeline",
+    [["when (Redis clock)"], ["event"], ["detail"]],
+    d.timeline.map((e) =>
+      el(
+        "tr",
+        { "data-event": e.eventId, "data-kind": e.kind },
+        cell(when(e.at)),
+        cell(e.kind),
+        cell(EVENT_DETAIL[e.kind] ? EVENT_DETAIL[e.kind]?.(e) : ""),
+      ),
+    ),
+  ),
+]
+
+/**
+ * Show the page of one job.
+ * @param {JobView} d
+ */
+export const job = (d) => {
+  state.actions = d.actions
+  state.offset = d.now - Date.now()
+  const head = el("h2", {}, el("a", { href: "#/", text: "Queues" }), " / ", queueLink(d.queue), ` / job ${d.id}`)
+  const j = d.job
+  jobControls(d, j)
+  if (!j) {
+    state.rows = []
+    const text = `Not found: no job ${d.id} in ${d.queue} (never added, or finished and no longer kept).`
+    main.replaceChildren(head, el("p", { id: "job-missing", class: "bad", text }))
+    return
+  }
+  const l = j.lease
+  const lease = l
+    ? el(
+        "tr",
+        { "data-id": j.id },
+        cell(l.token, "num"),
+        cell(l.workerId || "(not recorded)"),
+        cell(when(l.deadline)),
+        cell("", "num left"),
+      )
+    : null
+  state.rows = l && lease ? [{ l, tr: lease }] : []
+  const parts = [
+    head,
+    ...facts(j),
+    el("h3", { text: "Lease" }),
+    lease
+      ? table("lease", [["token", "num"], ["worker"], ["deadline (Redis clock)"], ["time left", "num"]], [lease])
+      : el("p", { class: "muted", text: `No lease (the job is ${j.state}).` }),
+    el("h3", { text: "Progress" }),
+    el("pre", { id: "job-progress", text: jsonText(j.progress) }),
+    el("h3", { text: "Last error" }),
+    value(d, "error", j.error),
+    j.error?.stack ? el("pre", { id: "job-stack", class: "stack", text: j.error.stack }) : null,
+    el("h3", { text: "Payload" }),
+    value(d, "payload", j.payload),
+    el("h3", { text: "Result" }),
+    value(d, "result", j.result),
+    ...timeline(d),
+  ]
+  main.replaceChildren(...parts.filter((p) => p !== null))
+  tick()
+}

@@ -1,0 +1,174 @@
+/**
+ * The readings the dashboard's browser script receives (JSON from /api/stream and friends),
+ * as far as the page uses them. Types only: nothing here is served or run. The server side
+ * builds them in ../Read.ts and ../JobView.ts; a field renamed there must be renamed here.
+ */
+
+/** A reading that failed (Redis unreachable, a bad name…): the page shows `error` instead of figures. */
+export interface Failed {
+  readonly error: string
+}
+
+/** What one queue's counters say. */
+export interface Counters {
+  readonly completed: number
+  readonly selfFenced: number
+  readonly refused: number
+  readonly lostLeases: number
+}
+
+/** One queue's figures (overview row, or the queue page's pills). */
+export interface Stats {
+  readonly queue: string
+  readonly paused: boolean
+  readonly waiting: number
+  readonly active: number
+  readonly expired: number
+  readonly delayed: number
+  readonly dead: number
+  readonly workers: number
+  readonly oldestWaitingAgeMs: number
+  readonly counters: Counters
+}
+
+/** The overview: every queue under the prefix. */
+export interface Overview {
+  readonly kind: "overview"
+  readonly prefix: string
+  readonly queues: ReadonlyArray<Stats>
+  readonly unreadable?: ReadonlyArray<{ readonly queue: string; readonly reason: string }>
+  /** [time ms, completed/s, failed/s] per queue, oldest first. */
+  readonly rates: Readonly<Record<string, { readonly points: ReadonlyArray<readonly [number, number, number]> }>>
+}
+
+/** A live worker as its registry entry says. */
+export interface WorkerInfo {
+  readonly id: string
+  readonly host: string
+  readonly pid: number
+  readonly state: string
+  readonly running: number
+  readonly concurrency: number
+  readonly lastSeenAt: number
+  readonly startedAt: number
+}
+
+/** Every queue's live workers. */
+export interface Workers {
+  readonly kind: "workers"
+  readonly prefix: string
+  readonly queues: ReadonlyArray<{
+    readonly queue: string
+    readonly now: number
+    readonly workers: ReadonlyArray<WorkerInfo>
+  }>
+}
+
+/** A lease whose time left the page counts down (Redis clock). */
+export interface Lease {
+  readonly deadline: number
+}
+
+/** An active job's lease, on the queue page. */
+export interface QueueLease extends Lease {
+  readonly id: string
+  readonly attempt: number
+  readonly maxAttempts?: number
+  readonly token: number
+}
+
+/** An entry of a queue's events stream (the feed, a job's timeline); fields by kind. */
+export interface StreamEvent {
+  readonly eventId: string
+  readonly kind: string
+  readonly at: number
+  readonly jobId?: string
+  readonly attempt?: number
+  readonly reason?: string
+  readonly willRetry?: boolean
+  readonly was?: string
+  readonly token?: number
+  readonly workerId?: string
+  readonly progress?: unknown
+}
+
+/** A value cut for display: `text` its start (null: none), `length` its full length. */
+export interface Clipped {
+  readonly text: string | null
+  readonly length: number
+}
+
+/** A dead job of the queue page's list. */
+export interface DeadJob {
+  readonly id: string
+  readonly diedAt: number
+  readonly reason: string
+  readonly message: string
+  readonly payload: Clipped
+}
+
+/** One queue: its figures, leases, workers, feed, dead letters and delayed jobs. */
+export interface QueueView {
+  readonly kind: "queue"
+  readonly queue: string
+  readonly actions: boolean
+  readonly stats: Stats
+  readonly leases: { readonly now: number; readonly total: number; readonly leases: ReadonlyArray<QueueLease> }
+  readonly workers: ReadonlyArray<WorkerInfo>
+  readonly feed: ReadonlyArray<StreamEvent>
+  readonly dead: {
+    readonly total: number
+    readonly shown: number
+    readonly jobs: ReadonlyArray<DeadJob>
+    readonly groups: ReadonlyArray<{ readonly reason: string; readonly message: string; readonly count: number }>
+  }
+  readonly delayed: {
+    readonly now: number
+    readonly total: number
+    readonly jobs: ReadonlyArray<{ readonly id: string; readonly dueAt: number }>
+  }
+}
+
+/** A payload, result or error as the job page gets it. */
+export interface Shown {
+  readonly text: string
+  readonly length: number
+  readonly hidden?: boolean
+  readonly stack?: string
+}
+
+/** A job as the job page shows it. */
+export interface JobShown {
+  readonly id: string
+  readonly state: string
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly failures: number
+  readonly lostLeases: number
+  readonly lease?: Lease & { readonly token: number; readonly workerId?: string }
+  readonly addedAt?: number
+  readonly dueAt?: number
+  readonly finishedAt?: number
+  readonly dedupeKey?: string
+  readonly timeoutMs?: number
+  readonly progress?: unknown
+  readonly error?: Shown
+  readonly payload?: Shown
+  readonly result?: Shown
+}
+
+/** One job: its facts, lease, values and timeline (`job` null: no such job). */
+export interface JobView {
+  readonly kind: "job"
+  readonly queue: string
+  readonly id: string
+  readonly actions: boolean
+  readonly now: number
+  readonly job: JobShown | null
+  readonly timeline: ReadonlyArray<StreamEvent>
+  readonly timelineGap: boolean
+  readonly limits: { readonly fromStart: number; readonly newest: number }
+}
+
+/** Any reading of /api/stream. */
+export type Reading = Overview | Workers | QueueView | JobView | Failed
