@@ -25,7 +25,11 @@ export type { PayloadSchema, ValidationError } from "./effect/Payload.ts"
 export type { SweepPassOptions, SweepTotals } from "./engine/admin/Sweeper.ts"
 export type { DeadJob, QueueStats, ScriptFailure, SweepResult } from "./engine/calls/Commands.ts"
 export type { EventsFrom, JobEvent, JobEventKind } from "./engine/events/Events.ts"
-export { type FinishedJob, WaitForTimeout } from "./engine/events/QueueEvents.ts"
+export {
+  type FinishedJob,
+  JobGone,
+  WaitForTimeout,
+} from "./engine/events/QueueEvents.ts"
 export type { Backoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
@@ -48,6 +52,7 @@ export {
   WorkerLoopFailed,
   WrongKeyType,
 } from "./engine/model/Errors.ts"
+export { DEAD_REASONS, type DeadReason } from "./engine/model/Failure.ts"
 export { LAYOUT_VERSION } from "./engine/model/Keys.ts"
 export type { WorkerInfo } from "./engine/model/Registry.ts"
 export { Limits } from "./engine/model/Validate.ts"
@@ -56,6 +61,5 @@ export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export type { JobOptions } from "./engine/queue/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
 export type { ControlError } from "./engine/queue/JobControl.ts"
-export type { DeadReason } from "./engine/worker/Callbacks.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"
 export type { ConnectionOption } from "./redis/Client.ts"

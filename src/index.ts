@@ -10,7 +10,11 @@
 export type { SweepPassOptions, SweepTotals } from "./engine/admin/Sweeper.ts"
 export type { DeadJob, QueueStats } from "./engine/calls/Commands.ts"
 export type { EventsFrom, JobEvent, JobEventKind } from "./engine/events/Events.ts"
-export { type FinishedJob, WaitForTimeout } from "./engine/events/QueueEvents.ts"
+export {
+  type FinishedJob,
+  JobGone,
+  WaitForTimeout,
+} from "./engine/events/QueueEvents.ts"
 export type { Backoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
@@ -32,6 +36,7 @@ export {
   WorkerLoopFailed,
   WrongKeyType,
 } from "./engine/model/Errors.ts"
+export { DEAD_REASONS, type DeadReason } from "./engine/model/Failure.ts"
 export { LAYOUT_VERSION, MAX_PARTITIONS } from "./engine/model/Keys.ts"
 export type { WorkerInfo } from "./engine/model/Registry.ts"
 export { Limits } from "./engine/model/Validate.ts"
@@ -40,7 +45,6 @@ export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export { EvictionPolicyWarning } from "./engine/queue/EvictionPolicy.ts"
 export type { Job, JobOptions } from "./engine/queue/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
-export type { DeadReason } from "./engine/worker/Callbacks.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export { Worker, type WorkerEventName, type WorkerEvents, type WorkerOptions } from "./promise/Worker.ts"

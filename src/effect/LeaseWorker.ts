@@ -13,12 +13,13 @@
 import { Cause, Context, Effect, FiberSet, Layer, Result, type Scope, Tracer } from "effect"
 import type { ScriptFailure } from "../engine/calls/Commands.ts"
 import { InvalidOptions, JobTimedOut, type QueueClosed } from "../engine/model/Errors.ts"
+import type { DeadReason } from "../engine/model/Failure.ts"
 import { type Checked, checkObject } from "../engine/model/Validate.ts"
 import { checkDurability, type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
 import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { Job as EngineJob } from "../engine/queue/Job.ts"
 import type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
-import { type DeadReason, makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
+import { makeRateLimiter, resultJson, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
 import type { WorkerState } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import { InternalsKey, type Service } from "./LeaseQueue.ts"
@@ -251,8 +252,8 @@ export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
             Effect.scoped,
             Effect.provideContext(context),
           ),
-        // throws for a result JSON cannot hold (a BigInt, a cycle): the engine fails the job with it
-        encodeResult: (result) => JSON.stringify(result ?? null) ?? "null",
+        // throws for a result JSON cannot hold or would change: the engine fails the job with it
+        encodeResult: resultJson,
         hooks: {
           completed: (job, result) => fire(() => options.onCompleted?.(asEffectJob(job), result as Out)),
           failed: (engineJob, error, willRetry) =>

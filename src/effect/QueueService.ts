@@ -7,7 +7,7 @@ import type { SweepPassOptions, SweepTotals } from "../engine/admin/Sweeper.ts"
 import type { ScriptFailure } from "../engine/calls/Commands.ts"
 import type { VerifyOptions, VerifyResult } from "../engine/calls/Verify.ts"
 import type { EventsFrom, JobEvent } from "../engine/events/Events.ts"
-import type { FinishedJob, WaitForTimeout } from "../engine/events/QueueEvents.ts"
+import type { FinishedJob, JobGone, WaitForTimeout } from "../engine/events/QueueEvents.ts"
 import type { InvalidOptions, InvalidPayload, NotReplicated, QueueClosed, RedisError } from "../engine/model/Errors.ts"
 import type { WorkerInfo } from "../engine/model/Registry.ts"
 import type { AnyQueue, AnyQueueStats } from "../engine/partition/Queue.ts"
@@ -102,12 +102,14 @@ export interface Service<A, Out = unknown> {
   }) => Stream.Stream<JobEvent, InvalidOptions | RedisError | QueueClosed>
   /**
    * Succeeds once job `id` has ended (completed, dead or cancelled), with what the queue
-   * knows of it; fails with {@link WaitForTimeout} after `timeoutMs` (default 60 000).
+   * knows of it; fails with {@link WaitForTimeout} when the job is still pending after
+   * `timeoutMs` (default 60 000), with {@link JobGone} when the queue no longer has it and
+   * no retained event says how it ended.
    */
   readonly waitFor: (
     id: string,
     options?: { readonly timeoutMs?: number | undefined },
-  ) => Effect.Effect<FinishedJob<Out>, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed>
+  ) => Effect.Effect<FinishedJob<Out>, InvalidOptions | WaitForTimeout | JobGone | ScriptFailure | QueueClosed>
   /** Keep about `maxLen` stream entries (0: no events; whole number 0 … 10 000 000; default until set 10 000). O(1). */
   readonly setEventRetention: (maxLen: number) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
   /** The queue's event retention. */

@@ -5,14 +5,14 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { SweepPassOptions, SweepTotals } from "../engine/admin/Sweeper.ts"
-import type { QueueStats, ScriptFailure } from "../engine/calls/Commands.ts"
+import type { QueueStats } from "../engine/calls/Commands.ts"
 import { checkVerifyOptions, type VerifyOptions } from "../engine/calls/Verify.ts"
 import type { EventsFrom, JobEvent } from "../engine/events/Events.ts"
 import {
   type FinishedJob,
   makeQueueEvents,
   type QueueEvents,
-  type WaitForTimeout,
+  type WaitForFailure,
 } from "../engine/events/QueueEvents.ts"
 import {
   InvalidOptions,
@@ -248,16 +248,15 @@ export class Queue<T = unknown, R = unknown> {
   }
 
   /**
-   * Resolves once job `id` has ended — completed, dead or cancelled — with what the queue
-   * knows of it (its result, typed `R`, while completed jobs are retained, its last error while it is
-   * dead). Rejects with {@link WaitForTimeout} after `timeoutMs` (default 60 000), and with
-   * {@link InvalidOptions} for a bad id or timeout. Built on the events: it costs one
-   * connection while it waits, and no polling.
+   * Resolves once job `id` has ended (completed, dead or cancelled) with what the queue knows
+   * of it (its result typed `R` while completed jobs are retained). Rejects with `WaitForTimeout` when it is still pending after `timeoutMs`
+   * (default 60 000), `JobGone` when the queue no longer has it and no retained event
+   * tells its end, {@link InvalidOptions} for a bad id or timeout. See docs/jobs.md.
    */
   waitFor(id: string, options: { readonly timeoutMs?: number | undefined } = {}): Promise<FinishedJob<R>> {
     return this.#run(
       Effect.suspend(
-        (): Effect.Effect<FinishedJob, InvalidOptions | WaitForTimeout | ScriptFailure | QueueClosed> =>
+        (): Effect.Effect<FinishedJob<R>, WaitForFailure | QueueClosed> =>
           this.queue.isClosed() ? Effect.fail(this.closedError()) : this.#events.waitFor(id, options),
       ).pipe(
         // close ends the wait (and closes its connection) rather than leave it to its timeout

@@ -6,13 +6,14 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { redisError } from "../engine/calls/Replies.ts"
 import { CallbackFailed, InvalidOptions, InvalidPayload, QueueClosed } from "../engine/model/Errors.ts"
+import type { DeadReason } from "../engine/model/Failure.ts"
 import { DEFAULT_PREFIX, validatePrefix, validateQueueName } from "../engine/model/Keys.ts"
 import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
 import { LAYOUT_KEYS, resolveLayout } from "../engine/partition/Queue.ts"
 import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { Job } from "../engine/queue/Job.ts"
 import { JobSpan } from "../engine/telemetry/Spans.ts"
-import { type DeadReason, stderrWarner } from "../engine/worker/Callbacks.ts"
+import { resultJson, stderrWarner } from "../engine/worker/Callbacks.ts"
 import type { WorkerHandle } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import { makeStateCell, type StateCell, transition, type WorkerState } from "../engine/worker/WorkerState.ts"
@@ -159,7 +160,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
         decode: (text) => Effect.try({ try: () => JSON.parse(text) as T, catch: invalidJson }),
         handler: (job) => runHandler(handler, job),
         plain: { decode: decodeJson<T>, run: handler },
-        encodeResult: (r) => JSON.stringify(r ?? null),
+        encodeResult: resultJson,
         hooks: {
           completed: (job, result) => emit("completed", job, result as R),
           failed: (job, error, willRetry) => emit("failed", job, error, willRetry),

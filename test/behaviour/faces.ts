@@ -9,7 +9,9 @@ import { Context, Effect, Exit, Scope } from "effect"
 import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
 import type { QueueStats } from "../../src/engine/calls/Commands.ts"
 import type { VerifyOptions, VerifyResult } from "../../src/engine/calls/Verify.ts"
+import type { FinishedJob } from "../../src/engine/events/QueueEvents.ts"
 import type { Job, JobOptions } from "../../src/engine/queue/Job.ts"
+import type { JobInfo } from "../../src/engine/queue/JobCommands.ts"
 import type { WorkerState } from "../../src/engine/worker/Context.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { onCleanup } from "../support/cleanup.ts"
@@ -20,8 +22,12 @@ export interface Payload {
   readonly n: number
 }
 
-/** What a handler does with a job: succeed, fail, or run until its lease ends (then it records the abort). */
-export type Plan = "ok" | "fail" | "hang"
+/**
+ * What a handler does with a job: succeed, fail, or run until its lease ends (then it
+ * records the abort); a promise: wait for it, then succeed (whatever its lease did);
+ * "bad-error": fail with an Error whose `message` getter throws; "map-result": return a Map.
+ */
+export type Plan = "ok" | "fail" | "bad-error" | "map-result" | "hang" | Promise<void>
 
 /** What a worker saw, the same for both faces. */
 export interface Seen {
@@ -31,6 +37,8 @@ export interface Seen {
   readonly failed: Array<{ readonly id: string; readonly willRetry: boolean }>
   readonly leaseLost: Array<{ readonly id: string; readonly token: number; readonly reason: string }>
   readonly dead: Array<{ readonly id: string; readonly reason: string }>
+  /** Jobs the worker said were cancelled while their handler ran. */
+  readonly cancelled: string[]
   /** Jobs whose handler was stopped (Promise: its signal aborted; Effect: its fiber interrupted). */
   readonly stopped: string[]
   readonly errors: unknown[]
@@ -42,6 +50,7 @@ export interface WorkerOpts {
   readonly leaseMs?: number
   readonly heartbeatMs?: number
   readonly shutdownGraceMs?: number
+  readonly keepCompleted?: number
   readonly backoff?: { readonly type: "fixed"; readonly delayMs: number }
   readonly sweep?: boolean | { readonly intervalMs: number }
   /** The worker's own Redis URL (e.g. a proxy that can cut it off); default the queue's. */
@@ -67,6 +76,10 @@ export interface QueueAdapter {
   readonly deadJobs: () => Promise<{ readonly total: number }>
   readonly retryDead: (ids: unknown) => Promise<number>
   readonly purgeDead: (ids: unknown) => Promise<number>
+  readonly cancel: (id: string) => Promise<string | undefined>
+  readonly getJob: (id: string) => Promise<JobInfo<Payload> | undefined>
+  readonly waitFor: (id: string, timeoutMs: number) => Promise<FinishedJob>
+  readonly setEventRetention: (maxLen: number) => Promise<void>
   readonly worker: (plan: (job: Job<Payload>) => Plan, options?: WorkerOpts) => Promise<WorkerAdapter>
   /** Close the queue (Promise: `close()`; Effect: its scope closes). */
   readonly close: () => Promise<void>
@@ -86,7 +99,24 @@ export interface Face {
   readonly open: (queue: string, options?: QueueOpts) => Promise<QueueAdapter>
 }
 
-const newSeen = (): Seen => ({ runs: [], completed: [], failed: [], leaseLost: [], dead: [], stopped: [], errors: [] })
+/** An Error whose `message` getter throws (security review F15). */
+export const badError = (): Error =>
+  Object.defineProperty(new Error("x"), "message", {
+    get() {
+      throw new Error("the message getter throws")
+    },
+  })
+
+const newSeen = (): Seen => ({
+  runs: [],
+  completed: [],
+  failed: [],
+  leaseLost: [],
+  dead: [],
+  cancelled: [],
+  stopped: [],
+  errors: [],
+})
 
 const recordRun = (seen: Seen, job: Job<Payload>) =>
   seen.runs.push({ id: job.id, attempt: job.attempt, token: job.token, n: job.payload.n })
@@ -107,6 +137,10 @@ export const promiseFace: Face = {
       deadJobs: () => queue.deadJobs(),
       retryDead: (ids) => queue.retryDead(ids as ReadonlyArray<string>),
       purgeDead: (ids) => queue.purgeDead(ids as ReadonlyArray<string>),
+      cancel: (id) => queue.cancel(id),
+      getJob: (id) => queue.getJob(id),
+      waitFor: (id, timeoutMs) => queue.waitFor(id, { timeoutMs }),
+      setEventRetention: (n) => queue.setEventRetention(n),
       close: () => queue.close(),
       worker: async (plan, options = {}) => {
         const seen = newSeen()
@@ -116,6 +150,12 @@ export const promiseFace: Face = {
             recordRun(seen, job)
             const what = plan(job)
             if (what === "fail") throw new Error(`planned failure of ${job.id}`)
+            if (what === "bad-error") throw badError()
+            if (what === "map-result") return new Map([["n", job.payload.n]]) as never
+            if (what instanceof Promise) {
+              await what
+              return job.payload.n
+            }
             if (what === "hang") {
               await new Promise<void>((resolve) => {
                 if (job.signal.aborted) resolve()
@@ -133,6 +173,7 @@ export const promiseFace: Face = {
         worker.on("failed", (job, _e, willRetry) => seen.failed.push({ id: job.id, willRetry }))
         worker.on("lease-lost", (job, reason) => seen.leaseLost.push({ id: job.id, token: job.token, reason }))
         worker.on("dead", (job, reason) => seen.dead.push({ id: job.id, reason }))
+        worker.on("cancelled", (job) => seen.cancelled.push(job.id))
         worker.on("error", (e) => seen.errors.push(e))
         await worker.ready
         return { seen, state: async () => worker.state, close: () => worker.close() }
@@ -159,6 +200,20 @@ const failureOnly = async <A, E>(effect: Effect.Effect<A, E>): Promise<A> => {
   throw new Error(`the Effect face died instead of failing: ${String(exit.cause)}`)
 }
 
+/** What an Effect handler does for `what` (see {@link Plan}). */
+const effectRun = (seen: Seen, job: Job<Payload>, what: Plan): Effect.Effect<number, Error> => {
+  if (what === "fail") return Effect.fail(new Error(`planned failure of ${job.id}`))
+  if (what === "bad-error") return Effect.fail(badError())
+  if (what === "map-result") return Effect.succeed(new Map([["n", job.payload.n]]) as never)
+  if (what instanceof Promise)
+    return Effect.as(
+      Effect.promise(() => what),
+      job.payload.n,
+    )
+  if (what === "hang") return Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => seen.stopped.push(job.id))))
+  return Effect.succeed(job.payload.n)
+}
+
 /** The Effect face: `LeaseQueue.make`, `LeaseWorker.make` in scopes, hooks. */
 export const effectFace: Face = {
   name: "Effect (LeaseQueue, LeaseWorker)",
@@ -178,6 +233,10 @@ export const effectFace: Face = {
       deadJobs: () => failureOnly(queue.deadJobs()),
       retryDead: (ids) => failureOnly(queue.retryDead(ids as ReadonlyArray<string>)),
       purgeDead: (ids) => failureOnly(queue.purgeDead(ids as ReadonlyArray<string>)),
+      cancel: (id) => failureOnly(queue.cancel(id)),
+      getJob: (id) => failureOnly(queue.getJob(id)),
+      waitFor: (id, timeoutMs) => failureOnly(queue.waitFor(id, { timeoutMs })),
+      setEventRetention: (n) => failureOnly(queue.setEventRetention(n)),
       close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
       worker: async (plan, { connection, ...options } = {}) => {
         const seen = newSeen()
@@ -197,11 +256,7 @@ export const effectFace: Face = {
               (job) =>
                 Effect.suspend(() => {
                   recordRun(seen, job)
-                  const what = plan(job)
-                  if (what === "fail") return Effect.fail(new Error(`planned failure of ${job.id}`))
-                  if (what === "hang")
-                    return Effect.never.pipe(Effect.onInterrupt(() => record(() => seen.stopped.push(job.id))))
-                  return Effect.succeed(job.payload.n)
+                  return effectRun(seen, job, plan(job))
                 }),
               {
                 ...options,
@@ -210,6 +265,7 @@ export const effectFace: Face = {
                 onLeaseLost: (job, reason) =>
                   record(() => seen.leaseLost.push({ id: job.id, token: job.token, reason })),
                 onDead: (job, reason) => record(() => seen.dead.push({ id: job.id, reason })),
+                onCancelled: (job) => record(() => seen.cancelled.push(job.id)),
                 onError: (e) => record(() => seen.errors.push(e)),
               },
             ),

@@ -226,6 +226,13 @@ describe.each(faces)("$name", (face) => {
       value: -1,
     })
     expect(await refusal(q.add({ n: 2n } as never))).toMatchObject({ tag: "InvalidPayload", field: "payload" })
+    // what JSON would store changed (a Map would be {}) is refused too, naming its path
+    const changed = await q.add({ n: 3, tags: new Map([["a", 1]]) } as never).catch((e: Error) => e)
+    expect(changed).toMatchObject({ _tag: "InvalidPayload", field: "payload" })
+    expect((changed as Error).message).toContain("contains a Map at payload.tags")
+    expect(
+      await refusal(q.addBulk([{ payload: { n: 1 } }, { payload: { n: 2, at: [undefined] } as never }])),
+    ).toMatchObject({ tag: "InvalidPayload", field: "jobs[1].payload" })
     expect(
       await refusal(q.addBulk([{ payload: { n: 1 } }, { payload: { n: 2 }, options: { maxAttempts: 0 } }])),
     ).toEqual({ tag: "InvalidOptions", field: "jobs[1].options.maxAttempts", value: 0 })

@@ -53,7 +53,9 @@ describe("Promise face", () => {
       worker.once("deadd", () => {})
     }
     expectTypeOf(listen).toBeFunction()
-    expectTypeOf<DeadReason>().toEqualTypeOf<"failed" | "timeout" | "invalid-payload" | "lease-expired">()
+    expectTypeOf<DeadReason>().toEqualTypeOf<
+      "failed" | "timeout" | "invalid-payload" | "lease-expired" | "missing-data"
+    >()
     expectTypeOf<WorkerEventName>().toEqualTypeOf<keyof WorkerEvents<unknown, unknown>>()
     expectTypeOf(Worker<Mail, Sent>).toBeConstructibleWith("mails", async () => ({ messageId: "m" }))
   })

@@ -76,6 +76,41 @@ describe("the worker registry", () => {
   })
 })
 
+describe("the worker registry's running count", () => {
+  it("agrees with the leases the worker holds as of its next heartbeat, as jobs start and as they end", async () => {
+    const q = name()
+    const queue = makeQueue(q)
+    const release = deferred()
+    let started = 0
+    const worker = makeWorker(
+      q,
+      async () => {
+        started++
+        await release.promise
+      },
+      { concurrency: 5, prefetch: 0 },
+    )
+    onCleanup(() => release.resolve())
+    await worker.ready
+    await queue.addBulk(Array.from({ length: 5 }, (_, n) => ({ payload: { n } })))
+    await until("the 5 jobs run", () => started === 5)
+    // a record is as of its heartbeat: the first one sent after now counts the 5 running
+    const heldBy = async (workerId: string) =>
+      Object.values(await raw.hgetall(queueKeys(q).holder)).filter((h) => h.split("|")[0] === workerId).length
+    const recordAfter = async (t: number) =>
+      until("a heartbeat after that moment", async () => {
+        const [w] = await queue.workers()
+        return w !== undefined && w.lastSeenAt > t ? w : undefined
+      })
+    const busy = await recordAfter(await redisNow(raw))
+    expect([busy.running, await heldBy(busy.id)]).toEqual([5, 5])
+    release.resolve()
+    await until("the jobs complete", async () => (await queue.stats()).counters.completed === 5)
+    const idle = await recordAfter(await redisNow(raw))
+    expect([idle.running, await heldBy(idle.id)]).toEqual([0, 0])
+  })
+})
+
 describe("the worker registry of a partitioned queue", () => {
   it("a worker serving N partitions is listed once per partition, each under its own id", async () => {
     const q = name()

@@ -9,6 +9,7 @@
 import * as Result from "effect/Result"
 import { unknownOptionReason } from "./DidYouMean.ts"
 import { InvalidOptions, InvalidPayload, type InvalidQueueName } from "./Errors.ts"
+import { jsonChange } from "./JsonChange.ts"
 
 /** What a validator answers: the value, or the error that says what is wrong and how to fix it. */
 export type Checked<A, E = InvalidOptions> = Result.Result<A, E>
@@ -162,33 +163,24 @@ const plainObject = (o: Record<string, unknown>, depth: number): boolean => {
   return true
 }
 
-/** JSON.stringify that says what JSON would drop or change (a function, a BigInt, NaN…): it throws then. */
-const carefulJson = (payload: unknown): string | undefined =>
-  JSON.stringify(payload, (key, value: unknown) => {
-    const type = typeof value
-    if (type === "object" || type === "string" || type === "boolean") return value
-    const where = () => (key === "" ? "" : ` at key ${JSON.stringify(key)}`)
-    if (type === "function") throw new Error(`contains a function${where()}; functions cannot be stored`)
-    if (type === "symbol") throw new Error(`contains a symbol${where()}; symbols cannot be stored`)
-    if (type === "bigint") throw new Error(`contains a BigInt${where()}; convert it to a string or number`)
-    if (type === "number" && !Number.isFinite(value)) {
-      throw new Error(`contains ${value}${where()}; JSON would turn it into null`)
-    }
-    return value
-  })
-
 /**
- * A payload as JSON text, refusing what JSON would silently change: undefined,
- * functions, symbols, BigInts, non-finite numbers, cycles; and anything over `maxBytes`.
+ * A payload as JSON text, refusing what JSON would silently change (see {@link jsonChange}:
+ * undefined, functions, symbols, BigInts, non-finite numbers, cycles, Maps, Sets, Errors,
+ * class instances…), naming where, before anything is sent; and anything over `maxBytes`.
+ * A plain payload (the common case) is checked by one walk ({@link plainJson}) and stringified.
  */
 export const encodePayload = (field: string, payload: unknown, maxBytes: number): Checked<string, InvalidPayload> => {
   if (payload === undefined) {
     return Result.fail(new InvalidPayload({ field, reason: "is undefined; pass null or a JSON value" }))
   }
   let text: string | undefined
-  // JSON.stringify reports a cycle, a throwing getter or toJSON, or what carefulJson refuses only by throwing
+  // a throwing getter or toJSON, or a structure too deep for the stack, is reported by throwing
   try {
-    text = plainJson(payload, 0) ? JSON.stringify(payload) : carefulJson(payload)
+    if (!plainJson(payload, 0)) {
+      const change = jsonChange(payload, field)
+      if (change !== undefined) return Result.fail(new InvalidPayload({ field, reason: change }))
+    }
+    text = JSON.stringify(payload)
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e)
     const reason = /circular/i.test(message) ? "contains a circular reference; JSON cannot represent it" : message

@@ -92,6 +92,14 @@ const extrasOf = (r: ReadonlyArray<unknown>): Pick<JobInfo, "dedupeKey" | "progr
   ...(typeof r[13] === "string" ? { timeoutMs: Number(r[13]) } : {}),
 })
 
+/** A job's last error, decoded; one recorded without a reason (by an older worker) is a handler failure: `failed`. */
+const lastError = (text: string): unknown => {
+  const e = parsed(text)
+  return e !== null && typeof e === "object" && typeof (e as { reason?: unknown }).reason !== "string"
+    ? { reason: "failed", ...e }
+    : e
+}
+
 export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string> | undefined => {
   if (r[0] !== 1) return undefined
   const state = String(r[1]) as JobState
@@ -111,7 +119,7 @@ export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string
     ...(state === "delayed" && score !== undefined ? { dueAt: score } : {}),
     ...(state === "active" && score !== undefined ? { lease: leaseOf(r, score) } : {}),
     ...(typeof r[7] === "string" ? { result: parsed(r[7]) } : {}),
-    ...(typeof r[6] === "string" ? { error: parsed(r[6]) } : {}),
+    ...(typeof r[6] === "string" ? { error: lastError(r[6]) } : {}),
     ...((state === "completed" || state === "dead" || state === "cancelled") && score !== undefined
       ? { finishedAt: score }
       : {}),

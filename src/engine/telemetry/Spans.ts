@@ -17,6 +17,7 @@ import type * as Fiber from "effect/Fiber"
 import * as References from "effect/References"
 import * as Tracer from "effect/Tracer"
 import type { TraceParent } from "../model/Carrier.ts"
+import { describeError } from "../model/Failure.ts"
 import { activeTracer, loadOtel, otel, otelSettled } from "./Otel.ts"
 
 /** Span attributes: strings, numbers, booleans. */
@@ -130,9 +131,14 @@ const otelSpan = (api: typeof OtelApi, tracer: OtelApi.Tracer, spec: SpanSpec): 
       if (failure) {
         const e = failure.error
         span.setAttribute("error.type", failure.type)
-        if (e instanceof Error) span.recordException(e)
-        else span.recordException({ name: failure.type, message: String(e) })
-        span.setStatus({ code: 2, message: e instanceof Error ? e.message : String(e) }) // SpanStatusCode.ERROR
+        // an error whose getters throw must not throw here: its fields are read through describeError
+        const { name, message } = describeError(e)
+        try {
+          span.recordException(e instanceof Error ? e : { name: failure.type, message })
+        } catch {
+          span.recordException({ name: name ?? failure.type, message })
+        }
+        span.setStatus({ code: 2, message }) // SpanStatusCode.ERROR
       }
       span.end()
     },

@@ -16,14 +16,9 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { CallbackFailed, InvalidPayload } from "../model/Errors.ts"
+import { type DEAD_REASONS, type DeadReason, describeError } from "../model/Failure.ts"
+import { serializePayload } from "../model/Validate.ts"
 import type { Job } from "../queue/Job.ts"
-
-/**
- * Why a job went to dead: `failed` (its attempts used up), `timeout` (its last attempt ran
- * past its `timeoutMs`), `invalid-payload` (its payload did not decode) or `lease-expired`
- * (its lease was reclaimed once too often).
- */
-export type DeadReason = "failed" | "timeout" | "invalid-payload" | "lease-expired"
 
 /** What happened to jobs, for events and hooks. */
 export interface WorkerHooks<A> {
@@ -40,7 +35,7 @@ export interface WorkerHooks<A> {
    * `JobCancelled`) and did not ack; the job is not retried.
    */
   readonly cancelled?: (job: { readonly id: string; readonly token: number }) => void
-  /** The job went to dead: reason "failed", "timeout", "invalid-payload", or "lease-expired" (found by this worker's sweep). */
+  /** The job went to dead, with its reason (one of {@link DEAD_REASONS}; "lease-expired" when found by this worker's sweep). */
   readonly dead?: (job: { readonly id: string; readonly token: number }, reason: DeadReason, error: unknown) => void
   /** A Redis or infrastructure error the worker survived (it keeps retrying). */
   readonly error?: (error: unknown) => void
@@ -71,8 +66,10 @@ export const makeRateLimiter = (windowMs: number) => {
 /** An error as one line of text: `Name: message`, whitespace collapsed. */
 export const oneLine = (error: unknown): string => {
   let text: string
-  if (error instanceof Error) text = `${error.name}: ${error.message}`
-  else {
+  if (error instanceof Error) {
+    const { name, message } = describeError(error)
+    text = `${name ?? "Error"}: ${message}`
+  } else {
     try {
       text = typeof error === "string" ? error : String(error)
     } catch {
@@ -191,6 +188,14 @@ export const supervise = (loop: Effect.Effect<unknown, unknown>, options: Superv
  * results are kept), or, when it cannot be serialised, a failed exit carrying an
  * {@link InvalidPayload} for the field `result` — the job then fails like any other.
  */
+/**
+ * A handler's result as JSON text to keep (keepCompleted > 0): `undefined` is kept as null;
+ * what JSON would drop or change (a Map, a nested undefined, a BigInt, a cycle…) throws an
+ * InvalidPayload naming its path, which fails the job (see {@link encodeOutcome}).
+ */
+export const resultJson = (result: unknown): string =>
+  serializePayload("result", result ?? null, Number.MAX_SAFE_INTEGER)
+
 export const encodeOutcome = (
   exit: Exit.Exit<unknown, unknown>,
   encode: ((result: unknown) => string) | undefined,

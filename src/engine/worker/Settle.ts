@@ -11,29 +11,15 @@ import * as Exit from "effect/Exit"
 import type { Commands, LeaseRef, Reservation } from "../calls/Commands.ts"
 import { planRetry } from "../model/Backoff.ts"
 import { AckUndelivered } from "../model/Errors.ts"
+import { describeError, errorJson } from "../model/Failure.ts"
 import type { Job } from "../queue/Job.ts"
-import { completeLanded, type Delivery, deliver, failLanded } from "./Acks.ts"
+import { ackCancelled, completeLanded, type Delivery, deliver, failLanded } from "./Acks.ts"
 import { encodeOutcome } from "./Callbacks.ts"
 import type { WorkerContext } from "./Context.ts"
 import { leaseEnded } from "./Heartbeat.ts"
 import type { Held } from "./Lease.ts"
 import { leaseTo } from "./LeaseState.ts"
 import { complete } from "./Riders.ts"
-
-const errorJson = (error: unknown): string => {
-  if (error instanceof Error) {
-    return JSON.stringify({
-      name: error.name,
-      message: error.message,
-      stack: error.stack?.split("\n").slice(0, 8).join("\n"),
-    })
-  }
-  try {
-    return JSON.stringify({ message: typeof error === "string" ? error : JSON.stringify(error) })
-  } catch {
-    return JSON.stringify({ message: String(error) })
-  }
-}
 
 /** The failure recorded for a handler that interrupted itself. */
 const handlerInterrupted = (): Error => {
@@ -55,6 +41,18 @@ const undelivered = <A>(
   )
   if (d.reason === "lease-expired") leaseEnded(ctx, held, "lease-lost")
 }
+
+/**
+ * An ack refused (no lease under its token): told as a cancel when the job was cancelled
+ * (`cancelled` hook; a cancel is not a lost lease), else as a lost lease.
+ */
+const refusedAck = <A>(ctx: WorkerContext<A>, held: Held): Effect.Effect<void> =>
+  ackCancelled(ctx.commands, held.id).pipe(
+    Effect.orElseSucceed(() => false),
+    Effect.map((cancelled): void =>
+      cancelled ? ctx.hooks.cancelled?.({ id: held.id, token: held.token }) : leaseEnded(ctx, held, "lease-lost"),
+    ),
+  )
 
 /** Report a complete's outcome; "lease lost" after an uncertain attempt is checked in Redis first. */
 const completed = <A>(
@@ -83,8 +81,12 @@ export const completedSlow = <A>(
   Effect.gen(function* () {
     if (d._tag === "undelivered") return undelivered(ctx, held, "complete", d)
     if (d._tag === "refused") return // reported on error already; as before, no event
-    const landed =
-      d.value || (d.uncertain && (yield* completeLanded(ctx.commands, held.id).pipe(Effect.orElseSucceed(() => false))))
+    if (d.value) return ctx.hooks.completed?.(job, result)
+    // a cancelled job's data may be gone as a completed one's is: the cancel is looked for first
+    if (yield* ackCancelled(ctx.commands, held.id).pipe(Effect.orElseSucceed(() => false))) {
+      return ctx.hooks.cancelled?.({ id: held.id, token: held.token })
+    }
+    const landed = d.uncertain && (yield* completeLanded(ctx.commands, held.id).pipe(Effect.orElseSucceed(() => false)))
     if (landed) ctx.hooks.completed?.(job, result)
     else leaseEnded(ctx, held, "lease-lost")
   })
@@ -150,7 +152,7 @@ export const settleFailed = <A>(
       error: errorJson(error),
       mode: plan.retry ? "retry" : "final",
     })
-    if (outcome === "lost") leaseEnded(ctx, held, "lease-lost")
+    if (outcome === "lost") yield* refusedAck(ctx, held)
     else if (outcome !== undefined) {
       ctx.hooks.failed?.(job, error, outcome === "retry")
       if (outcome === "dead") ctx.hooks.dead?.({ id: r.id, token: r.token }, "failed", error)
@@ -161,12 +163,12 @@ export const settleFailed = <A>(
 export const refuse = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, cause: Cause.Cause<unknown>) =>
   Effect.gen(function* () {
     const error = Cause.squash(cause)
-    const message = error instanceof Error ? error.message : String(error)
+    const { message } = describeError(error)
     const outcome = yield* sendFail(ctx, r, held, {
       delayMs: 0,
       error: JSON.stringify({ reason: "invalid-payload", message }),
       mode: "dead",
     })
     if (outcome === "dead") ctx.hooks.dead?.({ id: r.id, token: r.token }, "invalid-payload", error)
-    else if (outcome === "lost") leaseEnded(ctx, held, "lease-lost")
+    else if (outcome === "lost") yield* refusedAck(ctx, held)
   })
