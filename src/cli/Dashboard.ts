@@ -17,7 +17,7 @@ import { join } from "node:path"
 import { Option } from "commander"
 import * as Effect from "effect/Effect"
 import { isLoopback } from "../dashboard/Guard.ts"
-import { type DashboardHandler, dashboardHandler } from "../dashboard/Handler.ts"
+import type { DashboardHandler } from "../dashboard/Handler.ts"
 import type { CommonFlags } from "./Flags.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, usage } from "./Output.ts"
 import { type ListenAddress, serveUntilSignal, urlOf } from "./Serve.ts"
@@ -99,6 +99,9 @@ export const runDashboard = (
     const given = yield* givenToken(flags, env)
     const beyond = !isLoopback(flags.listen.host)
     if (beyond && given === undefined) return yield* Effect.fail(usage(BEYOND_LOOPBACK(flags.listen.host)))
+    // loaded here, not at start-up: every other command (a cron's `leaseq sweep`) runs
+    // without the dashboard's page and browser script
+    const { dashboardHandler } = yield* Effect.promise(() => import("../dashboard/Handler.ts"))
     yield* serveUntilSignal(
       url,
       flags.listen,

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { makeContext } from "../../src/engine/worker/Context.ts"
 import { flushRiders, makeRider } from "../../src/engine/worker/Riders.ts"
+import { tell } from "../../src/engine/worker/Scheduling.ts"
 import { makeFake, paths, program, replyError, settings, start, until } from "./support/fake.ts"
 
 describe("a rider", () => {
@@ -43,14 +44,14 @@ describe("a rider", () => {
       for (const id of ["a", "b"]) {
         const r = makeRider({ id, token: 1 })
         r.listen((a) => heard.push(a))
-        ctx.riding.push(r)
+        tell(ctx.sched, { _tag: "Rider", rider: r })
       }
       yield* flushRiders(ctx)
       expect(heard).toEqual([
         { resend: true, uncertain: false },
         { resend: true, uncertain: false },
       ])
-      expect(ctx.riding).toEqual([])
+      expect(ctx.sched.riding).toEqual([])
     }),
   )
 })

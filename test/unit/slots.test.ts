@@ -10,6 +10,15 @@ import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import { makeContext } from "../../src/engine/worker/Context.ts"
 import {
+  lingerEnded,
+  type SchedEvent,
+  type Scheduling,
+  SLOT_FREED,
+  SLOT_TAKEN,
+  tell,
+  waitFor,
+} from "../../src/engine/worker/Scheduling.ts"
+import {
   canSend,
   freeSlot,
   freeSlots,
@@ -30,8 +39,21 @@ const context = (concurrency: number) => {
     program(() => Effect.void).program,
   )
 }
-/** Stand-ins for reserve calls in flight (only their number matters to the slot rules). */
-const callsOut = (n: number) => new Set(Array.from({ length: n }, () => ({}) as never))
+/** The scheduling state is told what happened, as the job runs and the reserve calls tell it. */
+const told = (ctx: { readonly sched: Scheduling }, e: SchedEvent) => tell(ctx.sched, e)
+/** `n` slots taken: slots taken or freed until so many are. */
+const busy = (ctx: { readonly sched: Scheduling }, n: number) => {
+  while (ctx.sched.busy < n) told(ctx, SLOT_TAKEN)
+  while (ctx.sched.busy > n) told(ctx, SLOT_FREED)
+}
+/** Stand-ins for reserve calls in flight (only their number matters to the slot rules), told out. */
+const callsOut = (ctx: { readonly sched: Scheduling }, n: number) => {
+  for (let i = 0; i < n; i++) told(ctx, { _tag: "CallOut", fiber: {} as never })
+}
+/** Handlers that ran `ms` each, long enough for the moving average to be `ms` (within 1%). */
+const paced = (ctx: { readonly sched: Scheduling }, ms: number) => {
+  for (let i = 0; i < 40; i++) told(ctx, { _tag: "Paced", ms })
+}
 
 describe("Slots: the rules", () => {
   it("fewer calls out than the reserve script keeps re-send records for (4 a worker, lua/reserve.lua)", () => {
@@ -41,69 +63,69 @@ describe("Slots: the rules", () => {
 
   it("free slots are concurrency minus running minus asked-for", () => {
     const ctx = context(8)
-    ctx.busy = 3
-    ctx.asked = 2
+    busy(ctx, 3)
+    told(ctx, { _tag: "Asked", want: 2 })
     expect(freeSlots(ctx)).toBe(3)
   })
 
   it("with no call out, any free slot sends; a short (empty) answer sends none until woken", () => {
     const ctx = context(4)
-    ctx.busy = 3
+    busy(ctx, 3)
     expect(canSend(ctx, false)).toBe(true)
     expect(canSend(ctx, true)).toBe(false)
-    ctx.busy = 4
+    busy(ctx, 4)
     expect(canSend(ctx, false)).toBe(false)
   })
 
   it("with one call out, a second goes only once half the slots are free; never more than two out", () => {
     const ctx = context(4)
-    Object.assign(ctx, { inFlight: callsOut(1) })
-    ctx.busy = 3
+    callsOut(ctx, 1)
+    busy(ctx, 3)
     expect(canSend(ctx, false)).toBe(false)
-    ctx.busy = 2
+    busy(ctx, 2)
     expect(canSend(ctx, false)).toBe(true)
-    Object.assign(ctx, { inFlight: callsOut(MAX_RESERVES_IN_FLIGHT) })
-    ctx.busy = 0
+    callsOut(ctx, MAX_RESERVES_IN_FLIGHT - 1)
+    busy(ctx, 0)
     expect(canSend(ctx, false)).toBe(false)
   })
 
   it("with no call out and quick handlers running, a freed slot lingers until half are free", () => {
     const ctx = context(16)
-    ctx.handlerPaceMs = 0.1
-    ctx.busy = 15
+    paced(ctx, 0.1)
+    busy(ctx, 15)
     expect(lingering(ctx)).toBe(true)
     expect(canSend(ctx, false)).toBe(false)
-    ctx.busy = 8 // half free: the call is worth its round trip
+    busy(ctx, 8) // half free: the call is worth its round trip
     expect(canSend(ctx, false)).toBe(true)
-    ctx.busy = 15
-    ctx.lingerOver = true // the loop lingered LINGER_MS: the one free slot is asked for
+    busy(ctx, 15)
+    lingerEnded(ctx.sched) // the loop lingered LINGER_MS: the one free slot is asked for
     expect(canSend(ctx, false)).toBe(true)
   })
 
   it("no linger for slow or unmeasured handlers, an idle worker, or a call out", () => {
     const ctx = context(16)
-    ctx.busy = 15
+    busy(ctx, 15)
     expect(lingering(ctx)).toBe(false) // no handler finished yet: pace unknown
-    ctx.handlerPaceMs = LINGER_MS + 1
+    paced(ctx, LINGER_MS + 1)
     expect(lingering(ctx)).toBe(false)
     expect(canSend(ctx, false)).toBe(true)
-    ctx.handlerPaceMs = 0.1
-    ctx.busy = 0
+    paced(ctx, 0.1)
+    busy(ctx, 0)
     expect(lingering(ctx)).toBe(false)
-    ctx.busy = 15
-    Object.assign(ctx, { inFlight: callsOut(1) })
+    busy(ctx, 15)
+    callsOut(ctx, 1)
     expect(lingering(ctx)).toBe(false)
   })
 
   it("while a call is out, a freed slot wakes the waiting loop only once a second call is worth sending", () => {
     const ctx = context(4)
-    Object.assign(ctx, { inFlight: callsOut(1) })
+    callsOut(ctx, 1)
     let rings = 0
-    ctx.busy = 4
-    ctx.ringSlot = () => rings++
+    busy(ctx, 4)
+    waitFor(ctx.sched, false, () => rings++)
     freeSlot(ctx) // 1 of 4 free: nothing for the loop to do
     expect(rings).toBe(0)
-    expect(ctx.ringSlot).toBeDefined()
+    expect(ctx.sched.loopWaits).toBe(true)
     freeSlot(ctx) // half free: a second call goes
     expect(rings).toBe(1)
   })
@@ -111,40 +133,40 @@ describe("Slots: the rules", () => {
   it("freeing a slot wakes a loop that waits for one, once", () => {
     const ctx = context(1)
     let rings = 0
-    ctx.busy = 1
-    ctx.ringSlot = () => rings++
+    busy(ctx, 1)
+    waitFor(ctx.sched, false, () => rings++)
     freeSlot(ctx)
     freeSlot(ctx)
     expect(rings).toBe(1)
-    expect(ctx.ringSlot).toBeUndefined()
+    expect(ctx.sched.loopWaits).toBe(false)
   })
 
   it.effect("waitEvent returns at once when a call landed, else when a slot frees", () =>
     Effect.gen(function* () {
       const ctx = context(1)
-      ctx.busy = 1
+      busy(ctx, 1)
       const waiting = yield* Effect.forkChild(waitEvent(ctx, false), { startImmediately: true })
       yield* settle
       expect(waiting.pollUnsafe()).toBeUndefined()
       freeSlot(ctx)
       yield* Fiber.join(waiting)
-      ctx.busy = 1
-      ctx.landed.push({} as never)
+      busy(ctx, 1)
+      told(ctx, { _tag: "Landed", landed: {} as never })
       yield* waitEvent(ctx, false) // returns: a landed call is an event
     }),
   )
   it.effect("a lingering wait ends by itself after LINGER_MS, with no slot freed; then the call goes", () =>
     Effect.gen(function* () {
       const ctx = context(16)
-      ctx.handlerPaceMs = 0.1
-      ctx.busy = 15
+      paced(ctx, 0.1)
+      busy(ctx, 15)
       expect(canSend(ctx, false)).toBe(false)
       const waiting = yield* Effect.forkChild(waitEvent(ctx, false), { startImmediately: true })
       yield* settle
       expect(waiting.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust(LINGER_MS)
       yield* Fiber.join(waiting)
-      expect(ctx.lingerOver).toBe(true)
+      expect(ctx.sched.lingerOver).toBe(true)
       expect(canSend(ctx, false)).toBe(true)
     }),
   )

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import type { WorkerContext } from "../../src/engine/worker/Context.ts"
 import { AUTO_PREFETCH_UPTO, prefetchNow, recordHandlerMs } from "../../src/engine/worker/Prefetch.ts"
+import { makeScheduling } from "../../src/engine/worker/Scheduling.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { until } from "../reliability/support.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
@@ -43,7 +44,7 @@ const newWorker = (
 describe('prefetch "auto" follows the handlers\' pace', () => {
   /** Just what prefetchNow and recordHandlerMs read and write. */
   const ctx = (concurrency: number, prefetch: number | "auto") =>
-    ({ settings: { concurrency, prefetch }, handlerPaceMs: undefined }) as unknown as WorkerContext<unknown>
+    ({ settings: { concurrency, prefetch }, sched: makeScheduling() }) as unknown as WorkerContext<unknown>
 
   it("none before a handler has finished; as many as finish in 2 ms, up to 48 held in all; none while handlers are slow", () => {
     const c1 = ctx(1, "auto")

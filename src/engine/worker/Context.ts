@@ -1,16 +1,16 @@
 /**
- * The worker's shared state, in one typed object: what every role of the worker (slots,
- * riders, running a job, the reserve loop, leases, the sweep, the lifecycle) reads and
- * changes. Built once by `startWorker`; each role is a set of functions taking it.
+ * What the roles of a worker share, in one typed object: settings, hooks, the lease table,
+ * the state cell, the job fibers. Built once by `startWorker`; each role is a set of
+ * functions taking it. The reserve loop's scheduling state (slots, calls, riders) is here
+ * read-only (`sched`): only Scheduling.ts writes it, told what happened by the roles.
  *
  * The worker's state changes only through `transition` (WorkerState.ts); every move also
  * wakes the reserve loop, so a loop waiting for a slot sees the change at once.
  */
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type { RedisClient } from "../../redis/Client.ts"
-import { type Commands, type Reservation, SCRIPT_CHUNK } from "../calls/Commands.ts"
+import { type Commands, SCRIPT_CHUNK } from "../calls/Commands.ts"
 import type { InvalidPayload } from "../model/Errors.ts"
 import { makeRegistryBeat, type WorkerSelf } from "../model/Registry.ts"
 import { newWorkerId } from "../model/RequestId.ts"
@@ -19,9 +19,11 @@ import type { Job } from "../queue/Job.ts"
 import { makeStopSignal, type StopSignal } from "./Acks.ts"
 import { safeHooks, stderrWarner, type WorkerHooks } from "./Callbacks.ts"
 import { type Held, type LeaseTable, makeLeaseTable } from "./Lease.ts"
+import { type Finished, makeScheduling, type Scheduling, tell, WAKE } from "./Scheduling.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
 import { makeStateCell, type StateCell, type WorkerState } from "./WorkerState.ts"
 
+export type { Finished, Landed, RideAnswer, Rider, Waiting } from "./Scheduling.ts"
 export type { WorkerState } from "./WorkerState.ts"
 
 /** What the engine needs besides settings: how to decode and run a job. */
@@ -59,45 +61,6 @@ export interface WorkerHandle {
   readonly close: Effect.Effect<void>
 }
 
-/** A finished job to acknowledge. */
-export interface Finished {
-  readonly id: string
-  readonly token: number
-  readonly result?: string
-}
-
-/**
- * What a rider (a complete carried by a reserve call) learns: the script's answer, or
- * that it must be sent on its own (the reserve failed — `uncertain` when it may have
- * run — or never carried it).
- */
-export type RideAnswer = boolean | { readonly resend: true; readonly uncertain: boolean }
-
-/** A complete riding with a reserve call: answered once, listened to by its job's fiber. */
-export interface Rider {
-  readonly item: Finished
-  readonly answer: (a: RideAnswer) => void
-  /** Call `f` with the answer (at once if it came already); returns how to stop listening. */
-  readonly listen: (f: (a: RideAnswer) => void) => () => void
-}
-
-/** A reserve call that landed: what the loop needs to start its jobs. */
-export interface Landed {
-  readonly reserved: Exit.Exit<{ readonly jobs: ReadonlyArray<Reservation>; readonly nextDueMs: number }, unknown>
-  readonly starts: ReadonlyArray<{ readonly r: Reservation; readonly deadline: number }>
-  /** True when the call landed after close began and gave its jobs back itself. */
-  readonly handled: boolean
-  /** True when the call failed because the marker wait it was sent behind failed (that failure is reported instead). */
-  readonly quiet: boolean
-  readonly want: number
-}
-
-/** A leased job waiting for a slot (prefetched, see Prefetch.ts). */
-export interface Waiting {
-  readonly r: Reservation
-  readonly held: Held
-}
-
 const makeCompleter = (commands: Commands, settings: WorkerSettings) =>
   makeBatcher((items: ReadonlyArray<Finished>) => commands.complete(items, settings.keepCompleted), SCRIPT_CHUNK)
 
@@ -132,53 +95,20 @@ export interface WorkerContext<A> {
   /** Leases to release at close (shutdown-ended jobs, acks that got no answer). */
   readonly toRelease: Held[]
   /**
-   * Finished jobs riding along with the reserve call that their freed slots trigger:
-   * one script call (and one write) completes them and leases their successors.
+   * The reserve loop's scheduling state (slots, calls asked, in flight and landed, riders,
+   * prefetched jobs, the linger): read-only here; changed only by telling it what happened
+   * (`tell`, Scheduling.ts) or by the loop's own steps.
    */
-  readonly riding: Rider[]
-  /** Reserve calls in flight (close waits for them to land, up to a bound). */
-  readonly inFlight: Set<Fiber.Fiber<unknown>>
-  /** Calls that landed while the worker runs, for the loop to start their jobs, in order. */
-  readonly landed: Landed[]
-  /** Leased jobs waiting for a slot, in order (prefetched: see Prefetch.ts). */
-  readonly waiting: Waiting[]
-  /** Moving average of handler durations in ms (undefined until one finished), for prefetch "auto". */
-  handlerPaceMs: number | undefined
-  /** When a fragile job last landed (monotonic ms): prefetch pauses for a while after (Fragile.ts). */
-  fragileAt: number | undefined
+  readonly sched: Scheduling
   /** The worker's state (`lifecycle.current`); changed only through `transition` (WorkerState.ts). */
   readonly state: WorkerState
   /** The worker's state cell: a move wakes the reserve loop; a refused move is reported on the error hook. */
   readonly lifecycle: StateCell
-  /** Jobs whose handlers are running (their slots are taken). */
-  busy: number
   /** Leases this worker self-fenced since it started (reported to the queue's counter by its heartbeat). */
   selfFenced: number
-  /** Jobs asked for by calls in flight or landed and not yet started: their slots are spoken for. */
-  asked: number
-  /** Resumes the reserve loop while it waits for an event (a slot freed, a call landed). */
-  ringSlot: (() => void) | undefined
-  /** The loop lingered its LINGER_MS (Slots.ts) since its last call: the next one goes now. */
-  lingerOver: boolean
-  /** The loop waits with a linger timeout armed (Slots.ts). */
-  lingerArmed: boolean
-  /** The loop's current wait follows a short (empty) answer: a freed slot then sends nothing. */
-  waitShort: boolean
-  /**
-   * True while the reserve loop will send another reserve call without waiting (it has
-   * free slots and is not blocked, sleeping or waiting for a slot): a job finished now
-   * rides with that call (one script call for both) instead of going on its own.
-   */
-  reserving: boolean
-  /**
-   * Numbers this worker's reserve calls: the request id a re-send is recognised by needs
-   * to be unique only per worker (the script keeps one record per worker id), so a
-   * counter does (no random bytes per call).
-   */
-  reserveSeq: number
   /** How many times the main connection was replaced as silent (a heartbeat got no reply). */
   replaced: number
-  /** Wake the reserve loop if it waits (a slot freed, a call landed). */
+  /** Wake the reserve loop if it waits (tells the scheduling state `Wake`). */
   readonly wakeLoop: () => void
   /** Report an error the worker survives on the error hook. */
   readonly report: (e: unknown) => Effect.Effect<void>
@@ -208,7 +138,7 @@ export const makeContext = <A>(
     id: workerId,
     concurrency: settings.concurrency,
     startedAt: Date.now(),
-    running: () => ctx.busy,
+    running: () => ctx.sched.busy,
     state: () => ctx.state,
     selfFenced: () => ctx.selfFenced,
   }
@@ -228,12 +158,7 @@ export const makeContext = <A>(
     jobFibers: new Set(),
     plainRuns: { count: 0, idle: [] },
     toRelease: [],
-    riding: [],
-    inFlight: new Set(),
-    landed: [],
-    waiting: [],
-    handlerPaceMs: undefined,
-    fragileAt: undefined,
+    sched: makeScheduling(),
     get state() {
       return ctx.lifecycle.current
     },
@@ -243,21 +168,9 @@ export const makeContext = <A>(
       () => ctx.wakeLoop(),
       "running",
     ),
-    busy: 0,
     selfFenced: 0,
-    asked: 0,
-    ringSlot: undefined,
-    lingerOver: false,
-    lingerArmed: false,
-    waitShort: false,
-    reserving: false,
-    reserveSeq: 0,
     replaced: 0,
-    wakeLoop: () => {
-      const ring = ctx.ringSlot
-      ctx.ringSlot = undefined
-      ring?.()
-    },
+    wakeLoop: () => tell(ctx.sched, WAKE),
     report: (e) => Effect.sync(() => hooks.error?.(e)),
     fork,
   }

@@ -19,6 +19,7 @@
 import type { Reservation } from "../calls/Commands.ts"
 import type { WorkerContext } from "./Context.ts"
 import { monotonicNow } from "./Lease.ts"
+import { noteFragile } from "./Scheduling.ts"
 
 /** After a fragile job landed, the worker asks for no prefetch for this long (ms). */
 export const FRAGILE_PAUSE_MS = 1_000
@@ -32,15 +33,16 @@ export const isFragile = (r: Reservation): boolean => isSuspect(r) || r.attempt 
 /**
  * True while the worker asks for no prefetch: a fragile job landed within
  * {@link FRAGILE_PAUSE_MS}, or one it holds is still live (running). A worker that never
- * saw a fragile job checks nothing; once none is left, it stops checking.
+ * saw a fragile job checks nothing; once none is left, the reserve loop notes it
+ * (ReserveLoop.ts) and it stops checking.
  */
 export const prefetchPaused = <A>(ctx: WorkerContext<A>): boolean => {
-  if (ctx.fragileAt === undefined) return false
-  if (monotonicNow() - ctx.fragileAt < FRAGILE_PAUSE_MS) return true
+  const at = ctx.sched.fragileAt
+  if (at === undefined) return false
+  if (monotonicNow() - at < FRAGILE_PAUSE_MS) return true
   for (const h of ctx.table.held.values()) {
     if (h.state.ended === undefined && (h.attempt > 1 || h.attempt >= h.maxAttempts)) return true
   }
-  ctx.fragileAt = undefined
   return false
 }
 
@@ -67,11 +69,11 @@ export const place = <A, S extends { readonly r: Reservation }>(
   // while another call is out, a suspect does not start: that call's jobs would be leased
   // to this worker, unstarted, if the job killed it; given back, it comes again in a call
   // of its own (prefetch pauses, so one call at a time asks only for free slots)
-  const deferred = ctx.inFlight.size > 0 ? start.filter((s) => isSuspect(s.r)) : []
+  const deferred = ctx.sched.inFlight.size > 0 ? start.filter((s) => isSuspect(s.r)) : []
   if (deferred.length > 0) start = start.filter((s) => !isSuspect(s.r))
   const fragileStarts = start.some((s) => isFragile(s.r))
   const firstFragile = rest.findIndex((s) => isFragile(s.r))
-  if (deferred.length > 0 || fragileStarts || firstFragile >= 0) ctx.fragileAt = monotonicNow()
+  if (deferred.length > 0 || fragileStarts || firstFragile >= 0) noteFragile(ctx.sched, monotonicNow())
   const cut = fragileStarts ? 0 : firstFragile >= 0 ? firstFragile : rest.length
   return { start, hold: rest.slice(0, cut), release: [...deferred, ...rest.slice(cut)] }
 }

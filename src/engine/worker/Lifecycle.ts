@@ -108,7 +108,7 @@ const release = <A>(ctx: WorkerContext<A>) => {
     ctx.toRelease.length === 0
       ? Effect.void
       : ctx.commands.release(ctx.toRelease.splice(0)).pipe(Effect.timeoutOption(RELEASE_MS), Effect.catch(ctx.report))
-  const landing = Fiber.awaitAll([...ctx.inFlight]).pipe(Effect.timeoutOption(LANDING_MS))
+  const landing = Fiber.awaitAll([...ctx.sched.inFlight]).pipe(Effect.timeoutOption(LANDING_MS))
   return Effect.all([released, landing], { concurrency: "unbounded", discard: true })
 }
 

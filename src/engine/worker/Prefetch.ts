@@ -28,6 +28,7 @@ import { prefetchPaused } from "./Fragile.ts"
 import { leaseEnded } from "./Heartbeat.ts"
 import type { Held } from "./Lease.ts"
 import { HELD, leaseTo } from "./LeaseState.ts"
+import { type SchedEvent, takeAllWaiting, tell } from "./Scheduling.ts"
 
 /** "auto": hold as many jobs as handlers finish in this many ms at their measured pace. */
 export const AUTO_PREFETCH_WAIT_MS = 2
@@ -35,21 +36,16 @@ export const AUTO_PREFETCH_WAIT_MS = 2
 /** "auto": at most this many jobs held in all (running and waiting), so none from this concurrency on. */
 export const AUTO_PREFETCH_UPTO = 48
 
-/** Weight of the newest handler duration in the moving average. */
-const PACE_WEIGHT = 0.2
-
-/** Record how long a handler ran (ms), for "auto". */
-export const recordHandlerMs = <A>(ctx: WorkerContext<A>, ms: number): void => {
-  const pace = ctx.handlerPaceMs
-  ctx.handlerPaceMs = pace === undefined ? ms : pace + (ms - pace) * PACE_WEIGHT
-}
+/** Record how long a handler ran (ms), for "auto" (a moving average, Scheduling.ts). */
+export const recordHandlerMs = <A>(ctx: WorkerContext<A>, ms: number): void =>
+  tell(ctx.sched, { _tag: "Paced", ms } satisfies SchedEvent)
 
 /** How many jobs the worker may hold beyond `concurrency` now. */
 export const prefetchNow = <A>(ctx: WorkerContext<A>): number => {
   const setting = ctx.settings.prefetch ?? 0
   if (setting === 0 || prefetchPaused(ctx)) return 0
   if (setting !== "auto") return setting
-  const pace = ctx.handlerPaceMs
+  const pace = ctx.sched.handlerPaceMs
   if (pace === undefined) return 0
   const quick = Math.floor((AUTO_PREFETCH_WAIT_MS * ctx.settings.concurrency) / Math.max(pace, 0.001))
   return Math.max(0, Math.min(AUTO_PREFETCH_UPTO - ctx.settings.concurrency, quick))
@@ -90,7 +86,7 @@ export const endOlder = <A>(ctx: WorkerContext<A>, older: Held): Effect.Effect<v
 
 /** Take the waiting jobs out of the buffer (at close): those whose lease is still live are to be released. */
 export const takeWaiting = <A>(ctx: WorkerContext<A>): Reservation[] =>
-  ctx.waiting.splice(0).flatMap((w) => {
+  takeAllWaiting(ctx.sched).flatMap((w) => {
     ctx.table.remove(w.held)
     return w.held.state.phase === "held" && leaseTo(w.held, "release") ? [w.r] : []
   })

@@ -16,6 +16,7 @@ import type { RideAnswer, Rider, WorkerContext } from "./Context.ts"
 import { giveBack, reservedJobs } from "./GiveBack.ts"
 import { freshen } from "./Heartbeat.ts"
 import { fenceAfter, monotonicNow } from "./Lease.ts"
+import { nextRequestId, tell } from "./Scheduling.ts"
 
 /**
  * How much later than its own timeout a BZPOPMIN may answer before its connection is
@@ -26,7 +27,7 @@ export const BLOCK_REPLY_SLACK_MS = 5_000
 /** The reserve call's arguments for `want` jobs carrying the completes of `ride`. */
 const reserveInput = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArray<Rider>): ReserveInput => ({
   workerId: ctx.workerId,
-  requestId: String(++ctx.reserveSeq),
+  requestId: nextRequestId(ctx.sched),
   count: want,
   leaseMs: ctx.serverLeaseMs,
   promoteLimit: RESERVE_PROMOTE_LIMIT,
@@ -133,13 +134,13 @@ const recalls = new WeakMap<Fiber.Fiber<unknown>, () => Effect.Effect<Reserved, 
  */
 export const recallInFlight = <A>(ctx: WorkerContext<A>) =>
   Effect.gen(function* () {
-    for (const fiber of [...ctx.inFlight]) {
+    for (const fiber of [...ctx.sched.inFlight]) {
       const recall = recalls.get(fiber)
       if (recall === undefined) continue
       recalls.delete(fiber)
       const sent = yield* Effect.forkDetach(Effect.catch(recall(), ctx.report), { startImmediately: true })
-      ctx.inFlight.add(sent)
-      sent.addObserver(() => ctx.inFlight.delete(sent))
+      tell(ctx.sched, { _tag: "CallOut", fiber: sent })
+      sent.addObserver(() => tell(ctx.sched, { _tag: "CallOver", fiber: sent }))
     }
   })
 
@@ -149,11 +150,11 @@ export const recallInFlight = <A>(ctx: WorkerContext<A>) =>
  */
 const track = <A>(ctx: WorkerContext<A>, want: number, call: Call, ride: ReadonlyArray<Rider>) =>
   Effect.gen(function* () {
-    ctx.asked += want
+    tell(ctx.sched, { _tag: "Asked", want })
     const landing = reserveCall(ctx, call, ride).pipe(
       Effect.flatMap((l) => {
         if (l.handled || ctx.state === "running") {
-          ctx.landed.push({ ...l, want })
+          tell(ctx.sched, { _tag: "Landed", landed: { ...l, want } })
           return Effect.void
         }
         // close began while the jobs were being freshened: give them straight back
@@ -161,14 +162,13 @@ const track = <A>(ctx: WorkerContext<A>, want: number, call: Call, ride: Readonl
       }),
     )
     const fiber = yield* Effect.forkDetach(landing, { startImmediately: true })
-    ctx.inFlight.add(fiber)
+    tell(ctx.sched, { _tag: "CallOut", fiber })
     const resend = call.resend
     if (resend !== undefined) recalls.set(fiber, () => resend(true))
     // the loop is woken once the call is no longer counted as out
     fiber.addObserver(() => {
-      ctx.inFlight.delete(fiber)
       recalls.delete(fiber)
-      ctx.wakeLoop()
+      tell(ctx.sched, { _tag: "CallOver", fiber })
     })
     return fiber
   })

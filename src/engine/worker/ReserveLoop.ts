@@ -9,12 +9,13 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/LeaseScripts.ts"
 import type { Landed, WorkerContext } from "./Context.ts"
-import { place } from "./Fragile.ts"
+import { place, prefetchPaused } from "./Fragile.ts"
 import { giveBack, reservedJobs } from "./GiveBack.ts"
 import { holdLease, takeWaiting } from "./Prefetch.ts"
 import { blockOnMarker, blockThenReserve, reserveBehind, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
 import { startJob, startWaiting } from "./RunJob.ts"
+import { beginCall, expectCall, hold, nextLanded, noteFragile, takeAllLanded } from "./Scheduling.ts"
 import { canSend, canStartWaiting, freeSlots, lingering, waitEvent } from "./Slots.ts"
 
 /** Pauses after a failed reserve call or marker wait, in a row; the last one repeated. */
@@ -33,7 +34,7 @@ const landedFailed = <A>(ctx: WorkerContext<A>, quiet: boolean, cause: Cause.Cau
  */
 const startPlaced = <A>(ctx: WorkerContext<A>, starts: Landed["starts"]) =>
   Effect.gen(function* () {
-    const free = ctx.waiting.length === 0 ? ctx.settings.concurrency - ctx.busy : 0
+    const free = ctx.sched.waiting.length === 0 ? ctx.settings.concurrency - ctx.sched.busy : 0
     const placed = place(ctx, starts, free)
     // given back before any job starts: one that kills the process must find them released
     if (placed.release.length > 0)
@@ -43,7 +44,7 @@ const startPlaced = <A>(ctx: WorkerContext<A>, starts: Landed["starts"]) =>
         Effect.forEach(placed.start, (s) => startJob(ctx, s.r, s.deadline), { discard: true }),
         Effect.forEach(
           placed.hold,
-          (s) => Effect.map(holdLease(ctx, s.r, s.deadline), (held) => void ctx.waiting.push({ r: s.r, held })),
+          (s) => Effect.map(holdLease(ctx, s.r, s.deadline), (held) => hold(ctx.sched, { r: s.r, held })),
           { discard: true },
         ),
       ),
@@ -58,7 +59,6 @@ const startPlaced = <A>(ctx: WorkerContext<A>, starts: Landed["starts"]) =>
  */
 const startLanded = <A>(ctx: WorkerContext<A>, l: Landed) =>
   Effect.gen(function* () {
-    ctx.asked -= l.want
     if (l.handled) return { next: "full" as const, due: -1 }
     if (ctx.state !== "running") {
       // close began after the call landed: give its jobs straight back, unstarted
@@ -80,7 +80,7 @@ interface LoopState {
 }
 
 /** No reserve call is out and no prefetched job waits for a slot. */
-const nothingOut = <A>(ctx: WorkerContext<A>) => ctx.inFlight.size === 0 && ctx.waiting.length === 0
+const nothingOut = <A>(ctx: WorkerContext<A>) => ctx.sched.inFlight.size === 0 && ctx.sched.waiting.length === 0
 
 /** Pause after a failure, longer for each one in a row. */
 const pauseAfterFailure = (st: LoopState) => Effect.sleep(RETRY_PAUSE[Math.min(st.failures++, RETRY_PAUSE.length - 1)]!)
@@ -122,10 +122,8 @@ const waitForJobs = <A>(ctx: WorkerContext<A>, st: LoopState, due: number) =>
 /** Send a reserve call for the free slots, carrying the riders it can. */
 const sendCall = <A>(ctx: WorkerContext<A>) =>
   Effect.gen(function* () {
-    ctx.lingerOver = false
-    ctx.reserving = true
-    const ride = ctx.riding.splice(0, RESERVE_MAX_RIDERS)
-    if (ctx.riding.length > 0) yield* flushRiders(ctx)
+    const ride = beginCall(ctx.sched, RESERVE_MAX_RIDERS)
+    if (ctx.sched.riding.length > 0) yield* flushRiders(ctx)
     yield* sendReserve(ctx, Math.min(freeSlots(ctx), RESERVE_MAX_JOBS), ride)
   })
 
@@ -136,7 +134,7 @@ const idle = <A>(ctx: WorkerContext<A>, short: boolean) =>
     // while prefetched jobs wait, a call follows once they have started: riders wait for it;
     // while the loop lingers (Slots.ts), its call follows within LINGER_MS: riders ride it
     if (nothingOut(ctx)) {
-      if (!short && lingering(ctx)) ctx.reserving = true
+      if (!short && lingering(ctx)) expectCall(ctx.sched)
       else yield* standDown(ctx)
     }
     yield* waitEvent(ctx, short)
@@ -144,7 +142,7 @@ const idle = <A>(ctx: WorkerContext<A>, short: boolean) =>
 
 /** One turn of the reserve loop: the first step that applies. */
 const turn = <A>(ctx: WorkerContext<A>, st: LoopState) => {
-  const l = ctx.landed.shift()
+  const l = nextLanded(ctx.sched)
   if (l !== undefined) return takeLanded(ctx, st, l)
   if (st.short !== undefined && nothingOut(ctx)) return waitForJobs(ctx, st, st.short)
   if (canSend(ctx, st.short !== undefined)) return sendCall(ctx)
@@ -156,6 +154,8 @@ export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
   Effect.gen(function* () {
     const st: LoopState = { failures: 0, short: undefined }
     while (ctx.state === "running") {
+      // once no fragile job is live and its pause is over, prefetch stops checking (Fragile.ts)
+      if (ctx.sched.fragileAt !== undefined && !prefetchPaused(ctx)) noteFragile(ctx.sched, undefined)
       if (canStartWaiting(ctx)) yield* startWaiting(ctx)
       yield* turn(ctx, st)
     }
@@ -165,7 +165,7 @@ export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
 export const endLoop = <A>(ctx: WorkerContext<A>) =>
   Effect.gen(function* () {
     yield* standDown(ctx)
-    const unstarted = ctx.landed.splice(0).flatMap((l) => (l.handled ? [] : reservedJobs(l.reserved)))
+    const unstarted = takeAllLanded(ctx.sched).flatMap((l) => (l.handled ? [] : reservedJobs(l.reserved)))
     unstarted.push(...takeWaiting(ctx))
     yield* giveBack(ctx, unstarted)
   })

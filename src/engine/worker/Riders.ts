@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import { type Delivery, deliver, untilStopped } from "./Acks.ts"
 import type { Finished, RideAnswer, Rider, WorkerContext } from "./Context.ts"
 import type { Held } from "./Lease.ts"
+import { FLUSH_RIDERS, type SchedEvent, STAND_DOWN, tell } from "./Scheduling.ts"
 
 export const makeRider = (item: Finished): Rider => {
   let answered: RideAnswer | undefined
@@ -47,7 +48,7 @@ export const sendAlone = <A>(ctx: WorkerContext<A>, item: Finished, held: Held, 
  * waiting (`reserving`: a call is in flight or about to go). Otherwise it goes on its own.
  */
 export const ridesNext = <A>(ctx: WorkerContext<A>): boolean =>
-  ctx.settings.rideAlong !== false && (ctx.ringSlot !== undefined || ctx.reserving) && ctx.state === "running"
+  ctx.settings.rideAlong !== false && (ctx.sched.loopWaits || ctx.sched.reserving) && ctx.state === "running"
 
 /** A rider's answer (or "stopped": close stopped waiting) as a delivery, or "resend": it must go on its own. */
 export const rideDelivery = (
@@ -61,7 +62,7 @@ export const rideDelivery = (
 /** Queue `item` as a rider of the next reserve call (queued first, then the slot is freed: the call it triggers carries it). */
 export const ride = <A>(ctx: WorkerContext<A>, item: Finished, free: () => void): Rider => {
   const rider = makeRider(item)
-  ctx.riding.push(rider)
+  tell(ctx.sched, { _tag: "Rider", rider } satisfies SchedEvent)
   free()
   return rider
 }
@@ -93,13 +94,8 @@ export const complete = <A>(
 
 /** Riders that will not get a reserve call: each is sent on its own by its job's fiber. */
 export const flushRiders = <A>(ctx: WorkerContext<A>): Effect.Effect<void> =>
-  Effect.sync(() => {
-    for (const r of ctx.riding.splice(0)) r.answer({ resend: true, uncertain: false })
-  })
+  Effect.sync(() => tell(ctx.sched, FLUSH_RIDERS))
 
 /** Nothing will carry the riders: they go on their own, and new finishers too. */
 export const standDown = <A>(ctx: WorkerContext<A>): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    ctx.reserving = false
-    return flushRiders(ctx)
-  })
+  Effect.sync(() => tell(ctx.sched, STAND_DOWN))

@@ -25,6 +25,7 @@ import { freeOnce, refuseUndecoded, runOver, type SlotHold } from "./JobEnd.ts"
 import type { Held } from "./Lease.ts"
 import { runPlain } from "./PlainRun.ts"
 import { endOlder, enterLease, recordHandlerMs } from "./Prefetch.ts"
+import { takeWaiting } from "./Scheduling.ts"
 import { settle } from "./Settle.ts"
 import { takeSlot } from "./Slots.ts"
 import { armTimeout } from "./Steer.ts"
@@ -124,8 +125,9 @@ export const startJob = <A>(ctx: WorkerContext<A>, r: Reservation, deadline: num
 export const startWaiting = <A>(ctx: WorkerContext<A>) =>
   Effect.uninterruptible(
     Effect.gen(function* () {
-      while (ctx.waiting.length > 0 && ctx.busy < ctx.settings.concurrency) {
-        const w = ctx.waiting.shift()!
+      while (ctx.sched.busy < ctx.settings.concurrency) {
+        const w = takeWaiting(ctx.sched)
+        if (w === undefined) return
         if (w.held.state.ended) ctx.table.remove(w.held)
         else yield* runHeld(ctx, w.r, w.held)
       }

@@ -1,13 +1,16 @@
 /**
  * Slots: a worker runs at most `concurrency` handlers at once. A slot is taken when a
  * job starts (`busy`), spoken for while a reserve call that asks for it is out or has
- * landed unstarted (`asked`), and freed when the job's fiber ends. Freeing a slot wakes
- * the reserve loop if it waits.
+ * landed unstarted (`asked`), and freed when the job's run ends. The counts live in the
+ * loop's scheduling state (Scheduling.ts): a run tells it `SlotTaken` and `SlotFreed`, and
+ * the rules here only read it. Freeing a slot wakes the reserve loop if it waits and now
+ * has something to do.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { WorkerContext } from "./Context.ts"
 import { prefetchNow } from "./Prefetch.ts"
+import { armLinger, lingerEnded, SLOT_FREED, SLOT_TAKEN, tell, WAKE, waitFor } from "./Scheduling.ts"
 
 /**
  * Most reserve calls a worker has out at once: with two, Redis runs one while this
@@ -26,18 +29,17 @@ export const MAX_RESERVES_IN_FLIGHT = 2
 export const LINGER_MS = 2
 
 /** Take a slot for a job that starts. */
-export const takeSlot = <A>(ctx: WorkerContext<A>): void => {
-  ctx.busy++
-}
+export const takeSlot = <A>(ctx: WorkerContext<A>): void => tell(ctx.sched, SLOT_TAKEN)
 
 /**
  * Give a job's slot back and wake the reserve loop if it waits and now has something to
  * do (a call to send, a waiting job to start): not once per job while a call is out.
  */
 export const freeSlot = <A>(ctx: WorkerContext<A>): void => {
-  ctx.busy--
-  if (ctx.ringSlot === undefined) return
-  if (canStartWaiting(ctx) || canSend(ctx, ctx.waitShort) || (!ctx.lingerArmed && lingering(ctx))) ctx.wakeLoop()
+  const s = ctx.sched
+  tell(s, SLOT_FREED)
+  if (!s.loopWaits) return
+  if (canStartWaiting(ctx) || canSend(ctx, s.waitShort) || (!s.lingerArmed && lingering(ctx))) tell(s, WAKE)
 }
 
 /**
@@ -45,7 +47,7 @@ export const freeSlot = <A>(ctx: WorkerContext<A>): void => {
  * spoken for by a reserve call, or waiting for a slot.
  */
 export const freeSlots = <A>(ctx: WorkerContext<A>): number =>
-  ctx.settings.concurrency + prefetchNow(ctx) - ctx.busy - ctx.asked - ctx.waiting.length
+  ctx.settings.concurrency + prefetchNow(ctx) - ctx.sched.busy - ctx.sched.asked - ctx.sched.waiting.length
 
 /**
  * True while the loop waits for more slots to free before its call goes: no call out,
@@ -54,8 +56,9 @@ export const freeSlots = <A>(ctx: WorkerContext<A>): number =>
  * (so a freed slot's next job is never late by more than that).
  */
 export const lingering = <A>(ctx: WorkerContext<A>): boolean => {
-  const pace = ctx.handlerPaceMs
-  if (ctx.lingerOver || ctx.inFlight.size > 0 || ctx.busy === 0 || pace === undefined || pace > LINGER_MS) return false
+  const s = ctx.sched
+  const pace = s.handlerPaceMs
+  if (s.lingerOver || s.inFlight.size > 0 || s.busy === 0 || pace === undefined || pace > LINGER_MS) return false
   const free = freeSlots(ctx)
   return free > 0 && free < Math.ceil(ctx.settings.concurrency / 2)
 }
@@ -68,14 +71,15 @@ export const lingering = <A>(ctx: WorkerContext<A>): boolean => {
  * for all the room (which carries the completes of the jobs run meanwhile).
  */
 export const canSend = <A>(ctx: WorkerContext<A>, short: boolean): boolean => {
-  if (short || ctx.waiting.length > 0 || ctx.inFlight.size >= MAX_RESERVES_IN_FLIGHT) return false
+  const out = ctx.sched.inFlight.size
+  if (short || ctx.sched.waiting.length > 0 || out >= MAX_RESERVES_IN_FLIGHT) return false
   const free = freeSlots(ctx)
-  return ctx.inFlight.size === 0 ? free > 0 && !lingering(ctx) : free >= Math.ceil(ctx.settings.concurrency / 2)
+  return out === 0 ? free > 0 && !lingering(ctx) : free >= Math.ceil(ctx.settings.concurrency / 2)
 }
 
 /** True when a prefetched job waits and a slot is free for it. */
 export const canStartWaiting = <A>(ctx: WorkerContext<A>): boolean =>
-  ctx.waiting.length > 0 && ctx.busy < ctx.settings.concurrency
+  ctx.sched.waiting.length > 0 && ctx.sched.busy < ctx.settings.concurrency
 
 /**
  * Wait until a call lands, a slot frees that gives the loop something to do, or the
@@ -83,23 +87,18 @@ export const canStartWaiting = <A>(ctx: WorkerContext<A>): boolean =>
  */
 export const waitEvent = <A>(ctx: WorkerContext<A>, short: boolean): Effect.Effect<void> => {
   const wait = Effect.callback<void>((resume) => {
-    if (ctx.landed.length > 0 || ctx.state !== "running" || canStartWaiting(ctx) || canSend(ctx, short))
+    if (ctx.sched.landed.length > 0 || ctx.state !== "running" || canStartWaiting(ctx) || canSend(ctx, short))
       return resume(Effect.void)
-    ctx.waitShort = short
-    const ring = () => resume(Effect.void)
-    ctx.ringSlot = ring
-    return Effect.sync(() => {
-      if (ctx.ringSlot === ring) ctx.ringSlot = undefined
-    })
+    return Effect.sync(waitFor(ctx.sched, short, () => resume(Effect.void)))
   })
   if (short || !lingering(ctx)) return wait
-  ctx.lingerArmed = true
+  armLinger(ctx.sched, true)
   return wait.pipe(
     Effect.timeoutOption(LINGER_MS),
     Effect.flatMap((woke) =>
       Effect.sync(() => {
-        ctx.lingerArmed = false
-        if (Option.isNone(woke)) ctx.lingerOver = true
+        armLinger(ctx.sched, false)
+        if (Option.isNone(woke)) lingerEnded(ctx.sched)
       }),
     ),
   )

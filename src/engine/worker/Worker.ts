@@ -77,7 +77,7 @@ const startLoops = <A>(ctx: WorkerContext<A>): Effect.Effect<WorkerHandle> =>
     )
     const handle: WorkerHandle = {
       state: () => ctx.state,
-      running: () => ctx.busy,
+      running: () => ctx.sched.busy,
       close: memoizedClose(shutdown(ctx, { reserver, loops }, () => untrackWorker(handle))),
     }
     trackWorker(handle)
