@@ -12,26 +12,26 @@
   job finishes is freed. The job's data is its payload, maxAttempts, counts, last error,
   dedupe key, progress and timeout.
 
-  KEYS[1] wait      LIST  ids ready to run
-  KEYS[2] active    ZSET  id -> lease deadline
-  KEYS[3] delayed   ZSET  id -> due time
-  KEYS[4] dead      ZSET  id -> time of death
-  KEYS[5] done      ZSET  id -> completion time
-  KEYS[6] cancelled ZSET  id -> time of the cancel (ms)
-  KEYS[7] meta      HASH  layout version, keep, counter cancelled
-  KEYS[8] lease     HASH  id -> fencing token
-  KEYS[9] data      HASH  id -> payload
-  KEYS[10] max      HASH  id -> maxAttempts
-  KEYS[11] fails    HASH  id -> failures
-  KEYS[12] lost     HASH  id -> lost leases
-  KEYS[13] err      HASH  id -> last error
-  KEYS[14] dkey     HASH  id -> dedupe key
-  KEYS[15] progress HASH  id -> latest progress
-  KEYS[16] timeout  HASH  id -> timeoutMs
-  KEYS[17] dedupe   ZSET  dedupe key -> expiry (+inf: until finished)
-  KEYS[18] dedupeid HASH  dedupe key -> id of the job holding it
-  KEYS[19] holder   HASH  id -> holder of the lease (deleted with it)
-  KEYS[20] events   STREAM job events: one `cancelled` entry (field was), see include/events
+  KEYS[1] active    ZSET  id -> lease deadline
+  KEYS[2] dead      ZSET  id -> time of death
+  KEYS[3] done      ZSET  id -> completion time
+  KEYS[4] cancelled ZSET  id -> time of the cancel (ms)
+  KEYS[5] meta      HASH  layout version, keep, counter cancelled
+  KEYS[6] lease     HASH  id -> fencing token
+  KEYS[7] data      HASH  id -> payload
+  KEYS[8]  max      HASH  id -> maxAttempts
+  KEYS[9]  fails    HASH  id -> failures
+  KEYS[10] lost     HASH  id -> lost leases
+  KEYS[11] err      HASH  id -> last error
+  KEYS[12] dkey     HASH  id -> dedupe key
+  KEYS[13] progress HASH  id -> latest progress
+  KEYS[14] timeout  HASH  id -> timeoutMs
+  KEYS[15] dedupe   ZSET  dedupe key -> expiry (+inf: until finished)
+  KEYS[16] dedupeid HASH  dedupe key -> id of the job holding it
+  KEYS[17] holder   HASH  id -> holder of the lease (deleted with it)
+  KEYS[18] events   STREAM job events: one `cancelled` entry (field was), see include/events
+  KEYS[19..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+                    marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
   ARGV[2] id      the job id
@@ -42,27 +42,29 @@
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
 ]]
 --!include dedupe
+--!include finish
 --!include events
+--!include ready
 
-local meta = redis.call('HMGET', KEYS[7], 'layout', 'keep')
+local meta = redis.call('HMGET', KEYS[5], 'layout', 'keep')
 if meta[1] and meta[1] ~= ARGV[1] then return {'LAYOUT_MISMATCH', meta[1]} end
 
 local id = ARGV[2]
-if redis.call('HEXISTS', KEYS[9], id) == 0 then return {0} end
-for i = 4, 6 do
-  if redis.call('ZSCORE', KEYS[i], id) then return {0} end
+if redis.call('HEXISTS', KEYS[7], id) == 0 then return {0} end
+for _, finished in ipairs({KEYS[2], KEYS[3], KEYS[4]}) do
+  if redis.call('ZSCORE', finished, id) then return {0} end
 end
 
 -- the first write removes the job from its state: it never grows memory, so a cancel
 -- runs even with maxmemory reached and noeviction
 local was
-if redis.call('ZREM', KEYS[2], id) == 1 then
+if redis.call('ZREM', KEYS[1], id) == 1 then
   was = 'active'
-  redis.call('HDEL', KEYS[8], id)
-  redis.call('HDEL', KEYS[19], id)
-elseif redis.call('ZREM', KEYS[3], id) == 1 then
+  redis.call('HDEL', KEYS[6], id)
+  redis.call('HDEL', KEYS[17], id)
+elseif delayed_remove(id) == 1 then
   was = 'delayed'
-elseif redis.call('LREM', KEYS[1], 0, id) > 0 then
+elseif ready_remove(id) > 0 then
   was = 'waiting'
 else
   return {0}
@@ -70,19 +72,21 @@ end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[6], now, id)
-redis.call('HINCRBY', KEYS[7], 'cancelled', 1)
-free_dedupe(KEYS[14], KEYS[17], KEYS[18], {id})
-emit_event(KEYS[20], events_maxlen(KEYS[7]), 'cancelled', id, 'was', was)
+redis.call('ZADD', KEYS[4], now, id)
+redis.call('HINCRBY', KEYS[5], 'cancelled', 1)
+free_dedupe(KEYS[12], KEYS[15], KEYS[16], {id})
+emit_event(KEYS[18], events_maxlen(KEYS[5]), 'cancelled', id, 'was', was)
 
-local function drop_data(ids)
-  for k = 9, 16 do redis.call('HDEL', KEYS[k], unpack(ids)) end
-end
+local job = {
+  data = KEYS[7], max = KEYS[8], fails = KEYS[9], lost = KEYS[10], err = KEYS[11], dkey = KEYS[12],
+  progress = KEYS[13], timeout = KEYS[14],
+}
+local function drop_data(ids) drop_jobs(job, ids, false) end
 local keep = tonumber(meta[2]) or 0
-local count = redis.call('ZCARD', KEYS[6])
+local count = redis.call('ZCARD', KEYS[4])
 -- the job that this cancel pushed out of the newest `keep` loses its data
 if count > keep then
-  local out = redis.call('ZRANGE', KEYS[6], count - keep - 1, count - keep - 1)
+  local out = redis.call('ZRANGE', KEYS[4], count - keep - 1, count - keep - 1)
   if #out > 0 then drop_data(out) end
 end
 -- ids beyond the newest max(keep, 1000) are forgotten, at most 2 per call (one is added)
@@ -90,7 +94,7 @@ local remember = keep > 1000 and keep or 1000
 local excess = count - remember
 if excess > 2 then excess = 2 end
 if excess > 0 then
-  local old = redis.call('ZPOPMIN', KEYS[6], excess)
+  local old = redis.call('ZPOPMIN', KEYS[4], excess)
   local oldIds = {}
   for i = 1, #old, 2 do oldIds[#oldIds + 1] = old[i] end
   drop_data(oldIds)

@@ -4,9 +4,9 @@
   wake in turn).
 
   KEYS[1] meta    HASH  layout version, paused
-  KEYS[2] wait    LIST  ids ready to run
-  KEYS[3] marker  ZSET  wake-up marker (member "0")
-  KEYS[4] events  STREAM job events: one `resumed` entry (id "") when it was paused
+  KEYS[2] events  STREAM job events: one `resumed` entry (id "") when it was paused
+  KEYS[3..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+                    marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
 
@@ -16,10 +16,11 @@
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
 ]]
 --!include events
+--!include ready
 
 local META = KEYS[1]
 --!include layout-guard
 if redis.call('HDEL', KEYS[1], 'paused') == 0 then return {0} end
-if redis.call('LLEN', KEYS[2]) > 0 then redis.call('ZADD', KEYS[3], 0, '0') end
-emit_event(KEYS[4], events_maxlen(KEYS[1]), 'resumed', '')
+ready_wake_if_any()
+emit_event(KEYS[2], events_maxlen(KEYS[1]), 'resumed', '')
 return {1}

@@ -14,21 +14,22 @@
     result:                the job is retained in done (orphan-result)
 
   KEYS[1] active   ZSET
-  KEYS[2] delayed  ZSET
-  KEYS[3] dead     ZSET
-  KEYS[4] done     ZSET
-  KEYS[5] data     HASH  id -> payload
-  KEYS[6] lease    HASH  id -> fencing token
-  KEYS[7] max      HASH  id -> maxAttempts
-  KEYS[8] fails    HASH  id -> handler failures
-  KEYS[9] lost     HASH  id -> lost leases
-  KEYS[10] err     HASH  id -> last error
-  KEYS[11] result  HASH  id -> result
-  KEYS[12] meta    HASH  (field layout)
-  KEYS[13] holder  HASH  id -> holder of the lease
-  KEYS[14] progress HASH id -> latest progress
-  KEYS[15] timeout HASH  id -> timeoutMs
-  KEYS[16] cancelled ZSET id -> time of the cancel (a retained cancelled job keeps its data)
+  KEYS[2] dead     ZSET
+  KEYS[3] done     ZSET
+  KEYS[4] data     HASH  id -> payload
+  KEYS[5] lease    HASH  id -> fencing token
+  KEYS[6] max      HASH  id -> maxAttempts
+  KEYS[7] fails    HASH  id -> handler failures
+  KEYS[8] lost     HASH  id -> lost leases
+  KEYS[9]  err     HASH  id -> last error
+  KEYS[10] result  HASH  id -> result
+  KEYS[11] meta    HASH  (field layout)
+  KEYS[12] holder  HASH  id -> holder of the lease
+  KEYS[13] progress HASH id -> latest progress
+  KEYS[14] timeout HASH  id -> timeoutMs
+  KEYS[15] cancelled ZSET id -> time of the cancel (a retained cancelled job keeps its data)
+  KEYS[16..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+                    marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
   ARGV[2] hash    which hash: data, lease, max, fails, lost, err, result, holder, progress or timeout
@@ -43,15 +44,20 @@
     {'LAYOUT_MISMATCH', found}  layout mismatch
     an error reply when ARGV[2] names no hash verify checks
 ]]
-local META = KEYS[12]
+local META = KEYS[11]
 --!include layout-guard
+--!include ready
 
-local index = {
-  data = 5, lease = 6, max = 7, fails = 8, lost = 9, err = 10, result = 11, holder = 13, progress = 14, timeout = 15,
+local hashes = {
+  data = KEYS[4], lease = KEYS[5], max = KEYS[6], fails = KEYS[7], lost = KEYS[8], err = KEYS[9], result = KEYS[10],
+  holder = KEYS[12], progress = KEYS[13], timeout = KEYS[14],
 }
 local name = ARGV[2]
-if not index[name] then return redis.error_reply('verify-hash: no hash named ' .. tostring(name)) end
-local scan = redis.call('HSCAN', KEYS[index[name]], ARGV[3], 'COUNT', tonumber(ARGV[4]))
+if not hashes[name] then return redis.error_reply('verify-hash: no hash named ' .. tostring(name)) end
+local scan = redis.call('HSCAN', hashes[name], ARGV[3], 'COUNT', tonumber(ARGV[4]))
+-- membership of the states a job with data may be in (cancelled is checked after them)
+local function in_set(key) return function(id) return redis.call('ZSCORE', key, id) end end
+local states = {in_set(KEYS[1]), delayed_due_at, in_set(KEYS[2]), in_set(KEYS[3])}
 local fields = scan[2]
 local candidates, lines = {}, {}
 for i = 1, #fields, 2 do
@@ -59,22 +65,22 @@ for i = 1, #fields, 2 do
   fields[i + 1] = nil
   if name == 'data' then
     local found = false
-    for k = 1, 4 do
-      if redis.call('ZSCORE', KEYS[k], id) then
+    for _, has in ipairs(states) do
+      if has(id) then
         found = true
         break
       end
     end
-    if not found and not redis.call('ZSCORE', KEYS[16], id) then candidates[#candidates + 1] = id end
+    if not found and not redis.call('ZSCORE', KEYS[15], id) then candidates[#candidates + 1] = id end
   elseif name == 'lease' or name == 'holder' then
     if not redis.call('ZSCORE', KEYS[1], id) then
       lines[#lines + 1] = 'orphan-' .. name .. ' ' .. id .. ' has a lease ' .. (name == 'lease' and 'token' or 'holder') .. ' but is not active'
     end
   elseif name == 'result' then
-    if not redis.call('ZSCORE', KEYS[4], id) then
+    if not redis.call('ZSCORE', KEYS[3], id) then
       lines[#lines + 1] = 'orphan-result ' .. id .. ' has a result but is not retained as done'
     end
-  elseif redis.call('HEXISTS', KEYS[5], id) == 0 then
+  elseif redis.call('HEXISTS', KEYS[4], id) == 0 then
     lines[#lines + 1] = 'orphan-field ' .. id .. ' has ' .. name .. ' but no payload'
   end
 end

@@ -6,12 +6,13 @@
   one HEXISTS and up to four ZSCOREs.
 
   KEYS[1] active   ZSET
-  KEYS[2] delayed  ZSET
-  KEYS[3] dead     ZSET
-  KEYS[4] done     ZSET
-  KEYS[5] data     HASH  id -> payload
-  KEYS[6] meta     HASH  (field layout)
-  KEYS[7] cancelled ZSET id -> time of the cancel (a retained cancelled job is no orphan)
+  KEYS[2] dead     ZSET
+  KEYS[3] done     ZSET
+  KEYS[4] data     HASH  id -> payload
+  KEYS[5] meta     HASH  (field layout)
+  KEYS[6] cancelled ZSET id -> time of the cancel (a retained cancelled job is no orphan)
+  KEYS[7..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+                    marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
   ARGV[2..] id    the ids to recheck
@@ -20,15 +21,19 @@
     {n, id_1, …, id_n}          the n ids still orphaned (n may be 0)
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
-local META = KEYS[6]
+local META = KEYS[5]
 --!include layout-guard
+--!include ready
 
+local function in_set(key) return function(job) return redis.call('ZSCORE', key, job) end end
+-- active, delayed, dead, done, cancelled
+local states = {in_set(KEYS[1]), delayed_due_at, in_set(KEYS[2]), in_set(KEYS[3]), in_set(KEYS[6])}
 local out = {0}
 for i = 2, #ARGV do
   local id = ARGV[i]
-  local orphan = redis.call('HEXISTS', KEYS[5], id) == 1
-  for _, k in ipairs({1, 2, 3, 4, 7}) do
-    if orphan and redis.call('ZSCORE', KEYS[k], id) then orphan = false end
+  local orphan = redis.call('HEXISTS', KEYS[4], id) == 1
+  for _, has in ipairs(states) do
+    if orphan and has(id) then orphan = false end
   end
   if orphan then
     out[#out + 1] = id

@@ -8,12 +8,13 @@
   active job has a lease token.
 
   KEYS[1] active   ZSET
-  KEYS[2] delayed  ZSET
-  KEYS[3] dead     ZSET
-  KEYS[4] done     ZSET
-  KEYS[5] data     HASH  id -> payload
-  KEYS[6] lease    HASH  id -> fencing token
-  KEYS[7] meta     HASH  (field layout)
+  KEYS[2] dead     ZSET
+  KEYS[3] done     ZSET
+  KEYS[4] data     HASH  id -> payload
+  KEYS[5] lease    HASH  id -> fencing token
+  KEYS[6] meta     HASH  (field layout)
+  KEYS[7..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+                    marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
   ARGV[2] set     which set: 1 active, 2 delayed, 3 dead, 4 done
@@ -27,28 +28,37 @@
       line: "<kind> <id> <detail>"
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
-local META = KEYS[7]
+local META = KEYS[6]
 --!include layout-guard
+--!include ready
 
-local names = {'active', 'delayed', 'dead', 'done'}
+local function in_set(key) return function(id) return redis.call('ZSCORE', key, id) end end
+local function scan_set(key) return function(cursor, count) return redis.call('ZSCAN', key, cursor, 'COUNT', count) end end
+-- the sets in order: name, membership, ZSCAN page
+local sets = {
+  {'active', in_set(KEYS[1]), scan_set(KEYS[1])},
+  {'delayed', delayed_due_at, delayed_scan},
+  {'dead', in_set(KEYS[2]), scan_set(KEYS[2])},
+  {'done', in_set(KEYS[3]), scan_set(KEYS[3])},
+}
 local which = tonumber(ARGV[2])
-local name = names[which]
-local scan = redis.call('ZSCAN', KEYS[which], ARGV[3], 'COUNT', tonumber(ARGV[4]))
+local name = sets[which][1]
+local scan = sets[which][3](ARGV[3], tonumber(ARGV[4]))
 local members, duplicates, lines = 0, 0, {}
 for i = 1, #scan[2], 2 do
   local id = scan[2][i]
   members = members + 1
   for k = 1, which - 1 do
-    if redis.call('ZSCORE', KEYS[k], id) then
+    if sets[k][2](id) then
       duplicates = duplicates + 1
-      lines[#lines + 1] = 'duplicate ' .. id .. ' in ' .. names[k] .. ' and ' .. name
+      lines[#lines + 1] = 'duplicate ' .. id .. ' in ' .. sets[k][1] .. ' and ' .. name
       break
     end
   end
-  if redis.call('HEXISTS', KEYS[5], id) == 0 then
+  if redis.call('HEXISTS', KEYS[4], id) == 0 then
     lines[#lines + 1] = 'no-data ' .. id .. ' is in ' .. name .. ' without a payload'
   end
-  if which == 1 and redis.call('HEXISTS', KEYS[6], id) == 0 then
+  if which == 1 and redis.call('HEXISTS', KEYS[5], id) == 0 then
     lines[#lines + 1] = 'no-lease ' .. id .. ' is active without a lease token'
   end
 end

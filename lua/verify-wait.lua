@@ -8,13 +8,13 @@
   the left meanwhile do not shift it; under concurrent change a job may be missed or
   seen twice (the caller reports the result as approximate).
 
-  KEYS[1] wait     LIST  "<id>|<payload>" (inline) or "<id>" (payload in data)
-  KEYS[2] active   ZSET
-  KEYS[3] delayed  ZSET
-  KEYS[4] dead     ZSET
-  KEYS[5] done     ZSET
-  KEYS[6] data     HASH  id -> payload
-  KEYS[7] meta     HASH  (field layout)
+  KEYS[1] active   ZSET
+  KEYS[2] dead     ZSET
+  KEYS[3] done     ZSET
+  KEYS[4] data     HASH  id -> payload
+  KEYS[5] meta     HASH  (field layout)
+  KEYS[6..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+                    marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
   ARGV[2] from    entries already read, counted from the right end (0 for the first page)
@@ -27,13 +27,17 @@
       alsoIn: the first of active, delayed, dead, done that also holds the id, or ''
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
-local META = KEYS[7]
+local META = KEYS[5]
 --!include layout-guard
+--!include ready
 
 local from, size = tonumber(ARGV[2]), tonumber(ARGV[3])
-local page = redis.call('LRANGE', KEYS[1], -(from + size), -(from + 1))
-local states = {'active', 'delayed', 'dead', 'done'}
-local out = {redis.call('LLEN', KEYS[1]) > from + size and 1 or 0}
+local page = ready_page(from, size)
+local function in_set(key) return function(id) return redis.call('ZSCORE', key, id) end end
+local states = {
+  {'active', in_set(KEYS[1])}, {'delayed', delayed_due_at}, {'dead', in_set(KEYS[2])}, {'done', in_set(KEYS[3])},
+}
+local out = {ready_count() > from + size and 1 or 0}
 for i = #page, 1, -1 do
   local e = page[i]
   page[i] = nil
@@ -41,15 +45,15 @@ for i = #page, 1, -1 do
   local id = bar and string.sub(e, 1, bar - 1) or e
   e = nil
   local alsoIn = ''
-  for k, name in ipairs(states) do
-    if redis.call('ZSCORE', KEYS[1 + k], id) then
-      alsoIn = name
+  for _, state in ipairs(states) do
+    if state[2](id) then
+      alsoIn = state[1]
       break
     end
   end
   out[#out + 1] = id
   out[#out + 1] = bar and 1 or 0
-  out[#out + 1] = redis.call('HEXISTS', KEYS[6], id)
+  out[#out + 1] = redis.call('HEXISTS', KEYS[4], id)
   out[#out + 1] = alsoIn
 end
 return out

@@ -32,7 +32,7 @@ export const COUNTERS: ReadonlyArray<readonly [name: string, help: string, pick:
   ["leaseq_jobs_cancelled_total", "Jobs cancelled.", (s) => s.counters.cancelled],
   [
     "leaseq_acks_refused_total",
-    "Late acknowledgements refused: a complete or fail under a lease token that was no longer current (fencing at work).",
+    "Late acknowledgements refused: a complete or fail under a lease token that was no longer current (fencing at work), not counting a cancelled job's.",
     (s) => s.counters.refused,
   ],
   [

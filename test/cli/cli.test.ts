@@ -47,7 +47,12 @@ const buildCli = (): string => {
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify(config))
   const r = spawnSync(join(ROOT, "node_modules/.bin/tsc"), ["-p", join(dir, "tsconfig.json")], { encoding: "utf8" })
   if (r.status !== 0) throw new Error(`tsc failed:\n${r.stdout}${r.stderr}`)
-  // The published layout: package.json, dist/, lua/ (engine/scripts/Script.ts reads the package's lua/), and dependencies.
+  // The published layout: package.json, dist/ (with the dashboard's browser script, copied as
+  // `npm run build` does), lua/ (engine/scripts/Script.ts reads the package's lua/), and dependencies.
+  cpSync(join(ROOT, "src/dashboard/browser"), join(dir, "dist/dashboard/browser"), {
+    recursive: true,
+    filter: (f) => !f.endsWith(".d.ts"),
+  })
   cpSync(join(ROOT, "package.json"), join(dir, "package.json"))
   symlinkSync(join(ROOT, "lua"), join(dir, "lua"))
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"))

@@ -9,7 +9,7 @@ import { queueKeys } from "../../src/engine/model/Keys.ts"
 import type { JobEvent } from "../../src/index.ts"
 import { InvalidOptions, Queue, QueueClosed, RedisCommandError, WaitForTimeout, Worker } from "../../src/index.ts"
 import { proxyToSuiteRedis, ROOT, startChild, until } from "../reliability/support.ts"
-import { onCleanup } from "../support/cleanup.ts"
+import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 
 const name = queueNamer("events")
@@ -158,10 +158,22 @@ describe("a second process following events()", () => {
       ids.push(...(await producer.addBulk(Array.from({ length: 2_000 }, (_, k) => ({ payload: i + k })))))
     }
     const completedLines = () => follower.lines.filter((l) => l.text.startsWith("completed ")).length
-    worker<number>(q, async () => {}, { concurrency: 50 })
+    // the jobs past the first 3,000 wait for the cut, so the cut always falls inside the run
+    // (a fast worker could otherwise finish all 10,000 before the follower is cut off)
+    const cutMade = deferred()
+    onCleanup(() => cutMade.resolve())
+    let started = 0
+    worker<number>(
+      q,
+      async () => {
+        if (++started > 3_000) await cutMade.promise
+      },
+      { concurrency: 50 },
+    )
     await until("the follower to have seen 2,000 jobs complete", () => completedLines() >= 2_000)
     proxy.cut()
     const atCut = completedLines()
+    cutMade.resolve()
     // jobs keep completing while the follower is cut off
     await until("more jobs to complete during the cut", async () => {
       const done = (await producer.stats()).counters.completed

@@ -9,11 +9,12 @@
  *   KEYS[i] <key name>  <LIST|ZSET|HASH|STREAM>  <meaning>
  *   ARGV[i] <name>  <meaning>
  *   ARGV[i..] <name>, <name>, …  <meaning of the repeated group>
+ *   KEYS[i..] <group>  <meaning>   (a key group of Keys.ts, KEY_GROUPS: its keys in order)
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
-import { KEY_TYPES } from "../../src/engine/model/Keys.ts"
+import { KEY_GROUPS, KEY_TYPES, READY_KEYS } from "../../src/engine/model/Keys.ts"
 import type { ScriptDef } from "../../src/engine/scripts/Script.ts"
 
 const luaDir = new URL("../../lua/", import.meta.url)
@@ -24,7 +25,13 @@ const files = readdirSync(luaDir)
 const descriptors = Object.values(Scripts) as ReadonlyArray<ScriptDef<never, unknown>>
 
 interface Header {
-  readonly keys: ReadonlyArray<{ readonly index: number; readonly name: string; readonly type: string | undefined }>
+  /** Every key, a group's expanded (`group` names the group it came from). */
+  readonly keys: ReadonlyArray<{
+    readonly index: number
+    readonly name: string
+    readonly type: string | undefined
+    readonly group?: string
+  }>
   readonly argv: ReadonlyArray<{ readonly index: number; readonly name: string }>
   readonly rest: { readonly index: number; readonly names: ReadonlyArray<string> } | undefined
 }
@@ -44,6 +51,14 @@ const parseHeader = (header: string): Header => {
   for (const line of header.split("\n")) {
     const key = /^\s*KEYS\[(\d+)\]\s+(\w+)(?:\s+(LIST|ZSET|HASH|STREAM)\b)?/.exec(line)
     if (key) keys.push({ index: Number(key[1]), name: key[2]!, type: key[3]?.toLowerCase() })
+    const group = /^\s*KEYS\[(\d+)\.\.\]\s+(\w+)/.exec(line)
+    if (group) {
+      const names: ReadonlyArray<string> = KEY_GROUPS[group[2] as keyof typeof KEY_GROUPS] ?? [
+        `unknown group ${group[2]}`,
+      ]
+      const [start, type] = [Number(group[1]), (name: string) => KEY_TYPES[name as keyof typeof KEY_TYPES]]
+      for (const [i, name] of names.entries()) keys.push({ index: start + i, name, type: type(name), group: group[2]! })
+    }
     const arg = /^\s*ARGV\[(\d+)\]\s+(\w+)/.exec(line)
     if (arg) argv.push({ index: Number(arg[1]), name: arg[2]! })
     const tail = /^\s*ARGV\[(\d+)\.\.\]\s+(\w+(?:,\s*\w+)*)/.exec(line)
@@ -82,6 +97,71 @@ describe("script descriptors", () => {
       const used = [...body.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]))
       expect(Math.max(0, ...used)).toBeLessThanOrEqual(parsed.keys.length)
     })
+  })
+})
+
+/**
+ * The ready and delayed jobs have one owner, lua/include/ready.lua: no other script or
+ * include names their keys (READY_KEYS). A script reaches them only by declaring the
+ * group as its last KEYS and including ready, so an ordering rule changes one file.
+ */
+describe("the ready group (lua/include/ready.lua)", () => {
+  const includeDir = new URL("include/", luaDir)
+  const includes = readdirSync(includeDir).filter((f) => f.endsWith(".lua"))
+  const ready: ReadonlyArray<string> = READY_KEYS
+
+  it.each(includes.filter((f) => f !== "ready.lua"))("include/%s reads no KEYS", (file) => {
+    const code = readFileSync(new URL(file, includeDir), "utf8").replace(/--.*$/gm, "")
+    expect(code).not.toMatch(/KEYS/)
+  })
+
+  describe.each(files)("lua/%s.lua", (name) => {
+    const { header, body } = split(name)
+    const parsed = parseHeader(header)
+    const group = parsed.keys.filter((k) => k.group === "ready")
+
+    it("names no ready key on its own: only as the ready group, its last KEYS", () => {
+      const own = parsed.keys.filter((k) => k.group === undefined).map((k) => k.name)
+      expect(own.filter((k) => ready.includes(k))).toEqual([])
+      if (group.length > 0)
+        expect(group.map((k) => k.index)).toEqual(ready.map((_, i) => parsed.keys.length - ready.length + i + 1))
+    })
+
+    it("includes ready exactly when it declares the group, and reaches the group's keys only through it", () => {
+      expect(/^--!include ready$/m.test(body)).toBe(group.length > 0)
+      const first = group[0]?.index ?? Number.POSITIVE_INFINITY
+      const used = [...body.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]))
+      expect(used.filter((i) => i >= first)).toEqual([])
+      // a KEYS index that is not a number could reach the group
+      if (group.length > 0) expect(body).not.toMatch(/KEYS\[[^\d]|#KEYS|ipairs\(KEYS\)/)
+    })
+  })
+})
+
+/**
+ * A script's source holds the functions of lua/include/ it calls and no other (each
+ * `local function` Redis passes costs a closure on every call), so no call can reach a
+ * function left out, and no script pays for one it never runs.
+ */
+describe("include functions in a script's source", () => {
+  const includeDir = new URL("include/", luaDir)
+  const names = readdirSync(includeDir)
+    .filter((f) => f.endsWith(".lua"))
+    .flatMap((f) =>
+      [...readFileSync(new URL(f, includeDir), "utf8").matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!),
+    )
+
+  it.each(descriptors.map((d) => [d.name, d] as const))("%s: defines exactly those it calls", (_, d) => {
+    const code = d.source
+      .replace(/--\[\[[\s\S]*?\]\]/g, "")
+      .split("\n")
+      .filter((l) => !l.trimStart().startsWith("--"))
+      .join("\n")
+    for (const f of names) {
+      const definition = new RegExp(`^local function ${f}\\(`, "m")
+      const called = new RegExp(`\\b${f}\\b`).test(code.replace(definition, ""))
+      expect(definition.test(d.source), `${f}: defined exactly when called`).toBe(called)
+    }
   })
 })
 

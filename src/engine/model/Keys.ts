@@ -129,6 +129,24 @@ export type KeyName = keyof typeof KEY_TYPES
 /** The suffixes, in a fixed order (meta first). */
 export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
 
+/**
+ * The ready group: the keys of the jobs ready to run or delayed, and the wake-up marker.
+ * Only `lua/include/ready.lua` reads or writes them. A script that moves jobs into or out
+ * of ready or delayed (or reads them) ends its KEYS with this group, in this order (its
+ * header says `KEYS[i..] ready`), so the include finds them at the end of KEYS and a new
+ * ordering rule adds its keys here without renumbering any script's own keys.
+ */
+export const READY_KEYS = ["wait", "delayed", "marker"] as const satisfies ReadonlyArray<KeyName>
+
+/**
+ * The named groups a script header may declare as one line `KEYS[i..] <group>`: `ready`
+ * ({@link READY_KEYS}) and `all` (every key, in {@link KEY_NAMES} order).
+ */
+export const KEY_GROUPS = { ready: READY_KEYS, all: KEY_NAMES } as const satisfies Record<
+  string,
+  ReadonlyArray<KeyName>
+>
+
 const QUEUE_NAME = /^[A-Za-z0-9._-]{1,100}$/
 const PREFIX = /^[A-Za-z0-9._:-]{1,100}$/
 

@@ -1,5 +1,5 @@
 /** The descriptor of `lua/add.lua`: enqueue one or many jobs in one atomic call. */
-import { LAYOUT_VERSION } from "../model/Keys.ts"
+import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** One job as `add` sends it (already validated and serialised). */
@@ -24,9 +24,6 @@ export interface AddInput {
 export const add = defineScript({
   name: "add",
   keys: [
-    "wait",
-    "delayed",
-    "marker",
     "meta",
     "data",
     "max",
@@ -37,6 +34,7 @@ export const add = defineScript({
     "timeout",
     "dkey",
     "events",
+    ...READY_KEYS,
   ],
   argv: ["layout", "requestId", "n"],
   rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "timeoutMs"],

@@ -4,7 +4,7 @@
  */
 
 import { storedPayload } from "../model/Carrier.ts"
-import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION } from "../model/Keys.ts"
+import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** Counts and counters of one queue. */
@@ -135,7 +135,7 @@ const counters = (meta: Readonly<Record<string, number>>): QueueStats["counters"
 /** `stats`: counts and counters of the queue. */
 export const stats = defineScript({
   name: "stats",
-  keys: ["wait", "active", "delayed", "dead", "done", "meta", "workersAt"],
+  keys: ["active", "dead", "done", "meta", "workersAt", ...READY_KEYS],
   argv: ["layout"],
   args: (_: undefined): Argv => [LAYOUT_VERSION],
   decode: queueStats,
@@ -182,7 +182,7 @@ const deadChange = (reply: unknown): DeadChange => {
 /** `dead-retry`: dead jobs back to wait (with a payload; the others are reported missing). */
 export const deadRetry = defineScript({
   name: "dead-retry",
-  keys: ["dead", "wait", "marker", "meta", "fails", "lost", "err", "data"],
+  keys: ["dead", "meta", "fails", "lost", "err", "data", ...READY_KEYS],
   argv: ["layout", "mode", "limit"],
   rest: ["id"],
   args: deadTargetArgs,

@@ -2,7 +2,7 @@
  * The descriptors of the scripts that look up and steer single jobs and the queue:
  * `get-job`, `cancel`, `pause`, `resume`, `clear-dedupe`.
  */
-import { LAYOUT_VERSION } from "../model/Keys.ts"
+import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** The states `cancel` can stop a job in. */
@@ -13,7 +13,6 @@ export const getJob = defineScript({
   name: "get-job",
   keys: [
     "active",
-    "delayed",
     "dead",
     "done",
     "cancelled",
@@ -29,6 +28,7 @@ export const getJob = defineScript({
     "progress",
     "timeout",
     "meta",
+    ...READY_KEYS,
   ],
   argv: ["layout", "id"],
   args: (id: string): Argv => [LAYOUT_VERSION, id],
@@ -39,9 +39,7 @@ export const getJob = defineScript({
 export const cancel = defineScript({
   name: "cancel",
   keys: [
-    "wait",
     "active",
-    "delayed",
     "dead",
     "done",
     "cancelled",
@@ -59,6 +57,7 @@ export const cancel = defineScript({
     "dedupeid",
     "holder",
     "events",
+    ...READY_KEYS,
   ],
   argv: ["layout", "id"],
   args: (id: string): Argv => [LAYOUT_VERSION, id],
@@ -80,7 +79,7 @@ export const pause = defineScript({
 /** `resume`: true when the queue was paused. */
 export const resume = defineScript({
   name: "resume",
-  keys: ["meta", "wait", "marker", "events"],
+  keys: ["meta", "events", ...READY_KEYS],
   argv: ["layout"],
   args: (_: undefined): Argv => [LAYOUT_VERSION],
   decode: (reply): boolean => list(reply)[0] === 1,

@@ -2,7 +2,7 @@
  * The descriptors of the scripts about leased jobs: `reserve` (lease jobs, with the
  * completes that ride it), `extend` (heartbeat), `complete`, `fail` and `release`.
  */
-import { LAYOUT_VERSION } from "../model/Keys.ts"
+import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import type { WorkerRecord } from "../model/Registry.ts"
 import { type Argv, defineScript, flags, list } from "./Script.ts"
 
@@ -69,10 +69,7 @@ const pushCompletions = (args: Array<string | number>, items: ReadonlyArray<Comp
 export const reserve = defineScript({
   name: "reserve",
   keys: [
-    "wait",
     "active",
-    "delayed",
-    "marker",
     "meta",
     "data",
     "lease",
@@ -93,6 +90,8 @@ export const reserve = defineScript({
     "dedupe",
     "dedupeid",
     "events",
+    "cancelled",
+    ...READY_KEYS,
   ],
   argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m", "riders"],
   rest: ["result"],
@@ -214,6 +213,7 @@ export const complete = defineScript({
     "dedupe",
     "dedupeid",
     "events",
+    "cancelled",
   ],
   argv: ["layout", "keep"],
   rest: ["id", "token", "result"],
@@ -232,9 +232,6 @@ export const fail = defineScript({
     "active",
     "lease",
     "meta",
-    "wait",
-    "delayed",
-    "marker",
     "dead",
     "err",
     "fails",
@@ -245,6 +242,8 @@ export const fail = defineScript({
     "dedupe",
     "dedupeid",
     "events",
+    "cancelled",
+    ...READY_KEYS,
   ],
   argv: ["layout", "id", "token", "retryDelayMs", "error", "mode"],
   args: (i: {
@@ -262,7 +261,7 @@ export const fail = defineScript({
 /** `release`: true per job given back to wait, false when its lease was lost. */
 export const release = defineScript({
   name: "release",
-  keys: ["active", "lease", "meta", "wait", "marker", "holder", "events"],
+  keys: ["active", "lease", "meta", "holder", "events", ...READY_KEYS],
   argv: ["layout"],
   rest: ["id", "token"],
   args: (leases: ReadonlyArray<LeaseRef>): Argv => {

@@ -7,7 +7,7 @@
  */
 
 import { storedPayload } from "../model/Carrier.ts"
-import { LAYOUT_VERSION } from "../model/Keys.ts"
+import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** How much of each value a peek returns and loads. */
@@ -74,7 +74,6 @@ export const jobPeek = defineScript({
   name: "job-peek",
   keys: [
     "active",
-    "delayed",
     "dead",
     "done",
     "cancelled",
@@ -90,6 +89,7 @@ export const jobPeek = defineScript({
     "progress",
     "timeout",
     "meta",
+    ...READY_KEYS,
   ],
   argv: ["layout", "id", "cut", "loadMax", "budget", "hide"],
   args: (a: { readonly id: string; readonly limits: PeekLimits }): Argv => [

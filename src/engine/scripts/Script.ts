@@ -6,8 +6,8 @@
  *
  * A script is read once at start-up with its SHA1 and called by EVALSHA (see
  * redis/Client.ts for the NOSCRIPT reload). A line `--!include <name>` is replaced by
- * `lua/include/<name>.lua` (shared Lua); the SHA1 is of the expanded text, which is
- * what Redis runs.
+ * `lua/include/<name>.lua` (shared Lua), less the include functions the script never
+ * calls; the SHA1 is of the expanded text, which is what Redis runs.
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -39,15 +39,80 @@ export interface ScriptDef<In, Out> extends Script {
 
 const dir = new URL("../../../lua/", import.meta.url)
 
-/** A line `--!include <name>` is replaced by `lua/include/<name>.lua`. */
-const expand = (source: string): string =>
-  source.replace(/^--!include ([a-z-]+)$/gm, (_line, name: string) =>
-    readFileSync(new URL(`include/${name}.lua`, dir), "utf8"),
-  )
+/** A line of an expanded script, and whether it came from `lua/include/`. */
+interface Line {
+  readonly text: string
+  readonly included: boolean
+}
 
-/** Read `lua/<name>.lua` with its includes, and its SHA1. */
+/** A line `--!include <name>` is replaced by `lua/include/<name>.lua`. */
+const expand = (source: string): ReadonlyArray<Line> =>
+  source.split("\n").flatMap((text): Line[] => {
+    const m = /^--!include ([a-z-]+)$/.exec(text)
+    if (!m) return [{ text, included: false }]
+    const include = readFileSync(new URL(`include/${m[1]}.lua`, dir), "utf8").replace(/\n$/, "")
+    return include.split("\n").map((line) => ({ text: line, included: true }))
+  })
+
+/** A `--[[ … ]]` comment (a script's header). */
+const BLOCK_COMMENT = /--\[\[[\s\S]*?\]\]/g
+
+/** A function of an include: its lines `from` (its comment) to `to` (its closing `end`), both included. */
+interface Block {
+  readonly name: string
+  readonly from: number
+  readonly to: number
+}
+
+/** The include functions: a line `local function <name>(` through the next line `end`, with the comment just above. */
+const blocks = (lines: ReadonlyArray<Line>): ReadonlyArray<Block> => {
+  const out: Block[] = []
+  lines.forEach((line, i) => {
+    const m = /^local function (\w+)\(/.exec(line.text)
+    if (!m || !line.included) return
+    let from = i
+    while (from > 0 && lines[from - 1]!.included && lines[from - 1]!.text.startsWith("--")) from--
+    let to = i
+    while (to < lines.length - 1 && lines[to]!.text !== "end") to++
+    out.push({ name: m[1]!, from, to })
+  })
+  return out
+}
+
+/**
+ * The expanded source without the include functions it never calls: Redis runs a script's
+ * whole text on every call, and each `local function` it passes costs a closure, so a
+ * script pays only for the functions of lua/include/ it uses (directly or through another).
+ */
+const shake = (lines: ReadonlyArray<Line>): string => {
+  const all = blocks(lines)
+  const live = new Set(all)
+  const inDead = (i: number) => all.some((d) => !live.has(d) && i >= d.from && i <= d.to)
+  const calledOutside = (b: Block) => {
+    // a comment that names the function does not call it
+    const rest = lines
+      .filter((l, i) => (i < b.from || i > b.to) && !inDead(i) && !l.text.trimStart().startsWith("--"))
+      .map((l) => l.text)
+    return new RegExp(`\\b${b.name}\\b`).test(rest.join("\n").replace(BLOCK_COMMENT, ""))
+  }
+  for (let changed = true; changed; ) {
+    changed = false
+    for (const b of all) {
+      if (live.has(b) && !calledOutside(b)) {
+        live.delete(b)
+        changed = true
+      }
+    }
+  }
+  return lines
+    .filter((_, i) => !inDead(i))
+    .map((l) => l.text)
+    .join("\n")
+}
+
+/** Read `lua/<name>.lua` with its includes (less the functions it never calls), and its SHA1. */
 export const loadScript = (name: string): Script => {
-  const source = expand(readFileSync(new URL(`${name}.lua`, dir), "utf8"))
+  const source = shake(expand(readFileSync(new URL(`${name}.lua`, dir), "utf8")))
   return { name, source, sha: createHash("sha1").update(source).digest("hex") }
 }
 

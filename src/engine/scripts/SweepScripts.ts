@@ -1,5 +1,5 @@
 /** The descriptor of `lua/sweep.lua`: one bounded pass over expired leases, due jobs and cleanup. */
-import { LAYOUT_VERSION } from "../model/Keys.ts"
+import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { defineScript, list } from "./Script.ts"
 
 /** A job a sweep moved to dead (its lease expired once too often). */
@@ -54,9 +54,6 @@ export const sweep = defineScript({
     "active",
     "lease",
     "meta",
-    "wait",
-    "delayed",
-    "marker",
     "dead",
     "err",
     "fails",
@@ -74,6 +71,7 @@ export const sweep = defineScript({
     "timeout",
     "dkey",
     "events",
+    ...READY_KEYS,
   ],
   argv: ["layout", "limit"],
   args: (limit: number) => [LAYOUT_VERSION, limit],

@@ -3,7 +3,7 @@
  * engine/calls/Verify.ts): one page of wait, of a sorted set, of a per-job hash, and the
  * final recheck of orphan candidates.
  */
-import { LAYOUT_VERSION } from "../model/Keys.ts"
+import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** The sorted sets verify pages through, in the order `verify-set` numbers them (1 = active). */
@@ -37,7 +37,7 @@ export interface WaitEntry {
 /** `verify-wait`: a page of wait, from its right end (the pop end); `more` when entries remain. */
 export const verifyWait = defineScript({
   name: "verify-wait",
-  keys: ["wait", "active", "delayed", "dead", "done", "data", "meta"],
+  keys: ["active", "dead", "done", "data", "meta", ...READY_KEYS],
   argv: ["layout", "from", "size"],
   args: ({ from, size }: { readonly from: number; readonly size: number }): Argv => [LAYOUT_VERSION, from, size],
   decode: (reply) => {
@@ -64,7 +64,7 @@ export interface ScanPage {
 /** `verify-set`: a ZSCAN page of one sorted set, its members counted and checked. */
 export const verifySet = defineScript({
   name: "verify-set",
-  keys: ["active", "delayed", "dead", "done", "data", "lease", "meta"],
+  keys: ["active", "dead", "done", "data", "lease", "meta", ...READY_KEYS],
   argv: ["layout", "set", "cursor", "count"],
   args: (i: { readonly set: (typeof VERIFY_SETS)[number]; readonly cursor: string; readonly count: number }): Argv => [
     LAYOUT_VERSION,
@@ -83,7 +83,6 @@ export const verifyHash = defineScript({
   name: "verify-hash",
   keys: [
     "active",
-    "delayed",
     "dead",
     "done",
     "data",
@@ -98,6 +97,7 @@ export const verifyHash = defineScript({
     "progress",
     "timeout",
     "cancelled",
+    ...READY_KEYS,
   ],
   argv: ["layout", "hash", "cursor", "count"],
   args: (i: {
@@ -114,7 +114,7 @@ export const verifyHash = defineScript({
 /** `verify-orphans`: of these ids, those still with a payload and in no sorted set. */
 export const verifyOrphans = defineScript({
   name: "verify-orphans",
-  keys: ["active", "delayed", "dead", "done", "data", "meta", "cancelled"],
+  keys: ["active", "dead", "done", "data", "meta", "cancelled", ...READY_KEYS],
   argv: ["layout"],
   rest: ["id"],
   args: (ids: ReadonlyArray<string>): Argv => [LAYOUT_VERSION, ...ids],

@@ -3,7 +3,7 @@
  * (the first live leases by deadline) and `delayed-list` (the first delayed jobs by due
  * time), each with Redis' clock, each O(log N + limit).
  */
-import { LAYOUT_VERSION } from "../model/Keys.ts"
+import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** One live lease. */
@@ -65,7 +65,7 @@ export const leases = defineScript({
 /** `delayed-list`: the first `limit` delayed jobs by due time, with the total. */
 export const delayedList = defineScript({
   name: "delayed-list",
-  keys: ["delayed"],
+  keys: READY_KEYS,
   argv: ["layout", "limit"],
   args: limitArgs,
   decode: (reply): DelayedView => {

@@ -1,0 +1,33 @@
+-- finish: what is kept of a job that finished (completed, cancelled, purged from dead,
+-- or trimmed from the retained completed jobs), and dropping it.
+--
+-- A script passes the keys once, by name, as the table `k`: done, result and the per-job
+-- hashes a job's data is in (the list is written once, in drop_jobs: a new per-job hash
+-- goes there).
+--   data, max, fails, lost, err, progress, timeout, dkey  HASH  id -> the job's payload,
+--            maxAttempts, failures, lost leases, last error, progress, own timeout, dedupe key
+--   done     ZSET  id -> completion time of a retained completed job
+--   result   HASH  id -> its result
+
+-- retain_jobs(k, now, ids, results): keep the completed jobs `ids` (with their data) as
+--   done at `now`, with each one's result (results[i], '' for none).
+local function retain_jobs(k, now, ids, results)
+  for i, id in ipairs(ids) do
+    redis.call('ZADD', k.done, now, id)
+    if results[i] ~= '' then redis.call('HSET', k.result, id, results[i]) end
+  end
+end
+
+-- drop_jobs(k, ids, withResult): delete what is kept of the finished jobs `ids`: their
+--   fields in every per-job hash (and their results when withResult). The hashes other than
+--   data are empty in a queue without failures, progress, own timeouts, maxAttempts or dedupe
+--   keys: one EXISTS then saves their HDELs.
+local function drop_jobs(k, ids, withResult)
+  if #ids == 0 then return end
+  redis.call('HDEL', k.data, unpack(ids))
+  local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey}
+  if withResult then rest[8] = k.result end
+  if redis.call('EXISTS', unpack(rest)) > 0 then
+    for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end
+  end
+end

@@ -1,0 +1,18 @@
+-- job-state: where one job is, the lookup get-job and job-peek share (include ready first:
+-- a delayed job is found through it).
+--
+-- job_state(k, id): the state of the job `id`, which has data (waiting when it is in no
+--   set), its score there (false when waiting), and for an active job its lease's token
+--   and holder entry (else false, false). At most five O(log N) ZSCOREs.
+--   k  table of key names: active, dead, done, cancelled, lease, holder
+local function job_state(k, id)
+  local score = redis.call('ZSCORE', k.active, id)
+  if score then return 'active', score, redis.call('HGET', k.lease, id), redis.call('HGET', k.holder, id) end
+  score = delayed_due_at(id)
+  if score then return 'delayed', score, false, false end
+  for _, s in ipairs({{k.dead, 'dead'}, {k.done, 'completed'}, {k.cancelled, 'cancelled'}}) do
+    score = redis.call('ZSCORE', s[1], id)
+    if score then return s[2], score, false, false end
+  end
+  return 'waiting', false, false, false
+end

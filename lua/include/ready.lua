@@ -1,0 +1,127 @@
+-- ready: the one owner of the jobs that are ready to run or delayed. No script names
+-- their keys: a script that moves a job into or out of them, or reads them, declares the
+-- READY_KEYS group of src/engine/model/Keys.ts as its last KEYS (header line `KEYS[i..] ready`)
+-- and calls the functions below (test/scripts/script-descriptors.test.ts checks both). So an
+-- ordering rule (a priority, fairness) is a change to this file and to READY_KEYS.
+--
+--   wait     LIST  ids ready to run: "<id>" (or "<id>|<max>|<payload>", written by earlier
+--                  versions). The back is the left end (producers push there), the front
+--                  the right end (reserve takes from there): a job pushed to the front runs next.
+--   delayed  ZSET  id -> due time (ms, Redis clock)
+--   marker   ZSET  the wake-up marker idle workers block on (member "0")
+--
+-- Counts and limits may be numbers or decimal strings (a string saves Redis a "%.17g").
+-- A list of ids is pushed 500 at a time (Lua unpacks only a few thousand values at once).
+local READY_WAIT, READY_DELAYED, READY_MARKER = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
+
+-- ready_push(ids, front): make the jobs `ids` ready, in order: at the back (front false:
+-- they run after every job waiting) or at the front (front true: they run next, the last
+-- of `ids` first).
+local function ready_push(ids, front)
+  local n = #ids
+  if n == 0 then return end
+  local cmd = front and 'RPUSH' or 'LPUSH'
+  if n <= 500 then
+    redis.call(cmd, READY_WAIT, unpack(ids))
+    return
+  end
+  for i = 1, n, 500 do redis.call(cmd, READY_WAIT, unpack(ids, i, math.min(i + 499, n))) end
+end
+
+-- ready_take(count): take up to `count` ready jobs, the front first: their entries, or
+-- false when none is ready.
+local function ready_take(count)
+  return redis.call('RPOP', READY_WAIT, count)
+end
+
+-- ready_remove(id): take the job `id` out of ready; the number of its entries removed
+-- (O(N) in the jobs ready).
+local function ready_remove(id)
+  return redis.call('LREM', READY_WAIT, 0, id)
+end
+
+-- ready_count(): how many jobs are ready.
+local function ready_count()
+  return redis.call('LLEN', READY_WAIT)
+end
+
+-- ready_next(): the entry of the job that runs next, or false when none is ready.
+local function ready_next()
+  return redis.call('LINDEX', READY_WAIT, -1)
+end
+
+-- ready_page(from, size): up to `size` entries, counted from the front after skipping
+-- `from`, in list order (the front last), for a page-by-page read.
+local function ready_page(from, size)
+  return redis.call('LRANGE', READY_WAIT, -(from + size), -(from + 1))
+end
+
+-- ready_wake(): set the marker, so an idle worker wakes and reserves.
+local function ready_wake()
+  redis.call('ZADD', READY_MARKER, '0', '0')
+end
+
+-- ready_wake_if_any(): ready_wake() when a job is ready.
+local function ready_wake_if_any()
+  if redis.call('LLEN', READY_WAIT) > 0 then redis.call('ZADD', READY_MARKER, '0', '0') end
+end
+
+-- to_delayed(pairs): make jobs delayed: `pairs` is due time, id, due time, id, …
+local function to_delayed(pairs)
+  local n = #pairs
+  if n == 0 then return end
+  for i = 1, n, 500 do redis.call('ZADD', READY_DELAYED, unpack(pairs, i, math.min(i + 499, n))) end
+end
+
+-- delayed_remove(id): take the job `id` out of delayed; 1 when it was there, else 0.
+local function delayed_remove(id)
+  return redis.call('ZREM', READY_DELAYED, id)
+end
+
+-- delayed_due_at(id): the due time of the delayed job `id` (a string), or false.
+local function delayed_due_at(id)
+  return redis.call('ZSCORE', READY_DELAYED, id)
+end
+
+-- delayed_count(): how many jobs are delayed.
+local function delayed_count()
+  return redis.call('ZCARD', READY_DELAYED)
+end
+
+-- delayed_first(limit): the `limit` soonest delayed jobs: id, due time, id, due time, …
+local function delayed_first(limit)
+  return redis.call('ZRANGE', READY_DELAYED, 0, limit - 1, 'WITHSCORES')
+end
+
+-- delayed_scan(cursor, count): one ZSCAN page of delayed: {next cursor, {id, due, …}}.
+local function delayed_scan(cursor, count)
+  return redis.call('ZSCAN', READY_DELAYED, cursor, 'COUNT', count)
+end
+
+-- delayed_due_in(now): ms from `now` until the soonest delayed job is due (0 when one is
+-- due already), or false when none is delayed.
+local function delayed_due_in(now)
+  local first = redis.call('ZRANGE', READY_DELAYED, 0, 0, 'WITHSCORES')
+  if not first[2] then return false end
+  local d = tonumber(first[2]) - now
+  if d < 0 then d = 0 end
+  return d
+end
+
+-- delayed_any_due(now): true when a delayed job is due at `now`.
+local function delayed_any_due(now)
+  return #redis.call('ZRANGE', READY_DELAYED, '-inf', now, 'BYSCORE', 'LIMIT', '0', '1') > 0
+end
+
+-- promote_due(now, limit): move up to `limit` delayed jobs due at `now` (ms) to the back
+-- of ready, soonest first; how many moved.
+local function promote_due(now, limit)
+  local due = redis.call('ZRANGE', READY_DELAYED, '-inf', now, 'BYSCORE', 'LIMIT', '0', limit)
+  local n = #due
+  for i = 1, n, 500 do
+    local j = math.min(i + 499, n)
+    redis.call('LPUSH', READY_WAIT, unpack(due, i, j))
+    redis.call('ZREM', READY_DELAYED, unpack(due, i, j))
+  end
+  return n
+end
