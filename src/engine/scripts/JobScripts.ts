@@ -8,28 +8,31 @@ import { type Argv, defineScript, list } from "./Script.ts"
 /** The states `cancel` can stop a job in. */
 export type CancelledFrom = "waiting" | "delayed" | "active"
 
+/** The keys of a job look-up (get-job, and the dashboard's job-peek): every state and per-job hash, then the ready group. */
+export const JOB_LOOKUP_KEYS = [
+  "active",
+  "dead",
+  "done",
+  "cancelled",
+  "data",
+  "max",
+  "lease",
+  "fails",
+  "lost",
+  "err",
+  "result",
+  "dkey",
+  "holder",
+  "progress",
+  "timeout",
+  "meta",
+  ...READY_KEYS,
+] as const
+
 /** `get-job`: everything the queue knows about one job (the raw reply; see JobCommands.jobInfoOf). */
 export const getJob = defineScript({
   name: "get-job",
-  keys: [
-    "active",
-    "dead",
-    "done",
-    "cancelled",
-    "data",
-    "max",
-    "lease",
-    "fails",
-    "lost",
-    "err",
-    "result",
-    "dkey",
-    "holder",
-    "progress",
-    "timeout",
-    "meta",
-    ...READY_KEYS,
-  ],
+  keys: JOB_LOOKUP_KEYS,
   argv: ["layout", "id"],
   args: (id: string): Argv => [LAYOUT_VERSION, id],
   decode: (reply): ReadonlyArray<unknown> => list<unknown>(reply),

@@ -7,7 +7,8 @@
  */
 
 import { storedPayload } from "../model/Carrier.ts"
-import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
+import { LAYOUT_VERSION } from "../model/Keys.ts"
+import { JOB_LOOKUP_KEYS } from "./JobScripts.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** How much of each value a peek returns and loads. */
@@ -72,25 +73,7 @@ export const deadPeek = defineScript({
 /** `job-peek`: get-job's reply with values cut in Redis (its first 14 entries), then the lengths of payload, result, error and progress. */
 export const jobPeek = defineScript({
   name: "job-peek",
-  keys: [
-    "active",
-    "dead",
-    "done",
-    "cancelled",
-    "data",
-    "max",
-    "lease",
-    "fails",
-    "lost",
-    "err",
-    "result",
-    "dkey",
-    "holder",
-    "progress",
-    "timeout",
-    "meta",
-    ...READY_KEYS,
-  ],
+  keys: JOB_LOOKUP_KEYS,
   argv: ["layout", "id", "cut", "loadMax", "budget", "hide"],
   args: (a: { readonly id: string; readonly limits: PeekLimits }): Argv => [
     LAYOUT_VERSION,
