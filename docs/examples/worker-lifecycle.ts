@@ -1,4 +1,4 @@
-// docs/workers.md, "A worker in a service". Run: npm run example docs/examples/worker-lifecycle.ts
+// docs/workers.md, "Graceful shutdown". Run: npm run example docs/examples/worker-lifecycle.ts
 import { Queue, Worker } from "leaseq"
 
 const connection = process.env.REDIS_URL
