@@ -10,7 +10,17 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { dirname, join, relative, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
-import { ANY, anchors, citations, citedPaths, links, slug, testTitles, titleMatches } from "../support/doc-refs.ts"
+import {
+  ANY,
+  anchors,
+  citations,
+  citedPaths,
+  type Link,
+  links,
+  slug,
+  testTitles,
+  titleMatches,
+} from "../support/doc-refs.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const docs = ["README.md", ...readdirSync(join(ROOT, "docs")).map((f) => `docs/${f}`)].filter((f) => f.endsWith(".md"))
@@ -31,6 +41,14 @@ const unmatched = (doc: string, md: string): string[] =>
     if (c.filter !== undefined && !joined.some((t) => new RegExp(c.filter!).test(t))) bad.push(`-t ${c.filter}`)
     return bad.map((b) => `${doc}:${c.line} ${c.path} ${b}`)
   })
+
+/** What is wrong with a link of `doc`, if anything, as `doc:line target (why)`. */
+const brokenLink = (doc: string, l: Link): string[] => {
+  const target = l.file === "" ? doc : relative(ROOT, resolve(ROOT, dirname(doc), l.file))
+  if (!existsSync(join(ROOT, target))) return [`${doc}:${l.line} ${l.file} (no such file)`]
+  if (l.anchor === undefined || !target.endsWith(".md")) return []
+  return anchors(read(target)).has(l.anchor) ? [] : [`${doc}:${l.line} ${l.file}#${l.anchor} (no such heading)`]
+}
 
 describe("doc citations", () => {
   it("the docs cite tests, and every cited test file exists", () => {
@@ -64,15 +82,24 @@ describe("doc citations", () => {
   it("reads titles as written: templates, escaped quotes, .each holes, elisions", () => {
     const src = [
       'it("plain \\"quoted\\" title", () => {})',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the test file's text, a template title
       "describe(`K1: ${n} jobs at once`, () => {})",
       "it.each([[1], [2]])('runs %s times, on the $path path', () => {})",
       "test.skip('it\\'s here', () => {})",
-      "it.each<[string, new (...args: never[]) => Error]>([])(\"typed %s\", () => {})",
+      'it.each<[string, new (...args: never[]) => Error]>([])("typed %s", () => {})',
     ].join("\n")
     const ts = testTitles(src)
     expect(ts).toHaveLength(5)
     const hit = (name: string) => ts.some((t) => titleMatches(t, name))
-    for (const name of ['plain "quoted" …', "K1: …", "K1: 500 jobs at …", "… jobs at once", "runs 3 times, on the", "it's here", "typed x"])
+    for (const name of [
+      'plain "quoted" …',
+      "K1: …",
+      "K1: 500 jobs at …",
+      "… jobs at once",
+      "runs 3 times, on the",
+      "it's here",
+      "typed x",
+    ])
       expect(hit(name), name).toBe(true)
     for (const name of ["plain quoted", "K2: …", "jobs at once", "times, on", "it's here and more"])
       expect(hit(name), name).toBe(false)
@@ -81,15 +108,7 @@ describe("doc citations", () => {
 
 describe("doc links", () => {
   it("every relative link reaches a file, and a .md link's anchor one of its headings", () => {
-    const broken = docs.flatMap((doc) =>
-      links(read(doc)).flatMap((l) => {
-        const target = l.file === "" ? doc : relative(ROOT, resolve(ROOT, dirname(doc), l.file))
-        if (!existsSync(join(ROOT, target))) return [`${doc}:${l.line} ${l.file} (no such file)`]
-        if (l.anchor === undefined || !target.endsWith(".md")) return []
-        return anchors(read(target)).has(l.anchor) ? [] : [`${doc}:${l.line} ${l.file}#${l.anchor} (no such heading)`]
-      }),
-    )
-    expect(broken).toEqual([])
+    expect(docs.flatMap((doc) => links(read(doc)).flatMap((l) => brokenLink(doc, l)))).toEqual([])
   })
 
   it("slugs headings as GitHub does", () => {

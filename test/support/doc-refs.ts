@@ -39,22 +39,26 @@ const afterGeneric = (s: string, at: number): number => {
   return s.length
 }
 
-/** Index just after the `(…)` group opening at `open` and the `(` that follows it. */
+const OPEN = new Set(["(", "[", "{"])
+const CLOSE = new Set([")", "]", "}"])
+const QUOTES = new Set(['"', "'", "`"])
+
+/** Index just after the `(…)` group opening at `open` and the `(` that follows it, or -1. */
 const afterParens = (s: string, open: number): number => {
   let depth = 0
-  for (let i = open; i < s.length; i++) {
-    if (s[i] === "(" || s[i] === "[" || s[i] === "{") depth++
-    else if (s[i] === ")" || s[i] === "]" || s[i] === "}") depth--
-    else if (s[i] === '"' || s[i] === "'" || s[i] === "`") i = skipString(s, i)
-    if (depth === 0) {
-      let j = i + 1
-      while (/\s/.test(s[j] ?? "")) j++
-      return s[j] === "(" ? j + 1 : -1
-    }
-  }
-  return -1
+  let i = open
+  do {
+    const c = s[i]!
+    if (OPEN.has(c)) depth++
+    else if (CLOSE.has(c)) depth--
+    else if (QUOTES.has(c)) i = skipString(s, i)
+    i++
+  } while (depth > 0 && i < s.length)
+  while (/\s/.test(s[i] ?? "")) i++
+  return depth === 0 && s[i] === "(" ? i + 1 : -1
 }
 
+/** Index of the quote closing the string that opens at `at`. */
 const skipString = (s: string, at: number): number => {
   const q = s[at]
   for (let i = at + 1; i < s.length; i++) {
@@ -64,23 +68,31 @@ const skipString = (s: string, at: number): number => {
   return s.length
 }
 
+/** Index of the `}` closing the `${` at `at`. */
+const skipHole = (s: string, at: number): number => {
+  let depth = 0
+  for (let i = at + 1; i < s.length; i++) {
+    if (s[i] === "{") depth++
+    else if (s[i] === "}" && --depth === 0) return i
+  }
+  return s.length
+}
+
 const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r" }
 
 /** The string or template literal starting at `at`, escapes decoded, `${…}` as {@link ANY}. */
 const literal = (s: string, at: number): Title | undefined => {
   const q = s[at]
-  if (at < 0 || (q !== '"' && q !== "'" && q !== "`")) return undefined
+  if (at < 0 || q === undefined || !QUOTES.has(q)) return undefined
   const out: Array<string | typeof ANY> = []
   for (let i = at + 1; i < s.length; i++) {
     const c = s[i]!
     if (c === q) return out
-    if (c === "\\") out.push(ESCAPES[s[++i]!] ?? s[i]!)
-    else if (q === "`" && c === "$" && s[i + 1] === "{") {
-      let depth = 0
-      for (i++; i < s.length; i++) {
-        if (s[i] === "{") depth++
-        else if (s[i] === "}" && --depth === 0) break
-      }
+    if (c === "\\") {
+      i++
+      out.push(ESCAPES[s[i]!] ?? s[i]!)
+    } else if (q === "`" && c === "$" && s[i + 1] === "{") {
+      i = skipHole(s, i)
       out.push(ANY)
     } else out.push(c)
   }
@@ -113,9 +125,13 @@ const GAP = Symbol("gap")
  */
 export const titleMatches = (title: Title, cited: string): boolean => {
   const t = squash(title)
-  const c: Array<string | typeof GAP> = [...cited.replace(/\.\.\./g, "…").replace(/\s*…\s*/g, "…").replace(/\s+/g, " ").trim()].map((ch) =>
-    ch === "…" ? GAP : ch,
-  )
+  const c: Array<string | typeof GAP> = [
+    ...cited
+      .replace(/\.\.\./g, "…")
+      .replace(/\s*…\s*/g, "…")
+      .replace(/\s+/g, " ")
+      .trim(),
+  ].map((ch) => (ch === "…" ? GAP : ch))
   c.push(GAP)
   const seen = new Map<number, boolean>()
   const go = (i: number, j: number): boolean => {
