@@ -8,6 +8,13 @@ import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orTh
 
 /** Options of one job that do not depend on each other. */
 interface JobOptionsBase {
+  /**
+   * The job's own id instead of a generated ULID: 1–128 characters from letters, digits,
+   * `-`, `_`, `.` and `:`. While a job with this id exists in any state (waiting, delayed,
+   * active, retained completed or cancelled, dead), adding another writes nothing and
+   * answers this id, as a dedupe key does. Default: a new ULID. Not taken from `defaultJobOptions`.
+   */
+  readonly id?: string | undefined
   /** Run no earlier than this many ms from now (Redis clock). Default 0. Max 365 days. */
   readonly delayMs?: number | undefined
   /** Attempts that may fail (handler failures + lost leases) before the job goes to dead. Default 3. Range 1–1000. */
@@ -71,18 +78,45 @@ export const DEFAULT_MAX_ATTEMPTS = 3
 /** Default dedupeTtlMs (1 h). */
 export const DEFAULT_DEDUPE_TTL_MS = 3_600_000
 
-const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "dedupeUntil", "timeoutMs"] as const
+const JOB_OPTION_KEYS = [
+  "id",
+  "delayMs",
+  "maxAttempts",
+  "dedupeKey",
+  "dedupeTtlMs",
+  "dedupeUntil",
+  "timeoutMs",
+] as const
 
 /**
  * Job options with every default filled in (`dedupeKey` "" for none; `dedupeTtlMs`
  * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`; `timeoutMs` 0 for none).
  */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<keyof JobOptions, "dedupeKey" | "dedupeUntil" | "timeoutMs">]-?: Exclude<
+  readonly [K in Exclude<keyof JobOptions, "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs">]-?: Exclude<
     JobOptions[K],
     undefined
   >
-} & { readonly dedupeKey: string; readonly timeoutMs: number }
+} & { readonly id?: string | undefined; readonly dedupeKey: string; readonly timeoutMs: number }
+
+/**
+ * The characters of a custom job id: letters, digits, `-`, `_`, `.`, `:`. They exclude
+ * `|` and `,`, the separators of reserve's request records and of the events' id lists.
+ */
+const JOB_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** A custom job id (`options.id`) validated, or undefined when none is given. */
+const checkCustomId = (field: string, value: unknown): Checked<string | undefined> =>
+  value === undefined || (typeof value === "string" && JOB_ID.test(value))
+    ? Result.succeed(value)
+    : Result.fail(
+        new InvalidOptions({
+          field: `${field}.id`,
+          value,
+          reason:
+            "must be 1–128 characters from letters, digits, '-', '_', '.' and ':' (or left out for a generated id)",
+        }),
+      )
 
 /** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
 const checkTimeout = (field: string, value: unknown): Checked<number> =>
@@ -124,6 +158,8 @@ export const checkJobOptions = (
   const given = o.success
   const unknown = checkKnownKeys(field, given, JOB_OPTION_KEYS)
   if (Result.isFailure(unknown)) return Result.fail(unknown.failure)
+  const id = checkCustomId(field, given.id)
+  if (Result.isFailure(id)) return Result.fail(id.failure)
   const delayMs = checkIntegerOr(`${field}.delayMs`, given.delayMs ?? defaults.delayMs, 0, Limits.delayMs)
   if (Result.isFailure(delayMs)) return Result.fail(delayMs.failure)
   const maxAttempts = checkIntegerOr(
@@ -143,6 +179,7 @@ export const checkJobOptions = (
   const dedupe = checkDedupe(field, given, defaults, dedupeTtlMs.success)
   if (Result.isFailure(dedupe)) return Result.fail(dedupe.failure)
   return Result.map(checkTimeout(field, given.timeoutMs ?? defaults.timeoutMs), (timeoutMs) => ({
+    ...(id.success === undefined ? {} : { id: id.success }),
     delayMs: delayMs.success,
     maxAttempts: maxAttempts.success,
     ...dedupe.success,
@@ -248,7 +285,7 @@ export const newJobId = (): string => {
 
 /** Build what `add` sends for one job. */
 export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => ({
-  id: newJobId(),
+  id: options.id ?? newJobId(),
   payload,
   delayMs: options.delayMs,
   maxAttempts: options.maxAttempts,
@@ -259,7 +296,7 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
 
 /** A job as a handler receives it. */
 export interface Job<A> {
-  /** The job id (a ULID). */
+  /** The job id (a ULID, or the `id` it was added with). */
   readonly id: string
   /** The decoded payload. */
   readonly payload: A
