@@ -72,16 +72,16 @@ describe("custom job ids", () => {
   it("a deduplicated add records one deduplicated event naming the holders (ids and dedupe keys)", async () => {
     const { queue, keys } = setup()
     const k = await queue.add(1, { dedupeKey: "k" })
-    await queue.add(2, { id: "held" })
+    await queue.add(2, { id: "held:1.x" })
     await queue.addBulk([
-      { payload: 3, options: { id: "held" } },
+      { payload: 3, options: { id: "held:1.x" } },
       { payload: 4, options: { dedupeKey: "k" } },
       { payload: 5 },
     ])
     const raw = await shared.raw.xrange(keys.events, "-", "+")
     expect(raw.filter(([, f]) => f[1] === "deduplicated")).toHaveLength(1)
     const dd = (await events(keys.events)).filter((e) => e.kind === "deduplicated").map((e) => e.jobId)
-    expect(dd).toEqual(["held", k])
+    expect(dd).toEqual(["held:1.x", k])
   })
 
   it("refuses a bad id before anything is written, naming options.id", async () => {
