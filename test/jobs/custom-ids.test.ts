@@ -39,7 +39,18 @@ describe("custom job ids", () => {
     expect((await queue.stats()).counters.added).toBe(1)
   })
 
-  it("an id held by a delayed, cancelled (retained) or dead job writes nothing", async () => {
+  it("an id held by a retained cancelled job writes nothing", async () => {
+    const { queue, keys } = setup()
+    await shared.raw.hset(keys.meta, "keep", "10") // the keepCompleted a worker's complete records
+    expect(await queue.add(1, { id: "c" })).toBe("c")
+    expect(await queue.cancel("c")).toBe("waiting")
+    expect(await queue.getJob("c")).toMatchObject({ state: "cancelled" })
+    expect(await queue.add(2, { id: "c" })).toBe("c")
+    expect((await queue.stats()).waiting).toBe(0)
+    expect((await queue.stats()).counters.added).toBe(1)
+  })
+
+  it("an id held by a delayed or dead job writes nothing; a cancelled job not retained frees it", async () => {
     const { queue, c } = setup()
     expect(await queue.add(1, { id: "d", delayMs: 60_000 })).toBe("d")
     expect(await queue.add(2, { id: "d" })).toBe("d")
