@@ -51,7 +51,7 @@ export interface Service<A, Out = unknown> {
   readonly name: string
   /** The key prefix (default "leaseq"). */
   readonly prefix: string
-  /** Add a job; succeeds with its id (a ULID) — or, when `options.dedupeKey` matched, the first job's id. */
+  /** Add a job; succeeds with its id (a ULID, or `options.id`) — or, when `options.dedupeKey` or `options.id` matched a job, that job's id. */
   readonly add: (payload: A, options?: JobOptions) => Effect.Effect<string, AddError>
   /** Add up to 10 000 jobs in one Redis call, all validated and encoded first: all or nothing. */
   readonly addBulk: (jobs: ReadonlyArray<BulkJob<A>>) => Effect.Effect<ReadonlyArray<string>, AddError>

@@ -89,7 +89,7 @@ export class Queue<T = unknown, R = unknown> {
   }
 
   /**
-   * Add a job. Resolves to its id (a ULID) — or, when `dedupeKey` matched, the first job's id.
+   * Add a job. Resolves to its id (a ULID, or `options.id`) — or, when `dedupeKey` or `id` matched a job, that job's id.
    * Ends within `callTimeoutMs` (default 10 s): {@link RedisUnavailable} when it was not sent
    * (nothing written), {@link OutcomeUnknown} (with the job id) when it was sent and no reply
    * came — then a new add may store the job twice, unless it has a `dedupeKey`.

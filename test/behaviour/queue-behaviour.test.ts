@@ -33,6 +33,23 @@ describe.each(faces)("$name", (face) => {
     expect(s.counters.completed).toBe(1)
   })
 
+  it("custom id: with ':' and '.' it runs once through reserve and complete, and again after completion adds nothing", async () => {
+    const q = await face.open(name())
+    const id = "order:42.v1"
+    expect(await q.add({ n: 1 }, { id })).toBe(id)
+    expect(await q.add({ n: 2 }, { id })).toBe(id)
+    const w = await q.worker(() => "ok", { keepCompleted: 10 })
+    await until("the job completes", () => w.seen.completed.length === 1)
+    expect(await q.add({ n: 3 }, { id })).toBe(id)
+    expect(await q.getJob(id)).toMatchObject({ id, state: "completed", payload: { n: 1 } })
+    expect((await q.waitFor(id, 5_000)).state).toBe("completed")
+    expect(w.seen.runs.map((r) => [r.id, r.n])).toEqual([[id, 1]])
+    expect((await q.stats()).counters.added).toBe(1)
+    const before = await dumpQueue(raw, q.name)
+    await expect(q.add({ n: 4 }, { id: "a|b" })).rejects.toMatchObject({ field: "options.id", value: "a|b" })
+    expect(await dumpQueue(raw, q.name)).toEqual(before)
+  })
+
   it("addBulk: distinct ids in order; one worker at concurrency 1 runs them in that order", async () => {
     const q = await face.open(name())
     const ids = await q.addBulk([{ payload: { n: 1 } }, { payload: { n: 2 } }, { payload: { n: 3 } }])

@@ -42,23 +42,28 @@ const addOneByOne = async (c: ReturnType<typeof setup>["c"], n: number) => {
 }
 
 describe("added", () => {
-  it("add records one `added` entry per call naming the jobs it added (not a deduplicated one), in the same call", async () => {
+  it("add records one `added` entry per call naming the jobs it added, and one `deduplicated` entry naming the holders", async () => {
     const { keys, c } = setup()
     const a = newJob()
     const b = newJob({ delayMs: 60_000 })
     const d1 = newJob({ dedupeKey: "k", dedupeTtlMs: 60_000 })
     const d2 = newJob({ dedupeKey: "k", dedupeTtlMs: 60_000 })
     expect(await run(c.add([a, b, d1, d2]))).toEqual([a.id, b.id, d1.id, d1.id])
-    expect(await entries(keys.events)).toEqual([{ kind: "added", id: `${a.id},${b.id},${d1.id}` }])
+    expect(await entries(keys.events)).toEqual([
+      { kind: "added", id: `${a.id},${b.id},${d1.id}` },
+      { kind: "deduplicated", id: d1.id },
+    ])
     // a re-send of the same call (same request id) finds its receipt and records nothing more
     const one = newJob()
     await run(c.add([one], "same-call"))
     await run(c.add([one], "same-call"))
-    // a call that adds nothing (only a deduplicated job) records nothing
+    // a call that adds nothing (only a deduplicated job) records only that
     await run(c.add([newJob({ dedupeKey: "k", dedupeTtlMs: 60_000 })]))
     expect(await entries(keys.events)).toEqual([
       { kind: "added", id: `${a.id},${b.id},${d1.id}` },
+      { kind: "deduplicated", id: d1.id },
       { kind: "added", id: one.id },
+      { kind: "deduplicated", id: d1.id },
     ])
   })
 

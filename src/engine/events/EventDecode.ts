@@ -20,6 +20,8 @@ export interface EventBase {
 /** One job event, by kind. */
 export type JobEvent =
   | (EventBase & { readonly kind: "added" })
+  /** An add named this job's id or dedupe key: nothing was added, the add answered this id. */
+  | (EventBase & { readonly kind: "deduplicated" })
   | (EventBase & { readonly kind: "active"; readonly token: number; readonly workerId: string })
   | (EventBase & { readonly kind: "progress"; readonly progress: unknown })
   | (EventBase & { readonly kind: "completed" })
@@ -77,6 +79,7 @@ const num = (v: string | undefined): number => Number(v ?? 0)
 const decodeOne = (base: EventBase, f: Record<string, string | undefined>): JobEvent | undefined => {
   switch (f.kind) {
     case "added":
+    case "deduplicated":
     case "completed":
     case "released":
     case "paused":

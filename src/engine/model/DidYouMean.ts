@@ -16,12 +16,12 @@ const RENAMED: Readonly<Record<string, ReadonlyArray<string>>> = {
   maxStalledCount: ["maxAttempts"],
   deduplication: ["dedupeKey"],
   timeout: ["timeoutMs"],
+  jobId: ["id"],
   drainDelay: ["blockTimeoutMs"],
 }
 
 /** BullMQ features leaseq has no option for, and what to do instead. */
 const MISSING: Readonly<Record<string, string>> = {
-  jobId: "leaseq makes job ids (ULIDs); custom ids are planned — for an idempotent add give a dedupeKey",
   priority: "leaseq has no priorities yet; put urgent jobs on a queue of their own",
   repeat: "leaseq has no repeatable jobs yet; add from a scheduler (cron) with a dedupeKey",
   limiter: "leaseq has no rate limiter yet (planned); bound the work with concurrency",

@@ -3,8 +3,8 @@
  * sub-queues `<queue>~0 … <queue>~N-1`, each with its own hash tag, so on a Redis
  * Cluster a hot queue spreads over several masters.
  *
- * - `add` picks a partition: by the job's dedupe key when it has one (so duplicates
- *   still meet in the same partition), else round robin.
+ * - `add` picks a partition: by the job's custom id, else its dedupe key, when it has
+ *   one (so duplicates still meet in the same partition), else round robin.
  * - `addBulk` validates every job first, then sends one call per partition it touches
  *   (atomic per partition, not across partitions).
  * - stats, sweeps, dead-letter calls and verify cover every partition.
@@ -188,8 +188,10 @@ export const makePartitionedCore = (
     makeQueueCore(client, partitionName(name, i), settings),
   )
   let next = Math.floor(Math.random() * partitions)
-  /** Where a job goes: its dedupe key's partition, else the next one in turn. */
+  /** Where a job goes: its custom id's partition, else its dedupe key's, else the next one in turn. */
   const pick = (options: EncodedJob["options"]): number => {
+    const id = (options as { id?: unknown } | undefined)?.id
+    if (typeof id === "string" && id.length > 0) return partitionOfDedupeKey(id, partitions)
     const key = (options as { dedupeKey?: unknown } | undefined)?.dedupeKey ?? settings.defaultJobOptions.dedupeKey
     if (typeof key === "string" && key.length > 0) return partitionOfDedupeKey(key, partitions)
     next = (next + 1) % partitions

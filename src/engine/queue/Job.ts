@@ -4,10 +4,20 @@
 import * as Result from "effect/Result"
 import type { NewJob } from "../calls/Commands.ts"
 import { InvalidOptions } from "../model/Errors.ts"
+import { checkCustomId, newJobId } from "../model/JobId.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
+
+export { newJobId } from "../model/JobId.ts"
 
 /** Options of one job that do not depend on each other. */
 interface JobOptionsBase {
+  /**
+   * The job's own id instead of a generated ULID: 1–128 characters from letters, digits,
+   * `-`, `_`, `.` and `:`. While a job with this id exists in any state (waiting, delayed,
+   * active, retained completed or cancelled, dead), adding another writes nothing and
+   * answers this id, as a dedupe key does. Default: a new ULID. Not taken from `defaultJobOptions`.
+   */
+  readonly id?: string | undefined
   /** Run no earlier than this many ms from now (Redis clock). Default 0. Max 365 days. */
   readonly delayMs?: number | undefined
   /** Attempts that may fail (handler failures + lost leases) before the job goes to dead. Default 3. Range 1–1000. */
@@ -71,18 +81,26 @@ export const DEFAULT_MAX_ATTEMPTS = 3
 /** Default dedupeTtlMs (1 h). */
 export const DEFAULT_DEDUPE_TTL_MS = 3_600_000
 
-const JOB_OPTION_KEYS = ["delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "dedupeUntil", "timeoutMs"] as const
+const JOB_OPTION_KEYS = [
+  "id",
+  "delayMs",
+  "maxAttempts",
+  "dedupeKey",
+  "dedupeTtlMs",
+  "dedupeUntil",
+  "timeoutMs",
+] as const
 
 /**
  * Job options with every default filled in (`dedupeKey` "" for none; `dedupeTtlMs`
  * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`; `timeoutMs` 0 for none).
  */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<keyof JobOptions, "dedupeKey" | "dedupeUntil" | "timeoutMs">]-?: Exclude<
+  readonly [K in Exclude<keyof JobOptions, "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs">]-?: Exclude<
     JobOptions[K],
     undefined
   >
-} & { readonly dedupeKey: string; readonly timeoutMs: number }
+} & { readonly id?: string | undefined; readonly dedupeKey: string; readonly timeoutMs: number }
 
 /** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
 const checkTimeout = (field: string, value: unknown): Checked<number> =>
@@ -124,6 +142,8 @@ export const checkJobOptions = (
   const given = o.success
   const unknown = checkKnownKeys(field, given, JOB_OPTION_KEYS)
   if (Result.isFailure(unknown)) return Result.fail(unknown.failure)
+  const id = checkCustomId(field, given.id)
+  if (Result.isFailure(id)) return Result.fail(id.failure)
   const delayMs = checkIntegerOr(`${field}.delayMs`, given.delayMs ?? defaults.delayMs, 0, Limits.delayMs)
   if (Result.isFailure(delayMs)) return Result.fail(delayMs.failure)
   const maxAttempts = checkIntegerOr(
@@ -143,6 +163,7 @@ export const checkJobOptions = (
   const dedupe = checkDedupe(field, given, defaults, dedupeTtlMs.success)
   if (Result.isFailure(dedupe)) return Result.fail(dedupe.failure)
   return Result.map(checkTimeout(field, given.timeoutMs ?? defaults.timeoutMs), (timeoutMs) => ({
+    ...(id.success === undefined ? {} : { id: id.success }),
     delayMs: delayMs.success,
     maxAttempts: maxAttempts.success,
     ...dedupe.success,
@@ -190,65 +211,9 @@ const checkDedupe = (
 export const resolveJobOptions = (field: string, value: unknown, defaults: JobOptions = {}): ResolvedJobOptions =>
   orThrow(checkJobOptions(field, value, defaults))
 
-/** Random 32-bit words from a pooled crypto buffer: one getRandomValues call per 1024 draws. */
-const pool = new Uint32Array(1024)
-let drawn = pool.length
-const randomWord = (): number => {
-  if (drawn >= pool.length) {
-    crypto.getRandomValues(pool)
-    drawn = 0
-  }
-  return pool[drawn++]!
-}
-
-/** Crockford's base32, the ULID alphabet. */
-const B32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-/** Every pair of base32 characters, by its value (0 – 1023). */
-const PAIRS = Array.from({ length: 1024 }, (_, v) => B32[v >> 5]! + B32[v & 31]!)
-/** `n` (an integer below 32^digits, `digits` even) as `digits` base32 characters, most significant first. */
-const base32 = (n: number, digits: number): string => {
-  let out = ""
-  for (let i = 0; i < digits; i += 2) {
-    out = PAIRS[n % 1024]! + out
-    n = Math.floor(n / 1024)
-  }
-  return out
-}
-const TWO_40 = 2 ** 40
-
-/**
- * Monotonic ULID state: the last millisecond, its 10 time characters, and the 80 random
- * bits as two 40-bit halves (each 8 characters). Within one millisecond (or when the
- * clock goes back) the next id is the last one + 1, as ULID's monotonic mode specifies,
- * so ids made by one process sort in the order they were made.
- */
-let lastMs = -1
-let timeChars = ""
-let high = 0
-let highChars = ""
-let low = 0
-
-/** A new job id: a ULID (sortable by creation time, unique across producers). */
-export const newJobId = (): string => {
-  const now = Date.now()
-  if (now > lastMs) {
-    lastMs = now
-    timeChars = base32(now, 10)
-    high = randomWord() * 256 + (randomWord() & 0xff)
-    highChars = base32(high, 8)
-    low = randomWord() * 256 + (randomWord() & 0xff)
-  } else if (++low === TWO_40) {
-    // 2^40 ids in one millisecond: carry into the high half (it cannot wrap in practice)
-    low = 0
-    high = (high + 1) % TWO_40
-    highChars = base32(high, 8)
-  }
-  return timeChars + highChars + base32(low, 8)
-}
-
 /** Build what `add` sends for one job. */
 export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => ({
-  id: newJobId(),
+  id: options.id ?? newJobId(),
   payload,
   delayMs: options.delayMs,
   maxAttempts: options.maxAttempts,
@@ -259,7 +224,7 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
 
 /** A job as a handler receives it. */
 export interface Job<A> {
-  /** The job id (a ULID). */
+  /** The job id (a ULID, or the `id` it was added with). */
   readonly id: string
   /** The decoded payload. */
   readonly payload: A

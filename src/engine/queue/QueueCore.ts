@@ -8,7 +8,7 @@ import * as Result from "effect/Result"
 import { type RedisClient, withDeadline } from "../../redis/Client.ts"
 import { DEFAULT_SWEEP_LIMIT, type SweepPassOptions, sweepPass } from "../admin/Sweeper.ts"
 import { type Commands, makeCommands, type ScriptFailure } from "../calls/Commands.ts"
-import { type OutcomeUnknown, QueueClosed, type RedisUnavailable } from "../model/Errors.ts"
+import { InvalidOptions, type OutcomeUnknown, QueueClosed, type RedisUnavailable } from "../model/Errors.ts"
 import { checkPrefix, DEFAULT_PREFIX, type QueueKeys, queueKeys } from "../model/Keys.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
 import { makeAdds, readOnly, unknownOutcome } from "./Adding.ts"
@@ -72,6 +72,15 @@ export const checkQueueOptions = (value: unknown, extraKeys: ReadonlyArray<strin
     ])
     const prefix = o.prefix === undefined ? DEFAULT_PREFIX : yield* checkPrefix(o.prefix)
     const defaults = yield* checkJobOptions("defaultJobOptions", o.defaultJobOptions)
+    if (defaults.id !== undefined) {
+      return yield* Result.fail(
+        new InvalidOptions({
+          field: "defaultJobOptions.id",
+          value: defaults.id,
+          reason: "a job id is one job's own: give it to add, not as a default for every job",
+        }),
+      )
+    }
     const defaultJobOptions: JobOptions = {
       delayMs: defaults.delayMs,
       maxAttempts: defaults.maxAttempts,
