@@ -4,10 +4,8 @@
  * within `readTimeoutMs` (2 s by default), so a real Prometheus with a 3 s
  * `scrape_timeout` records the reason instead of "context deadline exceeded".
  */
-import { spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
 import { createServer } from "node:http"
-import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
@@ -16,6 +14,7 @@ import { freePort } from "../../src/testing/RedisServer.ts"
 import { proxyToSuiteRedis, until } from "../reliability/support.ts"
 import { startChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { startPrometheus } from "../support/prometheus.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
@@ -74,34 +73,8 @@ describe("the metrics endpoint's bounds", () => {
     expect(await handler.render()).toContain(`queue="${q.name}"`)
     const port = await serve(handler)
     proxy.freeze()
-    const dir = mkdtempSync(join(tmpdir(), "leaseq-prom-"))
-    onCleanup(() => rmSync(dir, { recursive: true, force: true }))
-    writeFileSync(
-      join(dir, "prometheus.yml"),
-      [
-        "global:",
-        "  scrape_interval: 4s",
-        "  scrape_timeout: 3s",
-        "scrape_configs:",
-        "  - job_name: leaseq",
-        `    static_configs: [{ targets: ["127.0.0.1:${port}"] }]`,
-      ].join("\n"),
-    )
-    const promPort = await freePort()
-    const prom = spawn(
-      "prometheus",
-      [
-        `--config.file=${join(dir, "prometheus.yml")}`,
-        `--storage.tsdb.path=${join(dir, "data")}`,
-        `--web.listen-address=127.0.0.1:${promPort}`,
-      ],
-      { stdio: "ignore" },
-    )
-    const promExited = new Promise((r) => prom.on("close", r))
-    onCleanup(async () => {
-      prom.kill("SIGTERM")
-      await promExited
-    })
+    const promPort = await startPrometheus(`127.0.0.1:${port}`, ["scrape_interval: 4s", "scrape_timeout: 3s"])
+
     const lastError = await until(
       "Prometheus to have scraped the target once",
       async () => {

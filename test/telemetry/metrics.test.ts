@@ -4,9 +4,7 @@
  * and a real Prometheus server scraping the CLI, read back through Prometheus' own API.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
-import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
 import { Queue, Worker } from "../../src/index.ts"
@@ -14,6 +12,7 @@ import { metricsHandler } from "../../src/metrics.ts"
 import { freePort } from "../../src/testing/RedisServer.ts"
 import { proxyToSuiteRedis, until } from "../reliability/support.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { startPrometheus } from "../support/prometheus.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
@@ -222,31 +221,7 @@ describe("a real Prometheus scraping leaseq metrics", () => {
     const exporterPort = await freePort()
     const cli = startCli(["--url", redisUrl(), "--prefix", prefix, "--listen", `127.0.0.1:${exporterPort}`])
     await until("the exporter listening", () => cli.stderr().includes("serving metrics"))
-    const dir = mkdtempSync(join(tmpdir(), "leaseq-prom-"))
-    onCleanup(() => rmSync(dir, { recursive: true, force: true }))
-    const config = [
-      "global:",
-      "  scrape_interval: 1s",
-      "scrape_configs:",
-      "  - job_name: leaseq",
-      `    static_configs: [{ targets: ["127.0.0.1:${exporterPort}"] }]`,
-    ].join("\n")
-    writeFileSync(join(dir, "prometheus.yml"), config)
-    const promPort = await freePort()
-    const prom = spawn(
-      "prometheus",
-      [
-        `--config.file=${join(dir, "prometheus.yml")}`,
-        `--storage.tsdb.path=${join(dir, "data")}`,
-        `--web.listen-address=127.0.0.1:${promPort}`,
-      ],
-      { stdio: "ignore" },
-    )
-    const promExited = new Promise((r) => prom.on("close", r))
-    onCleanup(async () => {
-      prom.kill("SIGTERM")
-      await promExited
-    })
+    const promPort = await startPrometheus(`127.0.0.1:${exporterPort}`, ["scrape_interval: 1s"])
     const query = `leaseq_jobs_completed_total{queue="${q.name}"}`
     const value = await until(
       "Prometheus to have scraped the counter",
