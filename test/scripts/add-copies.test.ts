@@ -1,52 +1,33 @@
-/**
- * F2: an add re-sent after its receipt is gone (past the 60 s window: ioredis can re-send
- * that late, and for ever with a borrowed client that has `maxRetriesPerRequest: null`)
- * must never hand a job out twice or put a completed job in dead. The add drops a copy of
- * a job whose payload is stored; reserve drops a plain entry of a job already active,
- * retained or dead. The receipt's age is simulated (its score moved back 61 s); the trim
- * that drops it is the real one.
- */
-import type { Redis } from "ioredis"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { type QueueKeys, queueKeys } from "../../src/engine/model/Keys.ts"
-import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { newJob, run } from "../support/jobs.ts"
-import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { queueNamer, sharedClients } from "../support/redis.ts"
 
 const name = queueNamer("add-copies")
-let client: RedisClient
-let raw: Redis
-beforeAll(() => {
-  client = connect(redisUrl())
-  raw = rawClient()
-})
-afterAll(async () => {
-  await client.close()
-  raw.disconnect()
-})
+const shared = sharedClients()
 
 const setup = () => {
   const keys = queueKeys(name())
-  return { keys, c: makeCommands(client, keys) }
+  return { keys, c: makeCommands(shared.client, keys) }
 }
-const meta = async (keys: QueueKeys, field: string) => Number((await raw.hget(keys.meta, field)) ?? 0)
+const meta = async (keys: QueueKeys, field: string) => Number((await shared.raw.hget(keys.meta, field)) ?? 0)
 
 /** Age the add call's receipt past the window; a housekeeping reserve (request id "8") drops it. */
 const trimReceipt = async (keys: QueueKeys, requestId: string) => {
-  const at = Number(await raw.zscore(keys.receiptsAt, requestId))
-  await raw.zadd(keys.receiptsAt, at - 61_000, requestId)
-  await run(makeCommands(client, keys).reserve(0, 1_000, 0, [], 0, { workerId: "trimmer", requestId: "8" }))
-  expect(await raw.zscore(keys.receiptsAt, requestId)).toBeNull()
+  const at = Number(await shared.raw.zscore(keys.receiptsAt, requestId))
+  await shared.raw.zadd(keys.receiptsAt, at - 61_000, requestId)
+  await run(makeCommands(shared.client, keys).reserve(0, 1_000, 0, [], 0, { workerId: "trimmer", requestId: "8" }))
+  expect(await shared.raw.zscore(keys.receiptsAt, requestId)).toBeNull()
 }
 
 /** Where the job is: its wait entries, and its scores in active, delayed, done and dead. */
 const where = async (keys: QueueKeys, id: string) => ({
-  wait: (await raw.lrange(keys.wait, 0, -1)).filter((e) => e === id).length,
-  active: (await raw.zscore(keys.active, id)) !== null,
-  delayed: (await raw.zscore(keys.delayed, id)) !== null,
-  done: (await raw.zscore(keys.done, id)) !== null,
-  dead: (await raw.zscore(keys.dead, id)) !== null,
+  wait: (await shared.raw.lrange(keys.wait, 0, -1)).filter((e) => e === id).length,
+  active: (await shared.raw.zscore(keys.active, id)) !== null,
+  delayed: (await shared.raw.zscore(keys.delayed, id)) !== null,
+  done: (await shared.raw.zscore(keys.done, id)) !== null,
+  dead: (await shared.raw.zscore(keys.dead, id)) !== null,
 })
 const nowhere = { wait: 0, active: false, delayed: false, done: false, dead: false }
 
@@ -102,7 +83,7 @@ describe("F2: an add re-sent after its receipt is gone", () => {
     const lease = new Map(leases.map((l) => [l.id, l]))
     expect(await run(c.complete([lease.get(retained.id)!], 5))).toEqual([true])
     expect(await run(c.fail(lease.get(dead.id)!, { delayMs: 0, error: "{}", mode: "retry" }))).toBe("dead")
-    await raw.lpush(keys.wait, running.id, retained.id, dead.id)
+    await shared.raw.lpush(keys.wait, running.id, retained.id, dead.id)
     expect((await run(c.reserve(10, 60_000, 0, [], 0, { workerId: "B", requestId: "1" }))).jobs).toEqual([])
     expect(await meta(keys, "duplicates")).toBe(3)
     expect(await where(keys, running.id)).toEqual({ ...nowhere, active: true })
@@ -125,7 +106,7 @@ describe("the answer to a re-sent add (inside the receipt window)", () => {
     const [h] = (await run(c.reserve(1, 60_000, 0))).jobs
     expect(await run(c.complete([{ id: h!.id, token: h!.token }], 0))).toEqual([true])
     expect(await run(c.add([late, other], "REQ-D"))).toEqual([holder.id, other.id])
-    expect(await raw.hexists(keys.data, late.id)).toBe(0)
+    expect(await shared.raw.hexists(keys.data, late.id)).toBe(0)
   })
 
   it("a job added with a dedupe key is answered with its own id, even once another job holds the key", async () => {

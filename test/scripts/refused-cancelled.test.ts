@@ -1,40 +1,22 @@
-/**
- * The queue's `refused` counter (meta.refused) counts acknowledgements refused because the
- * lease moved on (fencing at work), not the late complete or fail of a job that was
- * cancelled while it ran: that job ended as cancelled, and its refused ack is told as a
- * cancel by the worker. complete, fail and reserve's riders look the refused ids up in
- * cancelled (no per-job memory); a refusal of a job not cancelled is still counted.
- */
-import type { Redis } from "ioredis"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { makeCommands, runScript } from "../../src/engine/calls/Commands.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
-import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { newJob, run } from "../support/jobs.ts"
-import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { queueNamer, sharedClients } from "../support/redis.ts"
 
 const name = queueNamer("refused-cancelled")
-let client: RedisClient
-let raw: Redis
-beforeAll(() => {
-  client = connect(redisUrl())
-  raw = rawClient()
-})
-afterAll(async () => {
-  await client.close()
-  raw.disconnect()
-})
+const shared = sharedClients()
 
 /** A queue with two leased jobs: the first cancelled while it runs, the second's lease moved on (a new token). */
 const leased = async () => {
   const keys = queueKeys(name())
-  const c = makeCommands(client, keys)
+  const c = makeCommands(shared.client, keys)
   await run(c.add([newJob(), newJob()]))
   const [cancelled, moved] = (await run(c.reserve(2, 60_000, 0))).jobs
-  expect(await run(runScript(client, keys, Scripts.cancel, cancelled!.id))).toBe("active")
-  await raw.hset(keys.lease, moved!.id, String(moved!.token + 1))
-  const refused = async () => Number((await raw.hget(keys.meta, "refused")) ?? 0)
+  expect(await run(runScript(shared.client, keys, Scripts.cancel, cancelled!.id))).toBe("active")
+  await shared.raw.hset(keys.lease, moved!.id, String(moved!.token + 1))
+  const refused = async () => Number((await shared.raw.hget(keys.meta, "refused")) ?? 0)
   return { keys, c, cancelled: cancelled!, moved: moved!, refused }
 }
 

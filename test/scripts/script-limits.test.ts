@@ -1,35 +1,18 @@
-/**
- * F4: every script checks its own size limits before its first write. A Lua `unpack` of
- * more than a few thousand values fails, and Redis does not roll a script back, so a
- * script that failed after a write would leave jobs in no state. A call over a limit is
- * refused with InvalidOptions (field, value, the limit) and changes nothing.
- */
-import type { Redis } from "ioredis"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { makeCommands, runScript } from "../../src/engine/calls/Commands.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { InvalidOptions } from "../../src/engine/model/Errors.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
-import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { newJob, run } from "../support/jobs.ts"
-import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { dumpQueue, queueNamer, sharedClients } from "../support/redis.ts"
 
 const name = queueNamer("script-limits")
-let client: RedisClient
-let raw: Redis
-beforeAll(() => {
-  client = connect(redisUrl())
-  raw = rawClient()
-})
-afterAll(async () => {
-  await client.close()
-  raw.disconnect()
-})
+const shared = sharedClients()
 
 /** A queue with `waiting` ready jobs, 2 delayed ones due now and one leased job (the rider). */
 const filled = async (waiting: number) => {
   const keys = queueKeys(name())
-  const c = makeCommands(client, keys)
+  const c = makeCommands(shared.client, keys)
   for (let i = 0; i < waiting; i += 1000)
     await run(c.add(Array.from({ length: Math.min(1000, waiting - i) }, () => newJob())))
   await run(c.add([newJob({ delayMs: 1 }), newJob({ delayMs: 1 })]))
@@ -44,7 +27,7 @@ const refusedUnchanged = async (
   field: string,
   value: number,
 ) => {
-  const before = await dumpQueue(raw, keys.queue)
+  const before = await dumpQueue(shared.raw, keys.queue)
   const error = await call().then(
     () => undefined,
     (e: unknown) => e,
@@ -52,7 +35,7 @@ const refusedUnchanged = async (
   expect(error).toBeInstanceOf(InvalidOptions)
   expect(error).toMatchObject({ field, value })
   expect((error as Error).message).toContain("from 0 to 1000")
-  expect(await dumpQueue(raw, keys.queue)).toEqual(before)
+  expect(await dumpQueue(shared.raw, keys.queue)).toEqual(before)
 }
 
 describe("F4: a script refuses an argument over its own limit before its first write", () => {
@@ -67,7 +50,7 @@ describe("F4: a script refuses an argument over its own limit before its first w
     const at = await run(c.reserve(1000, 60_000, 1000, ride))
     expect(at.completed).toEqual([true])
     expect(at.jobs).toHaveLength(1000)
-    expect(await raw.zcard(keys.delayed)).toBe(0)
+    expect(await shared.raw.zcard(keys.delayed)).toBe(0)
   })
 
   it("reserve: more than 1000 riders are refused before any is completed", async () => {
@@ -76,7 +59,7 @@ describe("F4: a script refuses an argument over its own limit before its first w
     const input = { workerId: "w", requestId: "1", count: 1, leaseMs: 60_000, promoteLimit: 0, keep: 0 }
     await refusedUnchanged(
       keys,
-      () => run(runScript(client, keys, Scripts.reserve, { ...input, timeoutMs: 0, completes: riders })),
+      () => run(runScript(shared.client, keys, Scripts.reserve, { ...input, timeoutMs: 0, completes: riders })),
       "reserve m",
       1001,
     )
@@ -88,18 +71,18 @@ describe("F4: a script refuses an argument over its own limit before its first w
     const worker = { id: "w-limits", json: `{"id":"w-limits"}`, ttlMs: 60_000 }
     await refusedUnchanged(
       keys,
-      () => run(runScript(client, keys, Scripts.extend, { leases, leaseMs: 60_000, worker })),
+      () => run(runScript(shared.client, keys, Scripts.extend, { leases, leaseMs: 60_000, worker })),
       "extend leases",
       1001,
     )
     await refusedUnchanged(
       keys,
-      () => run(runScript(client, keys, Scripts.complete, { items: leases, keep: 0 })),
+      () => run(runScript(shared.client, keys, Scripts.complete, { items: leases, keep: 0 })),
       "complete jobs",
       1001,
     )
     // the job is still leased, under the same token: extend and complete take it at the limit
-    const c = makeCommands(client, keys)
+    const c = makeCommands(shared.client, keys)
     expect(await run(c.extend([{ id: held.id, token: held.token }], 60_000))).toHaveLength(1)
     expect(await run(c.complete([{ id: held.id, token: held.token }], 0))).toEqual([true])
   })
