@@ -409,6 +409,9 @@ describe("the dashboard in Chromium", () => {
     await other.add({ n: 0 })
     const id = await q.add({ n: 1 })
     const page = await open("#/")
+    // Find asks the queues the overview has discovered (redone every discoverEveryMs): wait
+    // until the overview lists the new queue, as a user would see it, before looking
+    await page.waitForSelector(`tr[data-queue="${q.name}"]`)
     await page.type("#search input", id)
     await page.click("#search button")
     await page.waitForFunction((h) => location.hash === h, {}, `#/job/${q.name}/${id}`)
