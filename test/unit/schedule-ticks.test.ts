@@ -39,7 +39,10 @@ describe("next ticks", () => {
     // 2026-03-08: clocks go from 02:00 EST to 03:00 EDT, so 02:30 does not exist that day
     const ticks: number[] = []
     let at = Date.parse("2026-03-07T12:00:00Z")
-    for (let i = 0; i < 3; i++) ticks.push((at = nextTick("s", t, at)))
+    for (let i = 0; i < 3; i++) {
+      at = nextTick("s", t, at)
+      ticks.push(at)
+    }
     expect(ticks.map(iso)).toEqual([
       "2026-03-08T07:30:00.000Z", // 03:30 EDT (the skipped 02:30 runs as the hour is skipped)
       "2026-03-09T06:30:00.000Z", // 02:30 EDT
@@ -48,7 +51,10 @@ describe("next ticks", () => {
     // 2026-11-01: clocks go from 02:00 EDT back to 01:00 EST; 02:30 happens once (EST)
     const fall: number[] = []
     at = Date.parse("2026-10-31T12:00:00Z")
-    for (let i = 0; i < 2; i++) fall.push((at = nextTick("s", t, at)))
+    for (let i = 0; i < 2; i++) {
+      at = nextTick("s", t, at)
+      fall.push(at)
+    }
     expect(fall.map(iso)).toEqual(["2026-11-01T07:30:00.000Z", "2026-11-02T07:30:00.000Z"])
   })
 
