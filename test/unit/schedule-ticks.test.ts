@@ -56,6 +56,13 @@ describe("next ticks", () => {
       fall.push(at)
     }
     expect(fall.map(iso)).toEqual(["2026-11-01T07:30:00.000Z", "2026-11-02T07:30:00.000Z"])
+    // "30 1 * * *": 01:30 happens twice that night (EDT, then EST); it ticks once, at the first
+    const repeated = timing({ cron: "30 1 * * *", tz: "America/New_York" })
+    const first = nextTick("s", repeated, Date.parse("2026-10-31T12:00:00Z"))
+    expect([iso(first), iso(nextTick("s", repeated, first))]).toEqual([
+      "2026-11-01T05:30:00.000Z",
+      "2026-11-02T06:30:00.000Z",
+    ])
   })
 
   it("cron without tz is read in UTC; with seconds as a sixth field", () => {
