@@ -161,6 +161,8 @@ const TICK_ID = /^[A-Za-z0-9._:-]{1,100}@(\d{1,16})$/
 
 /** The tick time (ms) of a job a schedule made (from its id), or undefined for any other job. */
 export const scheduledForOf = (id: string): number | undefined => {
+  // no other id has an `@`: most answer here, without the pattern
+  if (id.indexOf("@") < 0) return undefined
   const m = TICK_ID.exec(id)
   return m ? Number(m[1]) : undefined
 }
