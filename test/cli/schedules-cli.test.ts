@@ -1,13 +1,13 @@
 /**
  * `leaseq schedules` and `leaseq unschedule`, run from source as processes against real
- * Redis: the list in text and --json, removal, a partitioned queue's schedules, and
+ * Redis: the list in text and --json, creating and replacing (bad flags write nothing), removal, a partitioned queue's schedules, and
  * `leaseq sweep` reporting the jobs its ticks made.
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { runCli } from "../support/child.ts"
-import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
 
 const name = queueNamer("schedules-cli")
@@ -47,6 +47,48 @@ describe("leaseq schedules", () => {
     expect((await leaseq("unschedule", "nightly", "--queue", q)).out).toContain("schedule nightly removed")
     expect((await leaseq("unschedule", "nightly", "--queue", q)).out).toContain("schedule nightly not found")
     expect((await queue.schedules()).map((s) => s.name)).toEqual(["beat"])
+  })
+
+  it("leaseq schedule creates and replaces; bad flags exit 2 and write nothing", async () => {
+    const q = name()
+    const queue = useQueue(q)
+    const made = await leaseq(
+      "schedule",
+      "nightly",
+      "--queue",
+      q,
+      "--cron",
+      "30 3 * * *",
+      "--tz",
+      "America/New_York",
+      "--payload",
+      '{"kind":"daily"}',
+      "--max-attempts",
+      "5",
+      "--json",
+    )
+    expect(made.code).toBe(0)
+    const set = JSON.parse(made.out)
+    expect(set).toMatchObject({ queue: q, name: "nightly", change: "created" })
+    expect(await queue.schedules()).toEqual([
+      expect.objectContaining({ name: "nightly", tz: "America/New_York", payload: { kind: "daily" }, maxAttempts: 5 }),
+    ])
+    expect((await leaseq("schedule", "nightly", "--queue", q, "--every", "60000")).out).toContain(
+      "schedule nightly replaced, next run",
+    )
+    const before = await dumpQueue(raw, q)
+    for (const bad of [
+      ["--every", "500"],
+      ["--cron", "61 * * * *"],
+      ["--cron", "* * * * *", "--tz", "Nowhere/City"],
+      ["--every", "1000", "--payload", "{not json"],
+      [],
+    ]) {
+      const r = await leaseq("schedule", "nightly", "--queue", q, ...bad)
+      expect(r.code, `${bad.join(" ")}: ${r.err}`).toBe(2)
+      expect(r.err.trim().split("\n")).toHaveLength(1)
+    }
+    expect(await dumpQueue(raw, q)).toEqual(before)
   })
 
   it("a partitioned queue's schedules are listed from its partition 0, and ticked there", async () => {
