@@ -6,7 +6,8 @@
  * tick set 30 s in the past, rather than 30 s of waiting — and started again: the missed
  * ticks make one job (the latest), not 30. And a `leaseq sweep` SIGKILLed mid-tick: with its
  * tick call not yet at Redis (the next sweep makes the job, once), and with its tick call
- * delivered after it died (its reply lost: the next sweep makes no second job).
+ * delivered after it died (its reply lost: the next sweep makes no second job). And at
+ * maxmemory (noeviction) a due tick is refused whole, and made once memory is back.
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -14,11 +15,13 @@ import { runScript } from "../../src/engine/calls/Commands.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { decodeEntry } from "../../src/engine/events/EventDecode.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { Queue } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
+import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { type Child, runCli, startChild, startWorkerChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { run } from "../support/jobs.ts"
-import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
 import { proxyToSuiteRedis, redisNow, report, until } from "./support.ts"
 
@@ -187,5 +190,35 @@ describe("a sweeper SIGKILLed mid-tick", () => {
     expect((await sweepOnce(q)).queues[0]!.scheduled).toBe(0)
     expect(await raw.hkeys(keys.data)).toEqual([`hourly@${due}`])
     expect(Number(await raw.hget(keys.meta, "added"))).toBe(1)
+  })
+})
+
+describe("a due tick at maxmemory", () => {
+  it("is refused whole (no job, the next tick unchanged, the sweep says why), and made once memory is back", async () => {
+    const server = await startRedisServer()
+    onCleanup(() => server.stop())
+    const admin = rawClient(server.url)
+    onCleanup(() => admin.disconnect())
+    const q = name()
+    const keys = queueKeys(q)
+    const queue = new Queue(q, { connection: server.url })
+    onCleanup(() => queue.close())
+    await queue.schedule("r", { every: 1000 }, { payload: null })
+    await admin.zadd(keys.schedAt, "XX", 1000, "r")
+    await queue.stats() // the connection's scripts loaded before the limit
+    const used = Number(/used_memory:(\d+)/.exec(await admin.info("memory"))![1])
+    await admin.config("SET", "maxmemory-policy", "noeviction")
+    await admin.config("SET", "maxmemory", String(used - 256 * 1024))
+    onCleanup(() => admin.config("SET", "maxmemory", "0"))
+    const before = await dumpQueue(admin, q)
+    expect(await queue.sweep().catch((e) => e)).toMatchObject({
+      _tag: "RedisCommandError",
+      reason: expect.stringMatching(/OOM/),
+    })
+    expect(await dumpQueue(admin, q)).toEqual(before)
+    await admin.config("SET", "maxmemory", "0")
+    expect((await queue.sweep()).scheduled).toBe(1)
+    expect((await queue.sweep()).scheduled).toBe(0)
+    expect(await admin.hlen(keys.data)).toBe(1)
   })
 })
