@@ -61,5 +61,13 @@ export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export type { JobOptions } from "./engine/queue/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
 export type { ControlError } from "./engine/queue/JobControl.ts"
+export type {
+  ScheduleChange,
+  ScheduledJob,
+  ScheduledJobOptions,
+  ScheduleInfo,
+  ScheduleSet,
+  ScheduleWhen,
+} from "./engine/queue/Schedules.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"
 export type { ConnectionOption } from "./redis/Client.ts"

@@ -45,6 +45,14 @@ export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export { EvictionPolicyWarning } from "./engine/queue/EvictionPolicy.ts"
 export type { Job, JobOptions } from "./engine/queue/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
+export type {
+  ScheduleChange,
+  ScheduledJob,
+  ScheduledJobOptions,
+  ScheduleInfo,
+  ScheduleSet,
+  ScheduleWhen,
+} from "./engine/queue/Schedules.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export { Worker, type WorkerEventName, type WorkerEvents, type WorkerOptions } from "./promise/Worker.ts"

@@ -61,6 +61,8 @@ export interface SweepReport {
     readonly promoted: number
     readonly dedupeDropped: number
     readonly trimmed: number
+    /** Jobs the schedules' due ticks made. */
+    readonly scheduled: number
     readonly calls: number
     readonly incomplete: boolean
     readonly failed: number
@@ -112,6 +114,7 @@ export const report = (prefix: string, queues: ReadonlyArray<QueueSweep>, elapse
       promoted: sum((q) => q.promoted),
       dedupeDropped: sum((q) => q.dedupeDropped),
       trimmed: sum((q) => q.trimmed),
+      scheduled: sum((q) => q.scheduled),
       calls: sum((q) => q.calls),
       incomplete: queues.some((q) => q.incomplete),
       failed,
@@ -130,6 +133,7 @@ export const formatSweep = (r: SweepReport): string => {
     (t.dedupeDropped > 0 || t.trimmed > 0
       ? `; dropped ${t.dedupeDropped} expired dedupe keys, trimmed ${t.trimmed} retained jobs`
       : "") +
+    (t.scheduled > 0 ? `; scheduled ${t.scheduled} jobs (due ticks)` : "") +
     (t.incomplete ? "; stopped at --max-ms with work left: run again" : "")
   const rows = r.queues.map((q) => [
     q.queue,

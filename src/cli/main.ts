@@ -20,6 +20,7 @@ import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCo
 import { jobCommands } from "./Jobs.ts"
 import { DEFAULT_METRICS_LISTEN, maxQueuesOption, readTimeoutOption, runMetrics } from "./Metrics.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
+import { scheduleCommands } from "./Schedules.ts"
 import { listenOption } from "./Serve.ts"
 import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
 import { runWorkers } from "./Workers.ts"
@@ -82,6 +83,7 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
   deadCommands(ctx)
   watchCommands(ctx)
   jobCommands(ctx)
+  scheduleCommands(ctx)
   return program
 }
 
@@ -91,7 +93,7 @@ const queueCommands = ({ program, io, url, setJob }: Ctx): void => {
     program
       .command("sweep")
       .description(
-        "one bounded pass: reclaim expired leases and promote due delayed jobs in every queue under the prefix (or those named)",
+        "one bounded pass: reclaim expired leases, promote due delayed jobs and tick due schedules in every queue under the prefix (or those named)",
       ),
   )
     .option(

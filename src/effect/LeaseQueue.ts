@@ -35,6 +35,7 @@ import type { BulkJob } from "../engine/queue/Job.ts"
 import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { JobControl, QueueApi } from "../engine/queue/QueueApi.ts"
 import { checkQueueOptions, type QueueSettingsInput } from "../engine/queue/QueueCore.ts"
+import { schedulesWith, scheduleWith } from "../engine/queue/Schedules.ts"
 import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
 import {
   makePayloadCodec,
@@ -201,6 +202,10 @@ export const make = <A = unknown, Out = unknown>(
       setEventRetention: (maxLen) => unlessClosed(events.setEventRetention(maxLen)),
       eventRetention: unlessClosed(events.eventRetention),
       ...controlMembers(core.control, codec),
+      schedule: (name, when, job) =>
+        scheduleWith(core.schedules, name, when, job, (p) => codec.encode("job.payload", p)),
+      unschedule: core.schedules.unschedule,
+      schedules: schedulesWith(core.schedules, codec.decode),
       [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }
     // `Out` is what the queue's type declares its handlers return (stored JSON, as for the payload)

@@ -55,6 +55,7 @@ const asEffectJob = <A>(job: EngineJob<A>): Job<A> => {
     get signal() {
       return job.signal
     },
+    scheduledFor: job.scheduledFor,
     progress: (value) => Effect.try({ try: () => job.progress(value), catch: (e) => e as InvalidOptions }),
   }
   effectJobs.set(job as EngineJob<unknown>, made as Job<unknown>)

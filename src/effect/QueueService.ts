@@ -15,6 +15,7 @@ import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import type { ControlError } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
+import type { ScheduledJob, ScheduleInfo, ScheduleSet, ScheduleWhen } from "../engine/queue/Schedules.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import type { PayloadCodec } from "./Payload.ts"
 
@@ -135,6 +136,20 @@ export interface Service<A, Out = unknown> {
   readonly isPaused: Effect.Effect<boolean, ControlError>
   /** Free a dedupe key now (TTL or until finished); true when it was held. O(log N). */
   readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
+  /**
+   * Create or replace schedule `name`: each tick of `when` (`{ every: ms }` or `{ cron, tz }`)
+   * makes one job, once, however many sweepers run (see docs/schedules.md). A replace with
+   * the same timing keeps the next run. Bad input fails before anything is written.
+   */
+  readonly schedule: (
+    name: string,
+    when: ScheduleWhen,
+    job: ScheduledJob<A>,
+  ) => Effect.Effect<ScheduleSet, ControlError | InvalidPayload>
+  /** Remove schedule `name` (jobs it made stay); false when there was none. */
+  readonly unschedule: (name: string) => Effect.Effect<boolean, ControlError>
+  /** The schedules, soonest next run first, each with `nextRunAt` (ms, Redis clock). */
+  readonly schedules: Effect.Effect<ReadonlyArray<ScheduleInfo<A>>, ControlError | InvalidPayload>
   /** @internal Present on services built by {@link make}; a worker needs it. Absent on test doubles. */
   readonly [InternalsKey]?: Internals<A>
 }

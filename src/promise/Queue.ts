@@ -32,6 +32,7 @@ import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
+import { Scheduling } from "./Scheduling.ts"
 
 /** Options of {@link Queue}. */
 export interface QueueOptions extends QueueSettingsInput, LayoutInput {
@@ -51,7 +52,7 @@ export type { BulkJob } from "../engine/queue/Job.ts"
  * ```
  * Throws {@link InvalidQueueName} / {@link InvalidOptions} from the constructor for bad arguments.
  */
-export class Queue<T = unknown, R = unknown> {
+export class Queue<T = unknown, R = unknown> extends Scheduling<T> {
   /** The queue name. */
   readonly name: string
   /** The key prefix (default "leaseq"). */
@@ -65,6 +66,7 @@ export class Queue<T = unknown, R = unknown> {
   readonly #closing: { promise: Promise<void>; resolve: () => void }
 
   constructor(name: string, options: QueueOptions = {}) {
+    super()
     this.name = validateQueueName(name)
     const settings = resolveQueueOptions(options, ["connection", ...LAYOUT_KEYS])
     this.prefix = settings.prefix

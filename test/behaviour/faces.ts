@@ -12,6 +12,7 @@ import type { VerifyOptions, VerifyResult } from "../../src/engine/calls/Verify.
 import type { FinishedJob } from "../../src/engine/events/QueueEvents.ts"
 import type { Job, JobOptions } from "../../src/engine/queue/Job.ts"
 import type { JobInfo } from "../../src/engine/queue/JobCommands.ts"
+import type { ScheduleInfo, ScheduleSet, ScheduleWhen } from "../../src/engine/queue/Schedules.ts"
 import type { WorkerState } from "../../src/engine/worker/Context.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { onCleanup } from "../support/cleanup.ts"
@@ -80,6 +81,10 @@ export interface QueueAdapter {
   readonly getJob: (id: string) => Promise<JobInfo<Payload> | undefined>
   readonly waitFor: (id: string, timeoutMs: number) => Promise<FinishedJob>
   readonly setEventRetention: (maxLen: number) => Promise<void>
+  /** Schedules: create or replace, list, remove (payloads decoded). */
+  readonly schedule: (name: string, when: ScheduleWhen, payload: Payload) => Promise<ScheduleSet>
+  readonly schedules: () => Promise<ReadonlyArray<ScheduleInfo<Payload>>>
+  readonly unschedule: (name: string) => Promise<boolean>
   readonly worker: (plan: (job: Job<Payload>) => Plan, options?: WorkerOpts) => Promise<WorkerAdapter>
   /** Close the queue (Promise: `close()`; Effect: its scope closes). */
   readonly close: () => Promise<void>
@@ -141,6 +146,9 @@ export const promiseFace: Face = {
       getJob: (id) => queue.getJob(id),
       waitFor: (id, timeoutMs) => queue.waitFor(id, { timeoutMs }),
       setEventRetention: (n) => queue.setEventRetention(n),
+      schedule: (s, when, payload) => queue.schedule(s, when, { payload }),
+      schedules: () => queue.schedules(),
+      unschedule: (s) => queue.unschedule(s),
       close: () => queue.close(),
       worker: async (plan, options = {}) => {
         const seen = newSeen()
@@ -237,6 +245,9 @@ export const effectFace: Face = {
       getJob: (id) => failureOnly(queue.getJob(id)),
       waitFor: (id, timeoutMs) => failureOnly(queue.waitFor(id, { timeoutMs })),
       setEventRetention: (n) => failureOnly(queue.setEventRetention(n)),
+      schedule: (s, when, payload) => failureOnly(queue.schedule(s, when, { payload })),
+      schedules: () => failureOnly(queue.schedules),
+      unschedule: (s) => failureOnly(queue.unschedule(s)),
       close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
       worker: async (plan, { connection, ...options } = {}) => {
         const seen = newSeen()

@@ -325,4 +325,29 @@ describe.each(faces)("$name", (face) => {
       verify: await tagOf(q.verify()),
     }).toEqual({ deadJobs: "QueueClosed", retryDead: "QueueClosed", purgeDead: "QueueClosed", verify: "QueueClosed" })
   })
+
+  it("schedules: a due tick's job <name>@<tick> runs once; bad input writes nothing; a closed queue refuses", async () => {
+    const q = await face.open(name())
+    const keys = queueKeys(q.name)
+    const set = await q.schedule("beat", { every: 60_000 }, { n: 5 })
+    expect((await q.schedules()).map((s) => [s.name, s.payload, s.nextRunAt])).toEqual([
+      ["beat", { n: 5 }, set.nextRunAt],
+    ])
+    const before = await dumpQueue(raw, q.name)
+    expect(await q.schedule("beat", { every: 5 }, { n: 5 }).catch((e) => e)).toMatchObject({
+      _tag: "InvalidOptions",
+      field: "when.every",
+    })
+    expect(await dumpQueue(raw, q.name)).toEqual(before)
+    // the tick due now, as a minute without sweeps leaves it
+    const due = set.nextRunAt - 60_000
+    await raw.zadd(keys.schedAt, "XX", due, "beat")
+    const w = await q.worker(() => "ok", { sweep: false })
+    await q.sweep()
+    await until("the tick's job ran", () => w.seen.completed.length === 1)
+    expect(w.seen.runs).toEqual([{ id: `beat@${due}`, attempt: 1, token: w.seen.runs[0]!.token, n: 5 }])
+    expect(await q.unschedule("beat")).toBe(true)
+    await q.close()
+    expect(await q.schedules().catch((e) => e._tag)).toBe("QueueClosed")
+  })
 })

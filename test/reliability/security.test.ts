@@ -144,6 +144,12 @@ describe("least privilege", () => {
       const dead = await queue.deadJobs()
       expect(await queue.retryDead(dead.jobs.map((j) => j.id))).toBe(1)
       expect(await queue.purgeDead([])).toBe(0)
+      // a schedule: set, its due tick made by a sweep, listed, removed
+      await queue.schedule("s", { every: 1000 }, { payload: { n: 5 } })
+      await admin.zadd(queueKeys(q).schedAt, "XX", 1000, "s")
+      expect((await queue.sweep()).scheduled).toBe(1)
+      expect(await queue.schedules()).toHaveLength(1)
+      expect(await queue.unschedule("s")).toBe(true)
 
       // the CLI as the same user
       for (const args of [

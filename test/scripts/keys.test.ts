@@ -4,7 +4,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { KEY_NAMES } from "../../src/engine/model/Keys.ts"
+import { KEY_NAMES, queueKeys } from "../../src/engine/model/Keys.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
@@ -154,6 +154,14 @@ const lifecycle = async (url: string) => {
   await queue.resume()
   await queue.clearDedupe("u")
   await queue.cancel(probe)
+  // schedules: create, a due tick made by a sweep, list, remove
+  await queue.schedule("s", { every: 1000 }, { payload: 7, options: { maxAttempts: 2, timeoutMs: 5000 } })
+  const raw = rawClient(url)
+  onCleanup(() => raw.disconnect())
+  await raw.zadd(queueKeys(q).schedAt, "XX", 1000, "s")
+  await queue.sweep()
+  await queue.schedules()
+  await queue.unschedule("s")
   await queue.close()
 }
 

@@ -222,6 +222,17 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   open: { input: undefined, groups: -1 },
   workers: { input: undefined, groups: 0 },
   workerLeave: { input: "w", groups: 0 },
+  schedule: {
+    input: {
+      schedule: { name: "s", key: "every:1000", every: 1000, catchUp: 1, payload: "1", maxAttempts: 3, timeoutMs: 0 },
+      next: 1000,
+      max: 1000,
+    },
+    groups: 0,
+  },
+  unschedule: { input: "s", groups: 0 },
+  schedules: { input: { due: true, limit: 10 }, groups: 0 },
+  tick: { input: { name: "s", due: 1000, next: 2000, at: [1000] }, groups: 1 },
 }
 
 describe("a call's ARGV", () => {

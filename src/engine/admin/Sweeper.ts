@@ -1,11 +1,13 @@
 /**
  * A sweep pass: call the bounded `sweep` script again and again until nothing
- * expired, due or left to clean up remains, or the time budget runs out. Used by workers in-process
+ * expired, due or left to clean up remains, or the time budget runs out; then tick the
+ * due schedules (Ticker.ts). Used by workers in-process
  * and by the `leaseq sweep` CLI; safe to run from many places at once.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Commands, SweepResult, SweptDead } from "../calls/Commands.ts"
+import { tickSchedules } from "./Ticker.ts"
 
 /** Options of one sweep pass. */
 export interface SweepPassOptions {
@@ -36,6 +38,10 @@ export interface SweepTotals {
   readonly incomplete: boolean
   /** ms until the earliest live lease expires, or -1 when nothing is active. */
   readonly nextDeadlineMs: number
+  /** Jobs the schedules' due ticks made. */
+  readonly scheduled: number
+  /** ms until the soonest next tick of a schedule (Redis clock), or -1 when the queue has none. */
+  readonly nextTickMs: number
 }
 
 /** Default jobs per sweep call. */
@@ -56,6 +62,8 @@ export const emptyTotals = (queue: string): SweepTotals => ({
   calls: 0,
   incomplete: false,
   nextDeadlineMs: -1,
+  scheduled: 0,
+  nextTickMs: -1,
 })
 
 /** Run one pass over one queue. */
@@ -80,9 +88,11 @@ export const sweepPass = Effect.fnUntraced(function* (commands: Commands, option
       nextDeadlineMs: r.nextDeadlineMs,
     }
     options.onBatch?.(totals, r)
-    if (!r.more) return totals
-    if (options.maxMs !== undefined && (yield* Clock.currentTimeMillis) - start >= options.maxMs) {
-      return { ...totals, incomplete: true }
+    const over = options.maxMs !== undefined && (yield* Clock.currentTimeMillis) - start >= options.maxMs
+    if (!r.more || over) {
+      // the ticks run even when the budget is spent: a due tick is never starved by a backlog
+      const ticks = yield* tickSchedules(commands.client, commands.keys)
+      return { ...totals, incomplete: r.more, scheduled: ticks.made, nextTickMs: ticks.nextTickMs }
     }
   }
 })

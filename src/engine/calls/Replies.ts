@@ -22,6 +22,8 @@ export const Refusal = {
   WrongKeyType: "WRONG_TYPE",
   /** `{'OUT_OF_RANGE', script, argument, value, max}`: a size argument outside the script's own 0..max. */
   OutOfRange: "OUT_OF_RANGE",
+  /** `{'TOO_MANY_SCHEDULES', name, max}`: a new schedule on a queue that holds the most it may. */
+  TooManySchedules: "TOO_MANY_SCHEDULES",
 } as const
 
 /** The typed errors of a script's refusal. */
@@ -116,6 +118,12 @@ export const scriptError = (keys: QueueKeys, reply: unknown): Refused | undefine
         field: `${String(reply[1])} ${String(reply[2])}`,
         value: Number.isNaN(Number(reply[3])) ? reply[3] : Number(reply[3]),
         reason: `one ${String(reply[1])} call takes a whole number from 0 to ${String(reply[4])}; split the call (nothing was written)`,
+      })
+    case Refusal.TooManySchedules:
+      return new InvalidOptions({
+        field: "name",
+        value: String(reply[1]),
+        reason: `is a new schedule, and queue ${keys.queue} holds ${String(reply[2])} schedules, the most it may; unschedule one first (nothing was written)`,
       })
     default:
       return undefined

@@ -14,6 +14,7 @@ import { cancel, clearDedupe, getJob, pause, resume } from "../scripts/JobScript
 import { complete, extend, fail, release, reserve } from "../scripts/LeaseScripts.ts"
 import { deadPeek, jobPeek } from "../scripts/PeekScripts.ts"
 import { workerLeave, workers } from "../scripts/RegistryScripts.ts"
+import { schedule, schedules, tick, unschedule } from "../scripts/ScheduleScripts.ts"
 import { sweep } from "../scripts/SweepScripts.ts"
 import { verifyHash, verifyOrphans, verifySet, verifyWait } from "../scripts/VerifyScripts.ts"
 import { delayedList, leases } from "../scripts/ViewScripts.ts"
@@ -49,6 +50,10 @@ export const Scripts = {
   delayedList,
   deadPeek,
   jobPeek,
+  schedule,
+  unschedule,
+  schedules,
+  tick,
 } as const
 
 /** The name of a script. */

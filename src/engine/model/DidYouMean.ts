@@ -23,7 +23,7 @@ const RENAMED: Readonly<Record<string, ReadonlyArray<string>>> = {
 /** BullMQ features leaseq has no option for, and what to do instead. */
 const MISSING: Readonly<Record<string, string>> = {
   priority: "leaseq has no priorities yet; put urgent jobs on a queue of their own",
-  repeat: "leaseq has no repeatable jobs yet; add from a scheduler (cron) with a dedupeKey",
+  repeat: "repeating jobs are schedules in leaseq: queue.schedule(name, { every } | { cron, tz }, { payload })",
   limiter: "leaseq has no rate limiter yet (planned); bound the work with concurrency",
   removeOnComplete: "completed jobs are kept per worker: the Worker's keepCompleted option",
   removeOnFail: "dead jobs are kept until purgeDead (or `leaseq dead purge`)",

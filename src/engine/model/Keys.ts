@@ -90,6 +90,10 @@ export interface QueueKeys {
   readonly cancelled: string
   /** HASH id -> dedupe key, for a job added with one. */
   readonly dkey: string
+  /** HASH schedule name -> the schedule (JSON: its timing, payload and job options), see `Schedule.ts`. */
+  readonly schedules: string
+  /** ZSET schedule name -> its next tick (ms, Redis clock): the sweep ticks the due ones. */
+  readonly schedAt: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -121,6 +125,8 @@ export const KEY_TYPES = {
   workersAt: "zset",
   cancelled: "zset",
   dkey: "hash",
+  schedules: "hash",
+  schedAt: "zset",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */

@@ -112,7 +112,10 @@ const bulkAdd = (
 
 /** The partitions' sweep totals as one. */
 const sumSweeps = (name: string, each: ReadonlyArray<SweepTotals>): SweepTotals => {
-  const next = Math.min(...each.map((t) => (t.nextDeadlineMs < 0 ? Infinity : t.nextDeadlineMs)))
+  const soonest = (ms: (t: SweepTotals) => number) => {
+    const m = Math.min(...each.map((t) => (ms(t) < 0 ? Infinity : ms(t))))
+    return Number.isFinite(m) ? m : -1
+  }
   return {
     queue: name,
     reclaimed: each.reduce((n, t) => n + t.reclaimed, 0),
@@ -123,7 +126,9 @@ const sumSweeps = (name: string, each: ReadonlyArray<SweepTotals>): SweepTotals 
     deadJobs: each.flatMap((t) => t.deadJobs).slice(0, SWEEP_DEAD_LISTED),
     calls: each.reduce((n, t) => n + t.calls, 0),
     incomplete: each.some((t) => t.incomplete),
-    nextDeadlineMs: Number.isFinite(next) ? next : -1,
+    nextDeadlineMs: soonest((t) => t.nextDeadlineMs),
+    scheduled: each.reduce((n, t) => n + t.scheduled, 0),
+    nextTickMs: soonest((t) => t.nextTickMs),
   }
 }
 
@@ -230,6 +235,8 @@ export const makePartitionedCore = (
       parts.map((p) => p.control),
       (key) => partitionOfDedupeKey(key, partitions),
     ),
+    // one place for a queue's schedules: partition 0 holds them and gets their jobs
+    schedules: parts[0]!.schedules,
     markClosed: () => {
       for (const p of parts) p.markClosed()
     },

@@ -247,4 +247,9 @@ export interface Job<A> {
    * for a value with no JSON form. Values reported after the lease ended are dropped.
    */
   readonly progress: (value: unknown) => void
+  /**
+   * A job a schedule made (`queue.schedule`): the tick it was made for, in ms since the
+   * epoch (Redis clock); undefined for a job added otherwise.
+   */
+  readonly scheduledFor?: number | undefined
 }

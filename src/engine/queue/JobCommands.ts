@@ -8,6 +8,7 @@ import type { RedisClient } from "../../redis/Client.ts"
 import { runScript } from "../calls/Commands.ts"
 import { Scripts } from "../calls/Scripts.ts"
 import type { QueueKeys } from "../model/Keys.ts"
+import { scheduledForOf } from "../model/Schedule.ts"
 
 /** Where a job is. `completed` and `cancelled` jobs are seen only while retained (`keepCompleted`). */
 export type JobState = "waiting" | "delayed" | "active" | "completed" | "dead" | "cancelled"
@@ -49,6 +50,8 @@ export interface JobInfo<P = unknown, R = unknown> {
   readonly progress?: unknown
   /** The job's own `timeoutMs` (absent: none, the worker's default applies). */
   readonly timeoutMs?: number
+  /** A job a schedule made: the tick it was made for (ms since the epoch, Redis clock; from its id `<schedule>@<tick>`). */
+  readonly scheduledFor?: number
 }
 
 export type { CancelledFrom } from "../scripts/JobScripts.ts"
@@ -125,7 +128,8 @@ export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string
       : {}),
     ...extrasOf(r),
   }
-  return info
+  const scheduledFor = scheduledForOf(id)
+  return scheduledFor === undefined ? info : { ...info, scheduledFor }
 }
 
 /** `info` with its payload parsed as JSON (a payload that is not JSON, written around leaseq, is kept as stored). */

@@ -15,6 +15,7 @@ import type { WorkerInfo } from "../model/Registry.ts"
 import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
 import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
+import type { ScheduleControl } from "./Schedules.ts"
 
 export type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 
@@ -85,6 +86,8 @@ export interface QueueApi {
   readonly verify: (maxLines: number, pageSize?: number) => Effect.Effect<VerifyResult, ScriptFailure | QueueClosed>
   /** Look up and cancel jobs, pause and resume, free dedupe keys (see `JobControl.ts`). */
   readonly control: JobControl
+  /** Recurring jobs: create, replace, remove and list schedules (see `Schedules.ts`; partitioned: in partition 0). */
+  readonly schedules: ScheduleControl
   /** Refuse every later call with {@link QueueClosed} (the face closes the connection). */
   readonly markClosed: () => void
   readonly isClosed: () => boolean

@@ -16,6 +16,7 @@ import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions } from "./Job.ts"
 import { makeJobControl } from "./JobControl.ts"
 import type { DeadTarget, QueueApi } from "./QueueApi.ts"
+import { makeSchedules } from "./Schedules.ts"
 
 export {
   checkBulkSize,
@@ -190,6 +191,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         return yield* sweepPass(calls, { ...options, limit })
       }).pipe(unknownOutcome("sweep")),
     control: makeJobControl({ name, keys, calls, isClosed }),
+    schedules: makeSchedules(calls.client, keys, isClosed, settings.maxPayloadBytes),
     markClosed: () => {
       closed = true
     },

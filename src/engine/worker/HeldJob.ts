@@ -3,6 +3,7 @@
  * (RunJob.ts) and the plain one (PlainRun.ts).
  */
 import type { Reservation } from "../calls/Commands.ts"
+import { scheduledForOf } from "../model/Schedule.ts"
 import type { Job } from "../queue/Job.ts"
 import { type Held, signalOf } from "./Lease.ts"
 import { reportProgress } from "./Steer.ts"
@@ -30,5 +31,9 @@ export class HeldJob<A> implements Job<A> {
   }
   get signal(): AbortSignal {
     return signalOf(this.#held)
+  }
+  /** The tick a schedule made this job for (read from its id `<schedule>@<tick>`), else undefined. */
+  get scheduledFor(): number | undefined {
+    return scheduledForOf(this.id)
   }
 }
