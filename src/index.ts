@@ -46,6 +46,13 @@ export { EvictionPolicyWarning } from "./engine/queue/EvictionPolicy.ts"
 export type { Job, JobOptions } from "./engine/queue/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"
+export type { BatchHandler, BatchJob, BatchOptions } from "./promise/Batch.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
-export { Worker, type WorkerEventName, type WorkerEvents, type WorkerOptions } from "./promise/Worker.ts"
+export {
+  type BatchWorkerOptions,
+  Worker,
+  type WorkerEventName,
+  type WorkerEvents,
+  type WorkerOptions,
+} from "./promise/Worker.ts"
 export type { ConnectionOption } from "./redis/Client.ts"
