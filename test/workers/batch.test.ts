@@ -29,9 +29,10 @@ const useBatchWorker = <T>(q: string, handler: BatchHandler<T>, options: BatchWo
 }
 
 /** Ids of the jobs the worker reported on `event`, collected. */
-const collect = (worker: Worker<unknown>, event: "completed" | "failed" | "cancelled") => {
+const collect = <T>(worker: Worker<T>, event: "completed" | "failed" | "cancelled") => {
   const ids: string[] = []
-  worker.on(event, (job: { id: string }) => void ids.push(job.id))
+  const push = (job: { id: string }) => void ids.push(job.id)
+  worker.on(event, push as (...args: unknown[]) => void)
   return ids
 }
 
@@ -115,7 +116,7 @@ describe("batch worker", () => {
       { batch: { size: 3, waitMs: 5_000 }, leaseMs: 300 },
     )
     const completed = collect(worker, "completed")
-    const lost = collect(worker as Worker<unknown>, "failed")
+    const lost = collect(worker, "failed")
     await until("3 completed", () => completed.length === 3)
     expect(lost).toEqual([])
   })
