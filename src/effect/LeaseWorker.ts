@@ -10,20 +10,20 @@
  * ```
  * @module
  */
-import { Cause, Context, Effect, FiberSet, Layer, Result, type Scope, Tracer } from "effect"
+import { Cause, Context, Effect, FiberSet, Layer, type Scope, Tracer } from "effect"
 import type { ScriptFailure } from "../engine/calls/Commands.ts"
-import { InvalidOptions, JobTimedOut, type QueueClosed } from "../engine/model/Errors.ts"
+import { type InvalidOptions, JobTimedOut, type QueueClosed } from "../engine/model/Errors.ts"
 import type { DeadReason } from "../engine/model/Failure.ts"
-import { type Checked, checkObject } from "../engine/model/Validate.ts"
-import { checkDurability, type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
-import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
+import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
+import { openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { Job as EngineJob } from "../engine/queue/Job.ts"
 import type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
-import { makeRateLimiter, resultJson, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
+import { resultJson } from "../engine/worker/Callbacks.ts"
 import type { WorkerState } from "../engine/worker/Worker.ts"
-import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
-import { InternalsKey, type Service } from "./LeaseQueue.ts"
-import { parseOptions, type ValidationError } from "./Payload.ts"
+import type { WorkerOptions as EngineOptions } from "../engine/worker/WorkerOptions.ts"
+import type { Service } from "./LeaseQueue.ts"
+import type { ValidationError } from "./Payload.ts"
+import { checkStart, errorReporter } from "./WorkerStart.ts"
 
 /** A job's lease, as lease-lost and dead hooks see it. */
 export type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
@@ -133,66 +133,7 @@ export interface Handle {
 /** What starting a worker can fail with: bad options, or a queue that cannot be used. */
 export type StartError = ValidationError | QueueClosed | ScriptFailure
 
-const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onCancelled", "onError"] as const
 const HOOK_DRAIN_MS = 2_000
-
-const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
-
-/**
- * The options a worker may not take or must take as functions: the queue's layout and key
- * prefix belong to its layer (a worker serves the queue as it is); hooks are functions.
- */
-const checkOwnKeys = (given: Record<string, unknown>): Checked<void> => {
-  for (const key of ["prefix", "partitions"] as const) {
-    if (given[key] !== undefined) {
-      return Result.fail(
-        invalid(`options.${key}`, given[key], `a worker uses its queue's ${key}; set it on the queue layer`),
-      )
-    }
-  }
-  for (const key of HOOK_KEYS) {
-    if (given[key] !== undefined && typeof given[key] !== "function") {
-      return Result.fail(invalid(`options.${key}`, given[key], "must be a function returning an Effect"))
-    }
-  }
-  return Result.void
-}
-
-/** Check what `make` was given, before anything is opened: the queue's internals, the engine settings, durability. */
-const checkStart = <A>(service: Service<A>, handler: unknown, options: object) =>
-  Effect.gen(function* () {
-    const internals = service[InternalsKey]
-    if (internals === undefined) {
-      const reason = "a worker needs a queue service built by LeaseQueue.make, layer or layerConfig"
-      return yield* Effect.fail(invalid("queue", service.name, reason))
-    }
-    if (typeof handler !== "function") {
-      return yield* Effect.fail(invalid("handler", handler, "must be a function (job) => Effect"))
-    }
-    const given = yield* Effect.fromResult(checkObject("options", options))
-    yield* Effect.fromResult(checkOwnKeys(given))
-    const resolved = yield* parseOptions(() => resolveWorkerOptions(given, [...HOOK_KEYS, "durability"]))
-    const durability =
-      given.durability === undefined
-        ? internals.queue.durability
-        : yield* Effect.fromResult(checkDurability(given.durability))
-    return { internals, durability, settings: durableSettings(resolved, durability) }
-  })
-
-/** The `onError` a worker reports to: the user's, or a warning log at most once per 30 s. */
-const errorReporter = <R>(queue: string, onError: ((error: unknown) => Effect.Effect<void, never, R>) | undefined) => {
-  if (onError) return onError
-  const allowWarning = makeRateLimiter(WARN_WINDOW_MS)
-  return (error: unknown): Effect.Effect<void, never, R> =>
-    Effect.suspend(() => {
-      const suppressed = allowWarning()
-      if (suppressed === undefined) return Effect.void
-      const more = suppressed > 0 ? [`(+${suppressed} more since the last such warning)`] : []
-      return Effect.logWarning("leaseq worker: error, it goes on", error, ...more).pipe(
-        Effect.annotateLogs("queue", queue),
-      )
-    })
-}
 
 /**
  * Start a worker on the queue service `queue`, running `handler` for each job, at most
