@@ -20,7 +20,11 @@ import type { Job as EngineJob } from "../engine/queue/Job.ts"
 import type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
 import { resultJson } from "../engine/worker/Callbacks.ts"
 import type { WorkerState } from "../engine/worker/Worker.ts"
-import type { WorkerOptions as EngineOptions } from "../engine/worker/WorkerOptions.ts"
+import type {
+  BatchOptions as EngineBatchOptions,
+  WorkerOptions as EngineOptions,
+} from "../engine/worker/WorkerOptions.ts"
+import { type BatchJob as BatchJobOf, batchRunner } from "./BatchWorker.ts"
 import type { Service } from "./LeaseQueue.ts"
 import type { ValidationError } from "./Payload.ts"
 import { checkStart, errorReporter } from "./WorkerStart.ts"
@@ -103,7 +107,7 @@ export interface Hooks<A, Out, E, R> {
  * blockTimeoutMs 5000 — see `WorkerOptions`), `durability` and the hooks. The prefix,
  * connection and `partitions` are the queue's.
  */
-export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix">, Hooks<A, Out, E, R> {
+export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix" | "batch">, Hooks<A, Out, E, R> {
   /**
    * Confirm each `complete` reached this many replicas (Redis `WAIT`, on one more
    * connection of its own so heartbeats never queue behind it). A complete not confirmed
@@ -112,7 +116,20 @@ export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix">, Ho
    * the queue layer sets it).
    */
   readonly durability?: Durability | false | undefined
+  /** Not for a one-job handler: with `batch`, the handler takes `jobs` (see {@link BatchOptions}). */
+  readonly batch?: undefined
 }
+
+/** Options of a batch worker: `batch: { size, waitMs }` hands the handler up to `size` jobs at once (docs/flow-control.md). */
+export interface BatchOptions<A, Out, E, R> extends Omit<Options<A, Out, E, R>, "batch"> {
+  readonly batch: EngineBatchOptions
+}
+
+/**
+ * A job of a batch: a {@link Job} the batch handler may settle on its own with `complete`
+ * or `fail` (Effects); the handler succeeding completes the rest, failing fails the rest.
+ */
+export type BatchJob<A, Out = unknown, E = unknown> = BatchJobOf<Job<A>, Out, E>
 
 /** A running worker. */
 export interface Handle {
@@ -135,6 +152,20 @@ export type StartError = ValidationError | QueueClosed | ScriptFailure
 
 const HOOK_DRAIN_MS = 2_000
 
+/** The engine's handler for a one-job `handler`, run with `context`; each failed job's full cause goes to `causes`. */
+const oneJobHandler =
+  <A, Out, E, R>(
+    handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
+    context: Context.Context<Exclude<R, Scope.Scope>>,
+    causes: WeakMap<Job<A>, Cause.Cause<E>>,
+  ) =>
+  (engineJob: EngineJob<A>) =>
+    Effect.suspend(() => handler(asEffectJob(engineJob))).pipe(
+      Effect.onError((cause) => Effect.sync(() => causes.set(asEffectJob(engineJob), cause))),
+      Effect.scoped,
+      Effect.provideContext(context),
+    )
+
 /**
  * Start a worker on the queue service `queue`, running `handler` for each job, at most
  * `concurrency` at once. Scoped: closing the scope closes the worker gracefully (stop
@@ -145,14 +176,24 @@ const HOOK_DRAIN_MS = 2_000
  * A partitioned queue is served partition by partition (see `partitions` on the queue).
  * For a queue service typed `Service<A, Out>` the handler must succeed with an `Out`.
  */
-export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
+export function make<I, A, QueueOut, E, R, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  handler: (jobs: ReadonlyArray<BatchJob<A, QueueOut, E>>) => Effect.Effect<unknown, E, R>,
+  options: BatchOptions<A, QueueOut | undefined, E, RH>,
+): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH>
+export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
   queue: Context.Key<I, Service<A, QueueOut>>,
   handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
-  options: Options<A, Out, E, RH> = {},
-): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH> =>
-  Effect.gen(function* () {
+  options?: Options<A, Out, E, RH>,
+): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH>
+export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  given: (job: never) => Effect.Effect<unknown, E, R>,
+  options: Options<A, Out, E, RH> | BatchOptions<A, Out, E, RH> = {},
+): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH> {
+  return Effect.gen(function* () {
     const service = yield* queue
-    const { internals, durability, settings } = yield* checkStart(service, handler, options)
+    const { internals, durability, settings } = yield* checkStart(service, given, options)
     const { queue: served, client, codec } = internals
 
     // without the span current here: a handler's spans are children of its job's process span
@@ -178,6 +219,8 @@ export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
     yield* served.ensureOpen
     // the engine gives hooks a squashed error; keep each failed job's full, typed cause
     const causes = new WeakMap<Job<A>, Cause.Cause<E>>()
+    const batch = settings.batch && batchRunner(given as never, settings.batch, context, asEffectJob<A>, causes)
+    const closeBatches = Effect.sync(() => batch?.close())
 
     const keys = servedKeys(service.name, service.prefix, served.partitions)
     const connections = yield* Effect.acquireRelease(
@@ -187,12 +230,7 @@ export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
     const engine = yield* Effect.acquireRelease(
       startServing<A>(connections.client, keys, connections.blocking, settings, {
         decode: codec.decode,
-        handler: (engineJob) =>
-          Effect.suspend(() => handler(asEffectJob(engineJob))).pipe(
-            Effect.onError((cause) => Effect.sync(() => causes.set(asEffectJob(engineJob), cause))),
-            Effect.scoped,
-            Effect.provideContext(context),
-          ),
+        handler: batch?.run ?? oneJobHandler(given as (job: Job<A>) => Effect.Effect<Out, E, R>, context, causes),
         // throws for a result JSON cannot hold or would change: the engine fails the job with it
         encodeResult: resultJson,
         hooks: {
@@ -212,7 +250,8 @@ export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
         },
       }),
       (h) =>
-        h.close.pipe(
+        closeBatches.pipe(
+          Effect.andThen(h.close),
           Effect.andThen(FiberSet.awaitEmpty(hookFibers).pipe(Effect.timeoutOption(HOOK_DRAIN_MS))),
           Effect.ensuring(Effect.sync(() => internals.workers.delete(h))),
         ),
@@ -222,19 +261,31 @@ export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
       queue: service.name,
       state: Effect.sync(engine.state),
       running: Effect.sync(engine.running),
-      close: engine.close,
+      close: Effect.andThen(closeBatches, engine.close),
     }
     return handle
   })
+}
 
 /**
  * The worker of {@link make} as a layer that provides nothing: it runs while the layer
  * lives. `Layer.launch(LeaseWorker.layer(...).pipe(Layer.provide(QueueLive)))` runs it
  * until interrupted, then closes it gracefully.
  */
-export const layer = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
+export function layer<I, A, QueueOut, E, R, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  handler: (jobs: ReadonlyArray<BatchJob<A, QueueOut, E>>) => Effect.Effect<unknown, E, R>,
+  options: BatchOptions<A, QueueOut | undefined, E, RH>,
+): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH>
+export function layer<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
   queue: Context.Key<I, Service<A, QueueOut>>,
   handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
-  options: Options<A, Out, E, RH> = {},
-): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH> =>
-  Layer.effectDiscard(make(queue, handler, options))
+  options?: Options<A, Out, E, RH>,
+): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH>
+export function layer<I, A, QueueOut, E, R, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  handler: (job: never) => Effect.Effect<unknown, E, R>,
+  options: Options<A, QueueOut, E, RH> | BatchOptions<A, QueueOut, E, RH> = {},
+): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH> {
+  return Layer.effectDiscard(make(queue, handler as never, options as Options<A, QueueOut, E, RH>))
+}
