@@ -77,6 +77,19 @@ describe("batch worker", () => {
     expect(await got.promise).toEqual(ids)
   })
 
+  it("reserves a whole batch per call: with a backlog, every batch is full even with waitMs 0", async () => {
+    const q = name()
+    const queue = useQueue<number>(q)
+    await queue.addBulk(Array.from({ length: 3000 }, (_, payload) => ({ payload })))
+    const sizes: number[] = []
+    const worker = useBatchWorker<number>(q, async (jobs) => void sizes.push(jobs.length), {
+      batch: { size: 100, waitMs: 0 },
+    })
+    const completed = collect(worker, "completed")
+    await until("3000 completed", () => completed.length === 3000)
+    expect(sizes).toEqual(Array.from({ length: 30 }, () => 100))
+  })
+
   it("a throwing handler fails every job of the batch not yet settled, each with its own attempt", async () => {
     const q = name()
     const queue = useQueue<number>(q)
