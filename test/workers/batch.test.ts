@@ -90,6 +90,21 @@ describe("batch worker", () => {
     expect(sizes).toEqual(Array.from({ length: 30 }, () => 100))
   })
 
+  it("serves a partitioned queue: a batch gathers the jobs of every partition", async () => {
+    const q = name()
+    const queue = useQueue<number>(q, { partitions: 4 })
+    const ids = await queue.addBulk(Array.from({ length: 40 }, (_, payload) => ({ payload })))
+    const sizes: number[] = []
+    const worker = useBatchWorker<number>(q, async (jobs) => void sizes.push(jobs.length), {
+      partitions: 4,
+      batch: { size: 40, waitMs: 5_000 },
+    })
+    const completed = collect(worker, "completed")
+    await until("40 completed", () => completed.length === 40)
+    expect(completed.sort()).toEqual([...ids].sort())
+    expect(sizes).toEqual([40])
+  })
+
   it("a throwing handler fails every job of the batch not yet settled, each with its own attempt", async () => {
     const q = name()
     const queue = useQueue<number>(q)

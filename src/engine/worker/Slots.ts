@@ -76,8 +76,9 @@ export const canSend = <A>(ctx: WorkerContext<A>, short: boolean): boolean => {
   if (short || ctx.sched.waiting.length > 0 || out >= MAX_RESERVES_IN_FLIGHT) return false
   const free = freeSlots(ctx)
   // a batch worker asks for a whole batch or none: calls for the first slots a batch frees
-  // would split the next batch over several calls (and wait out its waitMs)
-  const least = ctx.settings.batch?.size ?? 1
+  // would split the next batch over several calls (and wait out its waitMs); a partition's
+  // worker (fewer slots than a batch: Workers.ts) asks for all of its slots
+  const least = ctx.settings.batch ? Math.min(ctx.settings.batch.size, ctx.settings.concurrency) : 1
   return out === 0 ? free >= least && !lingering(ctx) : free >= Math.max(least, Math.ceil(ctx.settings.concurrency / 2))
 }
 
