@@ -175,6 +175,26 @@ describe("batch worker", () => {
     expect((await queue.stats()).active).toBe(0)
   })
 
+  it("a job's timeoutMs applies to it alone: its attempt fails, the rest of the batch completes", async () => {
+    const q = name()
+    const queue = useQueue<number>(q)
+    const [slow, quick] = await queue.addBulk([{ payload: 0, options: { timeoutMs: 100 } }, { payload: 1 }])
+    const worker = useBatchWorker<number>(
+      q,
+      async (jobs) => {
+        const timed = jobs.find((j) => j.id === slow)!
+        await new Promise((resolve) => timed.signal.addEventListener("abort", resolve))
+      },
+      { batch: { size: 2, waitMs: 5_000 }, backoff: { type: "fixed", delayMs: 60_000 } },
+    )
+    const failed: Array<{ id: string; error: unknown; willRetry: boolean }> = []
+    worker.on("failed", (job, error, willRetry) => void failed.push({ id: job.id, error, willRetry }))
+    const completed = collect(worker, "completed")
+    await until("the quick job completed and the slow one failed", () => completed.length === 1 && failed.length === 1)
+    expect(completed).toEqual([quick])
+    expect(failed).toMatchObject([{ id: slow, error: { _tag: "JobTimedOut" }, willRetry: true }])
+  })
+
   it("a SIGKILLed batch worker's jobs are all reclaimed by the sweep", async () => {
     const q = name()
     const queue = useQueue(q)
