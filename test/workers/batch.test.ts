@@ -275,6 +275,9 @@ describe("batch worker", () => {
         expect((e as InvalidOptions).field).toBe(field)
       }
     }
+    // BullMQ Pro's names point to leaseq's
+    expect(make({ batches: { size: 5 } })).toThrow(/did you mean batch\?/)
+    expect(make({ batch: { size: 5, timeout: 10 } })).toThrow(/did you mean waitMs\?/)
     expect(await dumpQueue(raw, q)).toEqual(before)
   })
 })
