@@ -155,6 +155,18 @@ export const TARGETS: ReadonlyArray<TargetDef> = [
       ),
   },
   {
+    name: "batch-b100-vs-c100",
+    what: () => "process with a batch handler of 100, against a one-job handler at concurrency 100",
+    target: "≥ 1× the throughput at concurrency 100 (each job still leased, heartbeated and acked on its own)",
+    bound: { op: "≥", value: 1 },
+    compare: (med) =>
+      pair(
+        med("batch.b100", "leaseq"),
+        med("batch.c100", "leaseq"),
+        (x, y) => `batch ${n0(x)} vs concurrency ${n0(y)} jobs/s`,
+      ),
+  },
+  {
     name: "tracing-on-process-cost",
     what: () => "process at concurrency 16 with every span recorded, against tracing off",
     target: "≥ 0.3× the throughput with tracing off (three recorded spans and five measurements a job)",

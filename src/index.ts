@@ -54,6 +54,13 @@ export type {
   ScheduleWhen,
 } from "./engine/queue/Schedules.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"
+export type { BatchHandler, BatchJob, BatchOptions } from "./promise/Batch.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
-export { Worker, type WorkerEventName, type WorkerEvents, type WorkerOptions } from "./promise/Worker.ts"
+export {
+  type BatchWorkerOptions,
+  Worker,
+  type WorkerEventName,
+  type WorkerEvents,
+  type WorkerOptions,
+} from "./promise/Worker.ts"
 export type { ConnectionOption } from "./redis/Client.ts"

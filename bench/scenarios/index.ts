@@ -5,6 +5,7 @@
  */
 import type { Section } from "../harness.ts"
 import { addSection } from "./add.ts"
+import { batchSection } from "./batch.ts"
 import { completeSection } from "./complete.ts"
 import { floorSection } from "./floor.ts"
 import { memorySection } from "./memory.ts"
@@ -22,4 +23,5 @@ export const SECTIONS: ReadonlyArray<Section> = [
   reclaimSection,
   floorSection,
   tracingSection,
+  batchSection,
 ]

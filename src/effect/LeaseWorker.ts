@@ -10,20 +10,24 @@
  * ```
  * @module
  */
-import { Cause, Context, Effect, FiberSet, Layer, Result, type Scope, Tracer } from "effect"
+import { Cause, Context, Effect, FiberSet, Layer, type Scope, Tracer } from "effect"
 import type { ScriptFailure } from "../engine/calls/Commands.ts"
-import { InvalidOptions, JobTimedOut, type QueueClosed } from "../engine/model/Errors.ts"
+import { type InvalidOptions, JobTimedOut, type QueueClosed } from "../engine/model/Errors.ts"
 import type { DeadReason } from "../engine/model/Failure.ts"
-import { type Checked, checkObject } from "../engine/model/Validate.ts"
-import { checkDurability, type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
-import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
+import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
+import { openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { Job as EngineJob } from "../engine/queue/Job.ts"
 import type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
-import { makeRateLimiter, resultJson, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
+import { resultJson } from "../engine/worker/Callbacks.ts"
 import type { WorkerState } from "../engine/worker/Worker.ts"
-import { type WorkerOptions as EngineOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
-import { InternalsKey, type Service } from "./LeaseQueue.ts"
-import { parseOptions, type ValidationError } from "./Payload.ts"
+import type {
+  BatchOptions as EngineBatchOptions,
+  WorkerOptions as EngineOptions,
+} from "../engine/worker/WorkerOptions.ts"
+import { type BatchJob as BatchJobOf, batchRunner } from "./BatchWorker.ts"
+import type { Service } from "./LeaseQueue.ts"
+import type { ValidationError } from "./Payload.ts"
+import { checkStart, errorReporter } from "./WorkerStart.ts"
 
 /** A job's lease, as lease-lost and dead hooks see it. */
 export type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
@@ -104,7 +108,7 @@ export interface Hooks<A, Out, E, R> {
  * blockTimeoutMs 5000 — see `WorkerOptions`), `durability` and the hooks. The prefix,
  * connection and `partitions` are the queue's.
  */
-export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix">, Hooks<A, Out, E, R> {
+export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix" | "batch">, Hooks<A, Out, E, R> {
   /**
    * Confirm each `complete` reached this many replicas (Redis `WAIT`, on one more
    * connection of its own so heartbeats never queue behind it). A complete not confirmed
@@ -113,7 +117,20 @@ export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix">, Ho
    * the queue layer sets it).
    */
   readonly durability?: Durability | false | undefined
+  /** Not for a one-job handler: with `batch`, the handler takes `jobs` (see {@link BatchOptions}). */
+  readonly batch?: undefined
 }
+
+/** Options of a batch worker: `batch: { size, waitMs }` hands the handler up to `size` jobs at once (docs/flow-control.md). */
+export interface BatchOptions<A, Out, E, R> extends Omit<Options<A, Out, E, R>, "batch"> {
+  readonly batch: EngineBatchOptions
+}
+
+/**
+ * A job of a batch: a {@link Job} the batch handler may settle on its own with `complete`
+ * or `fail` (Effects); the handler succeeding completes the rest, failing fails the rest.
+ */
+export type BatchJob<A, Out = unknown, E = unknown> = BatchJobOf<Job<A>, Out, E>
 
 /** A running worker. */
 export interface Handle {
@@ -134,66 +151,21 @@ export interface Handle {
 /** What starting a worker can fail with: bad options, or a queue that cannot be used. */
 export type StartError = ValidationError | QueueClosed | ScriptFailure
 
-const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onCancelled", "onError"] as const
 const HOOK_DRAIN_MS = 2_000
 
-const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
-
-/**
- * The options a worker may not take or must take as functions: the queue's layout and key
- * prefix belong to its layer (a worker serves the queue as it is); hooks are functions.
- */
-const checkOwnKeys = (given: Record<string, unknown>): Checked<void> => {
-  for (const key of ["prefix", "partitions"] as const) {
-    if (given[key] !== undefined) {
-      return Result.fail(
-        invalid(`options.${key}`, given[key], `a worker uses its queue's ${key}; set it on the queue layer`),
-      )
-    }
-  }
-  for (const key of HOOK_KEYS) {
-    if (given[key] !== undefined && typeof given[key] !== "function") {
-      return Result.fail(invalid(`options.${key}`, given[key], "must be a function returning an Effect"))
-    }
-  }
-  return Result.void
-}
-
-/** Check what `make` was given, before anything is opened: the queue's internals, the engine settings, durability. */
-const checkStart = <A>(service: Service<A>, handler: unknown, options: object) =>
-  Effect.gen(function* () {
-    const internals = service[InternalsKey]
-    if (internals === undefined) {
-      const reason = "a worker needs a queue service built by LeaseQueue.make, layer or layerConfig"
-      return yield* Effect.fail(invalid("queue", service.name, reason))
-    }
-    if (typeof handler !== "function") {
-      return yield* Effect.fail(invalid("handler", handler, "must be a function (job) => Effect"))
-    }
-    const given = yield* Effect.fromResult(checkObject("options", options))
-    yield* Effect.fromResult(checkOwnKeys(given))
-    const resolved = yield* parseOptions(() => resolveWorkerOptions(given, [...HOOK_KEYS, "durability"]))
-    const durability =
-      given.durability === undefined
-        ? internals.queue.durability
-        : yield* Effect.fromResult(checkDurability(given.durability))
-    return { internals, durability, settings: durableSettings(resolved, durability) }
-  })
-
-/** The `onError` a worker reports to: the user's, or a warning log at most once per 30 s. */
-const errorReporter = <R>(queue: string, onError: ((error: unknown) => Effect.Effect<void, never, R>) | undefined) => {
-  if (onError) return onError
-  const allowWarning = makeRateLimiter(WARN_WINDOW_MS)
-  return (error: unknown): Effect.Effect<void, never, R> =>
-    Effect.suspend(() => {
-      const suppressed = allowWarning()
-      if (suppressed === undefined) return Effect.void
-      const more = suppressed > 0 ? [`(+${suppressed} more since the last such warning)`] : []
-      return Effect.logWarning("leaseq worker: error, it goes on", error, ...more).pipe(
-        Effect.annotateLogs("queue", queue),
-      )
-    })
-}
+/** The engine's handler for a one-job `handler`, run with `context`; each failed job's full cause goes to `causes`. */
+const oneJobHandler =
+  <A, Out, E, R>(
+    handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
+    context: Context.Context<Exclude<R, Scope.Scope>>,
+    causes: WeakMap<Job<A>, Cause.Cause<E>>,
+  ) =>
+  (engineJob: EngineJob<A>) =>
+    Effect.suspend(() => handler(asEffectJob(engineJob))).pipe(
+      Effect.onError((cause) => Effect.sync(() => causes.set(asEffectJob(engineJob), cause))),
+      Effect.scoped,
+      Effect.provideContext(context),
+    )
 
 /**
  * Start a worker on the queue service `queue`, running `handler` for each job, at most
@@ -205,14 +177,24 @@ const errorReporter = <R>(queue: string, onError: ((error: unknown) => Effect.Ef
  * A partitioned queue is served partition by partition (see `partitions` on the queue).
  * For a queue service typed `Service<A, Out>` the handler must succeed with an `Out`.
  */
-export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
+export function make<I, A, QueueOut, E, R, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  handler: (jobs: ReadonlyArray<BatchJob<A, QueueOut, E>>) => Effect.Effect<unknown, E, R>,
+  options: BatchOptions<A, QueueOut | undefined, E, RH>,
+): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH>
+export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
   queue: Context.Key<I, Service<A, QueueOut>>,
   handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
-  options: Options<A, Out, E, RH> = {},
-): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH> =>
-  Effect.gen(function* () {
+  options?: Options<A, Out, E, RH>,
+): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH>
+export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  given: (job: never) => Effect.Effect<unknown, E, R>,
+  options: Options<A, Out, E, RH> | BatchOptions<A, Out, E, RH> = {},
+): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH> {
+  return Effect.gen(function* () {
     const service = yield* queue
-    const { internals, durability, settings } = yield* checkStart(service, handler, options)
+    const { internals, durability, settings } = yield* checkStart(service, given, options)
     const { queue: served, client, codec } = internals
 
     // without the span current here: a handler's spans are children of its job's process span
@@ -238,6 +220,8 @@ export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
     yield* served.ensureOpen
     // the engine gives hooks a squashed error; keep each failed job's full, typed cause
     const causes = new WeakMap<Job<A>, Cause.Cause<E>>()
+    const batch = settings.batch && batchRunner(given as never, settings.batch, context, asEffectJob<A>, causes)
+    const closeBatches = Effect.sync(() => batch?.close())
 
     const keys = servedKeys(service.name, service.prefix, served.partitions)
     const connections = yield* Effect.acquireRelease(
@@ -247,12 +231,7 @@ export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
     const engine = yield* Effect.acquireRelease(
       startServing<A>(connections.client, keys, connections.blocking, settings, {
         decode: codec.decode,
-        handler: (engineJob) =>
-          Effect.suspend(() => handler(asEffectJob(engineJob))).pipe(
-            Effect.onError((cause) => Effect.sync(() => causes.set(asEffectJob(engineJob), cause))),
-            Effect.scoped,
-            Effect.provideContext(context),
-          ),
+        handler: batch?.run ?? oneJobHandler(given as (job: Job<A>) => Effect.Effect<Out, E, R>, context, causes),
         // throws for a result JSON cannot hold or would change: the engine fails the job with it
         encodeResult: resultJson,
         hooks: {
@@ -272,7 +251,8 @@ export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
         },
       }),
       (h) =>
-        h.close.pipe(
+        closeBatches.pipe(
+          Effect.andThen(h.close),
           Effect.andThen(FiberSet.awaitEmpty(hookFibers).pipe(Effect.timeoutOption(HOOK_DRAIN_MS))),
           Effect.ensuring(Effect.sync(() => internals.workers.delete(h))),
         ),
@@ -282,19 +262,31 @@ export const make = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
       queue: service.name,
       state: Effect.sync(engine.state),
       running: Effect.sync(engine.running),
-      close: engine.close,
+      close: Effect.andThen(closeBatches, engine.close),
     }
     return handle
   })
+}
 
 /**
  * The worker of {@link make} as a layer that provides nothing: it runs while the layer
  * lives. `Layer.launch(LeaseWorker.layer(...).pipe(Layer.provide(QueueLive)))` runs it
  * until interrupted, then closes it gracefully.
  */
-export const layer = <I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
+export function layer<I, A, QueueOut, E, R, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  handler: (jobs: ReadonlyArray<BatchJob<A, QueueOut, E>>) => Effect.Effect<unknown, E, R>,
+  options: BatchOptions<A, QueueOut | undefined, E, RH>,
+): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH>
+export function layer<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
   queue: Context.Key<I, Service<A, QueueOut>>,
   handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
-  options: Options<A, Out, E, RH> = {},
-): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH> =>
-  Layer.effectDiscard(make(queue, handler, options))
+  options?: Options<A, Out, E, RH>,
+): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH>
+export function layer<I, A, QueueOut, E, R, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  handler: (job: never) => Effect.Effect<unknown, E, R>,
+  options: Options<A, QueueOut, E, RH> | BatchOptions<A, QueueOut, E, RH> = {},
+): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH> {
+  return Layer.effectDiscard(make(queue, handler as never, options as Options<A, QueueOut, E, RH>))
+}

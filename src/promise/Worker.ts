@@ -18,9 +18,10 @@ import type { WorkerHandle } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import { makeStateCell, type StateCell, transition, type WorkerState } from "../engine/worker/WorkerState.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
+import { type BatchHandler, type BatchOptions, batchRunner } from "./Batch.ts"
 
 /** Options of {@link Worker}. */
-export interface WorkerOptions extends EngineWorkerOptions {
+export interface WorkerOptions extends Omit<EngineWorkerOptions, "batch"> {
   /** As for Queue. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. The worker opens one more connection for its blocking wait. */
   readonly connection?: ConnectionOption | undefined
   /**
@@ -36,6 +37,13 @@ export interface WorkerOptions extends EngineWorkerOptions {
    * a failover). Default: off.
    */
   readonly durability?: Durability | undefined
+  /** Not for a one-job handler: with `batch`, the handler takes `jobs` (see {@link BatchWorkerOptions}). */
+  readonly batch?: undefined
+}
+
+/** Options of a batch {@link Worker}: `batch: { size, waitMs }` hands the handler up to `size` jobs at once. */
+export interface BatchWorkerOptions extends Omit<WorkerOptions, "batch"> {
+  readonly batch: BatchOptions
 }
 
 /**
@@ -127,18 +135,30 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
   readonly #warn: (error: unknown) => void
   /** Stop the start (interrupt it); resolves once it has stopped. */
   readonly #stopStart: () => Promise<void>
+  /** A batch worker's: hand what is gathered at once (close). */
+  readonly #closeBatches: () => void
 
-  constructor(name: string, handler: (job: Job<T>) => Promise<R> | R, options: WorkerOptions = {}) {
+  /** A batch worker: `handler` gets up to `batch.size` jobs at once (docs/flow-control.md). */
+  constructor(name: string, handler: BatchHandler<T, R>, options: BatchWorkerOptions)
+  constructor(name: string, handler: (job: Job<T>) => Promise<R> | R, options?: WorkerOptions)
+  constructor(
+    name: string,
+    given: ((job: Job<T>) => Promise<R> | R) | BatchHandler<T, R>,
+    options: WorkerOptions | BatchWorkerOptions = {},
+  ) {
     super()
     this.name = validateQueueName(name)
-    if (typeof handler !== "function") {
+    if (typeof given !== "function") {
       throw new InvalidOptions({
         field: "handler",
-        value: handler,
+        value: given,
         reason: "must be a function (job) => Promise<result>",
       })
     }
     const resolved = resolveWorkerOptions(options, ["connection", ...LAYOUT_KEYS])
+    const batch = resolved.batch && batchRunner(given as BatchHandler<T, R>, resolved.batch)
+    const handler = batch ? batch.run : (given as (job: Job<T>) => Promise<R> | R)
+    this.#closeBatches = batch ? batch.close : () => undefined
     const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
     const { partitions, durability } = resolveLayout(options)
     const settings = durableSettings(resolved, durability)
@@ -252,6 +272,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<
    */
   close(): Promise<void> {
     if (!this.#closing) {
+      this.#closeBatches()
       const handle = this.#handle
       const closingNow = handle ? Effect.runPromise(handle.close) : undefined
       this.#closing = (async () => {

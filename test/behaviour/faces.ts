@@ -56,6 +56,8 @@ export interface WorkerOpts {
   readonly sweep?: boolean | { readonly intervalMs: number }
   /** The worker's own Redis URL (e.g. a proxy that can cut it off); default the queue's. */
   readonly connection?: string
+  /** A batch worker: the handler runs each job of a batch by its plan, settling each on its own. */
+  readonly batch?: { readonly size: number; readonly waitMs?: number }
 }
 
 /** A started worker, as the suite sees it. */
@@ -152,30 +154,37 @@ export const promiseFace: Face = {
       close: () => queue.close(),
       worker: async (plan, options = {}) => {
         const seen = newSeen()
-        const worker = new Worker<Payload>(
-          name,
-          async (job) => {
-            recordRun(seen, job)
-            const what = plan(job)
-            if (what === "fail") throw new Error(`planned failure of ${job.id}`)
-            if (what === "bad-error") throw badError()
-            if (what === "map-result") return new Map([["n", job.payload.n]]) as never
-            if (what instanceof Promise) {
-              await what
-              return job.payload.n
-            }
-            if (what === "hang") {
-              await new Promise<void>((resolve) => {
-                if (job.signal.aborted) resolve()
-                job.signal.addEventListener("abort", () => resolve())
-              })
-              seen.stopped.push(job.id)
-              throw new Error("stopped")
-            }
+        const one = async (job: Job<Payload>) => {
+          recordRun(seen, job)
+          const what = plan(job)
+          if (what === "fail") throw new Error(`planned failure of ${job.id}`)
+          if (what === "bad-error") throw badError()
+          if (what === "map-result") return new Map([["n", job.payload.n]]) as never
+          if (what instanceof Promise) {
+            await what
             return job.payload.n
-          },
-          { ...options, ...queueOpts, connection: options.connection ?? redisUrl() },
-        )
+          }
+          if (what === "hang") {
+            await new Promise<void>((resolve) => {
+              if (job.signal.aborted) resolve()
+              job.signal.addEventListener("abort", () => resolve())
+            })
+            seen.stopped.push(job.id)
+            throw new Error("stopped")
+          }
+          return job.payload.n
+        }
+        const { batch, ...rest } = options
+        const given = { ...rest, ...queueOpts, connection: options.connection ?? redisUrl() }
+        const worker = batch
+          ? new Worker<Payload>(
+              name,
+              async (jobs) => {
+                await Promise.all(jobs.map((job) => one(job).then((v) => job.complete(v), job.fail)))
+              },
+              { ...given, batch },
+            )
+          : new Worker<Payload>(name, one, given)
         onCleanup(() => worker.close())
         worker.on("completed", (job) => seen.completed.push(job.id))
         worker.on("failed", (job, _e, willRetry) => seen.failed.push({ id: job.id, willRetry }))
@@ -260,25 +269,36 @@ export const effectFace: Face = {
             : await inScope(wscope, LeaseQueue.make<Payload>({ name, connection, ...queueOpts }))
         const run = <A, E>(e: Effect.Effect<A, E, Jobs>) => Effect.runPromise(Effect.provideService(e, Jobs, own))
         const record = (f: () => void) => Effect.sync(f)
+        const hooks: LeaseWorker.Hooks<Payload, unknown, Error, never> = {
+          onCompleted: (job) => record(() => seen.completed.push(job.id)),
+          onFailed: (job, _cause, willRetry) => record(() => seen.failed.push({ id: job.id, willRetry })),
+          onLeaseLost: (job, reason) => record(() => seen.leaseLost.push({ id: job.id, token: job.token, reason })),
+          onDead: (job, reason) => record(() => seen.dead.push({ id: job.id, reason })),
+          onCancelled: (job) => record(() => seen.cancelled.push(job.id)),
+          onError: (e) => record(() => seen.errors.push(e)),
+        }
         const handle = await run(
           Scope.provide(wscope)(
             LeaseWorker.make(
               Jobs,
-              (job) =>
-                Effect.suspend(() => {
-                  recordRun(seen, job)
-                  return effectRun(seen, job, plan(job))
-                }),
-              {
-                ...options,
-                onCompleted: (job) => record(() => seen.completed.push(job.id)),
-                onFailed: (job, _cause, willRetry) => record(() => seen.failed.push({ id: job.id, willRetry })),
-                onLeaseLost: (job, reason) =>
-                  record(() => seen.leaseLost.push({ id: job.id, token: job.token, reason })),
-                onDead: (job, reason) => record(() => seen.dead.push({ id: job.id, reason })),
-                onCancelled: (job) => record(() => seen.cancelled.push(job.id)),
-                onError: (e) => record(() => seen.errors.push(e)),
-              },
+              // a batch worker runs each job of the batch by its plan and settles it on its own
+              (options.batch
+                ? (jobs: ReadonlyArray<LeaseWorker.BatchJob<Payload>>) =>
+                    Effect.forEach(
+                      jobs,
+                      (job) =>
+                        Effect.suspend(() => {
+                          recordRun(seen, job)
+                          return effectRun(seen, job, plan(job))
+                        }).pipe(Effect.matchEffect({ onSuccess: job.complete, onFailure: job.fail })),
+                      { concurrency: "unbounded", discard: true },
+                    )
+                : (job: LeaseWorker.Job<Payload>) =>
+                    Effect.suspend(() => {
+                      recordRun(seen, job)
+                      return effectRun(seen, job, plan(job))
+                    })) as never,
+              { ...options, ...hooks } as never,
             ),
           ),
         )

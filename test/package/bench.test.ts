@@ -49,7 +49,17 @@ describe("bench command line", () => {
 
   it("has one registry entry per section, each with its own name", () => {
     const names = SECTIONS.map((s) => s.name)
-    expect(names).toEqual(["add", "process", "pickup", "memory", "in flight / complete", "reclaim", "floor", "tracing"])
+    expect(names).toEqual([
+      "add",
+      "process",
+      "pickup",
+      "memory",
+      "in flight / complete",
+      "reclaim",
+      "floor",
+      "tracing",
+      "batch",
+    ])
   })
 })
 

@@ -15,9 +15,10 @@ const RENAMED: Readonly<Record<string, ReadonlyArray<string>>> = {
   stalledInterval: ["sweep"],
   maxStalledCount: ["maxAttempts"],
   deduplication: ["dedupeKey"],
-  timeout: ["timeoutMs"],
+  timeout: ["timeoutMs", "waitMs"],
   jobId: ["id"],
   drainDelay: ["blockTimeoutMs"],
+  batches: ["batch"],
 }
 
 /** BullMQ features leaseq has no option for, and what to do instead. */

@@ -66,7 +66,8 @@ export const lingering = <A>(ctx: WorkerContext<A>): boolean => {
 /**
  * True when the loop may send another call now: with none out, for any free slot (after
  * a linger of at most {@link LINGER_MS} while quick handlers run: see {@link lingering});
- * with one out, once half the slots are free (a call worth its round trip).
+ * with one out, once half the slots are free (a call worth its round trip). A batch
+ * worker's call waits for `batch.size` free slots.
  * While prefetched jobs wait, none: the buffer is refilled once it is empty, by one call
  * for all the room (which carries the completes of the jobs run meanwhile).
  */
@@ -74,7 +75,11 @@ export const canSend = <A>(ctx: WorkerContext<A>, short: boolean): boolean => {
   const out = ctx.sched.inFlight.size
   if (short || ctx.sched.waiting.length > 0 || out >= MAX_RESERVES_IN_FLIGHT) return false
   const free = freeSlots(ctx)
-  return out === 0 ? free > 0 && !lingering(ctx) : free >= Math.ceil(ctx.settings.concurrency / 2)
+  // a batch worker asks for a whole batch or none: calls for the first slots a batch frees
+  // would split the next batch over several calls (and wait out its waitMs); a partition's
+  // worker (fewer slots than a batch: Workers.ts) asks for all of its slots
+  const least = ctx.settings.batch ? Math.min(ctx.settings.batch.size, ctx.settings.concurrency) : 1
+  return out === 0 ? free >= least && !lingering(ctx) : free >= Math.max(least, Math.ceil(ctx.settings.concurrency / 2))
 }
 
 /** True when a prefetched job waits and a slot is free for it. */

@@ -6,12 +6,15 @@ import { DEFAULT_SWEEP_LIMIT } from "../admin/Sweeper.ts"
 import { type Backoff, validateBackoff } from "../model/Backoff.ts"
 import { InvalidOptions } from "../model/Errors.ts"
 import { integer, integerOr, knownKeys, Limits, optionsObject } from "../model/Validate.ts"
+import { type BatchOptions, type BatchSettings, DEFAULT_BATCH_WAIT_MS } from "./Batch.ts"
+
+export type { BatchOptions, BatchSettings } from "./Batch.ts"
 
 /** Options common to both faces' workers. */
 export interface WorkerOptions {
   /** Key prefix. Default "leaseq". */
   readonly prefix?: string | undefined
-  /** Handlers running at once. Default 1. Range 1–10 000. */
+  /** Jobs running at once (a batch of 50 holds 50). Default 1, or `batch.size` with `batch`. Range 1–10 000. */
   readonly concurrency?: number | undefined
   /** Lease length in ms: a job whose worker stops heartbeating is reclaimed this long after the last heartbeat. Default 30 000. Range 10 ms – 24 h. */
   readonly leaseMs?: number | undefined
@@ -64,6 +67,13 @@ export interface WorkerOptions {
    * 0 – 1000. Released unstarted at close.
    */
   readonly prefetch?: number | "auto" | undefined
+  /**
+   * Hand the handler up to `size` jobs at once (the handler then takes `jobs`, see
+   * docs/flow-control.md), waiting at most `waitMs` (default 100) to fill a batch. Each job
+   * keeps its own lease, token, attempts and outcome. `concurrency` counts jobs and must be
+   * at least `size`. Default: none (one job per handler call).
+   */
+  readonly batch?: BatchOptions | undefined
 }
 
 /** Validated worker settings. */
@@ -87,6 +97,8 @@ export interface WorkerSettings {
    * (default true). Off when completes must go alone, e.g. to be followed by WAIT.
    */
   readonly rideAlong?: boolean
+  /** The `batch` option, when given (the faces gather the batches; the engine runs each job as usual). */
+  readonly batch?: BatchSettings
 }
 
 /** Keys a worker's options object may have (the faces add `connection`). */
@@ -104,6 +116,7 @@ export const WORKER_OPTION_KEYS = [
   "blockTimeoutMs",
   "timeoutMs",
   "prefetch",
+  "batch",
 ] as const
 
 /** A fixed `prefetch`: a whole number from 0 to 1000 (else the error says "auto" is the other choice). */
@@ -112,11 +125,29 @@ const prefetchCount = (value: unknown): number => {
   throw new InvalidOptions({ field: "prefetch", value, reason: 'must be "auto" or a whole number from 0 to 1000' })
 }
 
+/** The `batch` option: size 1 – 1000, waitMs 0 – 60 000 (default 100). */
+const batchSettings = (value: unknown): BatchSettings | undefined => {
+  if (value === undefined) return undefined
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new InvalidOptions({ field: "batch", value, reason: "must be { size, waitMs? }" })
+  const b = value as Record<string, unknown>
+  knownKeys("batch", b, ["size", "waitMs"])
+  return {
+    size: integer("batch.size", b.size, { min: 1, max: 1000 }),
+    waitMs: integerOr("batch.waitMs", b.waitMs, DEFAULT_BATCH_WAIT_MS, { min: 0, max: 60_000 }),
+  }
+}
+
 /** Validate worker options. Throws {@link InvalidOptions} naming the field and value. */
 export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<string> = []): WorkerSettings => {
   const o = optionsObject("options", value)
   knownKeys("options", o, [...WORKER_OPTION_KEYS, ...extraKeys])
-  const concurrency = integerOr("concurrency", o.concurrency, 1, Limits.concurrency)
+  const batch = batchSettings(o.batch)
+  const concurrency = integerOr("concurrency", o.concurrency, batch?.size ?? 1, Limits.concurrency)
+  if (batch !== undefined && concurrency < batch.size) {
+    const reason = `must be at least batch.size (${batch.size}): a batch holds one slot per job`
+    throw new InvalidOptions({ field: "concurrency", value: concurrency, reason })
+  }
   const leaseMs = integerOr("leaseMs", o.leaseMs, 30_000, Limits.leaseMs)
   const heartbeatMs =
     o.heartbeatMs === undefined
@@ -161,5 +192,6 @@ export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<st
     blockTimeoutMs,
     timeoutMs,
     prefetch,
+    ...(batch === undefined ? {} : { batch }),
   }
 }
