@@ -5,7 +5,7 @@
  * `PartitionedOps.ts`. Bad input fails with InvalidOptions before anything is sent.
  */
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
+import type * as Result from "effect/Result"
 import { runScript } from "../calls/Commands.ts"
 import { operationError } from "../calls/Replies.ts"
 import { Scripts } from "../calls/Scripts.ts"
@@ -15,8 +15,8 @@ import { newRequestId } from "../model/RequestId.ts"
 import type { ListInput, OneJob, RawPage } from "../scripts/OpsScripts.ts"
 import type { ScriptDef } from "../scripts/Script.ts"
 import { readOnly } from "./Adding.ts"
-import { type ControlledQueue, validateJobId } from "./JobControl.ts"
 import { ulidTimeOf } from "./JobCommands.ts"
+import { type ControlledQueue, validateJobId } from "./JobControl.ts"
 import type { JobPage, ListedJob, MovedFrom, OpsError, QueueOps } from "./OpsApi.ts"
 import {
   checkCleanOptions,
@@ -59,7 +59,10 @@ export const makeQueueOps = (core: ControlledQueue, chunk: number = OPS_CHUNK): 
   const { client } = core.calls
   const keys: QueueKeys = core.keys
   const run = <In, Out>(script: ScriptDef<In, Out>, input: In): Effect.Effect<Out, OpsError> =>
-    Effect.suspend((): Effect.Effect<Out, OpsError> => (core.isClosed() ? Effect.fail(new QueueClosed({ queue: core.name })) : runScript(client, keys, script, input)))
+    Effect.suspend(
+      (): Effect.Effect<Out, OpsError> =>
+        core.isClosed() ? Effect.fail(new QueueClosed({ queue: core.name })) : runScript(client, keys, script, input),
+    )
   /** A call on one job: a refusal naming the job's state, else the state it was in. */
   const onJob = <In extends OneJob>(script: ScriptDef<In, ReadonlyArray<unknown>>, input: In) =>
     run(script, input).pipe(
@@ -127,8 +130,6 @@ export const makeQueueOps = (core: ControlledQueue, chunk: number = OPS_CHUNK): 
       }),
     retry: (id) => jobId(id).pipe(Effect.flatMap((id) => onJob(Scripts.jobRetry, { requestId: newRequestId(), id }))),
     updatePayload: (id, payload) =>
-      jobId(id).pipe(
-        Effect.flatMap((id) => onJob(Scripts.updatePayload, { requestId: newRequestId(), id, payload })),
-      ),
+      jobId(id).pipe(Effect.flatMap((id) => onJob(Scripts.updatePayload, { requestId: newRequestId(), id, payload }))),
   }
 }

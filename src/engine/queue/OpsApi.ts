@@ -43,6 +43,8 @@ export interface ListedJob<P = string> {
   readonly leaseDeadline?: number
   /** A completed, cancelled or dead job: when it finished (ms, Redis clock). */
   readonly finishedAt?: number
+  /** The Effect face: the payload as stored when it does not decode with the queue's Schema (`payload` is then null). */
+  readonly rawPayload?: string
 }
 
 /** A page of a listing. */
@@ -71,7 +73,13 @@ export interface CleanResult {
 export type MovedFrom = "waiting" | "delayed" | "completed" | "cancelled" | "dead"
 
 /** What the operator's calls fail with: job control's errors (see QueueApi's ControlError) and their own refusals. */
-export type OpsError = InvalidOptions | QueueClosed | ScriptFailure | RedisUnavailable | WrongJobState | QueueHasActiveJobs
+export type OpsError =
+  | InvalidOptions
+  | QueueClosed
+  | ScriptFailure
+  | RedisUnavailable
+  | WrongJobState
+  | QueueHasActiveJobs
 
 /** The operator's calls of a queue, as Effects; bad input fails with InvalidOptions before anything is sent. */
 export interface QueueOps {

@@ -59,7 +59,9 @@ export const checkDrainOptions = (options: unknown): Checked<{ readonly delayed:
     const o = yield* checkObject("options", options)
     yield* checkKnownKeys("options", o, ["delayed"])
     if (o.delayed !== undefined && typeof o.delayed !== "boolean") {
-      return yield* Result.fail(new InvalidOptions({ field: "delayed", value: o.delayed, reason: "must be true or false" }))
+      return yield* Result.fail(
+        new InvalidOptions({ field: "delayed", value: o.delayed, reason: "must be true or false" }),
+      )
     }
     return { delayed: o.delayed === true }
   })

@@ -39,7 +39,11 @@ const rawPage = (reply: unknown): RawPage => {
   const r = list<string | number | null>(reply)
   const rows: Array<RawPage["rows"][number]> = []
   for (let i = 2; i + 2 < r.length; i += 3) {
-    rows.push({ id: String(r[i]), score: String(r[i + 1] ?? ""), payload: typeof r[i + 2] === "string" ? String(r[i + 2]) : null })
+    rows.push({
+      id: String(r[i]),
+      score: String(r[i + 1] ?? ""),
+      payload: typeof r[i + 2] === "string" ? String(r[i + 2]) : null,
+    })
   }
   return { next: String(r[0] ?? ""), total: Number(r[1]), rows }
 }
@@ -61,7 +65,11 @@ export const drain = defineScript({
   name: "drain",
   keys: ["meta", "events", "dedupe", "dedupeid", ...JOB_FIELDS, ...READY_KEYS],
   argv: ["layout", "delayed", "limit"],
-  args: (p: { readonly delayed: boolean; readonly limit: number }): Argv => [LAYOUT_VERSION, p.delayed ? "1" : "0", p.limit],
+  args: (p: { readonly delayed: boolean; readonly limit: number }): Argv => [
+    LAYOUT_VERSION,
+    p.delayed ? "1" : "0",
+    p.limit,
+  ],
   decode: (reply): { readonly waiting: number; readonly delayed: number; readonly left: number } => {
     const r = list<number>(reply)
     return { waiting: Number(r[0]), delayed: Number(r[1]), left: Number(r[2]) }
