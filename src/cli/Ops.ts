@@ -77,14 +77,18 @@ const runOp =
       }),
     )
 
+/** A command of one queue: `--queue` and the common flags. */
+const queueCommand = (program: CommandGroup["program"]) => (name: string, description: string) =>
+  withCommonFlags(program.command(name).description(description)).requiredOption(
+    "--queue <name>",
+    "the queue (required; a partitioned queue's name covers all its partitions)",
+    queueName,
+  )
+
 /** `jobs`, `drain`, `clean`, `obliterate`, `promote`, `retry` of one queue. */
-export const opsCommands = ({ program, io, url, setJob }: CommandGroup): void => {
-  const command = (name: string, description: string) =>
-    withCommonFlags(program.command(name).description(description)).requiredOption(
-      "--queue <name>",
-      "the queue (required; a partitioned queue's name covers all its partitions)",
-      queueName,
-    )
+export const opsCommands = (group: CommandGroup): void => {
+  const { program, io, url, setJob } = group
+  const command = queueCommand(program)
   const jobs = command("jobs", "list one page of the jobs in a state, with their payloads")
     .addOption(new Option("--state <state>", "the state").choices(LIST_STATES).makeOptionMandatory())
     .option("--count <n>", "jobs in the page (default 100)", wholeNumber("--count", 1, 1000))
@@ -136,6 +140,28 @@ export const opsCommands = ({ program, io, url, setJob }: CommandGroup): void =>
     setJob(url(o, (u) => run(io, u, o)))
   })
 
+  destructiveCommands(group)
+
+  for (const [name, what] of [
+    ["promote", "make a delayed job ready now"],
+    ["retry", "run a completed, cancelled or dead job again with fresh attempts"],
+  ] as const) {
+    const one = command(name, what).argument("<id>", "the job id")
+    one.action((id: string) => {
+      const o = one.opts<JobFlags>()
+      const run = runOp(
+        `${name} job ${id} of queue ${o.queue}`,
+        (ops) => (name === "promote" ? ops.promote(id) : ops.retry(id)),
+        (was) => `job ${id} ${name === "promote" ? "promoted" : "queued again"} (it was ${was})`,
+      )
+      setJob(url(o, (u) => run(io, u, o)))
+    })
+  }
+}
+
+/** `obliterate`, behind `--yes`. */
+const destructiveCommands = ({ program, io, url, setJob }: CommandGroup): void => {
+  const command = queueCommand(program)
   const obliterate = command("obliterate", "delete the whole queue: every job, counter and event (asks --yes)")
     .option("--force", "even while jobs are active: their leases are revoked")
     .option("--yes", "confirm: the queue is deleted for good")
@@ -154,20 +180,4 @@ export const opsCommands = ({ program, io, url, setJob }: CommandGroup): void =>
     )
     setJob(url(o, (u) => run(io, u, o)))
   })
-
-  for (const [name, what] of [
-    ["promote", "make a delayed job ready now"],
-    ["retry", "run a completed, cancelled or dead job again with fresh attempts"],
-  ] as const) {
-    const one = command(name, what).argument("<id>", "the job id")
-    one.action((id: string) => {
-      const o = one.opts<JobFlags>()
-      const run = runOp(
-        `${name} job ${id} of queue ${o.queue}`,
-        (ops) => (name === "promote" ? ops.promote(id) : ops.retry(id)),
-        (was) => `job ${id} ${name === "promote" ? "promoted" : "queued again"} (it was ${was})`,
-      )
-      setJob(url(o, (u) => run(io, u, o)))
-    })
-  }
 }
