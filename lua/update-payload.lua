@@ -1,6 +1,7 @@
 --[[
   update-payload — replace the payload of a waiting, delayed or dead job (the next run, or
-  a retry, reads the new one). O(log N).
+  a retry, reads the new one); a traced job keeps the creation context stored in front of
+  its payload. O(log N).
 
   KEYS[1]  meta       HASH  layout version, counters
   KEYS[2]  events     STREAM job events
@@ -48,6 +49,10 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 op_record(k, req, now, state)
-redis.call('HSET', KEYS[11], id, ARGV[4])
+-- a traced job keeps its creation context in front of the payload (src/engine/model/Carrier.ts)
+local old = redis.call('HGET', KEYS[11], id)
+local carried = ''
+if string.sub(old, 1, 4) == '~tp:' and string.sub(old, 60, 60) == ';' then carried = string.sub(old, 1, 60) end
+redis.call('HSET', KEYS[11], id, carried .. ARGV[4])
 emit_event(KEYS[2], events_maxlen(KEYS[1]), 'updated', id)
 return {1, state}

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest"
 import { runScript } from "../../src/engine/calls/Commands.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
+import { wrapPayload } from "../../src/engine/model/Carrier.ts"
 import { WrongJobState } from "../../src/engine/model/Errors.ts"
 import type { Queue } from "../../src/index.ts"
 import { run } from "../support/jobs.ts"
@@ -99,5 +100,17 @@ describe("a re-sent call (same ARGV) answers the same and acts once", () => {
     await run(c.complete([{ id: leased.id, token: leased.token, result: "8" }], 10))
     expect(await run(runScript(shared.client, keys, Scripts.jobRetry, input))).toEqual([1, "completed"])
     expect(await shared.raw.zscore(keys.done, ids.completed)).not.toBeNull()
+  })
+})
+
+describe("a traced job (its creation context stored in front of its payload)", () => {
+  it("keeps the context through updatePayload, and getJobs shows the payload without it", async () => {
+    const q = name()
+    const { queue, keys, ids } = await jobInEveryState(shared.client, q)
+    const parent = { traceId: "a".repeat(32), spanId: "b".repeat(16), sampled: true }
+    await shared.raw.hset(keys.data, ids.waiting, wrapPayload('{"n":1}', parent))
+    await queue.updatePayload(ids.waiting, { n: 2 })
+    expect(await shared.raw.hget(keys.data, ids.waiting)).toBe(wrapPayload('{"n":2}', parent))
+    expect((await queue.getJobs("waiting")).jobs[0]?.payload).toEqual({ n: 2 })
   })
 })

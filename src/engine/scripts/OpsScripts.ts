@@ -4,6 +4,7 @@
  * `reschedule`, `job-retry`, `update-payload`. Their own refusals (a job in another state,
  * active jobs) are mapped in calls/Replies.ts (`operationError`), so these decode the raw list.
  */
+import { storedPayload } from "../model/Carrier.ts"
 import { KEY_NAMES, LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
@@ -42,7 +43,7 @@ const rawPage = (reply: unknown): RawPage => {
     rows.push({
       id: String(r[i]),
       score: String(r[i + 1] ?? ""),
-      payload: typeof r[i + 2] === "string" ? String(r[i + 2]) : null,
+      payload: typeof r[i + 2] === "string" ? storedPayload(String(r[i + 2])) : null,
     })
   }
   return { next: String(r[0] ?? ""), total: Number(r[1]), rows }
