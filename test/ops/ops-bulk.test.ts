@@ -49,7 +49,7 @@ describe("drain", () => {
     for (const s of STATES.filter((s) => s !== "waiting" && s !== "delayed")) {
       expect((await queue.getJob(ids[s]))?.state).toBe(s)
     }
-    expect((await queue.stats()).counters).toMatchObject({ cancelled: 1 })
+    expect((await queue.stats()).counters).toMatchObject({ cancelled: 1, removed: 2 })
   })
 
   it("goes in calls of at most `chunk` jobs: 95 waiting jobs in chunks of 10 take 10 calls", async () => {
@@ -112,6 +112,16 @@ describe("clean", () => {
     expect(await run(ops.clean("dead", {}))).toEqual({ deleted: 10, calls: 1 })
     expect(await shared.raw.hlen(keys.data)).toBe(0)
     expect(await shared.raw.hlen(keys.err)).toBe(0)
+  })
+
+  it("a re-sent call deletes nothing more", async () => {
+    const q = name()
+    const { keys } = await jobInEveryState(shared.client, q)
+    const input = { state: "completed" as const, olderThanMs: 0, limit: 10 }
+    expect(await run(runScript(shared.client, keys, Scripts.clean, input))).toEqual({ deleted: 1, left: 0 })
+    const once = await dumpQueue(shared.raw, q)
+    expect(await run(runScript(shared.client, keys, Scripts.clean, input))).toEqual({ deleted: 0, left: 0 })
+    expect(await dumpQueue(shared.raw, q)).toEqual(once)
   })
 
   it("refuses a state it does not clean, writing nothing", async () => {
@@ -188,5 +198,26 @@ describe("at maxmemory with noeviction, the calls that free memory still run", (
     expect(await run(ops.clean("dead", {}))).toMatchObject({ deleted: 1 })
     expect(await run(ops.obliterate({}))).toEqual({ active: 0 })
     expect(await raw.exists(keys.meta, keys.data, keys.events)).toBe(0)
+  })
+})
+
+describe("bad input writes nothing", () => {
+  it("each call refuses it with InvalidOptions (or InvalidPayload) naming the field", async () => {
+    const q = name()
+    const { queue, ids } = await jobInEveryState(shared.client, q)
+    const before = await dumpQueue(shared.raw, q)
+    const refusals: Array<[Promise<unknown>, string]> = [
+      [queue.drain({ delayed: "yes" as unknown as boolean }), "delayed"],
+      [queue.drain({ waiting: true } as never), "options.waiting"],
+      [queue.obliterate({ force: 1 as unknown as boolean }), "force"],
+      [queue.reschedule(ids.waiting, { delayMs: -1 }), "delayMs"],
+      [queue.reschedule(ids.waiting, {} as { delayMs: number }), "delayMs"],
+      [queue.promote(""), "id"],
+      [queue.retry("x".repeat(129)), "id"],
+      [queue.clean("dead", { limit: 0 }), "limit"],
+    ]
+    for (const [call, field] of refusals) await expect(call).rejects.toMatchObject({ _tag: "InvalidOptions", field })
+    await expect(queue.updatePayload(ids.waiting, { n: 1n } as never)).rejects.toMatchObject({ _tag: "InvalidPayload" })
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
   })
 })
