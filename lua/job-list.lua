@@ -4,7 +4,7 @@
   Waiting jobs are read through lua/include/ready.lua by position (the cursor is how many
   were read); the jobs of a sorted set (delayed, active, completed, cancelled, dead) by
   score with the last one read as the cursor (lua/include/zset-page.lua). O(log N + count)
-  per page, and a page stops early, with a cursor to go on, once it has read 4 MiB of
+  per page (waiting: LRANGE walks the list's nodes, ~100 entries each, to the page), and a page stops early, with a cursor to go on, once it has read 4 MiB of
   payloads. Jobs that move while pages are read may be listed twice or not at all.
 
   KEYS[1] active    ZSET  id -> lease deadline
