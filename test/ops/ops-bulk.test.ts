@@ -221,3 +221,23 @@ describe("bad input writes nothing", () => {
     expect(await dumpQueue(shared.raw, q)).toEqual(before)
   })
 })
+
+describe("a partitioned queue", () => {
+  it("finds a job's partition for a call on one job, and drains, cleans and obliterates every partition", async () => {
+    const q = name()
+    const queue = new Queue<{ n: number }>(q, { connection: redisUrl(), partitions: 3 })
+    onCleanup(() => queue.close())
+    const ids = await queue.addBulk(
+      Array.from({ length: 6 }, (_, n) => ({ payload: { n }, options: { delayMs: 60_000 } })),
+    )
+    expect(await queue.promote(ids[4]!)).toBe("delayed")
+    await expect(queue.promote(ids[4]!)).rejects.toMatchObject({ _tag: "WrongJobState", state: "waiting" })
+    await expect(queue.retry("nope")).rejects.toMatchObject({ _tag: "WrongJobState", state: "unknown" })
+    expect(await queue.drain({ delayed: true })).toMatchObject({ waiting: 1, delayed: 5 })
+    await queue.add({ n: 9 })
+    expect(await queue.obliterate()).toEqual({ active: 0 })
+    for (let i = 0; i < 3; i++) {
+      expect(Object.values(await dumpQueue(shared.raw, `${q}~${i}`)).every((v) => v === null)).toBe(true)
+    }
+  })
+})
