@@ -50,6 +50,12 @@ const newQueue = () => {
 }
 
 describe("leaseq jobs / drain / clean / obliterate / promote / retry", () => {
+  it("the help lists them", async () => {
+    const help = await leaseq(["--help"])
+    for (const c of ["jobs", "drain", "clean", "obliterate", "promote", "retry"])
+      expect(help.stdout).toMatch(new RegExp(`^  ${c} `, "m"))
+  })
+
   it("jobs pages in text (payloads escaped) and JSON, by cursor", async () => {
     const { q, queue } = newQueue()
     const ids = await queue.addBulk([{ payload: { to: "a" } }, { payload: { to: "b" } }, { payload: { to: "c" } }])
