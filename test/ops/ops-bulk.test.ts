@@ -7,6 +7,7 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest"
 import { makeCommands, runScript } from "../../src/engine/calls/Commands.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
+import { decodeEntry } from "../../src/engine/events/EventDecode.ts"
 import { QueueHasActiveJobs } from "../../src/engine/model/Errors.ts"
 import { KEY_NAMES, queueKeys } from "../../src/engine/model/Keys.ts"
 import { makeQueueOps } from "../../src/engine/queue/Operations.ts"
@@ -71,18 +72,23 @@ describe("drain", () => {
     expect(await queue.add({ n: 3 }, { dedupeKey: "k", dedupeUntil: "finished" })).not.toBe(first)
   })
 
-  it("a re-sent call removes only what is left, and records one removed event per call", async () => {
+  it("a re-sent call removes only what is left; one removed entry per call, one event per job", async () => {
     const q = name()
     const keys = queueKeys(q)
     const c = makeCommands(shared.client, keys)
-    await run(c.add([newJob(), newJob()]))
+    const jobs = [newJob(), newJob()]
+    await run(c.add(jobs))
     const input = { delayed: false, limit: 10 }
     expect(await run(runScript(shared.client, keys, Scripts.drain, input))).toEqual({ waiting: 2, delayed: 0, left: 0 })
     const once = await dumpQueue(shared.raw, q)
     expect(await run(runScript(shared.client, keys, Scripts.drain, input))).toEqual({ waiting: 0, delayed: 0, left: 0 })
     expect(await dumpQueue(shared.raw, q)).toEqual(once)
-    const kinds = (await shared.raw.xrange(keys.events, "-", "+")).map(([, f]) => f[1])
-    expect(kinds.filter((k) => k === "removed")).toHaveLength(1)
+    const entries = await shared.raw.xrange(keys.events, "-", "+")
+    expect(entries.map(([, f]) => f[1]).filter((k) => k === "removed")).toHaveLength(1)
+    const removed = entries
+      .flatMap(([id, f]) => decodeEntry(q, id, f))
+      .flatMap((e) => (e.kind === "removed" ? [[e.jobId, e.was]] : []))
+    expect(removed.sort()).toEqual(jobs.map((j) => [j.id, "waiting"]).sort())
   })
 })
 
