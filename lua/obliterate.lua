@@ -1,6 +1,6 @@
 --[[
   obliterate — delete the whole queue: every key, jobs in every state with all their
-  fields, counters, events, the worker registry. Refused while jobs are active unless
+  fields, counters, events, schedules, the worker registry. Refused while jobs are active unless
   forced; forced, their leases go with the queue, so their holders' late complete, fail
   or extend find no lease and are refused (as after a cancel).
 

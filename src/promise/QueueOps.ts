@@ -80,7 +80,7 @@ export abstract class QueueOperations<T> extends Scheduling<T> {
   }
 
   /**
-   * Delete the whole queue: jobs in every state, counters, events, the worker registry. Rejects
+   * Delete the whole queue: jobs in every state, counters, events, schedules, the worker registry. Rejects
    * with `QueueHasActiveJobs` while jobs are active, unless `force: true`: then their leases are
    * revoked (their late complete or fail is refused). One Redis call per partition.
    */
