@@ -151,10 +151,11 @@ describe("obliterate", () => {
     expect(await dumpQueue(shared.raw, q)).toEqual(before)
   })
 
-  it("forced, deletes every key; the active job's late complete is refused; a re-send answers the same", async () => {
+  it("forced, deletes every key (schedules too); the active job's late complete is refused; a re-send answers the same", async () => {
     const q = name()
     const { queue, keys, c, ids } = await jobInEveryState(shared.client, q)
     const token = Number(await shared.raw.hget(keys.lease, ids.active))
+    await queue.schedule("nightly", { every: 60_000 }, { payload: { n: 1 } })
     expect(await queue.obliterate({ force: true })).toEqual({ active: 1 })
     expect(Object.values(await dumpQueue(shared.raw, q)).filter((v) => v !== null)).toEqual([])
     expect(await run(runScript(shared.client, keys, Scripts.obliterate, true))).toEqual([1, 0])
