@@ -162,7 +162,10 @@ export const opsCommands = (group: CommandGroup): void => {
 /** `obliterate`, behind `--yes`. */
 const destructiveCommands = ({ program, io, url, setJob }: CommandGroup): void => {
   const command = queueCommand(program)
-  const obliterate = command("obliterate", "delete the whole queue: every job, counter, event and schedule (asks --yes)")
+  const obliterate = command(
+    "obliterate",
+    "delete the whole queue: every job, counter, event and schedule (asks --yes)",
+  )
     .option("--force", "even while jobs are active: their leases are revoked")
     .option("--yes", "confirm: the queue is deleted for good")
   obliterate.action(() => {
