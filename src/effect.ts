@@ -45,11 +45,13 @@ export {
   NotReplicated,
   OutcomeUnknown,
   QueueClosed,
+  QueueHasActiveJobs,
   RedisCommandError,
   type RedisError,
   RedisUnavailable,
   ShutdownOverrun,
   WorkerLoopFailed,
+  WrongJobState,
   WrongKeyType,
 } from "./engine/model/Errors.ts"
 export { DEAD_REASONS, type DeadReason } from "./engine/model/Failure.ts"
@@ -61,6 +63,16 @@ export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export type { JobOptions } from "./engine/queue/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
 export type { ControlError } from "./engine/queue/JobControl.ts"
+export type {
+  CleanResult,
+  CleanState,
+  DrainResult,
+  JobPage,
+  ListedJob,
+  ListOptions,
+  ListState,
+  MovedFrom,
+} from "./engine/queue/OpsApi.ts"
 export type {
   ScheduleChange,
   ScheduledJob,

@@ -30,10 +30,12 @@ export {
   NotReplicated,
   OutcomeUnknown,
   QueueClosed,
+  QueueHasActiveJobs,
   RedisCommandError,
   RedisUnavailable,
   ShutdownOverrun,
   WorkerLoopFailed,
+  WrongJobState,
   WrongKeyType,
 } from "./engine/model/Errors.ts"
 export { DEAD_REASONS, type DeadReason } from "./engine/model/Failure.ts"
@@ -45,6 +47,16 @@ export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export { EvictionPolicyWarning } from "./engine/queue/EvictionPolicy.ts"
 export type { Job, JobOptions } from "./engine/queue/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
+export type {
+  CleanResult,
+  CleanState,
+  DrainResult,
+  JobPage,
+  ListedJob,
+  ListOptions,
+  ListState,
+  MovedFrom,
+} from "./engine/queue/OpsApi.ts"
 export type {
   ScheduleChange,
   ScheduledJob,

@@ -125,3 +125,31 @@ local function promote_due(now, limit)
   end
   return n
 end
+
+-- ready_drain(limit): take up to `limit` ready jobs out of ready for good, whatever the
+-- order rules (drain): their ids, the front first ({} when none is ready).
+local function ready_drain(limit)
+  local got = redis.call('RPOP', READY_WAIT, limit)
+  if not got then return {} end
+  for i, e in ipairs(got) do
+    local bar = string.find(e, '|', 1, true)
+    if bar then got[i] = string.sub(e, 1, bar - 1) end
+  end
+  return got
+end
+
+-- delayed_drain(limit): take up to `limit` delayed jobs out of delayed for good (drain),
+-- the soonest first: their ids.
+local function delayed_drain(limit)
+  local got = redis.call('ZPOPMIN', READY_DELAYED, limit)
+  local ids = {}
+  for i = 1, #got, 2 do ids[#ids + 1] = got[i] end
+  return ids
+end
+
+-- delayed_page(after, count, rev): a page of delayed jobs in due order (rev: the latest
+-- first) after the cursor `after` ({due, id} of the last one read, or false): see
+-- zset_page in lua/include/zset-page.lua (include it before this file).
+local function delayed_page(after, count, rev)
+  return zset_page(READY_DELAYED, after, count, rev)
+end

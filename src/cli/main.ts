@@ -19,6 +19,7 @@ import { runEvents } from "./Events.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
 import { jobCommands } from "./Jobs.ts"
 import { DEFAULT_METRICS_LISTEN, maxQueuesOption, readTimeoutOption, runMetrics } from "./Metrics.ts"
+import { opsCommands } from "./Ops.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
 import { scheduleCommands } from "./Schedules.ts"
 import { listenOption } from "./Serve.ts"
@@ -42,7 +43,7 @@ Every command takes --url <url> (default: $REDIS_URL, else redis://127.0.0.1:637
 
 Exit codes:
   0  the command ran (a sweep that found nothing is a success)
-  1  Redis could not be reached or failed, or a queue's keys are not leaseq's (WrongKeyType, LayoutMismatch)
+  1  Redis could not be reached or failed, a queue's keys are not leaseq's, or the queue refused (WrongJobState, …)
   2  bad flags or configuration; nothing was written to Redis
   3  verify found a violation (listed on stdout)`
 
@@ -77,13 +78,13 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
       outputError: (text, write) => write(`leaseq: ${oneLine(text.replace(/^error: /, ""))}\n`),
     })
     .addHelpText("after", EXIT_CODES)
-
   queueCommands(ctx)
   serveCommands(ctx)
   deadCommands(ctx)
   watchCommands(ctx)
   jobCommands(ctx)
   scheduleCommands(ctx)
+  opsCommands(ctx)
   return program
 }
 

@@ -44,6 +44,7 @@ import {
   parseOptions,
   type ValidationError,
 } from "./Payload.ts"
+import { opsMembers } from "./QueueOps.ts"
 import { type AddError, InternalsKey, type Service } from "./QueueService.ts"
 
 export { type AddError, type Internals, InternalsKey, type Service } from "./QueueService.ts"
@@ -206,6 +207,7 @@ export const make = <A = unknown, Out = unknown>(
         scheduleWith(core.schedules, name, when, job, (p) => codec.encode("job.payload", p)),
       unschedule: core.schedules.unschedule,
       schedules: schedulesWith(core.schedules, codec.decode),
+      ...opsMembers(core.ops, codec),
       [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }
     // `Out` is what the queue's type declares its handlers return (stored JSON, as for the payload)

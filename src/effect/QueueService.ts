@@ -18,6 +18,7 @@ import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import type { ScheduledJob, ScheduleInfo, ScheduleSet, ScheduleWhen } from "../engine/queue/Schedules.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import type { PayloadCodec } from "./Payload.ts"
+import type { QueueOperations } from "./QueueOps.ts"
 
 /**
  * Everything `add` and `addBulk` can fail with. Nothing is written when they fail, except
@@ -47,7 +48,7 @@ export const InternalsKey: unique symbol = Symbol.for("leaseq/effect/QueueIntern
  * handlers return (the `result` of `getJob` and `waitFor`; default unknown). Every method
  * validates first and writes nothing on bad input.
  */
-export interface Service<A, Out = unknown> {
+export interface Service<A, Out = unknown> extends QueueOperations<A> {
   /** The queue name. */
   readonly name: string
   /** The key prefix (default "leaseq"). */

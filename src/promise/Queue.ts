@@ -32,7 +32,7 @@ import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
-import { Scheduling } from "./Scheduling.ts"
+import { QueueOperations } from "./QueueOps.ts"
 
 /** Options of {@link Queue}. */
 export interface QueueOptions extends QueueSettingsInput, LayoutInput {
@@ -52,7 +52,7 @@ export type { BulkJob } from "../engine/queue/Job.ts"
  * ```
  * Throws {@link InvalidQueueName} / {@link InvalidOptions} from the constructor for bad arguments.
  */
-export class Queue<T = unknown, R = unknown> extends Scheduling<T> {
+export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
   /** The queue name. */
   readonly name: string
   /** The key prefix (default "leaseq"). */
@@ -86,7 +86,7 @@ export class Queue<T = unknown, R = unknown> extends Scheduling<T> {
     return Effect.runPromise(effect)
   }
 
-  #encode(field: string, payload: unknown): Checked<string, InvalidPayload> {
+  protected encodeText(field: string, payload: unknown): Checked<string, InvalidPayload> {
     return encodePayload(field, payload, this.#maxPayloadBytes)
   }
 
@@ -99,7 +99,7 @@ export class Queue<T = unknown, R = unknown> extends Scheduling<T> {
   add(payload: T, options?: JobOptions): Promise<string> {
     return this.#run(
       Effect.suspend((): Effect.Effect<string, unknown> => {
-        const text = this.#encode("payload", payload)
+        const text = this.encodeText("payload", payload)
         if (Result.isFailure(text)) return Effect.fail(text.failure)
         return this.queue.add({ payload: text.success, options })
       }),
@@ -122,7 +122,7 @@ export class Queue<T = unknown, R = unknown> extends Scheduling<T> {
               new InvalidOptions({ field: `jobs[${i}]`, value: j, reason: "must be { payload, options? }" }),
             )
           }
-          const text = this.#encode(`jobs[${i}].payload`, j.payload)
+          const text = this.encodeText(`jobs[${i}].payload`, j.payload)
           if (Result.isFailure(text)) return Effect.fail(text.failure)
           encoded.push({ payload: text.success, options: j.options })
         }

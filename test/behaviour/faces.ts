@@ -12,11 +12,31 @@ import type { VerifyOptions, VerifyResult } from "../../src/engine/calls/Verify.
 import type { FinishedJob } from "../../src/engine/events/QueueEvents.ts"
 import type { Job, JobOptions } from "../../src/engine/queue/Job.ts"
 import type { JobInfo } from "../../src/engine/queue/JobCommands.ts"
+import type {
+  CleanResult,
+  CleanState,
+  DrainResult,
+  JobPage,
+  ListOptions,
+  ListState,
+} from "../../src/engine/queue/OpsApi.ts"
 import type { ScheduleInfo, ScheduleSet, ScheduleWhen } from "../../src/engine/queue/Schedules.ts"
 import type { WorkerState } from "../../src/engine/worker/Context.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { redisUrl } from "../support/redis.ts"
+
+/** The operator's calls of a queue, the same for both faces. */
+export interface OpsAdapter {
+  readonly getJobs: (state: ListState, options?: ListOptions) => Promise<JobPage<Payload>>
+  readonly promote: (id: string) => Promise<string>
+  readonly reschedule: (id: string, options: { readonly delayMs: number }) => Promise<string>
+  readonly retry: (id: string) => Promise<string>
+  readonly updatePayload: (id: string, payload: Payload) => Promise<string>
+  readonly drain: (options?: { readonly delayed?: boolean }) => Promise<DrainResult>
+  readonly clean: (state: CleanState, options?: { readonly olderThanMs?: number }) => Promise<CleanResult>
+  readonly obliterate: (options?: { readonly force?: boolean }) => Promise<{ readonly active: number }>
+}
 
 /** A payload of the suite. */
 export interface Payload {
@@ -87,6 +107,8 @@ export interface QueueAdapter {
   readonly schedule: (name: string, when: ScheduleWhen, payload: Payload) => Promise<ScheduleSet>
   readonly schedules: () => Promise<ReadonlyArray<ScheduleInfo<Payload>>>
   readonly unschedule: (name: string) => Promise<boolean>
+  /** The operator's calls (docs/operations.md), as each face offers them. */
+  readonly ops: OpsAdapter
   readonly worker: (plan: (job: Job<Payload>) => Plan, options?: WorkerOpts) => Promise<WorkerAdapter>
   /** Close the queue (Promise: `close()`; Effect: its scope closes). */
   readonly close: () => Promise<void>
@@ -151,6 +173,16 @@ export const promiseFace: Face = {
       schedule: (s, when, payload) => queue.schedule(s, when, { payload }),
       schedules: () => queue.schedules(),
       unschedule: (s) => queue.unschedule(s),
+      ops: {
+        getJobs: (s, o) => queue.getJobs(s, o),
+        promote: (id) => queue.promote(id),
+        reschedule: (id, o) => queue.reschedule(id, o),
+        retry: (id) => queue.retry(id),
+        updatePayload: (id, p) => queue.updatePayload(id, p),
+        drain: (o) => queue.drain(o),
+        clean: (s, o) => queue.clean(s, o),
+        obliterate: (o) => queue.obliterate(o),
+      },
       close: () => queue.close(),
       worker: async (plan, options = {}) => {
         const seen = newSeen()
@@ -257,6 +289,16 @@ export const effectFace: Face = {
       schedule: (s, when, payload) => failureOnly(queue.schedule(s, when, { payload })),
       schedules: () => failureOnly(queue.schedules),
       unschedule: (s) => failureOnly(queue.unschedule(s)),
+      ops: {
+        getJobs: (s, o) => failureOnly(queue.getJobs(s, o)),
+        promote: (id) => failureOnly(queue.promote(id)),
+        reschedule: (id, o) => failureOnly(queue.reschedule(id, o)),
+        retry: (id) => failureOnly(queue.retry(id)),
+        updatePayload: (id, p) => failureOnly(queue.updatePayload(id, p)),
+        drain: (o) => failureOnly(queue.drain(o)),
+        clean: (s, o) => failureOnly(queue.clean(s, o)),
+        obliterate: (o) => failureOnly(queue.obliterate(o)),
+      },
       close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
       worker: async (plan, { connection, ...options } = {}) => {
         const seen = newSeen()

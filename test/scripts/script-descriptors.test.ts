@@ -233,6 +233,14 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   unschedule: { input: "s", groups: 0 },
   schedules: { input: { due: true, limit: 10 }, groups: 0 },
   tick: { input: { name: "s", due: 1000, next: 2000, at: [1000] }, groups: 1 },
+  jobList: { input: { state: "waiting", order: "asc", cursor: "", count: 10 }, groups: 0 },
+  drain: { input: { delayed: true, limit: 10 }, groups: 0 },
+  clean: { input: { state: "dead", olderThanMs: 0, limit: 10 }, groups: 0 },
+  obliterate: { input: false, groups: 0 },
+  promote: { input: { requestId: "r", id: "a" }, groups: 0 },
+  reschedule: { input: { requestId: "r", id: "a", delayMs: 10 }, groups: 0 },
+  jobRetry: { input: { requestId: "r", id: "a" }, groups: 0 },
+  updatePayload: { input: { requestId: "r", id: "a", payload: "1" }, groups: 0 },
 }
 
 describe("a call's ARGV", () => {

@@ -24,6 +24,7 @@ const include = (file: string) => readFileSync(new URL(`../../lua/include/${file
 const source = `${include("dedupe")}
 ${include("dead")}
 ${include("finish")}
+${include("zset-page")}
 ${include("ready")}
 ${include("job-state")}
 local job = {
@@ -36,6 +37,11 @@ local fns = {
   to_delayed = to_delayed, delayed_remove = delayed_remove, delayed_due_at = delayed_due_at,
   delayed_count = delayed_count, delayed_first = delayed_first, delayed_scan = delayed_scan,
   delayed_due_in = delayed_due_in, delayed_any_due = delayed_any_due, promote_due = promote_due,
+  ready_drain = ready_drain, delayed_drain = delayed_drain,
+  delayed_page = function(after, count, rev)
+    local page, last, ended = delayed_page(after, count, rev)
+    return {page, last or {}, ended and 1 or 0}
+  end,
   dead_targets = function() return dead_targets(KEYS[1]) end,
   dead_reply = function(count, missing) return dead_reply(KEYS[1], count, missing) end,
   retain_jobs = function(now, ids, results) return retain_jobs(job, now, ids, results) end,
@@ -133,6 +139,40 @@ describe("include/ready.lua", () => {
     expect(await call(raw, keys, "ready_remove", ["b"])).toBe(1)
     expect(await call(raw, keys, "ready_remove", ["b"])).toBe(0)
     expect(await readyOrder(raw, keys)).toEqual(["a", "c", "d"])
+  })
+
+  it("ready_drain takes ready jobs out, the front first (an entry of an earlier version as its id); delayed_drain the soonest", async () => {
+    const keys = queueKeys(name())
+    expect(await call(raw, keys, "ready_drain", [5])).toEqual([])
+    await call(raw, keys, "ready_push", [["a", "b", "c"], false])
+    await raw.lpush(keys.wait, "old|3|{}")
+    expect(await call(raw, keys, "ready_drain", [2])).toEqual(["a", "b"])
+    expect(await call(raw, keys, "ready_drain", [5])).toEqual(["c", "old"])
+    await call(raw, keys, "to_delayed", [[300, "late", 100, "soon"]])
+    expect(await call(raw, keys, "delayed_drain", [1])).toEqual(["soon"])
+    expect(await raw.zrange(keys.delayed, "0", "-1")).toEqual(["late"])
+  })
+
+  it("delayed_page: pages in due order after a cursor, also when the cursor's job left; rev the latest first", async () => {
+    const keys = queueKeys(name())
+    await call(raw, keys, "to_delayed", [[100, "a", 100, "b", 100, "c", 200, "d"]])
+    expect(await call(raw, keys, "delayed_page", [false, 2, false])).toEqual([
+      ["a", "100", "b", "100"],
+      ["100", "b"],
+      0,
+    ])
+    expect(await call(raw, keys, "delayed_page", [["100", "b"], 2, false])).toEqual([
+      ["c", "100", "d", "200"],
+      ["200", "d"],
+      0,
+    ])
+    await raw.zrem(keys.delayed, "b")
+    expect(await call(raw, keys, "delayed_page", [["100", "b"], 5, false])).toEqual([
+      ["c", "100", "d", "200"],
+      ["200", "d"],
+      1,
+    ])
+    expect(await call(raw, keys, "delayed_page", [false, 2, true])).toEqual([["d", "200", "c", "100"], ["100", "c"], 0])
   })
 
   it("ready_wake sets the marker; ready_wake_if_any only when a job is ready", async () => {

@@ -10,8 +10,10 @@ import {
   InvalidOptions,
   LayoutMismatch,
   OutcomeUnknown,
+  QueueHasActiveJobs,
   RedisCommandError,
   RedisUnavailable,
+  WrongJobState,
   WrongKeyType,
 } from "../model/Errors.ts"
 import { LAYOUT_VERSION, type QueueKeys } from "../model/Keys.ts"
@@ -24,6 +26,10 @@ export const Refusal = {
   OutOfRange: "OUT_OF_RANGE",
   /** `{'TOO_MANY_SCHEDULES', name, max}`: a new schedule on a queue that holds the most it may. */
   TooManySchedules: "TOO_MANY_SCHEDULES",
+  /** `{'WRONG_STATE', operation, id, state, allowed}`: a call on one job found it in another state (lua/include/job-op.lua). */
+  WrongState: "WRONG_STATE",
+  /** `{'ACTIVE_JOBS', n}`: obliterate found n jobs active and was not forced. */
+  ActiveJobs: "ACTIVE_JOBS",
 } as const
 
 /** The typed errors of a script's refusal. */
@@ -125,6 +131,28 @@ export const scriptError = (keys: QueueKeys, reply: unknown): Refused | undefine
         value: String(reply[1]),
         reason: `is a new schedule, and queue ${keys.queue} holds ${String(reply[2])} schedules, the most it may; unschedule one first (nothing was written)`,
       })
+    default:
+      return undefined
+  }
+}
+
+/** The refusals only the operator's calls answer (lua/include/job-op.lua, lua/obliterate.lua). */
+export type OperationRefused = WrongJobState | QueueHasActiveJobs
+
+/** The typed error for an operator's call's own refusal (a job in another state, active jobs), or undefined. */
+export const operationError = (keys: QueueKeys, reply: unknown): OperationRefused | undefined => {
+  if (!Array.isArray(reply)) return undefined
+  switch (reply[0]) {
+    case Refusal.WrongState:
+      return new WrongJobState({
+        queue: keys.queue,
+        operation: String(reply[1]),
+        jobId: String(reply[2]),
+        state: String(reply[3]),
+        allowed: String(reply[4]).split(","),
+      })
+    case Refusal.ActiveJobs:
+      return new QueueHasActiveJobs({ queue: keys.queue, active: Number(reply[1]) })
     default:
       return undefined
   }

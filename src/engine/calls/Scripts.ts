@@ -12,6 +12,16 @@ import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
 import { cancel, clearDedupe, getJob, pause, resume } from "../scripts/JobScripts.ts"
 import { complete, extend, fail, release, reserve } from "../scripts/LeaseScripts.ts"
+import {
+  clean,
+  drain,
+  jobList,
+  jobRetry,
+  obliterate,
+  promote,
+  reschedule,
+  updatePayload,
+} from "../scripts/OpsScripts.ts"
 import { deadPeek, jobPeek } from "../scripts/PeekScripts.ts"
 import { workerLeave, workers } from "../scripts/RegistryScripts.ts"
 import { schedule, schedules, tick, unschedule } from "../scripts/ScheduleScripts.ts"
@@ -54,6 +64,14 @@ export const Scripts = {
   unschedule,
   schedules,
   tick,
+  jobList,
+  drain,
+  clean,
+  obliterate,
+  promote,
+  reschedule,
+  jobRetry,
+  updatePayload,
 } as const
 
 /** The name of a script. */

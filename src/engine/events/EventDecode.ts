@@ -37,6 +37,14 @@ export type JobEvent =
   | (EventBase & { readonly kind: "cancelled"; readonly was: string })
   | (EventBase & { readonly kind: "paused" })
   | (EventBase & { readonly kind: "resumed" })
+  /** drain or clean deleted the job for good; `was` its state then. */
+  | (EventBase & { readonly kind: "removed"; readonly was: string })
+  /** promote made the delayed job ready; updatePayload replaced its payload. */
+  | (EventBase & { readonly kind: "promoted" | "updated" })
+  /** reschedule made the job due at `dueAt` (ms, Redis clock). */
+  | (EventBase & { readonly kind: "rescheduled"; readonly dueAt: number })
+  /** retry queued the finished job again; `was` its state then. */
+  | (EventBase & { readonly kind: "retried"; readonly was: string })
 
 /** The kind of a {@link JobEvent}. */
 export type JobEventKind = JobEvent["kind"]
@@ -107,7 +115,14 @@ const decodeOne = (base: EventBase, f: Record<string, string | undefined>): JobE
     case "dead":
       return { ...base, kind: "dead", reason: f.reason ?? "" }
     case "cancelled":
-      return { ...base, kind: "cancelled", was: f.was ?? "" }
+    case "removed":
+    case "retried":
+      return { ...base, kind: f.kind, was: f.was ?? "" }
+    case "promoted":
+    case "updated":
+      return { ...base, kind: f.kind }
+    case "rescheduled":
+      return { ...base, kind: "rescheduled", dueAt: num(f.dueAt) }
     default:
       return undefined
   }

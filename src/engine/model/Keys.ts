@@ -51,10 +51,12 @@ export interface QueueKeys {
   readonly dedupeid: string
   /**
    * HASH request id of a recent add call that deduplicated a job -> the ids it answered
-   * ("id,id,…"), so its re-send answers the same; dropped with its receiptsAt entry.
+   * ("id,id,…"), or of an operator's call on one job (promote, reschedule, retry,
+   * updatePayload) -> the state the job was in, so its re-send answers the same; dropped
+   * with its receiptsAt entry.
    */
   readonly receipts: string
-  /** ZSET request id of a recent add call -> its time (ms): a re-sent add finds it and writes nothing; trimmed past the window. */
+  /** ZSET request id of a recent add call (or operator's call on one job) -> its time (ms): a re-sent call finds it and writes nothing; trimmed past the window. */
   readonly receiptsAt: string
   /**
    * HASH "<workerId>:<n>" -> a worker's last reserve call numbered n mod 4 (request id, time,

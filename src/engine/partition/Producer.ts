@@ -20,6 +20,7 @@ import type { QueueClosed } from "../model/Errors.ts"
 import { partitionName } from "../model/Keys.ts"
 import { checkJobOptions } from "../queue/Job.ts"
 import { makePartitionedControl } from "../queue/JobControl.ts"
+import { makePartitionedOps } from "../queue/PartitionedOps.ts"
 import type { DeadChange, DeadTarget, ListedDeadJob, QueueApi } from "../queue/QueueApi.ts"
 import {
   checkBulkSize,
@@ -237,6 +238,10 @@ export const makePartitionedCore = (
     ),
     // one place for a queue's schedules: partition 0 holds them and gets their jobs
     schedules: parts[0]!.schedules,
+    ops: makePartitionedOps(
+      name,
+      parts.map((p) => p.ops),
+    ),
     markClosed: () => {
       for (const p of parts) p.markClosed()
     },

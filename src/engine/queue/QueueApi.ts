@@ -15,6 +15,7 @@ import type { WorkerInfo } from "../model/Registry.ts"
 import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
 import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
+import type { QueueOps } from "./OpsApi.ts"
 import type { ScheduleControl } from "./Schedules.ts"
 
 export type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
@@ -88,6 +89,8 @@ export interface QueueApi {
   readonly control: JobControl
   /** Recurring jobs: create, replace, remove and list schedules (see `Schedules.ts`; partitioned: in partition 0). */
   readonly schedules: ScheduleControl
+  /** List jobs by state; drain, clean, obliterate; promote, reschedule, retry, update one job (see `OpsApi.ts`). */
+  readonly ops: QueueOps
   /** Refuse every later call with {@link QueueClosed} (the face closes the connection). */
   readonly markClosed: () => void
   readonly isClosed: () => boolean

@@ -15,6 +15,7 @@ import { makeAdds, readOnly, unknownOutcome } from "./Adding.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions } from "./Job.ts"
 import { makeJobControl } from "./JobControl.ts"
+import { makeQueueOps } from "./Operations.ts"
 import type { DeadTarget, QueueApi } from "./QueueApi.ts"
 import { makeSchedules } from "./Schedules.ts"
 
@@ -192,6 +193,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
       }).pipe(unknownOutcome("sweep")),
     control: makeJobControl({ name, keys, calls, isClosed }),
     schedules: makeSchedules(calls.client, keys, isClosed, settings.maxPayloadBytes),
+    ops: makeQueueOps({ name, keys, calls, isClosed }),
     markClosed: () => {
       closed = true
     },

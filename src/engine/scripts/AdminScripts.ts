@@ -38,6 +38,8 @@ export interface QueueStats {
     readonly tokens: number
     /** Jobs cancelled (0 on a queue no cancel reached). */
     readonly cancelled: number
+    /** Waiting and delayed jobs removed by `drain`. */
+    readonly removed: number
     /** Late acknowledgements refused: a complete or fail whose lease token was no longer current (fencing at work). */
     readonly refused: number
     /** Self-fences workers reported: handlers aborted because the worker could not reach Redis to extend their lease. */
@@ -127,6 +129,7 @@ const counters = (meta: Readonly<Record<string, number>>): QueueStats["counters"
     purged: n("purged"),
     tokens: n("token"),
     cancelled: n("cancelled"),
+    removed: n("removed"),
     refused: n("refused"),
     selfFenced: n("selfFenced"),
   }

@@ -1,0 +1,96 @@
+--[[
+  job-list — one page of the jobs in one state, with their payloads (read-only).
+
+  Waiting jobs are read through lua/include/ready.lua by position (the cursor is how many
+  were read); the jobs of a sorted set (delayed, active, completed, cancelled, dead) by
+  score with the last one read as the cursor (lua/include/zset-page.lua). O(log N + count)
+  per page (waiting: LRANGE walks the list's nodes, ~100 entries each, to the page), and a page stops early, with a cursor to go on, once it has read 4 MiB of
+  payloads. Jobs that move while pages are read may be listed twice or not at all.
+
+  KEYS[1] active    ZSET  id -> lease deadline
+  KEYS[2] dead      ZSET  id -> time of death
+  KEYS[3] done      ZSET  id -> completion time
+  KEYS[4] cancelled ZSET  id -> time of the cancel
+  KEYS[5] data      HASH  id -> payload
+  KEYS[6..] ready   READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+                    marker; read and written only by lua/include/ready.lua
+
+  ARGV[1] layout  layout version (not checked: a view)
+  ARGV[2] state   waiting | delayed | active | completed | cancelled | dead
+  ARGV[3] order   asc (waiting: the next to run first; else the lowest score first) | desc
+  ARGV[4] cursor  "" for the first page; waiting: the jobs read so far; else "<score>:<id>"
+  ARGV[5] count   the most jobs in the page (1 .. 1000)
+
+  Returns
+    {next_cursor ("" when the state has no more), total in the state, id_1, score_1|"",
+     payload_1|false, id_2, …}
+    {'OUT_OF_RANGE', 'job-list', 'count', value, 1000}  a count outside 1 .. 1000
+]]
+--!include zset-page
+--!include ready
+
+local count = tonumber(ARGV[5])
+if not count or count < 1 or count > 1000 then return {'OUT_OF_RANGE', 'job-list', 'count', ARGV[5], 1000} end
+local BUDGET = 4194304
+local state, rev, cursor = ARGV[2], ARGV[3] == 'desc', ARGV[4]
+local out = {'', 0}
+local bytes = 0
+
+-- add one job to the page; false once the page holds BUDGET bytes of payloads
+local function put(entry, score)
+  local id, payload = entry, false
+  local bar = string.find(entry, '|', 1, true)
+  if bar then
+    id = string.sub(entry, 1, bar - 1)
+    payload = string.sub(entry, (string.find(entry, '|', bar + 1, true) or #entry) + 1)
+  end
+  payload = redis.call('HGET', KEYS[5], id) or payload
+  out[#out + 1] = id
+  out[#out + 1] = score
+  out[#out + 1] = payload
+  if payload then bytes = bytes + #payload end
+  return bytes < BUDGET
+end
+
+if state == 'waiting' then
+  local n, from = ready_count(), tonumber(cursor) or 0
+  out[2] = n
+  local at, size = from, count
+  if rev then
+    at = n - from - count
+    if at < 0 then size, at = count + at, 0 end
+  end
+  local page = size > 0 and ready_page(at, size) or {}
+  local read = 0
+  local first, last, step = #page, 1, -1
+  if rev then first, last, step = 1, #page, 1 end
+  for i = first, last, step do
+    read = read + 1
+    if not put(page[i], '') then break end
+  end
+  if from + read < n then out[1] = tostring(from + read) end
+  return out
+end
+
+local key = ({active = KEYS[1], dead = KEYS[2], completed = KEYS[3], cancelled = KEYS[4]})[state]
+local after = false
+if cursor ~= '' then
+  local colon = string.find(cursor, ':', 1, true)
+  after = {string.sub(cursor, 1, colon - 1), string.sub(cursor, colon + 1)}
+end
+local page, last, ended
+if state == 'delayed' then
+  page, last, ended = delayed_page(after, count, rev)
+  out[2] = delayed_count()
+else
+  page, last, ended = zset_page(key, after, count, rev)
+  out[2] = redis.call('ZCARD', key)
+end
+for i = 1, #page, 2 do
+  if not put(page[i], page[i + 1]) then
+    if i + 1 < #page or not ended then out[1] = page[i + 1] .. ':' .. page[i] end
+    return out
+  end
+end
+if not ended and last then out[1] = last[1] .. ':' .. last[2] end
+return out
