@@ -31,6 +31,7 @@ import {
   type LayoutInput,
   makeQueue,
 } from "../engine/partition/Queue.ts"
+import { setGroupLimitsOn } from "../engine/queue/Groups.ts"
 import type { BulkJob } from "../engine/queue/Job.ts"
 import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { JobControl, QueueApi } from "../engine/queue/QueueApi.ts"
@@ -208,6 +209,10 @@ export const make = <A = unknown, Out = unknown>(
       unschedule: core.schedules.unschedule,
       schedules: schedulesWith(core.schedules, codec.decode),
       ...opsMembers(core.ops, codec),
+      setGroupLimits: (group, limits) => setGroupLimitsOn(core.groupControl, group, limits),
+      pauseGroup: core.groupControl.pauseGroup,
+      resumeGroup: core.groupControl.resumeGroup,
+      groups: core.groupControl.groups,
       [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }
     // `Out` is what the queue's type declares its handlers return (stored JSON, as for the payload)

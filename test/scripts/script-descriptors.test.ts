@@ -241,6 +241,9 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   reschedule: { input: { requestId: "r", id: "a", delayMs: 10 }, groups: 0 },
   jobRetry: { input: { requestId: "r", id: "a" }, groups: 0 },
   updatePayload: { input: { requestId: "r", id: "a", payload: "1" }, groups: 0 },
+  groupLimits: { input: { group: "g", limits: { concurrency: 1 } }, groups: 0 },
+  groupPause: { input: { group: "g", pause: true }, groups: 0 },
+  groupList: { input: { after: "", count: 10 }, groups: 0 },
 }
 
 describe("a call's ARGV", () => {

@@ -26,6 +26,7 @@ ${include("dead")}
 ${include("finish")}
 ${include("zset-page")}
 ${include("ready")}
+${include("ready").replace("--!include groups", () => include("groups"))}
 ${include("job-state")}
 local job = {
   data = KEYS[6], max = KEYS[7], fails = KEYS[8], lost = KEYS[9], err = KEYS[10], progress = KEYS[11],
@@ -42,6 +43,7 @@ local fns = {
     local page, last, ended = delayed_page(after, count, rev)
     return {page, last or {}, ended and 1 or 0}
   end,
+  ready_left = ready_left, ready_forget = ready_forget,
   dead_targets = function() return dead_targets(KEYS[1]) end,
   dead_reply = function(count, missing) return dead_reply(KEYS[1], count, missing) end,
   retain_jobs = function(now, ids, results) return retain_jobs(job, now, ids, results) end,

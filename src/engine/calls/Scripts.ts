@@ -10,6 +10,7 @@
 
 import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
+import { groupLimits, groupList, groupPause } from "../scripts/GroupScripts.ts"
 import { cancel, clearDedupe, getJob, pause, resume } from "../scripts/JobScripts.ts"
 import { complete, extend, fail, release, reserve } from "../scripts/LeaseScripts.ts"
 import {
@@ -72,6 +73,9 @@ export const Scripts = {
   reschedule,
   jobRetry,
   updatePayload,
+  groupLimits,
+  groupPause,
+  groupList,
 } as const
 
 /** The name of a script. */

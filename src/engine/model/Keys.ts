@@ -96,6 +96,18 @@ export interface QueueKeys {
   readonly schedules: string
   /** ZSET schedule name -> its next tick (ms, Redis clock): the sweep ticks the due ones. */
   readonly schedAt: string
+  /** ZSET (score 0) of the waiting jobs of every group: "<group>\0<order>\0<id>", read per group BYLEX (lua/include/groups.lua). */
+  readonly gwait: string
+  /** ZSET group -> round-robin turn, of the groups that can run now (ungrouped jobs are the member ""). */
+  readonly gready: string
+  /** ZSET group -> time (ms) its rate window ends, of the groups held back by their `max`/`perMs`. */
+  readonly gheld: string
+  /** HASH id -> "<group>\0<order>" of every job added with a group (until it finishes). */
+  readonly gjob: string
+  /** HASH per-group state: "a\0<g>" active count, "p\0<g>" paused, "c\0<g>" own limits ("c\0" the default), "w\0<g>" rate window, "seq". */
+  readonly gstate: string
+  /** ZSET (score 0) of the groups known (waiting or active jobs, own limits, paused), for `groups()` paging BYLEX. */
+  readonly gindex: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -129,6 +141,12 @@ export const KEY_TYPES = {
   dkey: "hash",
   schedules: "hash",
   schedAt: "zset",
+  gwait: "zset",
+  gready: "zset",
+  gheld: "zset",
+  gjob: "hash",
+  gstate: "hash",
+  gindex: "zset",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -144,7 +162,17 @@ export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
  * header says `KEYS[i..] ready`), so the include finds them at the end of KEYS and a new
  * ordering rule adds its keys here without renumbering any script's own keys.
  */
-export const READY_KEYS = ["wait", "delayed", "marker"] as const satisfies ReadonlyArray<KeyName>
+export const READY_KEYS = [
+  "gwait",
+  "gready",
+  "gheld",
+  "gjob",
+  "gstate",
+  "gindex",
+  "wait",
+  "delayed",
+  "marker",
+] as const satisfies ReadonlyArray<KeyName>
 
 /**
  * The named groups a script header may declare as one line `KEYS[i..] <group>`: `ready`

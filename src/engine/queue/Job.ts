@@ -30,6 +30,13 @@ interface JobOptionsBase {
    * `timeoutMs`, else none. Range 1 ms – 24 h.
    */
   readonly timeoutMs?: number | undefined
+  /**
+   * The job's group (a tenant, say): the groups with jobs ready are served round robin, so
+   * one group's backlog never starves another, and each group keeps its own limits
+   * (`setGroupLimits`) and can be paused (`pauseGroup`). 1–128 characters, no NUL.
+   * Default: none (the ungrouped jobs take part in the round robin as one more group).
+   */
+  readonly group?: string | undefined
 }
 
 /** No dedupe: `dedupeTtlMs` and `dedupeUntil` need a `dedupeKey`. */
@@ -89,6 +96,7 @@ const JOB_OPTION_KEYS = [
   "dedupeTtlMs",
   "dedupeUntil",
   "timeoutMs",
+  "group",
 ] as const
 
 /**
@@ -96,11 +104,32 @@ const JOB_OPTION_KEYS = [
  * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`; `timeoutMs` 0 for none).
  */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<keyof JobOptions, "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs">]-?: Exclude<
+  readonly [K in Exclude<keyof JobOptions, "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "group">]-?: Exclude<
     JobOptions[K],
     undefined
   >
-} & { readonly id?: string | undefined; readonly dedupeKey: string; readonly timeoutMs: number }
+} & {
+  readonly id?: string | undefined
+  readonly dedupeKey: string
+  readonly timeoutMs: number
+  /** "" for none. */
+  readonly group: string
+}
+
+/** Longest group name (add's `group`, `setGroupLimits`, `pauseGroup`), in characters. */
+export const MAX_GROUP_LENGTH = 128
+
+/** `value` when it is a group name (1–{@link MAX_GROUP_LENGTH} characters, no NUL), else the {@link InvalidOptions} naming `field`. */
+export const checkGroupName = (field: string, value: unknown): Checked<string> =>
+  typeof value === "string" && value.length > 0 && value.length <= MAX_GROUP_LENGTH && !value.includes("\u0000")
+    ? Result.succeed(value)
+    : Result.fail(
+        new InvalidOptions({
+          field,
+          value,
+          reason: `must be a group name: a string of 1 to ${MAX_GROUP_LENGTH} characters without NUL`,
+        }),
+      )
 
 /** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
 const checkTimeout = (field: string, value: unknown): Checked<number> =>
@@ -162,12 +191,16 @@ export const checkJobOptions = (
   if (Result.isFailure(dedupeTtlMs)) return Result.fail(dedupeTtlMs.failure)
   const dedupe = checkDedupe(field, given, defaults, dedupeTtlMs.success)
   if (Result.isFailure(dedupe)) return Result.fail(dedupe.failure)
+  const groupGiven = given.group ?? defaults.group
+  const group = groupGiven === undefined ? Result.succeed("") : checkGroupName(`${field}.group`, groupGiven)
+  if (Result.isFailure(group)) return Result.fail(group.failure)
   return Result.map(checkTimeout(field, given.timeoutMs ?? defaults.timeoutMs), (timeoutMs) => ({
     ...(id.success === undefined ? {} : { id: id.success }),
     delayMs: delayMs.success,
     maxAttempts: maxAttempts.success,
     ...dedupe.success,
     timeoutMs,
+    group: group.success,
   }))
 }
 
@@ -220,6 +253,7 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   dedupeKey: options.dedupeKey,
   dedupeTtlMs: options.dedupeTtlMs,
   timeoutMs: options.timeoutMs,
+  ...(options.group === "" ? {} : { group: options.group }),
 })
 
 /** A job as a handler receives it. */

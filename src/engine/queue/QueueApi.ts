@@ -14,6 +14,7 @@ import type { QueueKeys } from "../model/Keys.ts"
 import type { WorkerInfo } from "../model/Registry.ts"
 import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
+import type { GroupControl } from "./Groups.ts"
 import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
 import type { QueueOps } from "./OpsApi.ts"
 import type { ScheduleControl } from "./Schedules.ts"
@@ -91,6 +92,8 @@ export interface QueueApi {
   readonly schedules: ScheduleControl
   /** List jobs by state; drain, clean, obliterate; promote, reschedule, retry, update one job (see `OpsApi.ts`). */
   readonly ops: QueueOps
+  /** Fair groups: limits, pause and resume a group, the list of groups (see `Groups.ts`). */
+  readonly groupControl: GroupControl
   /** Refuse every later call with {@link QueueClosed} (the face closes the connection). */
   readonly markClosed: () => void
   readonly isClosed: () => boolean

@@ -12,6 +12,8 @@ export interface NewJob {
   readonly dedupeTtlMs: number
   /** The job's own timeout in ms (0 or absent: none, the worker's default applies). */
   readonly timeoutMs?: number | undefined
+  /** The job's group (absent or "": none). */
+  readonly group?: string | undefined
 }
 
 /** One add call: its request id (a re-send carries the same) and its jobs. */
@@ -43,6 +45,8 @@ export const add = defineScript({
     for (const j of jobs) {
       args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs, j.timeoutMs ?? 0)
     }
+    // the groups, one per job, only when a job of the call has one (see lua/add.lua)
+    if (jobs.some((j) => j.group)) for (const j of jobs) args.push(j.group ?? "")
     return args
   },
   decode: (reply): Array<string> => list<string>(reply).slice(1),
