@@ -174,7 +174,8 @@ end
 
 -- group_take(count, now, plain_take): up to `count` ready jobs, round robin over the groups
 -- that can run and the ungrouped jobs (taken with plain_take(n)), one share each per round:
--- ceil(left / participants this round), so one call serves many participants.
+-- floor(left / participants this round), at least 1, so one call serves many participants;
+-- a participant a call did not reach keeps its turn and is served first by the next call.
 local function group_take(count, now, plain_take)
   group_unhold(now)
   local out, n = {}, 0
@@ -182,7 +183,7 @@ local function group_take(count, now, plain_take)
     local parts = redis.call('ZRANGE', G.ready, 0, count - n - 1)
     if #parts == 0 then break end
     local top = tonumber(redis.call('ZRANGE', G.ready, -1, -1, 'WITHSCORES')[2])
-    local share = math.ceil((count - n) / #parts)
+    local share = math.max(1, math.floor((count - n) / #parts))
     local again, drop = {}, {}
     for _, p in ipairs(parts) do
       if n >= count then break end

@@ -226,6 +226,28 @@ local function ready_left(ids, forget)
   group_left(ids, forget)
 end
 
+-- ready_groups_of(ids): the group of each job ('' for none; for verify).
+local function ready_groups_of(ids)
+  if not groups_used() then
+    local out = {}
+    for i = 1, #ids do out[i] = '' end
+    return out
+  end
+  return group_of(ids)
+end
+
+-- ready_group_counts(cursor, count): one HSCAN page of the groups' active counts, for verify:
+-- {next cursor, {group, count, …}}.
+local function ready_group_counts(cursor, count)
+  local page = redis.call('HSCAN', G.state, cursor, 'MATCH', 'a\0*', 'COUNT', count)
+  local out = {}
+  for i = 1, #page[2], 2 do
+    out[i] = string.sub(page[2][i], 3)
+    out[i + 1] = page[2][i + 1]
+  end
+  return {page[1], out}
+end
+
 -- ready_forget(ids): the finished jobs `ids`, in no state of ready, lose what ready kept of them.
 local function ready_forget(ids)
   group_forget(ids)

@@ -127,6 +127,22 @@ describe("groups: concurrency", () => {
   })
 })
 
+describe("groups: verify", () => {
+  it("verify checks each group's active count (and the total) against the active set", async () => {
+    const t = setup()
+    await t.add("A", 3)
+    await t.add("B", 2)
+    await t.reserve(3)
+    expect(await t.queue.verify()).toMatchObject({ violations: 0 })
+    await shared.raw.hincrby(t.keys.gstate, "a\0B", 1)
+    const r = await t.queue.verify()
+    expect(r.lines).toEqual([
+      "group-active B counts 2 active but 1 of its jobs are",
+      "group-active * the groups count 4 active, 3 are",
+    ])
+  })
+})
+
 describe("groups: pause, rate, list, bad input", () => {
   it("a paused group's jobs wait; the others run; resume serves it again and wakes a worker", async () => {
     const t = setup()

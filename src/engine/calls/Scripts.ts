@@ -27,7 +27,7 @@ import { deadPeek, jobPeek } from "../scripts/PeekScripts.ts"
 import { workerLeave, workers } from "../scripts/RegistryScripts.ts"
 import { schedule, schedules, tick, unschedule } from "../scripts/ScheduleScripts.ts"
 import { sweep } from "../scripts/SweepScripts.ts"
-import { verifyHash, verifyOrphans, verifySet, verifyWait } from "../scripts/VerifyScripts.ts"
+import { verifyGroups, verifyHash, verifyOrphans, verifySet, verifyWait } from "../scripts/VerifyScripts.ts"
 import { delayedList, leases } from "../scripts/ViewScripts.ts"
 
 export { defineScript, type Script, type ScriptDef } from "../scripts/Script.ts"
@@ -76,6 +76,7 @@ export const Scripts = {
   groupLimits,
   groupPause,
   groupList,
+  verifyGroups,
 } as const
 
 /** The name of a script. */
