@@ -8,6 +8,7 @@ import { addSection } from "./add.ts"
 import { batchSection } from "./batch.ts"
 import { completeSection } from "./complete.ts"
 import { floorSection } from "./floor.ts"
+import { groupsSection } from "./groups.ts"
 import { memorySection } from "./memory.ts"
 import { pickupSection } from "./pickup.ts"
 import { processSection } from "./process.ts"
@@ -24,4 +25,5 @@ export const SECTIONS: ReadonlyArray<Section> = [
   floorSection,
   tracingSection,
   batchSection,
+  groupsSection,
 ]

@@ -12,8 +12,8 @@
 --                  participant it served at the back (highest turn + 1): a round robin
 --   G.held   ZSET  group -> time (ms, Redis clock) its rate window ends: out of G.ready till then
 --   G.job    HASH  id -> "<group>\0<order>" of each job added with a group, while it exists
---   G.state  HASH  "a\0<g>" jobs active, "p\0<g>" paused, "c\0<g>" own limits and "c\0" the
---                  default ("<concurrency>|<max>|<perMs>", "" for none), "w\0<g>" rate window
+--   G.state  HASH  "a\0<g>" jobs active (a 0 stays while the group has jobs waiting), "p\0<g>"
+--                  paused, "c\0<g>" own limits and "c\0" the default ("<concurrency>|<max>|<perMs>", "" for none), "w\0<g>" rate window
 --                  "<start>|<leased>", "seq" the order sequence
 --   G.index  ZSET  score 0, every group with jobs waiting or active, own limits or paused
 -- Group names are 1..128 bytes without "\0" (checked by the client). A queue that never saw
@@ -62,9 +62,9 @@ end
 -- group_tidy(g): drop the group from the index when nothing is left of it.
 local function group_tidy(g)
   local st = redis.call('HMGET', G.state, 'a\0' .. g, 'p\0' .. g, 'c\0' .. g)
-  if st[1] or st[2] or st[3] or group_waits(g) then return end
+  if (tonumber(st[1]) or 0) > 0 or st[2] or st[3] or group_waits(g) then return end
   redis.call('ZREM', G.index, g)
-  redis.call('HDEL', G.state, 'w\0' .. g)
+  redis.call('HDEL', G.state, 'w\0' .. g, 'a\0' .. g)
 end
 
 -- group_push(ids, groups, front): make grouped jobs ready in their groups (see G.wait).
@@ -247,8 +247,8 @@ local function group_left(ids, forget)
   if forget then redis.call('HDEL', G.job, unpack(mine)) end
   local woke = false
   for _, g in ipairs(list) do
+    -- a count down to 0 stays (one HDEL a job saved) until the group is tidied away
     local a = redis.call('HINCRBY', G.state, 'a\0' .. g, -per[g])
-    if a <= 0 then redis.call('HDEL', G.state, 'a\0' .. g) end
     if not redis.call('ZSCORE', G.ready, g) then
       if group_arm(g, false) then
         woke = true

@@ -116,7 +116,7 @@ describe("groups with workers", () => {
     )
     await until("both jobs ran", () => ran.includes(first) && ran.includes(second))
     expect(ran.indexOf(first)).toBeLessThan(ran.indexOf(second))
-    await until("the slot is free", async () => (await shared.raw.hget(queueKeys(q).gstate, "a\0solo")) === null)
+    await until("the slot is free", async () => Number(await shared.raw.hget(queueKeys(q).gstate, "a\0solo")) === 0)
     expect((await queue.verify()).violations).toBe(0)
   })
 
