@@ -16,6 +16,7 @@
 --                  paused, "c\0<g>" own limits and "c\0" the default ("<concurrency>|<max>|<perMs>", "" for none), "w\0<g>" rate window
 --                  "<start>|<leased>", "seq" the order sequence
 --   G.index  ZSET  score 0, every group with jobs waiting or active, own limits or paused
+--   G.count  ZSET  group -> its jobs waiting, for the groups with any (the busiest first: metrics)
 -- Group names are 1..128 bytes without "\0" (checked by the client). A queue that never saw
 -- a group has no G.job key: the one EXISTS of groups_used() per call is all it pays.
 
@@ -72,6 +73,7 @@ local function group_push(ids, groups, front)
   local n = #ids
   local seq = redis.call('HINCRBY', G.state, 'seq', n) - n
   local zargs, hargs, touched, list = {}, {}, {}, {}
+  local pushed = {}
   for i, id in ipairs(ids) do
     local s = seq + i
     local order = front and string.format('0%015d', 1e15 - s) or string.format('1%015d', s)
@@ -82,6 +84,7 @@ local function group_push(ids, groups, front)
       touched[g] = true
       list[#list + 1] = g
     end
+    pushed[g] = (pushed[g] or 0) + 1
   end
   for i = 1, 2 * n, 500 do
     local j = math.min(i + 499, 2 * n)
@@ -91,8 +94,14 @@ local function group_push(ids, groups, front)
   g_used = true
   for _, g in ipairs(list) do
     redis.call('ZADD', G.index, 'NX', 0, g)
+    redis.call('ZINCRBY', G.count, pushed[g], g)
     group_arm(g, true)
   end
+end
+
+-- group_counted(g, n): n of the group's waiting jobs left G.wait (leased or removed).
+local function group_counted(g, n)
+  if tonumber(redis.call('ZINCRBY', G.count, -n, g)) <= 0 then redis.call('ZREM', G.count, g) end
 end
 
 -- group_member_id(m): the job id of a G.wait member.
@@ -151,6 +160,7 @@ local function group_serve(g, want, now)
   local n = #members
   if n == 0 then return ids, false end
   redis.call('ZREM', G.wait, unpack(members))
+  group_counted(g, n)
   for i, m in ipairs(members) do ids[i] = group_member_id(m) end
   redis.call('HINCRBY', G.state, 'a\0' .. g, n)
   if conc and active + n >= conc then more = false end
@@ -274,6 +284,7 @@ local function group_remove(id)
   local removed = redis.call('ZREM', G.wait, v .. '\0' .. id)
   if removed == 1 then
     local g = string.sub(v, 1, string.find(v, '\0', 1, true) - 1)
+    group_counted(g, 1)
     if not group_waits(g) then
       redis.call('ZREM', G.ready, g)
       group_tidy(g)
@@ -318,10 +329,17 @@ local function group_page(after, count)
   for _, g in ipairs(names) do
     local st = redis.call('HMGET', G.state, 'a\0' .. g, 'p\0' .. g, 'c\0' .. g)
     out[#out + 1] = g
-    out[#out + 1] = redis.call('ZLEXCOUNT', G.wait, '[' .. g .. '\0', '(' .. g .. '\1')
+    out[#out + 1] = tonumber(redis.call('ZSCORE', G.count, g)) or 0
     out[#out + 1] = tonumber(st[1]) or 0
     out[#out + 1] = st[2] and 1 or 0
     out[#out + 1] = st[3] or ''
   end
   return out
+end
+
+-- group_stats(top): how many groups are known, and the `top` with the most jobs waiting:
+-- {groups, {group, waiting, …}} (O(log N + top); for stats and metrics).
+local function group_stats(top)
+  local busiest = redis.call('ZREVRANGE', G.count, 0, top - 1, 'WITHSCORES')
+  return redis.call('ZCARD', G.index), busiest
 end

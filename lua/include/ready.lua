@@ -9,7 +9,7 @@
 --                  the right end (reserve takes from there): a job pushed to the front runs next.
 --   delayed  ZSET  id -> due time (ms, Redis clock)
 --   marker   ZSET  the wake-up marker idle workers block on (member "0")
---   gwait, gready, gheld, gjob, gstate, gindex  the jobs of groups (add's `group` option), in
+--   gcount, gwait, gready, gheld, gjob, gstate, gindex  the jobs of groups (add's `group` option), in
 --            lua/include/groups.lua, included below: ready_take serves the groups that can
 --            run and the ungrouped jobs (one participant among the groups) round robin
 --
@@ -18,7 +18,8 @@
 local READY_WAIT, READY_DELAYED, READY_MARKER = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
 local G = {
   wait = KEYS[#KEYS - 8], ready = KEYS[#KEYS - 7], held = KEYS[#KEYS - 6], job = KEYS[#KEYS - 5],
-  state = KEYS[#KEYS - 4], index = KEYS[#KEYS - 3], plain = READY_WAIT, marker = READY_MARKER,
+  state = KEYS[#KEYS - 4], index = KEYS[#KEYS - 3], count = KEYS[#KEYS - 9], plain = READY_WAIT,
+  marker = READY_MARKER,
 }
 --!include groups
 
@@ -246,6 +247,11 @@ local function ready_group_counts(cursor, count)
     out[i + 1] = page[2][i + 1]
   end
   return {page[1], out}
+end
+
+-- ready_group_stats(top): the number of groups and the `top` busiest (see group_stats).
+local function ready_group_stats(top)
+  return group_stats(top)
 end
 
 -- ready_forget(ids): the finished jobs `ids`, in no state of ready, lose what ready kept of them.

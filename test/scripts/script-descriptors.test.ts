@@ -320,10 +320,13 @@ describe("reply decoders", () => {
       1469918176385 + 50,
       "1",
       2,
+      4,
+      ["t1", "7"],
       "added",
       "6",
     ])
     expect(r).toMatchObject({ waiting: 3, active: 1, delayed: 2, oldestWaitingAgeMs: 50, layout: "1", workers: 2 })
+    expect(r).toMatchObject({ groups: 4, busiestGroups: [{ group: "t1", waiting: 7 }] })
     expect(r.counters).toMatchObject({ added: 6, completed: 0 })
   })
 

@@ -108,6 +108,8 @@ export interface QueueKeys {
   readonly gstate: string
   /** ZSET (score 0) of the groups known (waiting or active jobs, own limits, paused), for `groups()` paging BYLEX. */
   readonly gindex: string
+  /** ZSET group -> its jobs waiting (only groups with some): the busiest groups for stats and metrics. */
+  readonly gcount: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -147,6 +149,7 @@ export const KEY_TYPES = {
   gjob: "hash",
   gstate: "hash",
   gindex: "zset",
+  gcount: "zset",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -163,6 +166,7 @@ export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
  * ordering rule adds its keys here without renumbering any script's own keys.
  */
 export const READY_KEYS = [
+  "gcount",
   "gwait",
   "gready",
   "gheld",

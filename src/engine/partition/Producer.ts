@@ -57,6 +57,9 @@ export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
     oldestWaitingAgeMs: Math.max(a.oldestWaitingAgeMs, b.oldestWaitingAgeMs),
     layout: a.layout ?? b.layout,
     paused: a.paused || b.paused,
+    // a group lives in one partition (see pick)
+    groups: a.groups + b.groups,
+    busiestGroups: [...a.busiestGroups, ...b.busiestGroups].sort((x, y) => y.waiting - x.waiting).slice(0, 5),
     counters,
   }
 }
