@@ -12,33 +12,19 @@ import { Scripts } from "../calls/Scripts.ts"
 import { InvalidOptions, QueueClosed } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { type Checked, checkInteger, checkIntegerOr, checkKnownKeys, checkObject } from "../model/Validate.ts"
-import type { GroupLimits, GroupPage } from "../scripts/GroupScripts.ts"
+import type { GroupLimits } from "../scripts/GroupScripts.ts"
 import { readOnly } from "./Adding.ts"
 import { checkGroupName } from "./Job.ts"
-import type { ControlError } from "./QueueApi.ts"
+import type { ControlError, GroupControl } from "./QueueApi.ts"
 
 export type { GroupInfo, GroupLimits, GroupPage } from "../scripts/GroupScripts.ts"
+export type { GroupControl } from "./QueueApi.ts"
 
 /** Largest value of a group limit (`concurrency`, `max`, `perMs`: ms, about 24 days). */
 export const MAX_GROUP_LIMIT = 2_147_483_647
 
 /** Most groups one `groups()` page lists (default 100). */
 export const MAX_GROUP_PAGE = 1000
-
-/** The group calls of a queue (one or partitioned), as Effects. */
-export interface GroupControl {
-  /** Set (`limits`) or clear (null) the own limits of `group`, or the default of every group (`group` undefined). */
-  readonly setGroupLimits: (group: string | undefined, limits: GroupLimits | null) => Effect.Effect<void, ControlError>
-  /** Pause a group: none of its jobs is leased until resumed. True when it was not paused. */
-  readonly pauseGroup: (group: string) => Effect.Effect<boolean, ControlError>
-  /** Resume a paused group. True when it was paused. */
-  readonly resumeGroup: (group: string) => Effect.Effect<boolean, ControlError>
-  /** A page of the groups in name order, from `cursor` (a page's `cursor`; default the first), `count` (1–1000, default 100). */
-  readonly groups: (options?: {
-    readonly cursor?: string
-    readonly count?: number
-  }) => Effect.Effect<GroupPage, ControlError>
-}
 
 /** A face's `setGroupLimits(limits)` (the default) or `setGroupLimits(group, limits)` (one group's own) on `c`. */
 export const setGroupLimitsOn = (

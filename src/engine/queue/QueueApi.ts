@@ -13,8 +13,8 @@ import type { InvalidOptions, NotReplicated, QueueClosed, RedisError, RedisUnava
 import type { QueueKeys } from "../model/Keys.ts"
 import type { WorkerInfo } from "../model/Registry.ts"
 import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
+import type { GroupLimits, GroupPage } from "../scripts/GroupScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
-import type { GroupControl } from "./Groups.ts"
 import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
 import type { QueueOps } from "./OpsApi.ts"
 import type { ScheduleControl } from "./Schedules.ts"
@@ -32,6 +32,21 @@ export interface JobControl {
   readonly resume: Effect.Effect<boolean, ControlError>
   readonly isPaused: Effect.Effect<boolean, ControlError>
   readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
+}
+
+/** The group calls of a queue (one or partitioned), as Effects. */
+export interface GroupControl {
+  /** Set (`limits`) or clear (null) the own limits of `group`, or the default of every group (`group` undefined). */
+  readonly setGroupLimits: (group: string | undefined, limits: GroupLimits | null) => Effect.Effect<void, ControlError>
+  /** Pause a group: none of its jobs is leased until resumed. True when it was not paused. */
+  readonly pauseGroup: (group: string) => Effect.Effect<boolean, ControlError>
+  /** Resume a paused group. True when it was paused. */
+  readonly resumeGroup: (group: string) => Effect.Effect<boolean, ControlError>
+  /** A page of the groups in name order, from `cursor` (a page's `cursor`; default the first), `count` (1–1000, default 100). */
+  readonly groups: (options?: {
+    readonly cursor?: string
+    readonly count?: number
+  }) => Effect.Effect<GroupPage, ControlError>
 }
 
 /** Stats of a queue: for a partitioned one, the sums, with each partition's own in `partitions` (index order). */
