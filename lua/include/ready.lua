@@ -94,7 +94,7 @@ local function ready_set_priority(pairs)
     if tonumber(pairs[i + 1]) == 0 then
       unset[#unset + 1] = pairs[i]
     else
-      set[#set + 1], set[#set + 1] = pairs[i], pairs[i + 1]
+      set[#set + 1], set[#set + 2] = pairs[i], pairs[i + 1]
     end
   end
   for i = 1, #set, 500 do redis.call('HSET', READY_PRIORITY, unpack(set, i, math.min(i + 499, #set))) end
