@@ -150,7 +150,7 @@ describe("a job keeps its priority when it becomes ready again", () => {
   })
 
   it("lost to a sweep: to the front of its priority", async () => {
-    const { c, x } = await leasedX(20)
+    const { c } = await leasedX(20)
     await until("x's lease is reclaimed", async () => (await run(c.sweep(100))).reclaimed === 1)
     expect((await take(c, 10)).names).toEqual(["z", "x", "a", "b"])
   })
