@@ -4,12 +4,13 @@
  * priority (the wait list alone); "levels10" gives job i the priority i % 10, so nine
  * jobs in ten wait in the prioritized set and keep a priority field until they complete.
  * One untimed warm-up first; then the two alternate within each repetition, Redis emptied
- * before each. Each run also records Node CPU per job.
+ * before each. Each run also records Node and Redis CPU and Redis commands per job (less
+ * disturbed than wall time on a shared machine).
  */
 import { payload } from "../adapters/types.ts"
 import { wanted } from "../config.ts"
 import type { BenchContext } from "../context.ts"
-import { fresh, QUEUE, type Section, withDeadline } from "../harness.ts"
+import { fresh, measureServer, QUEUE, type Section, withDeadline } from "../harness.ts"
 import { fmt } from "../lib/stats.ts"
 
 type Lq = typeof import("../../src/index.ts")
@@ -90,9 +91,15 @@ export const prioritySection: Section = {
           await fresh(ctx)
           await fillQueue(lq, ctx.url, n, mode === "levels10")
           const cpu0 = process.cpuUsage()
-          const rate = await drainRate(lq, ctx.url, n, c)
+          const { value: rate, server } = await measureServer(ctx, () => drainRate(lq, ctx.url, n, c), {
+            slowlog: false,
+          })
           const cpu = process.cpuUsage(cpu0)
-          ctx.results.record(s, "leaseq", rate, { nodeCpuUsPerJob: (cpu.user + cpu.system) / n })
+          ctx.results.record(s, "leaseq", rate, {
+            nodeCpuUsPerJob: (cpu.user + cpu.system) / n,
+            redisCpuUsPerJob: server.cpuUs / n,
+            redisCmdsPerJob: server.commands / n,
+          })
         }
       }
     }

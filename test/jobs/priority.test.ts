@@ -132,6 +132,19 @@ describe("priority", () => {
   })
 })
 
+describe("the reads cover every priority", () => {
+  it("stats, verify and cancel see the jobs of every priority as waiting", async () => {
+    const { queue, c } = setup()
+    await addAll(queue, ["a", "b"])
+    const [x] = await addAll(queue, ["x", "y"], { priority: 4 })
+    const stats = await queue.stats()
+    expect(stats.waiting).toBe(4)
+    expect(await queue.verify({ pageSize: 1 })).toEqual({ violations: 0, jobs: 4, lines: [] })
+    expect(await queue.cancel(x!)).toBe("waiting")
+    expect((await take(c, 10)).names).toEqual(["a", "b", "y"])
+  })
+})
+
 describe("a job keeps its priority when it becomes ready again", () => {
   /** Jobs z (priority 0), x then a (priority 3), b (priority 5); x leased alone. */
   const leasedX = async (leaseMs = 30_000) => {
