@@ -13,7 +13,9 @@
 --   prioritized  ZSET  ready jobs of priority 1..1,000,000: id -> priority * 2^32 + sequence.
 --                      A priority's first job gets sequence 2^31, one pushed to its back the
 --                      last one's + 1, to its front the first one's - 1: FIFO within a
---                      priority, and a front that runs next among its priority.
+--                      priority, and a front that runs next among its priority. A priority
+--                      whose end reaches its band's edge (2^31 pushes to one end while it
+--                      never emptied) is renumbered around the middle once (prio_renumber).
 --   priority     HASH  id -> priority, for every job (in any state) whose priority is not 0:
 --                      a job released, reclaimed, retried or promoted goes back at its own
 --                      priority. Deleted with the job's other fields (drop_jobs, include/finish).
@@ -58,15 +60,36 @@ local function prio_edge(p, front)
   return edge[2] and tonumber(edge[2]) - lo or false
 end
 
+-- prio_renumber(p): give the k jobs of priority `p` sequences around the middle of its band
+-- again, in their order: O(k log N), needed only when one end of a priority that never
+-- emptied has taken 2^31 pushes.
+local function prio_renumber(p)
+  local lo = p * READY_BAND
+  local ids = redis.call('ZRANGE', READY_PRIORITIZED, string.format('%d', lo),
+    '(' .. string.format('%d', lo + READY_BAND), 'BYSCORE')
+  local k, args = #ids, {}
+  local first = lo + READY_MID - math.floor(k / 2)
+  for i = 1, k do args[2 * i - 1], args[2 * i] = string.format('%d', first + i - 1), ids[i] end
+  for i = 1, 2 * k, 500 do redis.call('ZADD', READY_PRIORITIZED, unpack(args, i, math.min(i + 499, 2 * k))) end
+end
+
 -- prio_push(ids, prios, front): jobs of priority prios[i] > 0 into prioritized, in order, at
 -- the back or the front of their priority (one look-up per priority per call).
 local function prio_push(ids, prios, front)
+  local count = {}
+  for i = 1, #ids do count[prios[i]] = (count[prios[i]] or 0) + 1 end
   local seq, args, n = {}, {}, 0
   for i, id in ipairs(ids) do
     local p = prios[i]
     local s = seq[p]
     if not s then
-      s = prio_edge(p, front) or (front and READY_MID + 1 or READY_MID - 1)
+      s = prio_edge(p, front)
+      -- a band about to run out at this end: renumber it first (see prio_renumber)
+      if s and (front and s - count[p] < 0 or not front and s + count[p] >= READY_BAND) then
+        prio_renumber(p)
+        s = prio_edge(p, front)
+      end
+      s = s or (front and READY_MID + 1 or READY_MID - 1)
     end
     if front then s = s - 1 else s = s + 1 end
     seq[p] = s
