@@ -124,6 +124,12 @@ local function ready_set_priority(pairs)
   if #unset > 0 then redis.call('HDEL', READY_PRIORITY, unpack(unset)) end
 end
 
+-- ready_priority_scan(cursor, count): one HSCAN page of the recorded priorities: {next
+-- cursor, {id, priority, …}} (for verify).
+local function ready_priority_scan(cursor, count)
+  return redis.call('HSCAN', READY_PRIORITY, cursor, 'COUNT', count)
+end
+
 -- ready_job_hashes(): the per-job hashes kept here, for drop_jobs (include/finish).
 local function ready_job_hashes()
   return {READY_PRIORITY}

@@ -142,6 +142,12 @@ describe("the reads cover every priority", () => {
     expect(await queue.verify({ pageSize: 1 })).toEqual({ violations: 0, jobs: 4, lines: [] })
     expect(await queue.cancel(x!)).toBe("waiting")
     expect((await take(c, 10)).names).toEqual(["a", "b", "y"])
+    // a priority left without its job is an orphan field
+    await shared.raw.hset(queueKeys(queue.name).priority, "ghost", "3")
+    expect(await queue.verify()).toMatchObject({
+      violations: 1,
+      lines: ["orphan-field ghost has priority but no payload"],
+    })
   })
 })
 

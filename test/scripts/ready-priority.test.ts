@@ -102,7 +102,7 @@ describe("include/ready.lua, priorities", () => {
     await call(keys, "to_delayed", [10, "d2", 20, "d0", 99, "later"])
     expect(await call(keys, "promote_due", "50", 10)).toBe(2)
     expect(await drain(keys)).toEqual(["d0", "w", "d2"])
-    expect(await shared.raw.zrange(keys.delayed, 0, -1)).toEqual(["later"])
+    expect(await shared.raw.zrange(keys.delayed, "0", "-1")).toEqual(["later"])
   })
 
   it("a priority whose end reaches the edge of its band is renumbered in order, and stays in its band", async () => {
@@ -112,7 +112,7 @@ describe("include/ready.lua, priorities", () => {
     await shared.raw.zadd(keys.prioritized, 7 * band + 5, "old", 8 * band - 1, "last", 8 * band + 10, "next")
     await call(keys, "ready_push", ["new"], false, [7])
     await call(keys, "ready_push", ["front"], true, [7])
-    const scores = await shared.raw.zrange(keys.prioritized, 0, -1, "WITHSCORES")
+    const scores = await shared.raw.zrange(keys.prioritized, "0", "-1", "WITHSCORES")
     for (let i = 1; i < 10; i += 2) {
       const p = Math.floor(Number(scores[i]) / band)
       expect(p, scores[i - 1]).toBe(scores[i - 1] === "next" ? 8 : 7)
