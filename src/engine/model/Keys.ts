@@ -148,7 +148,13 @@ export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
  * header says `KEYS[i..] ready`), so the include finds them at the end of KEYS and a new
  * ordering rule adds its keys here without renumbering any script's own keys.
  */
-export const READY_KEYS = ["wait", "delayed", "marker", "prioritized", "priority"] as const satisfies ReadonlyArray<KeyName>
+export const READY_KEYS = [
+  "wait",
+  "delayed",
+  "marker",
+  "prioritized",
+  "priority",
+] as const satisfies ReadonlyArray<KeyName>
 
 /**
  * The named groups a script header may declare as one line `KEYS[i..] <group>`: `ready`
