@@ -45,37 +45,40 @@ local function plain_push(ids, front)
   for i = 1, n, 500 do redis.call(cmd, READY_WAIT, unpack(ids, i, math.min(i + 499, n))) end
 end
 
--- prio_edge(p, front): the sequence of the first (front) or last job of priority `p` in
--- prioritized, or false when none of that priority is ready.
-local function prio_edge(p, front)
-  local lo = p * READY_BAND
-  local hi = '(' .. string.format('%d', lo + READY_BAND)
-  local lostr = string.format('%d', lo)
-  local edge
-  if front then
-    edge = redis.call('ZRANGE', READY_PRIORITIZED, lostr, hi, 'BYSCORE', 'LIMIT', '0', '1', 'WITHSCORES')
-  else
-    edge = redis.call('ZRANGE', READY_PRIORITIZED, hi, lostr, 'BYSCORE', 'REV', 'LIMIT', '0', '1', 'WITHSCORES')
-  end
-  return edge[2] and tonumber(edge[2]) - lo or false
-end
-
--- prio_renumber(p): give the k jobs of priority `p` sequences around the middle of its band
--- again, in their order: O(k log N), needed only when one end of a priority that never
--- emptied has taken 2^31 pushes.
-local function prio_renumber(p)
-  local lo = p * READY_BAND
-  local ids = redis.call('ZRANGE', READY_PRIORITIZED, string.format('%d', lo),
-    '(' .. string.format('%d', lo + READY_BAND), 'BYSCORE')
-  local k, args = #ids, {}
-  local first = lo + READY_MID - math.floor(k / 2)
-  for i = 1, k do args[2 * i - 1], args[2 * i] = string.format('%d', first + i - 1), ids[i] end
-  for i = 1, 2 * k, 500 do redis.call('ZADD', READY_PRIORITIZED, unpack(args, i, math.min(i + 499, 2 * k))) end
-end
-
 -- prio_push(ids, prios, front): jobs of priority prios[i] > 0 into prioritized, in order, at
 -- the back or the front of their priority (one look-up per priority per call).
 local function prio_push(ids, prios, front)
+  -- its helpers live here, so a script pays for their closures only when it pushes a job
+  -- of priority > 0.
+  --
+  -- prio_edge(p, front): the sequence of the first (front) or last job of priority `p` in
+  -- prioritized, or false when none of that priority is ready.
+  local function prio_edge(p, front)
+    local lo = p * READY_BAND
+    local hi = '(' .. string.format('%d', lo + READY_BAND)
+    local lostr = string.format('%d', lo)
+    local edge
+    if front then
+      edge = redis.call('ZRANGE', READY_PRIORITIZED, lostr, hi, 'BYSCORE', 'LIMIT', '0', '1', 'WITHSCORES')
+    else
+      edge = redis.call('ZRANGE', READY_PRIORITIZED, hi, lostr, 'BYSCORE', 'REV', 'LIMIT', '0', '1', 'WITHSCORES')
+    end
+    return edge[2] and tonumber(edge[2]) - lo or false
+  end
+
+  -- prio_renumber(p): give the k jobs of priority `p` sequences around the middle of its band
+  -- again, in their order: O(k log N), needed only when one end of a priority that never
+  -- emptied has taken 2^31 pushes.
+  local function prio_renumber(p)
+    local lo = p * READY_BAND
+    local ids = redis.call('ZRANGE', READY_PRIORITIZED, string.format('%d', lo),
+      '(' .. string.format('%d', lo + READY_BAND), 'BYSCORE')
+    local k, args = #ids, {}
+    local first = lo + READY_MID - math.floor(k / 2)
+    for i = 1, k do args[2 * i - 1], args[2 * i] = string.format('%d', first + i - 1), ids[i] end
+    for i = 1, 2 * k, 500 do redis.call('ZADD', READY_PRIORITIZED, unpack(args, i, math.min(i + 499, 2 * k))) end
+  end
+
   local count = {}
   for i = 1, #ids do count[prios[i]] = (count[prios[i]] or 0) + 1 end
   local seq, args, n = {}, {}, 0
