@@ -106,7 +106,12 @@ const lastError = (text: string): unknown => {
     : e
 }
 
-export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string> | undefined => {
+export const jobInfoOf = (
+  id: string,
+  r: ReadonlyArray<unknown>,
+  /** Where the reply holds the priority: get-job's 15th field; job-peek's 19th (after its lengths). */
+  priorityAt = 14,
+): JobInfo<string> | undefined => {
   if (r[0] !== 1) return undefined
   const state = String(r[1]) as JobState
   const failures = Number(r[4])
@@ -130,7 +135,7 @@ export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string
       ? { finishedAt: score }
       : {}),
     ...extrasOf(r),
-    priority: Number(r[14] ?? 0),
+    priority: Number(r[priorityAt] ?? 0),
   }
   const scheduledFor = scheduledForOf(id)
   return scheduledFor === undefined ? info : { ...info, scheduledFor }
