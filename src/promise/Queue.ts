@@ -168,10 +168,7 @@ export class Queue<T = unknown, R = unknown> extends Scheduling<T> {
     return this.#run(this.queue.control.cancel(id))
   }
 
-  /**
-   * Give job `id` a new `priority` (0 .. 1 000 000, lower runs first): a waiting job moves to the back of it, a delayed
-   * one has it when due. Resolves to its state; rejects with `JobNotWaiting` for any other. See docs/flow-control.md.
-   */
+  /** Job `id` to the back of `priority` (0 .. 1 000 000) if waiting, or has it when due if delayed (its state); else `JobNotWaiting`. */
   changePriority(id: string, priority: number): Promise<"waiting" | "delayed"> {
     return this.#run(this.queue.control.changePriority(id, priority))
   }
