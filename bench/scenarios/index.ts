@@ -10,6 +10,7 @@ import { completeSection } from "./complete.ts"
 import { floorSection } from "./floor.ts"
 import { memorySection } from "./memory.ts"
 import { pickupSection } from "./pickup.ts"
+import { prioritySection } from "./priority.ts"
 import { processSection } from "./process.ts"
 import { reclaimSection } from "./reclaim.ts"
 import { tracingSection } from "./tracing.ts"
@@ -24,4 +25,5 @@ export const SECTIONS: ReadonlyArray<Section> = [
   floorSection,
   tracingSection,
   batchSection,
+  prioritySection,
 ]

@@ -4,20 +4,37 @@
 -- and calls the functions below (test/scripts/script-descriptors.test.ts checks both). So an
 -- ordering rule (a priority, fairness) is a change to this file and to READY_KEYS.
 --
---   wait     LIST  ids ready to run: "<id>" (or "<id>|<max>|<payload>", written by earlier
---                  versions). The back is the left end (producers push there), the front
---                  the right end (reserve takes from there): a job pushed to the front runs next.
---   delayed  ZSET  id -> due time (ms, Redis clock)
---   marker   ZSET  the wake-up marker idle workers block on (member "0")
+--   wait         LIST  ready jobs of priority 0 (the default): "<id>" (or "<id>|<max>|<payload>",
+--                      written by earlier versions). The back is the left end (producers push
+--                      there), the front the right end (taken from there): a job pushed to the
+--                      front runs next.
+--   delayed      ZSET  id -> due time (ms, Redis clock)
+--   marker       ZSET  the wake-up marker idle workers block on (member "0")
+--   prioritized  ZSET  ready jobs of priority 1..1,000,000: id -> priority * 2^32 + sequence.
+--                      A priority's first job gets sequence 2^31, one pushed to its back the
+--                      last one's + 1, to its front the first one's - 1: FIFO within a
+--                      priority, and a front that runs next among its priority. A priority
+--                      whose end reaches its band's edge (2^31 pushes to one end while it
+--                      never emptied) is renumbered around the middle once (prio_renumber).
+--   priority     HASH  id -> priority, for every job (in any state) whose priority is not 0:
+--                      a job released, reclaimed, retried or promoted goes back at its own
+--                      priority. Deleted with the job's other fields (drop_jobs, include/finish).
+--
+-- Ready jobs run priority 0 first (the wait list, unchanged when no priority is used: a
+-- queue that uses none pays nothing), then prioritized, lowest score first. The ordering
+-- of jobs without a group is in plain_push / plain_take (priority 0) and prio_push /
+-- prio_take (the others); the ready_* functions route to them.
 --
 -- Counts and limits may be numbers or decimal strings (a string saves Redis a "%.17g").
 -- A list of ids is pushed 500 at a time (Lua unpacks only a few thousand values at once).
-local READY_WAIT, READY_DELAYED, READY_MARKER = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
+local READY_WAIT, READY_DELAYED, READY_MARKER = KEYS[#KEYS - 4], KEYS[#KEYS - 3], KEYS[#KEYS - 2]
+local READY_PRIORITIZED, READY_PRIORITY = KEYS[#KEYS - 1], KEYS[#KEYS]
+-- a priority's band of scores in prioritized is [p * 2^32, (p + 1) * 2^32): exact in a double
+-- up to the highest priority (1,000,000 * 2^32 < 2^53)
+local READY_BAND, READY_MID = 4294967296, 2147483648
 
--- ready_push(ids, front): make the jobs `ids` ready, in order: at the back (front false:
--- they run after every job waiting) or at the front (front true: they run next, the last
--- of `ids` first).
-local function ready_push(ids, front)
+-- plain_push(ids, front): jobs of priority 0 into wait, in order, at the back or the front.
+local function plain_push(ids, front)
   local n = #ids
   if n == 0 then return end
   local cmd = front and 'RPUSH' or 'LPUSH'
@@ -28,32 +45,200 @@ local function ready_push(ids, front)
   for i = 1, n, 500 do redis.call(cmd, READY_WAIT, unpack(ids, i, math.min(i + 499, n))) end
 end
 
--- ready_take(count): take up to `count` ready jobs, the front first: their entries, or
--- false when none is ready.
-local function ready_take(count)
+-- prio_push(ids, prios, front): jobs of priority prios[i] > 0 into prioritized, in order, at
+-- the back or the front of their priority (one look-up per priority per call).
+local function prio_push(ids, prios, front)
+  -- its helpers live here, so a script pays for their closures only when it pushes a job
+  -- of priority > 0.
+  --
+  -- prio_edge(p, front): the sequence of the first (front) or last job of priority `p` in
+  -- prioritized, or false when none of that priority is ready.
+  local function prio_edge(p, front)
+    local lo = p * READY_BAND
+    local hi = '(' .. string.format('%d', lo + READY_BAND)
+    local lostr = string.format('%d', lo)
+    local edge
+    if front then
+      edge = redis.call('ZRANGE', READY_PRIORITIZED, lostr, hi, 'BYSCORE', 'LIMIT', '0', '1', 'WITHSCORES')
+    else
+      edge = redis.call('ZRANGE', READY_PRIORITIZED, hi, lostr, 'BYSCORE', 'REV', 'LIMIT', '0', '1', 'WITHSCORES')
+    end
+    return edge[2] and tonumber(edge[2]) - lo or false
+  end
+
+  -- prio_renumber(p): give the k jobs of priority `p` sequences around the middle of its band
+  -- again, in their order: O(k log N), needed only when one end of a priority that never
+  -- emptied has taken 2^31 pushes.
+  local function prio_renumber(p)
+    local lo = p * READY_BAND
+    local ids = redis.call('ZRANGE', READY_PRIORITIZED, string.format('%d', lo),
+      '(' .. string.format('%d', lo + READY_BAND), 'BYSCORE')
+    local k, args = #ids, {}
+    local first = lo + READY_MID - math.floor(k / 2)
+    for i = 1, k do args[2 * i - 1], args[2 * i] = string.format('%d', first + i - 1), ids[i] end
+    for i = 1, 2 * k, 500 do redis.call('ZADD', READY_PRIORITIZED, unpack(args, i, math.min(i + 499, 2 * k))) end
+  end
+
+  local count = {}
+  for i = 1, #ids do count[prios[i]] = (count[prios[i]] or 0) + 1 end
+  local seq, args, n = {}, {}, 0
+  for i, id in ipairs(ids) do
+    local p = prios[i]
+    local s = seq[p]
+    if not s then
+      s = prio_edge(p, front)
+      -- a band about to run out at this end: renumber it first (see prio_renumber)
+      if s and (front and s - count[p] < 0 or not front and s + count[p] >= READY_BAND) then
+        prio_renumber(p)
+        s = prio_edge(p, front)
+      end
+      s = s or (front and READY_MID + 1 or READY_MID - 1)
+    end
+    if front then s = s - 1 else s = s + 1 end
+    seq[p] = s
+    args[n + 1], args[n + 2] = string.format('%d', p * READY_BAND + s), id
+    n = n + 2
+  end
+  for i = 1, n, 500 do redis.call('ZADD', READY_PRIORITIZED, unpack(args, i, math.min(i + 499, n))) end
+end
+
+-- ready_priorities(ids): the priority of each job of `ids` (0 when it has none recorded).
+local function ready_priorities(ids)
+  local out, n = {}, #ids
+  for i = 1, n, 500 do
+    local got = redis.call('HMGET', READY_PRIORITY, unpack(ids, i, math.min(i + 499, n)))
+    for k = 1, #got do out[i + k - 1] = tonumber(got[k]) or 0 end
+  end
+  return out
+end
+
+-- ready_set_priority(pairs): record the priorities of jobs, `pairs` id, priority, id, …
+-- (numbers or decimal strings; 0 forgets a recorded one). Where the job is does not change.
+local function ready_set_priority(pairs)
+  local set, unset = {}, {}
+  for i = 1, #pairs, 2 do
+    if tonumber(pairs[i + 1]) == 0 then
+      unset[#unset + 1] = pairs[i]
+    else
+      set[#set + 1], set[#set + 2] = pairs[i], pairs[i + 1]
+    end
+  end
+  for i = 1, #set, 500 do redis.call('HSET', READY_PRIORITY, unpack(set, i, math.min(i + 499, #set))) end
+  if #unset > 0 then redis.call('HDEL', READY_PRIORITY, unpack(unset)) end
+end
+
+-- ready_priority_scan(cursor, count): one HSCAN page of the recorded priorities: {next
+-- cursor, {id, priority, …}} (for verify).
+local function ready_priority_scan(cursor, count)
+  return redis.call('HSCAN', READY_PRIORITY, cursor, 'COUNT', count)
+end
+
+-- ready_job_hashes(): the per-job hashes kept here, for drop_jobs (include/finish).
+local function ready_job_hashes()
+  return {READY_PRIORITY}
+end
+
+-- ready_push(ids, front, prios): make the jobs `ids` ready, in order: at the back (front
+-- false: they run after every job waiting at their priority) or at the front (front true:
+-- they run next among their priority, the last of `ids` first). prios[i] is the priority of
+-- ids[i] (prios 0: all are of priority 0); without `prios` each job's recorded priority is
+-- read (one HMGET).
+local function ready_push(ids, front, prios)
+  local n = #ids
+  if n == 0 then return end
+  if prios == 0 then return plain_push(ids, front) end
+  prios = prios or ready_priorities(ids)
+  local plain, pids, pps = {}, {}, {}
+  for i = 1, n do
+    if prios[i] == 0 then
+      plain[#plain + 1] = ids[i]
+    else
+      pids[#pids + 1], pps[#pps + 1] = ids[i], prios[i]
+    end
+  end
+  plain_push(plain, front)
+  if #pids > 0 then prio_push(pids, pps, front) end
+end
+
+-- plain_take(count): take up to `count` jobs of priority 0, the front first: their entries,
+-- or false when none.
+local function plain_take(count)
   return redis.call('RPOP', READY_WAIT, count)
 end
 
+-- prio_take(count, into): take up to `count` jobs of prioritized, lowest score first, and
+-- append their ids to the list `into`.
+local function prio_take(count, into)
+  local popped = redis.call('ZPOPMIN', READY_PRIORITIZED, count)
+  local n = #into
+  for i = 1, #popped, 2 do
+    n = n + 1
+    into[n] = popped[i]
+  end
+end
+
+-- ready_take(count): take up to `count` ready jobs, the one that runs first first: their
+-- entries, or false when none is ready.
+local function ready_take(count)
+  local entries = plain_take(count)
+  local rest = tonumber(count) - (entries and #entries or 0)
+  if rest > 0 then
+    local more = entries or {}
+    prio_take(rest, more)
+    if #more > 0 then entries = more end
+  end
+  return entries
+end
+
 -- ready_remove(id): take the job `id` out of ready; the number of its entries removed
--- (O(N) in the jobs ready).
+-- (O(log N) for a job of priority > 0; O(N) in the jobs of priority 0 ready).
 local function ready_remove(id)
+  if redis.call('ZREM', READY_PRIORITIZED, id) == 1 then return 1 end
   return redis.call('LREM', READY_WAIT, 0, id)
+end
+
+-- ready_move(id, priority): give the ready job `id` the priority `priority` (a number), at
+-- the back of it; a job already of that priority keeps its place. 1 when `id` is ready
+-- (moved or kept), 0 when it is not (nothing changed).
+local function ready_move(id, priority)
+  local old = tonumber(redis.call('HGET', READY_PRIORITY, id)) or 0
+  if old == priority then
+    if old ~= 0 then return redis.call('ZSCORE', READY_PRIORITIZED, id) and 1 or 0 end
+    return redis.call('LPOS', READY_WAIT, id) and 1 or 0
+  end
+  if ready_remove(id) == 0 then return 0 end
+  ready_set_priority({id, priority})
+  ready_push({id}, false, {priority})
+  return 1
 end
 
 -- ready_count(): how many jobs are ready.
 local function ready_count()
-  return redis.call('LLEN', READY_WAIT)
+  return redis.call('LLEN', READY_WAIT) + redis.call('ZCARD', READY_PRIORITIZED)
 end
 
 -- ready_next(): the entry of the job that runs next, or false when none is ready.
 local function ready_next()
-  return redis.call('LINDEX', READY_WAIT, -1)
+  local e = redis.call('LINDEX', READY_WAIT, -1)
+  if e then return e end
+  return redis.call('ZRANGE', READY_PRIORITIZED, 0, 0)[1] or false
 end
 
--- ready_page(from, size): up to `size` entries, counted from the front after skipping
--- `from`, in list order (the front last), for a page-by-page read.
+-- ready_page(from, size): up to `size` entries, in the order they run after skipping the
+-- first `from`, returned reversed (the one that runs first last), for a page-by-page read.
 local function ready_page(from, size)
-  return redis.call('LRANGE', READY_WAIT, -(from + size), -(from + 1))
+  local len = redis.call('LLEN', READY_WAIT)
+  local page = {}
+  if from < len then page = redis.call('LRANGE', READY_WAIT, -(from + size), -(from + 1)) end
+  local rest = size - #page
+  if rest <= 0 then return page end
+  local skip = from > len and from - len or 0
+  local more = redis.call('ZRANGE', READY_PRIORITIZED, skip, skip + rest - 1)
+  if #more == 0 then return page end
+  local out = {}
+  for i = #more, 1, -1 do out[#out + 1] = more[i] end
+  for i = 1, #page do out[#out + 1] = page[i] end
+  return out
 end
 
 -- ready_wake(): set the marker, so an idle worker wakes and reserves.
@@ -63,7 +248,9 @@ end
 
 -- ready_wake_if_any(): ready_wake() when a job is ready.
 local function ready_wake_if_any()
-  if redis.call('LLEN', READY_WAIT) > 0 then redis.call('ZADD', READY_MARKER, '0', '0') end
+  if redis.call('LLEN', READY_WAIT) > 0 or redis.call('ZCARD', READY_PRIORITIZED) > 0 then
+    redis.call('ZADD', READY_MARKER, '0', '0')
+  end
 end
 
 -- to_delayed(pairs): make jobs delayed: `pairs` is due time, id, due time, id, …
@@ -114,27 +301,26 @@ local function delayed_any_due(now)
 end
 
 -- promote_due(now, limit): move up to `limit` delayed jobs due at `now` (ms) to the back
--- of ready, soonest first; how many moved.
+-- of ready at their priority, soonest first; how many moved.
 local function promote_due(now, limit)
   local due = redis.call('ZRANGE', READY_DELAYED, '-inf', now, 'BYSCORE', 'LIMIT', '0', limit)
   local n = #due
-  for i = 1, n, 500 do
-    local j = math.min(i + 499, n)
-    redis.call('LPUSH', READY_WAIT, unpack(due, i, j))
-    redis.call('ZREM', READY_DELAYED, unpack(due, i, j))
-  end
+  if n == 0 then return 0 end
+  -- ZREM first: a write that cannot grow memory
+  for i = 1, n, 500 do redis.call('ZREM', READY_DELAYED, unpack(due, i, math.min(i + 499, n))) end
+  ready_push(due, false)
   return n
 end
 
 -- ready_drain(limit): take up to `limit` ready jobs out of ready for good, whatever the
 -- order rules (drain): their ids, the front first ({} when none is ready).
 local function ready_drain(limit)
-  local got = redis.call('RPOP', READY_WAIT, limit)
-  if not got then return {} end
+  local got = redis.call('RPOP', READY_WAIT, limit) or {}
   for i, e in ipairs(got) do
     local bar = string.find(e, '|', 1, true)
     if bar then got[i] = string.sub(e, 1, bar - 1) end
   end
+  if #got < tonumber(limit) then prio_take(tonumber(limit) - #got, got) end
   return got
 end
 

@@ -10,7 +10,7 @@
 
 import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
-import { cancel, clearDedupe, getJob, pause, resume } from "../scripts/JobScripts.ts"
+import { cancel, changePriority, clearDedupe, getJob, pause, resume } from "../scripts/JobScripts.ts"
 import { complete, extend, fail, release, reserve } from "../scripts/LeaseScripts.ts"
 import {
   clean,
@@ -51,6 +51,7 @@ export const Scripts = {
   open,
   getJob,
   cancel,
+  changePriority,
   pause,
   resume,
   clearDedupe,

@@ -17,7 +17,7 @@ export const DEFAULT_PREFIX = "leaseq"
 export interface QueueKeys {
   readonly queue: string
   readonly prefix: string
-  /** LIST of ready job ids (LPUSH by producers, RPOP by reserve). */
+  /** LIST of ready job ids of priority 0, the default (LPUSH by producers, RPOP by reserve). */
   readonly wait: string
   /** ZSET id -> lease deadline (ms, Redis clock). */
   readonly active: string
@@ -96,6 +96,10 @@ export interface QueueKeys {
   readonly schedules: string
   /** ZSET schedule name -> its next tick (ms, Redis clock): the sweep ticks the due ones. */
   readonly schedAt: string
+  /** ZSET of the ready jobs of priority 1..1,000,000: id -> priority * 2^32 + sequence (see lua/include/ready.lua). */
+  readonly prioritized: string
+  /** HASH id -> priority, for each job whose priority is not 0 (deleted with its other fields). */
+  readonly priority: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -129,6 +133,8 @@ export const KEY_TYPES = {
   dkey: "hash",
   schedules: "hash",
   schedAt: "zset",
+  prioritized: "zset",
+  priority: "hash",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -144,7 +150,13 @@ export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
  * header says `KEYS[i..] ready`), so the include finds them at the end of KEYS and a new
  * ordering rule adds its keys here without renumbering any script's own keys.
  */
-export const READY_KEYS = ["wait", "delayed", "marker"] as const satisfies ReadonlyArray<KeyName>
+export const READY_KEYS = [
+  "wait",
+  "delayed",
+  "marker",
+  "prioritized",
+  "priority",
+] as const satisfies ReadonlyArray<KeyName>
 
 /**
  * The named groups a script header may declare as one line `KEYS[i..] <group>`: `ready`

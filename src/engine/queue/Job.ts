@@ -30,6 +30,17 @@ interface JobOptionsBase {
    * `timeoutMs`, else none. Range 1 ms – 24 h.
    */
   readonly timeoutMs?: number | undefined
+  /**
+   * Lower runs first: a whole number from 0 to 1 000 000. Jobs of one priority run in the
+   * order they became ready (FIFO); a job released, reclaimed, retried or delayed keeps its
+   * priority. Default 0 (first). Change it while the job waits with `changePriority`.
+   */
+  readonly priority?: number | undefined
+  /**
+   * `true`: a job ready at once goes to the front of its priority (runs next among it)
+   * instead of the back; a delayed job goes to the back when it becomes due. Default false.
+   */
+  readonly lifo?: boolean | undefined
 }
 
 /** No dedupe: `dedupeTtlMs` and `dedupeUntil` need a `dedupeKey`. */
@@ -89,6 +100,8 @@ const JOB_OPTION_KEYS = [
   "dedupeTtlMs",
   "dedupeUntil",
   "timeoutMs",
+  "priority",
+  "lifo",
 ] as const
 
 /**
@@ -96,11 +109,16 @@ const JOB_OPTION_KEYS = [
  * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`; `timeoutMs` 0 for none).
  */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<keyof JobOptions, "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs">]-?: Exclude<
+  readonly [K in Exclude<keyof JobOptions, "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "lifo">]-?: Exclude<
     JobOptions[K],
     undefined
   >
-} & { readonly id?: string | undefined; readonly dedupeKey: string; readonly timeoutMs: number }
+} & {
+  readonly id?: string | undefined
+  readonly dedupeKey: string
+  readonly timeoutMs: number
+  readonly lifo: boolean
+}
 
 /** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
 const checkTimeout = (field: string, value: unknown): Checked<number> =>
@@ -162,13 +180,31 @@ export const checkJobOptions = (
   if (Result.isFailure(dedupeTtlMs)) return Result.fail(dedupeTtlMs.failure)
   const dedupe = checkDedupe(field, given, defaults, dedupeTtlMs.success)
   if (Result.isFailure(dedupe)) return Result.fail(dedupe.failure)
+  const order = checkOrder(field, given, defaults)
+  if (Result.isFailure(order)) return Result.fail(order.failure)
   return Result.map(checkTimeout(field, given.timeoutMs ?? defaults.timeoutMs), (timeoutMs) => ({
     ...(id.success === undefined ? {} : { id: id.success }),
     delayMs: delayMs.success,
     maxAttempts: maxAttempts.success,
     ...dedupe.success,
     timeoutMs,
+    ...order.success,
   }))
+}
+
+/** A job's `priority` (0 .. 1 000 000, default 0) and `lifo` (a boolean, default false); else the {@link InvalidOptions}. */
+const checkOrder = (
+  field: string,
+  given: Record<string, unknown>,
+  defaults: JobOptions,
+): Checked<{ readonly priority: number; readonly lifo: boolean }> => {
+  const priority = checkIntegerOr(`${field}.priority`, given.priority ?? defaults.priority, 0, Limits.priority)
+  if (Result.isFailure(priority)) return Result.fail(priority.failure)
+  const lifo = given.lifo ?? defaults.lifo ?? false
+  if (typeof lifo !== "boolean") {
+    return Result.fail(new InvalidOptions({ field: `${field}.lifo`, value: lifo, reason: "must be true or false" }))
+  }
+  return Result.succeed({ priority: priority.success, lifo })
 }
 
 /**
@@ -220,6 +256,8 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   dedupeKey: options.dedupeKey,
   dedupeTtlMs: options.dedupeTtlMs,
   timeoutMs: options.timeoutMs,
+  priority: options.priority,
+  lifo: options.lifo,
 })
 
 /** A job as a handler receives it. */

@@ -12,6 +12,10 @@ export interface NewJob {
   readonly dedupeTtlMs: number
   /** The job's own timeout in ms (0 or absent: none, the worker's default applies). */
   readonly timeoutMs?: number | undefined
+  /** 0 (the default, runs first) to 1 000 000: lower runs first. */
+  readonly priority?: number | undefined
+  /** A job ready at once goes to the front of its priority (default false: the back). */
+  readonly lifo?: boolean | undefined
 }
 
 /** One add call: its request id (a re-send carries the same) and its jobs. */
@@ -37,11 +41,21 @@ export const add = defineScript({
     ...READY_KEYS,
   ],
   argv: ["layout", "requestId", "n"],
-  rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "timeoutMs"],
+  rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "timeoutMs", "priority", "lifo"],
   args: ({ requestId, jobs }: AddInput): Argv => {
     const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
     for (const j of jobs) {
-      args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs, j.timeoutMs ?? 0)
+      args.push(
+        j.id,
+        j.payload,
+        j.delayMs,
+        j.maxAttempts,
+        j.dedupeKey,
+        j.dedupeTtlMs,
+        j.timeoutMs ?? 0,
+        j.priority ?? 0,
+        j.lifo ? 1 : 0,
+      )
     }
     return args
   },

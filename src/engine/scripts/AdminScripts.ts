@@ -195,7 +195,7 @@ export const deadRetry = defineScript({
 /** `dead-purge`: dead jobs deleted with everything kept about them. */
 export const deadPurge = defineScript({
   name: "dead-purge",
-  keys: ["dead", "meta", "data", "max", "fails", "lost", "err", "progress", "timeout", "dkey"],
+  keys: ["dead", "meta", "data", "max", "fails", "lost", "err", "progress", "timeout", "dkey", ...READY_KEYS],
   argv: ["layout", "mode", "limit"],
   rest: ["id"],
   args: deadTargetArgs,

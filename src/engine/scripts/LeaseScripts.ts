@@ -214,6 +214,7 @@ export const complete = defineScript({
     "dedupeid",
     "events",
     "cancelled",
+    ...READY_KEYS,
   ],
   argv: ["layout", "keep"],
   rest: ["id", "token", "result"],
