@@ -154,6 +154,18 @@ export const TARGETS: ReadonlyArray<TargetDef> = [
         (x, y) => `leaseq ${f1(x)} ms vs BullMQ ${f1(y)} ms`,
       ),
   },
+  ...([16, 100] as const).map((c) => ({
+    name: `priority-10-levels-c${c}`,
+    what: () => `process at concurrency ${c} with jobs spread over 10 priorities, against none`,
+    target: "≥ 0.7× the throughput without priorities",
+    bound: { op: "≥" as const, value: 0.7 },
+    compare: (med: Median) =>
+      pair(
+        med(`priority.levels10.c${c}`, "leaseq"),
+        med(`priority.plain.c${c}`, "leaseq"),
+        (x, y) => `10 levels ${n0(x)} vs none ${n0(y)} jobs/s`,
+      ),
+  })),
   {
     name: "batch-b100-vs-c100",
     what: () => "process with a batch handler of 100, against a one-job handler at concurrency 100",

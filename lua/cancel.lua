@@ -42,9 +42,9 @@
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
 ]]
 --!include dedupe
+--!include ready
 --!include finish
 --!include events
---!include ready
 
 local meta = redis.call('HMGET', KEYS[5], 'layout', 'keep')
 if meta[1] and meta[1] ~= ARGV[1] then return {'LAYOUT_MISMATCH', meta[1]} end

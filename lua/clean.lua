@@ -22,6 +22,8 @@
   KEYS[12] timeout   HASH  id -> timeoutMs
   KEYS[13] dkey      HASH  id -> dedupe key
   KEYS[14] result    HASH  id -> result
+  KEYS[15..] ready   READY_KEYS (src/engine/model/Keys.ts): read by drop_jobs for the per-job
+                     hashes lua/include/ready.lua keeps (a job's priority)
 
   ARGV[1] layout       layout version
   ARGV[2] state        completed | cancelled | dead
@@ -36,6 +38,7 @@
 local META = KEYS[4]
 --!include layout-guard
 --!include events
+--!include ready
 --!include finish
 
 local limit = tonumber(ARGV[4])

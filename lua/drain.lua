@@ -37,8 +37,8 @@ local META = KEYS[1]
 --!include layout-guard
 --!include dedupe
 --!include events
---!include finish
 --!include ready
+--!include finish
 
 local limit = tonumber(ARGV[3])
 if not limit or limit < 1 or limit > 5000 then return {'OUT_OF_RANGE', 'drain', 'limit', ARGV[3], 5000} end

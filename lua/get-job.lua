@@ -28,13 +28,15 @@
 
   Returns
     {1, state, payload, maxAttempts, failures, lostLeases, error|false, result|false,
-     dedupeKey|false, score|false, token|false, holder|false, progress|false, timeoutMs|false}
+     dedupeKey|false, score|false, token|false, holder|false, progress|false, timeoutMs|false,
+     priority}
       state: waiting, delayed, active, completed, dead or cancelled
       score: active: lease deadline; delayed: due time; completed, dead, cancelled: when it
              finished (ms, Redis clock); waiting: false
       token: the fencing token of an active job's lease
       holder: an active job's holder entry ("<workerId>|<startedAt>|<until>")
       timeoutMs: the job's own timeout (false: none, the worker's default applies)
+      priority: the job's priority (0, the default, when none is recorded)
     {0}                         no job with this id (never added, or finished and not retained)
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
@@ -63,4 +65,5 @@ return {
   holder,
   redis.call('HGET', KEYS[14], id),
   redis.call('HGET', KEYS[15], id),
+  ready_priorities({id})[1],
 }

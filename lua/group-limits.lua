@@ -24,5 +24,5 @@
 local META = KEYS[1]
 --!include layout-guard
 if not layout then redis.call('HSET', KEYS[1], 'layout', ARGV[1]) end
-group_set_limits(ARGV[2], ARGV[3] ~= '-' and ARGV[3])
+groups_lib().set_limits(ARGV[2], ARGV[3] ~= '-' and ARGV[3])
 return {1}

@@ -21,4 +21,4 @@
 
 local META = KEYS[1]
 --!include layout-guard
-return group_page(ARGV[2], tonumber(ARGV[3]))
+return groups_lib().page(ARGV[2], tonumber(ARGV[3]))

@@ -21,4 +21,4 @@
 local META = KEYS[1]
 --!include layout-guard
 if not layout then redis.call('HSET', KEYS[1], 'layout', ARGV[1]) end
-return {group_pause(ARGV[2], ARGV[3] == 'pause') and 1 or 0}
+return {groups_lib().pause(ARGV[2], ARGV[3] == 'pause') and 1 or 0}

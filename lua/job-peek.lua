@@ -36,9 +36,10 @@
   Returns
     {1, state, payload|false, maxAttempts, failures, lostLeases, error|false, result|false,
      dedupeKey|false, score|false, token|false, holder|false, progress|false, timeoutMs|false,
-     payloadLength, resultLength, errorLength, progressLength}
+     payloadLength, resultLength, errorLength, progressLength, priority}
       the first 14 as get-job's, except that payload, result, error and progress are their
-      first `cut` bytes, false when missing or not loaded (their lengths say which)
+      first `cut` bytes, false when missing or not loaded (their lengths say which);
+      priority: as get-job's 15th
     {0}                         no job with this id (never added, or finished and not retained)
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
@@ -75,4 +76,5 @@ return {
   progress,
   redis.call('HGET', KEYS[15], id),
   plen, rlen, elen, glen,
+  ready_priorities({id})[1],
 }

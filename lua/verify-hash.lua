@@ -10,7 +10,7 @@
                            it against the ids it saw in wait (orphan-data)
     lease:                 the job is active (orphan-lease)
     holder:                the job is active (orphan-holder)
-    max, fails, lost, err, progress, timeout: the job has a payload in data (orphan-field)
+    max, fails, lost, err, progress, timeout, priority: the job has a payload in data (orphan-field)
     result:                the job is retained in done (orphan-result)
 
   KEYS[1] active   ZSET
@@ -32,7 +32,8 @@
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
-  ARGV[2] hash    which hash: data, lease, max, fails, lost, err, result, holder, progress or timeout
+  ARGV[2] hash    which hash: data, lease, max, fails, lost, err, result, holder, progress, timeout
+                  or priority (a ready key: read through ready.lua)
   ARGV[3] cursor  HSCAN cursor ('0' to start)
   ARGV[4] count   HSCAN COUNT
 
@@ -53,8 +54,14 @@ local hashes = {
   holder = KEYS[12], progress = KEYS[13], timeout = KEYS[14],
 }
 local name = ARGV[2]
-if not hashes[name] then return redis.error_reply('verify-hash: no hash named ' .. tostring(name)) end
-local scan = redis.call('HSCAN', hashes[name], ARGV[3], 'COUNT', tonumber(ARGV[4]))
+local scan
+if name == 'priority' then
+  scan = ready_priority_scan(ARGV[3], tonumber(ARGV[4]))
+elseif not hashes[name] then
+  return redis.error_reply('verify-hash: no hash named ' .. tostring(name))
+else
+  scan = redis.call('HSCAN', hashes[name], ARGV[3], 'COUNT', tonumber(ARGV[4]))
+end
 -- membership of the states a job with data may be in (cancelled is checked after them)
 local function in_set(key) return function(id) return redis.call('ZSCORE', key, id) end end
 local states = {in_set(KEYS[1]), delayed_due_at, in_set(KEYS[2]), in_set(KEYS[3])}

@@ -39,6 +39,7 @@ export {
   InvalidPayload,
   InvalidQueueName,
   JobCancelled,
+  JobNotWaiting,
   JobTimedOut,
   LayoutMismatch,
   LeaseLost,

@@ -24,6 +24,7 @@ export {
   InvalidPayload,
   InvalidQueueName,
   JobCancelled,
+  JobNotWaiting,
   JobTimedOut,
   LayoutMismatch,
   LeaseLost,

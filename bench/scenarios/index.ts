@@ -11,6 +11,7 @@ import { floorSection } from "./floor.ts"
 import { groupsSection } from "./groups.ts"
 import { memorySection } from "./memory.ts"
 import { pickupSection } from "./pickup.ts"
+import { prioritySection } from "./priority.ts"
 import { processSection } from "./process.ts"
 import { reclaimSection } from "./reclaim.ts"
 import { tracingSection } from "./tracing.ts"
@@ -26,4 +27,5 @@ export const SECTIONS: ReadonlyArray<Section> = [
   tracingSection,
   batchSection,
   groupsSection,
+  prioritySection,
 ]

@@ -1,5 +1,6 @@
 -- finish: what is kept of a job that finished (completed, cancelled, purged from dead,
--- or trimmed from the retained completed jobs), and dropping it.
+-- or trimmed from the retained completed jobs), and dropping it. Include ready first: the
+-- per-job hashes it keeps (a job's priority) are dropped with the others.
 --
 -- A script passes the keys once, by name, as the table `k`: done, result and the per-job
 -- hashes a job's data is in (the list is written once, in drop_jobs: a new per-job hash
@@ -20,13 +21,14 @@ end
 
 -- drop_jobs(k, ids, withResult): delete what is kept of the finished jobs `ids`: their
 --   fields in every per-job hash (and their results when withResult). The hashes other than
---   data are empty in a queue without failures, progress, own timeouts, maxAttempts or dedupe
---   keys: one EXISTS then saves their HDELs.
+--   data are empty in a queue without failures, progress, own timeouts, maxAttempts, dedupe
+--   keys or priorities: one EXISTS then saves their HDELs.
 local function drop_jobs(k, ids, withResult)
   if #ids == 0 then return end
   redis.call('HDEL', k.data, unpack(ids))
   local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey}
-  if withResult then rest[8] = k.result end
+  if withResult then rest[#rest + 1] = k.result end
+  for _, key in ipairs(ready_job_hashes()) do rest[#rest + 1] = key end
   if redis.call('EXISTS', unpack(rest)) > 0 then
     for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end
   end

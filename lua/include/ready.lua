@@ -4,26 +4,48 @@
 -- and calls the functions below (test/scripts/script-descriptors.test.ts checks both). So an
 -- ordering rule (a priority, fairness) is a change to this file and to READY_KEYS.
 --
---   wait     LIST  ids ready to run: "<id>" (or "<id>|<max>|<payload>", written by earlier
---                  versions). The back is the left end (producers push there), the front
---                  the right end (reserve takes from there): a job pushed to the front runs next.
---   delayed  ZSET  id -> due time (ms, Redis clock)
---   marker   ZSET  the wake-up marker idle workers block on (member "0")
---   gcount, gwait, gready, gheld, gjob, gstate, gindex  the jobs of groups (add's `group` option), in
---            lua/include/groups.lua, included below: ready_take serves the groups that can
---            run and the ungrouped jobs (one participant among the groups) round robin
+--   wait         LIST  ready jobs of priority 0 (the default): "<id>" (or "<id>|<max>|<payload>",
+--                      written by earlier versions). The back is the left end (producers push
+--                      there), the front the right end (taken from there): a job pushed to the
+--                      front runs next.
+--   delayed      ZSET  id -> due time (ms, Redis clock)
+--   marker       ZSET  the wake-up marker idle workers block on (member "0")
+--   prioritized  ZSET  ready jobs of priority 1..1,000,000: id -> priority * 2^32 + sequence.
+--                      A priority's first job gets sequence 2^31, one pushed to its back the
+--                      last one's + 1, to its front the first one's - 1: FIFO within a
+--                      priority, and a front that runs next among its priority. A priority
+--                      whose end reaches its band's edge (2^31 pushes to one end while it
+--                      never emptied) is renumbered around the middle once (prio_renumber).
+--   priority     HASH  id -> priority, for every job (in any state) whose priority is not 0:
+--                      a job released, reclaimed, retried or promoted goes back at its own
+--                      priority. Deleted with the job's other fields (drop_jobs, include/finish).
+--
+--   gcount, gwait, gready, gheld, gjob, gstate, gindex  the jobs of groups (add's `group`
+--                      option), in lua/include/groups.lua, included below
+--
+-- Ready jobs without a group run priority 0 first (the wait list, unchanged when no priority
+-- is used: a queue that uses none pays nothing), then prioritized, lowest score first. The
+-- ordering of jobs without a group is in plain_push / plain_take (priority 0) and prio_push /
+-- prio_take (the others); the ready_* functions route to them. A job with a group waits in
+-- its group (priority then FIFO within it); ready_take serves the groups that can run round
+-- robin, the jobs without a group taking part as one more group (see group_take): with
+-- no group in the queue, ready_take is the ungrouped order alone (one EXISTS a call).
 --
 -- Counts and limits may be numbers or decimal strings (a string saves Redis a "%.17g").
 -- A list of ids is pushed 500 at a time (Lua unpacks only a few thousand values at once).
-local READY_WAIT, READY_DELAYED, READY_MARKER = KEYS[#KEYS - 2], KEYS[#KEYS - 1], KEYS[#KEYS]
+local READY_WAIT, READY_DELAYED, READY_MARKER = KEYS[#KEYS - 4], KEYS[#KEYS - 3], KEYS[#KEYS - 2]
+local READY_PRIORITIZED, READY_PRIORITY = KEYS[#KEYS - 1], KEYS[#KEYS]
+-- a priority's band of scores in prioritized is [p * 2^32, (p + 1) * 2^32): exact in a double
+-- up to the highest priority (1,000,000 * 2^32 < 2^53)
+local READY_BAND, READY_MID = 4294967296, 2147483648
 local G = {
-  wait = KEYS[#KEYS - 8], ready = KEYS[#KEYS - 7], held = KEYS[#KEYS - 6], job = KEYS[#KEYS - 5],
-  state = KEYS[#KEYS - 4], index = KEYS[#KEYS - 3], count = KEYS[#KEYS - 9], plain = READY_WAIT,
+  count = KEYS[#KEYS - 11], wait = KEYS[#KEYS - 10], ready = KEYS[#KEYS - 9], held = KEYS[#KEYS - 8],
+  job = KEYS[#KEYS - 7], state = KEYS[#KEYS - 6], index = KEYS[#KEYS - 5], plain = READY_WAIT,
   marker = READY_MARKER,
 }
 --!include groups
 
--- plain_push(ids, front): the ungrouped jobs `ids` ready (see ready_push).
+-- plain_push(ids, front): jobs of priority 0 into wait, in order, at the back or the front.
 local function plain_push(ids, front)
   local n = #ids
   if n == 0 then return end
@@ -35,60 +57,234 @@ local function plain_push(ids, front)
   for i = 1, n, 500 do redis.call(cmd, READY_WAIT, unpack(ids, i, math.min(i + 499, n))) end
 end
 
--- plain_take(count): up to `count` ungrouped ready jobs, the front first, or false.
+-- prio_push(ids, prios, front): jobs of priority prios[i] > 0 into prioritized, in order, at
+-- the back or the front of their priority (one look-up per priority per call).
+local function prio_push(ids, prios, front)
+  -- its helpers live here, so a script pays for their closures only when it pushes a job
+  -- of priority > 0.
+  --
+  -- prio_edge(p, front): the sequence of the first (front) or last job of priority `p` in
+  -- prioritized, or false when none of that priority is ready.
+  local function prio_edge(p, front)
+    local lo = p * READY_BAND
+    local hi = '(' .. string.format('%d', lo + READY_BAND)
+    local lostr = string.format('%d', lo)
+    local edge
+    if front then
+      edge = redis.call('ZRANGE', READY_PRIORITIZED, lostr, hi, 'BYSCORE', 'LIMIT', '0', '1', 'WITHSCORES')
+    else
+      edge = redis.call('ZRANGE', READY_PRIORITIZED, hi, lostr, 'BYSCORE', 'REV', 'LIMIT', '0', '1', 'WITHSCORES')
+    end
+    return edge[2] and tonumber(edge[2]) - lo or false
+  end
+
+  -- prio_renumber(p): give the k jobs of priority `p` sequences around the middle of its band
+  -- again, in their order: O(k log N), needed only when one end of a priority that never
+  -- emptied has taken 2^31 pushes.
+  local function prio_renumber(p)
+    local lo = p * READY_BAND
+    local ids = redis.call('ZRANGE', READY_PRIORITIZED, string.format('%d', lo),
+      '(' .. string.format('%d', lo + READY_BAND), 'BYSCORE')
+    local k, args = #ids, {}
+    local first = lo + READY_MID - math.floor(k / 2)
+    for i = 1, k do args[2 * i - 1], args[2 * i] = string.format('%d', first + i - 1), ids[i] end
+    for i = 1, 2 * k, 500 do redis.call('ZADD', READY_PRIORITIZED, unpack(args, i, math.min(i + 499, 2 * k))) end
+  end
+
+  local count = {}
+  for i = 1, #ids do count[prios[i]] = (count[prios[i]] or 0) + 1 end
+  local seq, args, n = {}, {}, 0
+  for i, id in ipairs(ids) do
+    local p = prios[i]
+    local s = seq[p]
+    if not s then
+      s = prio_edge(p, front)
+      -- a band about to run out at this end: renumber it first (see prio_renumber)
+      if s and (front and s - count[p] < 0 or not front and s + count[p] >= READY_BAND) then
+        prio_renumber(p)
+        s = prio_edge(p, front)
+      end
+      s = s or (front and READY_MID + 1 or READY_MID - 1)
+    end
+    if front then s = s - 1 else s = s + 1 end
+    seq[p] = s
+    args[n + 1], args[n + 2] = string.format('%d', p * READY_BAND + s), id
+    n = n + 2
+  end
+  for i = 1, n, 500 do redis.call('ZADD', READY_PRIORITIZED, unpack(args, i, math.min(i + 499, n))) end
+end
+
+-- ready_priorities(ids): the priority of each job of `ids` (0 when it has none recorded).
+local function ready_priorities(ids)
+  local out, n = {}, #ids
+  for i = 1, n, 500 do
+    local got = redis.call('HMGET', READY_PRIORITY, unpack(ids, i, math.min(i + 499, n)))
+    for k = 1, #got do out[i + k - 1] = tonumber(got[k]) or 0 end
+  end
+  return out
+end
+
+-- ready_set_priority(pairs): record the priorities of jobs, `pairs` id, priority, id, …
+-- (numbers or decimal strings; 0 forgets a recorded one). Where the job is does not change.
+local function ready_set_priority(pairs)
+  local set, unset = {}, {}
+  for i = 1, #pairs, 2 do
+    if tonumber(pairs[i + 1]) == 0 then
+      unset[#unset + 1] = pairs[i]
+    else
+      set[#set + 1], set[#set + 2] = pairs[i], pairs[i + 1]
+    end
+  end
+  for i = 1, #set, 500 do redis.call('HSET', READY_PRIORITY, unpack(set, i, math.min(i + 499, #set))) end
+  if #unset > 0 then redis.call('HDEL', READY_PRIORITY, unpack(unset)) end
+end
+
+-- ready_priority_scan(cursor, count): one HSCAN page of the recorded priorities: {next
+-- cursor, {id, priority, …}} (for verify).
+local function ready_priority_scan(cursor, count)
+  return redis.call('HSCAN', READY_PRIORITY, cursor, 'COUNT', count)
+end
+
+-- ready_job_hashes(): the per-job hashes kept here, for drop_jobs (include/finish).
+local function ready_job_hashes()
+  return {READY_PRIORITY, G.job}
+end
+
+-- ready_count_ungrouped(): how many jobs without a group are ready.
+local function ready_count_ungrouped()
+  return redis.call('LLEN', READY_WAIT) + redis.call('ZCARD', READY_PRIORITIZED)
+end
+
+-- ungrouped_push(ids, front, prios): jobs without a group ready (see ready_push).
+local function ungrouped_push(ids, front, prios)
+  local n = #ids
+  if n == 0 then return end
+  if prios == 0 then return plain_push(ids, front) end
+  prios = prios or ready_priorities(ids)
+  local plain, pids, pps = {}, {}, {}
+  for i = 1, n do
+    if prios[i] == 0 then
+      plain[#plain + 1] = ids[i]
+    else
+      pids[#pids + 1], pps[#pps + 1] = ids[i], prios[i]
+    end
+  end
+  plain_push(plain, front)
+  if #pids > 0 then prio_push(pids, pps, front) end
+end
+
+-- ready_push(ids, front, prios, groups): make the jobs `ids` ready, in order: at the back
+-- (front false: they run after every job waiting at their priority, in their group if they
+-- have one) or at the front (front true: they run next among their priority there, the last
+-- of `ids` first). prios[i] is the priority of ids[i] (prios 0: all are of priority 0);
+-- without `prios` each job's recorded priority is read (one HMGET). groups[i] is the group of
+-- ids[i] ('' none: add's new jobs); without `groups` each job's is read, when any job has one.
+local function ready_push(ids, front, prios, groups)
+  local n = #ids
+  if n == 0 then return end
+  if not groups then
+    if not groups_used() then return ungrouped_push(ids, front, prios) end
+    groups = groups_lib().of(ids)
+  end
+  local plain, plainPrios, gids, gnames, gprios = {}, {}, {}, {}, {}
+  local anyPrio = prios ~= 0
+  if anyPrio then prios = prios or ready_priorities(ids) end
+  for i = 1, n do
+    local p = anyPrio and prios[i] or 0
+    if groups[i] == '' then
+      plain[#plain + 1] = ids[i]
+      plainPrios[#plain] = p
+    else
+      gids[#gids + 1] = ids[i]
+      gnames[#gids] = groups[i]
+      gprios[#gids] = p
+    end
+  end
+  if #gids > 0 then
+    groups_lib().push(gids, gnames, gprios, front)
+    -- the ungrouped jobs take part in the round robin as soon as groups exist
+    if #plain == 0 and ready_count_ungrouped() > 0 then groups_lib().back('') end
+  end
+  if #plain > 0 then
+    ungrouped_push(plain, front, anyPrio and plainPrios or 0)
+    if groups_used() then groups_lib().back('') end
+  end
+end
+
+-- ready_set_groups(ids, groups): record the group of jobs not ready yet (add's delayed jobs).
+local function ready_set_groups(ids, groups)
+  groups_lib().assign(ids, groups)
+end
+
+-- plain_take(count): take up to `count` jobs of priority 0, the front first: their entries,
+-- or false when none.
 local function plain_take(count)
   return redis.call('RPOP', READY_WAIT, count)
 end
 
--- ready_push(ids, front, groups): make the jobs `ids` ready, in order: at the back (front
--- false: they run after every job waiting in their group, or of the ungrouped jobs) or at
--- the front (front true: they run next there, the last of `ids` first). `groups` (add's new
--- jobs: a group per id, '' for none) saves looking the groups up in gjob.
-local function ready_push(ids, front, groups)
-  if #ids == 0 then return end
-  if not groups then
-    if not groups_used() then return plain_push(ids, front) end
-    groups = group_of(ids)
+-- prio_take(count, into): take up to `count` jobs of prioritized, lowest score first, and
+-- append their ids to the list `into`.
+local function prio_take(count, into)
+  local popped = redis.call('ZPOPMIN', READY_PRIORITIZED, count)
+  local n = #into
+  for i = 1, #popped, 2 do
+    n = n + 1
+    into[n] = popped[i]
   end
-  local plain, gids, gnames = {}, {}, {}
-  for i, id in ipairs(ids) do
-    if groups[i] == '' then
-      plain[#plain + 1] = id
-    else
-      gids[#gids + 1] = id
-      gnames[#gnames + 1] = groups[i]
-    end
+end
+
+-- ungrouped_take(count): take up to `count` ready jobs without a group, the one that runs
+-- first first: their entries, or false when none is ready.
+local function ungrouped_take(count)
+  local entries = plain_take(count)
+  local rest = tonumber(count) - (entries and #entries or 0)
+  if rest > 0 then
+    local more = entries or {}
+    prio_take(rest, more)
+    if #more > 0 then entries = more end
   end
-  if #gids > 0 then
-    group_push(gids, gnames, front)
-    -- the ungrouped jobs take part in the round robin as soon as groups exist
-    if #plain == 0 and redis.call('LLEN', READY_WAIT) > 0 then group_back('') end
-  end
-  if #plain > 0 then
-    plain_push(plain, front)
-    if groups_used() then group_back('') end
-  end
+  return entries
 end
 
 -- ready_take(count, now): take up to `count` ready jobs: their entries, or false when none
--- is ready. Without groups, the ungrouped jobs front first; with groups, round robin over
--- the groups that can run and the ungrouped jobs (see group_take), each in its own order.
+-- is ready. Without groups, the ungrouped order (priority 0 first, then prioritized); with
+-- groups, round robin over the groups that can run at `now` and the ungrouped jobs (one
+-- more participant), each in its own order (see group_take).
 local function ready_take(count, now)
-  if not groups_used() then return plain_take(count) end
-  return group_take(tonumber(count), now, plain_take)
+  if not groups_used() then return ungrouped_take(count) end
+  return groups_lib().take(tonumber(count), now, ungrouped_take)
 end
 
 -- ready_remove(id): take the job `id` out of ready; the number of its entries removed
--- (O(N) in the ungrouped jobs ready; O(log N) for a grouped one).
+-- (O(log N) for a job of priority > 0 or of a group; O(N) in the jobs of priority 0 ready).
 local function ready_remove(id)
-  local n = redis.call('LREM', READY_WAIT, 0, id)
-  if n > 0 then return n end
-  return group_remove(id)
+  if groups_used() and groups_lib().remove(id) == 1 then return 1 end
+  if redis.call('ZREM', READY_PRIORITIZED, id) == 1 then return 1 end
+  return redis.call('LREM', READY_WAIT, 0, id)
+end
+
+-- ready_move(id, priority): give the ready job `id` the priority `priority` (a number), at
+-- the back of it; a job already of that priority keeps its place. 1 when `id` is ready
+-- (moved or kept), 0 when it is not (nothing changed).
+local function ready_move(id, priority)
+  local old = tonumber(redis.call('HGET', READY_PRIORITY, id)) or 0
+  if old == priority then
+    if groups_used() then
+      local waits = groups_lib().waiting(id)
+      if waits ~= nil then return waits and 1 or 0 end
+    end
+    if old ~= 0 then return redis.call('ZSCORE', READY_PRIORITIZED, id) and 1 or 0 end
+    return redis.call('LPOS', READY_WAIT, id) and 1 or 0
+  end
+  if ready_remove(id) == 0 then return 0 end
+  ready_set_priority({id, priority})
+  ready_push({id}, false, {priority})
+  return 1
 end
 
 -- ready_count(): how many jobs are ready.
 local function ready_count()
-  return redis.call('LLEN', READY_WAIT) + redis.call('ZCARD', G.wait)
+  return redis.call('LLEN', READY_WAIT) + redis.call('ZCARD', READY_PRIORITIZED) + redis.call('ZCARD', G.wait)
 end
 
 -- ready_next(): the entry of the ungrouped job that runs next, else of the first grouped job
@@ -96,25 +292,33 @@ end
 local function ready_next()
   local e = redis.call('LINDEX', READY_WAIT, -1)
   if e then return e end
+  e = redis.call('ZRANGE', READY_PRIORITIZED, 0, 0)[1]
+  if e then return e end
   local m = redis.call('ZRANGE', G.wait, 0, 0)[1]
-  if not m then return false end
-  return group_member_id(m)
+  return m and groups_lib().member_id(m) or false
 end
 
--- ready_page(from, size): up to `size` entries, counted from the front after skipping
--- `from`, in list order (the front last), for a page-by-page read: the ungrouped jobs, then
--- the ids of the grouped ones (by group, in order).
+-- ready_page(from, size): up to `size` entries, after skipping the first `from`, returned
+-- reversed (the one that runs first last), for a page-by-page read: the ungrouped jobs in the
+-- order they run, then the ids of the grouped ones (by group, each group in its order).
 local function ready_page(from, size)
-  local n = redis.call('LLEN', READY_WAIT)
-  local out = {}
-  if from < n then out = redis.call('LRANGE', READY_WAIT, -(from + size), -(from + 1)) end
-  local rest = from + size - n
-  if rest > 0 then
-    local start = math.max(from - n, 0)
-    for _, m in ipairs(redis.call('ZRANGE', G.wait, start, rest - 1)) do
-      out[#out + 1] = group_member_id(m)
+  local len = redis.call('LLEN', READY_WAIT)
+  local page = {}
+  if from < len then page = redis.call('LRANGE', READY_WAIT, -(from + size), -(from + 1)) end
+  local rest = size - #page
+  if rest <= 0 then return page end
+  local skip = from > len and from - len or 0
+  local more = redis.call('ZRANGE', READY_PRIORITIZED, skip, skip + rest - 1)
+  if #more < rest and groups_used() then
+    local gskip = math.max(skip - redis.call('ZCARD', READY_PRIORITIZED), 0)
+    for _, m in ipairs(redis.call('ZRANGE', G.wait, gskip, gskip + rest - #more - 1)) do
+      more[#more + 1] = groups_lib().member_id(m)
     end
   end
+  if #more == 0 then return page end
+  local out = {}
+  for i = #more, 1, -1 do out[#out + 1] = more[i] end
+  for i = 1, #page do out[#out + 1] = page[i] end
   return out
 end
 
@@ -125,7 +329,8 @@ end
 
 -- ready_wake_if_any(): ready_wake() when a job is ready.
 local function ready_wake_if_any()
-  if redis.call('LLEN', READY_WAIT) > 0 or (groups_used() and redis.call('ZCARD', G.ready) > 0) then
+  if redis.call('LLEN', READY_WAIT) > 0 or redis.call('ZCARD', READY_PRIORITIZED) > 0
+    or (groups_used() and redis.call('ZCARD', G.ready) > 0) then
     redis.call('ZADD', READY_MARKER, '0', '0')
   end
 end
@@ -162,8 +367,8 @@ local function delayed_scan(cursor, count)
   return redis.call('ZSCAN', READY_DELAYED, cursor, 'COUNT', count)
 end
 
--- delayed_due_in(now): ms from `now` until the soonest delayed job is due (0 when one is
--- due already), or false when none is delayed.
+-- delayed_due_in(now): ms from `now` until the soonest delayed job is due, or a group held
+-- by its rate window may run again (0 when one is due already), or false when none is.
 local function delayed_due_in(now)
   local first = redis.call('ZRANGE', READY_DELAYED, 0, 0, 'WITHSCORES')
   if groups_used() then
@@ -183,27 +388,27 @@ local function delayed_any_due(now)
 end
 
 -- promote_due(now, limit): move up to `limit` delayed jobs due at `now` (ms) to the back
--- of ready, soonest first; how many moved.
+-- of ready at their priority, soonest first; how many moved.
 local function promote_due(now, limit)
   local due = redis.call('ZRANGE', READY_DELAYED, '-inf', now, 'BYSCORE', 'LIMIT', '0', limit)
   local n = #due
-  for i = 1, n, 500 do
-    local j = math.min(i + 499, n)
-    redis.call('ZREM', READY_DELAYED, unpack(due, i, j))
-    if groups_used() then ready_push({unpack(due, i, j)}, false) else redis.call('LPUSH', READY_WAIT, unpack(due, i, j)) end
-  end
+  if n == 0 then return 0 end
+  -- ZREM first: a write that cannot grow memory
+  for i = 1, n, 500 do redis.call('ZREM', READY_DELAYED, unpack(due, i, math.min(i + 499, n))) end
+  ready_push(due, false)
   return n
 end
 
 -- ready_drain(limit): take up to `limit` ready jobs out of ready for good, whatever the
 -- order rules (drain): their ids, the front first ({} when none is ready).
 local function ready_drain(limit)
-  local got = redis.call('RPOP', READY_WAIT, limit)
-  if not got then return {} end
+  local got = redis.call('RPOP', READY_WAIT, limit) or {}
   for i, e in ipairs(got) do
     local bar = string.find(e, '|', 1, true)
     if bar then got[i] = string.sub(e, 1, bar - 1) end
   end
+  if #got < tonumber(limit) then prio_take(tonumber(limit) - #got, got) end
+  if #got < tonumber(limit) and groups_used() then groups_lib().drain(tonumber(limit) - #got, got) end
   return got
 end
 
@@ -221,10 +426,18 @@ end
 -- zset_page in lua/include/zset-page.lua (include it before this file).
 local function delayed_page(after, count, rev)
   return zset_page(READY_DELAYED, after, count, rev)
+end
+
+
 -- ready_left(ids, forget): the jobs `ids` left active (each exactly once, the caller removed
 -- them from active): their groups' slots are free (see group_left); `forget` when they finished.
 local function ready_left(ids, forget)
-  group_left(ids, forget)
+  if #ids > 0 and groups_used() then groups_lib().left(ids, forget) end
+end
+
+-- ready_forget(ids): the finished jobs `ids`, in no state of ready, lose what ready kept of them.
+local function ready_forget(ids)
+  if #ids > 0 and groups_used() then groups_lib().forget(ids) end
 end
 
 -- ready_groups_of(ids): the group of each job ('' for none; for verify).
@@ -234,7 +447,7 @@ local function ready_groups_of(ids)
     for i = 1, #ids do out[i] = '' end
     return out
   end
-  return group_of(ids)
+  return groups_lib().of(ids)
 end
 
 -- ready_group_counts(cursor, count): one HSCAN page of the groups' active counts, for verify:
@@ -251,10 +464,5 @@ end
 
 -- ready_group_stats(top): the number of groups and the `top` busiest (see group_stats).
 local function ready_group_stats(top)
-  return group_stats(top)
-end
-
--- ready_forget(ids): the finished jobs `ids`, in no state of ready, lose what ready kept of them.
-local function ready_forget(ids)
-  group_forget(ids)
+  return groups_lib().stats(top)
 end

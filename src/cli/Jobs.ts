@@ -64,6 +64,7 @@ export const formatJob = (queue: string, info: JobInfo<string>): string => {
     ["id", info.id],
     ["queue", queue],
     ["state", info.state],
+    ["priority", String(info.priority)],
     ["attempt", `${info.attempt} of ${info.maxAttempts}`],
     ["failures", String(info.failures)],
     ["lost leases", String(info.lostLeases)],

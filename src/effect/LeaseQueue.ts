@@ -98,6 +98,7 @@ const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
         ),
       ),
   cancel: control.cancel,
+  changePriority: control.changePriority,
   pause: control.pause,
   resume: control.resume,
   isPaused: control.isPaused,

@@ -8,7 +8,14 @@ import type { ScriptFailure } from "../engine/calls/Commands.ts"
 import type { VerifyOptions, VerifyResult } from "../engine/calls/Verify.ts"
 import type { EventsFrom, JobEvent } from "../engine/events/Events.ts"
 import type { FinishedJob, JobGone, WaitForTimeout } from "../engine/events/QueueEvents.ts"
-import type { InvalidOptions, InvalidPayload, NotReplicated, QueueClosed, RedisError } from "../engine/model/Errors.ts"
+import type {
+  InvalidOptions,
+  InvalidPayload,
+  JobNotWaiting,
+  NotReplicated,
+  QueueClosed,
+  RedisError,
+} from "../engine/model/Errors.ts"
 import type { WorkerInfo } from "../engine/model/Registry.ts"
 import type { AnyQueue, AnyQueueStats } from "../engine/partition/Queue.ts"
 import type { GroupLimits, GroupPage } from "../engine/queue/Groups.ts"
@@ -130,6 +137,15 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
    * retried). O(log N); O(N) in the jobs waiting for a waiting job.
    */
   readonly cancel: (id: string) => Effect.Effect<CancelledFrom | undefined, ControlError>
+  /**
+   * Give job `id` a new `priority` (0 .. 1 000 000, lower runs first): a waiting job moves to
+   * the back of it, a delayed one has it when due. Succeeds with its state; fails with
+   * {@link JobNotWaiting} when it is active, finished or unknown. See docs/flow-control.md.
+   */
+  readonly changePriority: (
+    id: string,
+    priority: number,
+  ) => Effect.Effect<"waiting" | "delayed", ControlError | JobNotWaiting>
   /** Stop handing out jobs until {@link Service.resume}; false when paused already. O(1). */
   readonly pause: Effect.Effect<boolean, ControlError>
   /** Hand out jobs again, waking idle workers; false when it was not paused. O(1). */

@@ -162,10 +162,15 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
    * Cancel job `id` for good: resolves to the state it was in (waiting, delayed, active), or
    * undefined when unknown or already finished. An active job's lease is revoked at once (its
    * late complete or fail is refused, it is not retried; its worker learns it at its next
-   * heartbeat). O(log N) for delayed and active jobs; O(N) in the jobs waiting for a waiting one.
+   * heartbeat). O(log N); O(N) in the jobs waiting at priority 0 for such a job.
    */
   cancel(id: string): Promise<CancelledFrom | undefined> {
     return this.#run(this.queue.control.cancel(id))
+  }
+
+  /** Job `id` to the back of `priority` (0 .. 1 000 000) if waiting, or has it when due if delayed (its state); else `JobNotWaiting`. */
+  changePriority(id: string, priority: number): Promise<"waiting" | "delayed"> {
+    return this.#run(this.queue.control.changePriority(id, priority))
   }
 
   /** Stop handing out jobs until {@link resume} (running jobs go on, adds still come in); false when paused already. O(1). */
@@ -183,10 +188,7 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
     return this.#run(this.queue.control.isPaused)
   }
 
-  /**
-   * Free dedupe key `key` now (held for a TTL or until its job finishes), so the next add
-   * with it is accepted; the job that held it is not changed. Resolves to true when it was held. O(log N).
-   */
+  /** Free dedupe key `key` now (TTL or until finished), so the next add with it is accepted; true when it was held. O(log N). */
   clearDedupe(key: string): Promise<boolean> {
     return this.#run(this.queue.control.clearDedupe(key))
   }
@@ -218,11 +220,9 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
   }
 
   /**
-   * Check the queue's invariants, page by page: O(jobs) in total, in short read-only
-   * calls of `pageSize` entries each (default 100, 1 .. 10 000). Lists at most
-   * `maxLines` violations (default 100; the count is always complete). Exact on a
-   * queue nobody changes meanwhile; approximate under concurrent change (a job that
-   * moves between pages may be missed or reported once).
+   * Check the queue's invariants, page by page: O(jobs) in total, in short read-only calls of `pageSize`
+   * entries each (default 100, 1 .. 10 000). Lists at most `maxLines` violations (default 100; the count
+   * is always complete). Exact on a queue nobody changes meanwhile; approximate under concurrent change.
    */
   verify(options: VerifyOptions = {}): Promise<{ violations: number; jobs: number; lines: string[] }> {
     return this.#run(

@@ -63,6 +63,24 @@ describe.each(faces)("$name", (face) => {
     ])
   })
 
+  it("priorities: lower runs first, FIFO within one, lifo to the front; changePriority moves a waiting job and refuses an unknown one", async () => {
+    const q = await face.open(name())
+    const ids = await q.addBulk([
+      { payload: { n: 1 }, options: { priority: 5 } },
+      { payload: { n: 2 }, options: { priority: 5 } },
+      { payload: { n: 3 } },
+      { payload: { n: 4 }, options: { priority: 9 } },
+      { payload: { n: 5 }, options: { priority: 5, lifo: true } },
+    ])
+    expect(await q.changePriority(ids[3]!, 1)).toBe("waiting")
+    expect((await q.getJob(ids[3]!))?.priority).toBe(1)
+    await expect(q.changePriority("no-such-job", 1)).rejects.toMatchObject({ _tag: "JobNotWaiting", state: "missing" })
+    await expect(q.changePriority(ids[0]!, -1)).rejects.toMatchObject({ _tag: "InvalidOptions", field: "priority" })
+    const w = await q.worker(() => "ok", { concurrency: 1 })
+    await until("all complete", () => w.seen.completed.length === 5)
+    expect(w.seen.runs.map((r) => r.n)).toEqual([3, 4, 5, 1, 2])
+  })
+
   it("delayed: a job added with delayMs waits in delayed, then runs once due", async () => {
     const q = await face.open(name())
     const w = await q.worker(() => "ok")

@@ -58,11 +58,12 @@ const queue = (partitions = 1) => {
 describe("leaseq job / cancel / pause / resume", () => {
   it("job shows a job in text and JSON; cancel cancels it; an unknown id is not an error", async () => {
     const { q, queue: jobs } = queue()
-    const id = await jobs.add({ to: "a@example.com" }, { dedupeKey: "a" })
+    const id = await jobs.add({ to: "a@example.com" }, { dedupeKey: "a", priority: 7 })
     const text = await leaseq(["job", id, "--queue", q])
     expect(text).toMatchObject({ code: 0, stderr: "" })
     expect(text.stdout).toContain(`id:          ${id}`)
     expect(text.stdout).toContain("state:       waiting")
+    expect(text.stdout).toContain("priority:    7")
     expect(text.stdout).toContain("dedupe key:  a")
     const json = await leaseq(["job", id, "--queue", q, "--json"])
     expect(JSON.parse(json.stdout)).toMatchObject({
@@ -72,6 +73,7 @@ describe("leaseq job / cancel / pause / resume", () => {
       state: "waiting",
       payload: { to: "a@example.com" },
       attempt: 1,
+      priority: 7,
     })
 
     const cancelled = await leaseq(["cancel", id, "--queue", q, "--json"])

@@ -313,10 +313,11 @@ describe("the dashboard in Chromium", () => {
       started.resolve()
       return untilAborted(job)
     })
-    const id = await q.add({ big: "x".repeat(5000) })
+    const id = await q.add({ big: "x".repeat(5000) }, { priority: 3 })
     await started.promise
     const page = await open(`#/job/${q.name}/${id}`)
     await page.waitForFunction(() => document.querySelector("#job-state")?.textContent === "active")
+    expect(await textOf(page, "#job-priority")).toBe("priority 3")
     await page.waitForFunction(() => document.querySelector("#job-progress")?.textContent?.includes('"done": 40'))
     await page.waitForFunction(() => {
       const kinds = [...document.querySelectorAll("#timeline tbody tr")].map((r) => r.getAttribute("data-kind"))

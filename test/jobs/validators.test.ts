@@ -29,7 +29,16 @@ describe("validators return errors as values", () => {
       reason: "needs a dedupeKey",
     })
     expect(checkJobOptions("options", undefined)).toEqual(
-      Result.succeed({ delayMs: 0, maxAttempts: 3, dedupeTtlMs: 3_600_000, dedupeKey: "", timeoutMs: 0, group: "" }),
+      Result.succeed({
+        delayMs: 0,
+        maxAttempts: 3,
+        dedupeTtlMs: 3_600_000,
+        dedupeKey: "",
+        timeoutMs: 0,
+        priority: 0,
+        lifo: false,
+        group: "",
+      }),
     )
   })
 

@@ -53,6 +53,20 @@ describe("drain", () => {
     expect((await queue.stats()).counters).toMatchObject({ cancelled: 1, removed: 2 })
   })
 
+  it("removes jobs waiting at a priority too, with their recorded priority", async () => {
+    const q = name()
+    const queue = new Queue<{ n: number }>(q, { connection: redisUrl() })
+    onCleanup(() => queue.close())
+    const ids = [
+      await queue.add({ n: 0 }),
+      await queue.add({ n: 1 }, { priority: 5 }),
+      await queue.add({ n: 2 }, { priority: 9 }),
+    ]
+    expect(await queue.drain()).toMatchObject({ waiting: 3, delayed: 0 })
+    for (const id of ids) expect(await fieldsOf(shared.raw, q, id)).toEqual([])
+    expect(await queue.getJobs("waiting")).toMatchObject({ jobs: [] })
+  })
+
   it("goes in calls of at most `chunk` jobs: 95 waiting jobs in chunks of 10 take 10 calls", async () => {
     const q = name()
     const c = makeCommands(shared.client, queueKeys(q))

@@ -102,7 +102,7 @@ describe("least privilege", () => {
     const holder = connect(url)
     const workers: Worker<{ fail?: boolean; n?: number }>[] = []
     try {
-      await queue.addBulk([{ payload: { n: 1 } }, { payload: { n: 2 } }])
+      await queue.addBulk([{ payload: { n: 1 } }, { payload: { n: 2 }, options: { priority: 2 } }])
       await queue.add({ fail: true }, { maxAttempts: 1 })
       await queue.add({ n: 3 }, { delayMs: 50 })
       let completed = 0

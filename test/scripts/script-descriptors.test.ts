@@ -215,6 +215,7 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   verifyHash: { input: { hash: "data", cursor: "0", count: 10 }, groups: 0 },
   getJob: { input: "a", groups: 0 },
   cancel: { input: "a", groups: 0 },
+  changePriority: { input: { id: "a", priority: 5 }, groups: 0 },
   pause: { input: undefined, groups: 0 },
   resume: { input: undefined, groups: 0 },
   clearDedupe: { input: "k", groups: 0 },

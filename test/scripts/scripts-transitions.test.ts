@@ -23,10 +23,9 @@ const include = (file: string) => readFileSync(new URL(`../../lua/include/${file
  */
 const source = `${include("dedupe")}
 ${include("dead")}
-${include("finish")}
 ${include("zset-page")}
-${include("ready")}
 ${include("ready").replace("--!include groups", () => include("groups"))}
+${include("finish")}
 ${include("job-state")}
 local job = {
   data = KEYS[6], max = KEYS[7], fails = KEYS[8], lost = KEYS[9], err = KEYS[10], progress = KEYS[11],
@@ -268,7 +267,7 @@ describe("include/finish.lua", () => {
     await call(raw, keys, "retain_jobs", [77, ["a", "b"], ['{"r":1}', ""]])
     expect(await raw.zrange(keys.done, "0", "-1", "WITHSCORES")).toEqual(["a", "77", "b", "77"])
     expect(await raw.hgetall(keys.result)).toEqual({ a: '{"r":1}' })
-    const hashes = ["data", "max", "fails", "lost", "err", "progress", "timeout", "dkey"] as const
+    const hashes = ["data", "max", "fails", "lost", "err", "progress", "timeout", "dkey", "priority"] as const
     for (const h of hashes) await raw.hset(keys[h], "a", "1", "b", "1", "keep", "1")
     await call(raw, keys, "drop_jobs", [["a"], false])
     for (const h of hashes) expect(await raw.hkeys(keys[h]), h).toEqual(["b", "keep"])

@@ -104,6 +104,8 @@ const facts = (j) => [
     el("span", { class: "pill", id: "job-failures", text: `failures ${j.failures}` }),
     " ",
     el("span", { class: "pill", id: "job-lost", text: `lost leases ${j.lostLeases}` }),
+    " ",
+    el("span", { class: "pill", id: "job-priority", text: `priority ${j.priority ?? 0}` }),
   ),
   table(
     "job-facts",

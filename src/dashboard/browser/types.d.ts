@@ -145,6 +145,8 @@ export interface JobShown {
   readonly maxAttempts: number
   readonly failures: number
   readonly lostLeases: number
+  /** 0 (the default, runs first) to 1,000,000; absent from a server of an earlier version. */
+  readonly priority?: number
   readonly lease?: Lease & { readonly token: number; readonly workerId?: string }
   readonly addedAt?: number
   readonly dueAt?: number

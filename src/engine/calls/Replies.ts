@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import { NoAnswer, redactText } from "../../redis/Client.ts"
 import {
   InvalidOptions,
+  JobNotWaiting,
   LayoutMismatch,
   OutcomeUnknown,
   QueueHasActiveJobs,
@@ -17,6 +18,7 @@ import {
   WrongKeyType,
 } from "../model/Errors.ts"
 import { LAYOUT_VERSION, type QueueKeys } from "../model/Keys.ts"
+import type { PriorityChange } from "../scripts/JobScripts.ts"
 
 /** Refusal codes: a script that refuses returns `{code, …}` with one of these strings first, having written nothing. */
 export const Refusal = {
@@ -165,3 +167,10 @@ export const decodeReply =
     const failure = scriptError(keys, reply)
     return failure ? Effect.fail(failure) : Effect.succeed(decode(reply))
   }
+
+/** A `change-priority` answer as an outcome: the state the job was in, or {@link JobNotWaiting}. */
+export const priorityChanged = (
+  jobId: string,
+  r: PriorityChange,
+): Effect.Effect<"waiting" | "delayed", JobNotWaiting> =>
+  r.changed ? Effect.succeed(r.was) : Effect.fail(new JobNotWaiting({ jobId, state: r.state }))

@@ -23,13 +23,13 @@ const RENAMED: Readonly<Record<string, ReadonlyArray<string>>> = {
 
 /** BullMQ features leaseq has no option for, and what to do instead. */
 const MISSING: Readonly<Record<string, string>> = {
-  priority: "leaseq has no priorities yet; put urgent jobs on a queue of their own",
+  priority: "priority is a job option: add(payload, { priority })",
   repeat: "repeating jobs are schedules in leaseq: queue.schedule(name, { every } | { cron, tz }, { payload })",
   limiter: "leaseq has no rate limiter yet (planned); bound the work with concurrency",
   removeOnComplete: "completed jobs are kept per worker: the Worker's keepCompleted option",
   removeOnFail: "dead jobs are kept until purgeDead (or `leaseq dead purge`)",
   autorun: "a leaseq Worker starts when it is constructed; construct it when it should run",
-  lifo: "leaseq hands out jobs first in, first out",
+  lifo: "lifo is a job option: add(payload, { lifo: true })",
   parent: "leaseq has no flows (parent and child jobs)",
   backoff: "backoff is set per worker (the Worker's backoff option), not per job",
   connection: "give connection to the Queue or Worker, not to a job",

@@ -266,6 +266,21 @@ export class IllegalStateMove extends Data.TaggedError("IllegalStateMove")<{
   }
 }
 
+/**
+ * `changePriority` found the job not waiting (nor delayed): it is `active`, `completed`,
+ * `dead` or `cancelled`, or `missing` (no job with this id). Nothing was changed.
+ */
+export class JobNotWaiting extends Data.TaggedError("JobNotWaiting")<{
+  readonly jobId: string
+  readonly state: string
+}> {
+  override get message() {
+    return this.state === "missing"
+      ? `job ${this.jobId} does not exist (never added, or finished and not retained); nothing changed`
+      : `job ${this.jobId} is ${this.state}, not waiting or delayed: only a job that waits can change its priority; nothing changed`
+  }
+}
+
 /** Any error a Redis call can end with. */
 export type RedisError = RedisUnavailable | RedisCommandError | OutcomeUnknown
 

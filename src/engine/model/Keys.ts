@@ -17,7 +17,7 @@ export const DEFAULT_PREFIX = "leaseq"
 export interface QueueKeys {
   readonly queue: string
   readonly prefix: string
-  /** LIST of ready job ids (LPUSH by producers, RPOP by reserve). */
+  /** LIST of ready job ids of priority 0, the default (LPUSH by producers, RPOP by reserve). */
   readonly wait: string
   /** ZSET id -> lease deadline (ms, Redis clock). */
   readonly active: string
@@ -110,6 +110,10 @@ export interface QueueKeys {
   readonly gindex: string
   /** ZSET group -> its jobs waiting (only groups with some): the busiest groups for stats and metrics. */
   readonly gcount: string
+  /** ZSET of the ready jobs of priority 1..1,000,000: id -> priority * 2^32 + sequence (see lua/include/ready.lua). */
+  readonly prioritized: string
+  /** HASH id -> priority, for each job whose priority is not 0 (deleted with its other fields). */
+  readonly priority: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -150,6 +154,8 @@ export const KEY_TYPES = {
   gstate: "hash",
   gindex: "zset",
   gcount: "zset",
+  prioritized: "zset",
+  priority: "hash",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -176,6 +182,8 @@ export const READY_KEYS = [
   "wait",
   "delayed",
   "marker",
+  "prioritized",
+  "priority",
 ] as const satisfies ReadonlyArray<KeyName>
 
 /**

@@ -31,6 +31,8 @@ export const Limits = {
   timeoutMs: { min: 1, max: 86_400_000 },
   /** delayMs bounds: 0 .. 365 days. */
   delayMs: { min: 0, max: 31_536_000_000 },
+  /** priority bounds: 0 (the default, runs first) .. 1 000 000. */
+  priority: { min: 0, max: 1_000_000 },
   /** maxAttempts bounds: 1 .. 1000. */
   maxAttempts: { min: 1, max: 1000 },
   /** dedupeTtlMs bounds: 1 ms .. 30 days. */

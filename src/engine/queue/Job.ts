@@ -4,6 +4,7 @@
 import * as Result from "effect/Result"
 import type { NewJob } from "../calls/Commands.ts"
 import { InvalidOptions } from "../model/Errors.ts"
+import { checkJobGroup } from "../model/GroupName.ts"
 import { checkCustomId, newJobId } from "../model/JobId.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
 
@@ -31,11 +32,17 @@ interface JobOptionsBase {
    */
   readonly timeoutMs?: number | undefined
   /**
-   * The job's group (a tenant, say): the groups with jobs ready are served round robin, so
-   * one group's backlog never starves another, and each group keeps its own limits
-   * (`setGroupLimits`) and can be paused (`pauseGroup`). 1–128 characters, no NUL.
-   * Default: none (the ungrouped jobs take part in the round robin as one more group).
+   * Lower runs first: a whole number from 0 to 1 000 000. Jobs of one priority run in the
+   * order they became ready (FIFO); a job released, reclaimed, retried or delayed keeps its
+   * priority. Default 0 (first). Change it while the job waits with `changePriority`.
    */
+  readonly priority?: number | undefined
+  /**
+   * `true`: a job ready at once goes to the front of its priority (runs next among it)
+   * instead of the back; a delayed job goes to the back when it becomes due. Default false.
+   */
+  readonly lifo?: boolean | undefined
+  /** The job's group (a tenant): groups are served round robin, each with its own limits (docs/flow-control.md). 1–128 characters, no NUL. Default none. */
   readonly group?: string | undefined
 }
 
@@ -96,6 +103,8 @@ const JOB_OPTION_KEYS = [
   "dedupeTtlMs",
   "dedupeUntil",
   "timeoutMs",
+  "priority",
+  "lifo",
   "group",
 ] as const
 
@@ -104,7 +113,7 @@ const JOB_OPTION_KEYS = [
  * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`; `timeoutMs` 0 for none).
  */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<keyof JobOptions, "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "group">]-?: Exclude<
+  readonly [K in Exclude<keyof JobOptions, "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "lifo">]-?: Exclude<
     JobOptions[K],
     undefined
   >
@@ -112,24 +121,8 @@ export type ResolvedJobOptions = {
   readonly id?: string | undefined
   readonly dedupeKey: string
   readonly timeoutMs: number
-  /** "" for none. */
-  readonly group: string
+  readonly lifo: boolean
 }
-
-/** Longest group name (add's `group`, `setGroupLimits`, `pauseGroup`), in characters. */
-export const MAX_GROUP_LENGTH = 128
-
-/** `value` when it is a group name (1–{@link MAX_GROUP_LENGTH} characters, no NUL), else the {@link InvalidOptions} naming `field`. */
-export const checkGroupName = (field: string, value: unknown): Checked<string> =>
-  typeof value === "string" && value.length > 0 && value.length <= MAX_GROUP_LENGTH && !value.includes("\u0000")
-    ? Result.succeed(value)
-    : Result.fail(
-        new InvalidOptions({
-          field,
-          value,
-          reason: `must be a group name: a string of 1 to ${MAX_GROUP_LENGTH} characters without NUL`,
-        }),
-      )
 
 /** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
 const checkTimeout = (field: string, value: unknown): Checked<number> =>
@@ -191,17 +184,33 @@ export const checkJobOptions = (
   if (Result.isFailure(dedupeTtlMs)) return Result.fail(dedupeTtlMs.failure)
   const dedupe = checkDedupe(field, given, defaults, dedupeTtlMs.success)
   if (Result.isFailure(dedupe)) return Result.fail(dedupe.failure)
-  const groupGiven = given.group ?? defaults.group
-  const group = groupGiven === undefined ? Result.succeed("") : checkGroupName(`${field}.group`, groupGiven)
-  if (Result.isFailure(group)) return Result.fail(group.failure)
+  const order = checkOrder(field, given, defaults)
+  if (Result.isFailure(order)) return Result.fail(order.failure)
   return Result.map(checkTimeout(field, given.timeoutMs ?? defaults.timeoutMs), (timeoutMs) => ({
     ...(id.success === undefined ? {} : { id: id.success }),
     delayMs: delayMs.success,
     maxAttempts: maxAttempts.success,
     ...dedupe.success,
     timeoutMs,
-    group: group.success,
+    ...order.success,
   }))
+}
+
+/** A job's `priority` (0 .. 1 000 000, default 0), `lifo` (a boolean, default false) and `group` ("" for none); else the {@link InvalidOptions}. */
+const checkOrder = (
+  field: string,
+  given: Record<string, unknown>,
+  defaults: JobOptions,
+): Checked<{ readonly priority: number; readonly lifo: boolean; readonly group: string }> => {
+  const group = checkJobGroup(`${field}.group`, given.group ?? defaults.group)
+  if (Result.isFailure(group)) return Result.fail(group.failure)
+  const priority = checkIntegerOr(`${field}.priority`, given.priority ?? defaults.priority, 0, Limits.priority)
+  if (Result.isFailure(priority)) return Result.fail(priority.failure)
+  const lifo = given.lifo ?? defaults.lifo ?? false
+  if (typeof lifo !== "boolean") {
+    return Result.fail(new InvalidOptions({ field: `${field}.lifo`, value: lifo, reason: "must be true or false" }))
+  }
+  return Result.succeed({ priority: priority.success, lifo, group: group.success })
 }
 
 /**
@@ -253,6 +262,8 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   dedupeKey: options.dedupeKey,
   dedupeTtlMs: options.dedupeTtlMs,
   timeoutMs: options.timeoutMs,
+  priority: options.priority,
+  lifo: options.lifo,
   ...(options.group === "" ? {} : { group: options.group }),
 })
 

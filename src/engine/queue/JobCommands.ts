@@ -1,11 +1,12 @@
 /**
  * Typed calls of the scripts that look up and steer single jobs and the whole queue:
- * get-job, cancel, pause, resume, clear-dedupe (descriptors in scripts/JobScripts.ts), and
+ * get-job, cancel, change-priority, pause, resume, clear-dedupe (descriptors in scripts/JobScripts.ts), and
  * what a job look-up answers ({@link JobInfo}).
  */
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../../redis/Client.ts"
 import { runScript } from "../calls/Commands.ts"
+import { priorityChanged } from "../calls/Replies.ts"
 import { Scripts } from "../calls/Scripts.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { scheduledForOf } from "../model/Schedule.ts"
@@ -52,6 +53,8 @@ export interface JobInfo<P = unknown, R = unknown> {
   readonly timeoutMs?: number
   /** A job a schedule made: the tick it was made for (ms since the epoch, Redis clock; from its id `<schedule>@<tick>`). */
   readonly scheduledFor?: number
+  /** Its priority: 0 (the default, runs first) to 1 000 000. */
+  readonly priority: number
 }
 
 export type { CancelledFrom } from "../scripts/JobScripts.ts"
@@ -103,7 +106,12 @@ const lastError = (text: string): unknown => {
     : e
 }
 
-export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string> | undefined => {
+export const jobInfoOf = (
+  id: string,
+  r: ReadonlyArray<unknown>,
+  /** Where the reply holds the priority: get-job's 15th field; job-peek's 19th (after its lengths). */
+  priorityAt = 14,
+): JobInfo<string> | undefined => {
   if (r[0] !== 1) return undefined
   const state = String(r[1]) as JobState
   const failures = Number(r[4])
@@ -127,6 +135,7 @@ export const jobInfoOf = (id: string, r: ReadonlyArray<unknown>): JobInfo<string
       ? { finishedAt: score }
       : {}),
     ...extrasOf(r),
+    priority: Number(r[priorityAt] ?? 0),
   }
   const scheduledFor = scheduledForOf(id)
   return scheduledFor === undefined ? info : { ...info, scheduledFor }
@@ -147,6 +156,9 @@ export const makeJobCommands = (client: RedisClient, k: QueueKeys) => ({
   getJob: (id: string) => runScript(client, k, Scripts.getJob, id).pipe(Effect.map((r) => jobInfoOf(id, r))),
   /** Cancel a job: the state it was in, or undefined when unknown or already finished. */
   cancel: (id: string) => runScript(client, k, Scripts.cancel, id),
+  /** Give a waiting or delayed job a new priority: the state it is in, else `JobNotWaiting`. */
+  changePriority: (id: string, priority: number) =>
+    runScript(client, k, Scripts.changePriority, { id, priority }).pipe(Effect.flatMap((r) => priorityChanged(id, r))),
   /** Pause the queue: true when it was not paused before. */
   pause: runScript(client, k, Scripts.pause, undefined),
   /** Resume the queue: true when it was paused. */

@@ -1,15 +1,15 @@
 /**
  * Look up and steer jobs and the queue, validated and bounded like the queue's other
- * calls: `getJob`, `cancel`, `pause`, `resume`, `isPaused`, `clearDedupe`. For one queue
+ * calls: `getJob`, `cancel`, `changePriority`, `pause`, `resume`, `isPaused`, `clearDedupe`. For one queue
  * ({@link makeJobControl}) and for a partitioned one ({@link makePartitionedControl}).
  * Bad input fails with {@link InvalidOptions} before anything is sent.
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { Commands } from "../calls/Commands.ts"
-import { InvalidOptions, QueueClosed } from "../model/Errors.ts"
+import { InvalidOptions, JobNotWaiting, QueueClosed } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
-import { type Checked, Limits } from "../model/Validate.ts"
+import { type Checked, checkInteger, Limits } from "../model/Validate.ts"
 import { readOnly } from "./Adding.ts"
 import { makeJobCommands } from "./JobCommands.ts"
 import type { ControlError, JobControl, QueueApi } from "./QueueApi.ts"
@@ -42,6 +42,23 @@ export const validateDedupeKey = (key: unknown): string => {
   }
   return key
 }
+
+/** `changePriority`'s arguments checked (the id, then the priority: 0 .. 1 000 000), before anything is sent. */
+const checkedPriority =
+  <A>(
+    f: (id: string, priority: number) => Effect.Effect<A, ControlError | JobNotWaiting>,
+  ): ((id: unknown, priority: unknown) => Effect.Effect<A, ControlError | JobNotWaiting>) =>
+  (id, priority) =>
+    Effect.suspend(() => {
+      try {
+        const jobId = validateJobId(id)
+        return Effect.fromResult(checkInteger("priority", priority, Limits.priority)).pipe(
+          Effect.flatMap((p) => f(jobId, p)),
+        )
+      } catch (e) {
+        return Effect.fail(e as InvalidOptions)
+      }
+    })
 
 /** Run `f(value)` after validating it with `check` (a bad value fails before anything is sent). */
 const checked =
@@ -100,6 +117,7 @@ export const makeJobControl = (core: ControlledQueue): JobControl => {
   return {
     getJob: checked(validateJobId, (id) => open(readOnly(cmds.getJob(id)))),
     cancel: checked(validateJobId, (id) => open(cmds.cancel(id))),
+    changePriority: checkedPriority((id, priority) => open(cmds.changePriority(id, priority))),
     pause: open(cmds.pause),
     resume: open(cmds.resume),
     isPaused: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.paused)),
@@ -108,8 +126,27 @@ export const makeJobControl = (core: ControlledQueue): JobControl => {
 }
 
 /**
- * Job control of a partitioned queue: `getJob` and `cancel` ask every partition at once
- * (a job is in exactly one); `pause`/`resume` change every partition; `isPaused` is true
+ * The outcome of a `changePriority` asked of every partition: the partition that holds the
+ * job answers (a job is in exactly one); when none moved it, the state of the one holding
+ * it, else `missing`.
+ */
+const onePartition =
+  (jobId: string) =>
+  (
+    results: ReadonlyArray<Result.Result<"waiting" | "delayed", ControlError | JobNotWaiting>>,
+  ): Effect.Effect<"waiting" | "delayed", ControlError | JobNotWaiting> => {
+    let found: JobNotWaiting | undefined
+    for (const r of results) {
+      if (Result.isSuccess(r)) return Effect.succeed(r.success)
+      if (!(r.failure instanceof JobNotWaiting)) return Effect.fail(r.failure)
+      if (r.failure.state !== "missing") found = r.failure
+    }
+    return Effect.fail(found ?? new JobNotWaiting({ jobId, state: "missing" }))
+  }
+
+/**
+ * Job control of a partitioned queue: `getJob`, `cancel` and `changePriority` ask every
+ * partition at once (a job is in exactly one); `pause`/`resume` change every partition; `isPaused` is true
  * when any partition is paused; `clearDedupe` goes to the key's partition (`dedupeKey`
  * routes adds there too).
  */
@@ -122,6 +159,9 @@ export const makePartitionedControl = (
   return {
     getJob: checked(validateJobId, (id) => all((c) => c.getJob(id)).pipe(Effect.map((r) => r.find((j) => j)))),
     cancel: checked(validateJobId, (id) => all((c) => c.cancel(id)).pipe(Effect.map((r) => r.find((w) => w)))),
+    changePriority: checkedPriority((id, priority) =>
+      all((c) => Effect.result(c.changePriority(id, priority))).pipe(Effect.flatMap(onePartition(id))),
+    ),
     pause: all((c) => c.pause).pipe(Effect.map((r) => r.some((x) => x))),
     resume: all((c) => c.resume).pipe(Effect.map((r) => r.some((x) => x))),
     isPaused: all((c) => c.isPaused).pipe(Effect.map((r) => r.some((x) => x))),

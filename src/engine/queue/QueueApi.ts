@@ -9,7 +9,14 @@ import type * as Effect from "effect/Effect"
 import type { SweepPassOptions, SweepTotals } from "../admin/Sweeper.ts"
 import type { DeadJob, QueueStats, ScriptFailure } from "../calls/Commands.ts"
 import type { VerifyResult } from "../calls/Verify.ts"
-import type { InvalidOptions, NotReplicated, QueueClosed, RedisError, RedisUnavailable } from "../model/Errors.ts"
+import type {
+  InvalidOptions,
+  JobNotWaiting,
+  NotReplicated,
+  QueueClosed,
+  RedisError,
+  RedisUnavailable,
+} from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import type { WorkerInfo } from "../model/Registry.ts"
 import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
@@ -28,6 +35,11 @@ export type ControlError = InvalidOptions | QueueClosed | ScriptFailure | RedisU
 export interface JobControl {
   readonly getJob: (id: string) => Effect.Effect<JobInfo<string> | undefined, ControlError>
   readonly cancel: (id: string) => Effect.Effect<CancelledFrom | undefined, ControlError>
+  /** Give a waiting or delayed job a new priority: the state it is in; {@link JobNotWaiting} for any other. */
+  readonly changePriority: (
+    id: string,
+    priority: number,
+  ) => Effect.Effect<"waiting" | "delayed", ControlError | JobNotWaiting>
   readonly pause: Effect.Effect<boolean, ControlError>
   readonly resume: Effect.Effect<boolean, ControlError>
   readonly isPaused: Effect.Effect<boolean, ControlError>

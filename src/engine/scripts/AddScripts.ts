@@ -14,6 +14,10 @@ export interface NewJob {
   readonly timeoutMs?: number | undefined
   /** The job's group (absent or "": none). */
   readonly group?: string | undefined
+  /** 0 (the default, runs first) to 1 000 000: lower runs first. */
+  readonly priority?: number | undefined
+  /** A job ready at once goes to the front of its priority (default false: the back). */
+  readonly lifo?: boolean | undefined
 }
 
 /** One add call: its request id (a re-send carries the same) and its jobs. */
@@ -39,11 +43,21 @@ export const add = defineScript({
     ...READY_KEYS,
   ],
   argv: ["layout", "requestId", "n"],
-  rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "timeoutMs"],
+  rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "timeoutMs", "priority", "lifo"],
   args: ({ requestId, jobs }: AddInput): Argv => {
     const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
     for (const j of jobs) {
-      args.push(j.id, j.payload, j.delayMs, j.maxAttempts, j.dedupeKey, j.dedupeTtlMs, j.timeoutMs ?? 0)
+      args.push(
+        j.id,
+        j.payload,
+        j.delayMs,
+        j.maxAttempts,
+        j.dedupeKey,
+        j.dedupeTtlMs,
+        j.timeoutMs ?? 0,
+        j.priority ?? 0,
+        j.lifo ? 1 : 0,
+      )
     }
     // the groups, one per job, only when a job of the call has one (see lua/add.lua)
     if (jobs.some((j) => j.group)) for (const j of jobs) args.push(j.group ?? "")

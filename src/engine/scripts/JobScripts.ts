@@ -1,6 +1,6 @@
 /**
  * The descriptors of the scripts that look up and steer single jobs and the queue:
- * `get-job`, `cancel`, `pause`, `resume`, `clear-dedupe`.
+ * `get-job`, `cancel`, `change-priority`, `pause`, `resume`, `clear-dedupe`.
  */
 import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
@@ -67,6 +67,23 @@ export const cancel = defineScript({
   decode: (reply): CancelledFrom | undefined => {
     const r = list<number | string>(reply)
     return r[0] === 1 ? (r[1] as CancelledFrom) : undefined
+  },
+})
+
+/** What `change-priority` answers: the state the job was in (moved), or the state that kept it from moving. */
+export type PriorityChange =
+  | { readonly changed: true; readonly was: "waiting" | "delayed" }
+  | { readonly changed: false; readonly state: string }
+
+/** `change-priority`: give a waiting or delayed job a new priority. */
+export const changePriority = defineScript({
+  name: "change-priority",
+  keys: ["meta", "data", "active", "dead", "done", "cancelled", "lease", "holder", ...READY_KEYS],
+  argv: ["layout", "id", "priority"],
+  args: ({ id, priority }: { readonly id: string; readonly priority: number }): Argv => [LAYOUT_VERSION, id, priority],
+  decode: (reply): PriorityChange => {
+    const r = list<number | string>(reply)
+    return r[0] === 1 ? { changed: true, was: r[1] as "waiting" | "delayed" } : { changed: false, state: String(r[1]) }
   },
 })
 

@@ -21,6 +21,7 @@ export const VERIFY_HASHES = [
   "holder",
   "progress",
   "timeout",
+  "priority",
 ] as const
 
 /** One entry of a page of wait. */
