@@ -408,7 +408,11 @@ local function ready_drain(limit)
     if bar then got[i] = string.sub(e, 1, bar - 1) end
   end
   if #got < tonumber(limit) then prio_take(tonumber(limit) - #got, got) end
-  if #got < tonumber(limit) and groups_used() then groups_lib().drain(tonumber(limit) - #got, got) end
+  if groups_used() then
+    if #got < tonumber(limit) then groups_lib().drain(tonumber(limit) - #got, got) end
+    -- the ungrouped jobs leave the round robin once none is left
+    if ready_count_ungrouped() == 0 then redis.call('ZREM', G.ready, '') end
+  end
   return got
 end
 

@@ -211,3 +211,35 @@ describe("groups: pause, rate, list, bad input", () => {
     expect(await dumpQueue(shared.raw, t.q)).toEqual(before)
   })
 })
+
+describe("groups with priorities and the operator's calls", () => {
+  it("within a group, the lowest priority first, then FIFO; changePriority moves a grouped job", async () => {
+    const t = setup()
+    await run(
+      t.c.add([
+        newJob({ payload: '"a5"', group: "A", priority: 5 }),
+        newJob({ payload: '"a0"', group: "A" }),
+        newJob({ payload: '"a1"', group: "A", priority: 1 }),
+      ]),
+    )
+    const late = await t.queue.add("a9", { group: "A", priority: 9 })
+    expect(await t.queue.changePriority(late, 0)).toBe("waiting")
+    expect(t.names(await t.reserve(10))).toEqual(["a0", "a9", "a1", "a5"])
+  })
+
+  it("getJobs lists grouped waiting jobs; drain empties the groups and forgets them", async () => {
+    const t = setup()
+    await t.add("A", 2)
+    await t.add("", 1)
+    const page = await t.queue.getJobs("waiting")
+    expect(page.jobs.map((j) => j.payload).sort()).toEqual(["-0", "A0", "A1"])
+    const drained = await t.queue.drain()
+    expect(drained.waiting).toBe(3)
+    expect(await t.queue.groups()).toMatchObject({ groups: [] })
+    expect(await t.queue.stats()).toMatchObject({ waiting: 0, groups: 0, busiestGroups: [] })
+    for (const key of [t.keys.gwait, t.keys.gready, t.keys.gjob, t.keys.gcount, t.keys.gindex]) {
+      expect(await shared.raw.exists(key), key).toBe(0)
+    }
+    expect((await t.queue.verify()).violations).toBe(0)
+  })
+})
