@@ -229,18 +229,6 @@ local function groups_lib()
       if #again > 0 then redis.call('ZADD', G.ready, 'XX', unpack(again)) end
       if #drop > 0 then redis.call('ZREM', G.ready, unpack(drop)) end
     end
-    if n < count then
-      -- ungrouped jobs not yet in the round robin (pushed before the first group): never starved
-      local left = count - n
-      local got = plain_take(left)
-      if got then
-        for _, e in ipairs(got) do
-          n = n + 1
-          out[n] = e
-        end
-        if #got == left then group_back('') end
-      end
-    end
     if n == 0 then return false end
     return out
   end

@@ -147,7 +147,7 @@ end
 
 -- ready_job_hashes(): the per-job hashes kept here, for drop_jobs (include/finish).
 local function ready_job_hashes()
-  return {READY_PRIORITY, G.job}
+  return {READY_PRIORITY}
 end
 
 -- ready_count_ungrouped(): how many jobs without a group are ready.
