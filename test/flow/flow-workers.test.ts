@@ -152,4 +152,43 @@ describe("flow limits with workers", () => {
     const snoozed = events.filter(([, f]) => f.includes("snoozed") && f.includes(id!))
     expect(snoozed).toHaveLength(2)
   })
+
+  it("a partitioned queue: the rate limit and the cap hold per partition (2 partitions at 3 a minute: 6 jobs run)", async () => {
+    const q = name()
+    const queue = useQueue<number>(q, { partitions: 2 })
+    await queue.setRateLimit({ max: 3, perMs: 60_000 })
+    await queue.setConcurrency(2)
+    expect(await queue.rateLimit()).toEqual({ max: 3, perMs: 60_000 })
+    await queue.addBulk(Array.from({ length: 20 }, (_, n) => ({ payload: n })))
+    let ran = 0
+    useWorker<number>(q, async () => void ran++, { concurrency: 10, partitions: 2 })
+    // both partitions leased their 3 and were then held back by their own window
+    await until("both partitions held back by their window", async () => {
+      const s = await queue.stats()
+      return s.partitions?.every((p) => p.counters.completed === 3 && p.counters.limitedRate > 0)
+    })
+    const stats = await queue.stats()
+    expect(stats.counters.completed).toBe(6)
+    expect(ran).toBe(6)
+    expect(stats.waiting).toBe(14)
+    expect(stats.partitions?.map((p) => p.limits.concurrency)).toEqual([2, 2])
+  })
+
+  it("a worker held back for a whole window still sends its finished jobs' completes at once", async () => {
+    const q = name()
+    const queue = useQueue<number>(q)
+    await queue.setRateLimit({ max: 3, perMs: 600_000 })
+    await queue.addBulk(Array.from({ length: 10 }, (_, n) => ({ payload: n })))
+    // held for up to blockTimeoutMs (60 s): the completes must not wait for the hold to end
+    useWorker<number>(q, async () => {}, { concurrency: 5, blockTimeoutMs: 60_000 })
+    await until(
+      "the window's 3 jobs completed while the worker is held",
+      async () => {
+        const s = await queue.stats()
+        return s.counters.completed === 3 && s.counters.limitedRate > 0
+      },
+      { timeoutMs: 20_000 },
+    )
+    expect((await queue.stats()).active).toBe(0)
+  })
 })

@@ -74,6 +74,8 @@ export interface Scheduling {
   readonly fragileAt: number | undefined
   /** Until when (monotonic ms) a flow limit holds the loop back (reserve's `limitMs`): no call before. */
   readonly limitedUntil: number | undefined
+  /** The hold of `limitedUntil` ends when one of this worker's jobs frees its slot (the concurrency cap). */
+  readonly limitEndsOnSlot: boolean
 }
 
 /** The same, writable: reachable only in this file. */
@@ -90,8 +92,6 @@ type State = {
   ring: (() => void) | undefined
   /** Numbers the worker's reserve calls (their request ids). */
   reserveSeq: number
-  /** The hold of `limitedUntil` ends when one of this worker's jobs frees its slot (the concurrency cap). */
-  limitEndsOnSlot: boolean
 }
 
 /** What happened, told to the scheduling state by whoever saw it. */
