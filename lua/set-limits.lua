@@ -2,7 +2,7 @@
   set-limits — set or clear a queue-wide flow limit (enforced by reserve, see include/flow).
 
   KEYS[1] meta    HASH  layout version; rateMax, ratePer, rateCount, concurrency
-  KEYS[2] rate    LIST  the rate limit's window (deleted with the rate limit)
+  KEYS[2] rate    LIST  the rate limit's window (emptied with the rate limit)
   KEYS[3..] ready READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                   marker; read and written only by lua/include/ready.lua
 
@@ -26,7 +26,9 @@ if not layout then redis.call('HSET', KEYS[1], 'layout', ARGV[1]) end
 if ARGV[2] == 'rate' then
   if ARGV[3] == '' then
     redis.call('HDEL', KEYS[1], 'rateMax', 'ratePer', 'rateCount')
-    redis.call('DEL', KEYS[2])
+    -- emptied with RPOP (a command the documented ACL grants; DEL is not granted)
+    local n = redis.call('LLEN', KEYS[2])
+    if n > 0 then redis.call('RPOP', KEYS[2], n) end
   else
     redis.call('HSET', KEYS[1], 'rateMax', ARGV[3], 'ratePer', ARGV[4])
   end

@@ -2,7 +2,8 @@
 -- live in meta, read by reserve's one HMGET (so a queue without them pays nothing):
 --   rateMax, ratePer   at most rateMax leases in any ratePer ms of the Redis clock; the
 --                      window is the `rate` LIST of "<ms>|<n>" (n jobs leased at ms by one
---                      call, oldest at the left) and meta.rateCount, the sum of its n
+--                      call; newest at the left, oldest at the right) and meta.rateCount,
+--                      the sum of its n (the commands are those the documented ACL grants)
 --   concurrency        at most that many leases held at once (the active ZSET's ZCARD:
 --                      a lease leaves active by complete, fail, release, cancel, snooze,
 --                      dead or the sweep's reclaim, and frees its slot then)
@@ -10,17 +11,17 @@
 -- A re-sent reserve answers its record before any of this runs: it counts nothing twice.
 
 -- flow_window(rate, count, now, per): the rate window's count once the entries of leases
--- made at or before now - per are dropped from the left, and the ms until the oldest one
+-- made at or before now - per are dropped from the right (the oldest end), and the ms until the oldest one
 -- left drops out (0 when none is left)
 local function flow_window(rate, count, now, per)
   local cutoff = now - per
   while count > 0 do
-    local head = redis.call('LINDEX', rate, 0)
+    local head = redis.call('LINDEX', rate, -1)
     if not head then return 0, 0 end
     local bar = string.find(head, '|', 1, true)
     local t = tonumber(string.sub(head, 1, bar - 1))
     if t > cutoff then return count, t + per - now end
-    redis.call('LPOP', rate)
+    redis.call('RPOP', rate)
     count = count - tonumber(string.sub(head, bar + 1))
   end
   return 0, 0
@@ -57,7 +58,7 @@ end
 --   meta  the meta HASH
 local function flow_count(k, meta, lim, now, n)
   if lim.window == nil then return end
-  if n > 0 then redis.call('RPUSH', k.rate, string.format('%d', now) .. '|' .. string.format('%d', n)) end
+  if n > 0 then redis.call('LPUSH', k.rate, string.format('%d', now) .. '|' .. string.format('%d', n)) end
   local total = lim.window + n
   if total ~= (tonumber(lim.rateCount) or 0) then redis.call('HSET', meta, 'rateCount', string.format('%d', total)) end
 end

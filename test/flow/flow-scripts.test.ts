@@ -26,7 +26,7 @@ const setup = async (jobs: number) => {
 
 describe("flow limits in reserve", () => {
   it("a rate limit leases at most max per window and answers how long until it opens", async () => {
-    const { queue, c } = await setup(10)
+    const { queue, c, keys } = await setup(10)
     await queue.setRateLimit({ max: 3, perMs: 60_000 })
     expect(await queue.rateLimit()).toEqual({ max: 3, perMs: 60_000 })
     const first = await run(c.reserve(10, 30_000, 0))
@@ -41,6 +41,9 @@ describe("flow limits in reserve", () => {
     // cleared: the rest lease at once, and the reply says no limit
     await queue.setRateLimit(null)
     expect(await queue.rateLimit()).toBeNull()
+    // the window is emptied with it: a limit set again starts from an empty window
+    expect(await shared.raw.exists(keys.rate)).toBe(0)
+    expect(await shared.raw.hget(keys.meta, "rateCount")).toBeNull()
     const third = await run(c.reserve(10, 30_000, 0))
     expect(third.jobs.length).toBe(7)
     expect(third.limitMs).toBeUndefined()

@@ -102,7 +102,7 @@ export interface QueueKeys {
   readonly priority: string
   /**
    * LIST of the rate limit's window (only while `setRateLimit` set one): "<ms>|<n>" per
-   * reserve call that leased n jobs at ms (Redis clock), oldest at the left; entries older
+   * reserve call that leased n jobs at ms (Redis clock), newest at the left; entries older
    * than the window are dropped by reserve, and meta.rateCount is the sum of those left.
    */
   readonly rate: string
