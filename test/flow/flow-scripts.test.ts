@@ -78,6 +78,23 @@ describe("flow limits in reserve", () => {
     expect((await queue.stats()).counters.limitedConcurrency).toBeGreaterThanOrEqual(2)
   })
 
+  it("cancel, snooze, a final failure and release each free a slot of the concurrency cap by leaving active", async () => {
+    const { queue, c } = await setup(6)
+    await queue.setConcurrency(1)
+    const take = async () => {
+      const r = await run(c.reserve(10, 30_000, 0))
+      expect(r.jobs.length).toBe(1)
+      expect((await run(c.reserve(10, 30_000, 0))).jobs.length).toBe(0)
+      return r.jobs[0]!
+    }
+    expect(await queue.cancel((await take()).id)).toBe("active")
+    await run(c.fail(await take(), { delayMs: 60_000, error: "", mode: "snooze" }))
+    await run(c.fail(await take(), { delayMs: 0, error: '{"message":"x"}', mode: "final" }))
+    await run(c.release([await take()]))
+    await take()
+    expect((await queue.stats()).active).toBe(1)
+  })
+
   it("a hold (a handler's RateLimited) puts the job at the front, spends no attempt and leases nothing until it ends", async () => {
     const { queue, c } = await setup(3)
     const [job] = (await run(c.reserve(1, 30_000, 0))).jobs
