@@ -5,16 +5,17 @@
  * limits are set alike on every partition and hold per partition (docs/flow-control.md).
  * A bad value is a usage failure (exit 2) and writes nothing.
  */
+import type { Command } from "commander"
 import * as Effect from "effect/Effect"
 import { InvalidOptions } from "../engine/model/Errors.ts"
 import { type RateLimit, validateConcurrency, validateRateLimit } from "../engine/model/Flow.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
-import { queueName, withCommonFlags } from "./Flags.ts"
-import type { CommandGroup, JobFlags } from "./Jobs.ts"
+import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, toFailure, writeJson, writeText } from "./Output.ts"
 
 /** Flags of `leaseq limits`. */
-export interface LimitFlags extends JobFlags {
+export interface LimitFlags extends CommonFlags {
+  readonly queue: string
   readonly rate?: string
   readonly concurrency?: string
 }
@@ -68,8 +69,19 @@ export const runLimits = (io: Io, url: string, flags: LimitFlags): Effect.Effect
     }),
   )
 
-/** `limits` of one queue. */
-export const limitCommands = ({ program, io, url, setJob }: CommandGroup): void => {
+/** What the command is built with: Jobs.ts's command group (declared here: Jobs.ts registers this command). */
+interface LimitGroup {
+  readonly program: Command
+  readonly io: Io
+  readonly url: (
+    flags: CommonFlags,
+    run: (url: string) => Effect.Effect<ExitCodeValue, CliFailure>,
+  ) => Effect.Effect<ExitCodeValue, CliFailure>
+  readonly setJob: (job: Effect.Effect<ExitCodeValue, CliFailure>) => void
+}
+
+/** `limits` of one queue (registered by Jobs.ts beside `pause` and `resume`). */
+export const limitCommands = ({ program, io, url, setJob }: LimitGroup): void => {
   const limits = withCommonFlags(
     program
       .command("limits")
