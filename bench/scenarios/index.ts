@@ -8,6 +8,7 @@ import { addSection } from "./add.ts"
 import { batchSection } from "./batch.ts"
 import { completeSection } from "./complete.ts"
 import { floorSection } from "./floor.ts"
+import { flowSection } from "./flow.ts"
 import { memorySection } from "./memory.ts"
 import { pickupSection } from "./pickup.ts"
 import { prioritySection } from "./priority.ts"
@@ -26,4 +27,5 @@ export const SECTIONS: ReadonlyArray<Section> = [
   tracingSection,
   batchSection,
   prioritySection,
+  flowSection,
 ]

@@ -12,6 +12,7 @@ import { validateJobId } from "../engine/queue/JobControl.ts"
 import type { JobControl } from "../engine/queue/QueueApi.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
+import { limitCommands } from "./Limits.ts"
 import {
   type CliFailure,
   clip,
@@ -151,7 +152,7 @@ export interface CommandGroup {
   readonly setJob: (job: Effect.Effect<ExitCodeValue, CliFailure>) => void
 }
 
-/** `job`, `cancel`, `pause`, `resume` of one queue. */
+/** `job`, `cancel`, `pause`, `resume` and `limits` (Limits.ts) of one queue. */
 export const jobCommands = ({ program, io, url, setJob }: CommandGroup): void => {
   const queueCommand = (name: string, description: string) =>
     withCommonFlags(program.command(name).description(description)).requiredOption(
@@ -177,4 +178,5 @@ export const jobCommands = ({ program, io, url, setJob }: CommandGroup): void =>
   pause.action(() => setJob(url(pause.opts(), (u) => runPause(io, u, "pause", pause.opts()))))
   const resume = queueCommand("resume", "hand out jobs again after pause, waking idle workers")
   resume.action(() => setJob(url(resume.opts(), (u) => runPause(io, u, "resume", resume.opts()))))
+  limitCommands({ program, io, url, setJob })
 }

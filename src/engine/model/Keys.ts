@@ -100,6 +100,12 @@ export interface QueueKeys {
   readonly prioritized: string
   /** HASH id -> priority, for each job whose priority is not 0 (deleted with its other fields). */
   readonly priority: string
+  /**
+   * LIST of the rate limit's window (only while `setRateLimit` set one): "<ms>|<n>" per
+   * reserve call that leased n jobs at ms (Redis clock), newest at the left; entries older
+   * than the window are dropped by reserve, and meta.rateCount is the sum of those left.
+   */
+  readonly rate: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -135,6 +141,7 @@ export const KEY_TYPES = {
   schedAt: "zset",
   prioritized: "zset",
   priority: "hash",
+  rate: "list",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */

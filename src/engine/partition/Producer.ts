@@ -55,6 +55,8 @@ export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
     oldestWaitingAgeMs: Math.max(a.oldestWaitingAgeMs, b.oldestWaitingAgeMs),
     layout: a.layout ?? b.layout,
     paused: a.paused || b.paused,
+    // every partition has its own limits (set on each alike); the longest hold shows
+    limits: { ...a.limits, heldMs: Math.max(a.limits.heldMs, b.limits.heldMs) },
     counters,
   }
 }
