@@ -105,6 +105,13 @@ export const TARGETS: ReadonlyArray<TargetDef> = [
     compare: vsBullmq("reclaim.20k", "ms", "lower"),
   },
   {
+    name: "flow-rate-limit-1000-jobs",
+    what: () => "rate limit 100 per 1000 ms: 1,000 jobs over 4 workers at concurrency 20",
+    target: "≤ 10.5 s (10 windows: 9 s is the floor)",
+    bound: { op: "≤", value: 1 },
+    compare: underLimit(() => "flow.rate", 10.5, "s"),
+  },
+  {
     name: "reclaim-20k-longest-call",
     what: () => "reclaim 20,000 expired leases, longest single Redis call",
     target: "≤ 10 ms",

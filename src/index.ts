@@ -40,6 +40,7 @@ export {
   WrongKeyType,
 } from "./engine/model/Errors.ts"
 export { DEAD_REASONS, type DeadReason } from "./engine/model/Failure.ts"
+export { type FlowLimits, type RateLimit, RateLimited, Snooze } from "./engine/model/Flow.ts"
 export { LAYOUT_VERSION, MAX_PARTITIONS } from "./engine/model/Keys.ts"
 export type { WorkerInfo } from "./engine/model/Registry.ts"
 export { Limits } from "./engine/model/Validate.ts"

@@ -8,6 +8,7 @@ import { addSection } from "./add.ts"
 import { batchSection } from "./batch.ts"
 import { completeSection } from "./complete.ts"
 import { floorSection } from "./floor.ts"
+import { flowSection } from "./flow.ts"
 import { groupsSection } from "./groups.ts"
 import { memorySection } from "./memory.ts"
 import { pickupSection } from "./pickup.ts"
@@ -28,4 +29,5 @@ export const SECTIONS: ReadonlyArray<Section> = [
   batchSection,
   groupsSection,
   prioritySection,
+  flowSection,
 ]

@@ -133,6 +133,15 @@ export const statsReport = (prefix: string, queues: ReadonlyArray<QueueStats>): 
   }
 }
 
+/** A queue's flow limits in a stats row: "100/1000ms", "max 5 active", "held 2s", or "-" for none. */
+const limitsText = (l: QueueStats["limits"]): string => {
+  const parts: string[] = []
+  if (l.rateLimit !== null) parts.push(`${l.rateLimit.max}/${l.rateLimit.perMs}ms`)
+  if (l.concurrency !== null) parts.push(`max ${l.concurrency} active`)
+  if (l.heldMs > 0) parts.push(`held ${duration(l.heldMs)}`)
+  return parts.length > 0 ? parts.join(", ") : "-"
+}
+
 /** The text form of a stats report. */
 export const formatStats = (r: StatsReport): string => {
   if (r.queues.length === 0) return `no queues under prefix ${r.prefix}\n`
@@ -144,8 +153,9 @@ export const formatStats = (r: StatsReport): string => {
     q.delayed,
     q.dead,
     q.waiting > 0 ? duration(q.oldestWaitingAgeMs) : "-",
+    limitsText(q.limits),
   ])
-  return table(["QUEUE", "WAITING", "ACTIVE", "EXPIRED", "DELAYED", "DEAD", "OLDEST WAITING"], rows)
+  return table(["QUEUE", "WAITING", "ACTIVE", "EXPIRED", "DELAYED", "DEAD", "OLDEST WAITING", "LIMITS"], rows)
 }
 
 /** Run `leaseq stats`: counts per queue (EXPIRED = active leases past their deadline, not yet swept). */

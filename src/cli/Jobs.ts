@@ -13,6 +13,7 @@ import type { JobControl } from "../engine/queue/QueueApi.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
 import { groupCommands } from "./Groups.ts"
+import { limitCommands } from "./Limits.ts"
 import {
   type CliFailure,
   clip,
@@ -152,7 +153,7 @@ export interface CommandGroup {
   readonly setJob: (job: Effect.Effect<ExitCodeValue, CliFailure>) => void
 }
 
-/** `job`, `cancel`, `pause`, `resume` of one queue, and `groups` (see Groups.ts). */
+/** `job`, `cancel`, `pause`, `resume`, `limits` (Limits.ts) and `groups` (Groups.ts) of one queue. */
 export const jobCommands = ({ program, io, url, setJob }: CommandGroup): void => {
   const queueCommand = (name: string, description: string) =>
     withCommonFlags(program.command(name).description(description)).requiredOption(
@@ -179,4 +180,5 @@ export const jobCommands = ({ program, io, url, setJob }: CommandGroup): void =>
   const resume = queueCommand("resume", "hand out jobs again after pause, waking idle workers")
   resume.action(() => setJob(url(resume.opts(), (u) => runPause(io, u, "resume", resume.opts()))))
   groupCommands({ program, io, url, setJob })
+  limitCommands({ program, io, url, setJob })
 }

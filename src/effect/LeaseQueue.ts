@@ -103,6 +103,10 @@ const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
   resume: control.resume,
   isPaused: control.isPaused,
   clearDedupe: control.clearDedupe,
+  setRateLimit: control.setRateLimit,
+  rateLimit: control.rateLimit,
+  setConcurrency: control.setConcurrency,
+  concurrency: control.concurrency,
 })
 
 /**

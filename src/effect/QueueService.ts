@@ -16,6 +16,7 @@ import type {
   QueueClosed,
   RedisError,
 } from "../engine/model/Errors.ts"
+import type { RateLimit } from "../engine/model/Flow.ts"
 import type { WorkerInfo } from "../engine/model/Registry.ts"
 import type { AnyQueue, AnyQueueStats } from "../engine/partition/Queue.ts"
 import type { GroupLimits, GroupPage } from "../engine/queue/Groups.ts"
@@ -182,6 +183,17 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
     readonly cursor?: string
     readonly count?: number
   }) => Effect.Effect<GroupPage, ControlError>
+  /**
+   * At most `max` jobs leased per `perMs` ms (Redis clock), by all workers together; null
+   * clears it. Partitioned: per partition. Bad input fails with InvalidOptions, writes nothing. O(1).
+   */
+  readonly setRateLimit: (limit: RateLimit | null) => Effect.Effect<void, ControlError>
+  /** The rate limit, or null when none is set. O(1). */
+  readonly rateLimit: Effect.Effect<RateLimit | null, ControlError>
+  /** At most `n` jobs active at once across all workers; null clears it. Partitioned: per partition. O(1). */
+  readonly setConcurrency: (n: number | null) => Effect.Effect<void, ControlError>
+  /** The concurrency cap, or null when none is set. O(1). */
+  readonly concurrency: Effect.Effect<number | null, ControlError>
   /** @internal Present on services built by {@link make}; a worker needs it. Absent on test doubles. */
   readonly [InternalsKey]?: Internals<A>
 }

@@ -40,7 +40,62 @@ export const COUNTERS: ReadonlyArray<readonly [name: string, help: string, pick:
     "Handlers aborted by their worker because it could not reach Redis to extend their lease.",
     (s) => s.counters.selfFenced,
   ],
+  [
+    "leaseq_jobs_snoozed_total",
+    "Jobs their handler snoozed (Snooze): sent to delayed without spending an attempt.",
+    (s) => s.counters.snoozed,
+  ],
+  [
+    "leaseq_jobs_rate_limited_total",
+    "Jobs whose handler threw RateLimited: back to the front, the queue held for its retryAfterMs.",
+    (s) => s.counters.rateLimited,
+  ],
 ]
+
+/** The flow limits that hold a reserve back, the `limit` label of `leaseq_reserves_limited_total`. */
+const LIMITS = [
+  ["rate", (s: QueueStats) => s.counters.limitedRate],
+  ["concurrency", (s: QueueStats) => s.counters.limitedConcurrency],
+  ["held", (s: QueueStats) => s.counters.limitedHeld],
+] as const
+
+/** The flow-limit series: the limits set (absent when not), the hold, the reserves held back. */
+const flowSeries = (registers: Registry[]) => {
+  const labelNames = ["queue"]
+  const gauge = (name: string, help: string) => new Gauge({ name, help, labelNames, registers })
+  const g = {
+    rateMax: gauge(
+      "leaseq_rate_limit_max",
+      "The queue's rate limit: at most this many jobs leased per window (absent: none).",
+    ),
+    ratePer: gauge("leaseq_rate_limit_window_seconds", "The rate limit's window (absent: no rate limit)."),
+    concurrency: gauge(
+      "leaseq_concurrency_limit",
+      "At most this many jobs active at once across all workers (absent: no cap).",
+    ),
+    held: gauge(
+      "leaseq_held_seconds",
+      "How long the queue still leases nothing for (a handler's RateLimited); 0 when not held.",
+    ),
+  }
+  const limited = new Counter({
+    name: "leaseq_reserves_limited_total",
+    help: "Reserve calls that leased fewer jobs than asked while jobs were ready, by the flow limit that held them back (rate, concurrency, held): how often the queue was held back.",
+    labelNames: ["queue", "limit"],
+    registers,
+  })
+  return (s: QueueStats): void => {
+    const queue = s.queue
+    const l = s.limits
+    if (l.rateLimit !== null) {
+      g.rateMax.set({ queue }, l.rateLimit.max)
+      g.ratePer.set({ queue }, l.rateLimit.perMs / 1000)
+    }
+    if (l.concurrency !== null) g.concurrency.set({ queue }, l.concurrency)
+    g.held.set({ queue }, l.heldMs / 1000)
+    for (const [limit, pick] of LIMITS) limited.inc({ queue, limit }, pick(s))
+  }
+}
 
 /** The MIME type of the exposition (Prometheus text format 0.0.4). */
 export const EXPOSITION_CONTENT_TYPE = new Registry().contentType
@@ -96,6 +151,7 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
     labelNames: ["queue"],
     registers,
   })
+  const flow = flowSeries(registers)
   for (const u of snapshot.unreadable) unreadable.set({ queue: u.queue }, 1)
   new Gauge({
     name: "leaseq_queues_not_exported",
@@ -111,6 +167,7 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
     gauges.groups.set({ queue }, s.groups)
     gauges.oldest.set({ queue }, s.oldestWaitingAgeMs / 1000)
     for (const [counter, pick] of counters) counter.inc({ queue }, pick(s))
+    flow(s)
   }
   return registry.metrics()
 }

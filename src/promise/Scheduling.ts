@@ -15,10 +15,11 @@ import {
   scheduleWith,
 } from "../engine/queue/Schedules.ts"
 
+import { QueueFlow } from "./QueueFlow.ts"
 /** Recurring jobs on a queue (see docs/schedules.md); `T` is the payload's type. */
-export abstract class Scheduling<T> {
+export abstract class Scheduling<T> extends QueueFlow {
   /** The queue's engine side. */
-  abstract readonly queue: AnyQueue
+  abstract override readonly queue: AnyQueue
 
   /**
    * Create or replace schedule `name` (1-100 characters from letters, digits, `.`, `_`,

@@ -60,6 +60,7 @@ describe("bench command line", () => {
       "tracing",
       "batch",
       "priority",
+      "flow",
     ])
   })
 })

@@ -219,6 +219,7 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   pause: { input: undefined, groups: 0 },
   resume: { input: undefined, groups: 0 },
   clearDedupe: { input: "k", groups: 0 },
+  setLimits: { input: { limit: "rate", value: 10, perMs: 1000 }, groups: 0 },
   verifyOrphans: { input: ["a"], groups: 1 },
   open: { input: undefined, groups: -1 },
   workers: { input: undefined, groups: 0 },

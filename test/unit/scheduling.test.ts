@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import {
+  holdBack,
   makeScheduling,
   nextLanded,
   type SchedEvent,
@@ -144,5 +145,22 @@ describe("Scheduling: who may call the loop's own steps", () => {
       if (steps.length > 0 && !LOOP_FILES.includes(base)) offenders.push(`${entry}: ${steps.join(", ")}`)
     }
     expect(offenders).toEqual([])
+  })
+})
+
+describe("a flow limit's hold", () => {
+  it("a rate or RateLimited hold outlasts freed slots; the concurrency cap's ends at this worker's first freed slot", () => {
+    const s = makeScheduling()
+    tell(s, SLOT_TAKEN)
+    tell(s, SLOT_TAKEN)
+    holdBack(s, 1_000, false)
+    tell(s, SLOT_FREED)
+    expect(s.limitedUntil).toBe(1_000)
+    holdBack(s, 2_000, true)
+    expect(s.limitEndsOnSlot).toBe(true)
+    tell(s, SLOT_FREED)
+    expect(s.limitedUntil).toBeUndefined()
+    holdBack(s, undefined, false)
+    expect(s).toMatchObject({ limitedUntil: undefined, limitEndsOnSlot: false, busy: 0 })
   })
 })

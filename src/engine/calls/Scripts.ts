@@ -11,7 +11,7 @@
 import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
 import { groupLimits, groupList, groupPause } from "../scripts/GroupScripts.ts"
-import { cancel, changePriority, clearDedupe, getJob, pause, resume } from "../scripts/JobScripts.ts"
+import { cancel, changePriority, clearDedupe, getJob, pause, resume, setLimits } from "../scripts/JobScripts.ts"
 import { complete, extend, fail, release, reserve } from "../scripts/LeaseScripts.ts"
 import {
   clean,
@@ -56,6 +56,7 @@ export const Scripts = {
   pause,
   resume,
   clearDedupe,
+  setLimits,
   workers,
   workerLeave,
   leases,

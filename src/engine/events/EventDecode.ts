@@ -35,6 +35,10 @@ export type JobEvent =
   | (EventBase & { readonly kind: "released" })
   | (EventBase & { readonly kind: "dead"; readonly reason: string })
   | (EventBase & { readonly kind: "cancelled"; readonly was: string })
+  /** The handler threw `Snooze`: the job went to delayed for `delayMs`, no attempt spent. */
+  | (EventBase & { readonly kind: "snoozed"; readonly delayMs: number })
+  /** The handler threw `RateLimited`: the job went back to the front, the queue held for `delayMs`. */
+  | (EventBase & { readonly kind: "rate-limited"; readonly delayMs: number })
   | (EventBase & { readonly kind: "paused" })
   | (EventBase & { readonly kind: "resumed" })
   /** drain or clean deleted the job for good; `was` its state then. */
@@ -110,6 +114,9 @@ const decodeOne = (base: EventBase, f: Record<string, string | undefined>): JobE
         reason: f.reason ?? "",
         attempt: num(f.attempt),
       }
+    case "snoozed":
+    case "rate-limited":
+      return { ...base, kind: f.kind, delayMs: num(f.delayMs) }
     case "lease-lost":
       return { ...base, kind: "lease-lost", attempt: num(f.attempt) }
     case "dead":

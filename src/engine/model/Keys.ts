@@ -114,6 +114,12 @@ export interface QueueKeys {
   readonly prioritized: string
   /** HASH id -> priority, for each job whose priority is not 0 (deleted with its other fields). */
   readonly priority: string
+  /**
+   * LIST of the rate limit's window (only while `setRateLimit` set one): "<ms>|<n>" per
+   * reserve call that leased n jobs at ms (Redis clock), newest at the left; entries older
+   * than the window are dropped by reserve, and meta.rateCount is the sum of those left.
+   */
+  readonly rate: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -156,6 +162,7 @@ export const KEY_TYPES = {
   gcount: "zset",
   prioritized: "zset",
   priority: "hash",
+  rate: "list",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -164,14 +171,8 @@ export type KeyName = keyof typeof KEY_TYPES
 /** The suffixes, in a fixed order (meta first). */
 export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
 
-/**
- * The ready group: the keys of the jobs ready to run or delayed, and the wake-up marker.
- * Only `lua/include/ready.lua` reads or writes them. A script that moves jobs into or out
- * of ready or delayed (or reads them) ends its KEYS with this group, in this order (its
- * header says `KEYS[i..] ready`), so the include finds them at the end of KEYS and a new
- * ordering rule adds its keys here without renumbering any script's own keys.
- */
-export const READY_KEYS = [
+/** The keys of fair groups (lua/include/groups.lua), the first of {@link READY_KEYS}. */
+const GROUP_KEYS = [
   "gcount",
   "gwait",
   "gready",
@@ -179,12 +180,16 @@ export const READY_KEYS = [
   "gjob",
   "gstate",
   "gindex",
-  "wait",
-  "delayed",
-  "marker",
-  "prioritized",
-  "priority",
 ] as const satisfies ReadonlyArray<KeyName>
+
+/**
+ * The ready group: the keys of the jobs ready to run or delayed, and the wake-up marker.
+ * Only `lua/include/ready.lua` reads or writes them. A script that moves jobs into or out
+ * of ready or delayed (or reads them) ends its KEYS with this group, in this order (its
+ * header says `KEYS[i..] ready`), so the include finds them at the end of KEYS and a new
+ * ordering rule adds its keys here without renumbering any script's own keys.
+ */
+export const READY_KEYS = [...GROUP_KEYS, "wait", "delayed", "marker", "prioritized", "priority"] as const
 
 /**
  * The named groups a script header may declare as one line `KEYS[i..] <group>`: `ready`

@@ -60,6 +60,8 @@ export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
     // a group lives in one partition (see pick)
     groups: a.groups + b.groups,
     busiestGroups: [...a.busiestGroups, ...b.busiestGroups].sort((x, y) => y.waiting - x.waiting).slice(0, 5),
+    // every partition has its own limits (set on each alike); the longest hold shows
+    limits: { ...a.limits, heldMs: Math.max(a.limits.heldMs, b.limits.heldMs) },
     counters,
   }
 }

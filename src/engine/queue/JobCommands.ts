@@ -10,6 +10,7 @@ import { priorityChanged } from "../calls/Replies.ts"
 import { Scripts } from "../calls/Scripts.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { scheduledForOf } from "../model/Schedule.ts"
+import type { LimitChange } from "../scripts/JobScripts.ts"
 
 /** Where a job is. `completed` and `cancelled` jobs are seen only while retained (`keepCompleted`). */
 export type JobState = "waiting" | "delayed" | "active" | "completed" | "dead" | "cancelled"
@@ -165,6 +166,8 @@ export const makeJobCommands = (client: RedisClient, k: QueueKeys) => ({
   resume: runScript(client, k, Scripts.resume, undefined),
   /** Free a dedupe key: true when it was held. */
   clearDedupe: (key: string) => runScript(client, k, Scripts.clearDedupe, key),
+  /** Set or clear a queue-wide flow limit (checked by the caller). */
+  setLimits: (change: LimitChange) => runScript(client, k, Scripts.setLimits, change),
 })
 
 /** The job-control commands of one queue. */

@@ -1,6 +1,7 @@
 /**
  * Look up and steer jobs and the queue, validated and bounded like the queue's other
- * calls: `getJob`, `cancel`, `changePriority`, `pause`, `resume`, `isPaused`, `clearDedupe`. For one queue
+ * calls: `getJob`, `cancel`, `changePriority`, `pause`, `resume`, `isPaused`, `clearDedupe`, and the flow
+ * limits `setRateLimit`, `rateLimit`, `setConcurrency`, `concurrency`. For one queue
  * ({@link makeJobControl}) and for a partitioned one ({@link makePartitionedControl}).
  * Bad input fails with {@link InvalidOptions} before anything is sent.
  */
@@ -8,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { Commands } from "../calls/Commands.ts"
 import { InvalidOptions, JobNotWaiting, QueueClosed } from "../model/Errors.ts"
+import { validateConcurrency, validateRateLimit } from "../model/Flow.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { type Checked, checkInteger, Limits } from "../model/Validate.ts"
 import { readOnly } from "./Adding.ts"
@@ -122,6 +124,12 @@ export const makeJobControl = (core: ControlledQueue): JobControl => {
     resume: open(cmds.resume),
     isPaused: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.paused)),
     clearDedupe: checked(validateDedupeKey, (key) => open(cmds.clearDedupe(key))),
+    setRateLimit: checked(validateRateLimit, (l) =>
+      open(cmds.setLimits({ limit: "rate", value: l?.max ?? null, perMs: l?.perMs ?? 0 })),
+    ),
+    rateLimit: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.limits.rateLimit)),
+    setConcurrency: checked(validateConcurrency, (n) => open(cmds.setLimits({ limit: "concurrency", value: n }))),
+    concurrency: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.limits.concurrency)),
   }
 }
 
@@ -148,7 +156,8 @@ const onePartition =
  * Job control of a partitioned queue: `getJob`, `cancel` and `changePriority` ask every
  * partition at once (a job is in exactly one); `pause`/`resume` change every partition; `isPaused` is true
  * when any partition is paused; `clearDedupe` goes to the key's partition (`dedupeKey`
- * routes adds there too).
+ * routes adds there too); the rate limit and concurrency cap are set alike on every
+ * partition and hold per partition (read from the first).
  */
 export const makePartitionedControl = (
   each: ReadonlyArray<JobControl>,
@@ -166,5 +175,10 @@ export const makePartitionedControl = (
     resume: all((c) => c.resume).pipe(Effect.map((r) => r.some((x) => x))),
     isPaused: all((c) => c.isPaused).pipe(Effect.map((r) => r.some((x) => x))),
     clearDedupe: checked(validateDedupeKey, (key) => each[partitionOf(key)]!.clearDedupe(key)),
+    // the limits are each partition's own (a reserve is atomic in one partition only)
+    setRateLimit: checked(validateRateLimit, (l) => Effect.asVoid(all((c) => c.setRateLimit(l)))),
+    rateLimit: each[0]!.rateLimit,
+    setConcurrency: checked(validateConcurrency, (n) => Effect.asVoid(all((c) => c.setConcurrency(n)))),
+    concurrency: each[0]!.concurrency,
   }
 }

@@ -17,6 +17,7 @@ import type {
   RedisError,
   RedisUnavailable,
 } from "../model/Errors.ts"
+import type { RateLimit } from "../model/Flow.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import type { WorkerInfo } from "../model/Registry.ts"
 import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
@@ -44,6 +45,14 @@ export interface JobControl {
   readonly resume: Effect.Effect<boolean, ControlError>
   readonly isPaused: Effect.Effect<boolean, ControlError>
   readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
+  /** Set (`{ max, perMs }`) or clear (null) the queue-wide rate limit; partitioned: each partition's. */
+  readonly setRateLimit: (limit: unknown) => Effect.Effect<void, ControlError>
+  /** The rate limit, or null when none is set. */
+  readonly rateLimit: Effect.Effect<RateLimit | null, ControlError>
+  /** Set (a whole number) or clear (null) the cap of jobs active at once across all workers; partitioned: each partition's. */
+  readonly setConcurrency: (n: unknown) => Effect.Effect<void, ControlError>
+  /** The concurrency cap, or null when none is set. */
+  readonly concurrency: Effect.Effect<number | null, ControlError>
 }
 
 /** The group calls of a queue (one or partitioned), as Effects. */

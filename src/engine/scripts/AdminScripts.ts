@@ -4,6 +4,7 @@
  */
 
 import { storedPayload } from "../model/Carrier.ts"
+import { type FlowLimits, flowLimitsOf } from "../model/Flow.ts"
 import { KEY_NAMES, KEY_TYPES, LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
@@ -29,6 +30,8 @@ export interface QueueStats {
   readonly groups: number
   /** The (at most 5) groups with the most jobs waiting, the busiest first (for a partitioned queue: over every partition). */
   readonly busiestGroups: ReadonlyArray<{ readonly group: string; readonly waiting: number }>
+  /** The queue-wide rate limit and concurrency cap (`setRateLimit`, `setConcurrency`) and a RateLimited hold. */
+  readonly limits: FlowLimits
   /** Totals since the queue was created. */
   readonly counters: {
     readonly added: number
@@ -48,6 +51,14 @@ export interface QueueStats {
     readonly refused: number
     /** Self-fences workers reported: handlers aborted because the worker could not reach Redis to extend their lease. */
     readonly selfFenced: number
+    /** Jobs snoozed by their handler (`Snooze`): sent to delayed without spending an attempt. */
+    readonly snoozed: number
+    /** Jobs whose handler threw `RateLimited`: back to the front, the queue held for its retryAfterMs. */
+    readonly rateLimited: number
+    /** Reserve calls that leased fewer jobs than asked while jobs were ready, by the limit that held them back. */
+    readonly limitedRate: number
+    readonly limitedConcurrency: number
+    readonly limitedHeld: number
   }
 }
 
@@ -121,6 +132,7 @@ const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
     paused: meta.paused === 1,
     groups: Number(r[10]),
     busiestGroups,
+    limits: flowLimitsOf(meta, now),
     counters: counters(meta),
   }
 }
@@ -142,6 +154,11 @@ const counters = (meta: Readonly<Record<string, number>>): QueueStats["counters"
     removed: n("removed"),
     refused: n("refused"),
     selfFenced: n("selfFenced"),
+    snoozed: n("snoozed"),
+    rateLimited: n("rateLimited"),
+    limitedRate: n("limitedRate"),
+    limitedConcurrency: n("limitedConcurrency"),
+    limitedHeld: n("limitedHeld"),
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * The descriptors of the scripts that look up and steer single jobs and the queue:
- * `get-job`, `cancel`, `change-priority`, `pause`, `resume`, `clear-dedupe`.
+ * `get-job`, `cancel`, `change-priority`, `pause`, `resume`, `clear-dedupe`, `set-limits`.
  */
 import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
@@ -112,4 +112,20 @@ export const clearDedupe = defineScript({
   argv: ["layout", "key"],
   args: (key: string): Argv => [LAYOUT_VERSION, key],
   decode: (reply): boolean => list(reply)[0] === 1,
+})
+
+/** What `set-limits` sets: the rate limit (`value` max, `perMs`) or the concurrency cap (`value`); null `value` clears it. */
+export interface LimitChange {
+  readonly limit: "rate" | "concurrency"
+  readonly value: number | null
+  readonly perMs?: number
+}
+
+/** `set-limits`: set or clear a queue-wide flow limit (see lua/include/flow.lua). */
+export const setLimits = defineScript({
+  name: "set-limits",
+  keys: ["meta", "rate", ...READY_KEYS],
+  argv: ["layout", "limit", "value", "perMs"],
+  args: (c: LimitChange): Argv => [LAYOUT_VERSION, c.limit, c.value ?? "", c.perMs ?? ""],
+  decode: (): void => undefined,
 })

@@ -35,6 +35,11 @@ export interface Reserved {
   readonly nextDueMs: number
   /** Per completion carried by the call: true when it completed, false when its lease was lost. */
   readonly completed: ReadonlyArray<boolean>
+  /**
+   * Set when a flow limit (rate limit, concurrency cap, a RateLimited hold) leased fewer jobs
+   * than asked: the ms until it may allow more, 0 when not known (the concurrency cap).
+   */
+  readonly limitMs?: number
 }
 
 /** Most jobs a worker asks for in one reserve call (the script takes 0 to 1000). */
@@ -91,6 +96,7 @@ export const reserve = defineScript({
     "dedupeid",
     "events",
     "cancelled",
+    "rate",
     ...READY_KEYS,
   ],
   argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m", "riders"],
@@ -140,6 +146,8 @@ export const reserve = defineScript({
         timeoutMs: Number(fields[i + 4]),
       })
     }
+    // a flow limit's wait comes last, after the payloads, only when one held the call back
+    if (r.length > 4 + jobs.length) return { jobs, nextDueMs: Number(r[0]), completed, limitMs: Number(r.at(-1)) }
     return { jobs, nextDueMs: Number(r[0]), completed }
   },
 })
@@ -223,8 +231,12 @@ export const complete = defineScript({
   decode: flags,
 })
 
-/** How `fail` treats the job: retry unless attempts are used up, dead after this failure, or dead without counting one. */
-export type FailMode = "retry" | "final" | "dead"
+/**
+ * How `fail` treats the job: retry unless attempts are used up, dead after this failure, or
+ * dead without counting one; `snooze` (delayed) and `hold` (front of wait, the queue held)
+ * count no failure (a handler's Snooze and RateLimited, see lua/fail.lua).
+ */
+export type FailMode = "retry" | "final" | "dead" | "snooze" | "hold"
 
 /** `fail`: the job was scheduled again (`retry`), went to dead (`dead`), or its lease was lost (`lost`). */
 export const fail = defineScript({

@@ -11,11 +11,12 @@ import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/LeaseScripts.ts
 import type { Landed, WorkerContext } from "./Context.ts"
 import { place, prefetchPaused } from "./Fragile.ts"
 import { giveBack, reservedJobs } from "./GiveBack.ts"
+import { monotonicNow } from "./Lease.ts"
 import { holdLease, takeWaiting } from "./Prefetch.ts"
 import { blockOnMarker, blockThenReserve, reserveBehind, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
 import { startJob, startWaiting } from "./RunJob.ts"
-import { beginCall, expectCall, hold, nextLanded, noteFragile, takeAllLanded } from "./Scheduling.ts"
+import { beginCall, expectCall, hold, holdBack, nextLanded, noteFragile, takeAllLanded } from "./Scheduling.ts"
 import { canSend, canStartWaiting, freeSlots, lingering, waitEvent } from "./Slots.ts"
 
 /** Pauses after a failed reserve call or marker wait, in a row; the last one repeated. */
@@ -67,8 +68,41 @@ const startLanded = <A>(ctx: WorkerContext<A>, l: Landed) =>
     }
     if (Exit.isFailure(l.reserved)) return yield* landedFailed(ctx, l.quiet, l.reserved.cause)
     yield* startPlaced(ctx, l.starts)
+    const { limitMs } = l.reserved.value
+    if (limitMs !== undefined) return { next: "limited" as const, due: limitMs }
     const short = l.reserved.value.jobs.length < l.want
     return { next: short ? ("short" as const) : ("full" as const), due: l.reserved.value.nextDueMs }
+  })
+
+/**
+ * Longest wait, in ms, for the concurrency cap when none of this worker's own jobs frees a
+ * slot first (another worker's lease leaving active tells this one nothing): two calls a
+ * second at most while the cap is full.
+ */
+export const CAP_WAIT_MS = 500
+
+/**
+ * A flow limit held the call back (reserve's `limitMs`): no call goes until it may allow
+ * more — the rate window's next opening or the held time, at most `blockTimeoutMs` (a
+ * cleared limit is seen that soon), or for the concurrency cap ({@link CAP_WAIT_MS}) until
+ * one of this worker's jobs frees its slot.
+ */
+const holdLimited = <A>(ctx: WorkerContext<A>, limitMs: number) =>
+  limitMs > 0
+    ? holdBack(ctx.sched, monotonicNow() + Math.min(limitMs + 1, ctx.settings.blockTimeoutMs), false)
+    : holdBack(ctx.sched, monotonicNow() + CAP_WAIT_MS, true)
+
+/** Held back by a flow limit: wait, sending nothing, until the hold ends (or a call lands, or close). */
+const waitLimited = <A>(ctx: WorkerContext<A>, until: number) =>
+  Effect.gen(function* () {
+    const left = until - monotonicNow()
+    if (left > 0) {
+      // riders go on their own: no call follows soon
+      if (nothingOut(ctx)) yield* standDown(ctx)
+      yield* Effect.timeoutOption(waitEvent(ctx, false), left)
+    }
+    if (ctx.sched.limitedUntil !== undefined && monotonicNow() >= ctx.sched.limitedUntil)
+      holdBack(ctx.sched, undefined, false)
   })
 
 /** What the reserve loop carries from one turn to the next. */
@@ -97,6 +131,7 @@ const takeLanded = <A>(ctx: WorkerContext<A>, st: LoopState, l: Landed) =>
     }
     st.failures = 0
     st.short = next === "short" ? due : undefined
+    if (next === "limited") holdLimited(ctx, due)
   })
 
 /**
@@ -144,6 +179,7 @@ const idle = <A>(ctx: WorkerContext<A>, short: boolean) =>
 const turn = <A>(ctx: WorkerContext<A>, st: LoopState) => {
   const l = nextLanded(ctx.sched)
   if (l !== undefined) return takeLanded(ctx, st, l)
+  if (ctx.sched.limitedUntil !== undefined) return waitLimited(ctx, ctx.sched.limitedUntil)
   if (st.short !== undefined && nothingOut(ctx)) return waitForJobs(ctx, st, st.short)
   if (canSend(ctx, st.short !== undefined)) return sendCall(ctx)
   return idle(ctx, st.short !== undefined)

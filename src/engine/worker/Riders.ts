@@ -45,10 +45,15 @@ export const sendAlone = <A>(ctx: WorkerContext<A>, item: Finished, held: Held, 
 /**
  * True when a finished job's complete rides the next reserve call: ride-along is on, the
  * worker runs, and the reserve loop waits for a slot or will send its next call without
- * waiting (`reserving`: a call is in flight or about to go). Otherwise it goes on its own.
+ * waiting (`reserving`: a call is in flight or about to go), and no flow limit holds it back
+ * past the slot the job frees. Otherwise it goes on its own.
  */
 export const ridesNext = <A>(ctx: WorkerContext<A>): boolean =>
-  ctx.settings.rideAlong !== false && (ctx.sched.loopWaits || ctx.sched.reserving) && ctx.state === "running"
+  ctx.settings.rideAlong !== false &&
+  (ctx.sched.loopWaits || ctx.sched.reserving) &&
+  ctx.state === "running" &&
+  // held back by a flow limit, no call follows a freed slot (but the concurrency cap's: see Scheduling.ts)
+  (ctx.sched.limitedUntil === undefined || ctx.sched.limitEndsOnSlot)
 
 /** A rider's answer (or "stopped": close stopped waiting) as a delivery, or "resend": it must go on its own. */
 export const rideDelivery = (

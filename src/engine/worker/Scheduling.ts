@@ -16,32 +16,16 @@ import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type { Reservation } from "../calls/Commands.ts"
 import type { Held } from "./Lease.ts"
+import type { Rider } from "./Ride.ts"
 
-/** A finished job to acknowledge. */
-export interface Finished {
-  readonly id: string
-  readonly token: number
-  readonly result?: string
-}
-
-/**
- * What a rider (a complete carried by a reserve call) learns: the script's answer, or
- * that it must be sent on its own (the reserve failed — `uncertain` when it may have
- * run — or never carried it).
- */
-export type RideAnswer = boolean | { readonly resend: true; readonly uncertain: boolean }
-
-/** A complete riding with a reserve call: answered once, listened to by its job's fiber. */
-export interface Rider {
-  readonly item: Finished
-  readonly answer: (a: RideAnswer) => void
-  /** Call `f` with the answer (at once if it came already); returns how to stop listening. */
-  readonly listen: (f: (a: RideAnswer) => void) => () => void
-}
+export type { Finished, RideAnswer, Rider } from "./Ride.ts"
 
 /** A reserve call that landed: what the loop needs to start its jobs. */
 export interface Landed {
-  readonly reserved: Exit.Exit<{ readonly jobs: ReadonlyArray<Reservation>; readonly nextDueMs: number }, unknown>
+  readonly reserved: Exit.Exit<
+    { readonly jobs: ReadonlyArray<Reservation>; readonly nextDueMs: number; readonly limitMs?: number },
+    unknown
+  >
   readonly starts: ReadonlyArray<{ readonly r: Reservation; readonly deadline: number }>
   /** True when the call landed after close began and gave its jobs back itself. */
   readonly handled: boolean
@@ -88,6 +72,10 @@ export interface Scheduling {
   readonly handlerPaceMs: number | undefined
   /** When a fragile job last landed (monotonic ms): prefetch pauses for a while after (Fragile.ts). */
   readonly fragileAt: number | undefined
+  /** Until when (monotonic ms) a flow limit holds the loop back (reserve's `limitMs`): no call before. */
+  readonly limitedUntil: number | undefined
+  /** The hold of `limitedUntil` ends when one of this worker's jobs frees its slot (the concurrency cap). */
+  readonly limitEndsOnSlot: boolean
 }
 
 /** The same, writable: reachable only in this file. */
@@ -160,6 +148,8 @@ export const makeScheduling = (): Scheduling => {
     reserveSeq: 0,
     handlerPaceMs: undefined,
     fragileAt: undefined,
+    limitedUntil: undefined,
+    limitEndsOnSlot: false,
   }
   return s
 }
@@ -188,6 +178,8 @@ export const tell = (sched: Scheduling, e: SchedEvent): void => {
       return
     case "SlotFreed":
       if (s.busy > 0) s.busy--
+      // a lease of this worker left active: the concurrency cap has a slot again
+      if (s.limitEndsOnSlot) s.limitedUntil = undefined
       return
     case "Rider":
       s.riding.push(e.rider)
@@ -294,4 +286,11 @@ export const lingerEnded = (sched: Scheduling): void => {
 /** A fragile job landed at `at` (monotonic ms), or (undefined) none is live and the pause is over (Fragile.ts). */
 export const noteFragile = (sched: Scheduling, at: number | undefined): void => {
   own(sched).fragileAt = at
+}
+
+/** A flow limit holds the loop back until `until` (monotonic ms; undefined: no longer), or (`endsOnSlot`) until a job of its own frees a slot. */
+export const holdBack = (sched: Scheduling, until: number | undefined, endsOnSlot: boolean): void => {
+  const s = own(sched)
+  s.limitedUntil = until
+  s.limitEndsOnSlot = endsOnSlot
 }

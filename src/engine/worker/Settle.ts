@@ -12,6 +12,7 @@ import type { Commands, LeaseRef, Reservation } from "../calls/Commands.ts"
 import { planRetry } from "../model/Backoff.ts"
 import { AckUndelivered } from "../model/Errors.ts"
 import { describeError, errorJson } from "../model/Failure.ts"
+import { RateLimited, Snooze } from "../model/Flow.ts"
 import type { Job } from "../queue/Job.ts"
 import { ackCancelled, completeLanded, type Delivery, deliver, failLanded } from "./Acks.ts"
 import { encodeOutcome } from "./Callbacks.ts"
@@ -102,6 +103,8 @@ export const sendFail = <A>(ctx: WorkerContext<A>, r: LeaseRef, held: Held, opti
     if (d._tag === "undelivered") undelivered(ctx, held, "fail", d)
     if (d._tag !== "answered") return undefined
     if (d.value !== "lost" || !d.uncertain) return d.value
+    // a snooze or hold stores no error to tell whether an uncertain first attempt landed
+    if (options.mode === "snooze" || options.mode === "hold") return undefined
     return yield* failLanded(ctx.commands, r.id, options.error).pipe(Effect.orElseSucceed(() => "lost" as const))
   })
 
@@ -146,6 +149,7 @@ export const settleFailed = <A>(
     // not interrupted by the worker (its lease did not end): the handler interrupted itself,
     // which counts as a failure (left alone, the job would wait out its lease)
     const error = Cause.hasInterruptsOnly(cause) ? handlerInterrupted() : Cause.squash(cause)
+    if (error instanceof Snooze || error instanceof RateLimited) return yield* settleFlow(ctx, r, held, error)
     const plan = yield* planRetry(ctx.settings.backoff, r.attempt, error, ctx.hooks.error)
     const outcome = yield* sendFail(ctx, r, held, {
       delayMs: plan.delayMs,
@@ -157,6 +161,18 @@ export const settleFailed = <A>(
       ctx.hooks.failed?.(job, error, outcome === "retry")
       if (outcome === "dead") ctx.hooks.dead?.({ id: r.id, token: r.token }, "failed", error)
     }
+  })
+
+/**
+ * The handler threw {@link Snooze} (the job goes to delayed) or {@link RateLimited} (back to
+ * the front, the queue held): no attempt spent, no failure told to the hooks.
+ */
+const settleFlow = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, error: Snooze | RateLimited) =>
+  Effect.gen(function* () {
+    const snooze = error instanceof Snooze
+    const delayMs = snooze ? error.delayMs : error.retryAfterMs
+    const outcome = yield* sendFail(ctx, r, held, { delayMs, error: "", mode: snooze ? "snooze" : "hold" })
+    if (outcome === "lost") yield* refusedAck(ctx, held)
   })
 
 /** A payload that does not decode goes to dead at once, without spending an attempt. */

@@ -74,6 +74,8 @@ export const lingering = <A>(ctx: WorkerContext<A>): boolean => {
 export const canSend = <A>(ctx: WorkerContext<A>, short: boolean): boolean => {
   const out = ctx.sched.inFlight.size
   if (short || ctx.sched.waiting.length > 0 || out >= MAX_RESERVES_IN_FLIGHT) return false
+  // a flow limit holds the queue back (ReserveLoop.ts `waitLimited`)
+  if (ctx.sched.limitedUntil !== undefined) return false
   const free = freeSlots(ctx)
   // a batch worker asks for a whole batch or none: calls for the first slots a batch frees
   // would split the next batch over several calls (and wait out its waitMs); a partition's

@@ -1,0 +1,98 @@
+/**
+ * `leaseq limits --queue <name>`: show the queue-wide flow limits (rate limit, concurrency
+ * cap, a RateLimited hold), or set and clear them with `--rate <max>/<perMs>` or
+ * `--rate off` and `--concurrency <n>` or `--concurrency off`. A partitioned queue's
+ * limits are set alike on every partition and hold per partition (docs/flow-control.md).
+ * A bad value is a usage failure (exit 2) and writes nothing.
+ */
+import type { Command } from "commander"
+import * as Effect from "effect/Effect"
+import { InvalidOptions } from "../engine/model/Errors.ts"
+import { type RateLimit, validateConcurrency, validateRateLimit } from "../engine/model/Flow.ts"
+import { openQueueApi, withRedis } from "./Connection.ts"
+import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
+import { type CliFailure, ExitCode, type ExitCodeValue, type Io, toFailure, writeJson, writeText } from "./Output.ts"
+
+/** Flags of `leaseq limits`. */
+export interface LimitFlags extends CommonFlags {
+  readonly queue: string
+  readonly rate?: string
+  readonly concurrency?: string
+}
+
+/** `--rate`: "off" clears, "<max>/<perMs>" sets (checked as setRateLimit checks it). */
+export const parseRate = (text: string): RateLimit | null => {
+  if (text === "off") return null
+  const m = /^([^/]*)\/([^/]*)$/.exec(text)
+  if (m === null)
+    throw new InvalidOptions({ field: "rate", value: text, reason: 'must be "<max>/<perMs>" (e.g. 100/1000) or "off"' })
+  return validateRateLimit({ max: Number(m[1]), perMs: Number(m[2]) }) as RateLimit
+}
+
+/** `--concurrency`: "off" clears, a whole number sets. */
+export const parseConcurrency = (text: string): number | null =>
+  text === "off" ? null : validateConcurrency(Number(text))
+
+/** The text form of the limits. */
+const formatLimits = (queue: string, rate: RateLimit | null, concurrency: number | null, heldMs: number): string =>
+  `queue ${queue}: rate limit ${rate === null ? "none" : `${rate.max} per ${rate.perMs} ms`}, concurrency ${
+    concurrency ?? "unlimited"
+  }${heldMs > 0 ? `, held for ${heldMs} ms more (RateLimited)` : ""}\n`
+
+/** Run `leaseq limits`: set what the flags say (every value checked first), then show the limits. */
+export const runLimits = (io: Io, url: string, flags: LimitFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
+  Effect.try({
+    try: () => ({
+      rate: flags.rate === undefined ? undefined : parseRate(flags.rate),
+      concurrency: flags.concurrency === undefined ? undefined : parseConcurrency(flags.concurrency),
+    }),
+    catch: (e) => toFailure(e),
+  }).pipe(
+    Effect.flatMap((set) =>
+      withRedis(url, (client) =>
+        openQueueApi(client, flags.prefix, flags.queue).pipe(
+          Effect.flatMap(({ api }) =>
+            Effect.gen(function* () {
+              if (set.rate !== undefined) yield* api.control.setRateLimit(set.rate)
+              if (set.concurrency !== undefined) yield* api.control.setConcurrency(set.concurrency)
+              return (yield* api.stats).limits
+            }),
+          ),
+          Effect.mapError((e) => toFailure(e, `limits of queue ${flags.queue}`)),
+        ),
+      ),
+    ),
+    Effect.map((limits) => {
+      if (flags.json) writeJson(io, { queue: flags.queue, ...limits })
+      else writeText(io, formatLimits(flags.queue, limits.rateLimit, limits.concurrency, limits.heldMs))
+      return ExitCode.ok
+    }),
+  )
+
+/** What the command is built with: Jobs.ts's command group (declared here: Jobs.ts registers this command). */
+interface LimitGroup {
+  readonly program: Command
+  readonly io: Io
+  readonly url: (
+    flags: CommonFlags,
+    run: (url: string) => Effect.Effect<ExitCodeValue, CliFailure>,
+  ) => Effect.Effect<ExitCodeValue, CliFailure>
+  readonly setJob: (job: Effect.Effect<ExitCodeValue, CliFailure>) => void
+}
+
+/** `limits` of one queue (registered by Jobs.ts beside `pause` and `resume`). */
+export const limitCommands = ({ program, io, url, setJob }: LimitGroup): void => {
+  const limits = withCommonFlags(
+    program
+      .command("limits")
+      .description("show or set a queue's flow limits: the rate limit across all workers and the concurrency cap"),
+  )
+    .requiredOption("--queue <name>", "the queue (a partitioned queue's name sets every partition's)", queueName)
+    .option("--rate <max/perMs>", 'at most max jobs leased per perMs ms (e.g. 100/1000), or "off"')
+    .option("--concurrency <n>", 'at most n jobs active at once across all workers, or "off"')
+    .addHelpText(
+      "after",
+      "\nExamples:\n  leaseq limits --queue emails\n  leaseq limits --queue emails --rate 100/1000 --concurrency 5\n  leaseq limits --queue emails --rate off",
+    )
+  limits.action(() => setJob(url(limits.opts(), (u) => runLimits(io, u, limits.opts()))))
+}

@@ -1,0 +1,65 @@
+/**
+ * `leaseq limits` run from source as a process against real Redis: show, set and clear the
+ * rate limit and the concurrency cap (text and --json), a partitioned queue's set on every
+ * partition, bad values refused (exit 2) writing nothing, and `leaseq stats` showing them.
+ */
+import { describe, expect, it } from "vitest"
+import { Queue } from "../../src/index.ts"
+import { runCli } from "../support/child.ts"
+import { onCleanup } from "../support/cleanup.ts"
+import { dumpQueue, queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
+
+const name = queueNamer("limits-cli")
+const shared = sharedClients()
+
+describe("leaseq limits", () => {
+  it("sets, shows and clears the limits; stats shows them", async () => {
+    const q = name()
+    const queue = new Queue(q, { connection: redisUrl() })
+    onCleanup(() => queue.close())
+    await queue.add(1)
+    const set = await runCli(["limits", "--queue", q, "--rate", "100/1000", "--concurrency", "5", "--url", redisUrl()])
+    expect(set.code).toBe(0)
+    expect(set.out).toBe(`queue ${q}: rate limit 100 per 1000 ms, concurrency 5\n`)
+    expect(await queue.rateLimit()).toEqual({ max: 100, perMs: 1000 })
+    expect(await queue.concurrency()).toBe(5)
+    const stats = await runCli(["stats", "--queue", q, "--url", redisUrl()])
+    expect(stats.out).toContain("100/1000ms, max 5 active")
+    const json = await runCli(["limits", "--queue", q, "--json", "--url", redisUrl()])
+    expect(JSON.parse(json.out)).toEqual({
+      queue: q,
+      rateLimit: { max: 100, perMs: 1000 },
+      concurrency: 5,
+      heldMs: 0,
+    })
+    const off = await runCli(["limits", "--queue", q, "--rate", "off", "--concurrency", "off", "--url", redisUrl()])
+    expect(off.out).toBe(`queue ${q}: rate limit none, concurrency unlimited\n`)
+    expect(await queue.rateLimit()).toBeNull()
+  })
+
+  it("a partitioned queue's limits are set on every partition", async () => {
+    const q = name()
+    const queue = new Queue(q, { connection: redisUrl(), partitions: 2 })
+    onCleanup(() => queue.close())
+    await queue.addBulk([{ payload: 1 }, { payload: 2 }])
+    expect((await runCli(["limits", "--queue", q, "--concurrency", "3", "--url", redisUrl()])).code).toBe(0)
+    for (const p of [0, 1]) expect(await shared.raw.hget(`leaseq:{${q}~${p}}:meta`, "concurrency")).toBe("3")
+  })
+
+  it.each([
+    ["--rate", "0/1000", "max"],
+    ["--rate", "10/0", "perMs"],
+    ["--rate", "fast", "rate"],
+    ["--concurrency", "-1", "concurrency"],
+  ])("%s %s is refused naming %s, exit 2, nothing written", async (flag, value, field) => {
+    const q = name()
+    const queue = new Queue(q, { connection: redisUrl() })
+    onCleanup(() => queue.close())
+    await queue.add(1)
+    const before = await dumpQueue(shared.raw, q)
+    const r = await runCli(["limits", "--queue", q, flag, value, "--url", redisUrl()])
+    expect(r.code).toBe(2)
+    expect(r.err).toContain(`invalid option ${field} = `)
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
+  })
+})
