@@ -21,7 +21,7 @@ const worker = new Worker<Order, { receipt: string }>(
     job.progress(50) // stored with the next heartbeat
     return { receipt: `r-${job.payload.id}` }
   },
-  { connection, concurrency: 10, leaseMs: 30_000, backoff: { type: "exponential", delayMs: 1000 }, keepCompleted: 100 },
+  { connection, concurrency: 10, leaseMs: 30_000, backoff: { type: "exponential", delayMs: 1000 } },
 )
 worker.on("failed", (job, error) => console.error(job.id, error))
 

@@ -24,6 +24,7 @@ import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import type { ControlError } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import type { ScheduledJob, ScheduleInfo, ScheduleSet, ScheduleWhen } from "../engine/queue/Schedules.ts"
+import type { CountBound, Retention, RetentionBounds } from "../engine/queue/Retention.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import type { PayloadCodec } from "./Payload.ts"
 import type { QueueOperations } from "./QueueOps.ts"
@@ -124,6 +125,13 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
   readonly setEventRetention: (maxLen: number) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
   /** The queue's event retention. */
   readonly eventRetention: Effect.Effect<number, RedisError | QueueClosed>
+  /** Set how long finished jobs stay (see the Promise face's `setRetention`); fails InvalidOptions naming the field, nothing written. */
+  readonly setRetention: (policy: {
+    readonly completed?: Partial<RetentionBounds>
+    readonly cancelled?: Partial<CountBound>
+  }) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
+  /** The queue's retention policy; defaults (1 hour, at most 1,000 of each) where unset. */
+  readonly retention: Effect.Effect<Retention, RedisError | QueueClosed>
   /**
    * What the queue knows about job `id` (state, payload decoded as `add` encoded it, attempts,
    * lease, result, last error, dedupe key, progress), or undefined when unknown or finished

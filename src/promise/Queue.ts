@@ -31,6 +31,7 @@ import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/que
 import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
+import { type CountBound, makeRetention, type Retention, type RetentionBounds } from "../engine/queue/Retention.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 import { QueueOperations } from "./QueueOps.ts"
 
@@ -62,6 +63,7 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
   readonly #client: RedisClient
   readonly #maxPayloadBytes: number
   readonly #events: QueueEvents
+  readonly #retention: ReturnType<typeof makeRetention>
   /** Resolved by close: ends every events() iteration of this queue. */
   readonly #closing: { promise: Promise<void>; resolve: () => void }
 
@@ -75,6 +77,7 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
     this.#client = connect(options.connection)
     this.queue = makeQueue(this.#client, name, settings, layout)
     this.#events = makeQueueEvents(this.#client, name, this.queue.keysByPartition)
+    this.#retention = makeRetention(this.#client, this.queue.keysByPartition)
     let resolve!: () => void
     const promise = new Promise<void>((r) => {
       resolve = r
@@ -276,6 +279,24 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
    */
   setEventRetention(maxLen: number): Promise<void> {
     return this.#run(this.#events.setEventRetention(maxLen))
+  }
+
+  /**
+   * Set how long finished jobs stay, so getJob and waitFor answer for them: `{ completed:
+   * { count, ageMs }, cancelled: { count } }` (what is not given takes its default). Stored in
+   * the queue; the next finish follows it (the sweep trims by age). Default, until set:
+   * completed jobs for 1 hour, at most 1,000; cancelled jobs' data, the newest 1,000. Rejects with {@link InvalidOptions} naming the field (nothing written).
+   */
+  setRetention(policy: {
+    readonly completed?: Partial<RetentionBounds>
+    readonly cancelled?: Partial<CountBound>
+  }): Promise<void> {
+    return this.#run(this.#retention.setRetention(policy))
+  }
+
+  /** The queue's retention policy (see {@link setRetention}). */
+  retention(): Promise<Retention> {
+    return this.#run(this.#retention.retention)
   }
 
   /** The queue's event retention (see {@link setEventRetention}). */

@@ -119,7 +119,7 @@ describe.each(faces)("$name", (face) => {
   it("a result JSON would store changed (a Map) is refused when kept: the job fails naming the path, nothing is stored", async () => {
     const q = await face.open(name())
     const id = await q.add({ n: 1 }, { maxAttempts: 1 })
-    const w = await q.worker(() => "map-result", { keepCompleted: 10 })
+    const w = await q.worker(() => "map-result", {})
     await until("the job is dead", () => w.seen.dead.length === 1)
     expect(w.seen.completed).toEqual([])
     const info = await q.getJob(id)
@@ -133,7 +133,7 @@ describe.each(faces)("$name", (face) => {
     await q.setEventRetention(0)
     const id = await q.add({ n: 4 })
     const waiting = q.waitFor(id, 30_000)
-    await q.worker(() => "ok", { keepCompleted: 10 })
+    await q.worker(() => "ok", {})
     expect(await waiting).toMatchObject({ id, state: "completed", result: 4 })
   })
 

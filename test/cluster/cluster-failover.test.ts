@@ -151,7 +151,7 @@ const scenario = async (prefix: string, withDurability: boolean) => {
       if (gate) await gate
     },
     // completed jobs are kept in the queue's done set: the final master says which completed
-    { connection: conn(), prefix, concurrency: 16, leaseMs: 1_000, keepCompleted: 10_000, ...extra },
+    { connection: conn(), prefix, concurrency: 16, leaseMs: 1_000, ...extra },
   )
   const errors = { worker: 0, notReplicated: 0, producerRetries: 0 }
   worker.on("error", (e) => {

@@ -348,7 +348,7 @@ describe("the dashboard in Chromium", () => {
         started.resolve()
         return untilAborted(job)
       },
-      { keepCompleted: 10 },
+      {},
     )
     w.on("completed", (job) => done.push(job.id))
     const warm = await q.add({ n: 0 })
@@ -505,7 +505,6 @@ describe("the dashboard in Chromium", () => {
     const w = new Worker<unknown, unknown>(q.name, async () => ({ secret: "result-secret" }), {
       connection: redisUrl(),
       prefix: PREFIX,
-      keepCompleted: 10,
     })
     onCleanup(() => w.close())
     w.on("completed", (job) => done.push(job.id))

@@ -24,7 +24,7 @@ const recordKeep = async (c: Commands, keep: number) => {
   const j = newJob()
   await run(c.add([j]))
   const { jobs } = await run(c.reserve(1, 5_000, 0))
-  expect(await run(c.complete([{ id: jobs[0]!.id, token: jobs[0]!.token }], keep))).toEqual([true])
+  expect(await run(c.complete([{ id: jobs[0]!.id, token: jobs[0]!.token }]))).toEqual([true])
 }
 
 /** Lease the next waiting job. */
@@ -75,7 +75,7 @@ describe("getJob", () => {
     const { queue, c } = setup()
     const kept = await queue.add({ n: 1 })
     const l = await lease(c)
-    await run(c.complete([{ id: l.id, token: l.token, result: JSON.stringify({ ok: 1 }) }], 5))
+    await run(c.complete([{ id: l.id, token: l.token, result: JSON.stringify({ ok: 1 }) }]))
     const done = await queue.getJob(kept)
     expect(done).toMatchObject({ state: "completed", payload: { n: 1 }, result: { ok: 1 }, attempt: 1 })
     expect(done!.finishedAt).toBeGreaterThanOrEqual(done!.addedAt)
@@ -93,7 +93,7 @@ describe("getJob", () => {
 
     const gone = await queue.add({ n: 3 })
     const g = await lease(c)
-    await run(c.complete([{ id: g.id, token: g.token }], 0))
+    await run(c.complete([{ id: g.id, token: g.token }]))
     expect(await queue.getJob(gone)).toBeUndefined()
     expect(await queue.getJob("01NEVERADDED0000000000000X")).toBeUndefined()
   })
@@ -176,7 +176,7 @@ describe("cancel", () => {
     expect(await shared.raw.zscore(keys.cancelled, id)).not.toBeNull()
     // -1: the lease is gone because the job was cancelled (not an ordinary lost lease)
     expect(await run(c.extend([l], 5_000))).toEqual([-1])
-    expect(await run(c.complete([l], 10))).toEqual([false])
+    expect(await run(c.complete([l]))).toEqual([false])
     expect(await run(c.fail(l, { delayMs: 0, error: "{}", mode: "retry" }))).toBe("lost")
     const swept = await queue.sweep()
     expect(swept.reclaimed).toBe(0)
@@ -192,7 +192,7 @@ describe("cancel", () => {
   it("an active job shows its worker, progress and own timeout; cancel deletes its holder, progress and timeout", async () => {
     const { queue, keys, c } = setup()
     const id = await queue.add({ n: 1 }, { timeoutMs: 60_000 })
-    const { jobs } = await run(c.reserve(1, 5_000, 0, [], 0, { workerId: "host-a:42:abc" }))
+    const { jobs } = await run(c.reserve(1, 5_000, 0, [], { workerId: "host-a:42:abc" }))
     const l = jobs[0]!
     expect(await run(c.extend([{ id: l.id, token: l.token, progress: JSON.stringify({ pct: 40 }) }], 5_000))).toEqual([
       expect.any(Number),
@@ -239,7 +239,7 @@ describe("cancel", () => {
     await recordKeep(c, 10)
     const done = await queue.add({ n: 1 })
     const l = await lease(c)
-    await run(c.complete([l], 10))
+    await run(c.complete([l]))
     const dead = await queue.add({ n: 2 }, { maxAttempts: 1 })
     const d = await lease(c)
     await run(c.fail(d, { delayMs: 0, error: "{}", mode: "final" }))
@@ -263,7 +263,7 @@ describe("cancel", () => {
     for (let i = 0; i < 40; i++) {
       const id = await queue.add({ n: i })
       const l = await lease(c)
-      const [cancelled, completed] = await Promise.all([queue.cancel(id), run(c2.complete([l], 1000))])
+      const [cancelled, completed] = await Promise.all([queue.cancel(id), run(c2.complete([l]))])
       const info = await queue.getJob(id)
       if (completed[0]) {
         wins.complete++
@@ -300,7 +300,7 @@ describe("cancel with a real worker", () => {
         await release.promise // ignores job.signal
         return "late"
       },
-      { connection: redisUrl(), leaseMs: 1_000, keepCompleted: 10 },
+      { connection: redisUrl(), leaseMs: 1_000 },
     )
     onCleanup(() => worker.close())
     worker.on("cancelled", (job) => {

@@ -158,7 +158,7 @@ describe("a BullMQ name or a typo is refused with what leaseq calls it", () => {
     [
       "worker removeOnComplete",
       worker({ removeOnComplete: 5 }),
-      "options.removeOnComplete = 5: unknown option; did you mean keepCompleted?",
+      "options.removeOnComplete = 5: unknown option: finished jobs are kept per queue: queue.setRetention({ completed: { count, ageMs } }); known options are",
     ],
     ["worker limiter", worker({ limiter: 1 }), "options.limiter = 1: unknown option: leaseq has no rate limiter yet"],
     [

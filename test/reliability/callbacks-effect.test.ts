@@ -23,7 +23,6 @@ describe("Effect face", () => {
       const dead = yield* Deferred.make<readonly [string, string, unknown]>()
       const completed = yield* Deferred.make<string>()
       yield* LeaseWorker.make(Jobs, () => Effect.succeed(10n), {
-        keepCompleted: 10,
         leaseMs: 1000,
         onDead: (ref, reason, error) => Deferred.succeed(dead, [ref.id, reason, error]).pipe(Effect.asVoid),
         onCompleted: (job) => Deferred.succeed(completed, job.id).pipe(Effect.asVoid),

@@ -180,7 +180,7 @@ describe("results that cannot be serialised (N5)", () => {
     const name = q("bigint")
     const keys = queueKeys(name)
     const queue = openQueue<number>(name)
-    const worker = openWorker<number>(name, async () => 10n, { keepCompleted: 10, leaseMs: 1000 })
+    const worker = openWorker<number>(name, async () => 10n, { leaseMs: 1000 })
     const failed: Array<{ error: unknown; willRetry: boolean }> = []
     const dead: Array<{ id: string; reason: string }> = []
     const other: string[] = []

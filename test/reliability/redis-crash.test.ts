@@ -62,7 +62,6 @@ describe("Redis crash", () => {
         startWorkerChild(url, q, "work:2", {
           leaseMs: 2_000,
           concurrency: 16,
-          keepCompleted: TOTAL * 2,
           sweep: { intervalMs: 500 },
         }),
       )

@@ -109,7 +109,7 @@ describe("sweepers racing", () => {
             list.push(job.attempt)
             attempts.set(job.id, list)
           },
-          { concurrency: 16, leaseMs: 30_000, sweep: false, keepCompleted: EXPIRED + NORMAL },
+          { concurrency: 16, leaseMs: 30_000, sweep: false },
         )
         workers.push(w)
       }

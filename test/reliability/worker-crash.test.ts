@@ -132,7 +132,7 @@ describe("worker crashes", () => {
       const queue = useQueue<{ n: number }>(q, { connection: server.url })
       const children: Child[] = []
       const alive = new Set<Child>()
-      const options = { leaseMs: LEASE_MS, concurrency: CONCURRENCY, keepCompleted: JOBS, sweep: { intervalMs: 500 } }
+      const options = { leaseMs: LEASE_MS, concurrency: CONCURRENCY, sweep: { intervalMs: 500 } }
       const spawnOne = () => {
         const c = startWorkerChild(server.url, q, WORK, options)
         children.push(c)

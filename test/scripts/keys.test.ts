@@ -108,6 +108,7 @@ const undeclaredKeys = (events: ReadonlyArray<Seen>) => {
 const lifecycle = async (url: string) => {
   const q = "lifecycle"
   const queue = useQueue<number>(q, { connection: url })
+  await queue.setRetention({ completed: { count: 1 } })
   await queue.add(1, { dedupeKey: "d", dedupeTtlMs: 10 })
   await queue.add(2, { delayMs: 1 })
   await queue.addBulk([{ payload: 3, options: { maxAttempts: 1 } }, { payload: 4 }])
@@ -120,7 +121,7 @@ const lifecycle = async (url: string) => {
         if (job.payload === 4 && job.attempt === 1) throw new Error("retry")
         await new Promise((r) => setTimeout(r, 40)) // long enough for a heartbeat (leaseMs 100)
       },
-      { connection: url, concurrency: 4, leaseMs: 100, backoff: { type: "fixed", delayMs: 0 }, keepCompleted: 1 },
+      { connection: url, concurrency: 4, leaseMs: 100, backoff: { type: "fixed", delayMs: 0 } },
     )
     const hit = () => {
       if (++n === 4) worker.close().then(() => resolve())

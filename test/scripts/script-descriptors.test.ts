@@ -272,7 +272,7 @@ describe("reserve's riders", () => {
       { id: "a", token: 1 },
       { id: "b", token: 2, result: '{"x":"|"}' },
     ]
-    const args = Scripts.reserve.args({ ...input, keep: 5, completes })
+    const args = Scripts.reserve.args({ ...input, completes })
     expect(args.slice(Scripts.reserve.argv.length - 2)).toEqual([2, "a|1|b|2", "", '{"x":"|"}'])
     expect(Scripts.reserve.args({ ...input, completes: [] }).slice(-2)).toEqual([0, ""])
   })

@@ -154,7 +154,7 @@ describe("worker", () => {
     // a late complete under the old token is refused
     const client = connect(redisUrl())
     const refused = await import("effect").then(({ Effect }) =>
-      Effect.runPromise(makeCommands(client, queueKeys(q)).complete([{ id: id!, token: holder.token }], 0)),
+      Effect.runPromise(makeCommands(client, queueKeys(q)).complete([{ id: id!, token: holder.token }])),
     )
     await client.close()
     expect(refused).toEqual([false])
