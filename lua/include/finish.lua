@@ -33,3 +33,34 @@ local function drop_jobs(k, ids, withResult)
     for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end
   end
 end
+
+-- trim_finished(k, set, now, count, ageMs, limit): delete the oldest finished jobs of `set`
+--   (a ZSET id -> time it finished: done, cancelled or dead) beyond the newest `count` and
+--   those that finished before now - ageMs (count or ageMs nil: no such bound), at most
+--   `limit` of them: out of `set`, and everything kept of them (drop_jobs, results too).
+--   O(log N + limit): the oldest by rank, then by score (ZRANGE … BYSCORE LIMIT), never a scan.
+--   Returns trimmed, more (1 when jobs beyond the bounds remain: call again).
+local function trim_finished(k, set, now, count, ageMs, limit)
+  local old, more = {}, 0
+  if count then
+    local excess = redis.call('ZCARD', set) - count
+    if excess > limit then excess, more = limit, 1 end
+    if excess > 0 then old = redis.call('ZRANGE', set, 0, excess - 1) end
+  end
+  if ageMs and #old < limit then
+    -- the count's excess are the oldest: when they are old enough they lead the range, skip them
+    local room = limit - #old
+    local aged = redis.call('ZRANGE', set, '-inf', '(' .. (now - ageMs), 'BYSCORE', 'LIMIT', #old, room + 1)
+    if #aged > room then
+      more = 1
+      aged[#aged] = nil
+    end
+    for _, id in ipairs(aged) do old[#old + 1] = id end
+  end
+  for i = 1, #old, 500 do
+    local ids = {unpack(old, i, math.min(i + 499, #old))}
+    redis.call('ZREM', set, unpack(ids))
+    drop_jobs(k, ids, true)
+  end
+  return #old, more
+end

@@ -36,7 +36,6 @@ import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { JobControl, QueueApi } from "../engine/queue/QueueApi.ts"
 import { checkQueueOptions, type QueueSettingsInput } from "../engine/queue/QueueCore.ts"
 import { schedulesWith, scheduleWith } from "../engine/queue/Schedules.ts"
-import { makeRetention } from "../engine/queue/Retention.ts"
 import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
 import {
   makePayloadCodec,
@@ -107,6 +106,8 @@ const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
   rateLimit: control.rateLimit,
   setConcurrency: control.setConcurrency,
   concurrency: control.concurrency,
+  setRetention: control.setRetention,
+  retention: control.retention,
 })
 
 /**
@@ -165,7 +166,6 @@ export const make = <A = unknown, Out = unknown>(
     )
     const codec = makePayloadCodec(schema, settings.maxPayloadBytes)
     const events = makeQueueEvents(client, queue, core.keysByPartition)
-    const retention = makeRetention(client, core.keysByPartition)
     const unlessClosed = <B, E>(effect: Effect.Effect<B, E>): Effect.Effect<B, E | QueueClosed> =>
       Effect.suspend(
         (): Effect.Effect<B, E | QueueClosed> => (core.isClosed() ? Effect.fail(new QueueClosed({ queue })) : effect),
@@ -209,8 +209,6 @@ export const make = <A = unknown, Out = unknown>(
       waitFor: (id, o = {}) => unlessClosed(events.waitFor(id, o)),
       setEventRetention: (maxLen) => unlessClosed(events.setEventRetention(maxLen)),
       eventRetention: unlessClosed(events.eventRetention),
-      setRetention: (policy) => unlessClosed(retention.setRetention(policy)),
-      retention: unlessClosed(retention.retention),
       ...controlMembers(core.control, codec),
       schedule: (name, when, job) =>
         scheduleWith(core.schedules, name, when, job, (p) => codec.encode("job.payload", p)),

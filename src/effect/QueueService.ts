@@ -24,7 +24,7 @@ import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import type { ControlError } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import type { ScheduledJob, ScheduleInfo, ScheduleSet, ScheduleWhen } from "../engine/queue/Schedules.ts"
-import type { CountBound, Retention, RetentionBounds } from "../engine/queue/Retention.ts"
+import type { Retention, RetentionInput } from "../engine/queue/Retention.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import type { PayloadCodec } from "./Payload.ts"
 import type { QueueOperations } from "./QueueOps.ts"
@@ -125,13 +125,6 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
   readonly setEventRetention: (maxLen: number) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
   /** The queue's event retention. */
   readonly eventRetention: Effect.Effect<number, RedisError | QueueClosed>
-  /** Set how long finished jobs stay (see the Promise face's `setRetention`); fails InvalidOptions naming the field, nothing written. */
-  readonly setRetention: (policy: {
-    readonly completed?: Partial<RetentionBounds>
-    readonly cancelled?: Partial<CountBound>
-  }) => Effect.Effect<void, InvalidOptions | RedisError | QueueClosed>
-  /** The queue's retention policy; defaults (1 hour, at most 1,000 of each) where unset. */
-  readonly retention: Effect.Effect<Retention, RedisError | QueueClosed>
   /**
    * What the queue knows about job `id` (state, payload decoded as `add` encoded it, attempts,
    * lease, result, last error, dedupe key, progress), or undefined when unknown or finished
@@ -187,6 +180,14 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
   readonly setConcurrency: (n: number | null) => Effect.Effect<void, ControlError>
   /** The concurrency cap, or null when none is set. O(1). */
   readonly concurrency: Effect.Effect<number | null, ControlError>
+  /**
+   * Set how long finished jobs stay, so getJob and waitFor answer for them (see the Promise
+   * face's `setRetention`): `{ completed, cancelled, dead }`, each `{ count, ageMs }`; what is
+   * not given takes its default. Fails InvalidOptions naming the field; nothing is written then.
+   */
+  readonly setRetention: (policy: RetentionInput) => Effect.Effect<void, ControlError>
+  /** The queue's retention policy: defaults (completed and cancelled 1 hour, at most 1,000 each; dead unbounded) where unset. */
+  readonly retention: Effect.Effect<Retention, ControlError | RedisError>
   /** @internal Present on services built by {@link make}; a worker needs it. Absent on test doubles. */
   readonly [InternalsKey]?: Internals<A>
 }

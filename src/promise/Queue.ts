@@ -31,7 +31,7 @@ import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/que
 import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
-import { type CountBound, makeRetention, type Retention, type RetentionBounds } from "../engine/queue/Retention.ts"
+import type { Retention, RetentionInput } from "../engine/queue/Retention.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 import { QueueOperations } from "./QueueOps.ts"
 
@@ -63,7 +63,6 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
   readonly #client: RedisClient
   readonly #maxPayloadBytes: number
   readonly #events: QueueEvents
-  readonly #retention: ReturnType<typeof makeRetention>
   /** Resolved by close: ends every events() iteration of this queue. */
   readonly #closing: { promise: Promise<void>; resolve: () => void }
 
@@ -77,7 +76,6 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
     this.#client = connect(options.connection)
     this.queue = makeQueue(this.#client, name, settings, layout)
     this.#events = makeQueueEvents(this.#client, name, this.queue.keysByPartition)
-    this.#retention = makeRetention(this.#client, this.queue.keysByPartition)
     let resolve!: () => void
     const promise = new Promise<void>((r) => {
       resolve = r
@@ -152,7 +150,7 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
   /**
    * What the queue knows about job `id` — state, payload, attempts, lease, result, last
    * error, dedupe key — or undefined when it is unknown (never added, or finished and not
-   * retained: completed and cancelled jobs are kept per the workers' `keepCompleted`).
+   * retained: finished jobs are kept per the queue's retention, {@link setRetention}).
    * O(1) hash reads and at most five O(log N) lookups, in every state. For a partitioned
    * queue every partition is asked at once.
    */
@@ -282,21 +280,20 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
   }
 
   /**
-   * Set how long finished jobs stay, so getJob and waitFor answer for them: `{ completed:
-   * { count, ageMs }, cancelled: { count } }` (what is not given takes its default). Stored in
-   * the queue; the next finish follows it (the sweep trims by age). Default, until set:
-   * completed jobs for 1 hour, at most 1,000; cancelled jobs' data, the newest 1,000. Rejects with {@link InvalidOptions} naming the field (nothing written).
+   * Set how long finished jobs stay, so getJob and waitFor answer for them: `{ completed,
+   * cancelled, dead }`, each `{ count, ageMs }` (at most `count` kept, none longer than `ageMs`
+   * after it finished). What is not given takes its default: completed and cancelled jobs
+   * 1,000 for 1 hour, dead jobs no bound (kept until retried or purged). Stored in Redis (every
+   * partition): the next finish follows it, the sweep trims by age. Rejects with
+   * {@link InvalidOptions} naming the field, nothing written. O(1).
    */
-  setRetention(policy: {
-    readonly completed?: Partial<RetentionBounds>
-    readonly cancelled?: Partial<CountBound>
-  }): Promise<void> {
-    return this.#run(this.#retention.setRetention(policy))
+  setRetention(policy: RetentionInput): Promise<void> {
+    return this.#run(this.queue.control.setRetention(policy))
   }
 
-  /** The queue's retention policy (see {@link setRetention}). */
+  /** The queue's retention policy (see {@link setRetention}): the defaults where none was set. O(1). */
   retention(): Promise<Retention> {
-    return this.#run(this.#retention.retention)
+    return this.#run(this.queue.control.retention)
   }
 
   /** The queue's event retention (see {@link setEventRetention}). */

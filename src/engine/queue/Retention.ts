@@ -1,116 +1,111 @@
 /**
- * Retention: how long finished jobs stay (with their payload and result) so getJob and
- * waitFor can answer for them. A queue policy stored in its meta hash (fields keep, keepMs,
- * keepCancelled), read by the scripts that finish a job (complete, reserve's riders,
- * cancel) in the meta read they already do, and by the sweep, which trims completed jobs
- * by age. Cancelled jobs have a count bound only (no age bound yet); dead jobs none.
+ * Retention: how long finished jobs stay (with their payload, result, last error and
+ * progress) so `getJob` and `waitFor` can answer for them. A queue policy stored in the
+ * queue's meta hash (lua/set-retention.lua), read by the scripts that finish a job in the
+ * meta read they already do (complete and reserve's riders: the count of completed jobs;
+ * cancel: the count of cancelled jobs), and by the sweep, which trims every kind by age
+ * and dead jobs by count, in bounded calls.
  */
-import * as Effect from "effect/Effect"
-import type { RedisClient } from "../../redis/Client.ts"
-import { redisError } from "../calls/Replies.ts"
-import type { InvalidOptions } from "../model/Errors.ts"
-import type { QueueKeys } from "../model/Keys.ts"
-import { integerOr, knownKeys, optionsObject } from "../model/Validate.ts"
+import { InvalidOptions } from "../model/Errors.ts"
+import { integer, knownKeys, optionsObject } from "../model/Validate.ts"
 
-/** The bound of cancelled jobs: at most `count` kept with their data. */
-export interface CountBound {
-  /** Most jobs kept (the oldest beyond it lose their data as jobs are cancelled). 0 – 1 000 000. Default 1000. */
-  readonly count: number
-}
-
-/** The bounds of completed jobs: at most `count` kept, none older than `ageMs`. */
+/** The bounds of one kind of finished job: at most `count` kept, none older than `ageMs`. */
 export interface RetentionBounds {
-  /** Most jobs kept (the oldest beyond it are deleted as jobs finish). 0 – 1 000 000. Default 1000. */
+  /** Most jobs kept; the oldest beyond it are deleted. 0 – 1 000 000. */
   readonly count: number
-  /** Longest a job is kept, in ms (deleted by the sweep past it). 0 – 1 year. Default 3 600 000 (1 hour). */
+  /** Longest a job is kept after it finished, in ms (deleted by the sweep past it). 0 – 1 year. */
   readonly ageMs: number
 }
 
-/** A queue's retention policy (see {@link resolveRetention}). */
+/** A queue's retention policy, as {@link Retention} reads it. */
 export interface Retention {
+  /** Completed jobs (with their results). Default: the newest 1,000, for 1 hour. */
   readonly completed: RetentionBounds
-  readonly cancelled: CountBound
+  /** Cancelled jobs (with their payloads). Default: the newest 1,000, for 1 hour. */
+  readonly cancelled: RetentionBounds
+  /** Dead jobs (with their last errors). Default: no bound — kept until retried or purged. */
+  readonly dead: Partial<RetentionBounds>
 }
 
-/** Retention of a queue that never set one: 1 hour, at most 1,000 completed and 1,000 cancelled jobs. */
+/** What `setRetention` takes: each kind optional, each bound optional (not given: its default). */
+export interface RetentionInput {
+  readonly completed?: Partial<RetentionBounds> | undefined
+  readonly cancelled?: Partial<RetentionBounds> | undefined
+  readonly dead?: Partial<RetentionBounds> | undefined
+}
+
+/** Retention of a queue that never set one: completed and cancelled jobs 1 hour, at most 1,000 each; dead jobs unbounded. */
 export const DEFAULT_RETENTION: Retention = {
   completed: { count: 1000, ageMs: 3_600_000 },
-  cancelled: { count: 1000 },
+  cancelled: { count: 1000, ageMs: 3_600_000 },
+  dead: {},
 }
 
-const COUNT = { min: 0, max: 1_000_000 }
-const AGE = { min: 0, max: 365 * 24 * 3_600_000 }
+/** The meta fields the policy is stored in, in {@link Retention} order (the scripts read them by these names). */
+export const RETENTION_FIELDS = [
+  "keep",
+  "keepMs",
+  "keepCancelled",
+  "keepCancelledMs",
+  "keepDead",
+  "keepDeadMs",
+] as const
 
-const bounds = (field: string, value: unknown, fallback: RetentionBounds): RetentionBounds => {
+const COUNT = { min: 0, max: 1_000_000 }
+const AGE = { min: 0, max: 31_536_000_000 }
+const KINDS = ["completed", "cancelled", "dead"] as const
+
+const boundsOf = (kind: (typeof KINDS)[number], value: unknown): Partial<RetentionBounds> => {
+  const field = `retention.${kind}`
+  const fallback = DEFAULT_RETENTION[kind]
   if (value === undefined) return fallback
   const o = optionsObject(field, value)
   knownKeys(field, o, ["count", "ageMs"])
-  return {
-    count: integerOr(`${field}.count`, o.count, fallback.count, COUNT),
-    ageMs: integerOr(`${field}.ageMs`, o.ageMs, fallback.ageMs, AGE),
-  }
-}
-
-const countBound = (field: string, value: unknown, fallback: CountBound): CountBound => {
-  if (value === undefined) return fallback
-  const o = optionsObject(field, value)
-  knownKeys(field, o, ["count"])
-  return { count: integerOr(`${field}.count`, o.count, fallback.count, COUNT) }
+  const count = o.count === undefined ? fallback.count : integer(`${field}.count`, o.count, COUNT)
+  const ageMs = o.ageMs === undefined ? fallback.ageMs : integer(`${field}.ageMs`, o.ageMs, AGE)
+  return { ...(count !== undefined ? { count } : {}), ...(ageMs !== undefined ? { ageMs } : {}) }
 }
 
 /**
- * Validate a retention policy: `{ completed?: { count?, ageMs? }, cancelled?: { count? } }`; what is
- * not given takes the default. Throws InvalidOptions naming the field and value.
+ * Validate a policy (`{ completed?, cancelled?, dead? }`, each `{ count?, ageMs? }`): what is
+ * not given takes its default ({@link DEFAULT_RETENTION}). Throws {@link InvalidOptions}
+ * naming the field and the value.
  */
 export const resolveRetention = (value: unknown): Retention => {
+  if (value === undefined || value === null) {
+    throw new InvalidOptions({
+      field: "retention",
+      value,
+      reason: "must be an object such as { completed: { count: 1000, ageMs: 3600000 } }",
+    })
+  }
   const o = optionsObject("retention", value)
-  knownKeys("retention", o, ["completed", "cancelled"])
+  knownKeys("retention", o, KINDS)
   return {
-    completed: bounds("retention.completed", o.completed, DEFAULT_RETENTION.completed),
-    cancelled: countBound("retention.cancelled", o.cancelled, DEFAULT_RETENTION.cancelled),
+    completed: boundsOf("completed", o.completed) as RetentionBounds,
+    cancelled: boundsOf("cancelled", o.cancelled) as RetentionBounds,
+    dead: boundsOf("dead", o.dead),
   }
 }
 
-/** The retention side of the queue whose (partition) keys are `queues`. */
-export const makeRetention = (client: RedisClient, queues: ReadonlyArray<QueueKeys>) => {
-  const command = (name: string, args: ReadonlyArray<string | number>) =>
-    Effect.tryPromise({
-      try: () => client.command(name, args),
-      catch: (e) => redisError(name, e, client.describe, client.lastError?.()),
-    })
-  return {
-    /** Store the policy on every partition (one HSET each). Validated first: bad input writes nothing. */
-    setRetention: (value: unknown) =>
-      Effect.try({ try: () => resolveRetention(value), catch: (e) => e as InvalidOptions }).pipe(
-        Effect.flatMap((r) =>
-          Effect.forEach(
-            queues,
-            (k) =>
-              command("HSET", [
-                k.meta,
-                "keep",
-                r.completed.count,
-                "keepMs",
-                r.completed.ageMs,
-                "keepCancelled",
-                r.cancelled.count,
-              ]),
-            { discard: true },
-          ),
-        ),
-      ),
+/** The policy as the values of {@link RETENTION_FIELDS} ("" for no bound: the field is deleted). */
+export const retentionArgs = (r: Retention): ReadonlyArray<string | number> =>
+  [r.completed.count, r.completed.ageMs, r.cancelled.count, r.cancelled.ageMs, r.dead.count, r.dead.ageMs].map(
+    (v) => v ?? "",
+  )
 
-    /** The queue's retention (of its first partition); the default where unset. */
-    retention: command("HMGET", [queues[0]!.meta, "keep", "keepMs", "keepCancelled"]).pipe(
-      Effect.map((v): Retention => {
-        const f = v as ReadonlyArray<string | null>
-        const n = (i: number, d: number) => (f[i] === null || f[i] === undefined ? d : Number(f[i]))
-        const d = DEFAULT_RETENTION
-        return {
-          completed: { count: n(0, d.completed.count), ageMs: n(1, d.completed.ageMs) },
-          cancelled: { count: n(2, d.cancelled.count) },
-        }
-      }),
-    ),
+/** The policy from the values of {@link RETENTION_FIELDS} as HMGET answers them; the default where unset. */
+export const decodeRetention = (reply: unknown): Retention => {
+  const f = (Array.isArray(reply) ? reply : []) as ReadonlyArray<string | null | undefined>
+  const n = (i: number, d: number | undefined) => (typeof f[i] === "string" && f[i] !== "" ? Number(f[i]) : d)
+  const d = DEFAULT_RETENTION
+  const dead = { count: n(4, undefined), ageMs: n(5, undefined) }
+  return {
+    completed: { count: n(0, d.completed.count)!, ageMs: n(1, d.completed.ageMs)! },
+    cancelled: { count: n(2, d.cancelled.count)!, ageMs: n(3, d.cancelled.ageMs)! },
+    dead: {
+      ...(dead.count !== undefined ? { count: dead.count } : {}),
+      ...(dead.ageMs !== undefined ? { ageMs: dead.ageMs } : {}),
+    },
   }
 }
