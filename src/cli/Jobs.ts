@@ -31,7 +31,7 @@ export interface JobFlags extends CommonFlags {
 }
 
 /** Run `use` with the job control of the queue `--queue` stands for (every partition of a partitioned one). */
-const onQueue = <A>(
+export const onQueue = <A>(
   url: string,
   flags: JobFlags,
   context: string,

@@ -18,6 +18,7 @@ import { runDeadAct, runDeadList } from "./Dead.ts"
 import { runEvents } from "./Events.ts"
 import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
 import { jobCommands } from "./Jobs.ts"
+import { retentionCommands } from "./Retention.ts"
 import { DEFAULT_METRICS_LISTEN, maxQueuesOption, readTimeoutOption, runMetrics } from "./Metrics.ts"
 import { opsCommands } from "./Ops.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
@@ -85,6 +86,7 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
   jobCommands(ctx)
   scheduleCommands(ctx)
   opsCommands(ctx)
+  retentionCommands(ctx)
   return program
 }
 
