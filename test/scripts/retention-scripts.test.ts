@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { decodeEntry, RESULT_IN_EVENT_BYTES } from "../../src/engine/events/EventDecode.ts"
-import { KEY_NAMES, KEY_TYPES, queueKeys } from "../../src/engine/model/Keys.ts"
+import { KEY_NAMES, KEY_TYPES, type KeyName, queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue } from "../../src/index.ts"
 import { redisNow, until } from "../reliability/support.ts"
 import { onCleanup } from "../support/cleanup.ts"
@@ -25,18 +25,26 @@ const setup = () => {
   return { queue, keys, c: makeCommands(shared.client, keys) }
 }
 
-/** The keys of the queue that hold anything of job `id` (a field, a member, or a dedupe key mapping to it). */
+/** Whether key `k` of the queue holds anything of job `id` (a field, a member, an entry). */
+const holds = async (keys: ReturnType<typeof queueKeys>, k: KeyName, id: string): Promise<boolean> => {
+  const key = keys[k]
+  switch (KEY_TYPES[k]) {
+    case "hash":
+      return (await shared.raw.hexists(key, id)) === 1
+    case "zset":
+      return (await shared.raw.zscore(key, id)) !== null
+    case "list":
+      return (await shared.raw.lrange(key, 0, -1)).some((e) => e.split("|")[0] === id)
+    default:
+      return false
+  }
+}
+
+/** The keys of the queue that hold anything of job `id` (also a dedupe key mapping to it). */
 const traces = async (keys: ReturnType<typeof queueKeys>, id: string): Promise<string[]> => {
   const found: string[] = []
-  for (const k of KEY_NAMES) {
-    const key = keys[k]
-    const type = KEY_TYPES[k]
-    if (type === "hash") {
-      if (await shared.raw.hexists(key, id)) found.push(k)
-      if (k === "dedupeid" && Object.values(await shared.raw.hgetall(key)).includes(id)) found.push("dedupeid value")
-    } else if (type === "zset" && (await shared.raw.zscore(key, id)) !== null) found.push(k)
-    else if (type === "list" && (await shared.raw.lrange(key, 0, -1)).some((e) => e.split("|")[0] === id)) found.push(k)
-  }
+  for (const k of KEY_NAMES) if (await holds(keys, k, id)) found.push(k)
+  if (Object.values(await shared.raw.hgetall(keys.dedupeid)).includes(id)) found.push("dedupeid value")
   return found
 }
 
