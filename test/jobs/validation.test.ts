@@ -148,7 +148,12 @@ describe("a BullMQ name or a typo is refused with what leaseq calls it", () => {
     [
       "add removeOnComplete",
       add({ removeOnComplete: true }),
-      "options.removeOnComplete = true: unknown option: completed jobs are kept per worker",
+      "options.removeOnComplete = true: unknown option: finished jobs are kept per queue: queue.setRetention",
+    ],
+    [
+      "worker keepCompleted (moved to the queue)",
+      worker({ keepCompleted: 10 }),
+      "options.keepCompleted = 10: unknown option: keepCompleted moved to queue.setRetention({ completed: { count, ageMs } })",
     ],
     [
       "worker lockDuration",
