@@ -44,7 +44,7 @@ describe("F2: an add re-sent after its receipt is gone", () => {
     expect(await run(c.complete([{ id: a!.id, token: a!.token }]))).toEqual([true])
     // the copy was never waiting: nothing turns the completed job into a missing-data dead letter
     expect((await run(c.reserve(1, 60_000, 0, [], { workerId: "B", requestId: "2" }))).jobs).toEqual([])
-    expect(await where(keys, j.id)).toEqual(nowhere)
+    expect(await where(keys, j.id)).toEqual({ ...nowhere, done: true })
     expect(await run(c.stats)).toMatchObject({ counters: { added: 1, completed: 1, dead: 0 } })
     expect(await meta(keys, "duplicates")).toBe(1)
   })

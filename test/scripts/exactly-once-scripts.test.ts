@@ -45,7 +45,9 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
     expect(jobs.map((r) => r.id)).toEqual([j.id])
     expect(await meta(keys.meta, "added")).toBe(1)
     expect(await run(c.complete([{ id: j.id, token: jobs[0]!.token }]))).toEqual([true])
-    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 0, lines: [] })
+    // one job: the completed one, retained (default retention)
+    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 1, lines: [] })
+    expect(await raw.zcard(keys.done)).toBe(1)
   })
 
   it("case B: after one copy failed with a backoff, no second copy is reserved at attempt 1", async () => {
@@ -68,7 +70,7 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
     await run(c.add([j], "req-c"))
     const [r1] = (await run(c.reserve(1, 60_000, 100))).jobs
     await run(c.fail(r1!, { delayMs: 60_000, error: '{"m":"x"}', mode: "retry" }))
-    // no copy is waiting to be reserved (and completed with keepCompleted 0) meanwhile
+    // no copy is waiting to be reserved (and completed) meanwhile
     expect((await run(c.reserve(10, 60_000, 100))).jobs).toEqual([])
     // the backoff comes due
     await raw.zadd(keys.delayed, "XX", 0, j.id)
@@ -79,7 +81,8 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
     expect(await raw.zcard(keys.dead)).toBe(0)
     const stats = await run(c.stats)
     expect(stats.counters).toMatchObject({ added: 1, completed: 1, failed: 1, dead: 0 })
-    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 0, lines: [] })
+    // one job: the completed one, retained (default retention)
+    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 1, lines: [] })
   })
 
   it("a second run writes nothing and answers the same ids, dedupe holders read again", async () => {

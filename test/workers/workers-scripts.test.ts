@@ -148,8 +148,9 @@ describe("timeoutMs on the server", () => {
 })
 
 describe("progress rides the heartbeat", () => {
-  it("extend stores the progress of held leases only; complete deletes it with the job", async () => {
+  it("extend stores the progress of held leases only; complete of a job not retained deletes it", async () => {
     const { keys, c } = setup()
+    await raw.hset(keys.meta, "keep", 0) // completed jobs not retained (the field setRetention writes)
     const [a, b] = [newJob(), newJob()]
     await run(c.add([a, b]))
     const { jobs } = await run(c.reserve(2, 5_000, 100))
@@ -179,6 +180,7 @@ describe("progress rides the heartbeat", () => {
 
   it("a retained completed job keeps its progress and timeout until it is trimmed", async () => {
     const { keys, c } = setup()
+    await raw.hset(keys.meta, "keep", 1) // keep 1 (the field setRetention writes)
     const j = newJob({ timeoutMs: 5_000 })
     await run(c.add([j]))
     const r = (await run(c.reserve(1, 5_000, 100))).jobs[0]!
