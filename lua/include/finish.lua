@@ -11,23 +11,29 @@
 --   result   HASH  id -> its result
 
 -- retain_jobs(k, now, ids, results): keep the completed jobs `ids` (with their data) as
---   done at `now`, with each one's result (results[i], '' for none).
+--   done at `now`, with each one's result (results[i], '' for none): one ZADD, one HSET.
 local function retain_jobs(k, now, ids, results)
+  local zargs, rargs = {}, {}
   for i, id in ipairs(ids) do
-    redis.call('ZADD', k.done, now, id)
-    if results[i] ~= '' then redis.call('HSET', k.result, id, results[i]) end
+    zargs[2 * i - 1], zargs[2 * i] = now, id
+    if results[i] ~= '' then
+      rargs[#rargs + 1] = id
+      rargs[#rargs + 1] = results[i]
+    end
   end
+  redis.call('ZADD', k.done, unpack(zargs))
+  if #rargs > 0 then redis.call('HSET', k.result, unpack(rargs)) end
 end
 
 -- drop_jobs(k, ids, withResult): delete what is kept of the finished jobs `ids`: their
 --   fields in every per-job hash (and their results when withResult). The hashes other than
---   data are empty in a queue without failures, progress, own timeouts, maxAttempts, dedupe
---   keys or priorities: one EXISTS then saves their HDELs.
+--   data and result are empty in a queue without failures, progress, own timeouts,
+--   maxAttempts, dedupe keys or priorities: one EXISTS then saves their HDELs.
 local function drop_jobs(k, ids, withResult)
   if #ids == 0 then return end
   redis.call('HDEL', k.data, unpack(ids))
+  if withResult then redis.call('HDEL', k.result, unpack(ids)) end
   local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey}
-  if withResult then rest[#rest + 1] = k.result end
   for _, key in ipairs(ready_job_hashes()) do rest[#rest + 1] = key end
   if redis.call('EXISTS', unpack(rest)) > 0 then
     for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end
