@@ -132,7 +132,7 @@ describe("getJob", () => {
 })
 
 describe("cancel", () => {
-  it("a waiting job: leaves wait, is never reserved, and is retained as cancelled with keepCompleted", async () => {
+  it("a waiting job: leaves wait, is never reserved, and is retained as cancelled (default retention)", async () => {
     const { queue, keys, c } = setup()
     await retain(queue, 10)
     const id = await queue.add({ n: 1 }, { dedupeKey: "w" })

@@ -17,7 +17,7 @@ const jobsLayer = (name: string, connection = redisUrl()) => LeaseQueue.layer(Jo
 const wait = <A, E>(d: Deferred.Deferred<A, E>) => Deferred.await(d).pipe(Effect.timeout("15 seconds"))
 
 describe("Effect face", () => {
-  it.live("N5: a handler succeeding with 10n and keepCompleted 10: the job fails with a clear error", () =>
+  it.live("N5: a handler succeeding with 10n (results are kept): the job fails with a clear error", () =>
     Effect.gen(function* () {
       const jobs = yield* Jobs
       const dead = yield* Deferred.make<readonly [string, string, unknown]>()

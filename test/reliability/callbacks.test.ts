@@ -176,7 +176,7 @@ describe("listeners that throw (N5)", () => {
 })
 
 describe("results that cannot be serialised (N5)", () => {
-  it("N5: a handler returning 10n with keepCompleted 10: the job fails with a clear error, not a silent lease-expired", async () => {
+  it("N5: a handler returning 10n (results are kept): the job fails with a clear error, not a silent lease-expired", async () => {
     const name = q("bigint")
     const keys = queueKeys(name)
     const queue = openQueue<number>(name)

@@ -43,6 +43,7 @@ describe("sweepers racing", () => {
     const q = name()
     const keys = queueKeys(q)
     const queue = useQueue<{ n: number }>(q)
+    await queue.setRetention({ completed: { count: EXPIRED + NORMAL } }) // every completed job stays, to be counted
     const sweepQueues = Array.from({ length: IN_PROCESS }, () => new Queue(q, { connection: redisUrl() }))
     const holder = connect(redisUrl())
     const workers: Worker<{ n: number }>[] = []

@@ -130,6 +130,7 @@ describe("worker crashes", () => {
       const q = name()
       const keys = queueKeys(q)
       const queue = useQueue<{ n: number }>(q, { connection: server.url })
+      await queue.setRetention({ completed: { count: JOBS } }) // every completed job stays, to be counted
       const children: Child[] = []
       const alive = new Set<Child>()
       const options = { leaseMs: LEASE_MS, concurrency: CONCURRENCY, sweep: { intervalMs: 500 } }
