@@ -12,7 +12,7 @@ interface Order {
 // one queue per kind of job (no job names); the result type is the queue's second parameter
 const queue = new Queue<Order, { receipt: string }>("leaseq-orders", {
   connection,
-  defaultJobOptions: { maxAttempts: 5 }, // backoff and retention are the worker's
+  defaultJobOptions: { maxAttempts: 5 }, // backoff is the worker's; retention the queue's (setRetention)
 })
 
 const worker = new Worker<Order, { receipt: string }>(
