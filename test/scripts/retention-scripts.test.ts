@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/calls/Commands.ts"
-import { decodeEntry, RESULT_IN_EVENT_BYTES } from "../../src/engine/events/EventDecode.ts"
+import { decodeEntry, RESULT_IN_EVENT_BYTES, RESULTS_PER_ENTRY_BYTES } from "../../src/engine/events/EventDecode.ts"
 import { KEY_NAMES, KEY_TYPES, type KeyName, queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue } from "../../src/index.ts"
 import { redisNow, until } from "../reliability/support.ts"
@@ -173,5 +173,29 @@ describe("a completed event carries the result", () => {
       { jobId: e!.id, result: [1, 2] },
     ])
     expect((await s.queue.getJob(b!.id))?.result).toBe(JSON.parse(big))
+  })
+})
+
+describe("a completed entry's results are bounded", () => {
+  it("one call's results beyond RESULTS_PER_ENTRY_BYTES go by reference, so an entry stays small", async () => {
+    const s = setup()
+    const each = JSON.stringify("y".repeat(1000)) // 1,002 bytes: 4 fit in 4,096
+    const added = Array.from({ length: 6 }, () => newJob())
+    await run(s.c.add(added))
+    const { jobs } = await run(s.c.reserve(6, 60_000, 0))
+    await run(s.c.complete(jobs.map((j) => ({ ...j, result: each }))))
+    const [entry] = await shared.raw
+      .xrange(s.keys.events, "-", "+")
+      .then((es) => es.filter(([, f]) => f[1] === "completed"))
+    const events = decodeEntry(s.keys.queue, entry![0], entry![1])
+    expect(events.map((e) => ("result" in e ? "inline" : "resultBytes" in e ? e.resultBytes : "none"))).toEqual([
+      "inline",
+      "inline",
+      "inline",
+      "inline",
+      each.length,
+      each.length,
+    ])
+    expect(entry![1].join("").length).toBeLessThan(RESULTS_PER_ENTRY_BYTES + 2_000)
   })
 })

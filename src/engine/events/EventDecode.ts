@@ -26,7 +26,7 @@ export type JobEvent =
   | (EventBase & { readonly kind: "progress"; readonly progress: unknown })
   | (EventBase & {
       readonly kind: "completed"
-      /** The handler's result (decoded JSON) when it returned one of at most {@link RESULT_IN_EVENT_BYTES}. */
+      /** The handler's result (decoded JSON) when it returned one of at most {@link RESULT_IN_EVENT_BYTES} (see {@link RESULTS_PER_ENTRY_BYTES}). */
       readonly result?: unknown
       /** A larger result is not in the event, only its size in bytes: `getJob(id).result` has it while the job is retained. */
       readonly resultBytes?: number
@@ -62,8 +62,15 @@ export type JobEventKind = JobEvent["kind"]
 /** Where a reader starts: "now" (only events recorded from here on), "start" (every retained event), or after an event id. */
 export type EventsFrom = "now" | "start" | string
 
-/** Largest result (JSON, in bytes) a `completed` event carries; a larger one is referred to by its size (lua/include/events.lua). */
+/**
+ * Largest result (JSON, in bytes) a `completed` event carries; a larger one is referred to by
+ * its size (lua/include/events.lua). The results of one stream entry (up to 100 jobs of one
+ * call) stay within {@link RESULTS_PER_ENTRY_BYTES}; those beyond are referred to as well.
+ */
 export const RESULT_IN_EVENT_BYTES = 1024
+
+/** Most result bytes one events-stream entry carries (lua/include/events.lua). */
+export const RESULTS_PER_ENTRY_BYTES = 4096
 
 /** Default event retention of a queue (meta field `eventsMaxLen`), as lua/include/events.lua has it. */
 export const DEFAULT_EVENTS_MAXLEN = 10_000
