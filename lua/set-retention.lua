@@ -1,8 +1,8 @@
 --[[
   set-retention — store the queue's retention policy (queue.setRetention): how many finished
   jobs of each kind are kept, and for how long. The scripts that finish a job read it from
-  meta (complete and reserve's riders: keep; cancel: keepCancelled) and the sweep trims by
-  it (every kind by age, dead jobs by count). Writing the same policy again changes nothing.
+  meta (complete and reserve's riders: keep; cancel: keepCancelled; fail to dead: keepDead)
+  and the sweep trims by it (every kind by age, dead jobs by count too). Writing the same policy again changes nothing.
 
   KEYS[1] meta  HASH  layout version, keep, keepMs, keepCancelled, keepCancelledMs, keepDead,
                       keepDeadMs (an unset field: its default, see src/engine/queue/Retention.ts)

@@ -40,6 +40,20 @@ local function drop_jobs(k, ids, withResult)
   end
 end
 
+-- trim_oldest(k, set, count, most): the finishing scripts' count bound: delete the oldest
+--   jobs of `set` (done, cancelled or dead) beyond the newest `count`, at most `most` of them
+--   (ZPOPMIN: O(log N) each), and everything kept of them (drop_jobs). Returns how many.
+local function trim_oldest(k, set, count, most)
+  local excess = redis.call('ZCARD', set) - count
+  if excess > most then excess = most end
+  if excess <= 0 then return 0 end
+  local old = redis.call('ZPOPMIN', set, excess)
+  local ids = {}
+  for i = 1, #old, 2 do ids[#ids + 1] = old[i] end
+  drop_jobs(k, ids, true)
+  return #ids
+end
+
 -- trim_finished(k, set, now, count, ageMs, limit): delete the oldest finished jobs of `set`
 --   (a ZSET id -> time it finished: done, cancelled or dead) beyond the newest `count` and
 --   those that finished before now - ageMs (count or ageMs nil: no such bound), at most

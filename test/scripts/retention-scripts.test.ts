@@ -122,6 +122,22 @@ describe("a trimmed job leaves nothing behind", () => {
   })
 })
 
+describe("a finishing script trims to the count", () => {
+  it("fail: a job moved to dead beyond the dead count pushes out the oldest, leaving nothing of it", async () => {
+    const s = setup()
+    await s.queue.setRetention({ dead: { count: 1 } })
+    const dead: string[] = []
+    for (let i = 0; i < 3; i++) {
+      const { id, lease } = await fullJob(s)
+      expect(await run(s.c.fail(lease, { delayMs: 0, error: '{"message":"x"}', mode: "final" }))).toBe("dead")
+      dead.push(id)
+      expect(await shared.raw.zrange(s.keys.dead, 0, -1)).toEqual([id])
+    }
+    for (const id of dead.slice(0, 2)) expect(await traces(s.keys, id)).toEqual([])
+    expect(await s.queue.getJob(dead[2]!)).toMatchObject({ state: "dead", error: { message: "x" }, progress: 50 })
+  })
+})
+
 describe("the sweep trims in bounded calls", () => {
   it("at most `limit` per call, saying when more remain", async () => {
     const s = setup()

@@ -3,8 +3,9 @@
  * progress) so `getJob` and `waitFor` can answer for them. A queue policy stored in the
  * queue's meta hash (lua/set-retention.lua), read by the scripts that finish a job in the
  * meta read they already do (complete and reserve's riders: the count of completed jobs;
- * cancel: the count of cancelled jobs), and by the sweep, which trims every kind by age
- * and dead jobs by count, in bounded calls.
+ * cancel: the count of cancelled jobs; fail, on its rare path to dead: the count of dead
+ * jobs), and by the sweep, which trims every kind by age (and dead jobs by count), in
+ * bounded calls.
  */
 import { InvalidOptions } from "../model/Errors.ts"
 import { integer, knownKeys, optionsObject } from "../model/Validate.ts"
