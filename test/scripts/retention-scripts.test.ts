@@ -131,7 +131,7 @@ describe("a finishing script trims to the count", () => {
       const { id, lease } = await fullJob(s)
       expect(await run(s.c.fail(lease, { delayMs: 0, error: '{"message":"x"}', mode: "final" }))).toBe("dead")
       dead.push(id)
-      expect(await shared.raw.zrange(s.keys.dead, 0, -1)).toEqual([id])
+      expect(await shared.raw.zrange(s.keys.dead, "0", "-1")).toEqual([id])
     }
     for (const id of dead.slice(0, 2)) expect(await traces(s.keys, id)).toEqual([])
     expect(await s.queue.getJob(dead[2]!)).toMatchObject({ state: "dead", error: { message: "x" }, progress: 50 })
