@@ -21,7 +21,6 @@ import { jobCommands } from "./Jobs.ts"
 import { DEFAULT_METRICS_LISTEN, maxQueuesOption, readTimeoutOption, runMetrics } from "./Metrics.ts"
 import { opsCommands } from "./Ops.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
-import { retentionCommands } from "./Retention.ts"
 import { scheduleCommands } from "./Schedules.ts"
 import { listenOption } from "./Serve.ts"
 import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
@@ -86,7 +85,6 @@ const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void
   jobCommands(ctx)
   scheduleCommands(ctx)
   opsCommands(ctx)
-  retentionCommands(ctx)
   return program
 }
 

@@ -31,9 +31,8 @@ import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/que
 import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
-import type { Retention, RetentionInput } from "../engine/queue/Retention.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
-import { QueueOperations } from "./QueueOps.ts"
+import { Retaining } from "./Retaining.ts"
 
 /** Options of {@link Queue}. */
 export interface QueueOptions extends QueueSettingsInput, LayoutInput {
@@ -53,7 +52,7 @@ export type { BulkJob } from "../engine/queue/Job.ts"
  * ```
  * Throws {@link InvalidQueueName} / {@link InvalidOptions} from the constructor for bad arguments.
  */
-export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
+export class Queue<T = unknown, R = unknown> extends Retaining<T> {
   /** The queue name. */
   readonly name: string
   /** The key prefix (default "leaseq"). */
@@ -252,7 +251,7 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
 
   /**
    * Resolves once job `id` has ended (completed, dead or cancelled) with what the queue knows
-   * of it (its result typed `R` while completed jobs are retained). Rejects with `WaitForTimeout` when it is still pending after `timeoutMs`
+   * of it (its result typed `R` while the completed job is retained). Rejects with `WaitForTimeout` when it is still pending after `timeoutMs`
    * (default 60 000), `JobGone` when the queue no longer has it and no retained event
    * tells its end, {@link InvalidOptions} for a bad id or timeout. See docs/jobs.md.
    */
@@ -277,23 +276,6 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
    */
   setEventRetention(maxLen: number): Promise<void> {
     return this.#run(this.#events.setEventRetention(maxLen))
-  }
-
-  /**
-   * Set how long finished jobs stay, so getJob and waitFor answer for them: `{ completed,
-   * cancelled, dead }`, each `{ count, ageMs }` (at most `count` kept, none longer than `ageMs`
-   * after it finished). What is not given takes its default: completed and cancelled jobs
-   * 1,000 for 1 hour, dead jobs no bound (kept until retried or purged). Stored in Redis (every
-   * partition): the next finish follows it, the sweep trims by age. Rejects with
-   * {@link InvalidOptions} naming the field, nothing written. O(1).
-   */
-  setRetention(policy: RetentionInput): Promise<void> {
-    return this.#run(this.queue.control.setRetention(policy))
-  }
-
-  /** The queue's retention policy (see {@link setRetention}): the defaults where none was set. O(1). */
-  retention(): Promise<Retention> {
-    return this.#run(this.queue.control.retention)
   }
 
   /** The queue's event retention (see {@link setEventRetention}). */

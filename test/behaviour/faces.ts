@@ -20,8 +20,8 @@ import type {
   ListOptions,
   ListState,
 } from "../../src/engine/queue/OpsApi.ts"
-import type { ScheduleInfo, ScheduleSet, ScheduleWhen } from "../../src/engine/queue/Schedules.ts"
 import type { Retention } from "../../src/engine/queue/Retention.ts"
+import type { ScheduleInfo, ScheduleSet, ScheduleWhen } from "../../src/engine/queue/Schedules.ts"
 import type { WorkerState } from "../../src/engine/worker/Context.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { onCleanup } from "../support/cleanup.ts"

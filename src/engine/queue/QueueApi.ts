@@ -24,8 +24,8 @@ import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
 import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
 import type { QueueOps } from "./OpsApi.ts"
-import type { ScheduleControl } from "./Schedules.ts"
 import type { Retention } from "./Retention.ts"
+import type { ScheduleControl } from "./Schedules.ts"
 
 export type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 
