@@ -195,8 +195,9 @@ describe("a job keeps its priority when it becomes ready again", () => {
     expect((await take(c, 10)).names).toEqual(["z", "a", "x", "c", "b"])
   })
 
-  it("completed or cancelled: its priority is dropped with its other fields (nothing is left per job)", async () => {
+  it("completed or cancelled, not retained: its priority is dropped with its other fields (nothing is left per job)", async () => {
     const { q, queue, c, x } = await leasedX()
+    await queue.setRetention({ completed: { count: 0 }, cancelled: { count: 0 } })
     expect(await run(c.complete([{ id: x.id, token: x.token }]))).toEqual([true])
     const waiting = await take(c, 10)
     await run(c.complete(waiting.jobs.map((j) => ({ id: j.id, token: j.token }))))

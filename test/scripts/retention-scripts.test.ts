@@ -48,9 +48,9 @@ const traces = async (keys: ReturnType<typeof queueKeys>, id: string): Promise<s
   return found
 }
 
-/** A job that leaves something in every per-job hash: maxAttempts, dedupe key, own timeout, a failure, progress. */
+/** A job that leaves something in every per-job hash: maxAttempts, dedupe key, own timeout, priority, a failure, progress. */
 const fullJob = async ({ c }: ReturnType<typeof setup>) => {
-  const j = newJob({ maxAttempts: 5, dedupeKey: `k-${Math.random()}`, timeoutMs: 60_000 })
+  const j = newJob({ maxAttempts: 5, dedupeKey: `k-${Math.random()}`, timeoutMs: 60_000, priority: 7 })
   await run(c.add([j]))
   const [first] = (await run(c.reserve(1, 60_000, 0))).jobs
   expect(await run(c.fail(first!, { delayMs: 0, error: '{"message":"once"}', mode: "retry" }))).toBe("retry")
@@ -68,7 +68,7 @@ describe("a trimmed job leaves nothing behind", () => {
     const { id, lease } = await fullJob(s)
     expect(await run(s.c.complete([{ ...lease, result: '"r"' }]))).toEqual([true])
     expect((await traces(s.keys, id)).sort()).toEqual(
-      ["data", "done", "err", "fails", "max", "progress", "result", "timeout", "dkey"].sort(),
+      ["data", "done", "err", "fails", "max", "progress", "result", "timeout", "dkey", "priority"].sort(),
     )
     await run(s.c.add([newJob()]))
     const [next] = (await run(s.c.reserve(1, 60_000, 0))).jobs
