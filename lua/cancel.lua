@@ -7,7 +7,7 @@
   nothing, so the job is neither acknowledged nor retried, and no sweep reclaims it.
   The job's id goes to cancelled (the holder's worker reads it there to tell a cancel
   from a lost lease). Its data is kept while it is among the newest `keep` cancelled
-  jobs (meta.keep, the keepCompleted recorded by complete), else deleted; cancelled
+  jobs (meta.keepCancelled, set by queue.setRetention; default 1000), else deleted; cancelled
   remembers the ids of at least the newest 1000 cancels. A dedupe key held until the
   job finishes is freed. The job's data is its payload, maxAttempts, counts, last error,
   dedupe key, progress and timeout.
@@ -16,7 +16,7 @@
   KEYS[2] dead      ZSET  id -> time of death
   KEYS[3] done      ZSET  id -> completion time
   KEYS[4] cancelled ZSET  id -> time of the cancel (ms)
-  KEYS[5] meta      HASH  layout version, keep, counter cancelled
+  KEYS[5] meta      HASH  layout version, keepCancelled, counter cancelled
   KEYS[6] lease     HASH  id -> fencing token
   KEYS[7] data      HASH  id -> payload
   KEYS[8]  max      HASH  id -> maxAttempts
@@ -46,7 +46,7 @@
 --!include finish
 --!include events
 
-local meta = redis.call('HMGET', KEYS[5], 'layout', 'keep')
+local meta = redis.call('HMGET', KEYS[5], 'layout', 'keepCancelled')
 if meta[1] and meta[1] ~= ARGV[1] then return {'LAYOUT_MISMATCH', meta[1]} end
 
 local id = ARGV[2]
@@ -82,7 +82,7 @@ local job = {
   progress = KEYS[13], timeout = KEYS[14],
 }
 local function drop_data(ids) drop_jobs(job, ids, false) end
-local keep = tonumber(meta[2]) or 0
+local keep = tonumber(meta[2]) or 1000
 local count = redis.call('ZCARD', KEYS[4])
 -- the job that this cancel pushed out of the newest `keep` loses its data
 if count > keep then

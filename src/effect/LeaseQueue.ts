@@ -106,6 +106,8 @@ const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
   rateLimit: control.rateLimit,
   setConcurrency: control.setConcurrency,
   concurrency: control.concurrency,
+  setRetention: control.setRetention,
+  retention: control.retention,
 })
 
 /**

@@ -104,7 +104,7 @@ export interface Hooks<A, Out, E, R> {
 /**
  * Options of a worker: the engine's options (concurrency 1, leaseMs 30 000, heartbeatMs
  * leaseMs / 3, exponential backoff from 1 s, shutdownGraceMs 10 000, shutdownAbortGraceMs
- * 5000, leaseGraceMs max(1000, leaseMs / 10), in-process sweeping on, keepCompleted 0,
+ * 5000, leaseGraceMs max(1000, leaseMs / 10), in-process sweeping on,
  * blockTimeoutMs 5000 — see `WorkerOptions`), `durability` and the hooks. The prefix,
  * connection and `partitions` are the queue's.
  */

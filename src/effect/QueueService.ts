@@ -23,6 +23,7 @@ import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import type { ControlError } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
+import type { Retention, RetentionInput } from "../engine/queue/Retention.ts"
 import type { ScheduledJob, ScheduleInfo, ScheduleSet, ScheduleWhen } from "../engine/queue/Schedules.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import type { PayloadCodec } from "./Payload.ts"
@@ -179,6 +180,14 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
   readonly setConcurrency: (n: number | null) => Effect.Effect<void, ControlError>
   /** The concurrency cap, or null when none is set. O(1). */
   readonly concurrency: Effect.Effect<number | null, ControlError>
+  /**
+   * Set how long finished jobs stay, so getJob and waitFor answer for them (see the Promise
+   * face's `setRetention`): `{ completed, cancelled, dead }`, each `{ count, ageMs }`; what is
+   * not given takes its default. Fails InvalidOptions naming the field; nothing is written then.
+   */
+  readonly setRetention: (policy: RetentionInput) => Effect.Effect<void, ControlError>
+  /** The queue's retention policy: defaults (completed and cancelled 1 hour, at most 1,000 each; dead unbounded) where unset. */
+  readonly retention: Effect.Effect<Retention, ControlError | RedisError>
   /** @internal Present on services built by {@link make}; a worker needs it. Absent on test doubles. */
   readonly [InternalsKey]?: Internals<A>
 }

@@ -20,6 +20,7 @@ import type {
   ListOptions,
   ListState,
 } from "../../src/engine/queue/OpsApi.ts"
+import type { Retention } from "../../src/engine/queue/Retention.ts"
 import type { ScheduleInfo, ScheduleSet, ScheduleWhen } from "../../src/engine/queue/Schedules.ts"
 import type { WorkerState } from "../../src/engine/worker/Context.ts"
 import { Queue, Worker } from "../../src/index.ts"
@@ -71,7 +72,6 @@ export interface WorkerOpts {
   readonly leaseMs?: number
   readonly heartbeatMs?: number
   readonly shutdownGraceMs?: number
-  readonly keepCompleted?: number
   readonly backoff?: { readonly type: "fixed"; readonly delayMs: number }
   readonly sweep?: boolean | { readonly intervalMs: number }
   /** The worker's own Redis URL (e.g. a proxy that can cut it off); default the queue's. */
@@ -110,6 +110,8 @@ export interface QueueAdapter {
   readonly unschedule: (name: string) => Promise<boolean>
   /** The operator's calls (docs/operations.md), as each face offers them. */
   readonly ops: OpsAdapter
+  readonly setRetention: (policy: unknown) => Promise<void>
+  readonly retention: () => Promise<Retention>
   readonly worker: (plan: (job: Job<Payload>) => Plan, options?: WorkerOpts) => Promise<WorkerAdapter>
   /** Close the queue (Promise: `close()`; Effect: its scope closes). */
   readonly close: () => Promise<void>
@@ -185,6 +187,8 @@ export const promiseFace: Face = {
         clean: (s, o) => queue.clean(s, o),
         obliterate: (o) => queue.obliterate(o),
       },
+      setRetention: (p) => queue.setRetention(p as never),
+      retention: () => queue.retention(),
       close: () => queue.close(),
       worker: async (plan, options = {}) => {
         const seen = newSeen()
@@ -302,6 +306,8 @@ export const effectFace: Face = {
         clean: (s, o) => failureOnly(queue.clean(s, o)),
         obliterate: (o) => failureOnly(queue.obliterate(o)),
       },
+      setRetention: (p) => failureOnly(queue.setRetention(p as never)),
+      retention: () => failureOnly(queue.retention),
       close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
       worker: async (plan, { connection, ...options } = {}) => {
         const seen = newSeen()

@@ -148,7 +148,12 @@ describe("a BullMQ name or a typo is refused with what leaseq calls it", () => {
     [
       "add removeOnComplete",
       add({ removeOnComplete: true }),
-      "options.removeOnComplete = true: unknown option: completed jobs are kept per worker",
+      "options.removeOnComplete = true: unknown option: finished jobs are kept per queue: queue.setRetention",
+    ],
+    [
+      "worker keepCompleted (moved to the queue)",
+      worker({ keepCompleted: 10 }),
+      "options.keepCompleted = 10: unknown option: keepCompleted moved to queue.setRetention({ completed: { count, ageMs } })",
     ],
     [
       "worker lockDuration",
@@ -158,7 +163,7 @@ describe("a BullMQ name or a typo is refused with what leaseq calls it", () => {
     [
       "worker removeOnComplete",
       worker({ removeOnComplete: 5 }),
-      "options.removeOnComplete = 5: unknown option; did you mean keepCompleted?",
+      "options.removeOnComplete = 5: unknown option: finished jobs are kept per queue: queue.setRetention({ completed: { count, ageMs } }); known options are",
     ],
     ["worker limiter", worker({ limiter: 1 }), "options.limiter = 1: unknown option: leaseq has no rate limiter yet"],
     [

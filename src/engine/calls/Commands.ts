@@ -177,7 +177,6 @@ const leaseCommands = (run: Run) => {
       leaseMs: number,
       promoteLimit: number,
       completes: ReadonlyArray<Completion> = [],
-      keep = 0,
       ids: { readonly workerId?: string; readonly requestId?: string; readonly timeoutMs?: number } = {},
     ) =>
       run(Scripts.reserve, {
@@ -186,7 +185,6 @@ const leaseCommands = (run: Run) => {
         count,
         leaseMs,
         promoteLimit,
-        keep,
         timeoutMs: ids.timeoutMs ?? 0,
         completes,
       }),
@@ -210,8 +208,7 @@ const leaseCommands = (run: Run) => {
     workerLeave: (workerId: string) => run(Scripts.workerLeave, workerId),
 
     /** Acknowledge jobs; true per job completed, false when its lease was lost. Any number (chunked). */
-    complete: (items: ReadonlyArray<Completion>, keep: number) =>
-      chunked(items, (part) => run(Scripts.complete, { items: part, keep })),
+    complete: (items: ReadonlyArray<Completion>) => chunked(items, (part) => run(Scripts.complete, { items: part })),
 
     /** Fail a leased job: retried later, moved to dead, or `lost` when its lease was. */
     fail: (lease: LeaseRef, options: { readonly delayMs: number; readonly error: string; readonly mode: FailMode }) =>

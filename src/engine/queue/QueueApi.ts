@@ -24,6 +24,7 @@ import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
 import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
 import type { QueueOps } from "./OpsApi.ts"
+import type { Retention } from "./Retention.ts"
 import type { ScheduleControl } from "./Schedules.ts"
 
 export type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
@@ -52,6 +53,10 @@ export interface JobControl {
   readonly setConcurrency: (n: unknown) => Effect.Effect<void, ControlError>
   /** The concurrency cap, or null when none is set. */
   readonly concurrency: Effect.Effect<number | null, ControlError>
+  /** Store the retention policy (validated first: bad input fails InvalidOptions, nothing written). */
+  readonly setRetention: (policy: unknown) => Effect.Effect<void, ControlError>
+  /** The retention policy (of the first partition: every partition gets the same). */
+  readonly retention: Effect.Effect<Retention, ControlError | RedisError>
 }
 
 /** Stats of a queue: for a partitioned one, the sums, with each partition's own in `partitions` (index order). */

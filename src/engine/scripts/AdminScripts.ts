@@ -17,7 +17,7 @@ export interface QueueStats {
   readonly expired: number
   readonly delayed: number
   readonly dead: number
-  /** Completed jobs retained (with `keepCompleted`). */
+  /** Completed jobs retained (the queue's retention, `setRetention`). */
   readonly retained: number
   /** Live workers: registered, and heartbeating within their lease (for a partitioned queue: the most of any partition). */
   readonly workers: number

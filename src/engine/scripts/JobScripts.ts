@@ -105,6 +105,15 @@ export const resume = defineScript({
   decode: (reply): boolean => list(reply)[0] === 1,
 })
 
+/** `set-retention`: store a queue's retention policy (the values of RETENTION_FIELDS, "" for no bound). */
+export const setRetention = defineScript({
+  name: "set-retention",
+  keys: ["meta"],
+  argv: ["layout", "keep", "keepMs", "keepCancelled", "keepCancelledMs", "keepDead", "keepDeadMs"],
+  args: (values: ReadonlyArray<string | number>): Argv => [LAYOUT_VERSION, ...values],
+  decode: (reply): boolean => list(reply)[0] === 1,
+})
+
 /** `clear-dedupe`: true when the key was held. */
 export const clearDedupe = defineScript({
   name: "clear-dedupe",

@@ -58,7 +58,6 @@ export interface ReserveInput {
   readonly count: number
   readonly leaseMs: number
   readonly promoteLimit: number
-  readonly keep: number
   /** The worker's default timeout for jobs added without one (0: none). */
   readonly timeoutMs: number
   readonly completes: ReadonlyArray<Completion>
@@ -99,7 +98,7 @@ export const reserve = defineScript({
     "rate",
     ...READY_KEYS,
   ],
-  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m", "riders"],
+  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "timeoutMs", "m", "riders"],
   rest: ["result"],
   args: (i: ReserveInput): Argv => {
     // the riders as one "id|token|…" entry (fewer ARGV for the client to encode and Redis
@@ -117,7 +116,6 @@ export const reserve = defineScript({
       i.count,
       i.leaseMs,
       i.promoteLimit,
-      i.keep,
       i.timeoutMs,
       i.completes.length,
       riders,
@@ -224,10 +222,9 @@ export const complete = defineScript({
     "cancelled",
     ...READY_KEYS,
   ],
-  argv: ["layout", "keep"],
+  argv: ["layout"],
   rest: ["id", "token", "result"],
-  args: ({ items, keep }: { readonly items: ReadonlyArray<Completion>; readonly keep: number }): Argv =>
-    pushCompletions([LAYOUT_VERSION, keep], items),
+  args: ({ items }: { readonly items: ReadonlyArray<Completion> }): Argv => pushCompletions([LAYOUT_VERSION], items),
   decode: flags,
 })
 
@@ -256,6 +253,10 @@ export const fail = defineScript({
     "dedupeid",
     "events",
     "cancelled",
+    "data",
+    "progress",
+    "timeout",
+    "result",
     ...READY_KEYS,
   ],
   argv: ["layout", "id", "token", "retryDelayMs", "error", "mode"],

@@ -122,8 +122,7 @@ const handlerEnded = <A>(run: Run<A>, job: Job<A>, handlerExit: Exit.Exit<unknow
       finish(run) // ended: lost, self-fenced or cancelled: never ack; shutdown: released at close
       return
     }
-    const keep = ctx.settings.keepCompleted > 0 ? ctx.program.encodeResult : undefined
-    const { exit, result } = encodeOutcome(handlerExit, keep)
+    const { exit, result } = encodeOutcome(handlerExit, ctx.program.encodeResult)
     if (Exit.isSuccess(exit)) {
       if (rec !== undefined) run.endSettle = startSettlePlain(w, r, held, rec, "complete")
       completePlain(run, { id: r.id, token: r.token, result }, job, exit.value)

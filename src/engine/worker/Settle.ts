@@ -124,10 +124,7 @@ export const settle = <A>(
       return Effect.void
     }
     // a result that cannot be serialised fails the job (normal retry/dead path)
-    const { exit, result } = encodeOutcome(
-      handlerExit,
-      ctx.settings.keepCompleted > 0 ? ctx.program.encodeResult : undefined,
-    )
+    const { exit, result } = encodeOutcome(handlerExit, ctx.program.encodeResult)
     if (!Exit.isSuccess(exit)) {
       free()
       return settleFailed(ctx, r, held, job, exit.cause)
