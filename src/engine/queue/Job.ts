@@ -3,6 +3,7 @@
  */
 import * as Result from "effect/Result"
 import type { NewJob } from "../calls/Commands.ts"
+import { type Backoff, validateBackoff } from "../model/Backoff.ts"
 import { InvalidOptions } from "../model/Errors.ts"
 import { checkCustomId, newJobId } from "../model/JobId.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
@@ -41,7 +42,18 @@ interface JobOptionsBase {
    * instead of the back; a delayed job goes to the back when it becomes due. Default false.
    */
   readonly lifo?: boolean | undefined
+  /**
+   * The job's own retry delays, instead of the worker's `backoff` (or, for manual
+   * processing, the default): `{ type: "fixed", delayMs }` or `{ type: "exponential",
+   * delayMs, maxDelayMs?, jitter? }`, checked as the worker's option is. Stored with the job
+   * only when given. Default: none, the worker's backoff applies. A worker's backoff function
+   * that answers "no retry" still ends the job (this option sets delays, not whether to retry).
+   */
+  readonly backoff?: JobBackoff | undefined
 }
+
+/** A job's own backoff: one of the built-in kinds of {@link Backoff} (a function cannot be stored). */
+export type JobBackoff = Exclude<Backoff, (attempt: number, error: unknown) => unknown>
 
 /** No dedupe: `dedupeTtlMs` and `dedupeUntil` need a `dedupeKey`. */
 export interface WithoutDedupe extends JobOptionsBase {
@@ -102,6 +114,7 @@ const JOB_OPTION_KEYS = [
   "timeoutMs",
   "priority",
   "lifo",
+  "backoff",
 ] as const
 
 /**
@@ -109,7 +122,10 @@ const JOB_OPTION_KEYS = [
  * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`; `timeoutMs` 0 for none).
  */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<keyof JobOptions, "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "lifo">]-?: Exclude<
+  readonly [K in Exclude<
+    keyof JobOptions,
+    "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "lifo" | "backoff"
+  >]-?: Exclude<
     JobOptions[K],
     undefined
   >
@@ -118,6 +134,28 @@ export type ResolvedJobOptions = {
   readonly dedupeKey: string
   readonly timeoutMs: number
   readonly lifo: boolean
+  /** The job's own backoff, validated, as the JSON text stored with it (absent: none). */
+  readonly backoff?: string | undefined
+}
+
+/** A job's own backoff validated (see {@link JobOptionsBase.backoff}), as JSON text; undefined when not given. */
+const checkJobBackoff = (field: string, value: unknown): Checked<string | undefined> => {
+  if (value === undefined) return Result.succeed(undefined)
+  if (typeof value !== "object" || value === null) {
+    return Result.fail(
+      new InvalidOptions({
+        field: `${field}.backoff`,
+        value,
+        reason:
+          'must be { type: "fixed" | "exponential", delayMs, … } (a backoff function cannot be stored with a job: give it to the Worker)',
+      }),
+    )
+  }
+  try {
+    return Result.succeed(JSON.stringify(validateBackoff(`${field}.backoff`, value)))
+  } catch (e) {
+    return Result.fail(e as InvalidOptions)
+  }
 }
 
 /** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
@@ -182,8 +220,11 @@ export const checkJobOptions = (
   if (Result.isFailure(dedupe)) return Result.fail(dedupe.failure)
   const order = checkOrder(field, given, defaults)
   if (Result.isFailure(order)) return Result.fail(order.failure)
+  const backoff = checkJobBackoff(field, given.backoff ?? defaults.backoff)
+  if (Result.isFailure(backoff)) return Result.fail(backoff.failure)
   return Result.map(checkTimeout(field, given.timeoutMs ?? defaults.timeoutMs), (timeoutMs) => ({
     ...(id.success === undefined ? {} : { id: id.success }),
+    ...(backoff.success === undefined ? {} : { backoff: backoff.success }),
     delayMs: delayMs.success,
     maxAttempts: maxAttempts.success,
     ...dedupe.success,
@@ -258,6 +299,7 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   timeoutMs: options.timeoutMs,
   priority: options.priority,
   lifo: options.lifo,
+  ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
 })
 
 /** A job as a handler receives it. */

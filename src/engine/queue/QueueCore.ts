@@ -91,6 +91,7 @@ export const checkQueueOptions = (value: unknown, extraKeys: ReadonlyArray<strin
         : { dedupeTtlMs: defaults.dedupeTtlMs }),
       ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
       ...(defaults.timeoutMs > 0 ? { timeoutMs: defaults.timeoutMs } : {}),
+      ...(defaults.backoff === undefined ? {} : { backoff: JSON.parse(defaults.backoff) }),
     }
     const maxPayloadBytes = yield* checkIntegerOr("maxPayloadBytes", o.maxPayloadBytes, Limits.payloadBytes.default, {
       min: 1,
