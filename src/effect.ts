@@ -62,9 +62,10 @@ export type { WorkerInfo } from "./engine/model/Registry.ts"
 export { Limits } from "./engine/model/Validate.ts"
 export type { Durability } from "./engine/partition/Durability.ts"
 export type { PartitionedStats } from "./engine/partition/Producer.ts"
-export type { JobOptions } from "./engine/queue/Job.ts"
+export type { JobBackoff, JobOptions } from "./engine/queue/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
 export type { ControlError } from "./engine/queue/JobControl.ts"
+export type { FailOptions, LeaseRefused, ReservedJob, ReserveOptions } from "./engine/queue/Manual.ts"
 export type {
   CleanResult,
   CleanState,

@@ -21,6 +21,7 @@ import { partitionName } from "../model/Keys.ts"
 import { checkJobOptions } from "../queue/Job.ts"
 import { makePartitionedControl } from "../queue/JobControl.ts"
 import { makePartitionedOps } from "../queue/PartitionedOps.ts"
+import { manualUnsupported } from "../queue/Manual.ts"
 import type { DeadChange, DeadTarget, ListedDeadJob, QueueApi } from "../queue/QueueApi.ts"
 import {
   checkBulkSize,
@@ -244,6 +245,7 @@ export const makePartitionedCore = (
       name,
       parts.map((p) => p.ops),
     ),
+    manual: manualUnsupported(name, partitions),
     markClosed: () => {
       for (const p of parts) p.markClosed()
     },

@@ -16,6 +16,7 @@ import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions } from "./Job.ts"
 import { makeJobControl } from "./JobControl.ts"
 import { makeQueueOps } from "./Operations.ts"
+import { makeManual } from "./Manual.ts"
 import type { DeadTarget, QueueApi } from "./QueueApi.ts"
 import { makeSchedules } from "./Schedules.ts"
 
@@ -195,6 +196,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     control: makeJobControl({ name, keys, calls, isClosed }),
     schedules: makeSchedules(calls.client, keys, isClosed, settings.maxPayloadBytes),
     ops: makeQueueOps({ name, keys, calls, isClosed }),
+    manual: makeManual({ name, keys, calls, isClosed }),
     markClosed: () => {
       closed = true
     },
