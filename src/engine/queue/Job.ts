@@ -321,9 +321,10 @@ export interface Job<A> {
    */
   readonly signal: AbortSignal
   /**
-   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored with the
-   * worker's next heartbeat (within one heartbeat period) where `getJob` shows it; a later
-   * value replaces an earlier one not yet sent. Throws `InvalidOptions` (field "progress")
+   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored within
+   * 250 ms where `getJob` shows it (other processes too), one write per 250 ms at most: a
+   * later value replaces an earlier one not yet sent, and the last one set before the handler
+   * returns is stored before the job is settled. A job that never reports costs no write. Throws `InvalidOptions` (field "progress")
    * for a value with no JSON form. Values reported after the lease ended are dropped.
    */
   readonly progress: (value: unknown) => void
