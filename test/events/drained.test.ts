@@ -8,6 +8,7 @@ import { decodeEntry } from "../../src/engine/events/EventDecode.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import type { JobEvent } from "../../src/index.ts"
 import { Queue, Worker } from "../../src/index.ts"
+import { until } from "../reliability/support.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { run } from "../support/jobs.ts"
 import { queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
@@ -56,6 +57,24 @@ describe("drained", () => {
     expect(await kinds(keys.events)).not.toContain("drained")
     ;({ jobs } = await run(c.reserve(1, 5_000, 0)))
     await run(c.fail(jobs[0]!, { delayMs: 0, error: "{}", mode: "retry" }))
+    expect((await kinds(keys.events)).slice(-2)).toEqual(["dead", "drained"])
+  })
+
+  it("a cancel of the last job waiting or active records it; of a delayed one it does not", async () => {
+    const { queue, keys } = setup()
+    const later = await queue.add(1, { delayMs: 60_000 })
+    const waiting = await queue.add(2)
+    expect(await queue.cancel(later)).toBe("delayed")
+    expect(await kinds(keys.events)).not.toContain("drained")
+    expect(await queue.cancel(waiting)).toBe("waiting")
+    expect((await kinds(keys.events)).slice(-2)).toEqual(["cancelled", "drained"])
+  })
+
+  it("a sweep that moves the last lease in flight to dead records it", async () => {
+    const { queue, keys, c } = setup()
+    await queue.add(1, { maxAttempts: 1 })
+    await run(c.reserve(1, 10, 0))
+    await until("the sweep reclaims the expired lease", async () => (await queue.sweep()).dead === 1)
     expect((await kinds(keys.events)).slice(-2)).toEqual(["dead", "drained"])
   })
 

@@ -55,7 +55,7 @@ export type JobEvent =
   | (EventBase & { readonly kind: "rescheduled"; readonly dueAt: number })
   /** retry queued the finished job again; `was` its state then. */
   | (EventBase & { readonly kind: "retried"; readonly was: string })
-  /** The queue-wide `drained`: a job finished (completed, failed to a later retry or to dead) and none is left waiting or active. */
+  /** The queue-wide `drained`: a job left (completed, failed, cancelled, swept to dead) and none is left waiting or active. */
   | (EventBase & { readonly kind: "drained" })
 
 /** The kind of a {@link JobEvent}. */
