@@ -194,7 +194,7 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
    * jobs (default 1, at most 500) for `leaseMs` (default 30 000), payloads decoded with the
    * queue's schema (a job that does not decode goes to dead, "invalid-payload"). The Effect
    * is numbered when built: running the same Effect again is a re-send and answers the same
-   * leases. Not for a partitioned queue (fails with {@link InvalidOptions}).
+   * leases. A partitioned queue leases from one partition a call (the next in turn with jobs).
    */
   readonly reserve: (options?: ReserveOptions) => Effect.Effect<ReadonlyArray<ReservedJob<A>>, ControlError>
   /** Complete a leased job by id and token (`result` kept, as JSON, while completed jobs are retained). A stale token fails with `LeaseLost` (`JobCancelled` after a cancel) and changes nothing. */

@@ -28,7 +28,8 @@ const parsed = <T>(queue: AnyQueue, jobs: ReadonlyArray<ReservedJob<string>>) =>
  * settle each by its id and token. A stale token (the lease expired and a sweep handed the
  * job on, or it was settled already) changes nothing and rejects with `LeaseLost`
  * (`JobCancelled` when a cancel revoked the lease). Attempts, dead jobs, events and counters
- * are a Worker's. Not for a partitioned queue (rejects with `InvalidOptions`).
+ * are a Worker's. On a partitioned queue a reserve leases from one partition (the next in
+ * turn that has ready jobs), and a settle finds the job's partition first.
  */
 export abstract class ManualQueue<T> extends Retaining<T> {
   /**

@@ -107,9 +107,29 @@ describe.each(faces)("$name", (face) => {
     expect(await dumpQueue(raw, q.name)).toEqual(before)
   })
 
-  it("a partitioned queue refuses manual processing, naming partitions", async () => {
-    const q = await face.open(name(), { partitions: 2 })
-    await expect(q.manual.reserve()).rejects.toMatchObject({ _tag: "InvalidOptions", field: "partitions" })
+  it("a partitioned queue: reserve takes from the partitions in turn; each job settles in its own", async () => {
+    const q = await face.open(name(), { partitions: 3 })
+    const ids = await q.addBulk([1, 2, 3, 4, 5, 6].map((n) => ({ payload: { n } })))
+    const leased: Array<{ id: string; token: number }> = []
+    for (let i = 0; i < 6 && leased.length < 6; i++) leased.push(...(await q.manual.reserve({ count: 6 })))
+    expect(leased.map((j) => j.id).sort()).toEqual([...ids].sort())
+    const [a, b, ...rest] = leased
+    expect(await q.manual.fail(a!.id, a!.token, new Error("x"), { delayMs: 0 })).toBe("retry")
+    await q.manual.release(b!.id, b!.token)
+    await q.manual.extend(rest[0]!.id, rest[0]!.token, 60_000)
+    for (const j of rest) await q.manual.complete(j.id, j.token)
+    // settled already: refused in its partition; gone from every partition: refused at once
+    await expect(q.manual.release(a!.id, a!.token)).rejects.toBeInstanceOf(LeaseLost)
+    await expect(q.manual.complete(rest[0]!.id, rest[0]!.token)).rejects.toBeInstanceOf(LeaseLost)
+    const again = [...(await q.manual.reserve({ count: 6 })), ...(await q.manual.reserve({ count: 6 }))]
+    expect(again.map((j) => [j.id, j.attempt]).sort()).toEqual(
+      [
+        [a!.id, 2],
+        [b!.id, 1],
+      ].sort(),
+    )
+    const s = await q.stats()
+    expect([s.waiting, s.active, s.counters.completed, s.counters.failed, s.counters.released]).toEqual([0, 2, 4, 1, 1])
   })
 })
 

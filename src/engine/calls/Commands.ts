@@ -129,6 +129,9 @@ export const lookups = (client: RedisClient, keys: QueueKeys) => {
     deadCount: read("ZCARD", [keys.dead]).pipe(Effect.map(Number)),
     /** True when job `id` is retained as completed (in `done`). */
     isRetained: (id: string) => read("ZSCORE", [keys.done, id]).pipe(Effect.map(present)),
+    /** The fencing token of job `id`'s current lease (as stored), or undefined when it has none. */
+    leaseToken: (id: string) =>
+      read("HGET", [keys.lease, id]).pipe(Effect.map((t) => (present(t) ? String(t) : undefined))),
     /** True when job `id` was cancelled (in `cancelled`: the newest max(keep, 1000) cancels). */
     isCancelled: (id: string) => read("ZSCORE", [keys.cancelled, id]).pipe(Effect.map(present)),
     /** The keepCompleted the workers' last complete recorded (meta.keep), 0 when none did. */

@@ -21,7 +21,6 @@ import { partitionName } from "../model/Keys.ts"
 import { checkJobOptions } from "../queue/Job.ts"
 import { makePartitionedControl } from "../queue/JobControl.ts"
 import { makePartitionedOps } from "../queue/PartitionedOps.ts"
-import { manualUnsupported } from "../queue/Manual.ts"
 import type { DeadChange, DeadTarget, ListedDeadJob, QueueApi } from "../queue/QueueApi.ts"
 import {
   checkBulkSize,
@@ -32,6 +31,7 @@ import {
   readOnly,
   unlessClosed,
 } from "../queue/QueueCore.ts"
+import { makePartitionedManual } from "./Manual.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
 export interface PartitionedStats extends QueueStats {
@@ -245,7 +245,7 @@ export const makePartitionedCore = (
       name,
       parts.map((p) => p.ops),
     ),
-    manual: manualUnsupported(name, partitions),
+    manual: makePartitionedManual(name, parts),
     markClosed: () => {
       for (const p of parts) p.markClosed()
     },

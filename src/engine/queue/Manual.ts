@@ -123,7 +123,7 @@ const checkId = (id: unknown): Checked<string> =>
     : Result.fail(new InvalidOptions({ field: "id", value: id, reason: "must be a job id, as reserve answered it" }))
 
 /** `f` of the checked id and token (then the rest), or the {@link InvalidOptions} of a bad one, before anything is sent. */
-const leased = <A, E>(id: unknown, token: unknown, f: (id: string, token: number) => Effect.Effect<A, E>) =>
+export const leased = <A, E>(id: unknown, token: unknown, f: (id: string, token: number) => Effect.Effect<A, E>) =>
   Effect.suspend((): Effect.Effect<A, E | InvalidOptions> => {
     const i = checkId(id)
     if (Result.isFailure(i)) return Effect.fail(i.failure)
@@ -237,22 +237,3 @@ const reservedJob = (r: Reservation): ReservedJob<string> => ({
   maxAttempts: r.maxAttempts,
   deadline: r.deadline,
 })
-
-/** Manual processing refused on a partitioned queue (a job's id alone does not name its partition). */
-export const manualUnsupported = (name: string, partitions: number): ManualProcessing => {
-  const no = Effect.fail(
-    new InvalidOptions({
-      field: "partitions",
-      value: partitions,
-      reason: `queue "${name}" is partitioned: manual processing (reserve, complete, fail, extend, release) needs an ordinary queue; use a Worker`,
-    }),
-  )
-  return {
-    reserve: () => no,
-    complete: () => no,
-    fail: () => no,
-    extend: () => no,
-    release: () => no,
-    refuse: () => Effect.void,
-  }
-}
