@@ -37,9 +37,13 @@ describe("a job's own backoff", () => {
     expect(own).toBeLessThanOrEqual(2_000)
     expect(await dueIn(keys.delayed, other)).toBeGreaterThan(3_000_000)
     expect(await shared.raw.hkeys(keys.backoff)).toEqual([id])
+    expect((await queue.verify()).violations).toBe(0)
     // dropped with the job: cancel (not retained) deletes every field of it
     expect(await queue.cancel(id)).toBe("delayed")
     expect(await shared.raw.exists(keys.backoff)).toBe(0)
+    // one left behind is reported by verify
+    await shared.raw.hset(keys.backoff, "ghost", "{}")
+    expect((await queue.verify()).lines).toEqual(["orphan-field ghost has backoff but no payload"])
   })
 
   it("an exponential one doubles per failed attempt, within its cap, without jitter when asked", async () => {
