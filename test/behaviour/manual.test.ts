@@ -42,6 +42,15 @@ describe.each(faces)("$name", (face) => {
     expect([s.waiting, s.active, s.counters.completed]).toEqual([0, 0, 2])
   })
 
+  it("a manual complete is retained with its result as the queue's retention says (default: an hour)", async () => {
+    const q = await face.open(name())
+    const id = await q.add({ n: 1 })
+    const [job] = await q.manual.reserve()
+    await q.manual.complete(id, job!.token, { done: 1 })
+    expect(await q.getJob(id)).toMatchObject({ state: "completed", result: { done: 1 } })
+    expect(await q.waitFor(id, 5_000)).toMatchObject({ state: "completed", result: { done: 1 } })
+  })
+
   it("a stale token is refused once the lease expired and the sweep handed the job on", async () => {
     const q = await face.open(name())
     const id = await q.add({ n: 1 })

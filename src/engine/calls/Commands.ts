@@ -134,8 +134,6 @@ export const lookups = (client: RedisClient, keys: QueueKeys) => {
       read("HGET", [keys.lease, id]).pipe(Effect.map((t) => (present(t) ? String(t) : undefined))),
     /** True when job `id` was cancelled (in `cancelled`: the newest max(keep, 1000) cancels). */
     isCancelled: (id: string) => read("ZSCORE", [keys.cancelled, id]).pipe(Effect.map(present)),
-    /** The keepCompleted the workers' last complete recorded (meta.keep), 0 when none did. */
-    recordedKeep: read("HGET", [keys.meta, "keep"]).pipe(Effect.map((k) => Number(k) || 0)),
     /** True when job `id` is dead (in `dead`). */
     isDead: (id: string) => read("ZSCORE", [keys.dead, id]).pipe(Effect.map(present)),
     /** True when job `id` still has its payload (in `data`). */

@@ -172,9 +172,8 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
       leased(id, token, (jobId, tok) =>
         open(
           Effect.gen(function* () {
-            // the queue's recorded keepCompleted, so a manual complete retains as the workers do
-            const keep = yield* readOnly(look.recordedKeep)
-            const [ok] = yield* calls.complete([{ id: jobId, token: tok, result: result ?? "" }], keep)
+            // retained (with its result) as the queue's retention says, as a worker's complete is
+            const [ok] = yield* calls.complete([{ id: jobId, token: tok, result: result ?? "" }])
             if (!ok) return yield* refused(jobId, tok)
           }),
         ),
