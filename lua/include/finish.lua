@@ -33,7 +33,7 @@ end
 local function drop_jobs(k, ids, withResult)
   if #ids == 0 then return end
   -- a caller that does not pass the backoff hash would leave its fields behind: a bug
-  if not k.backoff then error('drop_jobs: the keys table has no backoff (declare it in KEYS)') end
+  if not k.backoff then error('drop_jobs: the keys table has no backoff hash (the caller must declare it)') end
   redis.call('HDEL', k.data, unpack(ids))
   if withResult then redis.call('HDEL', k.result, unpack(ids)) end
   local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey, k.backoff}

@@ -12,6 +12,7 @@ import type { VerifyOptions, VerifyResult } from "../../src/engine/calls/Verify.
 import type { FinishedJob } from "../../src/engine/events/QueueEvents.ts"
 import type { Job, JobOptions } from "../../src/engine/queue/Job.ts"
 import type { JobInfo } from "../../src/engine/queue/JobCommands.ts"
+import type { FailOptions, ReservedJob } from "../../src/engine/queue/Manual.ts"
 import type {
   CleanResult,
   CleanState,
@@ -21,7 +22,6 @@ import type {
   ListState,
 } from "../../src/engine/queue/OpsApi.ts"
 import type { Retention } from "../../src/engine/queue/Retention.ts"
-import type { FailOptions, ReservedJob } from "../../src/engine/queue/Manual.ts"
 import type { ScheduleInfo, ScheduleSet, ScheduleWhen } from "../../src/engine/queue/Schedules.ts"
 import type { WorkerState } from "../../src/engine/worker/Context.ts"
 import { Queue, Worker } from "../../src/index.ts"

@@ -46,6 +46,20 @@ describe("a job's own backoff", () => {
     expect((await queue.verify()).lines).toEqual(["orphan-field ghost has backoff but no payload"])
   })
 
+  it("drain and clean delete it with the job's other fields", async () => {
+    const { queue, keys, c } = setup()
+    await queue.add(1, { backoff: { type: "fixed", delayMs: 1 } })
+    await queue.add(2, { backoff: { type: "fixed", delayMs: 1 }, delayMs: 60_000 })
+    await queue.drain({ delayed: true })
+    expect(await shared.raw.exists(keys.backoff)).toBe(0)
+    await queue.add(3, { backoff: { type: "fixed", delayMs: 1 }, maxAttempts: 1 })
+    const { jobs } = await run(c.reserve(1, 5_000, 0))
+    expect(await run(c.fail(jobs[0]!, { delayMs: 0, error: "{}", mode: "retry" }))).toBe("dead")
+    expect(await shared.raw.hlen(keys.backoff)).toBe(1) // kept with the dead job
+    await queue.clean("dead", { olderThanMs: 0 })
+    expect(await shared.raw.exists(keys.backoff)).toBe(0)
+  })
+
   it("an exponential one doubles per failed attempt, within its cap, without jitter when asked", async () => {
     const { queue, keys, c } = setup()
     const id = await queue.add(1, {

@@ -267,7 +267,18 @@ describe("include/finish.lua", () => {
     await call(raw, keys, "retain_jobs", [77, ["a", "b"], ['{"r":1}', ""]])
     expect(await raw.zrange(keys.done, "0", "-1", "WITHSCORES")).toEqual(["a", "77", "b", "77"])
     expect(await raw.hgetall(keys.result)).toEqual({ a: '{"r":1}' })
-    const hashes = ["data", "max", "fails", "lost", "err", "progress", "timeout", "dkey", "priority", "backoff"] as const
+    const hashes = [
+      "data",
+      "max",
+      "fails",
+      "lost",
+      "err",
+      "progress",
+      "timeout",
+      "dkey",
+      "priority",
+      "backoff",
+    ] as const
     for (const h of hashes) await raw.hset(keys[h], "a", "1", "b", "1", "keep", "1")
     await call(raw, keys, "drop_jobs", [["a"], false])
     for (const h of hashes) expect(await raw.hkeys(keys[h]), h).toEqual(["b", "keep"])

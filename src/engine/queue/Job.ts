@@ -3,7 +3,7 @@
  */
 import * as Result from "effect/Result"
 import type { NewJob } from "../calls/Commands.ts"
-import { type Backoff, validateBackoff } from "../model/Backoff.ts"
+import { checkJobBackoff, type JobBackoff } from "../model/Backoff.ts"
 import { InvalidOptions } from "../model/Errors.ts"
 import { checkCustomId, newJobId } from "../model/JobId.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
@@ -42,18 +42,9 @@ interface JobOptionsBase {
    * instead of the back; a delayed job goes to the back when it becomes due. Default false.
    */
   readonly lifo?: boolean | undefined
-  /**
-   * The job's own retry delays, instead of the worker's `backoff` (or, for manual
-   * processing, the default): `{ type: "fixed", delayMs }` or `{ type: "exponential",
-   * delayMs, maxDelayMs?, jitter? }`, checked as the worker's option is. Stored with the job
-   * only when given. Default: none, the worker's backoff applies. A worker's backoff function
-   * that answers "no retry" still ends the job (this option sets delays, not whether to retry).
-   */
+  /** The job's own retry delays ({@link JobBackoff}) instead of the worker's backoff. Default: none. */
   readonly backoff?: JobBackoff | undefined
 }
-
-/** A job's own backoff: one of the built-in kinds of {@link Backoff} (a function cannot be stored). */
-export type JobBackoff = Exclude<Backoff, (attempt: number, error: unknown) => unknown>
 
 /** No dedupe: `dedupeTtlMs` and `dedupeUntil` need a `dedupeKey`. */
 export interface WithoutDedupe extends JobOptionsBase {
@@ -122,41 +113,15 @@ const JOB_OPTION_KEYS = [
  * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`; `timeoutMs` 0 for none).
  */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<
-    keyof JobOptions,
-    "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "lifo" | "backoff"
-  >]-?: Exclude<
-    JobOptions[K],
-    undefined
-  >
+  readonly [K in Exclude<keyof JobOptions, OwnResolved>]-?: Exclude<JobOptions[K], undefined>
 } & {
   readonly id?: string | undefined
   readonly dedupeKey: string
   readonly timeoutMs: number
   readonly lifo: boolean
-  /** The job's own backoff, validated, as the JSON text stored with it (absent: none). */
-  readonly backoff?: string | undefined
+  readonly backoff?: string | undefined // validated, as the JSON text stored with it
 }
-
-/** A job's own backoff validated (see {@link JobOptionsBase.backoff}), as JSON text; undefined when not given. */
-const checkJobBackoff = (field: string, value: unknown): Checked<string | undefined> => {
-  if (value === undefined) return Result.succeed(undefined)
-  if (typeof value !== "object" || value === null) {
-    return Result.fail(
-      new InvalidOptions({
-        field: `${field}.backoff`,
-        value,
-        reason:
-          'must be { type: "fixed" | "exponential", delayMs, … } (a backoff function cannot be stored with a job: give it to the Worker)',
-      }),
-    )
-  }
-  try {
-    return Result.succeed(JSON.stringify(validateBackoff(`${field}.backoff`, value)))
-  } catch (e) {
-    return Result.fail(e as InvalidOptions)
-  }
-}
+type OwnResolved = "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "lifo" | "backoff"
 
 /** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
 const checkTimeout = (field: string, value: unknown): Checked<number> =>
@@ -321,11 +286,10 @@ export interface Job<A> {
    */
   readonly signal: AbortSignal
   /**
-   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored within
-   * 250 ms where `getJob` shows it (other processes too), one write per 250 ms at most: a
-   * later value replaces an earlier one not yet sent, and the last one set before the handler
-   * returns is stored before the job is settled. A job that never reports costs no write. Throws `InvalidOptions` (field "progress")
-   * for a value with no JSON form. Values reported after the lease ended are dropped.
+   * Report how far the job got: any JSON value (≤ 64 KiB of JSON), stored within 250 ms (one
+   * write per 250 ms at most, the latest value; the last one before the handler returns is
+   * stored before the job settles), shown by `getJob`. Throws `InvalidOptions` (field
+   * "progress") for a value with no JSON form; values reported after the lease ended are dropped.
    */
   readonly progress: (value: unknown) => void
   /**
