@@ -275,16 +275,9 @@ export const fail = defineScript({
   ],
   argv: ["layout", "id", "token", "retryDelayMs", "error", "mode", "backoff", "jitter"],
   // the jitter is drawn when the call's ARGV is built: a re-send carries the same
-  args: (i: FailInput): Argv => [
-    LAYOUT_VERSION,
-    i.lease.id,
-    i.lease.token,
-    i.delayMs,
-    i.error,
-    i.mode,
-    i.backoff ?? "",
-    Math.random().toFixed(6),
-  ],
+  args: ({ lease, delayMs, error, mode, backoff = "" }: FailInput): Argv => {
+    return [LAYOUT_VERSION, lease.id, lease.token, delayMs, error, mode, backoff, Math.random().toFixed(6)]
+  },
   decode: (reply): "retry" | "dead" | "lost" => {
     const code = list(reply)[0]
     return code === 1 ? "retry" : code === 2 ? "dead" : "lost"
