@@ -34,7 +34,7 @@ describe("drained", () => {
     await queue.add(2)
     await queue.add(3)
     const first = await run(c.reserve(2, 5_000, 0))
-    await run(c.complete([first.jobs[0]!], 0))
+    await run(c.complete([first.jobs[0]!]))
     // one still active, one waiting: not drained
     expect(await kinds(keys.events)).not.toContain("drained")
     // the reserve carrying the second complete leases the third: still not drained

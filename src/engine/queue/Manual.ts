@@ -225,7 +225,7 @@ const reserveCall = (
   requestId: string,
 ) =>
   calls
-    .reserve(count, leaseMs, RESERVE_PROMOTE_LIMIT, [], 0, { workerId, requestId, timeoutMs: 0 })
+    .reserve(count, leaseMs, RESERVE_PROMOTE_LIMIT, [], { workerId, requestId, timeoutMs: 0 })
     .pipe(Effect.map((r) => r.jobs.map(reservedJob)))
 
 const reservedJob = (r: Reservation): ReservedJob<string> => ({
