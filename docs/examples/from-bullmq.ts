@@ -18,7 +18,7 @@ const queue = new Queue<Order, { receipt: string }>("leaseq-orders", {
 const worker = new Worker<Order, { receipt: string }>(
   "leaseq-orders",
   async (job) => {
-    job.progress(50) // stored with the next heartbeat
+    job.progress(50) // stored within 250 ms
     return { receipt: `r-${job.payload.id}` }
   },
   { connection, concurrency: 10, leaseMs: 30_000, backoff: { type: "exponential", delayMs: 1000 } },

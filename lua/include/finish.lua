@@ -5,8 +5,9 @@
 -- A script passes the keys once, by name, as the table `k`: done, result and the per-job
 -- hashes a job's data is in (the list is written once, in drop_jobs: a new per-job hash
 -- goes there).
---   data, max, fails, lost, err, progress, timeout, dkey  HASH  id -> the job's payload,
---            maxAttempts, failures, lost leases, last error, progress, own timeout, dedupe key
+--   data, max, fails, lost, err, progress, timeout, dkey, backoff  HASH  id -> the job's payload,
+--            maxAttempts, failures, lost leases, last error, progress, own timeout, dedupe key,
+--            own backoff
 --   done     ZSET  id -> completion time of a retained completed job
 --   result   HASH  id -> its result
 
@@ -28,12 +29,14 @@ end
 -- drop_jobs(k, ids, withResult): delete what is kept of the finished jobs `ids`: their
 --   fields in every per-job hash (and their results when withResult). The hashes other than
 --   data and result are empty in a queue without failures, progress, own timeouts,
---   maxAttempts, dedupe keys or priorities: one EXISTS then saves their HDELs.
+--   maxAttempts, dedupe keys, priorities or own backoffs: one EXISTS then saves their HDELs.
 local function drop_jobs(k, ids, withResult)
   if #ids == 0 then return end
+  -- a caller that does not pass the backoff hash would leave its fields behind: a bug
+  if not k.backoff then error('drop_jobs: the keys table has no backoff hash (the caller must declare it)') end
   redis.call('HDEL', k.data, unpack(ids))
   if withResult then redis.call('HDEL', k.result, unpack(ids)) end
-  local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey}
+  local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey, k.backoff}
   for _, key in ipairs(ready_job_hashes()) do rest[#rest + 1] = key end
   if redis.call('EXISTS', unpack(rest)) > 0 then
     for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end

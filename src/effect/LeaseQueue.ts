@@ -33,6 +33,7 @@ import {
 } from "../engine/partition/Queue.ts"
 import type { BulkJob } from "../engine/queue/Job.ts"
 import { deadByIds } from "../engine/queue/JobControl.ts"
+import type { ManualProcessing, ReservedJob } from "../engine/queue/Manual.ts"
 import type { JobControl, QueueApi } from "../engine/queue/QueueApi.ts"
 import { checkQueueOptions, type QueueSettingsInput } from "../engine/queue/QueueCore.ts"
 import { schedulesWith, scheduleWith } from "../engine/queue/Schedules.ts"
@@ -108,6 +109,27 @@ const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
   concurrency: control.concurrency,
   setRetention: control.setRetention,
   retention: control.retention,
+})
+
+/** The service's manual-processing members: payloads decoded with the queue's codec (a job that does not decode goes to dead). */
+const manualMembers = <A>(manual: ManualProcessing, codec: PayloadCodec<A>) => ({
+  reserve: (o?: Parameters<ManualProcessing["reserve"]>[0]) =>
+    manual.reserve(o).pipe(
+      Effect.flatMap((jobs) =>
+        Effect.forEach(jobs, (job) =>
+          codec.decode(job.payload).pipe(
+            Effect.map((payload): ReservedJob<A> | undefined => ({ ...job, payload })),
+            Effect.catch((e) => Effect.as(manual.refuse(job, e.message), undefined)),
+          ),
+        ),
+      ),
+      Effect.map((jobs) => jobs.filter((j) => j !== undefined)),
+    ),
+  complete: (id: string, token: number, result?: unknown) =>
+    manual.complete(id, token, result === undefined ? undefined : JSON.stringify(result)),
+  fail: manual.fail,
+  extend: manual.extend,
+  release: manual.release,
 })
 
 /**
@@ -215,6 +237,7 @@ export const make = <A = unknown, Out = unknown>(
       unschedule: core.schedules.unschedule,
       schedules: schedulesWith(core.schedules, codec.decode),
       ...opsMembers(core.ops, codec),
+      ...manualMembers(core.manual, codec),
       [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }
     // `Out` is what the queue's type declares its handlers return (stored JSON, as for the payload)

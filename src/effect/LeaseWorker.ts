@@ -38,8 +38,9 @@ export type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
  */
 export interface Job<A> extends Omit<EngineJob<A>, "progress"> {
   /**
-   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored with the
-   * worker's next heartbeat (within one heartbeat period), where `getJob` shows it. Fails
+   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored within
+   * 250 ms (values set meanwhile coalesced to the latest; the last one set before the handler
+   * ends is stored before the job is settled), where `getJob` shows it. Fails
    * with `InvalidOptions` (field "progress") for a value with no JSON form.
    */
   readonly progress: (value: unknown) => Effect.Effect<void, InvalidOptions>

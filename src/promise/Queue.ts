@@ -32,7 +32,7 @@ import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
-import { Retaining } from "./Retaining.ts"
+import { ManualQueue } from "./Manual.ts"
 
 /** Options of {@link Queue}. */
 export interface QueueOptions extends QueueSettingsInput, LayoutInput {
@@ -52,7 +52,7 @@ export type { BulkJob } from "../engine/queue/Job.ts"
  * ```
  * Throws {@link InvalidQueueName} / {@link InvalidOptions} from the constructor for bad arguments.
  */
-export class Queue<T = unknown, R = unknown> extends Retaining<T> {
+export class Queue<T = unknown, R = unknown> extends ManualQueue<T> {
   /** The queue name. */
   readonly name: string
   /** The key prefix (default "leaseq"). */

@@ -12,6 +12,7 @@ import type { VerifyOptions, VerifyResult } from "../../src/engine/calls/Verify.
 import type { FinishedJob } from "../../src/engine/events/QueueEvents.ts"
 import type { Job, JobOptions } from "../../src/engine/queue/Job.ts"
 import type { JobInfo } from "../../src/engine/queue/JobCommands.ts"
+import type { FailOptions, ReservedJob } from "../../src/engine/queue/Manual.ts"
 import type {
   CleanResult,
   CleanState,
@@ -87,8 +88,18 @@ export interface WorkerAdapter {
   readonly close: () => Promise<void>
 }
 
+/** Manual processing, as the suite sees it (both faces: reserve, then settle by id and token). */
+export interface ManualAdapter {
+  readonly reserve: (options?: { count?: number; leaseMs?: number }) => Promise<ReadonlyArray<ReservedJob<Payload>>>
+  readonly complete: (id: string, token: number, result?: unknown) => Promise<void>
+  readonly fail: (id: string, token: number, error: unknown, options?: FailOptions) => Promise<"retry" | "dead">
+  readonly extend: (id: string, token: number, leaseMs: number) => Promise<number>
+  readonly release: (id: string, token: number) => Promise<void>
+}
+
 /** A queue, as the suite sees it. */
 export interface QueueAdapter {
+  readonly manual: ManualAdapter
   readonly name: string
   readonly add: (payload: Payload, options?: JobOptions) => Promise<string>
   readonly addBulk: (jobs: ReadonlyArray<{ payload: Payload; options?: JobOptions }>) => Promise<ReadonlyArray<string>>
@@ -161,6 +172,13 @@ export const promiseFace: Face = {
     onCleanup(() => queue.close())
     return {
       name,
+      manual: {
+        reserve: (o) => queue.reserve(o),
+        complete: (id, token, result) => queue.complete(id, token, result),
+        fail: (id, token, e, o) => queue.fail(id, token, e, o),
+        extend: (id, token, ms) => queue.extend(id, token, ms),
+        release: (id, token) => queue.release(id, token),
+      },
       add: (p, o) => queue.add(p, o),
       addBulk: (jobs) => queue.addBulk(jobs),
       stats: () => queue.stats(),
@@ -280,6 +298,13 @@ export const effectFace: Face = {
     const queue = await inScope(scope, LeaseQueue.make<Payload>(options))
     return {
       name,
+      manual: {
+        reserve: (o) => failureOnly(queue.reserve(o)),
+        complete: (id, token, result) => failureOnly(queue.complete(id, token, result)),
+        fail: (id, token, e, o) => failureOnly(queue.fail(id, token, e, o)),
+        extend: (id, token, ms) => failureOnly(queue.extend(id, token, ms)),
+        release: (id, token) => failureOnly(queue.release(id, token)),
+      },
       add: (p, o) => failureOnly(queue.add(p, o)),
       addBulk: (jobs) => failureOnly(queue.addBulk(jobs)),
       stats: () => failureOnly(queue.stats),

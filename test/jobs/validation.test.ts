@@ -144,7 +144,11 @@ describe("a BullMQ name or a typo is refused with what leaseq calls it", () => {
     ["add delay", add({ delay: 5 }), "options.delay = 5: unknown option; did you mean delayMs?"],
     ["add maxAttempt", add({ maxAttempt: 3 }), "options.maxAttempt = 3: unknown option; did you mean maxAttempts?"],
     ["add jobId", add({ jobId: "o-1" }), 'options.jobId = "o-1": unknown option; did you mean id?'],
-    ["add backoff", add({ backoff: 1 }), "options.backoff = 1: unknown option: backoff is set per worker"],
+    [
+      "add backoff",
+      add({ backoff: 1 }),
+      'options.backoff = 1: must be { type: "fixed" | "exponential", delayMs, … } (a backoff function',
+    ],
     [
       "add removeOnComplete",
       add({ removeOnComplete: true }),

@@ -9,7 +9,7 @@ import { InvalidOptions } from "../model/Errors.ts"
 export interface EventBase {
   /** The stream entry id (`<ms>-<seq>`): pass it as `from` to resume after this event. */
   readonly eventId: string
-  /** The job's id ("" for queue-wide events: paused, resumed). */
+  /** The job's id ("" for queue-wide events: paused, resumed, drained). */
   readonly jobId: string
   /** When it was recorded: ms since the epoch, on the Redis clock (from the entry id). */
   readonly at: number
@@ -55,6 +55,8 @@ export type JobEvent =
   | (EventBase & { readonly kind: "rescheduled"; readonly dueAt: number })
   /** retry queued the finished job again; `was` its state then. */
   | (EventBase & { readonly kind: "retried"; readonly was: string })
+  /** The queue-wide `drained`: a job left (completed, failed, cancelled, swept to dead) and none is left waiting or active. */
+  | (EventBase & { readonly kind: "drained" })
 
 /** The kind of a {@link JobEvent}. */
 export type JobEventKind = JobEvent["kind"]
@@ -124,6 +126,7 @@ const decodeOne = (base: EventBase, f: Record<string, string | undefined>): JobE
     case "released":
     case "paused":
     case "resumed":
+    case "drained":
       return { ...base, kind: f.kind }
     case "active":
       return { ...base, kind: "active", token: num(f.token), workerId: f.worker ?? "" }

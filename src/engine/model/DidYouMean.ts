@@ -32,7 +32,6 @@ const MISSING: Readonly<Record<string, string>> = {
   autorun: "a leaseq Worker starts when it is constructed; construct it when it should run",
   lifo: "lifo is a job option: add(payload, { lifo: true })",
   parent: "leaseq has no flows (parent and child jobs)",
-  backoff: "backoff is set per worker (the Worker's backoff option), not per job",
   connection: "give connection to the Queue or Worker, not to a job",
 }
 

@@ -106,6 +106,8 @@ export interface QueueKeys {
    * than the window are dropped by reserve, and meta.rateCount is the sum of those left.
    */
   readonly rate: string
+  /** HASH id -> the job's own backoff (JSON `{ type, delayMs, … }`), for a job added with one; read by fail. */
+  readonly backoff: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -142,6 +144,7 @@ export const KEY_TYPES = {
   prioritized: "zset",
   priority: "hash",
   rate: "list",
+  backoff: "hash",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */

@@ -31,6 +31,7 @@ import {
   readOnly,
   unlessClosed,
 } from "../queue/QueueCore.ts"
+import { makePartitionedManual } from "./Manual.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
 export interface PartitionedStats extends QueueStats {
@@ -244,6 +245,7 @@ export const makePartitionedCore = (
       name,
       parts.map((p) => p.ops),
     ),
+    manual: makePartitionedManual(name, parts),
     markClosed: () => {
       for (const p of parts) p.markClosed()
     },

@@ -23,6 +23,7 @@ import type { WorkerInfo } from "../model/Registry.ts"
 import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
 import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
+import type { ManualProcessing } from "./Manual.ts"
 import type { QueueOps } from "./OpsApi.ts"
 import type { Retention } from "./Retention.ts"
 import type { ScheduleControl } from "./Schedules.ts"
@@ -117,6 +118,8 @@ export interface QueueApi {
   readonly schedules: ScheduleControl
   /** List jobs by state; drain, clean, obliterate; promote, reschedule, retry, update one job (see `OpsApi.ts`). */
   readonly ops: QueueOps
+  /** Lease jobs and settle them by id and token, for a consumer that is not a Worker (see `Manual.ts`). */
+  readonly manual: ManualProcessing
   /** Refuse every later call with {@link QueueClosed} (the face closes the connection). */
   readonly markClosed: () => void
   readonly isClosed: () => boolean

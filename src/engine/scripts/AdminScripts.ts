@@ -212,7 +212,20 @@ export const deadRetry = defineScript({
 /** `dead-purge`: dead jobs deleted with everything kept about them. */
 export const deadPurge = defineScript({
   name: "dead-purge",
-  keys: ["dead", "meta", "data", "max", "fails", "lost", "err", "progress", "timeout", "dkey", ...READY_KEYS],
+  keys: [
+    "dead",
+    "meta",
+    "data",
+    "max",
+    "fails",
+    "lost",
+    "err",
+    "progress",
+    "timeout",
+    "dkey",
+    "backoff",
+    ...READY_KEYS,
+  ],
   argv: ["layout", "mode", "limit"],
   rest: ["id"],
   args: deadTargetArgs,

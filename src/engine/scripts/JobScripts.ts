@@ -60,6 +60,7 @@ export const cancel = defineScript({
     "dedupeid",
     "holder",
     "events",
+    "backoff",
     ...READY_KEYS,
   ],
   argv: ["layout", "id"],

@@ -72,6 +72,7 @@ export const sweep = defineScript({
     "dkey",
     "events",
     "cancelled",
+    "backoff",
     ...READY_KEYS,
   ],
   argv: ["layout", "limit"],
