@@ -35,18 +35,13 @@ const addWaiting = async (n: number) => {
   }
 }
 
-/** Every job waiting leased and completed with `keep` (retained), 1,000 per reserve. */
+/** Every job waiting leased and completed (all retained: the queue's retention count N * 2), 1,000 per reserve. */
 const finishAll = async (how: "completed" | "dead") => {
+  if (how === "completed") await queue.setRetention({ completed: { count: N * 2 } })
   for (;;) {
     const { jobs } = await run(c.reserve(1000, 600_000, 0))
     if (jobs.length === 0) return
-    if (how === "completed")
-      await run(
-        c.complete(
-          jobs.map((j) => ({ id: j.id, token: j.token })),
-          N * 2,
-        ),
-      )
+    if (how === "completed") await run(c.complete(jobs.map((j) => ({ id: j.id, token: j.token }))))
     else {
       await Promise.all(jobs.map((j) => run(c.fail(j, { delayMs: 0, error: '{"message":"x"}', mode: "dead" }))))
     }

@@ -7,7 +7,7 @@
   nothing, so the job is neither acknowledged nor retried, and no sweep reclaims it.
   The job's id goes to cancelled (the holder's worker reads it there to tell a cancel
   from a lost lease). Its data is kept while it is among the newest `keep` cancelled
-  jobs (meta.keep, the keepCompleted recorded by complete), else deleted; cancelled
+  jobs (meta.keepCancelled, set by queue.setRetention; default 1000), else deleted; cancelled
   remembers the ids of at least the newest 1000 cancels. A dedupe key held until the
   job finishes is freed. The job's data is its payload, maxAttempts, counts, last error,
   dedupe key, progress and timeout.
@@ -16,7 +16,7 @@
   KEYS[2] dead      ZSET  id -> time of death
   KEYS[3] done      ZSET  id -> completion time
   KEYS[4] cancelled ZSET  id -> time of the cancel (ms)
-  KEYS[5] meta      HASH  layout version, keep, counter cancelled
+  KEYS[5] meta      HASH  layout version, keepCancelled, counter cancelled
   KEYS[6] lease     HASH  id -> fencing token
   KEYS[7] data      HASH  id -> payload
   KEYS[8]  max      HASH  id -> maxAttempts
@@ -29,8 +29,10 @@
   KEYS[15] dedupe   ZSET  dedupe key -> expiry (+inf: until finished)
   KEYS[16] dedupeid HASH  dedupe key -> id of the job holding it
   KEYS[17] holder   HASH  id -> holder of the lease (deleted with it)
-  KEYS[18] events   STREAM job events: one `cancelled` entry (field was), see include/events
-  KEYS[19..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+  KEYS[18] events   STREAM job events: one `cancelled` entry (field was), see include/events,
+                          then `drained` (id "") when no job is left waiting or active
+  KEYS[19] backoff  HASH  id -> the job's own backoff (dropped with its data)
+  KEYS[20..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
@@ -46,7 +48,7 @@
 --!include finish
 --!include events
 
-local meta = redis.call('HMGET', KEYS[5], 'layout', 'keep')
+local meta = redis.call('HMGET', KEYS[5], 'layout', 'keepCancelled')
 if meta[1] and meta[1] ~= ARGV[1] then return {'LAYOUT_MISMATCH', meta[1]} end
 
 local id = ARGV[2]
@@ -79,14 +81,18 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[4], now, id)
 redis.call('HINCRBY', KEYS[5], 'cancelled', 1)
 free_dedupe(KEYS[12], KEYS[15], KEYS[16], {id})
-emit_event(KEYS[18], events_maxlen(KEYS[5]), 'cancelled', id, 'was', was)
+local maxlen = events_maxlen(KEYS[5])
+emit_event(KEYS[18], maxlen, 'cancelled', id, 'was', was)
+if was ~= 'delayed' and maxlen > 0 and redis.call('ZCARD', KEYS[1]) == 0 and ready_count() == 0 then
+  emit_event(KEYS[18], maxlen, 'drained', '')
+end
 
 local job = {
   data = KEYS[7], max = KEYS[8], fails = KEYS[9], lost = KEYS[10], err = KEYS[11], dkey = KEYS[12],
-  progress = KEYS[13], timeout = KEYS[14],
+  progress = KEYS[13], timeout = KEYS[14], backoff = KEYS[19],
 }
 local function drop_data(ids) drop_jobs(job, ids, false) end
-local keep = tonumber(meta[2]) or 0
+local keep = tonumber(meta[2]) or 1000
 local count = redis.call('ZCARD', KEYS[4])
 -- the job that this cancel pushed out of the newest `keep` loses its data
 if count > keep then

@@ -22,7 +22,8 @@
   KEYS[12] timeout   HASH  id -> timeoutMs
   KEYS[13] dkey      HASH  id -> dedupe key
   KEYS[14] result    HASH  id -> result
-  KEYS[15..] ready   READY_KEYS (src/engine/model/Keys.ts): read by drop_jobs for the per-job
+  KEYS[15] backoff   HASH  id -> the job's own backoff
+  KEYS[16..] ready   READY_KEYS (src/engine/model/Keys.ts): read by drop_jobs for the per-job
                      hashes lua/include/ready.lua keeps (a job's priority)
 
   ARGV[1] layout       layout version
@@ -51,7 +52,7 @@ local ids = redis.call('ZRANGE', key, '-inf', now - tonumber(ARGV[3]), 'BYSCORE'
 if #ids > 0 then
   local job = {
     data = KEYS[6], max = KEYS[7], fails = KEYS[8], lost = KEYS[9], err = KEYS[10], progress = KEYS[11],
-    timeout = KEYS[12], dkey = KEYS[13], result = KEYS[14],
+    timeout = KEYS[12], dkey = KEYS[13], result = KEYS[14], backoff = KEYS[15],
   }
   for i = 1, #ids, 500 do
     local part = {unpack(ids, i, math.min(i + 499, #ids))}

@@ -30,7 +30,7 @@ export {
   JobGone,
   WaitForTimeout,
 } from "./engine/events/QueueEvents.ts"
-export type { Backoff } from "./engine/model/Backoff.ts"
+export type { Backoff, JobBackoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
   CallbackFailed,
@@ -65,6 +65,7 @@ export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export type { JobOptions } from "./engine/queue/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
 export type { ControlError } from "./engine/queue/JobControl.ts"
+export type { FailOptions, LeaseRefused, ReservedJob, ReserveOptions } from "./engine/queue/Manual.ts"
 export type {
   CleanResult,
   CleanState,

@@ -15,7 +15,7 @@ export {
   JobGone,
   WaitForTimeout,
 } from "./engine/events/QueueEvents.ts"
-export type { Backoff } from "./engine/model/Backoff.ts"
+export type { Backoff, JobBackoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
   CallbackFailed,
@@ -49,6 +49,7 @@ export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export { EvictionPolicyWarning } from "./engine/queue/EvictionPolicy.ts"
 export type { Job, JobOptions } from "./engine/queue/Job.ts"
 export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
+export type { FailOptions, ReservedJob, ReserveOptions } from "./engine/queue/Manual.ts"
 export type {
   CleanResult,
   CleanState,

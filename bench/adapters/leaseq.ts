@@ -51,6 +51,9 @@ export const createLeaseq = async (url: string): Promise<Adapter & { dispose(): 
     },
 
     async worker(name, options: WorkerOptions): Promise<RunningWorker> {
+      // jobs removed on completion, as the peers are configured (leaseq keeps 1,000 for an
+      // hour by default: its cost is in bench/HISTORY.md, "Retention by default")
+      await queueFor(name).setRetention({ completed: { count: 0 }, cancelled: { count: 0 } })
       const w = new m.Worker<Payload>(name, (job) => options.handler(job), {
         connection: url,
         concurrency: options.concurrency,

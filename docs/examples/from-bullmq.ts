@@ -12,16 +12,16 @@ interface Order {
 // one queue per kind of job (no job names); the result type is the queue's second parameter
 const queue = new Queue<Order, { receipt: string }>("leaseq-orders", {
   connection,
-  defaultJobOptions: { maxAttempts: 5 }, // backoff and retention are the worker's
+  defaultJobOptions: { maxAttempts: 5 }, // backoff is the worker's; retention the queue's (setRetention)
 })
 
 const worker = new Worker<Order, { receipt: string }>(
   "leaseq-orders",
   async (job) => {
-    job.progress(50) // stored with the next heartbeat
+    job.progress(50) // stored within 250 ms
     return { receipt: `r-${job.payload.id}` }
   },
-  { connection, concurrency: 10, leaseMs: 30_000, backoff: { type: "exponential", delayMs: 1000 }, keepCompleted: 100 },
+  { connection, concurrency: 10, leaseMs: 30_000, backoff: { type: "exponential", delayMs: 1000 } },
 )
 worker.on("failed", (job, error) => console.error(job.id, error))
 

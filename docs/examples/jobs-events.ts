@@ -5,7 +5,6 @@ const connection = process.env.REDIS_URL
 const queue = new Queue<{ n: number }>("jobs-events", { connection })
 const worker = new Worker<{ n: number }>("jobs-events", async (job) => ({ square: job.payload.n ** 2 }), {
   connection,
-  keepCompleted: 100, // retained results: waitFor answers with them
 })
 
 {

@@ -14,7 +14,7 @@ const worker = new Worker<{ pages: number }>(
     }
     // #region progress
     for (let page = 1; page <= job.payload.pages; page++) {
-      job.progress({ page, of: job.payload.pages }) // any JSON value, stored with the next heartbeat
+      job.progress({ page, of: job.payload.pages }) // any JSON value, stored within 250 ms
     }
     // #endregion
     return job.payload.pages

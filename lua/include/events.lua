@@ -40,3 +40,34 @@ local function emit_many(eventsKey, maxlen, kind, ids, perJobField, perJob, ...)
     end
   end
 end
+
+-- emit_completed(eventsKey, maxlen, ids, results): the `completed` entries of the jobs `ids`
+--   (as emit_many), each carrying its jobs' results: field `result:<k>` the k-th job's result
+--   (JSON text, k from 0 in the entry) when it has one of at most RESULT_IN_EVENT_BYTES (1,024)
+--   bytes and the entry's results stay within RESULTS_PER_ENTRY_BYTES (4,096: the events'
+--   retention counts entries, so an entry's size must be bounded); another is only referred
+--   to, field `stored:<k>` its size in bytes (getJob reads it while the job is retained). A
+--   job without a result (results[i] "") has neither.
+local RESULT_IN_EVENT_BYTES = 1024
+local RESULTS_PER_ENTRY_BYTES = 4096
+local function emit_completed(eventsKey, maxlen, ids, results)
+  if maxlen <= 0 then return end
+  for i = 1, #ids, EVENTS_PER_ENTRY do
+    local j = math.min(i + EVENTS_PER_ENTRY - 1, #ids)
+    local extra, inline = {}, 0
+    for x = i, j do
+      local r = results[x]
+      if r and r ~= '' then
+        if #r <= RESULT_IN_EVENT_BYTES and inline + #r <= RESULTS_PER_ENTRY_BYTES then
+          inline = inline + #r
+          extra[#extra + 1] = 'result:' .. (x - i)
+          extra[#extra + 1] = r
+        else
+          extra[#extra + 1] = 'stored:' .. (x - i)
+          extra[#extra + 1] = tostring(#r)
+        end
+      end
+    end
+    emit_event(eventsKey, maxlen, 'completed', table.concat(ids, ',', i, j), unpack(extra))
+  end
+end

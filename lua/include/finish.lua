@@ -5,29 +5,38 @@
 -- A script passes the keys once, by name, as the table `k`: done, result and the per-job
 -- hashes a job's data is in (the list is written once, in drop_jobs: a new per-job hash
 -- goes there).
---   data, max, fails, lost, err, progress, timeout, dkey  HASH  id -> the job's payload,
---            maxAttempts, failures, lost leases, last error, progress, own timeout, dedupe key
+--   data, max, fails, lost, err, progress, timeout, dkey, backoff  HASH  id -> the job's payload,
+--            maxAttempts, failures, lost leases, last error, progress, own timeout, dedupe key,
+--            own backoff
 --   done     ZSET  id -> completion time of a retained completed job
 --   result   HASH  id -> its result
 
 -- retain_jobs(k, now, ids, results): keep the completed jobs `ids` (with their data) as
---   done at `now`, with each one's result (results[i], '' for none).
+--   done at `now`, with each one's result (results[i], '' for none): one ZADD, one HSET.
 local function retain_jobs(k, now, ids, results)
+  local zargs, rargs = {}, {}
   for i, id in ipairs(ids) do
-    redis.call('ZADD', k.done, now, id)
-    if results[i] ~= '' then redis.call('HSET', k.result, id, results[i]) end
+    zargs[2 * i - 1], zargs[2 * i] = now, id
+    if results[i] ~= '' then
+      rargs[#rargs + 1] = id
+      rargs[#rargs + 1] = results[i]
+    end
   end
+  redis.call('ZADD', k.done, unpack(zargs))
+  if #rargs > 0 then redis.call('HSET', k.result, unpack(rargs)) end
 end
 
 -- drop_jobs(k, ids, withResult): delete what is kept of the finished jobs `ids`: their
 --   fields in every per-job hash (and their results when withResult). The hashes other than
---   data are empty in a queue without failures, progress, own timeouts, maxAttempts, dedupe
---   keys or priorities: one EXISTS then saves their HDELs.
+--   data and result are empty in a queue without failures, progress, own timeouts,
+--   maxAttempts, dedupe keys, priorities or own backoffs: one EXISTS then saves their HDELs.
 local function drop_jobs(k, ids, withResult)
   if #ids == 0 then return end
+  -- a caller that does not pass the backoff hash would leave its fields behind: a bug
+  if not k.backoff then error('drop_jobs: the keys table has no backoff hash (the caller must declare it)') end
   redis.call('HDEL', k.data, unpack(ids))
-  local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey}
-  if withResult then rest[#rest + 1] = k.result end
+  if withResult then redis.call('HDEL', k.result, unpack(ids)) end
+  local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey, k.backoff}
   for _, key in ipairs(ready_job_hashes()) do rest[#rest + 1] = key end
   if redis.call('EXISTS', unpack(rest)) > 0 then
     for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end
@@ -35,4 +44,49 @@ local function drop_jobs(k, ids, withResult)
   -- a job's group record (lua/include/ready.lua): one HDEL, only in a queue with groups, so
   -- it does not make every drop delete from every per-job hash
   ready_forget(ids)
+end
+
+-- trim_oldest(k, set, count, most): the finishing scripts' count bound: delete the oldest
+--   jobs of `set` (done, cancelled or dead) beyond the newest `count`, at most `most` of them
+--   (ZPOPMIN: O(log N) each), and everything kept of them (drop_jobs). Returns how many.
+local function trim_oldest(k, set, count, most)
+  local excess = redis.call('ZCARD', set) - count
+  if excess > most then excess = most end
+  if excess <= 0 then return 0 end
+  local old = redis.call('ZPOPMIN', set, excess)
+  local ids = {}
+  for i = 1, #old, 2 do ids[#ids + 1] = old[i] end
+  drop_jobs(k, ids, true)
+  return #ids
+end
+
+-- trim_finished(k, set, now, count, ageMs, limit): delete the oldest finished jobs of `set`
+--   (a ZSET id -> time it finished: done, cancelled or dead) beyond the newest `count` and
+--   those that finished before now - ageMs (count or ageMs nil: no such bound), at most
+--   `limit` of them: out of `set`, and everything kept of them (drop_jobs, results too).
+--   O(log N + limit): the oldest by rank, then by score (ZRANGE … BYSCORE LIMIT), never a scan.
+--   Returns trimmed, more (1 when jobs beyond the bounds remain: call again).
+local function trim_finished(k, set, now, count, ageMs, limit)
+  local old, more = {}, 0
+  if count then
+    local excess = redis.call('ZCARD', set) - count
+    if excess > limit then excess, more = limit, 1 end
+    if excess > 0 then old = redis.call('ZRANGE', set, 0, excess - 1) end
+  end
+  if ageMs and #old < limit then
+    -- the count's excess are the oldest: when they are old enough they lead the range, skip them
+    local room = limit - #old
+    local aged = redis.call('ZRANGE', set, '-inf', '(' .. (now - ageMs), 'BYSCORE', 'LIMIT', #old, room + 1)
+    if #aged > room then
+      more = 1
+      aged[#aged] = nil
+    end
+    for _, id in ipairs(aged) do old[#old + 1] = id end
+  end
+  for i = 1, #old, 500 do
+    local ids = {unpack(old, i, math.min(i + 499, #old))}
+    redis.call('ZREM', set, unpack(ids))
+    drop_jobs(k, ids, true)
+  end
+  return #old, more
 end

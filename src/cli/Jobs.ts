@@ -1,6 +1,7 @@
 /**
- * `leaseq job <id>`, `leaseq cancel <id>`, `leaseq pause`, `leaseq resume`: look up,
- * cancel, pause and resume, for one queue (`--queue`). A partitioned queue (`--queue
+ * `leaseq job <id>`, `leaseq cancel <id>`, `leaseq pause`, `leaseq resume`, `leaseq
+ * retention [--set <json>]`: look up, cancel, pause and resume, show or set the retention
+ * of finished jobs (checked before connecting), for one queue (`--queue`). A partitioned queue (`--queue
  * orders` standing for `orders~0`, `orders~1`, …) is covered whole: `job` and `cancel`
  * ask every partition, `pause` and `resume` change every partition. An unknown id is
  * not an error (exit 0, "not found").
@@ -10,6 +11,7 @@ import * as Effect from "effect/Effect"
 import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import { validateJobId } from "../engine/queue/JobControl.ts"
 import type { JobControl } from "../engine/queue/QueueApi.ts"
+import { type Retention, resolveRetention } from "../engine/queue/Retention.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
 import { groupCommands } from "./Groups.ts"
@@ -22,6 +24,7 @@ import {
   escapeControl,
   type Io,
   toFailure,
+  usage,
   writeJson,
   writeText,
 } from "./Output.ts"
@@ -154,6 +157,61 @@ export interface CommandGroup {
 }
 
 /** `job`, `cancel`, `pause`, `resume`, `limits` (Limits.ts) and `groups` (Groups.ts) of one queue. */
+/** Flags of `leaseq retention`. */
+export interface RetentionFlags extends JobFlags {
+  /** The policy to store, as JSON. */
+  readonly set?: string | undefined
+}
+
+const bound = (b: Partial<{ count: number; ageMs: number }>): string =>
+  b.count === undefined && b.ageMs === undefined
+    ? "no bound (kept until retried or purged)"
+    : [b.count !== undefined ? `at most ${b.count}` : "", b.ageMs !== undefined ? `for ${b.ageMs} ms` : ""]
+        .filter((s) => s !== "")
+        .join(", ")
+
+/** The text form of a policy. */
+export const retentionText = (queue: string, r: Retention): string =>
+  `queue ${queue} keeps finished jobs:\n  completed  ${bound(r.completed)}\n  cancelled  ${bound(r.cancelled)}\n  dead       ${bound(r.dead)}\n`
+
+/** The policy of `--set`, checked (JSON, then as setRetention checks it) before anything is sent. */
+const parsedPolicy = (text: string): Effect.Effect<Retention, CliFailure> =>
+  Effect.try({
+    try: () => resolveRetention(JSON.parse(text)),
+    catch: (e) => usage(`--set ${text}: ${e instanceof Error ? e.message : String(e)}`),
+  })
+
+/** Run `leaseq retention`. */
+export const runRetention = (io: Io, url: string, flags: RetentionFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
+  Effect.gen(function* () {
+    const policy = flags.set === undefined ? undefined : yield* parsedPolicy(flags.set)
+    const r = yield* onQueue(url, flags, `retention of queue ${flags.queue}`, (control) =>
+      policy === undefined ? control.retention : control.setRetention(policy).pipe(Effect.andThen(control.retention)),
+    )
+    if (flags.json) writeJson(io, { queue: flags.queue, ...(policy ? { set: true } : {}), retention: r })
+    else writeText(io, retentionText(flags.queue, r))
+    return ExitCode.ok
+  })
+
+/** `retention` of one queue. */
+const retentionCommand = ({ program, io, url, setJob }: CommandGroup): void => {
+  const cmd = withCommonFlags(
+    program.command("retention").description("show (or --set) how many finished jobs the queue keeps, and how long"),
+  )
+    .requiredOption(
+      "--queue <name>",
+      "the queue (required; a partitioned queue's name covers all its partitions)",
+      queueName,
+    )
+    .option("--set <json>", 'store this policy first, e.g. \'{"completed":{"count":100,"ageMs":600000}}\'')
+    .addHelpText(
+      "after",
+      '\nExamples:\n  leaseq retention --queue emails\n  leaseq retention --queue emails --set \'{"completed":{"count":5000},"dead":{"ageMs":604800000}}\'',
+    )
+  cmd.action(() => setJob(url(cmd.opts(), (u) => runRetention(io, u, cmd.opts<RetentionFlags>()))))
+}
+
+/** `job`, `cancel`, `pause`, `resume`, `limits` (Limits.ts) and `retention` of one queue. */
 export const jobCommands = ({ program, io, url, setJob }: CommandGroup): void => {
   const queueCommand = (name: string, description: string) =>
     withCommonFlags(program.command(name).description(description)).requiredOption(
@@ -181,4 +239,5 @@ export const jobCommands = ({ program, io, url, setJob }: CommandGroup): void =>
   resume.action(() => setJob(url(resume.opts(), (u) => runPause(io, u, "resume", resume.opts()))))
   groupCommands({ program, io, url, setJob })
   limitCommands({ program, io, url, setJob })
+  retentionCommand({ program, io, url, setJob })
 }

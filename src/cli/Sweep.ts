@@ -131,7 +131,7 @@ export const formatSweep = (r: SweepReport): string => {
     `swept ${plural(t.queues, "queue")} under prefix ${r.prefix} in ${r.elapsedMs}ms: ` +
     `reclaimed ${t.reclaimed} (dead ${t.dead}), promoted ${t.promoted}, ${plural(t.calls, "call")}` +
     (t.dedupeDropped > 0 || t.trimmed > 0
-      ? `; dropped ${t.dedupeDropped} expired dedupe keys, trimmed ${t.trimmed} retained jobs`
+      ? `; dropped ${t.dedupeDropped} expired dedupe keys, trimmed ${t.trimmed} finished jobs past the retention`
       : "") +
     (t.scheduled > 0 ? `; scheduled ${t.scheduled} jobs (due ticks)` : "") +
     (t.incomplete ? "; stopped at --max-ms with work left: run again" : "")

@@ -75,6 +75,13 @@ const timelineOf = (client: RedisClient, queue: string, eventsKey: string, id: s
     return { events, gap }
   })
 
+/** A `completed` event without the result it carries (hidePayloads hides results as it hides payloads). */
+const withoutResult = (e: JobEvent): JobEvent => {
+  if (e.kind !== "completed") return e
+  const { result: _result, resultBytes: _bytes, ...rest } = e
+  return rest
+}
+
 const redisNow = (client: RedisClient) =>
   Effect.tryPromise({
     try: () => client.command("TIME", []),
@@ -172,7 +179,7 @@ export const makeJobReader = (client: RedisClient, options: { readonly hidePaylo
         at: Date.now(),
         now,
         job: job === undefined ? null : present(job, options.hidePayloads),
-        timeline: timeline.events,
+        timeline: options.hidePayloads ? timeline.events.map(withoutResult) : timeline.events,
         timelineGap: timeline.gap,
         limits: TIMELINE_LIMITS,
       }

@@ -34,6 +34,7 @@ import {
 import { setGroupLimitsOn } from "../engine/queue/Groups.ts"
 import type { BulkJob } from "../engine/queue/Job.ts"
 import { deadByIds } from "../engine/queue/JobControl.ts"
+import type { ManualProcessing, ReservedJob } from "../engine/queue/Manual.ts"
 import type { JobControl, QueueApi } from "../engine/queue/QueueApi.ts"
 import { checkQueueOptions, type QueueSettingsInput } from "../engine/queue/QueueCore.ts"
 import { schedulesWith, scheduleWith } from "../engine/queue/Schedules.ts"
@@ -107,6 +108,29 @@ const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
   rateLimit: control.rateLimit,
   setConcurrency: control.setConcurrency,
   concurrency: control.concurrency,
+  setRetention: control.setRetention,
+  retention: control.retention,
+})
+
+/** The service's manual-processing members: payloads decoded with the queue's codec (a job that does not decode goes to dead). */
+const manualMembers = <A>(manual: ManualProcessing, codec: PayloadCodec<A>) => ({
+  reserve: (o?: Parameters<ManualProcessing["reserve"]>[0]) =>
+    manual.reserve(o).pipe(
+      Effect.flatMap((jobs) =>
+        Effect.forEach(jobs, (job) =>
+          codec.decode(job.payload).pipe(
+            Effect.map((payload): ReservedJob<A> | undefined => ({ ...job, payload })),
+            Effect.catch((e) => Effect.as(manual.refuse(job, e.message), undefined)),
+          ),
+        ),
+      ),
+      Effect.map((jobs) => jobs.filter((j) => j !== undefined)),
+    ),
+  complete: (id: string, token: number, result?: unknown) =>
+    manual.complete(id, token, result === undefined ? undefined : JSON.stringify(result)),
+  fail: manual.fail,
+  extend: manual.extend,
+  release: manual.release,
 })
 
 /**
@@ -218,6 +242,7 @@ export const make = <A = unknown, Out = unknown>(
       pauseGroup: core.groupControl.pauseGroup,
       resumeGroup: core.groupControl.resumeGroup,
       groups: core.groupControl.groups,
+      ...manualMembers(core.manual, codec),
       [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }
     // `Out` is what the queue's type declares its handlers return (stored JSON, as for the payload)

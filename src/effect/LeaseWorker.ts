@@ -38,8 +38,9 @@ export type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
  */
 export interface Job<A> extends Omit<EngineJob<A>, "progress"> {
   /**
-   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored with the
-   * worker's next heartbeat (within one heartbeat period), where `getJob` shows it. Fails
+   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored within
+   * 250 ms (values set meanwhile coalesced to the latest; the last one set before the handler
+   * ends is stored before the job is settled), where `getJob` shows it. Fails
    * with `InvalidOptions` (field "progress") for a value with no JSON form.
    */
   readonly progress: (value: unknown) => Effect.Effect<void, InvalidOptions>
@@ -104,7 +105,7 @@ export interface Hooks<A, Out, E, R> {
 /**
  * Options of a worker: the engine's options (concurrency 1, leaseMs 30 000, heartbeatMs
  * leaseMs / 3, exponential backoff from 1 s, shutdownGraceMs 10 000, shutdownAbortGraceMs
- * 5000, leaseGraceMs max(1000, leaseMs / 10), in-process sweeping on, keepCompleted 0,
+ * 5000, leaseGraceMs max(1000, leaseMs / 10), in-process sweeping on,
  * blockTimeoutMs 5000 — see `WorkerOptions`), `durability` and the hooks. The prefix,
  * connection and `partitions` are the queue's.
  */

@@ -23,7 +23,9 @@ import type { GroupLimits, GroupPage } from "../engine/queue/Groups.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import type { ControlError } from "../engine/queue/JobControl.ts"
+import type { FailOptions, LeaseRefused, ReservedJob, ReserveOptions } from "../engine/queue/Manual.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
+import type { Retention, RetentionInput } from "../engine/queue/Retention.ts"
 import type { ScheduledJob, ScheduleInfo, ScheduleSet, ScheduleWhen } from "../engine/queue/Schedules.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import type { PayloadCodec } from "./Payload.ts"
@@ -194,6 +196,35 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
   readonly setConcurrency: (n: number | null) => Effect.Effect<void, ControlError>
   /** The concurrency cap, or null when none is set. O(1). */
   readonly concurrency: Effect.Effect<number | null, ControlError>
+  /**
+   * Set how long finished jobs stay, so getJob and waitFor answer for them (see the Promise
+   * face's `setRetention`): `{ completed, cancelled, dead }`, each `{ count, ageMs }`; what is
+   * not given takes its default. Fails InvalidOptions naming the field; nothing is written then.
+   */
+  readonly setRetention: (policy: RetentionInput) => Effect.Effect<void, ControlError>
+  /** The queue's retention policy: defaults (completed and cancelled 1 hour, at most 1,000 each; dead unbounded) where unset. */
+  readonly retention: Effect.Effect<Retention, ControlError | RedisError>
+  /**
+   * Manual processing (see `Queue.reserve` of the Promise face): lease up to `count` ready
+   * jobs (default 1, at most 500) for `leaseMs` (default 30 000), payloads decoded with the
+   * queue's schema (a job that does not decode goes to dead, "invalid-payload"). The Effect
+   * is numbered when built: running the same Effect again is a re-send and answers the same
+   * leases. A partitioned queue leases from one partition a call (the next in turn with jobs).
+   */
+  readonly reserve: (options?: ReserveOptions) => Effect.Effect<ReadonlyArray<ReservedJob<A>>, ControlError>
+  /** Complete a leased job by id and token (`result` kept, as JSON, while completed jobs are retained). A stale token fails with `LeaseLost` (`JobCancelled` after a cancel) and changes nothing. */
+  readonly complete: (id: string, token: number, result?: unknown) => Effect.Effect<void, ControlError | LeaseRefused>
+  /** Fail a leased job: an attempt counted, retried after its backoff or dead (`retry: false`, or attempts used up). */
+  readonly fail: (
+    id: string,
+    token: number,
+    error: unknown,
+    options?: FailOptions,
+  ) => Effect.Effect<"retry" | "dead", ControlError | LeaseRefused>
+  /** Extend a lease to `leaseMs` from now; succeeds with the new deadline (ms, Redis clock). */
+  readonly extend: (id: string, token: number, leaseMs: number) => Effect.Effect<number, ControlError | LeaseRefused>
+  /** Give a leased job back (it runs next, no attempt spent). */
+  readonly release: (id: string, token: number) => Effect.Effect<void, ControlError | LeaseRefused>
   /** @internal Present on services built by {@link make}; a worker needs it. Absent on test doubles. */
   readonly [InternalsKey]?: Internals<A>
 }

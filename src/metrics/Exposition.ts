@@ -106,7 +106,7 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
   const registers = [registry]
   const jobs = new Gauge({
     name: "leaseq_jobs",
-    help: "Jobs in each state now (retained = completed jobs kept by keepCompleted).",
+    help: "Jobs in each state now (retained = completed jobs kept by the queue's retention).",
     labelNames: ["queue", "state"],
     registers,
   })

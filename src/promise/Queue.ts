@@ -32,7 +32,7 @@ import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
-import { QueueOperations } from "./QueueOps.ts"
+import { ManualQueue } from "./Manual.ts"
 
 /** Options of {@link Queue}. */
 export interface QueueOptions extends QueueSettingsInput, LayoutInput {
@@ -52,7 +52,7 @@ export type { BulkJob } from "../engine/queue/Job.ts"
  * ```
  * Throws {@link InvalidQueueName} / {@link InvalidOptions} from the constructor for bad arguments.
  */
-export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
+export class Queue<T = unknown, R = unknown> extends ManualQueue<T> {
   /** The queue name. */
   readonly name: string
   /** The key prefix (default "leaseq"). */
@@ -149,7 +149,7 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
   /**
    * What the queue knows about job `id` — state, payload, attempts, lease, result, last
    * error, dedupe key — or undefined when it is unknown (never added, or finished and not
-   * retained: completed and cancelled jobs are kept per the workers' `keepCompleted`).
+   * retained: finished jobs are kept per the queue's retention, {@link setRetention}).
    * O(1) hash reads and at most five O(log N) lookups, in every state. For a partitioned
    * queue every partition is asked at once.
    */
@@ -251,7 +251,7 @@ export class Queue<T = unknown, R = unknown> extends QueueOperations<T> {
 
   /**
    * Resolves once job `id` has ended (completed, dead or cancelled) with what the queue knows
-   * of it (its result typed `R` while completed jobs are retained). Rejects with `WaitForTimeout` when it is still pending after `timeoutMs`
+   * of it (its result typed `R` while the completed job is retained). Rejects with `WaitForTimeout` when it is still pending after `timeoutMs`
    * (default 60 000), `JobGone` when the queue no longer has it and no retained event
    * tells its end, {@link InvalidOptions} for a bad id or timeout. See docs/jobs.md.
    */

@@ -13,6 +13,7 @@ import type { FinishedJob } from "../../src/engine/events/QueueEvents.ts"
 import type { GroupLimits, GroupPage } from "../../src/engine/queue/Groups.ts"
 import type { Job, JobOptions } from "../../src/engine/queue/Job.ts"
 import type { JobInfo } from "../../src/engine/queue/JobCommands.ts"
+import type { FailOptions, ReservedJob } from "../../src/engine/queue/Manual.ts"
 import type {
   CleanResult,
   CleanState,
@@ -21,6 +22,7 @@ import type {
   ListOptions,
   ListState,
 } from "../../src/engine/queue/OpsApi.ts"
+import type { Retention } from "../../src/engine/queue/Retention.ts"
 import type { ScheduleInfo, ScheduleSet, ScheduleWhen } from "../../src/engine/queue/Schedules.ts"
 import type { WorkerState } from "../../src/engine/worker/Context.ts"
 import { Queue, Worker } from "../../src/index.ts"
@@ -80,7 +82,6 @@ export interface WorkerOpts {
   readonly leaseMs?: number
   readonly heartbeatMs?: number
   readonly shutdownGraceMs?: number
-  readonly keepCompleted?: number
   readonly backoff?: { readonly type: "fixed"; readonly delayMs: number }
   readonly sweep?: boolean | { readonly intervalMs: number }
   /** The worker's own Redis URL (e.g. a proxy that can cut it off); default the queue's. */
@@ -96,8 +97,18 @@ export interface WorkerAdapter {
   readonly close: () => Promise<void>
 }
 
+/** Manual processing, as the suite sees it (both faces: reserve, then settle by id and token). */
+export interface ManualAdapter {
+  readonly reserve: (options?: { count?: number; leaseMs?: number }) => Promise<ReadonlyArray<ReservedJob<Payload>>>
+  readonly complete: (id: string, token: number, result?: unknown) => Promise<void>
+  readonly fail: (id: string, token: number, error: unknown, options?: FailOptions) => Promise<"retry" | "dead">
+  readonly extend: (id: string, token: number, leaseMs: number) => Promise<number>
+  readonly release: (id: string, token: number) => Promise<void>
+}
+
 /** A queue, as the suite sees it. */
 export interface QueueAdapter {
+  readonly manual: ManualAdapter
   readonly name: string
   readonly add: (payload: Payload, options?: JobOptions) => Promise<string>
   readonly addBulk: (jobs: ReadonlyArray<{ payload: Payload; options?: JobOptions }>) => Promise<ReadonlyArray<string>>
@@ -121,6 +132,8 @@ export interface QueueAdapter {
   readonly ops: OpsAdapter
   /** The group calls, as each face offers them. */
   readonly groups: GroupsAdapter
+  readonly setRetention: (policy: unknown) => Promise<void>
+  readonly retention: () => Promise<Retention>
   readonly worker: (plan: (job: Job<Payload>) => Plan, options?: WorkerOpts) => Promise<WorkerAdapter>
   /** Close the queue (Promise: `close()`; Effect: its scope closes). */
   readonly close: () => Promise<void>
@@ -170,6 +183,13 @@ export const promiseFace: Face = {
     onCleanup(() => queue.close())
     return {
       name,
+      manual: {
+        reserve: (o) => queue.reserve(o),
+        complete: (id, token, result) => queue.complete(id, token, result),
+        fail: (id, token, e, o) => queue.fail(id, token, e, o),
+        extend: (id, token, ms) => queue.extend(id, token, ms),
+        release: (id, token) => queue.release(id, token),
+      },
       add: (p, o) => queue.add(p, o),
       addBulk: (jobs) => queue.addBulk(jobs),
       stats: () => queue.stats(),
@@ -202,6 +222,8 @@ export const promiseFace: Face = {
         clean: (s, o) => queue.clean(s, o),
         obliterate: (o) => queue.obliterate(o),
       },
+      setRetention: (p) => queue.setRetention(p as never),
+      retention: () => queue.retention(),
       close: () => queue.close(),
       worker: async (plan, options = {}) => {
         const seen = newSeen()
@@ -293,6 +315,13 @@ export const effectFace: Face = {
     const queue = await inScope(scope, LeaseQueue.make<Payload>(options))
     return {
       name,
+      manual: {
+        reserve: (o) => failureOnly(queue.reserve(o)),
+        complete: (id, token, result) => failureOnly(queue.complete(id, token, result)),
+        fail: (id, token, e, o) => failureOnly(queue.fail(id, token, e, o)),
+        extend: (id, token, ms) => failureOnly(queue.extend(id, token, ms)),
+        release: (id, token) => failureOnly(queue.release(id, token)),
+      },
       add: (p, o) => failureOnly(queue.add(p, o)),
       addBulk: (jobs) => failureOnly(queue.addBulk(jobs)),
       stats: () => failureOnly(queue.stats),
@@ -325,6 +354,8 @@ export const effectFace: Face = {
         clean: (s, o) => failureOnly(queue.clean(s, o)),
         obliterate: (o) => failureOnly(queue.obliterate(o)),
       },
+      setRetention: (p) => failureOnly(queue.setRetention(p as never)),
+      retention: () => failureOnly(queue.retention),
       close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
       worker: async (plan, { connection, ...options } = {}) => {
         const seen = newSeen()

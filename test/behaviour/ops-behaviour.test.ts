@@ -27,7 +27,7 @@ describe.each(faces)("$name", (face) => {
   it("retry runs a retained completed job again; clean and obliterate remove what is left", async () => {
     const q = await face.open(name())
     const id = await q.add({ n: 3 })
-    const w = await q.worker(() => "ok", { keepCompleted: 10 })
+    const w = await q.worker(() => "ok") // the completed job is retained (default retention)
     await until("the job completes", () => w.seen.completed.length === 1)
     expect(await q.ops.retry(id)).toBe("completed")
     await until("the job runs again", () => w.seen.completed.length === 2)

@@ -50,7 +50,7 @@ describe.each(faces)("$name", (face) => {
     expect(w.seen.cancelled).toEqual([id])
     expect(w.seen.leaseLost).toEqual([])
     expect(w.seen.completed).toEqual([])
-    // keepCompleted 0: its data is gone, its id remembered among the cancels
+    // the cancelled job is retained (default retention)
     expect(await q.waitFor(id, 5_000)).toMatchObject({ id, state: "cancelled" })
     const s = await q.stats()
     expect([s.counters.cancelled, s.counters.lostLeases]).toEqual([1, 0])
@@ -119,7 +119,7 @@ describe.each(faces)("$name", (face) => {
   it("a result JSON would store changed (a Map) is refused when kept: the job fails naming the path, nothing is stored", async () => {
     const q = await face.open(name())
     const id = await q.add({ n: 1 }, { maxAttempts: 1 })
-    const w = await q.worker(() => "map-result", { keepCompleted: 10 })
+    const w = await q.worker(() => "map-result", {})
     await until("the job is dead", () => w.seen.dead.length === 1)
     expect(w.seen.completed).toEqual([])
     const info = await q.getJob(id)
@@ -133,27 +133,30 @@ describe.each(faces)("$name", (face) => {
     await q.setEventRetention(0)
     const id = await q.add({ n: 4 })
     const waiting = q.waitFor(id, 30_000)
-    await q.worker(() => "ok", { keepCompleted: 10 })
+    await q.worker(() => "ok", {})
     expect(await waiting).toMatchObject({ id, state: "completed", result: 4 })
   })
 
-  it("waitFor of a job that finished before the call (not kept) answers from the retained events, never 'did not finish'", async () => {
+  it("waitFor of a job that finished before the call (not kept) answers from the retained events (with the result), never 'did not finish'", async () => {
     const q = await face.open(name())
+    await q.setRetention({ completed: { count: 0 } })
     const id = await q.add({ n: 5 })
     const w = await q.worker(() => "ok")
     await until("the job completes", () => w.seen.completed.length === 1)
     expect(await q.getJob(id)).toBeUndefined()
-    expect(await q.waitFor(id, 2_000)).toMatchObject({ id, state: "completed" })
+    // the completed event carries the (small) result
+    expect(await q.waitFor(id, 2_000)).toMatchObject({ id, state: "completed", result: 5 })
   })
 
   it("waitFor of a job gone with no event to tell its end rejects with JobGone, not WaitForTimeout", async () => {
     const q = await face.open(name())
     await q.setEventRetention(0)
+    await q.setRetention({ completed: { count: 0 } })
     const id = await q.add({ n: 6 })
     const w = await q.worker(() => "ok")
     await until("the job completes", () => w.seen.completed.length === 1)
     const error = await q.waitFor(id, 2_000).catch((e: unknown) => e)
     expect(error).toMatchObject({ _tag: "JobGone", jobId: id, queue: q.name })
-    expect((error as Error).message).toContain("keepCompleted")
+    expect((error as Error).message).toContain("setRetention")
   })
 })

@@ -1,5 +1,5 @@
 /**
- * `leaseq job`, `leaseq cancel`, `leaseq pause`, `leaseq resume`, run from source as a
+ * `leaseq job`, `leaseq cancel`, `leaseq pause`, `leaseq resume`, `leaseq retention`, run from source as a
  * process against real Redis: text and --json, exit codes, partitioned queues, bad input
  * writing nothing, and the commands listed in the help.
  */
@@ -131,10 +131,53 @@ describe("leaseq job / cancel / pause / resume", () => {
     expect(await dumpQueue(raw, q)).toEqual(before)
   })
 
+  it("retention shows the policy (the defaults), --set stores one on every partition, a bad one exits 2 writing nothing", async () => {
+    const { q, queue: jobs } = queue(2)
+    await jobs.addBulk([{ payload: { to: "x" } }, { payload: { to: "y" } }]) // the CLI finds the partitions by their keys
+    const shown = await leaseq(["retention", "--queue", q])
+    expect(shown).toMatchObject({ code: 0, stderr: "" })
+    expect(shown.stdout).toBe(
+      `queue ${q} keeps finished jobs:\n  completed  at most 1000, for 3600000 ms\n  cancelled  at most 1000, for 3600000 ms\n  dead       no bound (kept until retried or purged)\n`,
+    )
+    const set = await leaseq([
+      "retention",
+      "--queue",
+      q,
+      "--json",
+      "--set",
+      '{"completed":{"count":5},"dead":{"ageMs":60000}}',
+    ])
+    expect(JSON.parse(set.stdout)).toEqual({
+      queue: q,
+      set: true,
+      retention: {
+        completed: { count: 5, ageMs: 3_600_000 },
+        cancelled: { count: 1000, ageMs: 3_600_000 },
+        dead: { ageMs: 60_000 },
+      },
+    })
+    for (let i = 0; i < 2; i++) expect(await raw.hget(`leaseq:{${q}~${i}}:meta`, "keep")).toBe("5")
+    expect((await jobs.retention()).dead).toEqual({ ageMs: 60_000 })
+    const before = [await dumpQueue(raw, `${q}~0`), await dumpQueue(raw, `${q}~1`)]
+    for (const bad of ['{"completed":{"count":-1}}', "{not json"]) {
+      const r = await leaseq(["retention", "--queue", q, "--set", bad])
+      expect(r.code).toBe(2)
+      expect(r.stderr.trimEnd()).not.toContain("\n")
+      expect(r.stderr).toMatch(bad.startsWith("{n") ? /--set/ : /retention\.completed\.count/)
+    }
+    expect([await dumpQueue(raw, `${q}~0`), await dumpQueue(raw, `${q}~1`)]).toEqual(before)
+  })
+
   it("the help lists the new commands", async () => {
     const help = await leaseq(["--help"], false)
     expect(help.code).toBe(0)
-    for (const command of ["job [options] <id>", "cancel [options] <id>", "pause [options]", "resume [options]"]) {
+    for (const command of [
+      "job [options] <id>",
+      "cancel [options] <id>",
+      "pause [options]",
+      "resume [options]",
+      "retention [options]",
+    ]) {
       expect(help.stdout).toContain(command)
     }
   })

@@ -140,6 +140,8 @@ const scenario = async (prefix: string, withDurability: boolean) => {
   const total = 1200
   const extra = withDurability ? { durability: durable } : {}
   const queue = useQueue<{ n: number }>(name, { connection: conn(), prefix, ...extra })
+  // completed jobs are kept in the queue's done set: the final master says which completed
+  await queue.setRetention({ completed: { count: 10_000 } })
   const runs = new Map<number, number>()
   // while the master is cut off, handlers hold their jobs: only what Redis keeps decides
   let gate: Promise<void> | undefined
@@ -150,8 +152,7 @@ const scenario = async (prefix: string, withDurability: boolean) => {
       runs.set(job.payload.n, (runs.get(job.payload.n) ?? 0) + 1)
       if (gate) await gate
     },
-    // completed jobs are kept in the queue's done set: the final master says which completed
-    { connection: conn(), prefix, concurrency: 16, leaseMs: 1_000, keepCompleted: 10_000, ...extra },
+    { connection: conn(), prefix, concurrency: 16, leaseMs: 1_000, ...extra },
   )
   const errors = { worker: 0, notReplicated: 0, producerRetries: 0 }
   worker.on("error", (e) => {

@@ -72,7 +72,7 @@ describe.skipIf(!hasRedisCli())("partitioned queues on a 3-master cluster", () =
         seen.set(job.payload.n, (seen.get(job.payload.n) ?? 0) + 1)
       },
       // one slot per partition: strict FIFO in each; completed jobs kept, to tell which partition ran which
-      { connection: conn(), prefix, partitions: N, concurrency: N, keepCompleted: 1000 },
+      { connection: conn(), prefix, partitions: N, concurrency: N },
     )
     expect(liveConnections() - opened).toBe(N + 1) // N blocking + 1 for commands
     const all = new Promise<void>((done) =>

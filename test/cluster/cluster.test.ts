@@ -98,7 +98,7 @@ describe.skipIf(!hasRedisCli())("on a 3-master Redis Cluster", () => {
     expect(jobs.map((j) => j.id)).toEqual([a.id, b.id])
     const extended = await run(c.extend(jobs, 10_000))
     expect(extended.every((deadline, i) => deadline > jobs[i]!.deadline)).toBe(true)
-    expect(await run(c.complete([jobs[0]!], 0))).toEqual([true])
+    expect(await run(c.complete([jobs[0]!]))).toEqual([true])
     expect(await run(c.fail(jobs[1]!, { delayMs: 0, error: '{"message":"x"}', mode: "retry" }))).toBe("retry")
     // the retried job is due at once; the next reserve promotes it behind d
     const second = await run(c.reserve(10, 20, 100))

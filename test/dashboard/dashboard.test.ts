@@ -91,7 +91,7 @@ const newQueue = () => {
 const worker = (
   queue: string,
   handle: (payload: unknown, job: Job<unknown>) => Promise<void> = async () => {},
-  options: { keepCompleted?: number } = {},
+  options: { readonly concurrency?: number } = {},
 ) => {
   const w = new Worker<unknown>(queue, (job) => handle(job.payload, job), {
     connection: redisUrl(),
@@ -340,7 +340,7 @@ describe("the dashboard in Chromium", () => {
     const q = newQueue()
     const started = deferred<void>()
     const done: string[] = []
-    // keepCompleted: the queue keeps finished jobs (recorded by the first complete), so getJob sees the cancel
+    // the queue keeps finished jobs (default retention), so getJob sees the cancel
     const w = worker(
       q.name,
       async (p, job) => {
@@ -348,7 +348,7 @@ describe("the dashboard in Chromium", () => {
         started.resolve()
         return untilAborted(job)
       },
-      { keepCompleted: 10 },
+      {},
     )
     w.on("completed", (job) => done.push(job.id))
     const warm = await q.add({ n: 0 })
@@ -518,7 +518,6 @@ describe("the dashboard in Chromium", () => {
     const w = new Worker<unknown, unknown>(q.name, async () => ({ secret: "result-secret" }), {
       connection: redisUrl(),
       prefix: PREFIX,
-      keepCompleted: 10,
     })
     onCleanup(() => w.close())
     w.on("completed", (job) => done.push(job.id))

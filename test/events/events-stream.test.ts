@@ -99,14 +99,14 @@ describe("each state change records its event in the same call", () => {
     const { keys, c } = setup()
     const [a, b, d] = [newJob(), newJob(), newJob()]
     await run(c.add([a, b, d]))
-    const first = await run(c.reserve(2, 60_000, 100, [], 0, { workerId: "w-1" }))
+    const first = await run(c.reserve(2, 60_000, 100, [], { workerId: "w-1" }))
     const [ja, jb] = first.jobs
     // the rider completes in the same call that leases the next job
-    const second = await run(c.reserve(1, 60_000, 100, [{ id: ja!.id, token: ja!.token }], 0, { workerId: "w-1" }))
+    const second = await run(c.reserve(1, 60_000, 100, [{ id: ja!.id, token: ja!.token }], { workerId: "w-1" }))
     expect(second.completed).toEqual([true])
-    expect(await run(c.complete([{ id: jb!.id, token: jb!.token }], 0))).toEqual([true])
+    expect(await run(c.complete([{ id: jb!.id, token: jb!.token }]))).toEqual([true])
     // a refused complete (lease no longer held) records nothing
-    expect(await run(c.complete([{ id: jb!.id, token: jb!.token }], 0))).toEqual([false])
+    expect(await run(c.complete([{ id: jb!.id, token: jb!.token }]))).toEqual([false])
     const jd = second.jobs[0]!
     expect((await entries(keys.events)).slice(1)).toEqual([
       { kind: "active", id: `${ja!.id},${jb!.id}`, token: `${ja!.token},${jb!.token}`, worker: "w-1" },
@@ -209,7 +209,7 @@ describe("entries stay small", () => {
     const added = await entries(keys.events)
     expect(added.map((e) => e.id!.split(",").length)).toEqual([100, 100, 50])
     expect(added.flatMap((e) => e.id!.split(","))).toEqual(jobs.map((j) => j.id))
-    const { jobs: leased } = await run(c.reserve(250, 60_000, 100, [], 0, { workerId: "w-big" }))
+    const { jobs: leased } = await run(c.reserve(250, 60_000, 100, [], { workerId: "w-big" }))
     const active = (await entries(keys.events)).slice(3)
     expect(active.map((e) => e.id!.split(",").length)).toEqual([100, 100, 50])
     expect(active.flatMap((e) => e.id!.split(","))).toEqual(leased.map((j) => j.id))

@@ -206,7 +206,7 @@ describe("waitFor()", () => {
         if (job.payload === 2) throw new Error("no good")
         return { doubled: job.payload * 2 }
       },
-      { keepCompleted: 10 },
+      {},
     )
     const [done, dead] = await Promise.all(waits)
     expect(done).toMatchObject({ id: ok, state: "completed", result: { doubled: 2 } })

@@ -53,12 +53,12 @@ describe("flow limits in reserve", () => {
     const { queue, c, keys } = await setup(10)
     await queue.setRateLimit({ max: 5, perMs: 60_000 })
     const ids = { workerId: "w1", requestId: "1" }
-    const sent = await run(c.reserve(2, 30_000, 0, [], 0, ids))
-    const again = await run(c.reserve(2, 30_000, 0, [], 0, ids))
+    const sent = await run(c.reserve(2, 30_000, 0, [], ids))
+    const again = await run(c.reserve(2, 30_000, 0, [], ids))
     expect(again.jobs.map((j) => j.id)).toEqual(sent.jobs.map((j) => j.id))
     expect(await shared.raw.hget(keys.meta, "rateCount")).toBe("2")
     // 3 left in the window, not 1
-    expect((await run(c.reserve(10, 30_000, 0, [], 0, { workerId: "w1", requestId: "2" }))).jobs.length).toBe(3)
+    expect((await run(c.reserve(10, 30_000, 0, [], { workerId: "w1", requestId: "2" }))).jobs.length).toBe(3)
   })
 
   it("a concurrency cap leases no more than the free slots of the active set", async () => {

@@ -28,7 +28,7 @@ const setup = () => {
       ),
     )
   const reserve = async (count: number, opts: { requestId?: string } = {}) =>
-    (await run(c.reserve(count, 30_000, 100, [], 0, opts))).jobs
+    (await run(c.reserve(count, 30_000, 100, [], opts))).jobs
   const names = (jobs: ReadonlyArray<{ payload: string }>) => jobs.map((j) => JSON.parse(j.payload) as string)
   const active = async (g: string) => Number((await shared.raw.hget(keys.gstate, `a\0${g}`)) ?? 0)
   return { q, keys, c, queue, add, reserve, names, active }
@@ -73,7 +73,7 @@ describe("groups: concurrency", () => {
     await t.queue.setGroupLimits("A", { concurrency: 1 })
     await t.add("A", 6)
     const ways: Array<(j: { id: string; token: number }) => Promise<unknown>> = [
-      (j) => run(t.c.complete([{ id: j.id, token: j.token, result: "" }], 0)),
+      (j) => run(t.c.complete([{ id: j.id, token: j.token, result: "" }])),
       (j) => run(t.c.fail({ id: j.id, token: j.token }, { delayMs: 0, error: "{}", mode: "retry" })),
       (j) => run(t.c.release([{ id: j.id, token: j.token }])),
       (j) => run(t.c.fail({ id: j.id, token: j.token }, { delayMs: 0, error: "{}", mode: "dead" })),
@@ -108,7 +108,7 @@ describe("groups: concurrency", () => {
     await t.add("A", 5)
     const first = await t.reserve(5, { requestId: "9" })
     expect(first).toHaveLength(2)
-    await run(t.c.reserve(0, 30_000, 100, [], 0, { requestId: "9" }))
+    await run(t.c.reserve(0, 30_000, 100, [], { requestId: "9" }))
     expect(await t.active("A")).toBe(0)
     expect(t.names(await t.reserve(5)).sort()).toEqual(["A0", "A1"])
   })

@@ -23,7 +23,7 @@ const events = async (key: string) =>
   (await shared.raw.xrange(key, "-", "+")).flatMap(([id, fields]) => decodeEntry("q", id, fields))
 
 describe("custom job ids", () => {
-  it("an id added twice, and again after it completed (retained), runs once", async () => {
+  it("an id added twice, and again after it completed (retained by default), runs once", async () => {
     const { queue, c } = setup()
     const id = "order:42.v1"
     expect(await queue.add(1, { id })).toBe(id)
@@ -32,7 +32,7 @@ describe("custom job ids", () => {
     expect(jobs.map((j) => j.id)).toEqual([id])
     expect(await queue.add(3, { id })).toBe(id)
     expect(await queue.getJob(id)).toMatchObject({ state: "active", payload: 1 })
-    expect(await run(c.complete([jobs[0]!], 10))).toEqual([true])
+    expect(await run(c.complete([jobs[0]!]))).toEqual([true])
     expect(await queue.add(4, { id })).toBe(id)
     expect((await run(c.reserve(10, 5_000, 0))).jobs).toEqual([])
     expect(await queue.getJob(id)).toMatchObject({ state: "completed" })
@@ -40,8 +40,7 @@ describe("custom job ids", () => {
   })
 
   it("an id held by a retained cancelled job writes nothing", async () => {
-    const { queue, keys } = setup()
-    await shared.raw.hset(keys.meta, "keep", "10") // the keepCompleted a worker's complete records
+    const { queue } = setup()
     expect(await queue.add(1, { id: "c" })).toBe("c")
     expect(await queue.cancel("c")).toBe("waiting")
     expect(await queue.getJob("c")).toMatchObject({ state: "cancelled" })
@@ -52,6 +51,7 @@ describe("custom job ids", () => {
 
   it("an id held by a delayed or dead job writes nothing; a cancelled job not retained frees it", async () => {
     const { queue, c } = setup()
+    await queue.setRetention({ cancelled: { count: 0 } })
     expect(await queue.add(1, { id: "d", delayMs: 60_000 })).toBe("d")
     expect(await queue.add(2, { id: "d" })).toBe("d")
     expect(await queue.cancel("d")).toBe("delayed")

@@ -34,7 +34,7 @@ describe('dedupeUntil: "finished"', () => {
     const l = await lease(c)
     expect(await queue.add(3, until_)).toBe(first)
     expect(await queue.getJob(first)).toMatchObject({ state: "active", dedupeKey: "order-1" })
-    expect(await run(c.complete([l], 0))).toEqual([true])
+    expect(await run(c.complete([l]))).toEqual([true])
     const second = await queue.add(4, until_)
     expect(second).not.toBe(first)
     expect((await queue.stats()).counters.added).toBe(2)
@@ -63,7 +63,7 @@ describe('dedupeUntil: "finished"', () => {
     const { queue, c } = setup()
     const a = await queue.add(1, until_)
     const l = await lease(c)
-    const r = await run(c.reserve(1, 5_000, 0, [l], 0))
+    const r = await run(c.reserve(1, 5_000, 0, [l]))
     expect(r.completed).toEqual([true])
     expect(await queue.add(2, until_)).not.toBe(a)
   })
@@ -79,7 +79,7 @@ describe('dedupeUntil: "finished"', () => {
     await lease(c) // a, retried
     const lt = await lease(c)
     expect(lt.id).toBe(t)
-    await run(c.complete([lt], 0))
+    await run(c.complete([lt]))
     expect(await queue.add(4, { dedupeKey: "ttl" })).toBe(t)
   })
 
@@ -87,13 +87,13 @@ describe('dedupeUntil: "finished"', () => {
     const { queue, c } = setup({ defaultJobOptions: { dedupeKey: "only", dedupeUntil: "finished" } })
     const a = await queue.add(1)
     expect(await queue.add(2)).toBe(a)
-    await run(c.complete([await lease(c)], 0))
+    await run(c.complete([await lease(c)]))
     const b = await queue.add(3)
     expect(b).not.toBe(a)
     // a job's own dedupeTtlMs overrides the default "until finished"
     const t = await queue.add(4, { dedupeKey: "own", dedupeTtlMs: 600_000 })
-    await run(c.complete([await lease(c)], 0)) // b
-    await run(c.complete([await lease(c)], 0)) // t
+    await run(c.complete([await lease(c)])) // b
+    await run(c.complete([await lease(c)])) // t
     expect(await queue.add(5, { dedupeKey: "own" })).toBe(t)
   })
 

@@ -5,7 +5,7 @@ import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
-import { newJob, run } from "../support/jobs.ts"
+import { run } from "../support/jobs.ts"
 import { dumpQueue, queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
 
 const name = queueNamer("jobs-lookup")
@@ -19,13 +19,9 @@ const setup = () => {
   return { q, queue, keys: queueKeys(q), c: makeCommands(shared.client, queueKeys(q)) }
 }
 
-/** Complete one throw-away job with `keep`, so the queue records keepCompleted = keep (as a worker would). */
-const recordKeep = async (c: Commands, keep: number) => {
-  const j = newJob()
-  await run(c.add([j]))
-  const { jobs } = await run(c.reserve(1, 5_000, 0))
-  expect(await run(c.complete([{ id: jobs[0]!.id, token: jobs[0]!.token }], keep))).toEqual([true])
-}
+/** Keep the newest `keep` completed and cancelled jobs (the queue's retention). */
+const retain = (queue: Queue<{ n: number }>, keep: number) =>
+  queue.setRetention({ completed: { count: keep }, cancelled: { count: keep } })
 
 /** Lease the next waiting job. */
 const lease = async (c: Commands) => {
@@ -75,7 +71,7 @@ describe("getJob", () => {
     const { queue, c } = setup()
     const kept = await queue.add({ n: 1 })
     const l = await lease(c)
-    await run(c.complete([{ id: l.id, token: l.token, result: JSON.stringify({ ok: 1 }) }], 5))
+    await run(c.complete([{ id: l.id, token: l.token, result: JSON.stringify({ ok: 1 }) }]))
     const done = await queue.getJob(kept)
     expect(done).toMatchObject({ state: "completed", payload: { n: 1 }, result: { ok: 1 }, attempt: 1 })
     expect(done!.finishedAt).toBeGreaterThanOrEqual(done!.addedAt)
@@ -91,10 +87,13 @@ describe("getJob", () => {
       error: { reason: "failed", message: "boom" },
     })
 
+    // past the retention (count 0 now): the next completion drops what was kept
+    await retain(queue, 0)
     const gone = await queue.add({ n: 3 })
     const g = await lease(c)
-    await run(c.complete([{ id: g.id, token: g.token }], 0))
+    await run(c.complete([{ id: g.id, token: g.token }]))
     expect(await queue.getJob(gone)).toBeUndefined()
+    expect(await queue.getJob(kept)).toBeUndefined()
     expect(await queue.getJob("01NEVERADDED0000000000000X")).toBeUndefined()
   })
 
@@ -133,9 +132,9 @@ describe("getJob", () => {
 })
 
 describe("cancel", () => {
-  it("a waiting job: leaves wait, is never reserved, and is retained as cancelled with keepCompleted", async () => {
+  it("a waiting job: leaves wait, is never reserved, and is retained as cancelled (default retention)", async () => {
     const { queue, keys, c } = setup()
-    await recordKeep(c, 10)
+    await retain(queue, 10)
     const id = await queue.add({ n: 1 }, { dedupeKey: "w" })
     const other = await queue.add({ n: 2 })
     expect(await queue.cancel(id)).toBe("waiting")
@@ -154,7 +153,7 @@ describe("cancel", () => {
 
   it("a delayed job: never comes due, not even for a sweep", async () => {
     const { queue, keys, c } = setup()
-    await recordKeep(c, 10)
+    await retain(queue, 10)
     const id = await queue.add({ n: 1 }, { delayMs: 1 })
     expect(await queue.cancel(id)).toBe("delayed")
     expect(await shared.raw.zcard(keys.delayed)).toBe(0)
@@ -166,7 +165,7 @@ describe("cancel", () => {
 
   it("an active job: the lease is revoked at once; extend, complete and fail are refused; no sweep reclaims it", async () => {
     const { queue, keys, c } = setup()
-    await recordKeep(c, 10)
+    await retain(queue, 10)
     const id = await queue.add({ n: 1 })
     const l = await lease(c)
     expect(await queue.cancel(id)).toBe("active")
@@ -176,23 +175,23 @@ describe("cancel", () => {
     expect(await shared.raw.zscore(keys.cancelled, id)).not.toBeNull()
     // -1: the lease is gone because the job was cancelled (not an ordinary lost lease)
     expect(await run(c.extend([l], 5_000))).toEqual([-1])
-    expect(await run(c.complete([l], 10))).toEqual([false])
+    expect(await run(c.complete([l]))).toEqual([false])
     expect(await run(c.fail(l, { delayMs: 0, error: "{}", mode: "retry" }))).toBe("lost")
     const swept = await queue.sweep()
     expect(swept.reclaimed).toBe(0)
     const stats = await queue.stats()
     expect(stats).toMatchObject({ waiting: 0, active: 0, delayed: 0, dead: 0 })
-    expect(stats.counters.completed).toBe(1) // recordKeep's job only
+    expect(stats.counters.completed).toBe(0)
     expect(await queue.getJob(id)).toMatchObject({ state: "cancelled", failures: 0 })
     // recorded in the events stream by the same script
     const events = (await shared.raw.xrange(keys.events, "-", "+")).map(([, f]) => f.join(" "))
     expect(events.filter((e) => e.startsWith("kind cancelled"))).toEqual([`kind cancelled id ${id} was active`])
   })
 
-  it("an active job shows its worker, progress and own timeout; cancel deletes its holder, progress and timeout", async () => {
+  it("an active job shows its worker, progress and own timeout; cancel deletes its holder and keeps the rest (retained)", async () => {
     const { queue, keys, c } = setup()
     const id = await queue.add({ n: 1 }, { timeoutMs: 60_000 })
-    const { jobs } = await run(c.reserve(1, 5_000, 0, [], 0, { workerId: "host-a:42:abc" }))
+    const { jobs } = await run(c.reserve(1, 5_000, 0, [], { workerId: "host-a:42:abc" }))
     const l = jobs[0]!
     expect(await run(c.extend([{ id: l.id, token: l.token, progress: JSON.stringify({ pct: 40 }) }], 5_000))).toEqual([
       expect.any(Number),
@@ -206,16 +205,16 @@ describe("cancel", () => {
     })
     expect(await shared.raw.hget(keys.holder, id)).not.toBeNull()
     expect(await queue.cancel(id)).toBe("active")
-    // keepCompleted was never recorded (0): the job's data goes with the cancel
+    // the lease goes; the job is retained as cancelled (default retention) with its progress and timeout
     expect(await shared.raw.hget(keys.holder, id)).toBeNull()
-    expect(await shared.raw.hget(keys.progress, id)).toBeNull()
-    expect(await shared.raw.hget(keys.timeout, id)).toBeNull()
-    expect(await shared.raw.hget(keys.data, id)).toBeNull()
+    expect(await queue.getJob(id)).toMatchObject({ state: "cancelled", progress: { pct: 40 }, timeoutMs: 60_000 })
+    expect(await queue.getJob(id)).not.toHaveProperty("lease")
     expect(await queue.verify()).toMatchObject({ violations: 0 })
   })
 
-  it("with keepCompleted 0 the data goes at once; the id is still remembered for the holder", async () => {
+  it("with a cancelled retention of 0 the data goes at once; the id is still remembered for the holder", async () => {
     const { queue, keys } = setup()
+    await retain(queue, 0)
     const id = await queue.add({ n: 1 })
     expect(await queue.cancel(id)).toBe("waiting")
     expect(await queue.getJob(id)).toBeUndefined()
@@ -224,9 +223,9 @@ describe("cancel", () => {
     expect(await shared.raw.zscore(keys.cancelled, id)).not.toBeNull()
   })
 
-  it("keeps the data of only the newest keepCompleted cancelled jobs", async () => {
-    const { queue, c } = setup()
-    await recordKeep(c, 2)
+  it("keeps the data of only the newest `cancelled.count` cancelled jobs", async () => {
+    const { queue } = setup()
+    await retain(queue, 2)
     const ids = [await queue.add({ n: 1 }), await queue.add({ n: 2 }), await queue.add({ n: 3 })]
     for (const id of ids) expect(await queue.cancel(id)).toBe("waiting")
     expect(await queue.getJob(ids[0]!)).toBeUndefined()
@@ -236,10 +235,10 @@ describe("cancel", () => {
 
   it("a finished or unknown job: undefined, and nothing is written", async () => {
     const { q, queue, c } = setup()
-    await recordKeep(c, 10)
+    await retain(queue, 10)
     const done = await queue.add({ n: 1 })
     const l = await lease(c)
-    await run(c.complete([l], 10))
+    await run(c.complete([l]))
     const dead = await queue.add({ n: 2 }, { maxAttempts: 1 })
     const d = await lease(c)
     await run(c.fail(d, { delayMs: 0, error: "{}", mode: "final" }))
@@ -254,7 +253,7 @@ describe("cancel", () => {
 
   it("racing complete: exactly one wins, and getJob says which", async () => {
     const { queue, c } = setup()
-    await recordKeep(c, 1000)
+    await retain(queue, 1000)
     // complete on its own connection, so the two calls really race to the server
     const other = connect(redisUrl())
     onCleanup(() => other.close())
@@ -263,7 +262,7 @@ describe("cancel", () => {
     for (let i = 0; i < 40; i++) {
       const id = await queue.add({ n: i })
       const l = await lease(c)
-      const [cancelled, completed] = await Promise.all([queue.cancel(id), run(c2.complete([l], 1000))])
+      const [cancelled, completed] = await Promise.all([queue.cancel(id), run(c2.complete([l]))])
       const info = await queue.getJob(id)
       if (completed[0]) {
         wins.complete++
@@ -277,7 +276,7 @@ describe("cancel", () => {
     }
     expect(wins.cancel + wins.complete).toBe(40)
     const stats = await queue.stats()
-    expect(stats.counters.completed).toBe(1 + wins.complete)
+    expect(stats.counters.completed).toBe(wins.complete)
     expect(stats.counters.cancelled).toBe(wins.cancel)
     expect(stats).toMatchObject({ active: 0, waiting: 0 })
   })
@@ -285,8 +284,8 @@ describe("cancel", () => {
 
 describe("cancel with a real worker", () => {
   it("an active job whose handler ignores its signal: never acknowledged, never retried", async () => {
-    const { queue, c } = setup()
-    await recordKeep(c, 10)
+    const { queue } = setup()
+    await retain(queue, 10)
     const id = await queue.add({ n: 1 })
     const started = deferred<void>()
     const release = deferred<void>()
@@ -300,7 +299,7 @@ describe("cancel with a real worker", () => {
         await release.promise // ignores job.signal
         return "late"
       },
-      { connection: redisUrl(), leaseMs: 1_000, keepCompleted: 10 },
+      { connection: redisUrl(), leaseMs: 1_000 },
     )
     onCleanup(() => worker.close())
     worker.on("cancelled", (job) => {
@@ -315,7 +314,7 @@ describe("cancel with a real worker", () => {
     expect(runs).toBe(1)
     const stats = await queue.stats()
     expect(stats).toMatchObject({ waiting: 0, active: 0, delayed: 0, dead: 0 })
-    expect(stats.counters).toMatchObject({ completed: 1, failed: 0, cancelled: 1 })
+    expect(stats.counters).toMatchObject({ completed: 0, failed: 0, cancelled: 1 })
     expect(await queue.getJob(id)).toMatchObject({ state: "cancelled", failures: 0, lostLeases: 0 })
   })
 })
@@ -323,13 +322,14 @@ describe("cancel with a real worker", () => {
 describe("waitFor finds a job that ended before the call", () => {
   it("cancelled (data not retained, or retained) and dead: answered from the lookup, not from a later event", async () => {
     const { queue, c } = setup()
-    // keepCompleted never recorded: the cancelled job's data goes, its id stays in cancelled
+    // cancelled jobs not retained: the cancelled job's data goes, its id stays in cancelled
+    await retain(queue, 0)
     const gone = await queue.add({ n: 1 })
     expect(await queue.cancel(gone)).toBe("waiting")
     expect(await queue.getJob(gone)).toBeUndefined()
     // no event will come for these jobs any more: only the lookup can answer before the timeout
     expect(await queue.waitFor(gone, { timeoutMs: 2_000 })).toMatchObject({ id: gone, state: "cancelled" })
-    await recordKeep(c, 10)
+    await retain(queue, 10)
     const kept = await queue.add({ n: 2 })
     expect(await queue.cancel(kept)).toBe("waiting")
     const info = await queue.getJob(kept)

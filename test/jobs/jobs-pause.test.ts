@@ -32,7 +32,7 @@ describe("pause and resume", () => {
     const due = Number(await shared.raw.zscore(keys.delayed, later))
     await until("the delayed job is due (Redis clock)", async () => (await redisNow(shared.raw)) > due)
     // the running job finishes (its complete rides on a reserve) while nothing new is leased
-    const r = await run(c.reserve(10, 5_000, 100, [held], 0))
+    const r = await run(c.reserve(10, 5_000, 100, [held]))
     expect(r.completed).toEqual([true])
     expect(r.jobs).toEqual([])
     const stats = await queue.stats()

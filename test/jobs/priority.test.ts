@@ -195,16 +195,12 @@ describe("a job keeps its priority when it becomes ready again", () => {
     expect((await take(c, 10)).names).toEqual(["z", "a", "x", "c", "b"])
   })
 
-  it("completed or cancelled: its priority is dropped with its other fields (nothing is left per job)", async () => {
+  it("completed or cancelled, not retained: its priority is dropped with its other fields (nothing is left per job)", async () => {
     const { q, queue, c, x } = await leasedX()
-    expect(await run(c.complete([{ id: x.id, token: x.token }], 0))).toEqual([true])
+    await queue.setRetention({ completed: { count: 0 }, cancelled: { count: 0 } })
+    expect(await run(c.complete([{ id: x.id, token: x.token }]))).toEqual([true])
     const waiting = await take(c, 10)
-    await run(
-      c.complete(
-        waiting.jobs.map((j) => ({ id: j.id, token: j.token })),
-        0,
-      ),
-    )
+    await run(c.complete(waiting.jobs.map((j) => ({ id: j.id, token: j.token }))))
     expect(await queue.cancel(await queue.add("gone", { priority: 8 }))).toBe("waiting")
     const keys: QueueKeys = queueKeys(q)
     expect(await shared.raw.exists(keys.priority, keys.prioritized, keys.data)).toBe(0)

@@ -144,11 +144,20 @@ describe("a BullMQ name or a typo is refused with what leaseq calls it", () => {
     ["add delay", add({ delay: 5 }), "options.delay = 5: unknown option; did you mean delayMs?"],
     ["add maxAttempt", add({ maxAttempt: 3 }), "options.maxAttempt = 3: unknown option; did you mean maxAttempts?"],
     ["add jobId", add({ jobId: "o-1" }), 'options.jobId = "o-1": unknown option; did you mean id?'],
-    ["add backoff", add({ backoff: 1 }), "options.backoff = 1: unknown option: backoff is set per worker"],
+    [
+      "add backoff",
+      add({ backoff: 1 }),
+      'options.backoff = 1: must be { type: "fixed" | "exponential", delayMs, … } (a backoff function',
+    ],
     [
       "add removeOnComplete",
       add({ removeOnComplete: true }),
-      "options.removeOnComplete = true: unknown option: completed jobs are kept per worker",
+      "options.removeOnComplete = true: unknown option: finished jobs are kept per queue: queue.setRetention",
+    ],
+    [
+      "worker keepCompleted (moved to the queue)",
+      worker({ keepCompleted: 10 }),
+      "options.keepCompleted = 10: unknown option: keepCompleted moved to queue.setRetention({ completed: { count, ageMs } })",
     ],
     [
       "worker lockDuration",
@@ -158,7 +167,7 @@ describe("a BullMQ name or a typo is refused with what leaseq calls it", () => {
     [
       "worker removeOnComplete",
       worker({ removeOnComplete: 5 }),
-      "options.removeOnComplete = 5: unknown option; did you mean keepCompleted?",
+      "options.removeOnComplete = 5: unknown option: finished jobs are kept per queue: queue.setRetention({ completed: { count, ageMs } }); known options are",
     ],
     ["worker limiter", worker({ limiter: 1 }), "options.limiter = 1: unknown option: leaseq has no rate limiter yet"],
     [

@@ -173,7 +173,7 @@ describe("obliterate", () => {
     expect(await queue.obliterate({ force: true })).toEqual({ active: 1 })
     expect(Object.values(await dumpQueue(shared.raw, q)).filter((v) => v !== null)).toEqual([])
     expect(await run(runScript(shared.client, keys, Scripts.obliterate, true))).toEqual([1, 0])
-    expect(await run(c.complete([{ id: ids.active, token }], 0))).toEqual([false])
+    expect(await run(c.complete([{ id: ids.active, token }]))).toEqual([false])
     expect(await queue.getJob(ids.active)).toBeUndefined()
   })
 })

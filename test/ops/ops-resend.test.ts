@@ -24,7 +24,7 @@ describe("a re-sent operator's call", () => {
     const complete = async () => {
       const [lease] = (await run(c.reserve(1, 60_000, 0))).jobs
       expect(lease?.id).toBe(job.id)
-      await run(c.complete([{ id: lease!.id, token: lease!.token }], 10))
+      await run(c.complete([{ id: lease!.id, token: lease!.token }]))
     }
     await complete()
     const proxy = await proxyToSuiteRedis()

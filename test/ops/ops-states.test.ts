@@ -97,7 +97,7 @@ describe("a re-sent call (same ARGV) answers the same and acts once", () => {
     await run(runScript(shared.client, keys, Scripts.jobRetry, input))
     // the retried job waits behind the setup's waiting one: lease both
     const leased = (await run(c.reserve(2, 60_000, 0))).jobs.find((j) => j.id === ids.completed)!
-    await run(c.complete([{ id: leased.id, token: leased.token, result: "8" }], 10))
+    await run(c.complete([{ id: leased.id, token: leased.token, result: "8" }]))
     expect(await run(runScript(shared.client, keys, Scripts.jobRetry, input))).toEqual([1, "completed"])
     expect(await shared.raw.zscore(keys.done, ids.completed)).not.toBeNull()
   })

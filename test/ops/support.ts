@@ -29,7 +29,7 @@ export const jobInEveryState = async (client: RedisClient, q: string) => {
     await run(c.add([job]))
     const lease = await take()
     ids[state] = lease.id
-    if (state === "completed") await run(c.complete([{ id: lease.id, token: lease.token, result: "7" }], 10))
+    if (state === "completed") await run(c.complete([{ id: lease.id, token: lease.token, result: "7" }]))
     if (state === "dead") {
       await run(c.fail({ id: lease.id, token: lease.token }, { delayMs: 0, error: '{"message":"x"}', mode: "dead" }))
     }

@@ -63,7 +63,7 @@ describe("event loop blocked", () => {
     // a complete under the blocked worker's token is refused
     const client = connect(redisUrl())
     onCleanup(() => client.close())
-    const late = await Effect.runPromise(makeCommands(client, keys).complete([{ id, token }], 0))
+    const late = await Effect.runPromise(makeCommands(client, keys).complete([{ id, token }]))
     expect(late).toEqual([false])
 
     const exit = await blocked.stop("SIGTERM")

@@ -17,13 +17,12 @@ const jobsLayer = (name: string, connection = redisUrl()) => LeaseQueue.layer(Jo
 const wait = <A, E>(d: Deferred.Deferred<A, E>) => Deferred.await(d).pipe(Effect.timeout("15 seconds"))
 
 describe("Effect face", () => {
-  it.live("N5: a handler succeeding with 10n and keepCompleted 10: the job fails with a clear error", () =>
+  it.live("N5: a handler succeeding with 10n (results are kept): the job fails with a clear error", () =>
     Effect.gen(function* () {
       const jobs = yield* Jobs
       const dead = yield* Deferred.make<readonly [string, string, unknown]>()
       const completed = yield* Deferred.make<string>()
       yield* LeaseWorker.make(Jobs, () => Effect.succeed(10n), {
-        keepCompleted: 10,
         leaseMs: 1000,
         onDead: (ref, reason, error) => Deferred.succeed(dead, [ref.id, reason, error]).pipe(Effect.asVoid),
         onCompleted: (job) => Deferred.succeed(completed, job.id).pipe(Effect.asVoid),

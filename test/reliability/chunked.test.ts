@@ -66,7 +66,7 @@ describe(`N10: ${LEASES} leases in one Commands call`, () => {
     expect(deadlines.every((d, i) => d > held[i]!.deadline)).toBe(true)
     // one lease given up first: its answer is false, in its place
     await run(c.release([held[7_777]!]))
-    const completed = await run(c.complete(held, 0))
+    const completed = await run(c.complete(held))
     expect(completed.filter((x) => !x)).toHaveLength(1)
     expect(completed[7_777]).toBe(false)
     expect(await raw.zcard(keys.active)).toBe(0)

@@ -100,7 +100,7 @@ describe("N6: maxmemory reached, noeviction: the consumer side still works", () 
     const { jobs } = await run(c.reserve(3, 30_000, 100))
     const held = (j: NewJob) => jobs.find((r) => r.id === j.id)!
     await overMemory()
-    expect(await run(c.complete([held(a)], 0))).toEqual([true])
+    expect(await run(c.complete([held(a)]))).toEqual([true])
     expect(await run(c.fail(held(b), { delayMs: 0, error: '{"message":"x"}', mode: "retry" }))).toBe("retry")
     expect(await run(c.release([held(d)]))).toEqual([true])
     expect(await raw.zcard(keys.active)).toBe(0)
@@ -124,7 +124,8 @@ describe("N6: maxmemory reached, noeviction: the consumer side still works", () 
     await until("the worker blocked on the marker", async () => / cmd=bzpopmin /.test(String(await raw.client("LIST"))))
     await overMemory()
     expect(await completed.promise).toBe(id)
-    expect((await queue.getJob(id))?.state).toBeUndefined()
+    // completed and retained (default retention), over maxmemory too
+    expect((await queue.getJob(id))?.state).toBe("completed")
     expect(errors).toEqual([])
   })
 })
@@ -156,28 +157,30 @@ describe("N11: the sweep drops expired dedupe keys", () => {
   })
 })
 
-describe("N12: retained completed jobs stay bounded by the latest keepCompleted", () => {
+describe("N12: retained completed jobs stay bounded by the queue's retention count", () => {
   it("keep 10 then keep 0: a complete trims 2, the sweep trims the rest (bounded per call)", async () => {
     const { keys, c } = setup()
+    await raw.hset(keys.meta, "keep", 10) // the field setRetention writes (completed.count)
     const retained = Array.from({ length: 10 }, () => job())
     await run(c.add(retained))
     const { jobs } = await run(c.reserve(10, 30_000, 100))
     const results = jobs.map((j) => ({ ...j, result: '"ok"' }))
-    expect(await run(c.complete(results, 10))).toEqual(Array(10).fill(true))
+    expect(await run(c.complete(results))).toEqual(Array(10).fill(true))
     expect(await raw.zcard(keys.done)).toBe(10)
     expect(await raw.hlen(keys.data)).toBe(10)
     expect(await raw.hlen(keys.result)).toBe(10)
 
-    // keepCompleted lowered to 0: this complete deletes its own job and the 2 oldest retained
+    // the count lowered to 0: this complete deletes its own job and the 2 oldest retained
+    await raw.hset(keys.meta, "keep", 0)
     const one = job()
     await run(c.add([one]))
     const [held] = (await run(c.reserve(1, 30_000, 100))).jobs
-    expect(await run(c.complete([held!], 0))).toEqual([true])
+    expect(await run(c.complete([held!]))).toEqual([true])
     expect(await raw.zcard(keys.done)).toBe(8)
     expect(await raw.hexists(keys.data, one.id)).toBe(0)
     expect(await raw.hexists(keys.data, retained[0]!.id)).toBe(0)
 
-    // the sweep trims to the keep of the latest complete, at most `limit` per call
+    // the sweep trims to the count, at most `limit` per call
     expect(await run(c.sweep(5))).toMatchObject({ trimmed: 5, more: true })
     expect(await run(c.sweep(5))).toMatchObject({ trimmed: 3, more: false })
     for (const key of [keys.done, keys.data, keys.max, keys.result, keys.fails, keys.lost, keys.err]) {
@@ -185,15 +188,14 @@ describe("N12: retained completed jobs stay bounded by the latest keepCompleted"
     }
   })
 
-  it("keep 3 with 5 retained: the sweep trims the 2 oldest; a queue that never recorded a keep is not trimmed", async () => {
+  it("keep 3 with 5 retained: the sweep trims the 2 oldest; a queue that never set a retention keeps the default 1,000", async () => {
     const { keys, c } = setup()
     const five = Array.from({ length: 5 }, () => job())
     await run(c.add(five))
     const { jobs } = await run(c.reserve(5, 30_000, 100))
-    for (const j of jobs) await run(c.complete([j], 5))
+    for (const j of jobs) await run(c.complete([j]))
     expect(await raw.zcard(keys.done)).toBe(5)
-    expect(await raw.hget(keys.meta, "keep")).toBe("5")
-    // the keep recorded by a later complete (set by hand here) is what the sweep trims to
+    // the count lowered (set by hand here, as setRetention does) is what the sweep trims to
     await raw.hset(keys.meta, "keep", "3")
     expect(await run(c.sweep(100))).toMatchObject({ trimmed: 2 })
     expect(await raw.zrange(keys.done, "0", "-1")).toEqual(jobs.slice(2).map((j) => j.id))

@@ -106,7 +106,7 @@ describe("partition", () => {
       finish.resolve()
       const client = connect(redisUrl())
       const late = await Effect.runPromise(
-        makeCommands(client, keys).complete([{ id, token: held.token, result: '"late"' }], 0),
+        makeCommands(client, keys).complete([{ id, token: held.token, result: '"late"' }]),
       )
       await client.close()
       expect(late).toEqual([false])

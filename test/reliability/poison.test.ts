@@ -32,7 +32,7 @@ describe("poison job", () => {
     const queue = useQueue(q)
     const children: Child[] = []
     let stopping = false
-    const options = { leaseMs: LEASE_MS, concurrency: 1, keepCompleted: JOBS, sweep: { intervalMs: 100 } }
+    const options = { leaseMs: LEASE_MS, concurrency: 1, sweep: { intervalMs: 100 } }
     /** Keep WORKERS workers running: when one dies, start another. */
     const supervise = (): void => {
       const c = startWorkerChild(redisUrl(), q, "poison", options)

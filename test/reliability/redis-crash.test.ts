@@ -47,6 +47,7 @@ describe("Redis crash", () => {
     onCleanup(() => server.stop()) // the server running at the end: the one restarted after the crash
     const url = server.url
     const queue = useQueue<{ n: number }>(q, { connection: url })
+    await queue.setRetention({ completed: { count: TOTAL * 2 } }) // every completed job stays, to be counted
     const workers: Child[] = []
     let producing = true
     const resolved: Array<{ id: string; at: number }> = []
@@ -62,7 +63,6 @@ describe("Redis crash", () => {
         startWorkerChild(url, q, "work:2", {
           leaseMs: 2_000,
           concurrency: 16,
-          keepCompleted: TOTAL * 2,
           sweep: { intervalMs: 500 },
         }),
       )

@@ -111,7 +111,7 @@ describe("least privilege", () => {
         async (job) => {
           if (job.payload.fail) throw new Error("fails on purpose")
         },
-        { connection: url, concurrency: 2, leaseMs: 500, sweep: { intervalMs: 50 }, keepCompleted: 2 },
+        { connection: url, concurrency: 2, leaseMs: 500, sweep: { intervalMs: 50 } },
       )
       workers.push(first)
       first.on("error", (e) => events.push(e))

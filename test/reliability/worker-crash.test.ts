@@ -130,9 +130,10 @@ describe("worker crashes", () => {
       const q = name()
       const keys = queueKeys(q)
       const queue = useQueue<{ n: number }>(q, { connection: server.url })
+      await queue.setRetention({ completed: { count: JOBS } }) // every completed job stays, to be counted
       const children: Child[] = []
       const alive = new Set<Child>()
-      const options = { leaseMs: LEASE_MS, concurrency: CONCURRENCY, keepCompleted: JOBS, sweep: { intervalMs: 500 } }
+      const options = { leaseMs: LEASE_MS, concurrency: CONCURRENCY, sweep: { intervalMs: 500 } }
       const spawnOne = () => {
         const c = startWorkerChild(server.url, q, WORK, options)
         children.push(c)

@@ -17,7 +17,7 @@ const meta = async (keys: QueueKeys, field: string) => Number((await shared.raw.
 const trimReceipt = async (keys: QueueKeys, requestId: string) => {
   const at = Number(await shared.raw.zscore(keys.receiptsAt, requestId))
   await shared.raw.zadd(keys.receiptsAt, at - 61_000, requestId)
-  await run(makeCommands(shared.client, keys).reserve(0, 1_000, 0, [], 0, { workerId: "trimmer", requestId: "8" }))
+  await run(makeCommands(shared.client, keys).reserve(0, 1_000, 0, [], { workerId: "trimmer", requestId: "8" }))
   expect(await shared.raw.zscore(keys.receiptsAt, requestId)).toBeNull()
 }
 
@@ -36,15 +36,15 @@ describe("F2: an add re-sent after its receipt is gone", () => {
     const { keys, c } = setup()
     const j = newJob()
     await run(c.add([j], "REQ-A"))
-    const [a] = (await run(c.reserve(1, 60_000, 0, [], 0, { workerId: "A", requestId: "1" }))).jobs
+    const [a] = (await run(c.reserve(1, 60_000, 0, [], { workerId: "A", requestId: "1" }))).jobs
     await trimReceipt(keys, "REQ-A")
     expect(await run(c.add([j], "REQ-A"))).toEqual([j.id])
     expect(await where(keys, j.id)).toEqual({ ...nowhere, active: true })
-    expect((await run(c.reserve(1, 60_000, 0, [], 0, { workerId: "B", requestId: "1" }))).jobs).toEqual([])
-    expect(await run(c.complete([{ id: a!.id, token: a!.token }], 0))).toEqual([true])
+    expect((await run(c.reserve(1, 60_000, 0, [], { workerId: "B", requestId: "1" }))).jobs).toEqual([])
+    expect(await run(c.complete([{ id: a!.id, token: a!.token }]))).toEqual([true])
     // the copy was never waiting: nothing turns the completed job into a missing-data dead letter
-    expect((await run(c.reserve(1, 60_000, 0, [], 0, { workerId: "B", requestId: "2" }))).jobs).toEqual([])
-    expect(await where(keys, j.id)).toEqual(nowhere)
+    expect((await run(c.reserve(1, 60_000, 0, [], { workerId: "B", requestId: "2" }))).jobs).toEqual([])
+    expect(await where(keys, j.id)).toEqual({ ...nowhere, done: true })
     expect(await run(c.stats)).toMatchObject({ counters: { added: 1, completed: 1, dead: 0 } })
     expect(await meta(keys, "duplicates")).toBe(1)
   })
@@ -57,7 +57,7 @@ describe("F2: an add re-sent after its receipt is gone", () => {
     const dead = newJob({ maxAttempts: 1 })
     await run(c.add([retained, dead], "REQ-1"))
     const [r, d] = (await run(c.reserve(2, 60_000, 0))).jobs
-    expect(await run(c.complete([{ id: r!.id, token: r!.token }], 10))).toEqual([true])
+    expect(await run(c.complete([{ id: r!.id, token: r!.token }]))).toEqual([true])
     expect(await run(c.fail(d!, { delayMs: 0, error: "{}", mode: "retry" }))).toBe("dead")
     await run(c.add([waiting, delayed], "REQ-2"))
     await trimReceipt(keys, "REQ-1")
@@ -81,15 +81,15 @@ describe("F2: an add re-sent after its receipt is gone", () => {
     await run(c.add([running, retained, dead]))
     const leases = (await run(c.reserve(3, 60_000, 0))).jobs
     const lease = new Map(leases.map((l) => [l.id, l]))
-    expect(await run(c.complete([lease.get(retained.id)!], 5))).toEqual([true])
+    expect(await run(c.complete([lease.get(retained.id)!]))).toEqual([true])
     expect(await run(c.fail(lease.get(dead.id)!, { delayMs: 0, error: "{}", mode: "retry" }))).toBe("dead")
     await shared.raw.lpush(keys.wait, running.id, retained.id, dead.id)
-    expect((await run(c.reserve(10, 60_000, 0, [], 0, { workerId: "B", requestId: "1" }))).jobs).toEqual([])
+    expect((await run(c.reserve(10, 60_000, 0, [], { workerId: "B", requestId: "1" }))).jobs).toEqual([])
     expect(await meta(keys, "duplicates")).toBe(3)
     expect(await where(keys, running.id)).toEqual({ ...nowhere, active: true })
     expect(await where(keys, retained.id)).toEqual({ ...nowhere, done: true })
     expect(await where(keys, dead.id)).toEqual({ ...nowhere, dead: true })
-    expect(await run(c.complete([lease.get(running.id)!], 0))).toEqual([true])
+    expect(await run(c.complete([lease.get(running.id)!]))).toEqual([true])
     expect(await run(c.stats)).toMatchObject({ counters: { added: 3, completed: 2, dead: 1 } })
   })
 })
@@ -104,7 +104,7 @@ describe("the answer to a re-sent add (inside the receipt window)", () => {
     expect(await run(c.add([late, other], "REQ-D"))).toEqual([holder.id, other.id])
     // the holder runs and completes: its key is free
     const [h] = (await run(c.reserve(1, 60_000, 0))).jobs
-    expect(await run(c.complete([{ id: h!.id, token: h!.token }], 0))).toEqual([true])
+    expect(await run(c.complete([{ id: h!.id, token: h!.token }]))).toEqual([true])
     expect(await run(c.add([late, other], "REQ-D"))).toEqual([holder.id, other.id])
     expect(await shared.raw.hexists(keys.data, late.id)).toBe(0)
   })
@@ -114,7 +114,7 @@ describe("the answer to a re-sent add (inside the receipt window)", () => {
     const first = newJob({ dedupeKey: "k", dedupeTtlMs: -1 })
     expect(await run(c.add([first], "REQ-E"))).toEqual([first.id])
     const [f] = (await run(c.reserve(1, 60_000, 0))).jobs
-    expect(await run(c.complete([{ id: f!.id, token: f!.token }], 0))).toEqual([true])
+    expect(await run(c.complete([{ id: f!.id, token: f!.token }]))).toEqual([true])
     const next = newJob({ dedupeKey: "k", dedupeTtlMs: -1 })
     expect(await run(c.add([next]))).toEqual([next.id])
     expect(await run(c.add([first], "REQ-E"))).toEqual([first.id])

@@ -44,8 +44,10 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
     const { jobs } = await run(c.reserve(10, 60_000, 100))
     expect(jobs.map((r) => r.id)).toEqual([j.id])
     expect(await meta(keys.meta, "added")).toBe(1)
-    expect(await run(c.complete([{ id: j.id, token: jobs[0]!.token }], 0))).toEqual([true])
-    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 0, lines: [] })
+    expect(await run(c.complete([{ id: j.id, token: jobs[0]!.token }]))).toEqual([true])
+    // one job: the completed one, retained (default retention)
+    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 1, lines: [] })
+    expect(await raw.zcard(keys.done)).toBe(1)
   })
 
   it("case B: after one copy failed with a backoff, no second copy is reserved at attempt 1", async () => {
@@ -68,18 +70,19 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
     await run(c.add([j], "req-c"))
     const [r1] = (await run(c.reserve(1, 60_000, 100))).jobs
     await run(c.fail(r1!, { delayMs: 60_000, error: '{"m":"x"}', mode: "retry" }))
-    // no copy is waiting to be reserved (and completed with keepCompleted 0) meanwhile
+    // no copy is waiting to be reserved (and completed) meanwhile
     expect((await run(c.reserve(10, 60_000, 100))).jobs).toEqual([])
     // the backoff comes due
     await raw.zadd(keys.delayed, "XX", 0, j.id)
     const [r2] = (await run(c.reserve(10, 60_000, 100))).jobs
     expect(r2).toMatchObject({ id: j.id, attempt: 2 })
-    expect(await run(c.complete([{ id: j.id, token: r2!.token }], 0))).toEqual([true])
+    expect(await run(c.complete([{ id: j.id, token: r2!.token }]))).toEqual([true])
     expect((await run(c.reserve(10, 60_000, 100))).jobs).toEqual([])
     expect(await raw.zcard(keys.dead)).toBe(0)
     const stats = await run(c.stats)
     expect(stats.counters).toMatchObject({ added: 1, completed: 1, failed: 1, dead: 0 })
-    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 0, lines: [] })
+    // one job: the completed one, retained (default retention)
+    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 1, lines: [] })
   })
 
   it("a second run writes nothing and answers the same ids, dedupe holders read again", async () => {
@@ -113,9 +116,9 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
     expect(await raw.zcard(keys.receiptsAt)).toBe(200 - 128 + 2)
     expect(await raw.hlen(keys.receipts)).toBe(200 - 128)
     // a reserve whose request id ends in "1" (49) leaves them; one ending in "8" (56) drops 64
-    await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w", requestId: "1" }))
+    await run(c.reserve(1, 60_000, 100, [], { workerId: "w", requestId: "1" }))
     expect(await raw.zcard(keys.receiptsAt)).toBe(200 - 128 + 2)
-    await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w", requestId: "8" }))
+    await run(c.reserve(1, 60_000, 100, [], { workerId: "w", requestId: "8" }))
     expect(await raw.zcard(keys.receiptsAt)).toBe(200 - 128 - 64 + 2)
     expect(await raw.hlen(keys.receipts)).toBe(200 - 128 - 64)
     await run(c.add([job()], "H-trims"))
@@ -159,22 +162,22 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     const js = [job(), job(), job()]
     await run(c.add(js))
     const call1 = { workerId: "w-1", requestId: "r-1" }
-    const first = await run(c.reserve(2, 60_000, 100, [], 0, call1))
+    const first = await run(c.reserve(2, 60_000, 100, [], call1))
     expect(first.jobs.map((r) => r.id)).toEqual([js[0]!.id, js[1]!.id])
     const before = await dumpQueue(raw, keys.queue)
-    expect(await run(c.reserve(2, 60_000, 100, [], 0, call1))).toEqual(first)
+    expect(await run(c.reserve(2, 60_000, 100, [], call1))).toEqual(first)
     expect(await dumpQueue(raw, keys.queue)).toEqual(before)
 
     // a finished job rides the next call; its re-send still says "completed"
     const ride = [{ id: first.jobs[0]!.id, token: first.jobs[0]!.token }]
     const call2 = { workerId: "w-1", requestId: "r-2" }
-    const second = await run(c.reserve(2, 60_000, 100, ride, 0, call2))
+    const second = await run(c.reserve(2, 60_000, 100, ride, call2))
     expect(second.completed).toEqual([true])
     expect(second.jobs.map((r) => r.id)).toEqual([js[2]!.id])
-    expect(await run(c.reserve(2, 60_000, 100, ride, 0, call2))).toEqual(second)
+    expect(await run(c.reserve(2, 60_000, 100, ride, call2))).toEqual(second)
     // once the lease is gone, a late re-send does not hand it out again
-    await run(c.complete([{ id: js[2]!.id, token: second.jobs[0]!.token }], 0))
-    expect(await run(c.reserve(2, 60_000, 100, ride, 0, call2))).toEqual({ ...second, jobs: [] })
+    await run(c.complete([{ id: js[2]!.id, token: second.jobs[0]!.token }]))
+    expect(await run(c.reserve(2, 60_000, 100, ride, call2))).toEqual({ ...second, jobs: [] })
     const stats = await run(c.stats)
     expect(stats.counters).toMatchObject({ added: 3, completed: 2 })
     expect(stats).toMatchObject({ waiting: 0, active: 1 })
@@ -192,7 +195,7 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     await run(c.add([own, plain]))
     const call = { workerId: "w-1", requestId: "r-1", timeoutMs: 700 }
     const sent = await redisNow()
-    const first = await run(c.reserve(3, 60_000, 100, [], 0, call))
+    const first = await run(c.reserve(3, 60_000, 100, [], call))
     const answered = await redisNow()
     const byId = new Map(first.jobs.map((r) => [r.id, r]))
     expect(byId.get(retried.id)).toMatchObject({ attempt: 2, maxAttempts: 4, timeoutMs: 700, payload: retried.payload })
@@ -202,16 +205,16 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
       expect(r.deadline).toBeGreaterThanOrEqual(sent + 60_000)
       expect(r.deadline).toBeLessThanOrEqual(answered + 60_000)
     }
-    expect(await run(c.reserve(3, 60_000, 100, [], 0, call))).toEqual(first)
+    expect(await run(c.reserve(3, 60_000, 100, [], call))).toEqual(first)
   })
 
   it("a record per worker; records of workers quiet for 10 minutes are dropped", async () => {
     const { keys, c } = setup()
     await run(c.add([job(), job(), job()]))
     await raw.hset(keys.reqs, "gone", `x|${(await redisNow()) - 601_000}||`)
-    const a = await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w-a", requestId: "r-1" }))
+    const a = await run(c.reserve(1, 60_000, 100, [], { workerId: "w-a", requestId: "r-1" }))
     // another worker with the same request id is another call
-    const b = await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w-b", requestId: "r-1" }))
+    const b = await run(c.reserve(1, 60_000, 100, [], { workerId: "w-b", requestId: "r-1" }))
     expect(a.jobs).toHaveLength(1)
     expect(b.jobs).toHaveLength(1)
     expect(b.jobs[0]!.id).not.toBe(a.jobs[0]!.id)
@@ -219,7 +222,7 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     // a request id that is not a decimal number has the record of number 0
     expect((await raw.hkeys(keys.reqs)).sort()).toEqual(["gone", "w-a:0", "w-b:0"])
     // "0" (48) is: it samples 16 records, so with fewer than that every quiet one goes
-    await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "w-a", requestId: "r-0" }))
+    await run(c.reserve(1, 60_000, 100, [], { workerId: "w-a", requestId: "r-0" }))
     expect((await raw.hkeys(keys.reqs)).sort()).toEqual(["w-a:0", "w-b:0"])
   })
 
@@ -230,8 +233,7 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     // 40 workers each made a call, then went quiet (crashed or closed)
     for (let i = 0; i < 40; i++) await raw.hset(keys.reqs, `gone-${i}`, quiet)
     // one live worker's 400 numbered calls (as a worker sends them): one in 5 is a housekeeping call
-    for (let i = 1; i <= 400; i++)
-      await run(c.reserve(1, 60_000, 100, [], 0, { workerId: "live", requestId: String(i) }))
+    for (let i = 1; i <= 400; i++) await run(c.reserve(1, 60_000, 100, [], { workerId: "live", requestId: String(i) }))
     // one record per call number mod 4: what the worker may have out, whatever it sent
     expect((await raw.hkeys(keys.reqs)).sort()).toEqual(["live:0", "live:1", "live:2", "live:3"])
   })
@@ -240,7 +242,7 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     const { keys, c } = setup()
     await run(c.add(Array.from({ length: 8 }, () => job({ maxAttempts: 1 }))))
     const w = "w-two"
-    const call = (requestId: string) => c.reserve(2, 60_000, 100, [], 0, { workerId: w, requestId })
+    const call = (requestId: string) => c.reserve(2, 60_000, 100, [], { workerId: w, requestId })
     // calls "1" and "2" run; both replies are lost
     const first1 = await run(call("1"))
     const first2 = await run(call("2"))
@@ -265,9 +267,9 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     const js = [job(), job(), job()]
     await run(c.add(js))
     const w = "w-closing"
-    const [a] = (await run(c.reserve(1, 60_000, 100, [], 0, { workerId: w, requestId: "1" }))).jobs
+    const [a] = (await run(c.reserve(1, 60_000, 100, [], { workerId: w, requestId: "1" }))).jobs
     const ride = [{ id: a!.id, token: a!.token }]
-    const call = (count: number) => c.reserve(count, 60_000, 100, ride, 0, { workerId: w, requestId: "2" })
+    const call = (count: number) => c.reserve(count, 60_000, 100, ride, { workerId: w, requestId: "2" })
     const first = await run(call(2))
     expect(first.completed).toEqual([true])
     expect(first.jobs.map((r) => r.id)).toEqual([js[1]!.id, js[2]!.id])
@@ -291,9 +293,9 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     const { keys, c } = setup()
     await run(c.add(Array.from({ length: 6 }, () => job())))
     const w = "w-ride"
-    const [a, b] = (await run(c.reserve(2, 60_000, 100, [], 0, { workerId: w, requestId: "1" }))).jobs
-    const callA = () => c.reserve(1, 60_000, 100, [{ id: a!.id, token: a!.token }], 0, { workerId: w, requestId: "2" })
-    const callB = () => c.reserve(1, 60_000, 100, [{ id: b!.id, token: b!.token }], 0, { workerId: w, requestId: "3" })
+    const [a, b] = (await run(c.reserve(2, 60_000, 100, [], { workerId: w, requestId: "1" }))).jobs
+    const callA = () => c.reserve(1, 60_000, 100, [{ id: a!.id, token: a!.token }], { workerId: w, requestId: "2" })
+    const callB = () => c.reserve(1, 60_000, 100, [{ id: b!.id, token: b!.token }], { workerId: w, requestId: "3" })
     const firstA = await run(callA())
     const firstB = await run(callB())
     expect([firstA.completed, firstB.completed]).toEqual([[true], [true]])
@@ -333,8 +335,8 @@ describe("K3: fencing tokens never repeat", () => {
     expect(Number.isSafeInteger(second!.token)).toBe(true)
     expect(await raw.hget(keys.lease, j.id)).toBe(String(second!.token))
     expect(await run(c.extend([{ id: j.id, token: first!.token }], 60_000))).toEqual([0])
-    expect(await run(c.complete([{ id: j.id, token: first!.token }], 0))).toEqual([false])
-    expect(await run(c.complete([{ id: j.id, token: second!.token }], 0))).toEqual([true])
+    expect(await run(c.complete([{ id: j.id, token: first!.token }]))).toEqual([false])
+    expect(await run(c.complete([{ id: j.id, token: second!.token }]))).toEqual([true])
   })
 })
 
@@ -364,7 +366,7 @@ describe("N6: over maxmemory with noeviction", () => {
       const { jobs } = await run(c.reserve(10, 60_000, 100))
       expect(jobs).toHaveLength(5)
       expect(await admin.zcard(keys.delayed)).toBe(0)
-      expect(await run(c.complete(jobs, 0))).toEqual([true, true, true, true, true])
+      expect(await run(c.complete(jobs))).toEqual([true, true, true, true, true])
     } finally {
       await own.close()
       admin.disconnect()

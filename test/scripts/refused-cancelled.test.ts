@@ -23,9 +23,9 @@ const leased = async () => {
 describe("a cancelled job's late acknowledgement is refused but not counted in meta.refused", () => {
   it("complete: the cancelled job's refusal is not counted, the moved lease's is", async () => {
     const { c, cancelled, moved, refused } = await leased()
-    expect(await run(c.complete([{ id: cancelled.id, token: cancelled.token }], 0))).toEqual([false])
+    expect(await run(c.complete([{ id: cancelled.id, token: cancelled.token }]))).toEqual([false])
     expect(await refused()).toBe(0)
-    expect(await run(c.complete([{ id: cancelled.id, token: cancelled.token }, moved], 0))).toEqual([false, false])
+    expect(await run(c.complete([{ id: cancelled.id, token: cancelled.token }, moved]))).toEqual([false, false])
     expect(await refused()).toBe(1)
   })
 

@@ -198,7 +198,7 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
     groups: 1,
   },
   extend: { input: { leases: [{ id: "a", token: 1 }], leaseMs: 1000 }, groups: 1 },
-  complete: { input: { items: [{ id: "a", token: 1, result: "1" }], keep: 0 }, groups: 1 },
+  complete: { input: { items: [{ id: "a", token: 1, result: "1" }] }, groups: 1 },
   fail: { input: { lease: { id: "a", token: 1 }, delayMs: 0, error: "{}", mode: "retry" }, groups: 0 },
   release: { input: [{ id: "a", token: 1 }], groups: 1 },
   leases: { input: 300, groups: 0 },
@@ -220,6 +220,7 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   resume: { input: undefined, groups: 0 },
   clearDedupe: { input: "k", groups: 0 },
   setLimits: { input: { limit: "rate", value: 10, perMs: 1000 }, groups: 0 },
+  setRetention: { input: [1000, 3_600_000, 1000, 3_600_000, "", ""], groups: 0 },
   verifyOrphans: { input: ["a"], groups: 1 },
   open: { input: undefined, groups: -1 },
   workers: { input: undefined, groups: 0 },
@@ -260,7 +261,7 @@ describe("a call's ARGV", () => {
 })
 
 describe("reserve's riders", () => {
-  const input = { workerId: "w", requestId: "r", count: 5, leaseMs: 1000, promoteLimit: 10, keep: 0, timeoutMs: 0 }
+  const input = { workerId: "w", requestId: "r", count: 5, leaseMs: 1000, promoteLimit: 10, timeoutMs: 0 }
   it("one entry 'id|token|…' after m; no result entries when no rider has a result", () => {
     const args = Scripts.reserve.args({
       ...input,
@@ -276,7 +277,7 @@ describe("reserve's riders", () => {
       { id: "a", token: 1 },
       { id: "b", token: 2, result: '{"x":"|"}' },
     ]
-    const args = Scripts.reserve.args({ ...input, keep: 5, completes })
+    const args = Scripts.reserve.args({ ...input, completes })
     expect(args.slice(Scripts.reserve.argv.length - 2)).toEqual([2, "a|1|b|2", "", '{"x":"|"}'])
     expect(Scripts.reserve.args({ ...input, completes: [] }).slice(-2)).toEqual([0, ""])
   })

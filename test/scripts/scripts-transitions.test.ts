@@ -29,7 +29,7 @@ ${include("finish")}
 ${include("job-state")}
 local job = {
   data = KEYS[6], max = KEYS[7], fails = KEYS[8], lost = KEYS[9], err = KEYS[10], progress = KEYS[11],
-  timeout = KEYS[12], done = KEYS[13], result = KEYS[14], dkey = KEYS[3],
+  timeout = KEYS[12], done = KEYS[13], result = KEYS[14], dkey = KEYS[3], backoff = KEYS[19],
 }
 local fns = {
   ready_push = ready_push, ready_take = ready_take, ready_remove = ready_remove, ready_count = ready_count,
@@ -81,6 +81,7 @@ const OWN = [
   "cancelled",
   "lease",
   "holder",
+  "backoff",
 ] as const
 
 /** Call one transition function on the queue of `keys` (`argv`: dead_targets' own ARGV after its name). */
@@ -267,7 +268,18 @@ describe("include/finish.lua", () => {
     await call(raw, keys, "retain_jobs", [77, ["a", "b"], ['{"r":1}', ""]])
     expect(await raw.zrange(keys.done, "0", "-1", "WITHSCORES")).toEqual(["a", "77", "b", "77"])
     expect(await raw.hgetall(keys.result)).toEqual({ a: '{"r":1}' })
-    const hashes = ["data", "max", "fails", "lost", "err", "progress", "timeout", "dkey", "priority"] as const
+    const hashes = [
+      "data",
+      "max",
+      "fails",
+      "lost",
+      "err",
+      "progress",
+      "timeout",
+      "dkey",
+      "priority",
+      "backoff",
+    ] as const
     for (const h of hashes) await raw.hset(keys[h], "a", "1", "b", "1", "keep", "1")
     await call(raw, keys, "drop_jobs", [["a"], false])
     for (const h of hashes) expect(await raw.hkeys(keys[h]), h).toEqual(["b", "keep"])

@@ -181,11 +181,12 @@ describe("leases and fencing", () => {
 
   it("complete after the deadline but before any sweep succeeds", async () => {
     const { keys, c } = setup()
+    await raw.hset(keys.meta, "keep", 0) // retain none: a completion drops the job
     const j = job()
     await run(c.add([j]))
     const [r] = (await run(c.reserve(1, 20, 100))).jobs
     await untilRedisTime(r!.deadline)
-    expect(await run(c.complete([{ id: r!.id, token: r!.token }], 0))).toEqual([true])
+    expect(await run(c.complete([{ id: r!.id, token: r!.token }]))).toEqual([true])
     expect(await raw.zcard(keys.active)).toBe(0)
     expect(await raw.hexists(keys.data, j.id)).toBe(0)
   })
@@ -203,7 +204,7 @@ describe("leases and fencing", () => {
     expect(now!.attempt).toBe(2)
     expect(now!.token).toBeGreaterThan(old!.token)
     const before = await raw.dump(keys.active)
-    expect(await run(c.complete([{ id: old!.id, token: old!.token }], 0))).toEqual([false])
+    expect(await run(c.complete([{ id: old!.id, token: old!.token }]))).toEqual([false])
     expect(await run(c.fail({ id: old!.id, token: old!.token }, { delayMs: 0, error: "{}", mode: "retry" }))).toBe(
       "lost",
     )
@@ -212,7 +213,7 @@ describe("leases and fencing", () => {
     expect(await raw.hget(keys.lease, j.id)).toBe(String(now!.token))
     // the late complete and fail are counted as refused acknowledgements (fencing at work)
     expect((await run(c.stats)).counters.refused).toBe(2)
-    expect(await run(c.complete([{ id: now!.id, token: now!.token }], 0))).toEqual([true])
+    expect(await run(c.complete([{ id: now!.id, token: now!.token }]))).toEqual([true])
     expect((await run(c.stats)).counters.refused).toBe(2)
   })
 
@@ -251,6 +252,7 @@ describe("fail", () => {
 
   it("a completed job leaves no field behind, whether its failures were recorded or not", async () => {
     const { keys, c } = setup()
+    await raw.hset(keys.meta, "keep", 0) // retain none: a completion drops the job
     const failed = job({ maxAttempts: 5 })
     const clean = job()
     await run(c.add([failed, clean]))
@@ -259,7 +261,7 @@ describe("fail", () => {
     const { jobs } = await run(c.reserve(2, 60_000, 100))
     expect(jobs.map((r) => r.attempt).sort()).toEqual([1, 2])
     // one call completes both: the one with recorded failures and the one without
-    expect(await run(c.complete(jobs, 0))).toEqual([true, true])
+    expect(await run(c.complete(jobs))).toEqual([true, true])
     for (const key of [keys.data, keys.max, keys.fails, keys.lost, keys.err, keys.lease, keys.holder]) {
       expect(await raw.hgetall(key)).toEqual({})
     }
@@ -365,11 +367,12 @@ describe("admin", () => {
     expect(bad.lines.join("\n")).toMatch(/no-lease ghost2/)
   })
 
-  it("keepCompleted retains the last N with their result", async () => {
+  it("the queue's retention count (meta keep, set by setRetention) retains the last N with their result", async () => {
     const { keys, c } = setup()
+    await raw.hset(keys.meta, "keep", 2)
     await run(c.add(Array.from({ length: 5 }, () => job())))
     const { jobs } = await run(c.reserve(5, 60_000, 100))
-    for (const r of jobs) await run(c.complete([{ ...r, result: JSON.stringify(r.id) }], 2))
+    for (const r of jobs) await run(c.complete([{ ...r, result: JSON.stringify(r.id) }]))
     expect(await raw.zcard(keys.done)).toBe(2)
     expect(await raw.hlen(keys.data)).toBe(2)
     expect(await raw.hlen(keys.result)).toBe(2)
@@ -385,7 +388,7 @@ describe("admin", () => {
       { id: b!.id, token: b!.token + 1_000 },
       { id: d!.id, token: d!.token },
     ]
-    const r = await run(c.reserve(1, 60_000, 100, riders, 10))
+    const r = await run(c.reserve(1, 60_000, 100, riders))
     expect(r.completed).toEqual([true, false, true])
     expect(r.jobs).toHaveLength(1)
     expect(await raw.hget(keys.result, a!.id)).toBe('{"s":"x|y,z"}')
@@ -405,7 +408,6 @@ describe("admin", () => {
       count: 1,
       leaseMs: 60_000,
       promoteLimit: 100,
-      keep: 0,
       timeoutMs: 0,
       completes: [held!],
     })
@@ -413,12 +415,12 @@ describe("admin", () => {
     const bad = args.map((x, i) => String(i === m ? 2 : x))
     const callKeys = scriptKeys(Scripts.reserve, keys)
     await expect(raw.eval(Scripts.reserve.source, callKeys.length, ...callKeys, ...bad)).rejects.toThrow(
-      /m \(ARGV\[9\]\) says 2 completes, riders \(ARGV\[10\]\) holds 1 and 0 results follow/,
+      /m \(ARGV\[8\]\) says 2 completes, riders \(ARGV\[9\]\) holds 1 and 0 results follow/,
     )
     // results follow, but not one per rider
     const extra = [...args.map(String), "{}", "{}"]
     await expect(raw.eval(Scripts.reserve.source, callKeys.length, ...callKeys, ...extra)).rejects.toThrow(
-      /says 1 completes, riders \(ARGV\[10\]\) holds 1 and 2 results follow \(must be 0 or m\)/,
+      /says 1 completes, riders \(ARGV\[9\]\) holds 1 and 2 results follow \(must be 0 or m\)/,
     )
     expect(await dumpQueue(raw, keys.queue)).toEqual(before)
   })

@@ -115,7 +115,7 @@ describe("batch worker", () => {
         jobs[0]!.complete("early")
         throw new Error("the whole batch")
       },
-      { batch: { size: 4, waitMs: 5_000 }, keepCompleted: 10 },
+      { batch: { size: 4, waitMs: 5_000 } }, // the completed job is retained (default retention)
     )
     const dead: Array<{ id: string; error: string }> = []
     worker.on("dead", (job, _reason, e) => void dead.push({ id: job.id, error: (e as Error).message }))

@@ -68,7 +68,9 @@ describe("worker", () => {
     const stats = await queue.stats()
     expect(stats).toMatchObject({ waiting: 0, active: 0, dead: 0 })
     expect(stats.counters.completed).toBe(200)
-    expect(await raw.exists(queueKeys(q).data)).toBe(0)
+    // each completed job retained once (default retention: the newest 1,000), with its result
+    const k = queueKeys(q)
+    expect([await raw.zcard(k.done), await raw.hlen(k.data), await raw.hlen(k.result)]).toEqual([200, 200, 200])
   })
 
   it("a handler that runs 5x leaseMs completes exactly once: heartbeats keep its lease", async () => {
@@ -154,7 +156,7 @@ describe("worker", () => {
     // a late complete under the old token is refused
     const client = connect(redisUrl())
     const refused = await import("effect").then(({ Effect }) =>
-      Effect.runPromise(makeCommands(client, queueKeys(q)).complete([{ id: id!, token: holder.token }], 0)),
+      Effect.runPromise(makeCommands(client, queueKeys(q)).complete([{ id: id!, token: holder.token }])),
     )
     await client.close()
     expect(refused).toEqual([false])

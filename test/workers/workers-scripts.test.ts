@@ -49,7 +49,7 @@ describe("the holder of a lease", () => {
     const [a, b, d] = [newJob(), newJob(), newJob()]
     await run(c.add([a, b, d]))
     const before = await redisNow()
-    const { jobs } = await run(c.reserve(3, 5_000, 100, [], 0, { workerId: "host:1:abc" }))
+    const { jobs } = await run(c.reserve(3, 5_000, 100, [], { workerId: "host:1:abc" }))
     const after = await redisNow()
     expect(jobs.map((j) => j.timeoutMs)).toEqual([0, 0, 0])
     for (const j of jobs) {
@@ -60,7 +60,7 @@ describe("the holder of a lease", () => {
       expect(until).toBe("0")
     }
     const [ja, jb, jd] = jobs as [(typeof jobs)[0], (typeof jobs)[0], (typeof jobs)[0]]
-    expect(await run(c.complete([ja], 0))).toEqual([true])
+    expect(await run(c.complete([ja]))).toEqual([true])
     expect(await run(c.fail(jb, { delayMs: 0, error: "{}", mode: "retry" }))).toBe("retry")
     expect(await run(c.release([jd]))).toEqual([true])
     expect(await raw.exists(keys.holder)).toBe(0)
@@ -87,7 +87,7 @@ describe("timeoutMs on the server", () => {
     expect(await raw.hget(keys.timeout, timed.id)).toBe("250")
     expect(await raw.hget(keys.timeout, plain.id)).toBeNull()
     expect(await raw.hget(keys.data, timed.id)).toBe(timed.payload)
-    const { jobs } = await run(c.reserve(2, 5_000, 100, [], 0, { timeoutMs: 9_000 }))
+    const { jobs } = await run(c.reserve(2, 5_000, 100, [], { timeoutMs: 9_000 }))
     // the job's own timeout wins; a job without one gets the worker's default
     expect(jobs.map((j) => [j.id, j.timeoutMs])).toEqual([
       [plain.id, 9_000],
@@ -148,8 +148,9 @@ describe("timeoutMs on the server", () => {
 })
 
 describe("progress rides the heartbeat", () => {
-  it("extend stores the progress of held leases only; complete deletes it with the job", async () => {
+  it("extend stores the progress of held leases only; complete of a job not retained deletes it", async () => {
     const { keys, c } = setup()
+    await raw.hset(keys.meta, "keep", 0) // completed jobs not retained (the field setRetention writes)
     const [a, b] = [newJob(), newJob()]
     await run(c.add([a, b]))
     const { jobs } = await run(c.reserve(2, 5_000, 100))
@@ -173,22 +174,23 @@ describe("progress rides the heartbeat", () => {
     // a heartbeat without new progress leaves the stored one alone
     await run(c.extend([ra], 5_000))
     expect(await raw.hget(keys.progress, a.id)).toBe('{"done":3,"of":10}')
-    expect(await run(c.complete([ra], 0))).toEqual([true])
+    expect(await run(c.complete([ra]))).toEqual([true])
     expect(await raw.exists(keys.progress)).toBe(0)
   })
 
   it("a retained completed job keeps its progress and timeout until it is trimmed", async () => {
     const { keys, c } = setup()
+    await raw.hset(keys.meta, "keep", 1) // keep 1 (the field setRetention writes)
     const j = newJob({ timeoutMs: 5_000 })
     await run(c.add([j]))
     const r = (await run(c.reserve(1, 5_000, 100))).jobs[0]!
     await run(c.extend([{ ...r, progress: '"half"' }], 5_000))
-    await run(c.complete([r], 1))
+    await run(c.complete([r]))
     expect(await raw.hget(keys.progress, j.id)).toBe('"half"')
     const k = newJob()
     await run(c.add([k]))
     const rk = (await run(c.reserve(1, 5_000, 100))).jobs[0]!
-    await run(c.complete([rk], 1))
+    await run(c.complete([rk]))
     // keep 1: the older retained job and all its fields are gone
     expect(await raw.hget(keys.progress, j.id)).toBeNull()
     expect(await raw.hget(keys.timeout, j.id)).toBeNull()
@@ -221,7 +223,7 @@ describe("a cancelled job", () => {
     await raw.zadd(keys.cancelled, await redisNow(), a.id)
     expect((await run(c.extend(jobs, 5_000))).map(extendAnswer)).toEqual(["cancelled", "lost"])
     // its late complete is refused
-    expect(await run(c.complete([jobs[0]!], 0))).toEqual([false])
+    expect(await run(c.complete([jobs[0]!]))).toEqual([false])
   })
 })
 

@@ -173,7 +173,8 @@ describe("timeoutMs", () => {
     expect(completed).toBe(1)
     const stats = await queue.stats()
     expect(stats.counters).toMatchObject({ failed: 1, lostLeases: 0, completed: 1 })
-    expect(await raw.hget(queueKeys(q).fails, id)).toBeNull() // completed: its data is gone
+    // completed and retained: getJob tells the failure it had
+    expect(await queue.getJob(id)).toMatchObject({ state: "completed", failures: 1 })
   })
 
   it("the worker's default applies to jobs without their own; with attempts used up the job dies with reason timeout", async () => {
@@ -230,9 +231,9 @@ describe("job.progress", () => {
     expect(e).toBeInstanceOf(InvalidOptions)
     expect((e as InvalidOptions).message).toMatch(/progress/)
     done.resolve()
-    // completing deletes the job's progress with its data
+    // the last value is kept with the retained completed job
     await until("the job to complete", async () => (await queue.stats()).counters.completed === 1)
-    expect(await raw.hget(key, id)).toBeNull()
+    expect(await queue.getJob(id)).toMatchObject({ state: "completed", progress: "two thirds" })
   })
 })
 

@@ -28,7 +28,7 @@ export interface SweepTotals {
   readonly promoted: number
   /** Expired dedupe keys removed. */
   readonly dedupeDropped: number
-  /** Retained completed jobs deleted because the queue held more than its `keepCompleted`. */
+  /** Finished jobs (completed, cancelled, dead) deleted by the queue's retention (count or age). */
   readonly trimmed: number
   /** The first {@link SWEEP_DEAD_LISTED} jobs moved to dead, in order. */
   readonly deadJobs: ReadonlyArray<SweptDead>

@@ -12,7 +12,7 @@ import type { WorkerRecord } from "../model/Registry.ts"
 import { newRequestId, newWorkerId } from "../model/RequestId.ts"
 import type { NewJob } from "../scripts/AddScripts.ts"
 import type { DeadTarget } from "../scripts/AdminScripts.ts"
-import type { Completion, ExtendRef, FailMode, LeaseRef, ReserveInput } from "../scripts/LeaseScripts.ts"
+import type { Completion, ExtendRef, FailInput, LeaseRef, ReserveInput } from "../scripts/LeaseScripts.ts"
 import { type ScriptDef, scriptKeys } from "../scripts/Script.ts"
 import { type MarkerWait, markerThenReserve } from "./Marker.ts"
 import { decodeReply, redisError } from "./Replies.ts"
@@ -129,6 +129,11 @@ export const lookups = (client: RedisClient, keys: QueueKeys) => {
     deadCount: read("ZCARD", [keys.dead]).pipe(Effect.map(Number)),
     /** True when job `id` is retained as completed (in `done`). */
     isRetained: (id: string) => read("ZSCORE", [keys.done, id]).pipe(Effect.map(present)),
+    /** The fencing token of job `id`'s current lease (as stored), or undefined when it has none. */
+    leaseToken: (id: string) =>
+      read("HGET", [keys.lease, id]).pipe(Effect.map((t) => (present(t) ? String(t) : undefined))),
+    /** True when job `id` was cancelled (in `cancelled`: the newest max(keep, 1000) cancels). */
+    isCancelled: (id: string) => read("ZSCORE", [keys.cancelled, id]).pipe(Effect.map(present)),
     /** True when job `id` is dead (in `dead`). */
     isDead: (id: string) => read("ZSCORE", [keys.dead, id]).pipe(Effect.map(present)),
     /** True when job `id` still has its payload (in `data`). */
@@ -177,7 +182,6 @@ const leaseCommands = (run: Run) => {
       leaseMs: number,
       promoteLimit: number,
       completes: ReadonlyArray<Completion> = [],
-      keep = 0,
       ids: { readonly workerId?: string; readonly requestId?: string; readonly timeoutMs?: number } = {},
     ) =>
       run(Scripts.reserve, {
@@ -186,7 +190,6 @@ const leaseCommands = (run: Run) => {
         count,
         leaseMs,
         promoteLimit,
-        keep,
         timeoutMs: ids.timeoutMs ?? 0,
         completes,
       }),
@@ -210,12 +213,13 @@ const leaseCommands = (run: Run) => {
     workerLeave: (workerId: string) => run(Scripts.workerLeave, workerId),
 
     /** Acknowledge jobs; true per job completed, false when its lease was lost. Any number (chunked). */
-    complete: (items: ReadonlyArray<Completion>, keep: number) =>
-      chunked(items, (part) => run(Scripts.complete, { items: part, keep })),
+    complete: (items: ReadonlyArray<Completion>) => chunked(items, (part) => run(Scripts.complete, { items: part })),
 
-    /** Fail a leased job: retried later, moved to dead, or `lost` when its lease was. */
-    fail: (lease: LeaseRef, options: { readonly delayMs: number; readonly error: string; readonly mode: FailMode }) =>
-      run(Scripts.fail, { lease, ...options }),
+    /**
+     * Fail a leased job: retried later (after its own backoff's delay when it has one, else
+     * `options.backoff`'s, else `delayMs`), moved to dead, or `lost` when its lease was.
+     */
+    fail: (lease: LeaseRef, options: Omit<FailInput, "lease">) => run(Scripts.fail, { lease, ...options }),
 
     /**
      * Give leased jobs back (graceful shutdown); true per job released, false when its

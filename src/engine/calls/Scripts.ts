@@ -11,7 +11,16 @@
 import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
 import { groupLimits, groupList, groupPause } from "../scripts/GroupScripts.ts"
-import { cancel, changePriority, clearDedupe, getJob, pause, resume, setLimits } from "../scripts/JobScripts.ts"
+import {
+  cancel,
+  changePriority,
+  clearDedupe,
+  getJob,
+  pause,
+  resume,
+  setLimits,
+  setRetention,
+} from "../scripts/JobScripts.ts"
 import { complete, extend, fail, release, reserve } from "../scripts/LeaseScripts.ts"
 import {
   clean,
@@ -57,6 +66,7 @@ export const Scripts = {
   resume,
   clearDedupe,
   setLimits,
+  setRetention,
   workers,
   workerLeave,
   leases,

@@ -9,7 +9,7 @@ import { InvalidOptions } from "../model/Errors.ts"
 export interface EventBase {
   /** The stream entry id (`<ms>-<seq>`): pass it as `from` to resume after this event. */
   readonly eventId: string
-  /** The job's id ("" for queue-wide events: paused, resumed). */
+  /** The job's id ("" for queue-wide events: paused, resumed, drained). */
   readonly jobId: string
   /** When it was recorded: ms since the epoch, on the Redis clock (from the entry id). */
   readonly at: number
@@ -24,7 +24,13 @@ export type JobEvent =
   | (EventBase & { readonly kind: "deduplicated" })
   | (EventBase & { readonly kind: "active"; readonly token: number; readonly workerId: string })
   | (EventBase & { readonly kind: "progress"; readonly progress: unknown })
-  | (EventBase & { readonly kind: "completed" })
+  | (EventBase & {
+      readonly kind: "completed"
+      /** The handler's result (decoded JSON) when it returned one of at most {@link RESULT_IN_EVENT_BYTES} (see {@link RESULTS_PER_ENTRY_BYTES}). */
+      readonly result?: unknown
+      /** A larger result is not in the event, only its size in bytes: `getJob(id).result` has it while the job is retained. */
+      readonly resultBytes?: number
+    })
   | (EventBase & {
       readonly kind: "failed"
       readonly willRetry: boolean
@@ -49,12 +55,24 @@ export type JobEvent =
   | (EventBase & { readonly kind: "rescheduled"; readonly dueAt: number })
   /** retry queued the finished job again; `was` its state then. */
   | (EventBase & { readonly kind: "retried"; readonly was: string })
+  /** The queue-wide `drained`: a job left (completed, failed, cancelled, swept to dead) and none is left waiting or active. */
+  | (EventBase & { readonly kind: "drained" })
 
 /** The kind of a {@link JobEvent}. */
 export type JobEventKind = JobEvent["kind"]
 
 /** Where a reader starts: "now" (only events recorded from here on), "start" (every retained event), or after an event id. */
 export type EventsFrom = "now" | "start" | string
+
+/**
+ * Largest result (JSON, in bytes) a `completed` event carries; a larger one is referred to by
+ * its size (lua/include/events.lua). The results of one stream entry (up to 100 jobs of one
+ * call) stay within {@link RESULTS_PER_ENTRY_BYTES}; those beyond are referred to as well.
+ */
+export const RESULT_IN_EVENT_BYTES = 1024
+
+/** Most result bytes one events-stream entry carries (lua/include/events.lua). */
+export const RESULTS_PER_ENTRY_BYTES = 4096
 
 /** Default event retention of a queue (meta field `eventsMaxLen`), as lua/include/events.lua has it. */
 export const DEFAULT_EVENTS_MAXLEN = 10_000
@@ -87,15 +105,28 @@ export const validateRetention = (maxLen: unknown): number => {
 
 const num = (v: string | undefined): number => Number(v ?? 0)
 
+/** A `completed` event's result fields: `result` (JSON text) or `stored` (its size), as decodeEntry passes them for one job. */
+const completedResult = (f: Record<string, string | undefined>): { result?: unknown; resultBytes?: number } => {
+  if (f.stored !== undefined) return { resultBytes: Number(f.stored) }
+  if (f.result === undefined) return {}
+  try {
+    return { result: JSON.parse(f.result) }
+  } catch {
+    return { result: f.result }
+  }
+}
+
 /** One job's event from an entry's fields `f` (`id` one job id), or undefined for a kind this version does not know. */
 const decodeOne = (base: EventBase, f: Record<string, string | undefined>): JobEvent | undefined => {
   switch (f.kind) {
+    case "completed":
+      return { ...base, kind: "completed", ...completedResult(f) }
     case "added":
     case "deduplicated":
-    case "completed":
     case "released":
     case "paused":
     case "resumed":
+    case "drained":
       return { ...base, kind: f.kind }
     case "active":
       return { ...base, kind: "active", token: num(f.token), workerId: f.worker ?? "" }
@@ -135,6 +166,9 @@ const decodeOne = (base: EventBase, f: Record<string, string | undefined>): JobE
   }
 }
 
+/** The k-th job's result fields of a `completed` entry (`result:<k>`, `stored:<k>`), as `result` and `stored`. */
+const resultOf = (f: Record<string, string>, k: number) => ({ result: f[`result:${k}`], stored: f[`stored:${k}`] })
+
 /**
  * The events of one stream entry. An entry may carry one change for several jobs of one
  * call (`id` "a,b,c", and `token` "1,2,3" for active, `attempt` "2,1,3" for lease-lost):
@@ -147,7 +181,7 @@ export const decodeEntry = (queue: string, entryId: string, fields: ReadonlyArra
   const at = num(entryId.split("-")[0])
   const ids = (f.id ?? "").split(",")
   if (ids.length === 1) {
-    const one = decodeOne({ eventId: entryId, jobId: ids[0]!, at, queue }, f)
+    const one = decodeOne({ eventId: entryId, jobId: ids[0]!, at, queue }, { ...f, ...resultOf(f, 0) })
     return one ? [one] : []
   }
   // per-job fields, joined in the order of the ids: active's token, lease-lost's attempt
@@ -157,7 +191,7 @@ export const decodeEntry = (queue: string, entryId: string, fields: ReadonlyArra
   for (const [i, jobId] of ids.entries()) {
     const one = decodeOne(
       { eventId: `${entryId}.${i}`, jobId, at, queue },
-      { ...f, token: tokens?.[i], attempt: attempts?.[i] },
+      { ...f, token: tokens?.[i], attempt: attempts?.[i], ...resultOf(f, i) },
     )
     if (one) out.push(one)
   }

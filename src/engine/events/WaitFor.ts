@@ -30,15 +30,15 @@ export class WaitForTimeout extends Data.TaggedError("WaitForTimeout")<{
 
 /**
  * `waitFor`'s job is not in the queue, and no retained event says how it ended: it
- * finished and was not retained (a completed job is deleted unless `keepCompleted` is
- * set; a purged dead job is gone too), or it was never added.
+ * finished and was no longer retained (past the queue's retention, `setRetention`; a
+ * purged dead job is gone too), or it was never added.
  */
 export class JobGone extends Data.TaggedError("JobGone")<{
   readonly queue: string
   readonly jobId: string
 }> {
   override get message() {
-    return `job ${this.jobId} of queue ${this.queue} is not in the queue and no retained event says how it ended: it finished and was not kept (a completed job is deleted unless keepCompleted is set; a purged dead job is gone), or it was never added — keep completed jobs (keepCompleted) or events (setEventRetention) to learn how jobs end`
+    return `job ${this.jobId} of queue ${this.queue} is not in the queue and no retained event says how it ended: it finished and is no longer kept (past the queue's retention, see setRetention; a purged dead job is gone), or it was never added — keep finished jobs longer (setRetention) or more events (setEventRetention) to learn how jobs end`
   }
 }
 
@@ -51,7 +51,7 @@ export interface FinishedJob<R = unknown> {
   readonly state: "completed" | "dead" | "cancelled"
   /** When it ended (ms since the epoch, Redis clock), when known. */
   readonly finishedAt?: number
-  /** A completed job's result (JSON text decoded; `R` as the queue declares it), when the queue retains completed jobs. */
+  /** A completed job's result (JSON text decoded; `R` as the queue declares it), while the job is retained (or its `completed` event carries it). */
   readonly result?: R
   /** A dead job's last error (decoded JSON), when it is still in dead. */
   readonly error?: unknown
@@ -128,6 +128,7 @@ const fromEvent = (id: string, e: JobEvent): FinishedJob => ({
   id,
   state: e.kind as FinishedJob["state"],
   finishedAt: e.at,
+  ...(e.kind === "completed" && e.result !== undefined ? { result: e.result } : {}),
 })
 
 const validateJobId = (id: unknown): string => {

@@ -3,8 +3,9 @@
  * function of the attempt.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { CallbackFailed, InvalidOptions } from "./Errors.ts"
-import { Limits } from "./Validate.ts"
+import { type Checked, Limits } from "./Validate.ts"
 
 /**
  * How long to wait before retrying a failed job.
@@ -132,4 +133,32 @@ export const planRetry = (
       }),
     ),
   )
+}
+
+/**
+ * A job's own backoff (the `backoff` job option): one of the built-in kinds of {@link Backoff}
+ * (a function cannot be stored), stored only when given. It sets a retry's delay instead of the
+ * worker's (a manual fail's default), not whether to retry: a worker's backoff function that
+ * answers "no retry" still ends the job, and `maxAttempts` still counts.
+ */
+export type JobBackoff = Exclude<Backoff, (attempt: number, error: unknown) => unknown>
+
+/** A job's own backoff validated (a job's `backoff` option), as JSON text; undefined when not given. */
+export const checkJobBackoff = (field: string, value: unknown): Checked<string | undefined> => {
+  if (value === undefined) return Result.succeed(undefined)
+  if (typeof value !== "object" || value === null) {
+    return Result.fail(
+      new InvalidOptions({
+        field: `${field}.backoff`,
+        value,
+        reason:
+          'must be { type: "fixed" | "exponential", delayMs, … } (a backoff function cannot be stored with a job: give it to the Worker)',
+      }),
+    )
+  }
+  try {
+    return Result.succeed(JSON.stringify(validateBackoff(`${field}.backoff`, value)))
+  } catch (e) {
+    return Result.fail(e as InvalidOptions)
+  }
 }

@@ -11,7 +11,6 @@ const RENAMED: Readonly<Record<string, ReadonlyArray<string>>> = {
   delay: ["delayMs"],
   lockDuration: ["leaseMs"],
   lockRenewTime: ["heartbeatMs"],
-  removeOnComplete: ["keepCompleted"],
   stalledInterval: ["sweep"],
   maxStalledCount: ["maxAttempts"],
   deduplication: ["dedupeKey"],
@@ -26,12 +25,13 @@ const MISSING: Readonly<Record<string, string>> = {
   priority: "priority is a job option: add(payload, { priority })",
   repeat: "repeating jobs are schedules in leaseq: queue.schedule(name, { every } | { cron, tz }, { payload })",
   limiter: "leaseq has no rate limiter yet (planned); bound the work with concurrency",
-  removeOnComplete: "completed jobs are kept per worker: the Worker's keepCompleted option",
+  removeOnComplete: "finished jobs are kept per queue: queue.setRetention({ completed: { count, ageMs } })",
+  keepCompleted:
+    "keepCompleted moved to queue.setRetention({ completed: { count, ageMs } }) (a queue policy stored in Redis)",
   removeOnFail: "dead jobs are kept until purgeDead (or `leaseq dead purge`)",
   autorun: "a leaseq Worker starts when it is constructed; construct it when it should run",
   lifo: "lifo is a job option: add(payload, { lifo: true })",
   parent: "leaseq has no flows (parent and child jobs)",
-  backoff: "backoff is set per worker (the Worker's backoff option), not per job",
   connection: "give connection to the Queue or Worker, not to a job",
 }
 

@@ -120,6 +120,8 @@ export interface QueueKeys {
    * than the window are dropped by reserve, and meta.rateCount is the sum of those left.
    */
   readonly rate: string
+  /** HASH id -> the job's own backoff (JSON `{ type, delayMs, … }`), for a job added with one; read by fail. */
+  readonly backoff: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -163,6 +165,7 @@ export const KEY_TYPES = {
   prioritized: "zset",
   priority: "hash",
   rate: "list",
+  backoff: "hash",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -172,15 +175,7 @@ export type KeyName = keyof typeof KEY_TYPES
 export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
 
 /** The keys of fair groups (lua/include/groups.lua), the first of {@link READY_KEYS}. */
-const GROUP_KEYS = [
-  "gcount",
-  "gwait",
-  "gready",
-  "gheld",
-  "gjob",
-  "gstate",
-  "gindex",
-] as const satisfies ReadonlyArray<KeyName>
+const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gindex"] as const
 
 /**
  * The ready group: the keys of the jobs ready to run or delayed, and the wake-up marker.

@@ -45,8 +45,6 @@ export const Limits = {
   bulk: 10_000,
   /** Default and largest payload size in bytes (UTF-8 JSON): 1 MiB default, 512 MiB hard maximum. */
   payloadBytes: { default: 1_048_576, max: 536_870_912 },
-  /** Retained completed jobs: 0 .. 1 000 000. */
-  keepCompleted: { min: 0, max: 1_000_000 },
   /** Grace period on close: 0 .. 1 h. */
   shutdownGraceMs: { min: 0, max: 3_600_000 },
   /** Sweep batch: 1 .. 10 000 jobs per script call. */

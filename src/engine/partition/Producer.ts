@@ -33,6 +33,7 @@ import {
   readOnly,
   unlessClosed,
 } from "../queue/QueueCore.ts"
+import { makePartitionedManual } from "./Manual.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
 export interface PartitionedStats extends QueueStats {
@@ -256,6 +257,7 @@ export const makePartitionedCore = (
       parts.map((p) => p.groupControl),
       (group) => partitionOfDedupeKey(group, partitions),
     ),
+    manual: makePartitionedManual(name, parts),
     markClosed: () => {
       for (const p of parts) p.markClosed()
     },

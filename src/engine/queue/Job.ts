@@ -3,10 +3,11 @@
  */
 import * as Result from "effect/Result"
 import type { NewJob } from "../calls/Commands.ts"
+import { checkJobBackoff, type JobBackoff } from "../model/Backoff.ts"
 import { InvalidOptions } from "../model/Errors.ts"
-import { checkJobGroup } from "../model/GroupName.ts"
 import { checkCustomId, newJobId } from "../model/JobId.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
+import { checkOrder } from "./JobOrder.ts"
 
 export { newJobId } from "../model/JobId.ts"
 
@@ -44,6 +45,8 @@ interface JobOptionsBase {
   readonly lifo?: boolean | undefined
   /** The job's group (a tenant): groups are served round robin, each with its own limits (docs/flow-control.md). 1–128 characters, no NUL. Default none. */
   readonly group?: string | undefined
+  /** The job's own retry delays ({@link JobBackoff}) instead of the worker's backoff. Default: none. */
+  readonly backoff?: JobBackoff | undefined
 }
 
 /** No dedupe: `dedupeTtlMs` and `dedupeUntil` need a `dedupeKey`. */
@@ -106,6 +109,7 @@ const JOB_OPTION_KEYS = [
   "priority",
   "lifo",
   "group",
+  "backoff",
 ] as const
 
 /**
@@ -113,16 +117,15 @@ const JOB_OPTION_KEYS = [
  * {@link DEDUPE_UNTIL_FINISHED} for `dedupeUntil: "finished"`; `timeoutMs` 0 for none).
  */
 export type ResolvedJobOptions = {
-  readonly [K in Exclude<keyof JobOptions, "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "lifo">]-?: Exclude<
-    JobOptions[K],
-    undefined
-  >
+  readonly [K in Exclude<keyof JobOptions, OwnResolved>]-?: Exclude<JobOptions[K], undefined>
 } & {
   readonly id?: string | undefined
   readonly dedupeKey: string
   readonly timeoutMs: number
   readonly lifo: boolean
+  readonly backoff?: string | undefined // validated, as the JSON text stored with it
 }
+type OwnResolved = "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "lifo" | "backoff"
 
 /** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
 const checkTimeout = (field: string, value: unknown): Checked<number> =>
@@ -186,31 +189,17 @@ export const checkJobOptions = (
   if (Result.isFailure(dedupe)) return Result.fail(dedupe.failure)
   const order = checkOrder(field, given, defaults)
   if (Result.isFailure(order)) return Result.fail(order.failure)
+  const backoff = checkJobBackoff(field, given.backoff ?? defaults.backoff)
+  if (Result.isFailure(backoff)) return Result.fail(backoff.failure)
   return Result.map(checkTimeout(field, given.timeoutMs ?? defaults.timeoutMs), (timeoutMs) => ({
     ...(id.success === undefined ? {} : { id: id.success }),
+    ...(backoff.success === undefined ? {} : { backoff: backoff.success }),
     delayMs: delayMs.success,
     maxAttempts: maxAttempts.success,
     ...dedupe.success,
     timeoutMs,
     ...order.success,
   }))
-}
-
-/** A job's `priority` (0 .. 1 000 000, default 0), `lifo` (a boolean, default false) and `group` ("" for none); else the {@link InvalidOptions}. */
-const checkOrder = (
-  field: string,
-  given: Record<string, unknown>,
-  defaults: JobOptions,
-): Checked<{ readonly priority: number; readonly lifo: boolean; readonly group: string }> => {
-  const group = checkJobGroup(`${field}.group`, given.group ?? defaults.group)
-  if (Result.isFailure(group)) return Result.fail(group.failure)
-  const priority = checkIntegerOr(`${field}.priority`, given.priority ?? defaults.priority, 0, Limits.priority)
-  if (Result.isFailure(priority)) return Result.fail(priority.failure)
-  const lifo = given.lifo ?? defaults.lifo ?? false
-  if (typeof lifo !== "boolean") {
-    return Result.fail(new InvalidOptions({ field: `${field}.lifo`, value: lifo, reason: "must be true or false" }))
-  }
-  return Result.succeed({ priority: priority.success, lifo, group: group.success })
 }
 
 /**
@@ -265,6 +254,7 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   priority: options.priority,
   lifo: options.lifo,
   ...(options.group === "" ? {} : { group: options.group }),
+  ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
 })
 
 /** A job as a handler receives it. */
@@ -286,10 +276,10 @@ export interface Job<A> {
    */
   readonly signal: AbortSignal
   /**
-   * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored with the
-   * worker's next heartbeat (within one heartbeat period) where `getJob` shows it; a later
-   * value replaces an earlier one not yet sent. Throws `InvalidOptions` (field "progress")
-   * for a value with no JSON form. Values reported after the lease ended are dropped.
+   * Report how far the job got: any JSON value (≤ 64 KiB of JSON), stored within 250 ms (one
+   * write per 250 ms at most, the latest value; the last one before the handler returns is
+   * stored before the job settles), shown by `getJob`. Throws `InvalidOptions` (field
+   * "progress") for a value with no JSON form; values reported after the lease ended are dropped.
    */
   readonly progress: (value: unknown) => void
   /**

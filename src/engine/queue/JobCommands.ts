@@ -1,18 +1,20 @@
 /**
  * Typed calls of the scripts that look up and steer single jobs and the whole queue:
- * get-job, cancel, change-priority, pause, resume, clear-dedupe (descriptors in scripts/JobScripts.ts), and
+ * get-job, cancel, change-priority, pause, resume, clear-dedupe, set-retention (descriptors in scripts/JobScripts.ts), and
  * what a job look-up answers ({@link JobInfo}).
  */
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../../redis/Client.ts"
 import { runScript } from "../calls/Commands.ts"
-import { priorityChanged } from "../calls/Replies.ts"
+import { priorityChanged, redisError } from "../calls/Replies.ts"
 import { Scripts } from "../calls/Scripts.ts"
+import type { RedisError } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { scheduledForOf } from "../model/Schedule.ts"
 import type { LimitChange } from "../scripts/JobScripts.ts"
+import { decodeRetention, RETENTION_FIELDS, type Retention, retentionArgs } from "./Retention.ts"
 
-/** Where a job is. `completed` and `cancelled` jobs are seen only while retained (`keepCompleted`). */
+/** Where a job is. `completed` and `cancelled` jobs are seen while retained (the queue's retention, `setRetention`). */
 export type JobState = "waiting" | "delayed" | "active" | "completed" | "dead" | "cancelled"
 
 /** What the queue knows about one job (see `getJob`). `P` is the payload's type. */
@@ -168,6 +170,13 @@ export const makeJobCommands = (client: RedisClient, k: QueueKeys) => ({
   clearDedupe: (key: string) => runScript(client, k, Scripts.clearDedupe, key),
   /** Set or clear a queue-wide flow limit (checked by the caller). */
   setLimits: (change: LimitChange) => runScript(client, k, Scripts.setLimits, change),
+  /** Store the retention policy (validated by the caller). */
+  setRetention: (r: Retention) => runScript(client, k, Scripts.setRetention, retentionArgs(r)),
+  /** The stored retention policy, the default where unset: one HMGET. */
+  retention: Effect.tryPromise({
+    try: () => client.command("HMGET", [k.meta, ...RETENTION_FIELDS]),
+    catch: (e): RedisError => redisError("HMGET", e, client.describe, client.lastError?.()),
+  }).pipe(Effect.map(decodeRetention)),
 })
 
 /** The job-control commands of one queue. */

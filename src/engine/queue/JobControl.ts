@@ -1,7 +1,8 @@
 /**
  * Look up and steer jobs and the queue, validated and bounded like the queue's other
- * calls: `getJob`, `cancel`, `changePriority`, `pause`, `resume`, `isPaused`, `clearDedupe`, and the flow
- * limits `setRateLimit`, `rateLimit`, `setConcurrency`, `concurrency`. For one queue
+ * calls: `getJob`, `cancel`, `changePriority`, `pause`, `resume`, `isPaused`, `clearDedupe`, the flow
+ * limits `setRateLimit`, `rateLimit`, `setConcurrency`, `concurrency`, and the retention
+ * `setRetention`, `retention`. For one queue
  * ({@link makeJobControl}) and for a partitioned one ({@link makePartitionedControl}).
  * Bad input fails with {@link InvalidOptions} before anything is sent.
  */
@@ -15,6 +16,7 @@ import { type Checked, checkInteger, Limits } from "../model/Validate.ts"
 import { readOnly } from "./Adding.ts"
 import { makeJobCommands } from "./JobCommands.ts"
 import type { ControlError, JobControl, QueueApi } from "./QueueApi.ts"
+import { resolveRetention } from "./Retention.ts"
 
 export type { ControlError, JobControl } from "./QueueApi.ts"
 
@@ -130,6 +132,8 @@ export const makeJobControl = (core: ControlledQueue): JobControl => {
     rateLimit: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.limits.rateLimit)),
     setConcurrency: checked(validateConcurrency, (n) => open(cmds.setLimits({ limit: "concurrency", value: n }))),
     concurrency: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.limits.concurrency)),
+    setRetention: checked(resolveRetention, (r) => open(cmds.setRetention(r)).pipe(Effect.asVoid)),
+    retention: open(readOnly(cmds.retention)),
   }
 }
 
@@ -180,5 +184,8 @@ export const makePartitionedControl = (
     rateLimit: each[0]!.rateLimit,
     setConcurrency: checked(validateConcurrency, (n) => Effect.asVoid(all((c) => c.setConcurrency(n)))),
     concurrency: each[0]!.concurrency,
+    // validated once before any partition is written (each partition's own check then passes)
+    setRetention: checked(resolveRetention, (r) => all((c) => c.setRetention(r)).pipe(Effect.asVoid)),
+    retention: each[0]!.retention,
   }
 }

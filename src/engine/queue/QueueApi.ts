@@ -24,7 +24,9 @@ import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 import type { GroupLimits, GroupPage } from "../scripts/GroupScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
 import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
+import type { ManualProcessing } from "./Manual.ts"
 import type { QueueOps } from "./OpsApi.ts"
+import type { Retention } from "./Retention.ts"
 import type { ScheduleControl } from "./Schedules.ts"
 
 export type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
@@ -53,6 +55,10 @@ export interface JobControl {
   readonly setConcurrency: (n: unknown) => Effect.Effect<void, ControlError>
   /** The concurrency cap, or null when none is set. */
   readonly concurrency: Effect.Effect<number | null, ControlError>
+  /** Store the retention policy (validated first: bad input fails InvalidOptions, nothing written). */
+  readonly setRetention: (policy: unknown) => Effect.Effect<void, ControlError>
+  /** The retention policy (of the first partition: every partition gets the same). */
+  readonly retention: Effect.Effect<Retention, ControlError | RedisError>
 }
 
 /** The group calls of a queue (one or partitioned), as Effects. */
@@ -130,6 +136,8 @@ export interface QueueApi {
   readonly ops: QueueOps
   /** Fair groups: limits, pause and resume a group, the list of groups (see `Groups.ts`). */
   readonly groupControl: GroupControl
+  /** Lease jobs and settle them by id and token, for a consumer that is not a Worker (see `Manual.ts`). */
+  readonly manual: ManualProcessing
   /** Refuse every later call with {@link QueueClosed} (the face closes the connection). */
   readonly markClosed: () => void
   readonly isClosed: () => boolean

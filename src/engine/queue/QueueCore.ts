@@ -16,6 +16,7 @@ import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { makeGroupControl } from "./Groups.ts"
 import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions } from "./Job.ts"
 import { makeJobControl } from "./JobControl.ts"
+import { makeManual } from "./Manual.ts"
 import { makeQueueOps } from "./Operations.ts"
 import type { DeadTarget, QueueApi } from "./QueueApi.ts"
 import { makeSchedules } from "./Schedules.ts"
@@ -92,6 +93,7 @@ export const checkQueueOptions = (value: unknown, extraKeys: ReadonlyArray<strin
         : { dedupeTtlMs: defaults.dedupeTtlMs }),
       ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
       ...(defaults.timeoutMs > 0 ? { timeoutMs: defaults.timeoutMs } : {}),
+      ...(defaults.backoff === undefined ? {} : { backoff: JSON.parse(defaults.backoff) }),
     }
     const maxPayloadBytes = yield* checkIntegerOr("maxPayloadBytes", o.maxPayloadBytes, Limits.payloadBytes.default, {
       min: 1,
@@ -196,6 +198,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     schedules: makeSchedules(calls.client, keys, isClosed, settings.maxPayloadBytes),
     ops: makeQueueOps({ name, keys, calls, isClosed }),
     groupControl: makeGroupControl({ name, keys, client: calls.client, isClosed }),
+    manual: makeManual({ name, keys, calls, isClosed }),
     markClosed: () => {
       closed = true
     },

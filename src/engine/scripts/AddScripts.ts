@@ -18,6 +18,8 @@ export interface NewJob {
   readonly priority?: number | undefined
   /** A job ready at once goes to the front of its priority (default false: the back). */
   readonly lifo?: boolean | undefined
+  /** The job's own backoff as JSON text (absent: none, the worker's applies). */
+  readonly backoff?: string | undefined
 }
 
 /** One add call: its request id (a re-send carries the same) and its jobs. */
@@ -40,10 +42,22 @@ export const add = defineScript({
     "timeout",
     "dkey",
     "events",
+    "backoff",
     ...READY_KEYS,
   ],
   argv: ["layout", "requestId", "n"],
-  rest: ["id", "payload", "delayMs", "maxAttempts", "dedupeKey", "dedupeTtlMs", "timeoutMs", "priority", "lifo"],
+  rest: [
+    "id",
+    "payload",
+    "delayMs",
+    "maxAttempts",
+    "dedupeKey",
+    "dedupeTtlMs",
+    "timeoutMs",
+    "priority",
+    "lifo",
+    "backoff",
+  ],
   args: ({ requestId, jobs }: AddInput): Argv => {
     const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
     for (const j of jobs) {
@@ -57,6 +71,7 @@ export const add = defineScript({
         j.timeoutMs ?? 0,
         j.priority ?? 0,
         j.lifo ? 1 : 0,
+        j.backoff ?? "",
       )
     }
     // the groups, one per job, only when a job of the call has one (see lua/add.lua)

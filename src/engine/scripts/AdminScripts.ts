@@ -17,7 +17,7 @@ export interface QueueStats {
   readonly expired: number
   readonly delayed: number
   readonly dead: number
-  /** Completed jobs retained (with `keepCompleted`). */
+  /** Completed jobs retained (the queue's retention, `setRetention`). */
   readonly retained: number
   /** Live workers: registered, and heartbeating within their lease (for a partitioned queue: the most of any partition). */
   readonly workers: number
@@ -222,7 +222,20 @@ export const deadRetry = defineScript({
 /** `dead-purge`: dead jobs deleted with everything kept about them. */
 export const deadPurge = defineScript({
   name: "dead-purge",
-  keys: ["dead", "meta", "data", "max", "fails", "lost", "err", "progress", "timeout", "dkey", ...READY_KEYS],
+  keys: [
+    "dead",
+    "meta",
+    "data",
+    "max",
+    "fails",
+    "lost",
+    "err",
+    "progress",
+    "timeout",
+    "dkey",
+    "backoff",
+    ...READY_KEYS,
+  ],
   argv: ["layout", "mode", "limit"],
   rest: ["id"],
   args: deadTargetArgs,

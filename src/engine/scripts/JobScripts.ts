@@ -60,6 +60,7 @@ export const cancel = defineScript({
     "dedupeid",
     "holder",
     "events",
+    "backoff",
     ...READY_KEYS,
   ],
   argv: ["layout", "id"],
@@ -102,6 +103,15 @@ export const resume = defineScript({
   keys: ["meta", "events", ...READY_KEYS],
   argv: ["layout"],
   args: (_: undefined): Argv => [LAYOUT_VERSION],
+  decode: (reply): boolean => list(reply)[0] === 1,
+})
+
+/** `set-retention`: store a queue's retention policy (the values of RETENTION_FIELDS, "" for no bound). */
+export const setRetention = defineScript({
+  name: "set-retention",
+  keys: ["meta"],
+  argv: ["layout", "keep", "keepMs", "keepCancelled", "keepCancelledMs", "keepDead", "keepDeadMs"],
+  args: (values: ReadonlyArray<string | number>): Argv => [LAYOUT_VERSION, ...values],
   decode: (reply): boolean => list(reply)[0] === 1,
 })
 

@@ -58,7 +58,6 @@ export interface ReserveInput {
   readonly count: number
   readonly leaseMs: number
   readonly promoteLimit: number
-  readonly keep: number
   /** The worker's default timeout for jobs added without one (0: none). */
   readonly timeoutMs: number
   readonly completes: ReadonlyArray<Completion>
@@ -97,9 +96,10 @@ export const reserve = defineScript({
     "events",
     "cancelled",
     "rate",
+    "backoff",
     ...READY_KEYS,
   ],
-  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "keep", "timeoutMs", "m", "riders"],
+  argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "timeoutMs", "m", "riders"],
   rest: ["result"],
   args: (i: ReserveInput): Argv => {
     // the riders as one "id|token|…" entry (fewer ARGV for the client to encode and Redis
@@ -117,7 +117,6 @@ export const reserve = defineScript({
       i.count,
       i.leaseMs,
       i.promoteLimit,
-      i.keep,
       i.timeoutMs,
       i.completes.length,
       riders,
@@ -222,12 +221,12 @@ export const complete = defineScript({
     "dedupeid",
     "events",
     "cancelled",
+    "backoff",
     ...READY_KEYS,
   ],
-  argv: ["layout", "keep"],
+  argv: ["layout"],
   rest: ["id", "token", "result"],
-  args: ({ items, keep }: { readonly items: ReadonlyArray<Completion>; readonly keep: number }): Argv =>
-    pushCompletions([LAYOUT_VERSION, keep], items),
+  args: ({ items }: { readonly items: ReadonlyArray<Completion> }): Argv => pushCompletions([LAYOUT_VERSION], items),
   decode: flags,
 })
 
@@ -237,6 +236,17 @@ export const complete = defineScript({
  * count no failure (a handler's Snooze and RateLimited, see lua/fail.lua).
  */
 export type FailMode = "retry" | "final" | "dead" | "snooze" | "hold"
+
+/** One fail call (see {@link fail}). */
+export interface FailInput {
+  readonly lease: LeaseRef
+  /** The retry's delay, for a job without a backoff of its own (and no `backoff` below). */
+  readonly delayMs: number
+  readonly error: string
+  readonly mode: FailMode
+  /** A backoff (JSON) for a job without its own, instead of `delayMs` (manual fails: the default backoff). */
+  readonly backoff?: string | undefined
+}
 
 /** `fail`: the job was scheduled again (`retry`), went to dead (`dead`), or its lease was lost (`lost`). */
 export const fail = defineScript({
@@ -256,15 +266,18 @@ export const fail = defineScript({
     "dedupeid",
     "events",
     "cancelled",
+    "data",
+    "progress",
+    "timeout",
+    "result",
+    "backoff",
     ...READY_KEYS,
   ],
-  argv: ["layout", "id", "token", "retryDelayMs", "error", "mode"],
-  args: (i: {
-    readonly lease: LeaseRef
-    readonly delayMs: number
-    readonly error: string
-    readonly mode: FailMode
-  }): Argv => [LAYOUT_VERSION, i.lease.id, i.lease.token, i.delayMs, i.error, i.mode],
+  argv: ["layout", "id", "token", "retryDelayMs", "error", "mode", "backoff", "jitter"],
+  // the jitter is drawn when the call's ARGV is built: a re-send carries the same
+  args: ({ lease, delayMs, error, mode, backoff = "" }: FailInput): Argv => {
+    return [LAYOUT_VERSION, lease.id, lease.token, delayMs, error, mode, backoff, Math.random().toFixed(6)]
+  },
   decode: (reply): "retry" | "dead" | "lost" => {
     const code = list(reply)[0]
     return code === 1 ? "retry" : code === 2 ? "dead" : "lost"

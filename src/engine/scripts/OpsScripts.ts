@@ -59,7 +59,7 @@ export const jobList = defineScript({
 })
 
 /** The per-job hashes a removal clears (the same as lua/include/finish.lua's drop_jobs, with result). */
-const JOB_FIELDS = ["data", "max", "fails", "lost", "err", "progress", "timeout", "dkey", "result"] as const
+const JOB_FIELDS = ["data", "max", "fails", "lost", "err", "progress", "timeout", "dkey", "result", "backoff"] as const
 
 /** `drain`: {removed waiting, removed delayed, left to drain}. */
 export const drain = defineScript({

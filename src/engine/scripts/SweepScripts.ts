@@ -18,9 +18,9 @@ export interface SweepResult {
   readonly promoted: number
   /** Expired dedupe keys removed. */
   readonly dedupeDropped: number
-  /** Retained completed jobs deleted because the queue held more than its `keepCompleted`. */
+  /** Finished jobs (completed, cancelled, dead) deleted by the queue's retention (count or age). */
   readonly trimmed: number
-  /** True when expired leases, due delayed jobs, expired dedupe keys or retained jobs beyond keep remain: call again. */
+  /** True when expired leases, due delayed jobs, expired dedupe keys or finished jobs beyond the retention remain: call again. */
   readonly more: boolean
   /** ms until the earliest live lease expires, or -1 when nothing is active. */
   readonly nextDeadlineMs: number
@@ -71,6 +71,8 @@ export const sweep = defineScript({
     "timeout",
     "dkey",
     "events",
+    "cancelled",
+    "backoff",
     ...READY_KEYS,
   ],
   argv: ["layout", "limit"],

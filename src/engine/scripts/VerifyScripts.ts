@@ -22,6 +22,7 @@ export const VERIFY_HASHES = [
   "progress",
   "timeout",
   "priority",
+  "backoff",
 ] as const
 
 /** One entry of a page of wait. */
@@ -106,6 +107,7 @@ export const verifyHash = defineScript({
     "progress",
     "timeout",
     "cancelled",
+    "backoff",
     ...READY_KEYS,
   ],
   argv: ["layout", "hash", "cursor", "count"],

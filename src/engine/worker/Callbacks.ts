@@ -189,7 +189,7 @@ export const supervise = (loop: Effect.Effect<unknown, unknown>, options: Superv
  * {@link InvalidPayload} for the field `result` — the job then fails like any other.
  */
 /**
- * A handler's result as JSON text to keep (keepCompleted > 0): `undefined` is kept as null;
+ * A handler's result as JSON text to keep (completed jobs are retained, see queue.setRetention): `undefined` is kept as null;
  * what JSON would drop or change (a Map, a nested undefined, a BigInt, a cycle…) throws an
  * InvalidPayload naming its path, which fails the job (see {@link encodeOutcome}).
  */
@@ -200,12 +200,13 @@ export const encodeOutcome = (
   exit: Exit.Exit<unknown, unknown>,
   encode: ((result: unknown) => string) | undefined,
 ): { readonly exit: Exit.Exit<unknown, unknown>; readonly result: string } => {
-  if (!Exit.isSuccess(exit) || encode === undefined) return { exit, result: "" }
+  // no result (undefined) stores nothing: the usual case costs no bytes on the wire
+  if (!Exit.isSuccess(exit) || encode === undefined || exit.value === undefined) return { exit, result: "" }
   try {
     const text: unknown = encode(exit.value)
     return { exit, result: typeof text === "string" ? text : "null" }
   } catch (e) {
-    const reason = `cannot be serialised to keep it (keepCompleted > 0): ${oneLine(e)}; return JSON data, or set keepCompleted to 0`
+    const reason = `cannot be serialised to keep it (completed jobs are retained per queue.setRetention): ${oneLine(e)}; return JSON data`
     return { exit: Exit.fail(new InvalidPayload({ field: "result", reason })), result: "" }
   }
 }

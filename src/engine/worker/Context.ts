@@ -61,8 +61,8 @@ export interface WorkerHandle {
   readonly close: Effect.Effect<void>
 }
 
-const makeCompleter = (commands: Commands, settings: WorkerSettings) =>
-  makeBatcher((items: ReadonlyArray<Finished>) => commands.complete(items, settings.keepCompleted), SCRIPT_CHUNK)
+const makeCompleter = (commands: Commands) =>
+  makeBatcher((items: ReadonlyArray<Finished>) => commands.complete(items), SCRIPT_CHUNK)
 
 /** Everything the roles of one worker share. */
 export interface WorkerContext<A> {
@@ -154,7 +154,7 @@ export const makeContext = <A>(
     registry: makeRegistryBeat(self, settings.leaseMs + settings.leaseGraceMs),
     serverLeaseMs: settings.leaseMs + settings.leaseGraceMs,
     stopAcks: makeStopSignal(),
-    completer: makeCompleter(commands, settings),
+    completer: makeCompleter(commands),
     jobFibers: new Set(),
     plainRuns: { count: 0, idle: [] },
     toRelease: [],

@@ -5,8 +5,9 @@
 import type { Reservation } from "../calls/Commands.ts"
 import { scheduledForOf } from "../model/Schedule.ts"
 import type { Job } from "../queue/Job.ts"
+import type { WorkerContext } from "./Context.ts"
 import { type Held, signalOf } from "./Lease.ts"
-import { reportProgress } from "./Steer.ts"
+import { reportProgress } from "./Progress.ts"
 
 /**
  * The job a handler receives, made without a per-job getter closure: `signal` is read
@@ -20,14 +21,14 @@ export class HeldJob<A> implements Job<A> {
   readonly token: number
   readonly progress: (value: unknown) => void
   readonly #held: Held
-  constructor(r: Reservation, payload: A, held: Held) {
+  constructor(r: Reservation, payload: A, held: Held, ctx: WorkerContext<A>) {
     this.id = r.id
     this.payload = payload
     this.attempt = r.attempt
     this.maxAttempts = r.maxAttempts
     this.token = r.token
     this.#held = held
-    this.progress = reportProgress(held)
+    this.progress = reportProgress(ctx, held)
   }
   get signal(): AbortSignal {
     return signalOf(this.#held)

@@ -38,6 +38,7 @@ import { freeOnce, refuseUndecoded, runOver } from "./JobEnd.ts"
 import type { Held } from "./Lease.ts"
 import { leaseTo } from "./LeaseState.ts"
 import { recordHandlerMs } from "./Prefetch.ts"
+import { flushProgress, progressPending } from "./Progress.ts"
 import { ride, rideDelivery, ridesNext, sendAlone } from "./Riders.ts"
 import { completedSlow, settleFailed } from "./Settle.ts"
 import { takeSlot } from "./Slots.ts"
@@ -72,7 +73,7 @@ export const runPlain = <A>(ctx: WorkerContext<A>, r: Reservation, held: Held, p
     handOver(run, refuseUndecoded(ctx, w, r, held, rec, Cause.fail(e)))
     return
   }
-  const job = new HeldJob(r, payload, held)
+  const job = new HeldJob(r, payload, held, ctx)
   held.job = job as Job<unknown>
   const began = performance.now()
   let out: unknown
@@ -111,9 +112,26 @@ const isThenable = (x: unknown): x is PromiseLike<unknown> =>
   (typeof x === "object" || typeof x === "function") &&
   typeof (x as { then?: unknown }).then === "function"
 
-/** The handler ended: settle as `settle` does (Settle.ts), the common case without Effects. */
+/**
+ * The handler ended: settle as `settle` does (Settle.ts), the common case without Effects;
+ * a progress value still pending is stored first (in a fiber, then back here).
+ */
 const handlerEnded = <A>(run: Run<A>, job: Job<A>, handlerExit: Exit.Exit<unknown, unknown>, began: number): void => {
   const { ctx, r, held, w, rec } = run
+  if (progressPending(held)) {
+    const at = performance.now()
+    // once: the flush clears the value when stored, and a failed one leaves it to the heartbeat
+    const flushed = (): void => handlerEnded(run, job, handlerExit, began + performance.now() - at)
+    ctx
+      .fork(
+        Effect.ensuring(
+          flushProgress(ctx, held),
+          Effect.sync(() => (held.progress = undefined)),
+        ),
+      )
+      .addObserver(flushed)
+    return
+  }
   try {
     recordHandlerMs(ctx, performance.now() - began)
     endProcess(w, rec, handlerExit, held.state.ended)
@@ -122,8 +140,7 @@ const handlerEnded = <A>(run: Run<A>, job: Job<A>, handlerExit: Exit.Exit<unknow
       finish(run) // ended: lost, self-fenced or cancelled: never ack; shutdown: released at close
       return
     }
-    const keep = ctx.settings.keepCompleted > 0 ? ctx.program.encodeResult : undefined
-    const { exit, result } = encodeOutcome(handlerExit, keep)
+    const { exit, result } = encodeOutcome(handlerExit, ctx.program.encodeResult)
     if (Exit.isSuccess(exit)) {
       if (rec !== undefined) run.endSettle = startSettlePlain(w, r, held, rec, "complete")
       completePlain(run, { id: r.id, token: r.token, result }, job, exit.value)

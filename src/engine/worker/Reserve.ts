@@ -31,7 +31,6 @@ const reserveInput = <A>(ctx: WorkerContext<A>, want: number, ride: ReadonlyArra
   count: want,
   leaseMs: ctx.serverLeaseMs,
   promoteLimit: RESERVE_PROMOTE_LIMIT,
-  keep: ctx.settings.keepCompleted,
   timeoutMs: ctx.settings.timeoutMs,
   completes: ride.map((r) => r.item),
 })
@@ -49,7 +48,6 @@ const resendOf =
       input.leaseMs,
       answerOnly ? 0 : input.promoteLimit,
       input.completes,
-      input.keep,
       input,
     )
 

@@ -73,7 +73,7 @@ const runDecoded = <A>(
   payload: A,
   flags: SlotHold,
 ) => {
-  const job: Job<A> = new HeldJob(r, payload, held)
+  const job: Job<A> = new HeldJob(r, payload, held, ctx)
   held.job = job as Job<unknown>
   const began = performance.now()
   return Effect.flatMap(Effect.exit(runHandler(w, run, () => held.state.ended, ctx.program.handler(job))), (exit) => {

@@ -20,6 +20,7 @@ import type { WorkerContext } from "./Context.ts"
 import { leaseEnded } from "./Heartbeat.ts"
 import type { Held } from "./Lease.ts"
 import { leaseTo } from "./LeaseState.ts"
+import { flushProgress, progressPending } from "./Progress.ts"
 import { complete } from "./Riders.ts"
 
 /** The failure recorded for a handler that interrupted itself. */
@@ -108,8 +109,24 @@ export const sendFail = <A>(ctx: WorkerContext<A>, r: LeaseRef, held: Held, opti
     return yield* failLanded(ctx.commands, r.id, options.error).pipe(Effect.orElseSucceed(() => "lost" as const))
   })
 
-/** What happens after the handler: ack, retry or dead. Runs uninterruptibly. */
+/**
+ * What happens after the handler: ack, retry or dead, once a progress value still pending
+ * is stored (Progress.ts). Runs uninterruptibly.
+ */
 export const settle = <A>(
+  ctx: WorkerContext<A>,
+  r: Reservation,
+  held: Held,
+  job: Job<A>,
+  handlerExit: Exit.Exit<unknown, unknown>,
+  free: () => void,
+): Effect.Effect<void> =>
+  progressPending(held)
+    ? Effect.andThen(flushProgress(ctx, held), settleNow(ctx, r, held, job, handlerExit, free))
+    : settleNow(ctx, r, held, job, handlerExit, free)
+
+/** {@link settle} itself. */
+const settleNow = <A>(
   ctx: WorkerContext<A>,
   r: Reservation,
   held: Held,
@@ -124,10 +141,7 @@ export const settle = <A>(
       return Effect.void
     }
     // a result that cannot be serialised fails the job (normal retry/dead path)
-    const { exit, result } = encodeOutcome(
-      handlerExit,
-      ctx.settings.keepCompleted > 0 ? ctx.program.encodeResult : undefined,
-    )
+    const { exit, result } = encodeOutcome(handlerExit, ctx.program.encodeResult)
     if (!Exit.isSuccess(exit)) {
       free()
       return settleFailed(ctx, r, held, job, exit.cause)

@@ -10,53 +10,16 @@
  * - Cancel: a heartbeat that finds the job cancelled ends the lease with reason
  *   "cancelled" (the signal's reason a {@link JobCancelled}); nothing is sent: the cancel
  *   already took the job out, and its complete would be refused.
- * - Progress: `job.progress(value)` keeps the value's JSON on the lease; the next heartbeat
- *   stores it (at most one heartbeat period later).
+ * - Progress: see Progress.ts.
  */
 import * as Effect from "effect/Effect"
 import { planRetry } from "../model/Backoff.ts"
-import { InvalidOptions, JobTimedOut } from "../model/Errors.ts"
+import { JobTimedOut } from "../model/Errors.ts"
 import type { Job } from "../queue/Job.ts"
 import type { WorkerContext } from "./Context.ts"
 import type { Held } from "./Lease.ts"
 import { leaseTo } from "./LeaseState.ts"
 import { sendFail } from "./Settle.ts"
-
-/** Largest progress value, in bytes of JSON text: 64 KiB (it rides every heartbeat until stored). */
-export const MAX_PROGRESS_BYTES = 65_536
-
-/** The JSON text of a progress value; throws {@link InvalidOptions} naming the value when it has none. */
-export const progressText = (value: unknown): string => {
-  let text: string | undefined
-  try {
-    text = JSON.stringify(value)
-  } catch (e) {
-    throw new InvalidOptions({ field: "progress", value, reason: `must be a JSON value: ${String(e)}` })
-  }
-  if (text === undefined) {
-    throw new InvalidOptions({
-      field: "progress",
-      value,
-      reason: "must be a JSON value (a number, string, boolean, null, array or plain object)",
-    })
-  }
-  if (Buffer.byteLength(text, "utf8") > MAX_PROGRESS_BYTES) {
-    throw new InvalidOptions({
-      field: "progress",
-      value: `${text.slice(0, 40)}…`,
-      reason: `is ${Buffer.byteLength(text, "utf8")} bytes of JSON; the limit is ${MAX_PROGRESS_BYTES}: report a summary`,
-    })
-  }
-  return text
-}
-
-/** `job.progress` of a lease: validate now, store with the next heartbeat (a later value replaces it). */
-export const reportProgress =
-  (held: Held) =>
-  (value: unknown): void => {
-    const text = progressText(value)
-    if (held.state.ended === undefined) held.progress = text
-  }
 
 /** The failure of an attempt that ran past its timeout, as recorded in the job's last error. */
 const timeoutJson = (e: JobTimedOut): string =>

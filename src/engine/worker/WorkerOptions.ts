@@ -45,8 +45,6 @@ export interface WorkerOptions {
    * (sweep from cron with `leaseq sweep` instead).
    */
   readonly sweep?: boolean | { readonly intervalMs?: number; readonly limit?: number } | undefined
-  /** Keep the last N completed jobs (payload and result) instead of deleting them. Default 0. Range 0 – 1 000 000. */
-  readonly keepCompleted?: number | undefined
   /** Longest single blocking wait of an idle worker, in ms. Default 5000. Range 10 ms – 5 min. */
   readonly blockTimeoutMs?: number | undefined
   /**
@@ -86,7 +84,6 @@ export interface WorkerSettings {
   readonly shutdownAbortGraceMs: number
   readonly leaseGraceMs: number
   readonly sweep: false | { readonly intervalMs: number; readonly limit: number }
-  readonly keepCompleted: number
   readonly blockTimeoutMs: number
   /** Default timeout of a job run, in ms; 0 for none. */
   readonly timeoutMs: number
@@ -112,7 +109,6 @@ export const WORKER_OPTION_KEYS = [
   "shutdownAbortGraceMs",
   "leaseGraceMs",
   "sweep",
-  "keepCompleted",
   "blockTimeoutMs",
   "timeoutMs",
   "prefetch",
@@ -159,7 +155,6 @@ export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<st
     min: 0,
     max: Limits.leaseMs.max,
   })
-  const keepCompleted = integerOr("keepCompleted", o.keepCompleted, 0, Limits.keepCompleted)
   const blockTimeoutMs = integerOr("blockTimeoutMs", o.blockTimeoutMs, 5_000, { min: 10, max: 300_000 })
   const backoff = validateBackoff("backoff", o.backoff)
   const timeoutMs = o.timeoutMs === undefined ? 0 : integer("timeoutMs", o.timeoutMs, Limits.timeoutMs)
@@ -188,7 +183,6 @@ export const resolveWorkerOptions = (value: unknown, extraKeys: ReadonlyArray<st
     shutdownAbortGraceMs,
     leaseGraceMs,
     sweep,
-    keepCompleted,
     blockTimeoutMs,
     timeoutMs,
     prefetch,

@@ -166,7 +166,7 @@ export const makeFake = (queue = "unit") => {
       Effect.suspend(() => {
         calls.push({
           op: "reserve",
-          requestId: a[5]?.requestId,
+          requestId: a[4]?.requestId,
           count: a[0],
           leaseMs: a[1],
           completes: refs(a[3] ?? []),
@@ -181,10 +181,8 @@ export const makeFake = (queue = "unit") => {
         const i = calls.length - 1
         if (calls[i]?.op === "block") calls[i] = { ...calls[i], withReserve: input.count, reserveId: input.requestId }
         const woke = Effect.tryPromise({ try: () => reply, catch: (e) => redisError("BZPOPMIN", e) })
-        const { count, leaseMs, promoteLimit, completes, keep } = input
-        const reserved = Effect.flatMap(woke, () =>
-          commands.reserve(count, leaseMs, promoteLimit, completes, keep, input),
-        )
+        const { count, leaseMs, promoteLimit, completes } = input
+        const reserved = Effect.flatMap(woke, () => commands.reserve(count, leaseMs, promoteLimit, completes, input))
         return { woke, reserved }
       }),
     extend: (...a) =>

@@ -1,0 +1,77 @@
+/**
+ * Manual processing under a lost reply: the queue's reserve ran on Redis, its reply was
+ * dropped and the connection cut, so ioredis re-sends the call on the new connection. The
+ * re-send answers the same leases (none leased to nobody); a re-sent complete that already
+ * landed is the one case answered `LeaseLost` (docs/jobs.md says so), and changes nothing.
+ */
+import type { Redis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { LeaseLost } from "../../src/index.ts"
+import { queueNamer, rawClient } from "../support/redis.ts"
+import { useQueue } from "../support/use.ts"
+import { proxyToSuiteRedis, until } from "./support.ts"
+
+const name = queueNamer("rel-manual-resend")
+let raw: Redis
+beforeAll(() => {
+  raw = rawClient()
+})
+afterAll(() => {
+  raw.disconnect()
+})
+
+/** One job leased and completed first, so the scripts are loaded (a NOSCRIPT reply would be dropped too). */
+const warmUp = async (queue: ReturnType<typeof useQueue<number>>) => {
+  await queue.add(-1)
+  const [job] = await queue.reserve()
+  await queue.complete(job!.id, job!.token)
+}
+
+describe("a manual reserve whose reply was lost", () => {
+  it("is re-sent by the connection and answers the same leases: nothing is leased to nobody", async () => {
+    const q = name()
+    const keys = queueKeys(q)
+    const proxy = await proxyToSuiteRedis()
+    const queue = useQueue<number>(q, { connection: proxy.url })
+    await warmUp(queue)
+    for (let i = 0; i < 4; i++) await queue.add(i)
+    proxy.dropReplies()
+    const pending = queue.reserve({ count: 2, leaseMs: 60_000 })
+    await until("the reserve ran on Redis", async () => (await raw.zcard(keys.active)) === 2)
+    proxy.cut()
+    proxy.heal()
+    const jobs = await pending
+    expect(jobs.map((j) => j.payload)).toEqual([0, 1])
+    // the re-send leased nothing more: two active, both held under the tokens answered
+    expect(await raw.zcard(keys.active)).toBe(2)
+    for (const j of jobs) expect(await raw.hget(keys.lease, j.id)).toBe(String(j.token))
+    for (const j of jobs) await queue.complete(j.id, j.token)
+    const next = await queue.reserve({ count: 5 })
+    expect(next.map((j) => [j.payload, j.attempt])).toEqual([
+      [2, 1],
+      [3, 1],
+    ])
+    for (const j of next) await queue.complete(j.id, j.token)
+    const stats = await queue.stats()
+    expect(stats.counters).toMatchObject({ added: 5, completed: 5, lostLeases: 0, refused: 0 })
+    expect(await queue.verify()).toMatchObject({ violations: 0 })
+  })
+
+  it("a complete whose reply was lost: the re-send is refused as LeaseLost, and the job is completed once", async () => {
+    const q = name()
+    const keys = queueKeys(q)
+    const proxy = await proxyToSuiteRedis()
+    const queue = useQueue<number>(q, { connection: proxy.url })
+    await warmUp(queue)
+    const id = await queue.add(1)
+    const [job] = await queue.reserve()
+    proxy.dropReplies()
+    const pending = queue.complete(id, job!.token).catch((e: unknown) => e)
+    await until("the complete ran on Redis", async () => (await raw.zcard(keys.active)) === 0)
+    proxy.cut()
+    proxy.heal()
+    expect(await pending).toBeInstanceOf(LeaseLost)
+    expect((await queue.stats()).counters).toMatchObject({ completed: 2 })
+  })
+})
