@@ -34,6 +34,8 @@ export interface Sizes {
   readonly floorJobs: number
   /** Jobs added then processed in each tracing scenario (tracing off and on). */
   readonly tracingJobs: number
+  /** Jobs drained in each groups scenario (no group, and over 1,000 groups). */
+  readonly groupsJobs: number
 }
 
 export const QUICK: Sizes = {
@@ -55,6 +57,7 @@ export const QUICK: Sizes = {
   completeProbes: 100,
   floorJobs: 10_000,
   tracingJobs: 3_000,
+  groupsJobs: 5_000,
 }
 
 export const FULL: Sizes = {
@@ -76,6 +79,7 @@ export const FULL: Sizes = {
   completeProbes: 200,
   floorJobs: 100_000,
   tracingJobs: 20_000,
+  groupsJobs: 20_000,
 }
 
 export type Mode = "quick" | "full"

@@ -198,6 +198,18 @@ export const TARGETS: ReadonlyArray<TargetDef> = [
       ),
   },
   {
+    name: "groups-1000-process-cost",
+    what: () => "process at concurrency 16 with the jobs spread over 1,000 groups, against no group",
+    target: "≥ 0.6× the throughput without groups (issue 24)",
+    bound: { op: "≥", value: 0.6 },
+    compare: (med) =>
+      pair(
+        med("groups.g1000.c16", "leaseq"),
+        med("groups.plain.c16", "leaseq"),
+        (x, y) => `1,000 groups ${n0(x)} vs none ${n0(y)} jobs/s`,
+      ),
+  },
+  {
     name: "process-c100-vs-floor",
     what: () => "throughput at concurrency 100",
     target: "≥ 40 % of the Redis floor (per-job commands)",

@@ -64,10 +64,14 @@ if redis.call('ZREM', KEYS[1], id) == 1 then
   was = 'active'
   redis.call('HDEL', KEYS[6], id)
   redis.call('HDEL', KEYS[17], id)
+  -- its group's slot is free, and its group forgotten (lua/include/ready.lua)
+  ready_left({id}, true)
 elseif delayed_remove(id) == 1 then
   was = 'delayed'
+  ready_forget({id})
 elseif ready_remove(id) > 0 then
   was = 'waiting'
+  ready_forget({id})
 else
   return {0}
 end

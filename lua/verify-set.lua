@@ -22,9 +22,11 @@
   ARGV[4] count   ZSCAN COUNT
 
   Returns
-    {cursor, members, duplicates, line_1, line_2, …}
+    {cursor, members, duplicates, groups, line_1, line_2, …}
       cursor: the next ZSCAN cursor, '0' when the set is done
       members: members on this page; duplicates: how many of them are also in an earlier set
+      groups: for active, the group of each member that has one (a list, to count a group's
+        active jobs against its count; see verify-groups); {} for the other sets
       line: "<kind> <id> <detail>"
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
@@ -62,6 +64,14 @@ for i = 1, #scan[2], 2 do
     lines[#lines + 1] = 'no-lease ' .. id .. ' is active without a lease token'
   end
 end
-local out = {scan[1], members, duplicates}
+local groups = {}
+if which == 1 and #scan[2] > 0 then
+  local ids = {}
+  for i = 1, #scan[2], 2 do ids[#ids + 1] = scan[2][i] end
+  for _, g in ipairs(ready_groups_of(ids)) do
+    if g ~= '' then groups[#groups + 1] = g end
+  end
+end
+local out = {scan[1], members, duplicates, groups}
 for _, l in ipairs(lines) do out[#out + 1] = l end
 return out

@@ -9,6 +9,7 @@ import { batchSection } from "./batch.ts"
 import { completeSection } from "./complete.ts"
 import { floorSection } from "./floor.ts"
 import { flowSection } from "./flow.ts"
+import { groupsSection } from "./groups.ts"
 import { memorySection } from "./memory.ts"
 import { pickupSection } from "./pickup.ts"
 import { prioritySection } from "./priority.ts"
@@ -26,6 +27,7 @@ export const SECTIONS: ReadonlyArray<Section> = [
   floorSection,
   tracingSection,
   batchSection,
+  groupsSection,
   prioritySection,
   flowSection,
 ]

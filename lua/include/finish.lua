@@ -41,6 +41,9 @@ local function drop_jobs(k, ids, withResult)
   if redis.call('EXISTS', unpack(rest)) > 0 then
     for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end
   end
+  -- a job's group record (lua/include/ready.lua): one HDEL, only in a queue with groups, so
+  -- it does not make every drop delete from every per-job hash
+  ready_forget(ids)
 end
 
 -- trim_oldest(k, set, count, most): the finishing scripts' count bound: delete the oldest

@@ -20,10 +20,16 @@
 --                      a job released, reclaimed, retried or promoted goes back at its own
 --                      priority. Deleted with the job's other fields (drop_jobs, include/finish).
 --
--- Ready jobs run priority 0 first (the wait list, unchanged when no priority is used: a
--- queue that uses none pays nothing), then prioritized, lowest score first. The ordering
--- of jobs without a group is in plain_push / plain_take (priority 0) and prio_push /
--- prio_take (the others); the ready_* functions route to them.
+--   gcount, gwait, gready, gheld, gjob, gstate, gindex  the jobs of groups (add's `group`
+--                      option), in lua/include/groups.lua, included below
+--
+-- Ready jobs without a group run priority 0 first (the wait list, unchanged when no priority
+-- is used: a queue that uses none pays nothing), then prioritized, lowest score first. The
+-- ordering of jobs without a group is in plain_push / plain_take (priority 0) and prio_push /
+-- prio_take (the others); the ready_* functions route to them. A job with a group waits in
+-- its group (priority then FIFO within it); ready_take serves the groups that can run round
+-- robin, the jobs without a group taking part as one more group (see group_take): with
+-- no group in the queue, ready_take is the ungrouped order alone (one EXISTS a call).
 --
 -- Counts and limits may be numbers or decimal strings (a string saves Redis a "%.17g").
 -- A list of ids is pushed 500 at a time (Lua unpacks only a few thousand values at once).
@@ -32,6 +38,12 @@ local READY_PRIORITIZED, READY_PRIORITY = KEYS[#KEYS - 1], KEYS[#KEYS]
 -- a priority's band of scores in prioritized is [p * 2^32, (p + 1) * 2^32): exact in a double
 -- up to the highest priority (1,000,000 * 2^32 < 2^53)
 local READY_BAND, READY_MID = 4294967296, 2147483648
+local G = {
+  count = KEYS[#KEYS - 11], wait = KEYS[#KEYS - 10], ready = KEYS[#KEYS - 9], held = KEYS[#KEYS - 8],
+  job = KEYS[#KEYS - 7], state = KEYS[#KEYS - 6], index = KEYS[#KEYS - 5], plain = READY_WAIT,
+  marker = READY_MARKER,
+}
+--!include groups
 
 -- plain_push(ids, front): jobs of priority 0 into wait, in order, at the back or the front.
 local function plain_push(ids, front)
@@ -138,12 +150,13 @@ local function ready_job_hashes()
   return {READY_PRIORITY}
 end
 
--- ready_push(ids, front, prios): make the jobs `ids` ready, in order: at the back (front
--- false: they run after every job waiting at their priority) or at the front (front true:
--- they run next among their priority, the last of `ids` first). prios[i] is the priority of
--- ids[i] (prios 0: all are of priority 0); without `prios` each job's recorded priority is
--- read (one HMGET).
-local function ready_push(ids, front, prios)
+-- ready_count_ungrouped(): how many jobs without a group are ready.
+local function ready_count_ungrouped()
+  return redis.call('LLEN', READY_WAIT) + redis.call('ZCARD', READY_PRIORITIZED)
+end
+
+-- ungrouped_push(ids, front, prios): jobs without a group ready (see ready_push).
+local function ungrouped_push(ids, front, prios)
   local n = #ids
   if n == 0 then return end
   if prios == 0 then return plain_push(ids, front) end
@@ -158,6 +171,49 @@ local function ready_push(ids, front, prios)
   end
   plain_push(plain, front)
   if #pids > 0 then prio_push(pids, pps, front) end
+end
+
+-- ready_push(ids, front, prios, groups): make the jobs `ids` ready, in order: at the back
+-- (front false: they run after every job waiting at their priority, in their group if they
+-- have one) or at the front (front true: they run next among their priority there, the last
+-- of `ids` first). prios[i] is the priority of ids[i] (prios 0: all are of priority 0);
+-- without `prios` each job's recorded priority is read (one HMGET). groups[i] is the group of
+-- ids[i] ('' none: add's new jobs); without `groups` each job's is read, when any job has one.
+local function ready_push(ids, front, prios, groups)
+  local n = #ids
+  if n == 0 then return end
+  if not groups then
+    if not groups_used() then return ungrouped_push(ids, front, prios) end
+    groups = groups_lib().of(ids)
+  end
+  local plain, plainPrios, gids, gnames, gprios = {}, {}, {}, {}, {}
+  local anyPrio = prios ~= 0
+  if anyPrio then prios = prios or ready_priorities(ids) end
+  for i = 1, n do
+    local p = anyPrio and prios[i] or 0
+    if groups[i] == '' then
+      plain[#plain + 1] = ids[i]
+      plainPrios[#plain] = p
+    else
+      gids[#gids + 1] = ids[i]
+      gnames[#gids] = groups[i]
+      gprios[#gids] = p
+    end
+  end
+  if #gids > 0 then
+    groups_lib().push(gids, gnames, gprios, front)
+    -- the ungrouped jobs take part in the round robin as soon as groups exist
+    if #plain == 0 and ready_count_ungrouped() > 0 then groups_lib().back('') end
+  end
+  if #plain > 0 then
+    ungrouped_push(plain, front, anyPrio and plainPrios or 0)
+    if groups_used() then groups_lib().back('') end
+  end
+end
+
+-- ready_set_groups(ids, groups): record the group of jobs not ready yet (add's delayed jobs).
+local function ready_set_groups(ids, groups)
+  groups_lib().assign(ids, groups)
 end
 
 -- plain_take(count): take up to `count` jobs of priority 0, the front first: their entries,
@@ -177,9 +233,9 @@ local function prio_take(count, into)
   end
 end
 
--- ready_take(count): take up to `count` ready jobs, the one that runs first first: their
--- entries, or false when none is ready.
-local function ready_take(count)
+-- ungrouped_take(count): take up to `count` ready jobs without a group, the one that runs
+-- first first: their entries, or false when none is ready.
+local function ungrouped_take(count)
   local entries = plain_take(count)
   local rest = tonumber(count) - (entries and #entries or 0)
   if rest > 0 then
@@ -190,9 +246,19 @@ local function ready_take(count)
   return entries
 end
 
+-- ready_take(count, now): take up to `count` ready jobs: their entries, or false when none
+-- is ready. Without groups, the ungrouped order (priority 0 first, then prioritized); with
+-- groups, round robin over the groups that can run at `now` and the ungrouped jobs (one
+-- more participant), each in its own order (see group_take).
+local function ready_take(count, now)
+  if not groups_used() then return ungrouped_take(count) end
+  return groups_lib().take(tonumber(count), now, ungrouped_take)
+end
+
 -- ready_remove(id): take the job `id` out of ready; the number of its entries removed
--- (O(log N) for a job of priority > 0; O(N) in the jobs of priority 0 ready).
+-- (O(log N) for a job of priority > 0 or of a group; O(N) in the jobs of priority 0 ready).
 local function ready_remove(id)
+  if groups_used() and groups_lib().remove(id) == 1 then return 1 end
   if redis.call('ZREM', READY_PRIORITIZED, id) == 1 then return 1 end
   return redis.call('LREM', READY_WAIT, 0, id)
 end
@@ -203,6 +269,10 @@ end
 local function ready_move(id, priority)
   local old = tonumber(redis.call('HGET', READY_PRIORITY, id)) or 0
   if old == priority then
+    if groups_used() then
+      local waits = groups_lib().waiting(id)
+      if waits ~= nil then return waits and 1 or 0 end
+    end
     if old ~= 0 then return redis.call('ZSCORE', READY_PRIORITIZED, id) and 1 or 0 end
     return redis.call('LPOS', READY_WAIT, id) and 1 or 0
   end
@@ -214,18 +284,23 @@ end
 
 -- ready_count(): how many jobs are ready.
 local function ready_count()
-  return redis.call('LLEN', READY_WAIT) + redis.call('ZCARD', READY_PRIORITIZED)
+  return redis.call('LLEN', READY_WAIT) + redis.call('ZCARD', READY_PRIORITIZED) + redis.call('ZCARD', G.wait)
 end
 
--- ready_next(): the entry of the job that runs next, or false when none is ready.
+-- ready_next(): the entry of the ungrouped job that runs next, else of the first grouped job
+-- waiting (by group name), or false when none is ready.
 local function ready_next()
   local e = redis.call('LINDEX', READY_WAIT, -1)
   if e then return e end
-  return redis.call('ZRANGE', READY_PRIORITIZED, 0, 0)[1] or false
+  e = redis.call('ZRANGE', READY_PRIORITIZED, 0, 0)[1]
+  if e then return e end
+  local m = redis.call('ZRANGE', G.wait, 0, 0)[1]
+  return m and groups_lib().member_id(m) or false
 end
 
--- ready_page(from, size): up to `size` entries, in the order they run after skipping the
--- first `from`, returned reversed (the one that runs first last), for a page-by-page read.
+-- ready_page(from, size): up to `size` entries, after skipping the first `from`, returned
+-- reversed (the one that runs first last), for a page-by-page read: the ungrouped jobs in the
+-- order they run, then the ids of the grouped ones (by group, each group in its order).
 local function ready_page(from, size)
   local len = redis.call('LLEN', READY_WAIT)
   local page = {}
@@ -234,6 +309,12 @@ local function ready_page(from, size)
   if rest <= 0 then return page end
   local skip = from > len and from - len or 0
   local more = redis.call('ZRANGE', READY_PRIORITIZED, skip, skip + rest - 1)
+  if #more < rest and groups_used() then
+    local gskip = math.max(skip - redis.call('ZCARD', READY_PRIORITIZED), 0)
+    for _, m in ipairs(redis.call('ZRANGE', G.wait, gskip, gskip + rest - #more - 1)) do
+      more[#more + 1] = groups_lib().member_id(m)
+    end
+  end
   if #more == 0 then return page end
   local out = {}
   for i = #more, 1, -1 do out[#out + 1] = more[i] end
@@ -248,7 +329,8 @@ end
 
 -- ready_wake_if_any(): ready_wake() when a job is ready.
 local function ready_wake_if_any()
-  if redis.call('LLEN', READY_WAIT) > 0 or redis.call('ZCARD', READY_PRIORITIZED) > 0 then
+  if redis.call('LLEN', READY_WAIT) > 0 or redis.call('ZCARD', READY_PRIORITIZED) > 0
+    or (groups_used() and redis.call('ZCARD', G.ready) > 0) then
     redis.call('ZADD', READY_MARKER, '0', '0')
   end
 end
@@ -285,10 +367,15 @@ local function delayed_scan(cursor, count)
   return redis.call('ZSCAN', READY_DELAYED, cursor, 'COUNT', count)
 end
 
--- delayed_due_in(now): ms from `now` until the soonest delayed job is due (0 when one is
--- due already), or false when none is delayed.
+-- delayed_due_in(now): ms from `now` until the soonest delayed job is due, or a group held
+-- by its rate window may run again (0 when one is due already), or false when none is.
 local function delayed_due_in(now)
   local first = redis.call('ZRANGE', READY_DELAYED, 0, 0, 'WITHSCORES')
+  if groups_used() then
+    -- a group held by its rate window is due when the window ends
+    local held = redis.call('ZRANGE', G.held, 0, 0, 'WITHSCORES')
+    if held[2] and (not first[2] or tonumber(held[2]) < tonumber(first[2])) then first = held end
+  end
   if not first[2] then return false end
   local d = tonumber(first[2]) - now
   if d < 0 then d = 0 end
@@ -321,6 +408,11 @@ local function ready_drain(limit)
     if bar then got[i] = string.sub(e, 1, bar - 1) end
   end
   if #got < tonumber(limit) then prio_take(tonumber(limit) - #got, got) end
+  if groups_used() then
+    if #got < tonumber(limit) then groups_lib().drain(tonumber(limit) - #got, got) end
+    -- the ungrouped jobs leave the round robin once none is left
+    if ready_count_ungrouped() == 0 then redis.call('ZREM', G.ready, '') end
+  end
   return got
 end
 
@@ -338,4 +430,43 @@ end
 -- zset_page in lua/include/zset-page.lua (include it before this file).
 local function delayed_page(after, count, rev)
   return zset_page(READY_DELAYED, after, count, rev)
+end
+
+
+-- ready_left(ids, forget): the jobs `ids` left active (each exactly once, the caller removed
+-- them from active): their groups' slots are free (see group_left); `forget` when they finished.
+local function ready_left(ids, forget)
+  if #ids > 0 and groups_used() then groups_lib().left(ids, forget) end
+end
+
+-- ready_forget(ids): the finished jobs `ids`, in no state of ready, lose what ready kept of them.
+local function ready_forget(ids)
+  if #ids > 0 and groups_used() then groups_lib().forget(ids) end
+end
+
+-- ready_groups_of(ids): the group of each job ('' for none; for verify).
+local function ready_groups_of(ids)
+  if not groups_used() then
+    local out = {}
+    for i = 1, #ids do out[i] = '' end
+    return out
+  end
+  return groups_lib().of(ids)
+end
+
+-- ready_group_counts(cursor, count): one HSCAN page of the groups' active counts, for verify:
+-- {next cursor, {group, count, …}}.
+local function ready_group_counts(cursor, count)
+  local page = redis.call('HSCAN', G.state, cursor, 'MATCH', 'a\0*', 'COUNT', count)
+  local out = {}
+  for i = 1, #page[2], 2 do
+    out[i] = string.sub(page[2][i], 3)
+    out[i + 1] = page[2][i + 1]
+  end
+  return {page[1], out}
+end
+
+-- ready_group_stats(top): the number of groups and the `top` busiest (see group_stats).
+local function ready_group_stats(top)
+  return groups_lib().stats(top)
 end

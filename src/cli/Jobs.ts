@@ -14,6 +14,7 @@ import type { JobControl } from "../engine/queue/QueueApi.ts"
 import { type Retention, resolveRetention } from "../engine/queue/Retention.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
+import { groupCommands } from "./Groups.ts"
 import { limitCommands } from "./Limits.ts"
 import {
   type CliFailure,
@@ -155,6 +156,7 @@ export interface CommandGroup {
   readonly setJob: (job: Effect.Effect<ExitCodeValue, CliFailure>) => void
 }
 
+/** `job`, `cancel`, `pause`, `resume`, `limits` (Limits.ts) and `groups` (Groups.ts) of one queue. */
 /** Flags of `leaseq retention`. */
 export interface RetentionFlags extends JobFlags {
   /** The policy to store, as JSON. */
@@ -235,6 +237,7 @@ export const jobCommands = ({ program, io, url, setJob }: CommandGroup): void =>
   pause.action(() => setJob(url(pause.opts(), (u) => runPause(io, u, "pause", pause.opts()))))
   const resume = queueCommand("resume", "hand out jobs again after pause, waking idle workers")
   resume.action(() => setJob(url(resume.opts(), (u) => runPause(io, u, "resume", resume.opts()))))
+  groupCommands({ program, io, url, setJob })
   limitCommands({ program, io, url, setJob })
   retentionCommand({ program, io, url, setJob })
 }

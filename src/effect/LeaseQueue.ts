@@ -31,6 +31,7 @@ import {
   type LayoutInput,
   makeQueue,
 } from "../engine/partition/Queue.ts"
+import { setGroupLimitsOn } from "../engine/queue/Groups.ts"
 import type { BulkJob } from "../engine/queue/Job.ts"
 import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { ManualProcessing, ReservedJob } from "../engine/queue/Manual.ts"
@@ -237,6 +238,10 @@ export const make = <A = unknown, Out = unknown>(
       unschedule: core.schedules.unschedule,
       schedules: schedulesWith(core.schedules, codec.decode),
       ...opsMembers(core.ops, codec),
+      setGroupLimits: (group, limits) => setGroupLimitsOn(core.groupControl, group, limits),
+      pauseGroup: core.groupControl.pauseGroup,
+      resumeGroup: core.groupControl.resumeGroup,
+      groups: core.groupControl.groups,
       ...manualMembers(core.manual, codec),
       [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }

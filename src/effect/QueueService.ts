@@ -19,6 +19,7 @@ import type {
 import type { RateLimit } from "../engine/model/Flow.ts"
 import type { WorkerInfo } from "../engine/model/Registry.ts"
 import type { AnyQueue, AnyQueueStats } from "../engine/partition/Queue.ts"
+import type { GroupLimits, GroupPage } from "../engine/queue/Groups.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import type { ControlError } from "../engine/queue/JobControl.ts"
@@ -170,6 +171,20 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
   readonly unschedule: (name: string) => Effect.Effect<boolean, ControlError>
   /** The schedules, soonest next run first, each with `nextRunAt` (ms, Redis clock). */
   readonly schedules: Effect.Effect<ReadonlyArray<ScheduleInfo<A>>, ControlError | InvalidPayload>
+  /** `(limits)`: the default of every group; `(group, limits)`: one group's own (replaces the default); null clears. */
+  readonly setGroupLimits: (
+    group: string | GroupLimits | null,
+    limits?: GroupLimits | null,
+  ) => Effect.Effect<void, ControlError>
+  /** Lease none of `group`'s jobs until resumed (its running jobs go on); false when paused already. O(log N). */
+  readonly pauseGroup: (group: string) => Effect.Effect<boolean, ControlError>
+  /** Serve `group` again, waking idle workers; false when it was not paused. O(log N). */
+  readonly resumeGroup: (group: string) => Effect.Effect<boolean, ControlError>
+  /** A page of the groups in name order (waiting, active, paused, own limits), from `cursor`; `count` default 100. */
+  readonly groups: (options?: {
+    readonly cursor?: string
+    readonly count?: number
+  }) => Effect.Effect<GroupPage, ControlError>
   /**
    * At most `max` jobs leased per `perMs` ms (Redis clock), by all workers together; null
    * clears it. Partitioned: per partition. Bad input fails with InvalidOptions, writes nothing. O(1).

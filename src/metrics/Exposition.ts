@@ -129,6 +129,12 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
       labelNames: ["queue"],
       registers,
     }),
+    groups: new Gauge({
+      name: "leaseq_groups",
+      help: "Groups of the queue (add's group option) with jobs waiting or active, own limits, or paused; no label per group (the busiest are in the dashboard).",
+      labelNames: ["queue"],
+      registers,
+    }),
     oldest: new Gauge({
       name: "leaseq_oldest_waiting_age_seconds",
       help: "Age of the job that will run next (0 when none waits).",
@@ -158,6 +164,7 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
     gauges.expired.set({ queue }, s.expired)
     gauges.workers.set({ queue }, s.workers)
     gauges.paused.set({ queue }, s.paused ? 1 : 0)
+    gauges.groups.set({ queue }, s.groups)
     gauges.oldest.set({ queue }, s.oldestWaitingAgeMs / 1000)
     for (const [counter, pick] of counters) counter.inc({ queue }, pick(s))
     flow(s)

@@ -1,7 +1,7 @@
 /**
  * The operator's calls of the Promise face's {@link Queue} (`Queue` extends this class):
  * list jobs by state, drain, clean, obliterate, and promote, reschedule, retry or update
- * one job. Its base is `Scheduling` (the schedule calls). Each adapts the engine's `QueueOps` (src/engine/queue/OpsApi.ts).
+ * one job. Its bases are `Grouping` (the group calls) and `Scheduling` (the schedule calls). Each adapts the engine's `QueueOps` (src/engine/queue/OpsApi.ts).
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -16,7 +16,7 @@ import type {
   ListState,
   MovedFrom,
 } from "../engine/queue/OpsApi.ts"
-import { Scheduling } from "./Scheduling.ts"
+import { Grouping } from "./Grouping.ts"
 
 export type {
   CleanResult,
@@ -43,7 +43,7 @@ const parsedPage = <T>(page: JobPage): JobPage<T> => ({
 })
 
 /** The operator's calls (and, from its base, the schedule calls); `T` is the payload type. See docs/operations.md. */
-export abstract class QueueOperations<T> extends Scheduling<T> {
+export abstract class QueueOperations<T> extends Grouping<T> {
   /** @internal The payload as JSON text, checked against the queue's `maxPayloadBytes`. */
   protected abstract encodeText(field: string, payload: unknown): Checked<string, InvalidPayload>
 

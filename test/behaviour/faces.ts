@@ -10,6 +10,7 @@ import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
 import type { QueueStats } from "../../src/engine/calls/Commands.ts"
 import type { VerifyOptions, VerifyResult } from "../../src/engine/calls/Verify.ts"
 import type { FinishedJob } from "../../src/engine/events/QueueEvents.ts"
+import type { GroupLimits, GroupPage } from "../../src/engine/queue/Groups.ts"
 import type { Job, JobOptions } from "../../src/engine/queue/Job.ts"
 import type { JobInfo } from "../../src/engine/queue/JobCommands.ts"
 import type { FailOptions, ReservedJob } from "../../src/engine/queue/Manual.ts"
@@ -38,6 +39,14 @@ export interface OpsAdapter {
   readonly drain: (options?: { readonly delayed?: boolean }) => Promise<DrainResult>
   readonly clean: (state: CleanState, options?: { readonly olderThanMs?: number }) => Promise<CleanResult>
   readonly obliterate: (options?: { readonly force?: boolean }) => Promise<{ readonly active: number }>
+}
+
+/** The group calls of a queue, the same for both faces (docs/flow-control.md). */
+export interface GroupsAdapter {
+  readonly setGroupLimits: (group: string | GroupLimits | null, limits?: GroupLimits | null) => Promise<void>
+  readonly pauseGroup: (group: string) => Promise<boolean>
+  readonly resumeGroup: (group: string) => Promise<boolean>
+  readonly groups: (options?: { readonly cursor?: string; readonly count?: number }) => Promise<GroupPage>
 }
 
 /** A payload of the suite. */
@@ -121,6 +130,8 @@ export interface QueueAdapter {
   readonly unschedule: (name: string) => Promise<boolean>
   /** The operator's calls (docs/operations.md), as each face offers them. */
   readonly ops: OpsAdapter
+  /** The group calls, as each face offers them. */
+  readonly groups: GroupsAdapter
   readonly setRetention: (policy: unknown) => Promise<void>
   readonly retention: () => Promise<Retention>
   readonly worker: (plan: (job: Job<Payload>) => Plan, options?: WorkerOpts) => Promise<WorkerAdapter>
@@ -195,6 +206,12 @@ export const promiseFace: Face = {
       schedule: (s, when, payload) => queue.schedule(s, when, { payload }),
       schedules: () => queue.schedules(),
       unschedule: (s) => queue.unschedule(s),
+      groups: {
+        setGroupLimits: (g, l) => queue.setGroupLimits(g, l),
+        pauseGroup: (g) => queue.pauseGroup(g),
+        resumeGroup: (g) => queue.resumeGroup(g),
+        groups: (o) => queue.groups(o),
+      },
       ops: {
         getJobs: (s, o) => queue.getJobs(s, o),
         promote: (id) => queue.promote(id),
@@ -321,6 +338,12 @@ export const effectFace: Face = {
       schedule: (s, when, payload) => failureOnly(queue.schedule(s, when, { payload })),
       schedules: () => failureOnly(queue.schedules),
       unschedule: (s) => failureOnly(queue.unschedule(s)),
+      groups: {
+        setGroupLimits: (g, l) => failureOnly(queue.setGroupLimits(g, l)),
+        pauseGroup: (g) => failureOnly(queue.pauseGroup(g)),
+        resumeGroup: (g) => failureOnly(queue.resumeGroup(g)),
+        groups: (o) => failureOnly(queue.groups(o)),
+      },
       ops: {
         getJobs: (s, o) => failureOnly(queue.getJobs(s, o)),
         promote: (id) => failureOnly(queue.promote(id)),

@@ -366,6 +366,19 @@ describe("the dashboard in Chromium", () => {
     expect(await page.$("#cancel-job")).toBeNull()
   })
 
+  it("the queue page names the groups with the most jobs waiting, and how many groups there are", async () => {
+    const q = newQueue()
+    await q.addBulk([
+      ...Array.from({ length: 3 }, () => ({ payload: {}, options: { group: "tenant-big" } })),
+      { payload: {}, options: { group: "tenant-small" } },
+    ])
+    const page = await open(`#/queue/${q.name}`)
+    await page.waitForSelector("#groups tbody tr")
+    const rows = await page.$$eval("#groups tbody tr", (trs) => trs.map((tr) => tr.textContent))
+    expect(rows).toEqual(["tenant-big3", "tenant-small1"])
+    expect(await page.$$eval("h3", (hs) => hs.map((h) => h.textContent))).toContain("Groups (2): the most jobs waiting")
+  })
+
   it("pause from the queue page stops a worker taking jobs until resume", async () => {
     const q = newQueue()
     const done: string[] = []

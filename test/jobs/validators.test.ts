@@ -37,6 +37,7 @@ describe("validators return errors as values", () => {
         timeoutMs: 0,
         priority: 0,
         lifo: false,
+        group: "",
       }),
     )
   })

@@ -14,7 +14,7 @@ const shared = sharedClients()
 const include = (file: string) => readFileSync(new URL(`../../lua/include/${file}.lua`, import.meta.url), "utf8")
 
 /** The include, then: call the function ARGV[1] with the JSON-decoded arguments ARGV[2]. */
-const source = `${include("ready")}
+const source = `${include("ready").replace("--!include groups", () => include("groups"))}
 local fns = {
   ready_push = ready_push, ready_take = ready_take, ready_remove = ready_remove, ready_count = ready_count,
   ready_next = ready_next, ready_page = ready_page, ready_wake_if_any = ready_wake_if_any, ready_move = ready_move,

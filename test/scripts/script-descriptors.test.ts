@@ -244,6 +244,10 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   reschedule: { input: { requestId: "r", id: "a", delayMs: 10 }, groups: 0 },
   jobRetry: { input: { requestId: "r", id: "a" }, groups: 0 },
   updatePayload: { input: { requestId: "r", id: "a", payload: "1" }, groups: 0 },
+  groupLimits: { input: { group: "g", limits: { concurrency: 1 } }, groups: 0 },
+  groupPause: { input: { group: "g", pause: true }, groups: 0 },
+  groupList: { input: { after: "", count: 10 }, groups: 0 },
+  verifyGroups: { input: { cursor: "0", count: 10 }, groups: 0 },
 }
 
 describe("a call's ARGV", () => {
@@ -319,10 +323,13 @@ describe("reply decoders", () => {
       1469918176385 + 50,
       "1",
       2,
+      4,
+      ["t1", "7"],
       "added",
       "6",
     ])
     expect(r).toMatchObject({ waiting: 3, active: 1, delayed: 2, oldestWaitingAgeMs: 50, layout: "1", workers: 2 })
+    expect(r).toMatchObject({ groups: 4, busiestGroups: [{ group: "t1", waiting: 7 }] })
     expect(r.counters).toMatchObject({ added: 6, completed: 0 })
   })
 

@@ -24,7 +24,7 @@ const include = (file: string) => readFileSync(new URL(`../../lua/include/${file
 const source = `${include("dedupe")}
 ${include("dead")}
 ${include("zset-page")}
-${include("ready")}
+${include("ready").replace("--!include groups", () => include("groups"))}
 ${include("finish")}
 ${include("job-state")}
 local job = {
@@ -42,6 +42,7 @@ local fns = {
     local page, last, ended = delayed_page(after, count, rev)
     return {page, last or {}, ended and 1 or 0}
   end,
+  ready_left = ready_left, ready_forget = ready_forget,
   dead_targets = function() return dead_targets(KEYS[1]) end,
   dead_reply = function(count, missing) return dead_reply(KEYS[1], count, missing) end,
   retain_jobs = function(now, ids, results) return retain_jobs(job, now, ids, results) end,

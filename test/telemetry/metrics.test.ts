@@ -126,6 +126,23 @@ describe("metricsHandler", () => {
     expect(sample(await handler.render(), "leaseq_paused", l)).toBe(0)
   })
 
+  it("counts the queue's groups (leaseq_groups), with no label per group", async () => {
+    const prefix = "lqmx9"
+    const q = await queueWith(prefix, 0, 0)
+    await q.add({ i: 1 }, { group: "tenant-1" })
+    await q.add({ i: 2 }, { group: "tenant-2" })
+    await q.add({ i: 3 }, { group: "tenant-2" })
+    const handler = metricsHandler({ connection: redisUrl(), prefix, cacheMs: 0 })
+    onCleanup(() => handler.close())
+    const text = await handler.render()
+    expect(sample(text, "leaseq_groups", `queue="${q.name}"`)).toBe(2)
+    expect(text).not.toContain("tenant-")
+    expect((await q.stats()).busiestGroups).toEqual([
+      { group: "tenant-2", waiting: 2 },
+      { group: "tenant-1", waiting: 1 },
+    ])
+  })
+
   it("serves one reading to every scrape within cacheMs, and a fresh one after", async () => {
     const prefix = "lqmx2"
     const q = await queueWith(prefix, 1, 0)

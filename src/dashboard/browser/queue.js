@@ -132,6 +132,22 @@ const pills = (s) =>
   )
 
 /**
+ * The queue's groups (add's `group`): how many, and the busiest five (none without groups).
+ * @param {QueueView["stats"]} s
+ */
+const groupsSection = (s) =>
+  s.groups
+    ? [
+        el("h3", { text: `Groups (${s.groups}): the most jobs waiting` }),
+        table(
+          "groups",
+          [["group"], ["waiting", "num"]],
+          (s.busiestGroups ?? []).map((g) => el("tr", {}, cell(g.group), cell(g.waiting, "num"))),
+        ),
+      ]
+    : []
+
+/**
  * The workers, feed and delayed jobs of `d`.
  * @param {QueueView} d
  */
@@ -164,6 +180,7 @@ const lists = (d) => {
       ),
     ),
     ...deadSection(d),
+    ...groupsSection(d.stats),
     el("h3", { text: `Delayed (${d.delayed.total})` }),
     table(
       "delayed",

@@ -29,6 +29,10 @@ export interface Stats {
   readonly workers: number
   readonly oldestWaitingAgeMs: number
   readonly counters: Counters
+  /** Groups known (add's `group`); 0 without groups. */
+  readonly groups?: number
+  /** The (at most 5) groups with the most jobs waiting, the busiest first. */
+  readonly busiestGroups?: ReadonlyArray<{ readonly group: string; readonly waiting: number }>
 }
 
 /** The overview: every queue under the prefix. */

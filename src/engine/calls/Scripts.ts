@@ -10,6 +10,7 @@
 
 import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
+import { groupLimits, groupList, groupPause } from "../scripts/GroupScripts.ts"
 import {
   cancel,
   changePriority,
@@ -35,7 +36,7 @@ import { deadPeek, jobPeek } from "../scripts/PeekScripts.ts"
 import { workerLeave, workers } from "../scripts/RegistryScripts.ts"
 import { schedule, schedules, tick, unschedule } from "../scripts/ScheduleScripts.ts"
 import { sweep } from "../scripts/SweepScripts.ts"
-import { verifyHash, verifyOrphans, verifySet, verifyWait } from "../scripts/VerifyScripts.ts"
+import { verifyGroups, verifyHash, verifyOrphans, verifySet, verifyWait } from "../scripts/VerifyScripts.ts"
 import { delayedList, leases } from "../scripts/ViewScripts.ts"
 
 export { defineScript, type Script, type ScriptDef } from "../scripts/Script.ts"
@@ -84,6 +85,10 @@ export const Scripts = {
   reschedule,
   jobRetry,
   updatePayload,
+  groupLimits,
+  groupPause,
+  groupList,
+  verifyGroups,
 } as const
 
 /** The name of a script. */

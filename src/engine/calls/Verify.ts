@@ -134,6 +134,8 @@ const checkSets = <E>(call: ScriptCall<E>, pageSize: number, tally: Tally) =>
   Effect.gen(function* () {
     let entries = 0
     let duplicates = 0
+    // the active jobs of each group, counted in active
+    const groupActive = new Map<string, number>()
     for (const set of VERIFY_SETS) {
       let cursor = "0"
       do {
@@ -141,10 +143,11 @@ const checkSets = <E>(call: ScriptCall<E>, pageSize: number, tally: Tally) =>
         cursor = page.cursor
         entries += page.members
         duplicates += page.duplicates
+        for (const g of page.groups) groupActive.set(g, (groupActive.get(g) ?? 0) + 1)
         for (const line of page.lines) tally.report(line)
       } while (cursor !== "0")
     }
-    return { entries, duplicates }
+    return { entries, duplicates, groupActive }
   })
 
 /**
@@ -179,6 +182,28 @@ const scanHash = <E>(
     } while (cursor !== "0")
   })
 
+/** Each group's active count (kept by the scripts) against its jobs counted in active, and the totals. */
+const checkGroups = <E>(call: ScriptCall<E>, pageSize: number, counted: ReadonlyMap<string, number>, tally: Tally) =>
+  Effect.gen(function* () {
+    const stored = new Map<string, number>()
+    let cursor = "0"
+    do {
+      const page = yield* call(Scripts.verifyGroups, { cursor, count: pageSize })
+      cursor = page.cursor
+      for (const [g, n] of page.counts) stored.set(g, n)
+    } while (cursor !== "0")
+    let total = 0
+    let totalStored = 0
+    for (const g of new Set([...counted.keys(), ...stored.keys()])) {
+      const has = counted.get(g) ?? 0
+      const says = stored.get(g) ?? 0
+      total += has
+      totalStored += says
+      if (has !== says) tally.report(`group-active ${g} counts ${says} active but ${has} of its jobs are`)
+    }
+    if (total !== totalStored) tally.report(`group-active * the groups count ${totalStored} active, ${total} are`)
+  })
+
 /**
  * Report the candidates that are orphans for sure: a job promoted, retried or released
  * into wait after wait was read is not one. Reads wait again (only when there are
@@ -202,7 +227,8 @@ const confirmOrphans = <E>(call: ScriptCall<E>, pageSize: number, candidates: Re
  * Check one queue's invariants, page by page: every job id in exactly one of wait,
  * active, delayed, dead, done; every job has a payload (inline in its wait entry, or
  * in data) and every payload a job; a lease token exactly for the active jobs;
- * per-job fields (max, fails, lost, err, result) only for jobs that exist.
+ * per-job fields (max, fails, lost, err, result) only for jobs that exist; each group's
+ * active count (and their total) equal to its jobs in active.
  *
  * Cost: O(jobs) in total, in calls of O(pageSize) each; the caller holds the ids of
  * the waiting jobs. Approximate under concurrent change (see the module comment).
@@ -215,6 +241,7 @@ export const verifyQueue = <E>(
     const tally = makeTally(options.maxLines)
     const wait = yield* checkWait(call, options.pageSize, tally)
     const sets = yield* checkSets(call, options.pageSize, tally)
+    yield* checkGroups(call, options.pageSize, sets.groupActive, tally)
     const candidates = yield* checkHashes(call, options.pageSize, wait.waiting, tally)
     yield* confirmOrphans(call, options.pageSize, candidates, tally)
     return {

@@ -96,6 +96,20 @@ export interface QueueKeys {
   readonly schedules: string
   /** ZSET schedule name -> its next tick (ms, Redis clock): the sweep ticks the due ones. */
   readonly schedAt: string
+  /** ZSET (score 0) of the waiting jobs of every group: "<group>\0<order>\0<id>", read per group BYLEX (lua/include/groups.lua). */
+  readonly gwait: string
+  /** ZSET group -> round-robin turn, of the groups that can run now (ungrouped jobs are the member ""). */
+  readonly gready: string
+  /** ZSET group -> time (ms) its rate window ends, of the groups held back by their `max`/`perMs`. */
+  readonly gheld: string
+  /** HASH id -> "<group>\0<order>" of every job added with a group (until it finishes). */
+  readonly gjob: string
+  /** HASH per-group state: "a\0<g>" active count, "p\0<g>" paused, "c\0<g>" own limits ("c\0" the default), "w\0<g>" rate window, "seq". */
+  readonly gstate: string
+  /** ZSET (score 0) of the groups known (waiting or active jobs, own limits, paused), for `groups()` paging BYLEX. */
+  readonly gindex: string
+  /** ZSET group -> its jobs waiting (only groups with some): the busiest groups for stats and metrics. */
+  readonly gcount: string
   /** ZSET of the ready jobs of priority 1..1,000,000: id -> priority * 2^32 + sequence (see lua/include/ready.lua). */
   readonly prioritized: string
   /** HASH id -> priority, for each job whose priority is not 0 (deleted with its other fields). */
@@ -141,6 +155,13 @@ export const KEY_TYPES = {
   dkey: "hash",
   schedules: "hash",
   schedAt: "zset",
+  gwait: "zset",
+  gready: "zset",
+  gheld: "zset",
+  gjob: "hash",
+  gstate: "hash",
+  gindex: "zset",
+  gcount: "zset",
   prioritized: "zset",
   priority: "hash",
   rate: "list",
@@ -153,6 +174,9 @@ export type KeyName = keyof typeof KEY_TYPES
 /** The suffixes, in a fixed order (meta first). */
 export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
 
+/** The keys of fair groups (lua/include/groups.lua), the first of {@link READY_KEYS}. */
+const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gindex"] as const
+
 /**
  * The ready group: the keys of the jobs ready to run or delayed, and the wake-up marker.
  * Only `lua/include/ready.lua` reads or writes them. A script that moves jobs into or out
@@ -160,13 +184,7 @@ export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
  * header says `KEYS[i..] ready`), so the include finds them at the end of KEYS and a new
  * ordering rule adds its keys here without renumbering any script's own keys.
  */
-export const READY_KEYS = [
-  "wait",
-  "delayed",
-  "marker",
-  "prioritized",
-  "priority",
-] as const satisfies ReadonlyArray<KeyName>
+export const READY_KEYS = [...GROUP_KEYS, "wait", "delayed", "marker", "prioritized", "priority"] as const
 
 /**
  * The named groups a script header may declare as one line `KEYS[i..] <group>`: `ready`

@@ -4,7 +4,8 @@
  * Cluster a hot queue spreads over several masters.
  *
  * - `add` picks a partition: by the job's custom id, else its dedupe key, when it has
- *   one (so duplicates still meet in the same partition), else round robin.
+ *   one (so duplicates still meet in the same partition), else its group's (so a group's
+ *   limits hold across the queue), else round robin.
  * - `addBulk` validates every job first, then sends one call per partition it touches
  *   (atomic per partition, not across partitions).
  * - stats, sweeps, dead-letter calls and verify cover every partition.
@@ -18,6 +19,7 @@ import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../a
 import { type DeadHead, type DeadJob, lookups, type QueueStats, type ScriptFailure } from "../calls/Commands.ts"
 import type { QueueClosed } from "../model/Errors.ts"
 import { partitionName } from "../model/Keys.ts"
+import { makePartitionedGroups } from "../queue/Groups.ts"
 import { checkJobOptions } from "../queue/Job.ts"
 import { makePartitionedControl } from "../queue/JobControl.ts"
 import { makePartitionedOps } from "../queue/PartitionedOps.ts"
@@ -56,6 +58,9 @@ export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
     oldestWaitingAgeMs: Math.max(a.oldestWaitingAgeMs, b.oldestWaitingAgeMs),
     layout: a.layout ?? b.layout,
     paused: a.paused || b.paused,
+    // a group lives in one partition (see pick)
+    groups: a.groups + b.groups,
+    busiestGroups: [...a.busiestGroups, ...b.busiestGroups].sort((x, y) => y.waiting - x.waiting).slice(0, 5),
     // every partition has its own limits (set on each alike); the longest hold shows
     limits: { ...a.limits, heldMs: Math.max(a.limits.heldMs, b.limits.heldMs) },
     counters,
@@ -203,6 +208,9 @@ export const makePartitionedCore = (
     if (typeof id === "string" && id.length > 0) return partitionOfDedupeKey(id, partitions)
     const key = (options as { dedupeKey?: unknown } | undefined)?.dedupeKey ?? settings.defaultJobOptions.dedupeKey
     if (typeof key === "string" && key.length > 0) return partitionOfDedupeKey(key, partitions)
+    // a group's jobs meet in one partition, so its limits hold across the queue
+    const group = (options as { group?: unknown } | undefined)?.group ?? settings.defaultJobOptions.group
+    if (typeof group === "string" && group.length > 0) return partitionOfDedupeKey(group, partitions)
     next = (next + 1) % partitions
     return next
   }
@@ -244,6 +252,10 @@ export const makePartitionedCore = (
     ops: makePartitionedOps(
       name,
       parts.map((p) => p.ops),
+    ),
+    groupControl: makePartitionedGroups(
+      parts.map((p) => p.groupControl),
+      (group) => partitionOfDedupeKey(group, partitions),
     ),
     manual: makePartitionedManual(name, parts),
     markClosed: () => {

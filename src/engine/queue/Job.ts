@@ -7,6 +7,7 @@ import { checkJobBackoff, type JobBackoff } from "../model/Backoff.ts"
 import { InvalidOptions } from "../model/Errors.ts"
 import { checkCustomId, newJobId } from "../model/JobId.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
+import { checkOrder } from "./JobOrder.ts"
 
 export { newJobId } from "../model/JobId.ts"
 
@@ -42,6 +43,8 @@ interface JobOptionsBase {
    * instead of the back; a delayed job goes to the back when it becomes due. Default false.
    */
   readonly lifo?: boolean | undefined
+  /** The job's group (a tenant): groups are served round robin, each with its own limits (docs/flow-control.md). 1–128 characters, no NUL. Default none. */
+  readonly group?: string | undefined
   /** The job's own retry delays ({@link JobBackoff}) instead of the worker's backoff. Default: none. */
   readonly backoff?: JobBackoff | undefined
 }
@@ -105,6 +108,7 @@ const JOB_OPTION_KEYS = [
   "timeoutMs",
   "priority",
   "lifo",
+  "group",
   "backoff",
 ] as const
 
@@ -198,21 +202,6 @@ export const checkJobOptions = (
   }))
 }
 
-/** A job's `priority` (0 .. 1 000 000, default 0) and `lifo` (a boolean, default false); else the {@link InvalidOptions}. */
-const checkOrder = (
-  field: string,
-  given: Record<string, unknown>,
-  defaults: JobOptions,
-): Checked<{ readonly priority: number; readonly lifo: boolean }> => {
-  const priority = checkIntegerOr(`${field}.priority`, given.priority ?? defaults.priority, 0, Limits.priority)
-  if (Result.isFailure(priority)) return Result.fail(priority.failure)
-  const lifo = given.lifo ?? defaults.lifo ?? false
-  if (typeof lifo !== "boolean") {
-    return Result.fail(new InvalidOptions({ field: `${field}.lifo`, value: lifo, reason: "must be true or false" }))
-  }
-  return Result.succeed({ priority: priority.success, lifo })
-}
-
 /**
  * The dedupe key ("" for none) and how long it is held (`ttl`, or
  * {@link DEDUPE_UNTIL_FINISHED}) of a job's options; else the {@link InvalidOptions}.
@@ -264,6 +253,7 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   timeoutMs: options.timeoutMs,
   priority: options.priority,
   lifo: options.lifo,
+  ...(options.group === "" ? {} : { group: options.group }),
   ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
 })
 

@@ -21,6 +21,7 @@ import type { RateLimit } from "../model/Flow.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import type { WorkerInfo } from "../model/Registry.ts"
 import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
+import type { GroupLimits, GroupPage } from "../scripts/GroupScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
 import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
 import type { ManualProcessing } from "./Manual.ts"
@@ -58,6 +59,21 @@ export interface JobControl {
   readonly setRetention: (policy: unknown) => Effect.Effect<void, ControlError>
   /** The retention policy (of the first partition: every partition gets the same). */
   readonly retention: Effect.Effect<Retention, ControlError | RedisError>
+}
+
+/** The group calls of a queue (one or partitioned), as Effects. */
+export interface GroupControl {
+  /** Set (`limits`) or clear (null) the own limits of `group`, or the default of every group (`group` undefined). */
+  readonly setGroupLimits: (group: string | undefined, limits: GroupLimits | null) => Effect.Effect<void, ControlError>
+  /** Pause a group: none of its jobs is leased until resumed. True when it was not paused. */
+  readonly pauseGroup: (group: string) => Effect.Effect<boolean, ControlError>
+  /** Resume a paused group. True when it was paused. */
+  readonly resumeGroup: (group: string) => Effect.Effect<boolean, ControlError>
+  /** A page of the groups in name order, from `cursor` (a page's `cursor`; default the first), `count` (1–1000, default 100). */
+  readonly groups: (options?: {
+    readonly cursor?: string
+    readonly count?: number
+  }) => Effect.Effect<GroupPage, ControlError>
 }
 
 /** Stats of a queue: for a partitioned one, the sums, with each partition's own in `partitions` (index order). */
@@ -118,6 +134,8 @@ export interface QueueApi {
   readonly schedules: ScheduleControl
   /** List jobs by state; drain, clean, obliterate; promote, reschedule, retry, update one job (see `OpsApi.ts`). */
   readonly ops: QueueOps
+  /** Fair groups: limits, pause and resume a group, the list of groups (see `Groups.ts`). */
+  readonly groupControl: GroupControl
   /** Lease jobs and settle them by id and token, for a consumer that is not a Worker (see `Manual.ts`). */
   readonly manual: ManualProcessing
   /** Refuse every later call with {@link QueueClosed} (the face closes the connection). */

@@ -13,6 +13,7 @@ import { checkPrefix, DEFAULT_PREFIX, type QueueKeys, queueKeys } from "../model
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
 import { makeAdds, readOnly, unknownOutcome } from "./Adding.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
+import { makeGroupControl } from "./Groups.ts"
 import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions } from "./Job.ts"
 import { makeJobControl } from "./JobControl.ts"
 import { makeManual } from "./Manual.ts"
@@ -196,6 +197,7 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     control: makeJobControl({ name, keys, calls, isClosed }),
     schedules: makeSchedules(calls.client, keys, isClosed, settings.maxPayloadBytes),
     ops: makeQueueOps({ name, keys, calls, isClosed }),
+    groupControl: makeGroupControl({ name, keys, client: calls.client, isClosed }),
     manual: makeManual({ name, keys, calls, isClosed }),
     markClosed: () => {
       closed = true

@@ -12,6 +12,8 @@ export interface NewJob {
   readonly dedupeTtlMs: number
   /** The job's own timeout in ms (0 or absent: none, the worker's default applies). */
   readonly timeoutMs?: number | undefined
+  /** The job's group (absent or "": none). */
+  readonly group?: string | undefined
   /** 0 (the default, runs first) to 1 000 000: lower runs first. */
   readonly priority?: number | undefined
   /** A job ready at once goes to the front of its priority (default false: the back). */
@@ -72,6 +74,8 @@ export const add = defineScript({
         j.backoff ?? "",
       )
     }
+    // the groups, one per job, only when a job of the call has one (see lua/add.lua)
+    if (jobs.some((j) => j.group)) for (const j of jobs) args.push(j.group ?? "")
     return args
   },
   decode: (reply): Array<string> => list<string>(reply).slice(1),

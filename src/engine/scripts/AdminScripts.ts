@@ -26,6 +26,10 @@ export interface QueueStats {
   readonly layout: string | null
   /** True while the queue is paused (`pause()`): workers lease nothing until `resume()`. */
   readonly paused: boolean
+  /** Groups known (add's `group`: with jobs waiting or active, own limits, or paused); 0 without groups. */
+  readonly groups: number
+  /** The (at most 5) groups with the most jobs waiting, the busiest first (for a partitioned queue: over every partition). */
+  readonly busiestGroups: ReadonlyArray<{ readonly group: string; readonly waiting: number }>
   /** The queue-wide rate limit and concurrency cap (`setRateLimit`, `setConcurrency`) and a RateLimited hold. */
   readonly limits: FlowLimits
   /** Totals since the queue was created. */
@@ -108,7 +112,11 @@ const ulidTime = (id: string): number | undefined => {
 const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
   const r = list<number | string | null>(reply)
   const meta: Record<string, number> = {}
-  for (let i = 10; i + 1 < r.length; i += 2) meta[String(r[i])] = Number(r[i + 1])
+  for (let i = 12; i + 1 < r.length; i += 2) meta[String(r[i])] = Number(r[i + 1])
+  const busiest = list<string>(r[11])
+  const busiestGroups: Array<{ group: string; waiting: number }> = []
+  for (let i = 0; i + 1 < busiest.length; i += 2)
+    busiestGroups.push({ group: busiest[i]!, waiting: Number(busiest[i + 1]) })
   const oldest = typeof r[6] === "string" ? ulidTime(r[6]) : undefined
   const now = Number(r[7])
   return {
@@ -122,6 +130,8 @@ const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
     oldestWaitingAgeMs: oldest === undefined ? 0 : Math.max(0, now - oldest),
     layout: typeof r[8] === "string" ? r[8] : null,
     paused: meta.paused === 1,
+    groups: Number(r[10]),
+    busiestGroups,
     limits: flowLimitsOf(meta, now),
     counters: counters(meta),
   }

@@ -45,13 +45,12 @@ interface Line {
   readonly included: boolean
 }
 
-/** A line `--!include <name>` is replaced by `lua/include/<name>.lua`. */
-const expand = (source: string): ReadonlyArray<Line> =>
-  source.split("\n").flatMap((text): Line[] => {
+/** A line `--!include <name>` is replaced by `lua/include/<name>.lua` (itself expanded: ready includes groups). */
+const expand = (source: string, included = false): ReadonlyArray<Line> =>
+  source.split("\n").flatMap((text): ReadonlyArray<Line> => {
     const m = /^--!include ([a-z-]+)$/.exec(text)
-    if (!m) return [{ text, included: false }]
-    const include = readFileSync(new URL(`include/${m[1]}.lua`, dir), "utf8").replace(/\n$/, "")
-    return include.split("\n").map((line) => ({ text: line, included: true }))
+    if (!m) return [{ text, included }]
+    return expand(readFileSync(new URL(`include/${m[1]}.lua`, dir), "utf8").replace(/\n$/, ""), true)
   })
 
 /** A `--[[ … ]]` comment (a script's header). */

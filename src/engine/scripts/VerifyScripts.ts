@@ -74,9 +74,17 @@ export const verifySet = defineScript({
     i.cursor,
     i.count,
   ],
-  decode: (reply): ScanPage & { readonly members: number; readonly duplicates: number } => {
+  decode: (
+    reply,
+  ): ScanPage & { readonly members: number; readonly duplicates: number; readonly groups: ReadonlyArray<string> } => {
     const r = list(reply)
-    return { cursor: String(r[0]), members: Number(r[1]), duplicates: Number(r[2]), lines: r.slice(3).map(String) }
+    return {
+      cursor: String(r[0]),
+      members: Number(r[1]),
+      duplicates: Number(r[2]),
+      groups: list(r[3]).map(String),
+      lines: r.slice(4).map(String),
+    }
   },
 })
 
@@ -122,4 +130,18 @@ export const verifyOrphans = defineScript({
   rest: ["id"],
   args: (ids: ReadonlyArray<string>): Argv => [LAYOUT_VERSION, ...ids],
   decode: (reply): ReadonlyArray<string> => list(reply).slice(1).map(String),
+})
+
+/** `verify-groups`: an HSCAN page of the groups' active counts. */
+export const verifyGroups = defineScript({
+  name: "verify-groups",
+  keys: ["meta", ...READY_KEYS],
+  argv: ["layout", "cursor", "count"],
+  args: (i: { readonly cursor: string; readonly count: number }): Argv => [LAYOUT_VERSION, i.cursor, i.count],
+  decode: (reply): { readonly cursor: string; readonly counts: ReadonlyArray<readonly [string, number]> } => {
+    const r = list(reply)
+    const counts: Array<readonly [string, number]> = []
+    for (let i = 1; i + 1 < r.length; i += 2) counts.push([String(r[i]), Number(r[i + 1])])
+    return { cursor: String(r[0]), counts }
+  },
 })

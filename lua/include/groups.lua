@@ -1,0 +1,402 @@
+-- groups: fair groups (add's `group` option), the part of ready.lua (which includes this file
+-- after naming its keys in the table G) that holds the ready jobs of groups. No other file
+-- calls these functions but ready.lua and the group scripts (group-limits, group-pause,
+-- group-list), through ready.lua.
+--
+--   G.wait   ZSET  score 0, "<group>\0<order>\0<id>" per waiting grouped job: a group's jobs
+--                  in order read BYLEX; <order> is 23 digits: the job's priority (7, lower runs
+--                  first), then "0" front (released, reclaimed: they run next among their
+--                  priority) before "1" back, then a sequence (15; push order, kept in state)
+--   G.ready  ZSET  participant -> turn: the groups that can run now (jobs waiting, not paused,
+--                  under their concurrency, not held), and "" for the ungrouped jobs while any
+--                  grouped one exists. Reserve serves the lowest turns first and puts each
+--                  participant it served at the back (highest turn + 1): a round robin
+--   G.held   ZSET  group -> time (ms, Redis clock) its rate window ends: out of G.ready till then
+--   G.job    HASH  id -> "<group>\0<order>" of each job added with a group, while it exists
+--   G.state  HASH  "a\0<g>" jobs active (a 0 stays while the group has jobs waiting), "p\0<g>"
+--                  paused, "c\0<g>" own limits and "c\0" the default ("<concurrency>|<max>|<perMs>", "" for none), "w\0<g>" rate window
+--                  "<start>|<leased>", "seq" the order sequence
+--   G.index  ZSET  score 0, every group with jobs waiting or active, own limits or paused
+--   G.count  ZSET  group -> its jobs waiting, for the groups with any (the busiest first: metrics)
+-- Group names are 1..128 bytes without "\0" (checked by the client). A queue that never saw
+-- a group has no G.job key: the one EXISTS of groups_used() per call is all it pays.
+
+local g_used = nil
+-- groups_used(): true when a job with a group exists (read once per call).
+local function groups_used()
+  if g_used == nil then g_used = redis.call('EXISTS', G.job) == 1 end
+  return g_used
+end
+
+local GL = nil
+-- groups_lib(): the group functions, built once per call and only when a script reaches a
+-- group (a queue without groups never builds them: a Lua main chunk holds at most 200 locals,
+-- and these are one local there).
+local function groups_lib()
+  if GL then return GL end
+
+  -- group_limits(own, default): concurrency, max, perMs (false for none) of a group.
+  local function group_limits(own, default)
+    local spec = own or default
+    if not spec then return false, false, false end
+    local _, _, c, m, p = string.find(spec, '^(%d*)|(%d*)|(%d*)$')
+    return tonumber(c) or false, tonumber(m) or false, tonumber(p) or false
+  end
+
+  -- group_waits(g): true when the group has a job waiting.
+  local function group_waits(g)
+    return #redis.call('ZRANGE', G.wait, '[' .. g .. '\0', '(' .. g .. '\1', 'BYLEX', 'LIMIT', 0, 1) > 0
+  end
+
+  -- group_back(member): put `member` at the back of the round robin (once: NX).
+  local function group_back(member)
+    local top = redis.call('ZRANGE', G.ready, -1, -1, 'WITHSCORES')
+    redis.call('ZADD', G.ready, 'NX', string.format('%d', (tonumber(top[2]) or 0) + 1), member)
+  end
+
+  -- group_arm(g, waits): make the group a participant of the round robin when it can run:
+  -- it has jobs waiting (`waits` true: known), is not paused, not held, under its concurrency.
+  -- True when it is one now.
+  local function group_arm(g, waits)
+    local st = redis.call('HMGET', G.state, 'p\0' .. g, 'a\0' .. g, 'c\0' .. g, 'c\0')
+    if st[1] then return false end
+    local conc = group_limits(st[3], st[4])
+    if conc and (tonumber(st[2]) or 0) >= conc then return false end
+    if redis.call('ZSCORE', G.held, g) then return false end
+    if not waits and not group_waits(g) then return false end
+    group_back(g)
+    return true
+  end
+
+  -- group_tidy(g): drop the group from the index when nothing is left of it.
+  local function group_tidy(g)
+    local st = redis.call('HMGET', G.state, 'a\0' .. g, 'p\0' .. g, 'c\0' .. g)
+    if (tonumber(st[1]) or 0) > 0 or st[2] or st[3] or group_waits(g) then return end
+    redis.call('ZREM', G.index, g)
+    redis.call('HDEL', G.state, 'w\0' .. g, 'a\0' .. g)
+  end
+
+  -- group_push(ids, groups, prios, front): make grouped jobs ready in their groups, at their
+  -- priority (prios[i]; see G.wait).
+  local function group_push(ids, groups, prios, front)
+    local n = #ids
+    local seq = redis.call('HINCRBY', G.state, 'seq', n) - n
+    local zargs, hargs, touched, list = {}, {}, {}, {}
+    local pushed = {}
+    for i, id in ipairs(ids) do
+      local s = seq + i
+      local order = front and string.format('%07d0%015d', prios[i], 1e15 - s) or string.format('%07d1%015d', prios[i], s)
+      local g = groups[i]
+      zargs[2 * i - 1], zargs[2 * i] = '0', g .. '\0' .. order .. '\0' .. id
+      hargs[2 * i - 1], hargs[2 * i] = id, g .. '\0' .. order
+      if not touched[g] then
+        touched[g] = true
+        list[#list + 1] = g
+      end
+      pushed[g] = (pushed[g] or 0) + 1
+    end
+    for i = 1, 2 * n, 500 do
+      local j = math.min(i + 499, 2 * n)
+      redis.call('ZADD', G.wait, unpack(zargs, i, j))
+      redis.call('HSET', G.job, unpack(hargs, i, j))
+    end
+    g_used = true
+    for _, g in ipairs(list) do
+      redis.call('ZADD', G.index, 'NX', 0, g)
+      redis.call('ZINCRBY', G.count, pushed[g], g)
+      group_arm(g, true)
+    end
+  end
+
+  -- group_counted(g, n): n of the group's waiting jobs left G.wait (leased or removed).
+  local function group_counted(g, n)
+    if tonumber(redis.call('ZINCRBY', G.count, -n, g)) <= 0 then redis.call('ZREM', G.count, g) end
+  end
+
+  -- group_member_id(m): the job id of a G.wait member.
+  local function group_member_id(m)
+    return string.sub(m, string.find(m, '\0', 1, true) + 25)
+  end
+
+  -- group_of(ids): the group of each job ('' for none), by one HMGET.
+  local function group_of(ids)
+    local out = {}
+    if #ids == 0 then return out end
+    local found = redis.call('HMGET', G.job, unpack(ids))
+    for i = 1, #ids do
+      local v = found[i]
+      out[i] = v and string.sub(v, 1, (string.find(v, '\0', 1, true) or #v + 1) - 1) or ''
+    end
+    return out
+  end
+
+  -- group_assign(ids, groups): record the group of jobs that are not ready yet (delayed).
+  local function group_assign(ids, groups)
+    local args = {}
+    for i, id in ipairs(ids) do
+      args[2 * i - 1], args[2 * i] = id, groups[i] .. '\0'
+      redis.call('ZADD', G.index, 'NX', 0, groups[i])
+    end
+    if #args > 0 then
+      redis.call('HSET', G.job, unpack(args))
+      g_used = true
+    end
+  end
+
+  -- group_serve(g, want, now): lease up to `want` jobs of the group g, within its limits: their
+  -- ids, and whether it stays in the round robin (jobs left, under its limits). A group that
+  -- reaches its rate window's max is held till the window ends.
+  local function group_serve(g, want, now)
+    local st = redis.call('HMGET', G.state, 'a\0' .. g, 'c\0' .. g, 'c\0', 'w\0' .. g)
+    local active = tonumber(st[1]) or 0
+    local conc, max, per = group_limits(st[2], st[3])
+    local cap = want
+    if conc and conc - active < cap then cap = conc - active end
+    local wstart, wcount = now, 0
+    if max and per then
+      local _, _, s, c = string.find(st[4] or '', '^(%d+)|(%d+)$')
+      if s and now < tonumber(s) + per then wstart, wcount = tonumber(s), tonumber(c) end
+      if max - wcount < cap then cap = max - wcount end
+    end
+    local ids = {}
+    if cap <= 0 then
+      if max and per and wcount >= max then redis.call('ZADD', G.held, string.format('%d', wstart + per), g) end
+      return ids, false
+    end
+    local members = redis.call('ZRANGE', G.wait, '[' .. g .. '\0', '(' .. g .. '\1', 'BYLEX', 'LIMIT', 0, cap + 1)
+    local more = #members > cap
+    if more then members[cap + 1] = nil end
+    local n = #members
+    if n == 0 then return ids, false end
+    redis.call('ZREM', G.wait, unpack(members))
+    group_counted(g, n)
+    for i, m in ipairs(members) do ids[i] = group_member_id(m) end
+    redis.call('HINCRBY', G.state, 'a\0' .. g, n)
+    if conc and active + n >= conc then more = false end
+    if max and per then
+      redis.call('HSET', G.state, 'w\0' .. g, string.format('%d|%d', wstart, wcount + n))
+      if wcount + n >= max then
+        redis.call('ZADD', G.held, string.format('%d', wstart + per), g)
+        more = false
+      end
+    end
+    return ids, more
+  end
+
+  -- group_unhold(now): groups whose rate window ended join the round robin again.
+  local function group_unhold(now)
+    local due = redis.call('ZRANGE', G.held, '-inf', now, 'BYSCORE', 'LIMIT', 0, 100)
+    if #due == 0 then return end
+    redis.call('ZREM', G.held, unpack(due))
+    for _, g in ipairs(due) do group_arm(g, false) end
+  end
+
+  -- group_take(count, now, plain_take): up to `count` ready jobs, round robin over the groups
+  -- that can run and the ungrouped jobs (taken with plain_take(n)), one share each per round:
+  -- floor(left / participants this round), at least 1, so one call serves many participants;
+  -- a participant a call did not reach keeps its turn and is served first by the next call.
+  local function group_take(count, now, plain_take)
+    group_unhold(now)
+    local out, n = {}, 0
+    while n < count do
+      local parts = redis.call('ZRANGE', G.ready, 0, count - n - 1)
+      if #parts == 0 then break end
+      local top = tonumber(redis.call('ZRANGE', G.ready, -1, -1, 'WITHSCORES')[2])
+      local share = math.max(1, math.floor((count - n) / #parts))
+      local again, drop = {}, {}
+      for _, p in ipairs(parts) do
+        if n >= count then break end
+        local want = math.min(share, count - n)
+        local got, more
+        if p == '' then
+          got = plain_take(want) or {}
+          more = #got == want
+        else
+          got, more = group_serve(p, want, now)
+        end
+        for _, e in ipairs(got) do
+          n = n + 1
+          out[n] = e
+        end
+        if more then
+          top = top + 1
+          again[#again + 1] = string.format('%d', top)
+          again[#again + 1] = p
+        else
+          drop[#drop + 1] = p
+        end
+      end
+      if #again > 0 then redis.call('ZADD', G.ready, 'XX', unpack(again)) end
+      if #drop > 0 then redis.call('ZREM', G.ready, unpack(drop)) end
+    end
+    if n == 0 then return false end
+    return out
+  end
+
+  -- group_left(ids, forget): the jobs `ids` just left active (each exactly once: the caller
+  -- removed them): their groups' active counts go down, and a group that can run again joins
+  -- the round robin (the marker is set). With `forget` (the job finished) its group is dropped.
+  local function group_left(ids, forget)
+    if #ids == 0 or not groups_used() then return end
+    local groups = group_of(ids)
+    local per, list, mine = {}, {}, {}
+    for i, g in ipairs(groups) do
+      if g ~= '' then
+        if not per[g] then
+          per[g] = 0
+          list[#list + 1] = g
+        end
+        per[g] = per[g] + 1
+        mine[#mine + 1] = ids[i]
+      end
+    end
+    if #mine == 0 then return end
+    if forget then redis.call('HDEL', G.job, unpack(mine)) end
+    local woke = false
+    for _, g in ipairs(list) do
+      -- a count down to 0 stays (one HDEL a job saved) until the group is tidied away
+      local a = redis.call('HINCRBY', G.state, 'a\0' .. g, -per[g])
+      if not redis.call('ZSCORE', G.ready, g) then
+        if group_arm(g, false) then
+          woke = true
+        elseif a <= 0 then
+          group_tidy(g)
+        end
+      end
+    end
+    if woke then redis.call('ZADD', G.marker, '0', '0') end
+  end
+
+  -- group_forget(ids): the finished jobs `ids` (not active) lose their group record.
+  local function group_forget(ids)
+    if #ids == 0 or not groups_used() then return end
+    redis.call('HDEL', G.job, unpack(ids))
+  end
+
+  -- group_remove(id): take the grouped job `id` out of its group's waiting jobs; 1 or 0.
+  local function group_remove(id)
+    if not groups_used() then return 0 end
+    local v = redis.call('HGET', G.job, id)
+    if not v then return 0 end
+    local removed = redis.call('ZREM', G.wait, v .. '\0' .. id)
+    if removed == 1 then
+      local g = string.sub(v, 1, string.find(v, '\0', 1, true) - 1)
+      group_counted(g, 1)
+      if not group_waits(g) then
+        redis.call('ZREM', G.ready, g)
+        group_tidy(g)
+      end
+    end
+    return removed
+  end
+
+  -- group_set_limits(g, spec): set (spec "<concurrency>|<max>|<perMs>") or clear (spec false)
+  -- the own limits of group g, or the default of every group (g ''). A group's own limits
+  -- replace the default; a new default reaches a group the next time it is served or one of
+  -- its jobs ends (no group is visited here).
+  local function group_set_limits(g, spec)
+    if spec then redis.call('HSET', G.state, 'c\0' .. g, spec) else redis.call('HDEL', G.state, 'c\0' .. g) end
+    if g == '' then return end
+    redis.call('ZADD', G.index, 'NX', 0, g)
+    redis.call('ZREM', G.ready, g)
+    redis.call('ZREM', G.held, g)
+    if group_arm(g, false) then redis.call('ZADD', G.marker, '0', '0') else group_tidy(g) end
+  end
+
+  -- group_pause(g, on): pause (on true) or resume the group g; true when that changed it.
+  local function group_pause(g, on)
+    if on then
+      if redis.call('HSETNX', G.state, 'p\0' .. g, '1') == 0 then return false end
+      redis.call('ZADD', G.index, 'NX', 0, g)
+      redis.call('ZREM', G.ready, g)
+      return true
+    end
+    if redis.call('HDEL', G.state, 'p\0' .. g) == 0 then return false end
+    if group_arm(g, false) then redis.call('ZADD', G.marker, '0', '0') else group_tidy(g) end
+    return true
+  end
+
+  -- group_page(after, count): up to `count` groups named after `after` ('' from the first), in
+  -- name order: {next ('' at the end), default limits, then per group: name, waiting, active,
+  -- paused (0/1), own limits ('' none)}. O(log N) per group.
+  local function group_page(after, count)
+    local from = after == '' and '-' or '(' .. after
+    local names = redis.call('ZRANGE', G.index, from, '+', 'BYLEX', 'LIMIT', 0, count)
+    local out = {#names == count and names[count] or '', redis.call('HGET', G.state, 'c\0') or ''}
+    for _, g in ipairs(names) do
+      local st = redis.call('HMGET', G.state, 'a\0' .. g, 'p\0' .. g, 'c\0' .. g)
+      out[#out + 1] = g
+      out[#out + 1] = tonumber(redis.call('ZSCORE', G.count, g)) or 0
+      out[#out + 1] = tonumber(st[1]) or 0
+      out[#out + 1] = st[2] and 1 or 0
+      out[#out + 1] = st[3] or ''
+    end
+    return out
+  end
+
+  -- group_stats(top): how many groups are known, and the `top` with the most jobs waiting:
+  -- {groups, {group, waiting, …}} (O(log N + top); for stats and metrics).
+  local function group_stats(top)
+    local busiest = redis.call('ZREVRANGE', G.count, 0, top - 1, 'WITHSCORES')
+    return redis.call('ZCARD', G.index), busiest
+  end
+
+  -- group_drain(n, into): take up to n grouped jobs out of ready for good (drain), by group
+  -- name: their ids appended to `into`.
+  local function group_drain(n, into)
+    local members = redis.call('ZRANGE', G.wait, 0, n - 1)
+    if #members == 0 then return end
+    redis.call('ZREM', G.wait, unpack(members))
+    local per, list = {}, {}
+    for _, m in ipairs(members) do
+      into[#into + 1] = group_member_id(m)
+      local g = string.sub(m, 1, string.find(m, '\0', 1, true) - 1)
+      if not per[g] then
+        per[g] = 0
+        list[#list + 1] = g
+      end
+      per[g] = per[g] + 1
+    end
+    for _, g in ipairs(list) do
+      group_counted(g, per[g])
+      if not group_waits(g) then
+        redis.call('ZREM', G.ready, g)
+        group_tidy(g)
+      end
+    end
+  end
+
+  -- group_waiting(id): true when the grouped job `id` waits in its group, false when it is a
+  -- grouped job not waiting, nil when it has no group.
+  local function group_waiting(id)
+    local v = redis.call('HGET', G.job, id)
+    if not v then return nil end
+    return redis.call('ZSCORE', G.wait, v .. '\0' .. id) ~= false
+  end
+
+  GL = {
+    limits = group_limits,
+    waits = group_waits,
+    back = group_back,
+    arm = group_arm,
+    tidy = group_tidy,
+    push = group_push,
+    counted = group_counted,
+    member_id = group_member_id,
+    of = group_of,
+    assign = group_assign,
+    serve = group_serve,
+    unhold = group_unhold,
+    take = group_take,
+    left = group_left,
+    forget = group_forget,
+    remove = group_remove,
+    set_limits = group_set_limits,
+    pause = group_pause,
+    page = group_page,
+    stats = group_stats,
+    drain = group_drain,
+    waiting = group_waiting,
+  }
+  return GL
+end

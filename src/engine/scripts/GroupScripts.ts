@@ -1,0 +1,100 @@
+/**
+ * The descriptors of the scripts of fair groups (add's `group` option): `group-limits`,
+ * `group-pause`, `group-list`. The groups' state is in the ready group of keys.
+ */
+import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
+import { type Argv, defineScript, list } from "./Script.ts"
+
+/** Limits of a group (or the default of every group); a field left out is no limit. */
+export interface GroupLimits {
+  /** At most this many of the group's jobs active at once. */
+  readonly concurrency?: number | undefined
+  /** At most `max` of the group's jobs leased per window of `perMs` (Redis clock); both or neither. */
+  readonly max?: number | undefined
+  /** The rate window in ms, with `max`. */
+  readonly perMs?: number | undefined
+}
+
+/** One group as `groups()` lists it. */
+export interface GroupInfo {
+  readonly group: string
+  /** Jobs of the group ready to run (delayed ones not counted). */
+  readonly waiting: number
+  /** Jobs of the group leased now. */
+  readonly active: number
+  readonly paused: boolean
+  /** The group's own limits; undefined when the default applies. */
+  readonly limits: GroupLimits | undefined
+}
+
+/** A page of groups, in name order. */
+export interface GroupPage {
+  readonly groups: ReadonlyArray<GroupInfo>
+  /** The cursor of the next page; undefined when this page is the last. */
+  readonly cursor: string | undefined
+  /** The default limits of every group (undefined: none). */
+  readonly defaults: GroupLimits | undefined
+}
+
+/** Limits as the scripts store them: "<concurrency>|<max>|<perMs>", "" for a field not set. */
+export const encodeLimits = (l: GroupLimits): string => `${l.concurrency ?? ""}|${l.max ?? ""}|${l.perMs ?? ""}`
+
+/** {@link encodeLimits} read back; undefined for "" (none). */
+export const decodeLimits = (s: string): GroupLimits | undefined => {
+  if (s === "") return undefined
+  const [c, m, p] = s.split("|").map((x) => (x === "" || x === undefined ? undefined : Number(x)))
+  return {
+    ...(c === undefined ? {} : { concurrency: c }),
+    ...(m === undefined ? {} : { max: m }),
+    ...(p === undefined ? {} : { perMs: p }),
+  }
+}
+
+/** `group-limits`: set (`limits`) or clear (null) a group's own limits, or (group "") the default. */
+export const groupLimits = defineScript({
+  name: "group-limits",
+  keys: ["meta", ...READY_KEYS],
+  argv: ["layout", "group", "limits"],
+  args: ({ group, limits }: { readonly group: string; readonly limits: GroupLimits | null }): Argv => [
+    LAYOUT_VERSION,
+    group,
+    limits === null ? "-" : encodeLimits(limits),
+  ],
+  decode: (reply): boolean => list(reply)[0] === 1,
+})
+
+/** `group-pause`: pause or resume a group; true when that changed it. */
+export const groupPause = defineScript({
+  name: "group-pause",
+  keys: ["meta", ...READY_KEYS],
+  argv: ["layout", "group", "op"],
+  args: ({ group, pause }: { readonly group: string; readonly pause: boolean }): Argv => [
+    LAYOUT_VERSION,
+    group,
+    pause ? "pause" : "resume",
+  ],
+  decode: (reply): boolean => list(reply)[0] === 1,
+})
+
+/** `group-list`: a page of groups after `after` (a cursor, "" from the first). */
+export const groupList = defineScript({
+  name: "group-list",
+  keys: ["meta", ...READY_KEYS],
+  argv: ["layout", "after", "count"],
+  args: ({ after, count }: { readonly after: string; readonly count: number }): Argv => [LAYOUT_VERSION, after, count],
+  decode: (reply): GroupPage => {
+    const r = list<string | number>(reply)
+    const groups: Array<GroupInfo> = []
+    for (let i = 2; i + 4 < r.length; i += 5) {
+      groups.push({
+        group: String(r[i]),
+        waiting: Number(r[i + 1]),
+        active: Number(r[i + 2]),
+        paused: Number(r[i + 3]) === 1,
+        limits: decodeLimits(String(r[i + 4])),
+      })
+    }
+    const next = String(r[0])
+    return { groups, cursor: next === "" ? undefined : next, defaults: decodeLimits(String(r[1])) }
+  },
+})
