@@ -59,6 +59,7 @@ describe("bench command line", () => {
       "floor",
       "tracing",
       "batch",
+      "groups",
       "priority",
       "flow",
     ])
