@@ -9,10 +9,11 @@ import { type QueueStats, runScript } from "../engine/calls/Commands.ts"
 import { redisError } from "../engine/calls/Replies.ts"
 import { Scripts } from "../engine/calls/Scripts.ts"
 import { decodeEntry } from "../engine/events/EventDecode.ts"
-import type { Peeked } from "../engine/scripts/PeekScripts.ts"
+import type { DeadPeekJob, Peeked } from "../engine/scripts/PeekScripts.ts"
 import { type FleetReader, makeOpener } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { makeJobReaders } from "./JobView.ts"
+import { readSchedules } from "./Settings.ts"
 
 /** Rows each table shows (the totals are always exact); `feed`: newest stream entries read for the feed. */
 export const DASHBOARD_LIMITS = { leases: 300, delayed: 100, dead: 200, feed: 200 } as const
@@ -79,6 +80,20 @@ const errorKey = (error: unknown): { reason: string; message: string } => {
   }
 }
 
+/** The dead letters as the page shows them: grouped by reason and error, values cut. */
+const deadView = (dead: { readonly total: number; readonly jobs: ReadonlyArray<DeadPeekJob> }, hide: boolean) => {
+  const groups = new Map<string, { reason: string; message: string; count: number }>()
+  const jobs = dead.jobs.map((j) => {
+    const key = errorKey(errorOf(j.error))
+    const id = `${key.reason}\u0000${key.message}`
+    const g = groups.get(id) ?? { ...key, count: 0 }
+    g.count++
+    groups.set(id, g)
+    return { ...j, ...key, payload: clip(j.payload, hide), error: clip(j.error, false) }
+  })
+  return { total: dead.total, shown: jobs.length, groups: [...groups.values()], jobs }
+}
+
 /** Forget the entries of `map` whose queue is not in `queues`. */
 const keepOnly = (map: Map<string, unknown>, queues: ReadonlyArray<QueueStats>) => {
   const names = new Set(queues.map((q) => q.queue))
@@ -138,7 +153,7 @@ export const makeReaders = (
   const queue = (name: string) =>
     Effect.gen(function* () {
       const c = yield* commandsOf(name)
-      const [stats, leases, delayed, dead, workers, feed] = yield* Effect.all(
+      const [stats, leases, delayed, dead, workers, feed, schedules] = yield* Effect.all(
         [
           c.stats,
           runScript(client, c.keys, Scripts.leases, DASHBOARD_LIMITS.leases),
@@ -150,18 +165,10 @@ export const makeReaders = (
           }),
           c.workers,
           feedOf(client, name, c.keys.events),
+          readSchedules(client, c.keys, options.hidePayloads),
         ],
         { concurrency: "unbounded" },
       )
-      const groups = new Map<string, { reason: string; message: string; count: number }>()
-      const deadJobs = dead.jobs.map((j) => {
-        const key = errorKey(errorOf(j.error))
-        const id = `${key.reason}\u0000${key.message}`
-        const g = groups.get(id) ?? { ...key, count: 0 }
-        g.count++
-        groups.set(id, g)
-        return { ...j, ...key, payload: clip(j.payload, options.hidePayloads), error: clip(j.error, false) }
-      })
       return {
         kind: "queue",
         queue: name,
@@ -169,10 +176,11 @@ export const makeReaders = (
         stats,
         leases,
         delayed,
-        dead: { total: dead.total, shown: deadJobs.length, groups: [...groups.values()], jobs: deadJobs },
+        dead: deadView(dead, options.hidePayloads),
         rates: rates.of(name),
         workers: workers.workers,
         feed,
+        schedules,
       }
     })
 

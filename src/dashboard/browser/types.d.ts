@@ -111,7 +111,24 @@ export interface DeadJob {
   readonly payload: Clipped
 }
 
-/** One queue: its figures, leases, workers, feed, dead letters and delayed jobs. */
+/** A schedule of the queue page (Settings.ts's ScheduleRow). */
+export interface ScheduleRow {
+  readonly name: string
+  /** Its next run (ms, Redis clock). */
+  readonly nextRunAt: number
+  readonly every?: number
+  readonly cron?: string
+  readonly tz?: string
+  readonly catchUp?: number
+  readonly maxAttempts?: number
+  readonly timeoutMs?: number
+  /** The payload's start (null: hidden or not loaded) and its length in bytes. */
+  readonly payload: Clipped
+  /** Over the reading's limits: only its name, next run and length were read. */
+  readonly notLoaded?: boolean
+}
+
+/** One queue: its figures, leases, workers, feed, dead letters, delayed jobs and settings. */
 export interface QueueView {
   readonly kind: "queue"
   readonly queue: string
@@ -131,6 +148,8 @@ export interface QueueView {
     readonly total: number
     readonly jobs: ReadonlyArray<{ readonly id: string; readonly dueAt: number }>
   }
+  /** The first schedules by next run; `now` the Redis time they were read at. */
+  readonly schedules: { readonly now: number; readonly total: number; readonly rows: ReadonlyArray<ScheduleRow> }
 }
 
 /** A payload, result or error as the job page gets it. */

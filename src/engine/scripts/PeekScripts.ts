@@ -3,11 +3,13 @@
  * page of dead jobs) and `job-peek` (one job), each value's first `cut` bytes and its
  * length; a value longer than `loadMax`, or than what is left of `budget` bytes for the
  * call, is not loaded at all (`lua/include/peek.lua`). A reading then costs Redis at most
- * `budget` bytes of copying, however large the payloads are.
+ * `budget` bytes of copying, however large the payloads are. Also `schedules-peek` (the
+ * first schedules, payloads cut).
  */
 
 import { storedPayload } from "../model/Carrier.ts"
 import { LAYOUT_VERSION } from "../model/Keys.ts"
+import type { StoredSchedule } from "../model/Schedule.ts"
 import { JOB_LOOKUP_KEYS } from "./JobScripts.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
@@ -81,4 +83,43 @@ export const jobPeek = defineScript({
     ...limitArgs(a.limits),
   ],
   decode: (reply): ReadonlyArray<unknown> => list<unknown>(reply),
+})
+
+/** One schedule as peeked: its next tick, and the schedule (payload cut; null when not loaded). */
+export interface PeekedSchedule {
+  readonly name: string
+  /** Its next tick (ms, Redis clock). */
+  readonly next: number
+  /** The stored schedule with its payload cut (empty when hidden); null when it was not loaded. */
+  readonly schedule: StoredSchedule | null
+  /** The payload's length in bytes; the whole schedule's when it was not loaded. */
+  readonly length: number
+}
+
+/** `schedules-peek`: the first schedules by next tick, payloads cut in Redis, how many there are, the Redis time. */
+export const schedulesPeek = defineScript({
+  name: "schedules-peek",
+  keys: ["schedules", "schedAt"],
+  argv: ["layout", "count", "cut", "loadMax", "budget", "hide"],
+  args: (a: { readonly count: number; readonly limits: PeekLimits }): Argv => [
+    LAYOUT_VERSION,
+    a.count,
+    ...limitArgs(a.limits),
+  ],
+  decode: (
+    reply,
+  ): { readonly now: number; readonly total: number; readonly schedules: ReadonlyArray<PeekedSchedule> } => {
+    const r = list<unknown>(reply)
+    const schedules: PeekedSchedule[] = []
+    for (let i = 2; i + 3 < r.length; i += 4) {
+      const s = text(r[i + 2])
+      schedules.push({
+        name: String(r[i]),
+        next: Number(r[i + 1]),
+        schedule: s === null ? null : (JSON.parse(s) as StoredSchedule),
+        length: Number(r[i + 3]),
+      })
+    }
+    return { now: Number(r[0]), total: Number(r[1]), schedules }
+  },
 })
