@@ -1,0 +1,82 @@
+/**
+ * The dashboard's operator views against hostile input, over raw sockets: what a reading
+ * of a queue's schedules costs Redis is bounded by bytes whatever they hold, and
+ * hidePayloads sends none of their payloads. Redis-side costs are read from a redis-server
+ * of this file's own (INFO), so no other test's traffic counts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { dashboardHandler } from "../../src/dashboard.ts"
+import { Queue } from "../../src/index.ts"
+import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { onCleanup } from "../support/cleanup.ts"
+import { bodyOf, rawRequest, statusOf } from "../support/raw-http.ts"
+import { queueNamer, rawClient } from "../support/redis.ts"
+import { serveDashboard } from "./browser.ts"
+
+const PREFIX = "lqdashoph"
+const name = queueNamer("dashoph")
+
+let own: LocalRedis
+beforeAll(async () => {
+  own = await startRedisServer()
+})
+afterAll(async () => {
+  await own.stop()
+})
+
+/** A dashboard on the own Redis, closed after the test. */
+const serve = async (options: Parameters<typeof dashboardHandler>[0] = {}) => {
+  const served = await serveDashboard({ connection: own.url, prefix: PREFIX, ...options })
+  onCleanup(served.close)
+  return served.port
+}
+
+/** Bytes the own Redis has sent to its clients (INFO stats total_net_output_bytes). */
+const sentBytes = async (raw: ReturnType<typeof rawClient>) =>
+  Number(/total_net_output_bytes:(\d+)/.exec(await raw.info("stats"))?.[1])
+
+const newQueue = () => {
+  const q = new Queue<unknown>(name(), { connection: own.url, prefix: PREFIX, maxPayloadBytes: 2_000_000 })
+  onCleanup(() => q.close())
+  return q
+}
+
+describe("schedules: a reading is bounded by bytes", () => {
+  it("100 schedules of 0.9 MB and 40 of 60 kB: the queue page costs Redis kilobytes, and says what it did not load", async () => {
+    const raw = rawClient(own.url)
+    onCleanup(() => raw.quit())
+    const q = newQueue()
+    for (let i = 0; i < 100; i++) await q.schedule(`huge-${i}`, { every: 60_000 }, { payload: "h".repeat(900_000) })
+    for (let i = 0; i < 40; i++) await q.schedule(`mid-${i}`, { every: 1000 }, { payload: "m".repeat(60_000) })
+    const port = await serve()
+    const before = await sentBytes(raw)
+    const reply = await rawRequest(port, `/api/queue?name=${q.name}`)
+    const sent = (await sentBytes(raw)) - before
+    expect(statusOf(reply)).toBe(200)
+    const body = bodyOf(reply)
+    const reading = JSON.parse(body.slice(body.indexOf("{"), body.lastIndexOf("}") + 1)) as {
+      schedules: { total: number; rows: Array<{ name: string; notLoaded?: boolean; payload: { length: number } }> }
+    }
+    expect(reading.schedules.total).toBe(140)
+    // the first 100 by next run: the 40 every-second ones first, then huge ones
+    expect(reading.schedules.rows).toHaveLength(100)
+    const mid = reading.schedules.rows.filter((r) => r.name.startsWith("mid-"))
+    expect(mid).toHaveLength(40)
+    // at most 1 MiB loaded in Redis: 17 schedules of 60 kB, the rest given by length only
+    expect(mid.filter((r) => r.notLoaded !== true).length).toBe(17)
+    expect(reading.schedules.rows.filter((r) => r.name.startsWith("huge-")).every((r) => r.notLoaded)).toBe(true)
+    expect(sent).toBeLessThan(100_000)
+    console.log(`SCHEDULES-PEEK: 140 schedules (94 MB of payloads): queue page ${sent} B from Redis`)
+  })
+
+  it("with hidePayloads a schedule's payload is not sent, only its length", async () => {
+    const q = newQueue()
+    await q.schedule("secret", { every: 60_000 }, { payload: { secret: "s3cret-payload" } })
+    for (const hidePayloads of [true, false]) {
+      const port = await serve({ hidePayloads })
+      const reply = await rawRequest(port, `/api/queue?name=${q.name}`)
+      expect(statusOf(reply)).toBe(200)
+      expect(bodyOf(reply).includes("s3cret-payload"), `hidePayloads ${hidePayloads}`).toBe(!hidePayloads)
+    }
+  })
+})
