@@ -12,6 +12,7 @@ import { decodeEntry } from "../engine/events/EventDecode.ts"
 import type { DeadPeekJob, Peeked } from "../engine/scripts/PeekScripts.ts"
 import { type FleetReader, makeOpener } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
+import { type JobsQuery, readJobs } from "./JobList.ts"
 import { makeJobReaders } from "./JobView.ts"
 import { readSchedules } from "./Settings.ts"
 
@@ -196,7 +197,13 @@ export const makeReaders = (
     Effect.map((queues) => ({ kind: "workers", prefix, at: Date.now(), queues })),
   )
 
-  return { overview, queue, workers, commandsOf, ...makeJobReaders(client, commandsOf, fleet.names, options) }
+  /** A page of the jobs of queue `name` in one state, with the Redis time. */
+  const jobs = (name: string, q: JobsQuery) =>
+    Effect.flatMap(commandsOf(name), (c) => readJobs(client, c.keys, q, options.hidePayloads)).pipe(
+      Effect.map((page) => ({ kind: "jobs", queue: name, at: Date.now(), ...q, page })),
+    )
+
+  return { overview, queue, workers, jobs, commandsOf, ...makeJobReaders(client, commandsOf, fleet.names, options) }
 }
 
 /** The readers. */

@@ -2,6 +2,7 @@
 /** The queue page: its figures, leases by deadline, workers, feed, dead letters and delayed jobs. */
 import { ago, cell, el, jobLink, main, table } from "./dom.js"
 import { act, post, token } from "./net.js"
+import { jobsSection } from "./jobs.js"
 import { workerRow } from "./overview.js"
 import { schedulesSection } from "./settings.js"
 import { controls, state, tick } from "./state.js"
@@ -227,6 +228,7 @@ export const queue = (d) => {
   main.replaceChildren(
     el("h2", {}, el("a", { href: "#/", text: "Queues" }), ` / ${d.queue}`),
     pills(s),
+    jobsSection(d.queue),
     el("h3", {
       text: `Leases by deadline (${d.leases.total} active${d.leases.total > shown ? `, first ${shown} shown` : ""})`,
     }),

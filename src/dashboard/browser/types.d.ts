@@ -195,5 +195,36 @@ export interface JobView {
   readonly limits: { readonly fromStart: number; readonly newest: number }
 }
 
+/** A job of a page of the list (JobList.ts's ListedRow). */
+export interface ListedRow {
+  readonly id: string
+  /** When it was added (ms; 0 for a custom id). */
+  readonly addedAt: number
+  /** Due (delayed), lease deadline (active) or finished (completed, cancelled, dead), ms on the Redis clock. */
+  readonly at?: number
+  readonly payload: Clipped
+}
+
+/** The states the list pages through. */
+export type JobState = "waiting" | "delayed" | "active" | "completed" | "cancelled" | "dead"
+
+/** One page of a queue's jobs in one state (`cursor` the page's own, "" for the first). */
+export interface JobsView {
+  readonly kind: "jobs"
+  readonly queue: string
+  readonly actions: boolean
+  readonly state: JobState
+  readonly order: "asc" | "desc"
+  readonly cursor: string
+  /** The Redis time of the reading. */
+  readonly now: number
+  readonly page: {
+    readonly total: number
+    readonly jobs: ReadonlyArray<ListedRow>
+    /** The next page's cursor; absent on the last page. */
+    readonly next?: string
+  }
+}
+
 /** Any reading of /api/stream. */
-export type Reading = Overview | Workers | QueueView | JobView | Failed
+export type Reading = Overview | Workers | QueueView | JobView | JobsView | Failed
