@@ -26,7 +26,7 @@ import { makeJobRoutes } from "./JobRoutes.ts"
 import { PAGE, SCRIPTS } from "./Page.ts"
 import { makeReaders, type Readers } from "./Read.ts"
 import { openStream } from "./Stream.ts"
-import { parseView, viewIn } from "./Views.ts"
+import { jobsViewIn, parseView, viewIn } from "./Views.ts"
 
 /** Options of {@link dashboardHandler}. */
 export interface DashboardOptions {
@@ -121,12 +121,6 @@ const HOST_HELP =
   "this Host is not the dashboard's: reach it by its IP address or localhost, or add the name to allowedHosts (leaseq dashboard --allowed-host)"
 const TOKEN_HELP = "this dashboard needs its token for reads: open the link it printed at start (…/#token=…)"
 
-/** The view `/api/jobs?queue=&state=&order=&cursor=` names (state waiting, order asc and the first page by default). */
-const jobsView = (u: URL): string => {
-  const p = (name: string, otherwise: string) => u.searchParams.get(name) ?? otherwise
-  return `jobs:${p("queue", "")}:${p("state", "waiting")}:${p("order", "asc")}:${p("cursor", "")}`
-}
-
 /** `u` with its `view` set to `view` (the per-kind routes read through the view parser). */
 const viewUrl = (u: URL, view: string): URL => new URL(`?view=${encodeURIComponent(view)}`, u)
 
@@ -186,7 +180,7 @@ const getRoutes = (ctx: {
     overview: (_u, res) => reading({ view: "overview" }, res),
     queue: (u, res) => reading(viewOf(viewUrl(u, `queue:${u.searchParams.get("name") ?? ""}`)), res),
     job: (u, res) => reading(viewOf(viewUrl(u, `job:${u.searchParams.get("queue")}:${u.searchParams.get("id")}`)), res),
-    jobs: (u, res) => reading(viewOf(viewUrl(u, jobsView(u))), res),
+    jobs: (u, res) => reading(jobsViewIn(u, prefix), res),
     full: (u, res) => full(u, res),
     find: (u, res) => find(u, res),
   }

@@ -58,3 +58,16 @@ export const viewIn = (u: URL, prefix: string): { readonly view: string } | { re
   const parsed = parseView(v, prefix)
   return "error" in parsed ? parsed : { view: v }
 }
+
+/**
+ * The view `/api/jobs?queue=&state=&order=&cursor=` names (state `waiting`, order `asc` and
+ * the first page by default), each parameter checked on its own (so no `:` in one can shift
+ * the parts of the view); or why it names none.
+ */
+export const jobsViewIn = (u: URL, prefix: string): { readonly view: string } | { readonly error: string } => {
+  const p = (name: string, otherwise: string) => u.searchParams.get(name) ?? otherwise
+  const queue = p("queue", "")
+  if (!valid(() => queueKeys(queue, prefix))) return { error: `${JSON.stringify(queue)} is not a queue name` }
+  const q = checkJobsQuery(p("state", "waiting"), p("order", "asc"), p("cursor", ""))
+  return "error" in q ? q : { view: `jobs:${queue}:${q.state}:${q.order}:${q.cursor}` }
+}

@@ -80,3 +80,53 @@ describe("schedules: a reading is bounded by bytes", () => {
     }
   })
 })
+
+/** Commands the own Redis ran since the last CONFIG RESETSTAT, less the test's own INFO and CONFIG. */
+const queueReads = async (raw: ReturnType<typeof rawClient>): Promise<string[]> => {
+  const info = await raw.info("commandstats")
+  const own = ["info", "config|resetstat", "config", "hello", "ping", "select", "client|setinfo", "client|setname"]
+  return [...info.matchAll(/cmdstat_([^:]+):calls=\d+/g)].map((m) => m[1] as string).filter((c) => !own.includes(c))
+}
+
+describe("the job list's routes refuse what is not a page before reading anything", () => {
+  it("a bad state, order, cursor or queue is a 400 naming it; a foreign Host 421; without the token 401; nothing read", async () => {
+    const raw = rawClient(own.url)
+    onCleanup(() => raw.quit())
+    const q = newQueue()
+    await q.add({ secret: "s3cret" })
+    const port = await serve({ allowedHosts: ["dash.example"] })
+    const guarded = await serve({ readsNeedToken: true, token: "operator-token-0123456789abcdef" })
+    await raw.config("RESETSTAT")
+    const bad: ReadonlyArray<readonly [string, string]> = [
+      [`/api/jobs?queue=${q.name}&state=bogus`, "state must be one of waiting, delayed"],
+      [`/api/jobs?queue=${q.name}&state=__proto__`, "state must be one of"],
+      [`/api/jobs?queue=${q.name}&order=sideways`, "order must be asc or desc"],
+      [`/api/jobs?queue=${q.name}&cursor=${"9".repeat(201)}`, "cursor must be"],
+      [`/api/jobs?queue=${q.name}&cursor=%00`, "cursor must be"],
+      [`/api/jobs?queue=${q.name}&cursor=a%20b`, "cursor must be"],
+      ["/api/jobs?queue=a:b", "is not a queue name"],
+      ["/api/jobs?queue=", "is not a queue name"],
+      ["/api/jobs", "is not a queue name"],
+      [`/api/stream?view=jobs:${q.name}:waiting:up:`, "order must be asc or desc"],
+      [`/api/stream?view=jobs:${q.name}`, "state must be one of"],
+      [`/api/stream?view=jobs:${q.name}:dead:asc:${"x".repeat(5000)}`, "cursor must be"],
+      [`/api/stream?view=queue:${q.name}:extra`, "give view="],
+    ]
+    for (const [target, says] of bad) {
+      const reply = await rawRequest(port, target)
+      expect(statusOf(reply), target).toBe(400)
+      expect(bodyOf(reply), target).toContain(says)
+    }
+    const page = `/api/jobs?queue=${q.name}&state=waiting`
+    for (const host of ["evil.example", `dash.example.evil:${port}`, ""]) {
+      expect(statusOf(await rawRequest(port, page, { host })), host).toBe(421)
+      expect(statusOf(await rawRequest(port, `/api/stream?view=jobs:${q.name}:waiting:asc:`, { host }))).toBe(421)
+    }
+    for (const token of [undefined, "operator-token-0123456789abcdefx"]) {
+      const reply = await rawRequest(guarded, page, token ? { "x-leaseq-token": token } : {})
+      expect(statusOf(reply)).toBe(401)
+      expect(bodyOf(reply)).not.toContain("s3cret")
+    }
+    expect(await queueReads(raw)).toEqual([])
+  })
+})
