@@ -5,7 +5,7 @@
  * of this file's own (INFO), so no other test's traffic counts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { dashboardHandler } from "../../src/dashboard.ts"
+import type { dashboardHandler } from "../../src/dashboard.ts"
 import { Queue } from "../../src/index.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { onCleanup } from "../support/cleanup.ts"

@@ -1,8 +1,8 @@
 // @ts-check
 /** The queue page: its figures, leases by deadline, workers, feed, dead letters and delayed jobs. */
 import { ago, cell, el, jobLink, main, table } from "./dom.js"
-import { act, post, token } from "./net.js"
 import { jobsSection } from "./jobs.js"
+import { act, post, token } from "./net.js"
 import { workerRow } from "./overview.js"
 import { schedulesSection } from "./settings.js"
 import { controls, state, tick } from "./state.js"
