@@ -10,8 +10,10 @@ import { join, resolve } from "node:path"
 import type { Browser } from "puppeteer-core"
 import { beforeAll, describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
+import { until } from "../reliability/support.ts"
 import { onCleanup } from "../support/cleanup.ts"
-import { queueNamer, redisUrl } from "../support/redis.ts"
+import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { useWorker } from "../support/use.ts"
 import { launchBrowser, openPage, serveDashboard, textOf } from "./browser.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
@@ -82,5 +84,55 @@ describe("schedules on the queue page", () => {
     const page = await openPage(browser, base, `#/queue/${q.name}`)
     await page.waitForSelector("#no-schedules")
     expect(await page.$("#schedules")).toBeNull()
+  })
+})
+
+/** A job of `q` that died (maxAttempts 1, its handler threw): its id. */
+const deadJob = async (q: Queue<unknown>, payload: unknown = { n: 1 }) => {
+  useWorker(
+    q.name,
+    async () => {
+      throw new Error("dies on purpose")
+    },
+    { prefix: PREFIX },
+  )
+  const id = await q.add(payload, { maxAttempts: 1 })
+  await until("the job is dead", async () => (await q.getJob(id))?.state === "dead")
+  return id
+}
+
+describe("actions on the job page", () => {
+  it("Delete job removes a dead job once confirmed, and the page and status line say so", async () => {
+    const q = newQueue()
+    const id = await deadJob(q)
+    const page = await openPage(browser, base, `#/job/${q.name}/${id}`, { token: TOKEN })
+    await page.waitForSelector("#delete-job")
+    await page.click("#delete-job")
+    await page.waitForSelector("#job-missing")
+    expect(await q.getJob(id)).toBeUndefined()
+    expect(await textOf(page, "#status")).toBe(`job ${id} deleted`)
+  })
+
+  it("an action not confirmed sends nothing and changes nothing", async () => {
+    const q = newQueue()
+    const id = await deadJob(q)
+    const raw = rawClient()
+    onCleanup(() => raw.quit())
+    const before = await dumpQueue(raw, q.name, PREFIX)
+    const page = await openPage(browser, base, `#/job/${q.name}/${id}`, { token: TOKEN, answer: false })
+    const actions: string[] = []
+    page.on("request", (r) => {
+      if (r.url().endsWith("api/action")) actions.push(r.url())
+    })
+    for (const button of ["#delete-job", "#retry-job"]) {
+      await page.waitForSelector(button)
+      const asked = new Promise<string>((r) => page.once("dialog", (d) => r(d.message())))
+      await page.click(button)
+      expect(await asked).toContain(id)
+      // the click's handler has run to its end once the page answers again
+      await page.evaluate(() => 1)
+    }
+    expect(actions).toEqual([])
+    expect(await dumpQueue(raw, q.name, PREFIX)).toEqual(before)
   })
 })
