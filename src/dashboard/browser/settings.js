@@ -53,3 +53,54 @@ export const schedulesSection = (d) => {
         ),
   ]
 }
+
+/**
+ * A rate limit as text: "100 per 1.0 s".
+ * @param {{ readonly max: number, readonly perMs: number } | null} r
+ */
+const rateText = (r) => (r === null ? "none" : `${r.max} per ${ago(r.perMs)}`)
+
+/**
+ * The flow limits of `d` (rate limit, concurrency cap, a handler's hold) and how often each
+ * held the queue back; and the groups with the most jobs waiting. Shown as far as the
+ * queue's stats give them.
+ * @param {QueueView} d
+ */
+export const limitsSection = (d) => {
+  const s = d.stats
+  const c = s.counters
+  const l = s.limits
+  /** @type {Array<readonly [string, string]>} */
+  const rows = []
+  if (l !== undefined) {
+    rows.push(["rate limit (all workers)", rateText(l.rateLimit)])
+    rows.push(["concurrency cap (all workers)", l.concurrency === null ? "none" : `${l.concurrency} active at most`])
+    rows.push(["held by a handler's RateLimited", l.heldMs > 0 ? `for ${ago(l.heldMs)} more` : "no"])
+  }
+  if (c.limitedRate !== undefined)
+    rows.push([
+      "reserves held back (since the queue was created)",
+      `by the rate limit ${c.limitedRate} · by the cap ${c.limitedConcurrency ?? 0} · by RateLimited ${c.limitedHeld ?? 0}`,
+    ])
+  const busiest = s.busiestGroups ?? []
+  const parts = [
+    rows.length === 0
+      ? null
+      : table(
+          "limits",
+          [["limit"], ["setting"]],
+          rows.map(([k, v]) => el("tr", { "data-limit": k }, cell(k), cell(v))),
+        ),
+    s.groups === undefined
+      ? null
+      : el("h3", { text: `Groups (${s.groups}; the ${busiest.length} with the most jobs waiting)` }),
+    busiest.length === 0
+      ? null
+      : table(
+          "busiest-groups",
+          [["group"], ["waiting", "num"]],
+          busiest.map((g) => el("tr", { "data-group": g.group }, cell(g.group), cell(g.waiting, "num"))),
+        ),
+  ]
+  return parts.filter((p) => p !== null)
+}

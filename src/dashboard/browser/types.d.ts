@@ -15,6 +15,18 @@ export interface Counters {
   readonly selfFenced: number
   readonly refused: number
   readonly lostLeases: number
+  /** Reserve calls that leased fewer jobs than asked while jobs were ready, by the limit that held them back. */
+  readonly limitedRate?: number
+  readonly limitedConcurrency?: number
+  readonly limitedHeld?: number
+}
+
+/** A queue's flow limits as its stats give them. */
+export interface FlowLimits {
+  readonly rateLimit: { readonly max: number; readonly perMs: number } | null
+  readonly concurrency: number | null
+  /** ms the queue still leases nothing for (a handler's RateLimited). */
+  readonly heldMs: number
 }
 
 /** One queue's figures (overview row, or the queue page's pills). */
@@ -29,6 +41,7 @@ export interface Stats {
   readonly workers: number
   readonly oldestWaitingAgeMs: number
   readonly counters: Counters
+  readonly limits?: FlowLimits
   /** Groups known (add's `group`); 0 without groups. */
   readonly groups?: number
   /** The (at most 5) groups with the most jobs waiting, the busiest first. */
