@@ -229,7 +229,6 @@ export const queue = (d) => {
   main.replaceChildren(
     el("h2", {}, el("a", { href: "#/", text: "Queues" }), ` / ${d.queue}`),
     pills(s),
-    jobsSection(d.queue),
     el("h3", {
       text: `Leases by deadline (${d.leases.total} active${d.leases.total > shown ? `, first ${shown} shown` : ""})`,
     }),
@@ -238,6 +237,7 @@ export const queue = (d) => {
       [["job"], ["attempt", "num"], ["token", "num"], ["time left (Redis clock)", "num"]],
       state.rows.map((r) => r.tr),
     ),
+    jobsSection(d.queue),
     ...lists(d),
   )
   tick()
