@@ -32,7 +32,7 @@ import {
   reschedule,
   updatePayload,
 } from "../scripts/OpsScripts.ts"
-import { deadPeek, jobPeek, schedulesPeek } from "../scripts/PeekScripts.ts"
+import { deadPeek, jobPeek, jobsPeek, schedulesPeek } from "../scripts/PeekScripts.ts"
 import { workerLeave, workers } from "../scripts/RegistryScripts.ts"
 import { schedule, schedules, tick, unschedule } from "../scripts/ScheduleScripts.ts"
 import { sweep } from "../scripts/SweepScripts.ts"
@@ -74,6 +74,7 @@ export const Scripts = {
   deadPeek,
   jobPeek,
   schedulesPeek,
+  jobsPeek,
   schedule,
   unschedule,
   schedules,
