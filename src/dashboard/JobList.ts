@@ -1,47 +1,50 @@
 /**
  * The queue page's list of jobs by state, a page at a time: {@link readJobs} is the one
- * reader, through the engine's listing. A page holds at most {@link JOBS_PAGE} jobs, each
- * payload cut, and is polled like any view (one poller per page shown, however many
- * people look at it).
+ * reader, through the engine's listing (the pages and cursors of `getJobs`, read by
+ * `jobs-peek`, which cuts each payload inside Redis: a page costs Redis at most
+ * {@link LIST_PEEK_LIMITS}.budget bytes of copying, and with hidePayloads it loads none). A
+ * page holds at most {@link JOBS_PAGE} jobs and is polled like any view (one poller per page
+ * shown, however many people look at it).
  */
 import * as Effect from "effect/Effect"
-import { InvalidOptions } from "../engine/model/Errors.ts"
+import * as Result from "effect/Result"
+import { runScript } from "../engine/calls/Commands.ts"
+import { Scripts } from "../engine/calls/Scripts.ts"
 import type { QueueKeys } from "../engine/model/Keys.ts"
+import { ulidTimeOf } from "../engine/queue/JobCommands.ts"
+import { checkCursor, checkListState } from "../engine/queue/OpsChecks.ts"
+import type { ListState } from "../engine/scripts/OpsScripts.ts"
 import type { RedisClient } from "../redis/Client.ts"
+import { redisNow } from "./JobView.ts"
 
 /** Jobs one page of the list shows. */
 export const JOBS_PAGE = 50
 
-/** Characters of a payload a listed job shows. */
-export const LISTED_PAYLOAD_CHARS = 200
-
-/** The states the list pages through. */
-export const JOB_STATES = ["waiting", "delayed", "active", "completed", "cancelled", "dead"] as const
-
-/** A state of {@link JOB_STATES}. */
-export type JobState = (typeof JOB_STATES)[number]
+/**
+ * How much of the payloads a page loads in Redis: each cut to `cut` bytes; one longer than
+ * `loadMax`, or past `budget` bytes for the page, is not loaded (its length only).
+ */
+export const LIST_PEEK_LIMITS = { cut: 200, loadMax: 64 * 1024, budget: 1024 * 1024 } as const
 
 /** Which page of which state: `cursor` "" for the first page, else the `next` of the page before. */
 export interface JobsQuery {
-  readonly state: JobState
+  readonly state: ListState
   readonly order: "asc" | "desc"
   readonly cursor: string
 }
 
-/** A cursor as the listing gives them: a count (waiting) or `<score>:<id>` (the others), at most 200 characters. */
-const CURSOR = /^[0-9A-Za-z._:@-]{0,200}$/
-
-/** The query of a view's parts, checked, or what is wrong with it. */
+/** The query of a view's parts, checked as `getJobs` checks them, or what is wrong with it. */
 export const checkJobsQuery = (
   state: string,
   order: string,
   cursor: string,
 ): JobsQuery | { readonly error: string } => {
-  if (!(JOB_STATES as ReadonlyArray<string>).includes(state))
-    return { error: `state must be one of ${JOB_STATES.join(", ")}; got ${JSON.stringify(state)}` }
+  const s = checkListState(state)
+  if (Result.isFailure(s)) return { error: s.failure.message }
   if (order !== "asc" && order !== "desc") return { error: `order must be asc or desc; got ${JSON.stringify(order)}` }
-  if (!CURSOR.test(cursor)) return { error: "cursor must be the next cursor of a page before (omit it for the first)" }
-  return { state: state as JobState, order, cursor }
+  const c = checkCursor(s.success, cursor)
+  if (Result.isFailure(c)) return { error: c.failure.message }
+  return { state: s.success, order, cursor: c.success }
 }
 
 /** A job of a page as the page shows it. */
@@ -51,29 +54,33 @@ export interface ListedRow {
   readonly addedAt: number
   /** Due (delayed), lease deadline (active) or finished (completed, cancelled, dead), ms on the Redis clock. */
   readonly at?: number
-  /** Its payload's start (null when hidden or none), and its length in characters. */
+  /** Its payload's start (null when hidden, not loaded or none), and its length in bytes. */
   readonly payload: { readonly text: string | null; readonly length: number }
 }
 
-/** One page of the jobs in a state. */
+/** One page of the jobs in a state, and the Redis time it was read at. */
 export interface JobsPage {
+  readonly now: number
   readonly total: number
   readonly jobs: ReadonlyArray<ListedRow>
   /** The cursor of the next page; absent on the last. */
   readonly next?: string
 }
 
-/** One page of the jobs of the queue of `keys` in `q.state` (payloads cut, or none with `hide`). */
-export const readJobs = (
-  _client: RedisClient,
-  _keys: QueueKeys,
-  q: JobsQuery,
-  _hide: boolean,
-): Effect.Effect<JobsPage, InvalidOptions> =>
-  Effect.fail(
-    new InvalidOptions({
-      field: "state",
-      value: q.state,
-      reason: "listing jobs needs the engine's getJobs, which this version does not have",
+/** One page of the jobs of the queue of `keys` in `q.state` (payloads cut, or none loaded with `hide`). */
+export const readJobs = (client: RedisClient, keys: QueueKeys, q: JobsQuery, hide: boolean) =>
+  Effect.all(
+    [
+      runScript(client, keys, Scripts.jobsPeek, { ...q, count: JOBS_PAGE, limits: { ...LIST_PEEK_LIMITS, hide } }),
+      redisNow(client),
+    ],
+    { concurrency: "unbounded" },
+  ).pipe(
+    Effect.map(([page, now]): JobsPage => {
+      const jobs = page.rows.map((r): ListedRow => {
+        const at = r.score === "" ? undefined : Number(r.score)
+        return { id: r.id, addedAt: ulidTimeOf(r.id), ...(at === undefined ? {} : { at }), payload: r.payload }
+      })
+      return { now, total: page.total, jobs, ...(page.next === "" ? {} : { next: page.next }) }
     }),
   )

@@ -98,18 +98,18 @@ describe("the job list's routes refuse what is not a page before reading anythin
     const guarded = await serve({ readsNeedToken: true, token: "operator-token-0123456789abcdef" })
     await raw.config("RESETSTAT")
     const bad: ReadonlyArray<readonly [string, string]> = [
-      [`/api/jobs?queue=${q.name}&state=bogus`, "state must be one of waiting, delayed"],
-      [`/api/jobs?queue=${q.name}&state=__proto__`, "state must be one of"],
+      [`/api/jobs?queue=${q.name}&state=bogus`, "must be one of waiting, delayed"],
+      [`/api/jobs?queue=${q.name}&state=__proto__`, "must be one of waiting"],
       [`/api/jobs?queue=${q.name}&order=sideways`, "order must be asc or desc"],
-      [`/api/jobs?queue=${q.name}&cursor=${"9".repeat(201)}`, "cursor must be"],
-      [`/api/jobs?queue=${q.name}&cursor=%00`, "cursor must be"],
-      [`/api/jobs?queue=${q.name}&cursor=a%20b`, "cursor must be"],
+      [`/api/jobs?queue=${q.name}&cursor=${"9".repeat(201)}`, "must be the cursor of a previous getJobs"],
+      [`/api/jobs?queue=${q.name}&cursor=%00`, "must be the cursor of a previous getJobs"],
+      [`/api/jobs?queue=${q.name}&cursor=a%20b`, "must be the cursor of a previous getJobs"],
       ["/api/jobs?queue=a:b", "is not a queue name"],
       ["/api/jobs?queue=", "is not a queue name"],
       ["/api/jobs", "is not a queue name"],
       [`/api/stream?view=jobs:${q.name}:waiting:up:`, "order must be asc or desc"],
-      [`/api/stream?view=jobs:${q.name}`, "state must be one of"],
-      [`/api/stream?view=jobs:${q.name}:dead:asc:${"x".repeat(5000)}`, "cursor must be"],
+      [`/api/stream?view=jobs:${q.name}`, "must be one of waiting"],
+      [`/api/stream?view=jobs:${q.name}:dead:asc:${"x".repeat(5000)}`, "must be the cursor of a previous getJobs"],
       [`/api/stream?view=queue:${q.name}:extra`, "give view="],
     ]
     for (const [target, says] of bad) {
@@ -128,5 +128,35 @@ describe("the job list's routes refuse what is not a page before reading anythin
       expect(bodyOf(reply)).not.toContain("s3cret")
     }
     expect(await queueReads(raw)).toEqual([])
+  })
+})
+
+describe("the job list: a page is bounded by bytes", () => {
+  it("a page of 50 waiting jobs of 0.9 MB costs Redis kilobytes; with hidePayloads no payload is sent", async () => {
+    const raw = rawClient(own.url)
+    onCleanup(() => raw.quit())
+    const q = newQueue()
+    for (let i = 0; i < 60; i += 10)
+      await q.addBulk(Array.from({ length: 10 }, (_, j) => ({ payload: `${i + j}-s3cret`.padEnd(900_000, "x") })))
+    await q.add("small-s3cret")
+    for (const hidePayloads of [false, true]) {
+      const port = await serve({ hidePayloads })
+      const before = await sentBytes(raw)
+      const reply = await rawRequest(port, `/api/jobs?queue=${q.name}&state=waiting`)
+      const sent = (await sentBytes(raw)) - before
+      expect(statusOf(reply)).toBe(200)
+      const body = bodyOf(reply)
+      const reading = JSON.parse(body.slice(body.indexOf("{"), body.lastIndexOf("}") + 1)) as {
+        page: { total: number; next?: string; jobs: Array<{ payload: { text: string | null; length: number } }> }
+      }
+      expect(reading.page.total).toBe(61)
+      expect(reading.page.jobs).toHaveLength(50)
+      expect(reading.page.next).toBe("50")
+      expect(reading.page.jobs.every((j) => j.payload.text === null && j.payload.length === 900_002)).toBe(true)
+      expect(sent).toBeLessThan(50_000)
+      const last = await rawRequest(port, `/api/jobs?queue=${q.name}&state=waiting&cursor=50`)
+      expect(bodyOf(last).includes("small-s3cret"), `hidePayloads ${hidePayloads}`).toBe(!hidePayloads)
+      console.log(`JOBS-PEEK: hidePayloads=${hidePayloads} a page of 50 jobs of 0.9 MB: ${sent} B from Redis`)
+    }
   })
 })

@@ -7,7 +7,7 @@
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import type { Browser } from "puppeteer-core"
+import type { Browser, Page } from "puppeteer-core"
 import { beforeAll, describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
 import { until } from "../reliability/support.ts"
@@ -47,6 +47,76 @@ const newQueue = () => {
   onCleanup(() => q.close())
   return q
 }
+
+/** The ids in the job list's table, in order. */
+const listedIds = (page: Page) =>
+  page.$$eval("#jobs tbody tr", (trs) => trs.map((tr) => tr.getAttribute("data-id") ?? ""))
+
+/** Wait until the job list shows `n` rows of `state` on page `k` (its caption says so). */
+const listed = (page: Page, k: number, n: number, state: string) =>
+  page.waitForFunction(
+    (k, n, state) =>
+      document.querySelector("#jobs-caption")?.textContent?.startsWith(`page ${k} · ${n} shown`) &&
+      document.querySelector("#jobs")?.getAttribute("data-state") === state,
+    {},
+    k,
+    n,
+    state,
+  )
+
+describe("jobs by state on the queue page", () => {
+  it("pages through 120 waiting jobs 50 at a time, in the order they run, forward and back; each row links to its job", async () => {
+    const q = newQueue()
+    const ids: string[] = []
+    for (let i = 0; i < 120; i += 40)
+      ids.push(...(await q.addBulk(Array.from({ length: 40 }, (_, j) => ({ payload: { n: i + j } })))))
+    const page = await openPage(browser, base, `#/queue/${q.name}`)
+    await listed(page, 1, 50, "waiting")
+    expect(await listedIds(page)).toEqual(ids.slice(0, 50))
+    expect(await textOf(page, "#jobs-caption")).toBe("page 1 · 50 shown of 120 waiting")
+    expect(await page.$eval("#jobs-prev", (b) => (b as HTMLButtonElement).disabled)).toBe(true)
+    await page.click("#jobs-next")
+    await listed(page, 2, 50, "waiting")
+    expect(await listedIds(page)).toEqual(ids.slice(50, 100))
+    await page.click("#jobs-next")
+    await listed(page, 3, 20, "waiting")
+    expect(await listedIds(page)).toEqual(ids.slice(100))
+    expect(await page.$eval("#jobs-next", (b) => (b as HTMLButtonElement).disabled)).toBe(true)
+    await page.click("#jobs-prev")
+    await listed(page, 2, 50, "waiting")
+    expect(await listedIds(page)).toEqual(ids.slice(50, 100))
+    // newest first
+    await page.select("#jobs-order", "desc")
+    await listed(page, 1, 50, "waiting")
+    expect(await listedIds(page)).toEqual(ids.slice(70).reverse())
+    await page.screenshot({ path: join(SHOTS, "dashboard-jobs.png") })
+    const id = ids[100] as string
+    await page.click(`#jobs tr[data-id="${id}"] a`)
+    await page.waitForFunction((h) => location.hash === h, {}, `#/job/${q.name}/${id}`)
+    await page.waitForFunction(() => document.querySelector("#job-state")?.textContent === "waiting")
+  })
+
+  it("the state selector lists the dead and delayed jobs, each with its time on the Redis clock, and says when a state has none", async () => {
+    const q = newQueue()
+    const dead = await deadJob(q)
+    const delayed = await q.add({ later: true }, { delayMs: 3_600_000 })
+    const page = await openPage(browser, base, `#/queue/${q.name}`)
+    await page.waitForSelector("#jobs-state")
+    await page.select("#jobs-state", "dead")
+    await listed(page, 1, 1, "dead")
+    expect(await listedIds(page)).toEqual([dead])
+    expect(await textOf(page, `#jobs tr[data-id="${dead}"] td:nth-child(3)`)).toBe(
+      new Date((await q.getJob(dead))?.finishedAt as number).toISOString(),
+    )
+    await page.select("#jobs-state", "delayed")
+    await listed(page, 1, 1, "delayed")
+    expect(await listedIds(page)).toEqual([delayed])
+    expect(await textOf(page, `#jobs tr[data-id="${delayed}"] td:nth-child(3)`)).toMatch(/^(59|60) min$/)
+    await page.select("#jobs-state", "completed")
+    await page.waitForSelector("#jobs-none")
+    expect(await textOf(page, "#jobs-none")).toBe("No completed jobs.")
+  })
+})
 
 describe("schedules on the queue page", () => {
   it("lists each schedule with its timing and next run on the Redis clock, soonest first; a big one is not loaded", async () => {

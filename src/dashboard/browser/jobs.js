@@ -91,7 +91,7 @@ next.addEventListener("click", () => {
 const atText = (d, j) => {
   if (j.at === undefined) return "–"
   if (d.state === "delayed" || d.state === "active")
-    return j.at > d.now ? ago(j.at - d.now) : `${ago(d.now - j.at)} ago`
+    return j.at > d.page.now ? ago(j.at - d.page.now) : `${ago(d.page.now - j.at)} ago`
   return when(j.at)
 }
 
@@ -103,7 +103,7 @@ const payloadCell = (p) =>
   cell(
     p.text === null
       ? p.length > 0
-        ? `(${p.length} characters, not shown)`
+        ? `(${p.length} bytes, not shown)`
         : "–"
       : p.text + (p.length > p.text.length ? " …" : ""),
   )

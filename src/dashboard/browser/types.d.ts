@@ -215,6 +215,7 @@ export interface ListedRow {
   readonly addedAt: number
   /** Due (delayed), lease deadline (active) or finished (completed, cancelled, dead), ms on the Redis clock. */
   readonly at?: number
+  /** Its payload's start (null: hidden, not loaded or none) and its length in bytes. */
   readonly payload: Clipped
 }
 
@@ -229,9 +230,9 @@ export interface JobsView {
   readonly state: JobState
   readonly order: "asc" | "desc"
   readonly cursor: string
-  /** The Redis time of the reading. */
-  readonly now: number
   readonly page: {
+    /** The Redis time of the reading. */
+    readonly now: number
     readonly total: number
     readonly jobs: ReadonlyArray<ListedRow>
     /** The next page's cursor; absent on the last page. */
