@@ -126,6 +126,48 @@ export const makeRates = () => {
   }
 }
 
+/** The reading of one queue: its stats, first leases, delayed and dead jobs, workers, feed and schedules. */
+const queueReader =
+  (
+    client: RedisClient,
+    commandsOf: ReturnType<typeof makeOpener>,
+    rates: ReturnType<typeof makeRates>,
+    hide: boolean,
+  ) =>
+  (name: string) =>
+    Effect.gen(function* () {
+      const c = yield* commandsOf(name)
+      const [stats, leases, delayed, dead, workers, feed, schedules] = yield* Effect.all(
+        [
+          c.stats,
+          runScript(client, c.keys, Scripts.leases, DASHBOARD_LIMITS.leases),
+          runScript(client, c.keys, Scripts.delayedList, DASHBOARD_LIMITS.delayed),
+          runScript(client, c.keys, Scripts.deadPeek, {
+            offset: 0,
+            count: DASHBOARD_LIMITS.dead,
+            limits: { ...PEEK_LIMITS, hide },
+          }),
+          c.workers,
+          feedOf(client, name, c.keys.events),
+          readSchedules(client, c.keys, hide),
+        ],
+        { concurrency: "unbounded" },
+      )
+      return {
+        kind: "queue",
+        queue: name,
+        at: Date.now(),
+        stats,
+        leases,
+        delayed,
+        dead: deadView(dead, hide),
+        rates: rates.of(name),
+        workers: workers.workers,
+        feed,
+        schedules,
+      }
+    })
+
 /** The readers of the two kinds of view. */
 export const makeReaders = (
   client: RedisClient,
@@ -151,39 +193,7 @@ export const makeReaders = (
     }),
   )
 
-  const queue = (name: string) =>
-    Effect.gen(function* () {
-      const c = yield* commandsOf(name)
-      const [stats, leases, delayed, dead, workers, feed, schedules] = yield* Effect.all(
-        [
-          c.stats,
-          runScript(client, c.keys, Scripts.leases, DASHBOARD_LIMITS.leases),
-          runScript(client, c.keys, Scripts.delayedList, DASHBOARD_LIMITS.delayed),
-          runScript(client, c.keys, Scripts.deadPeek, {
-            offset: 0,
-            count: DASHBOARD_LIMITS.dead,
-            limits: { ...PEEK_LIMITS, hide: options.hidePayloads },
-          }),
-          c.workers,
-          feedOf(client, name, c.keys.events),
-          readSchedules(client, c.keys, options.hidePayloads),
-        ],
-        { concurrency: "unbounded" },
-      )
-      return {
-        kind: "queue",
-        queue: name,
-        at: Date.now(),
-        stats,
-        leases,
-        delayed,
-        dead: deadView(dead, options.hidePayloads),
-        rates: rates.of(name),
-        workers: workers.workers,
-        feed,
-        schedules,
-      }
-    })
+  const queue = queueReader(client, commandsOf, rates, options.hidePayloads)
 
   /** Every queue's live workers: one registry read per queue under the prefix. */
   const workers = fleet.read.pipe(
@@ -203,7 +213,18 @@ export const makeReaders = (
       Effect.map((page) => ({ kind: "jobs", queue: name, at: Date.now(), ...q, page })),
     )
 
-  return { overview, queue, workers, jobs, commandsOf, ...makeJobReaders(client, commandsOf, fleet.names, options) }
+  /** The client and keys of queue `name` (opened once), for the engine's scripts on one job. */
+  const scriptsOf = (name: string) => Effect.map(commandsOf(name), (c) => ({ client, keys: c.keys }))
+
+  return {
+    overview,
+    queue,
+    workers,
+    jobs,
+    commandsOf,
+    scriptsOf,
+    ...makeJobReaders(client, commandsOf, fleet.names, options),
+  }
 }
 
 /** The readers. */

@@ -10,7 +10,7 @@ import { Queue } from "../../src/index.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { bodyOf, rawRequest, statusOf } from "../support/raw-http.ts"
-import { queueNamer, rawClient } from "../support/redis.ts"
+import { dumpQueue, queueNamer, rawClient } from "../support/redis.ts"
 import { serveDashboard } from "./browser.ts"
 
 const PREFIX = "lqdashoph"
@@ -158,5 +158,89 @@ describe("the job list: a page is bounded by bytes", () => {
       expect(bodyOf(last).includes("small-s3cret"), `hidePayloads ${hidePayloads}`).toBe(!hidePayloads)
       console.log(`JOBS-PEEK: hidePayloads=${hidePayloads} a page of 50 jobs of 0.9 MB: ${sent} B from Redis`)
     }
+  })
+})
+
+describe("the job actions: refused unless asked right, and nothing written then", () => {
+  const TOKEN = "operator-token-0123456789abcdef"
+  const act = (port: number, body: unknown, headers: Record<string, string> = {}) =>
+    rawRequest(
+      port,
+      "/api/action",
+      { "content-type": "application/json", "x-leaseq-token": TOKEN, ...headers },
+      { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body) },
+    )
+
+  it("promote, retry, purge and cancel without the token, from another site or to a foreign Host write nothing", async () => {
+    const raw = rawClient(own.url)
+    onCleanup(() => raw.quit())
+    const q = newQueue()
+    const delayed = await q.add({ n: 1 }, { delayMs: 3_600_000 })
+    const waiting = await q.add({ n: 2 })
+    const port = await serve({ allowActions: true, token: TOKEN })
+    const before = await dumpQueue(raw, q.name, PREFIX)
+    const bodies = [
+      { queue: q.name, action: "promote", ids: [delayed] },
+      { queue: q.name, action: "retry", ids: [waiting] },
+      { queue: q.name, action: "purge", ids: [waiting] },
+      { queue: q.name, action: "cancel", ids: [waiting] },
+    ]
+    for (const b of bodies) {
+      for (const headers of [
+        { "x-leaseq-token": "" },
+        { "x-leaseq-token": `${TOKEN}x` },
+        { origin: "http://evil.example" },
+        { origin: "null" },
+        { "sec-fetch-site": "cross-site" },
+      ])
+        expect(statusOf(await act(port, b, headers)), `${b.action} ${JSON.stringify(headers)}`).toBe(403)
+      expect(statusOf(await act(port, b, { host: "evil.example" })), b.action).toBe(421)
+    }
+    // actions off: refused even with the token
+    const readOnly = await serve({ token: TOKEN })
+    expect(statusOf(await act(readOnly, bodies[0]))).toBe(403)
+    expect(await dumpQueue(raw, q.name, PREFIX)).toEqual(before)
+  })
+
+  it("bad targets are a 400 naming what to give; a job in another state is refused by the engine, naming its state", async () => {
+    const raw = rawClient(own.url)
+    onCleanup(() => raw.quit())
+    const q = newQueue()
+    const waiting = await q.add({ n: 1 })
+    const port = await serve({ allowActions: true, token: TOKEN })
+    const before = await dumpQueue(raw, q.name, PREFIX)
+    const bad: ReadonlyArray<readonly [unknown, string]> = [
+      [{ queue: q.name, action: "promote", all: 5 }, "promote takes ids (1 to 500)"],
+      [{ queue: q.name, action: "promote" }, "promote takes ids"],
+      [{ queue: q.name, action: "promote", ids: [] }, "promote takes ids"],
+      [{ queue: q.name, action: "promote", ids: Array.from({ length: 501 }, (_, i) => `j${i}`) }, "promote takes ids"],
+      [{ queue: q.name, action: "retry", ids: Array.from({ length: 501 }, (_, i) => `j${i}`) }, "give either ids"],
+      [{ queue: q.name, action: "retry", all: 1e12 }, "give either ids"],
+      [{ queue: q.name, action: "promote", ids: [{}] }, "id"],
+      [{ queue: q.name, action: "promote", ids: ["x".repeat(200)] }, "id"],
+      [{ queue: "a:b", action: "promote", ids: [waiting] }, "a:b"],
+      [{ queue: q.name, action: "delete", ids: [waiting] }, "action must be one of"],
+    ]
+    for (const [body, says] of bad) {
+      const reply = await act(port, body)
+      expect(statusOf(reply), JSON.stringify(body).slice(0, 80)).toBe(400)
+      expect(bodyOf(reply)).toContain(says)
+    }
+    expect(await dumpQueue(raw, q.name, PREFIX)).toEqual(before)
+    for (const [action, id, state] of [
+      ["promote", waiting, "waiting"],
+      ["retry", waiting, "waiting"],
+      ["promote", "01NOSUCHJOB0000000000000000", "unknown"],
+    ] as const) {
+      const reply = await act(port, { queue: q.name, action, ids: [id] })
+      expect(statusOf(reply)).toBe(200)
+      const r = JSON.parse(bodyOf(reply).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, "")) as {
+        count: number
+        refused: string[]
+      }
+      expect(r.count).toBe(0)
+      expect(r.refused[0]).toContain(`${action} refused: job ${id} of queue ${q.name} is ${state}`)
+    }
+    expect(await dumpQueue(raw, q.name, PREFIX)).toEqual(before)
   })
 })

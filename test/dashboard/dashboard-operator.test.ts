@@ -183,6 +183,44 @@ describe("actions on the job page", () => {
     expect(await textOf(page, "#status")).toBe(`job ${id} deleted`)
   })
 
+  it("Promote job makes a delayed job ready now once confirmed; the status line says so", async () => {
+    const q = newQueue()
+    const id = await q.add({ later: true }, { delayMs: 3_600_000 })
+    const page = await openPage(browser, base, `#/job/${q.name}/${id}`, { token: TOKEN })
+    await page.waitForSelector("#promote-job")
+    await page.click("#promote-job")
+    await page.waitForFunction(() => document.querySelector("#job-state")?.textContent === "waiting")
+    expect((await q.getJob(id))?.state).toBe("waiting")
+    expect(await textOf(page, "#status")).toBe(`job ${id} promoted: it runs now`)
+    expect(await page.$("#promote-job")).toBeNull()
+  })
+
+  it("Retry job runs a dead job again once confirmed", async () => {
+    const q = newQueue()
+    let fail = true
+    const done: string[] = []
+    const w = useWorker(
+      q.name,
+      async () => {
+        if (fail) throw new Error("first run fails")
+      },
+      { prefix: PREFIX },
+    )
+    w.on("completed", (job) => done.push(job.id))
+    const id = await q.add({ n: 1 }, { maxAttempts: 1 })
+    await until("the job is dead", async () => (await q.getJob(id))?.state === "dead")
+    fail = false
+    const page = await openPage(browser, base, `#/job/${q.name}/${id}`, { token: TOKEN })
+    await page.waitForSelector("#retry-job")
+    await page.click("#retry-job")
+    await page.waitForFunction(
+      (s) => document.querySelector("#status")?.textContent === s,
+      {},
+      `job ${id} queued again`,
+    )
+    await until("the retried job completed", () => done.includes(id))
+  })
+
   it("an action not confirmed sends nothing and changes nothing", async () => {
     const q = newQueue()
     const id = await deadJob(q)

@@ -87,7 +87,7 @@ export const postJob = async (queue, action, id) => {
     !res.ok
       ? `refused: ${r.error}`
       : refused !== undefined
-        ? `${action} job ${id}: refused: ${refused}`
+        ? refused
         : r.count === 1
           ? `job ${id} ${DONE[action] ?? "done"}`
           : `${action} job ${id}: not done (not found, or its state changed)`,
