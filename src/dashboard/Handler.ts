@@ -34,7 +34,7 @@ export interface DashboardOptions {
   readonly connection?: ConnectionOption | undefined
   /** Key prefix of the queues shown. Default `"leaseq"`. */
   readonly prefix?: string | undefined
-  /** Allow the actions: retry and purge dead jobs, cancel a job, pause and resume the queue. Default false (read-only). */
+  /** Allow the actions: retry a finished job, promote a delayed one, cancel one, purge dead jobs, pause and resume the queue. Default false (read-only). */
   readonly allowActions?: boolean | undefined
   /** The token actions (and, with `readsNeedToken`, reads) must carry. Default: a random one (read it from `handler.token`). */
   readonly token?: string | undefined
