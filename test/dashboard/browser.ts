@@ -68,3 +68,12 @@ export const openPage = async (
 /** The text of the first element `selector` matches, or undefined when none does. */
 export const textOf = (page: Page, selector: string) =>
   page.$eval(selector, (e) => e.textContent ?? "").catch(() => undefined)
+
+/** A screenshot of the element `selector` of `page` to `path`, at most `maxHeight` pixels of its top (small PNGs for the docs). */
+export const shoot = async (page: Page, selector: string, path: string, maxHeight = 420) => {
+  const element = await page.$(selector)
+  const box = await element?.boundingBox()
+  if (!box) throw new Error(`no ${selector} to take a screenshot of`)
+  const clip = { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, maxHeight) }
+  await page.screenshot({ path, clip, captureBeyondViewport: true })
+}

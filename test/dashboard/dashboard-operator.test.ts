@@ -14,7 +14,7 @@ import { until } from "../reliability/support.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { useWorker } from "../support/use.ts"
-import { launchBrowser, openPage, serveDashboard, textOf } from "./browser.ts"
+import { launchBrowser, openPage, serveDashboard, shoot, textOf } from "./browser.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const PREFIX = "lqdashop"
@@ -89,7 +89,7 @@ describe("jobs by state on the queue page", () => {
     await page.select("#jobs-order", "desc")
     await listed(page, 1, 50, "waiting")
     expect(await listedIds(page)).toEqual(ids.slice(70).reverse())
-    await page.screenshot({ path: join(SHOTS, "dashboard-jobs.png") })
+    await shoot(page, "#jobs-section", join(SHOTS, "dashboard-jobs.png"))
     const id = ids[100] as string
     await page.click(`#jobs tr[data-id="${id}"] a`)
     await page.waitForFunction((h) => location.hash === h, {}, `#/job/${q.name}/${id}`)
@@ -145,7 +145,7 @@ describe("schedules on the queue page", () => {
     expect(big[1]).toMatch(/^\(not loaded: the schedule is 1001\d\d bytes\)$/)
     expect(big[5]).toBe("–")
     expect(await textOf(page, "main")).not.toContain("x".repeat(400))
-    await page.screenshot({ path: join(SHOTS, "dashboard-schedules.png") })
+    await shoot(page, "#schedules-section", join(SHOTS, "dashboard-schedules.png"))
   })
 
   it("a queue without schedules says so", async () => {

@@ -183,7 +183,7 @@ const lists = (d) => {
     ),
     ...deadSection(d),
     ...groupsSection(d.stats),
-    ...schedulesSection(d),
+    schedulesSection(d),
     ...limitsSection(d),
     el("h3", { text: `Delayed (${d.delayed.total})` }),
     table(

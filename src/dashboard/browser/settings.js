@@ -31,7 +31,9 @@ const payloadText = (s) => {
 export const schedulesSection = (d) => {
   const s = d.schedules
   const shown = s.rows.length
-  return [
+  return el(
+    "section",
+    { id: "schedules-section" },
     el("h3", { text: `Schedules (${s.total}${s.total > shown ? `, first ${shown} by next run shown` : ""})` }),
     s.total === 0
       ? el("p", { class: "muted", id: "no-schedules", text: "No schedules." })
@@ -51,7 +53,7 @@ export const schedulesSection = (d) => {
             ),
           ),
         ),
-  ]
+  )
 }
 
 /**
