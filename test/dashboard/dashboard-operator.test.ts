@@ -94,6 +94,11 @@ describe("jobs by state on the queue page", () => {
     await page.click(`#jobs tr[data-id="${id}"] a`)
     await page.waitForFunction((h) => location.hash === h, {}, `#/job/${q.name}/${id}`)
     await page.waitForFunction(() => document.querySelector("#job-state")?.textContent === "waiting")
+    // back on the queue's page, the list shows the page it showed
+    await page.goBack()
+    await listed(page, 1, 50, "waiting")
+    expect(await listedIds(page)).toEqual(ids.slice(70).reverse())
+    expect(await page.$eval("#jobs-order", (s) => (s as HTMLSelectElement).value)).toBe("desc")
   })
 
   it("the state selector lists the dead and delayed jobs, each with its time on the Redis clock, and says when a state has none", async () => {

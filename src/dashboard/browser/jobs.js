@@ -161,11 +161,12 @@ const render = (d) => {
 
 /**
  * The list's section for the page of `queue`: the same nodes at every reading of the
- * queue; a new queue starts from its first page of waiting jobs.
+ * queue; a new queue starts from its first page of waiting jobs, the same queue again (back
+ * from a job's page) from the page it showed.
  * @param {string} queue
  */
 export const jobsSection = (queue) => {
-  if (list.queue !== queue || list.ctl === null) {
+  if (list.queue !== queue) {
     list.queue = queue
     list.state = "waiting"
     list.order = "asc"
@@ -174,7 +175,7 @@ export const jobsSection = (queue) => {
     order.value = "asc"
     body.replaceChildren()
     start()
-  }
+  } else if (list.ctl === null) start()
   return box
 }
 
