@@ -19,12 +19,37 @@ const jsonText = (v) => (v === undefined || v === null ? "–" : typeof v === "s
 const fulls = new Map()
 
 /**
- * A payload, result or error of the job of `d`, with a "show all" button when it is cut.
+ * The values shown of the job on the page, by field: the same node while the value does not
+ * change, so a click on its "show all" is not lost to a reading that would replace the button.
+ * @type {{ job: string, nodes: Map<string, { readonly sig: string, readonly node: HTMLElement }> }}
+ */
+const shownValues = { job: "", nodes: new Map() }
+
+/**
+ * {@link build} of a value, or the node built for it before when it has not changed.
  * @param {JobView} d
  * @param {"payload" | "result" | "error"} field
  * @param {Shown | undefined} v
  */
 const value = (d, field, v) => {
+  const job = `${d.queue}/${d.id}`
+  if (shownValues.job !== job) shownValues.nodes = new Map()
+  shownValues.job = job
+  const sig = JSON.stringify([v, fulls.get(`${job}/${field}`)?.length])
+  const known = shownValues.nodes.get(field)
+  if (known?.sig === sig) return known.node
+  const node = build(d, field, v)
+  shownValues.nodes.set(field, { sig, node })
+  return node
+}
+
+/**
+ * A payload, result or error of the job of `d`, with a "show all" button when it is cut.
+ * @param {JobView} d
+ * @param {"payload" | "result" | "error"} field
+ * @param {Shown | undefined} v
+ */
+const build = (d, field, v) => {
   if (!v) return el("pre", { id: `job-${field}`, text: "–" })
   const key = `${d.queue}/${d.id}/${field}`
   const kept = fulls.get(key)
