@@ -249,3 +249,37 @@ describe("actions on the job page", () => {
     expect(await dumpQueue(raw, q.name, PREFIX)).toEqual(before)
   })
 })
+
+describe("flow limits on the queue page", () => {
+  it("shows the rate limit and the concurrency cap as set, and the reserves each held back as stats counts them", async () => {
+    const q = newQueue()
+    const page = await openPage(browser, base, `#/queue/${q.name}`)
+    await page.waitForSelector('#limits tr[data-limit="rate"]')
+    expect(await textOf(page, '#limits tr[data-limit="rate"] td:nth-child(2)')).toBe("none")
+    await q.setRateLimit({ max: 100, perMs: 1000 })
+    await q.setConcurrency(1)
+    await page.waitForFunction(
+      () => document.querySelector('#limits tr[data-limit="rate"] td:nth-child(2)')?.textContent === "100 per 1.0 s",
+    )
+    expect(await textOf(page, '#limits tr[data-limit="concurrency"] td:nth-child(2)')).toBe("1 active at most")
+    // a worker of concurrency 4 under a cap of 1: its reserves are held back by the cap
+    const done: string[] = []
+    const w = useWorker(q.name, async () => {}, { prefix: PREFIX, concurrency: 4 })
+    w.on("completed", (job) => done.push(job.id))
+    const ids = await q.addBulk(Array.from({ length: 8 }, (_, i) => ({ payload: i })))
+    await until("every job completed", () => ids.every((id) => done.includes(id)))
+    await w.close()
+    const c = (await q.stats()).counters
+    expect(c.limitedConcurrency).toBeGreaterThan(0)
+    await page.waitForFunction(
+      (s) => document.querySelector('#limits tr[data-limit="limited"] td:nth-child(2)')?.textContent === s,
+      {},
+      `by the rate limit ${c.limitedRate} · by the cap ${c.limitedConcurrency} · by RateLimited ${c.limitedHeld}`,
+    )
+    await shoot(page, "#limits-section", join(SHOTS, "dashboard-limits.png"))
+    await q.setRateLimit(null)
+    await page.waitForFunction(
+      () => document.querySelector('#limits tr[data-limit="rate"] td:nth-child(2)')?.textContent === "none",
+    )
+  })
+})

@@ -184,7 +184,7 @@ const lists = (d) => {
     ...deadSection(d),
     ...groupsSection(d.stats),
     schedulesSection(d),
-    ...limitsSection(d),
+    limitsSection(d),
     el("h3", { text: `Delayed (${d.delayed.total})` }),
     table(
       "delayed",

@@ -72,27 +72,30 @@ export const limitsSection = (d) => {
   const s = d.stats
   const c = s.counters
   const l = s.limits
-  /** @type {Array<readonly [string, string]>} */
-  const rows = []
-  if (l !== undefined) {
-    rows.push(["rate limit (all workers)", rateText(l.rateLimit)])
-    rows.push(["concurrency cap (all workers)", l.concurrency === null ? "none" : `${l.concurrency} active at most`])
-    rows.push(["held by a handler's RateLimited", l.heldMs > 0 ? `for ${ago(l.heldMs)} more` : "no"])
-  }
-  if (c.limitedRate !== undefined)
-    rows.push([
+  /** @type {Array<readonly [string, string, string]>} */
+  const rows = [
+    ["rate", "rate limit (all workers)", rateText(l.rateLimit)],
+    [
+      "concurrency",
+      "concurrency cap (all workers)",
+      l.concurrency === null ? "none" : `${l.concurrency} active at most`,
+    ],
+    ["held", "held by a handler's RateLimited", l.heldMs > 0 ? `for ${ago(l.heldMs)} more` : "no"],
+    [
+      "limited",
       "reserves held back (since the queue was created)",
-      `by the rate limit ${c.limitedRate} · by the cap ${c.limitedConcurrency ?? 0} · by RateLimited ${c.limitedHeld ?? 0}`,
-    ])
+      `by the rate limit ${c.limitedRate} · by the cap ${c.limitedConcurrency} · by RateLimited ${c.limitedHeld}`,
+    ],
+    ["handler", "jobs snoozed · rate-limited by their handler", `${c.snoozed} · ${c.rateLimited}`],
+  ]
   const busiest = s.busiestGroups ?? []
   const parts = [
-    rows.length === 0
-      ? null
-      : table(
-          "limits",
-          [["limit"], ["setting"]],
-          rows.map(([k, v]) => el("tr", { "data-limit": k }, cell(k), cell(v))),
-        ),
+    el("h3", { text: "Flow limits" }),
+    table(
+      "limits",
+      [["limit"], ["setting"]],
+      rows.map(([k, title, v]) => el("tr", { "data-limit": k }, cell(title), cell(v))),
+    ),
     s.groups === undefined
       ? null
       : el("h3", { text: `Groups (${s.groups}; the ${busiest.length} with the most jobs waiting)` }),
@@ -104,5 +107,5 @@ export const limitsSection = (d) => {
           busiest.map((g) => el("tr", { "data-group": g.group }, cell(g.group), cell(g.waiting, "num"))),
         ),
   ]
-  return parts.filter((p) => p !== null)
+  return el("section", { id: "limits-section" }, ...parts)
 }

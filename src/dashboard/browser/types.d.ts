@@ -16,9 +16,12 @@ export interface Counters {
   readonly refused: number
   readonly lostLeases: number
   /** Reserve calls that leased fewer jobs than asked while jobs were ready, by the limit that held them back. */
-  readonly limitedRate?: number
-  readonly limitedConcurrency?: number
-  readonly limitedHeld?: number
+  readonly limitedRate: number
+  readonly limitedConcurrency: number
+  readonly limitedHeld: number
+  /** Jobs snoozed by their handler, and jobs whose handler threw RateLimited. */
+  readonly snoozed: number
+  readonly rateLimited: number
 }
 
 /** A queue's flow limits as its stats give them. */
@@ -41,7 +44,7 @@ export interface Stats {
   readonly workers: number
   readonly oldestWaitingAgeMs: number
   readonly counters: Counters
-  readonly limits?: FlowLimits
+  readonly limits: FlowLimits
   /** Groups known (add's `group`); 0 without groups. */
   readonly groups?: number
   /** The (at most 5) groups with the most jobs waiting, the busiest first. */
