@@ -64,8 +64,7 @@ const rateText = (r) => (r === null ? "none" : `${r.max} per ${ago(r.perMs)}`)
 
 /**
  * The flow limits of `d` (rate limit, concurrency cap, a handler's hold) and how often each
- * held the queue back; and the groups with the most jobs waiting. Shown as far as the
- * queue's stats give them.
+ * held the queue back, as the queue's stats give them.
  * @param {QueueView} d
  */
 export const limitsSection = (d) => {
@@ -88,24 +87,14 @@ export const limitsSection = (d) => {
     ],
     ["handler", "jobs snoozed · rate-limited by their handler", `${c.snoozed} · ${c.rateLimited}`],
   ]
-  const busiest = s.busiestGroups ?? []
-  const parts = [
+  return el(
+    "section",
+    { id: "limits-section" },
     el("h3", { text: "Flow limits" }),
     table(
       "limits",
       [["limit"], ["setting"]],
       rows.map(([k, title, v]) => el("tr", { "data-limit": k }, cell(title), cell(v))),
     ),
-    s.groups === undefined
-      ? null
-      : el("h3", { text: `Groups (${s.groups}; the ${busiest.length} with the most jobs waiting)` }),
-    busiest.length === 0
-      ? null
-      : table(
-          "busiest-groups",
-          [["group"], ["waiting", "num"]],
-          busiest.map((g) => el("tr", { "data-group": g.group }, cell(g.group), cell(g.waiting, "num"))),
-        ),
-  ]
-  return el("section", { id: "limits-section" }, ...parts)
+  )
 }
