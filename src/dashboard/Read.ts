@@ -9,6 +9,7 @@ import { type QueueStats, runScript } from "../engine/calls/Commands.ts"
 import { redisError } from "../engine/calls/Replies.ts"
 import { Scripts } from "../engine/calls/Scripts.ts"
 import { decodeEntry } from "../engine/events/EventDecode.ts"
+import { makeJobCommands } from "../engine/queue/JobCommands.ts"
 import type { DeadPeekJob, Peeked } from "../engine/scripts/PeekScripts.ts"
 import { type FleetReader, makeOpener } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
@@ -126,7 +127,7 @@ export const makeRates = () => {
   }
 }
 
-/** The reading of one queue: its stats, first leases, delayed and dead jobs, workers, feed and schedules. */
+/** The reading of one queue: its stats, first leases, delayed and dead jobs, workers, feed, schedules and retention. */
 const queueReader =
   (
     client: RedisClient,
@@ -137,7 +138,7 @@ const queueReader =
   (name: string) =>
     Effect.gen(function* () {
       const c = yield* commandsOf(name)
-      const [stats, leases, delayed, dead, workers, feed, schedules] = yield* Effect.all(
+      const [stats, leases, delayed, dead, workers, feed, schedules, retention] = yield* Effect.all(
         [
           c.stats,
           runScript(client, c.keys, Scripts.leases, DASHBOARD_LIMITS.leases),
@@ -150,6 +151,7 @@ const queueReader =
           c.workers,
           feedOf(client, name, c.keys.events),
           readSchedules(client, c.keys, hide),
+          makeJobCommands(client, c.keys).retention,
         ],
         { concurrency: "unbounded" },
       )
@@ -165,6 +167,7 @@ const queueReader =
         workers: workers.workers,
         feed,
         schedules,
+        retention,
       }
     })
 

@@ -283,3 +283,44 @@ describe("flow limits on the queue page", () => {
     )
   })
 })
+
+describe("retention on the queue page", () => {
+  it("shows the default policy, then the one set, and the completed jobs kept now", async () => {
+    const q = newQueue()
+    const done: string[] = []
+    const w = useWorker(q.name, async () => {}, { prefix: PREFIX })
+    w.on("completed", (job) => done.push(job.id))
+    const id = await q.add({ n: 1 })
+    await until("the job completed", () => done.includes(id))
+    const page = await openPage(browser, base, `#/queue/${q.name}`)
+    const kept = (kind: string) => `#retention tr[data-kind="${kind}"] td:nth-child(2)`
+    await page.waitForSelector(kept("completed"))
+    expect(await textOf(page, kept("completed"))).toBe("the newest 1000, for 1.0 h after they finish")
+    expect(await textOf(page, kept("cancelled"))).toBe("the newest 1000, for 1.0 h after they finish")
+    expect(await textOf(page, kept("dead"))).toBe("kept until retried or purged (no bound)")
+    await page.waitForFunction(() =>
+      document.querySelector("#retention-section h3")?.textContent?.endsWith("completed jobs kept now: 1)"),
+    )
+    await q.setRetention({ completed: { count: 10, ageMs: 60_000 }, dead: { count: 5 } })
+    await page.waitForFunction(
+      (s) => document.querySelector(s)?.textContent === "the newest 10, for 1 min after they finish",
+      {},
+      kept("completed"),
+    )
+    expect(await textOf(page, kept("dead"))).toBe("the newest 5")
+  })
+
+  it("Retry job runs a completed job (kept by the default retention) again once confirmed", async () => {
+    const q = newQueue()
+    const runs: string[] = []
+    const w = useWorker(q.name, async () => {}, { prefix: PREFIX })
+    w.on("completed", (job) => runs.push(job.id))
+    const id = await q.add({ n: 1 })
+    await until("the job completed", () => runs.includes(id))
+    const page = await openPage(browser, base, `#/job/${q.name}/${id}`, { token: TOKEN })
+    await page.waitForSelector("#retry-job")
+    await page.click("#retry-job")
+    await until("the job completed a second time", () => runs.filter((r) => r === id).length === 2)
+    expect(await textOf(page, "#status")).toBe(`job ${id} queued again`)
+  })
+})

@@ -4,7 +4,7 @@ import { ago, cell, el, jobLink, main, table } from "./dom.js"
 import { jobsSection } from "./jobs.js"
 import { act, post, token } from "./net.js"
 import { workerRow } from "./overview.js"
-import { limitsSection, schedulesSection } from "./settings.js"
+import { limitsSection, retentionSection, schedulesSection } from "./settings.js"
 import { controls, state, tick } from "./state.js"
 
 /** @import { QueueView, StreamEvent } from "./types.js" */
@@ -185,6 +185,7 @@ const lists = (d) => {
     ...groupsSection(d.stats),
     schedulesSection(d),
     limitsSection(d),
+    retentionSection(d),
     el("h3", { text: `Delayed (${d.delayed.total})` }),
     table(
       "delayed",

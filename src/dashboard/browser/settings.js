@@ -2,7 +2,7 @@
 /** The queue page's settings: its schedules with their next run (Redis clock). */
 import { ago, cell, el, table } from "./dom.js"
 
-/** @import { QueueView, ScheduleRow } from "./types.js" */
+/** @import { QueueView, RetentionBounds, ScheduleRow } from "./types.js" */
 
 /**
  * When a schedule runs: "every 5.0 s" or "cron 0 * * * * (Europe/Paris)".
@@ -95,6 +95,41 @@ export const limitsSection = (d) => {
       "limits",
       [["limit"], ["setting"]],
       rows.map(([k, title, v]) => el("tr", { "data-limit": k }, cell(title), cell(v))),
+    ),
+  )
+}
+
+/**
+ * One kind's retention as text: "the newest 1000, for 1.0 h", "unbounded".
+ * @param {RetentionBounds} b
+ */
+const keptText = (b) => {
+  if (b.count === undefined && b.ageMs === undefined) return "kept until retried or purged (no bound)"
+  const count = b.count === undefined ? "all" : b.count === 0 ? "none" : `the newest ${b.count}`
+  return b.ageMs === undefined || b.count === 0 ? count : `${count}, for ${ago(b.ageMs)} after they finish`
+}
+
+/**
+ * The retention policy of `d` (`setRetention`): how many finished jobs of each kind are
+ * kept, and how long; and how many completed jobs are kept now.
+ * @param {QueueView} d
+ */
+export const retentionSection = (d) => {
+  const r = d.retention
+  /** @type {Array<readonly [string, RetentionBounds]>} */
+  const kinds = [
+    ["completed", r.completed],
+    ["cancelled", r.cancelled],
+    ["dead", r.dead],
+  ]
+  return el(
+    "section",
+    { id: "retention-section" },
+    el("h3", { text: `Retention (completed jobs kept now: ${d.stats.retained})` }),
+    table(
+      "retention",
+      [["finished jobs"], ["kept"]],
+      kinds.map(([k, b]) => el("tr", { "data-kind": k }, cell(k), cell(keptText(b)))),
     ),
   )
 }

@@ -41,6 +41,8 @@ export interface Stats {
   readonly expired: number
   readonly delayed: number
   readonly dead: number
+  /** Completed jobs retained. */
+  readonly retained: number
   readonly workers: number
   readonly oldestWaitingAgeMs: number
   readonly counters: Counters
@@ -127,6 +129,12 @@ export interface DeadJob {
   readonly payload: Clipped
 }
 
+/** How many finished jobs of a kind are kept, and how long (absent: no bound). */
+export interface RetentionBounds {
+  readonly count?: number
+  readonly ageMs?: number
+}
+
 /** A schedule of the queue page (Settings.ts's ScheduleRow). */
 export interface ScheduleRow {
   readonly name: string
@@ -163,6 +171,12 @@ export interface QueueView {
     readonly now: number
     readonly total: number
     readonly jobs: ReadonlyArray<{ readonly id: string; readonly dueAt: number }>
+  }
+  /** The queue's retention policy (`setRetention`): each bound absent when there is none. */
+  readonly retention: {
+    readonly completed: RetentionBounds
+    readonly cancelled: RetentionBounds
+    readonly dead: RetentionBounds
   }
   /** The first schedules by next run; `now` the Redis time they were read at. */
   readonly schedules: { readonly now: number; readonly total: number; readonly rows: ReadonlyArray<ScheduleRow> }
