@@ -59,6 +59,7 @@ const start = () => {
   prev.disabled = list.cursors.length < 2
   next.disabled = true
   caption.textContent = "loading…"
+  shown.sig = ""
   void watch(`jobs:${list.queue}:${list.state}:${list.order}:${cursor()}`, list.ctl, render)
 }
 
@@ -109,6 +110,23 @@ const payloadCell = (p) =>
   )
 
 /**
+ * What the table shows: the signature of the jobs it was built from, and its time cells.
+ * @type {{ sig: string, atCells: HTMLTableCellElement[] }}
+ */
+const shown = { sig: "", atCells: [] }
+
+/**
+ * The time cell of job `j` of page `d`, kept to update in place.
+ * @param {JobsView} d
+ * @param {ListedRow} j
+ */
+const atCell = (d, j) => {
+  const c = cell(atText(d, j), "num at")
+  shown.atCells.push(c)
+  return c
+}
+
+/**
  * Show a reading of the list, when it is of the page asked for (a reading of the page
  * before may still arrive once its stream is ended).
  * @param {Reading} d
@@ -116,6 +134,7 @@ const payloadCell = (p) =>
 const render = (d) => {
   if ("error" in d) {
     caption.textContent = ""
+    shown.sig = ""
     body.replaceChildren(el("p", { class: "bad", id: "jobs-error", text: d.error }))
     return
   }
@@ -130,8 +149,27 @@ const render = (d) => {
   list.next = d.page.next
   next.disabled = d.page.next === undefined
   prev.disabled = list.cursors.length < 2
-  const from = d.page.jobs.length === 0 ? 0 : 1
   caption.textContent = `page ${list.cursors.length} · ${d.page.jobs.length} shown of ${d.page.total} ${d.state}`
+  // the same jobs as the reading before: only their times move (a click on a row's link is
+  // not lost to a reading that would replace it)
+  const sig = JSON.stringify([d.queue, d.state, d.order, d.cursor, d.page.jobs])
+  if (sig === shown.sig) {
+    shown.atCells.forEach((c, i) => {
+      const j = d.page.jobs[i]
+      if (j !== undefined) c.textContent = atText(d, j)
+    })
+    return
+  }
+  shown.sig = sig
+  build(d)
+}
+
+/**
+ * The page's table (or that there are none) for reading `d`.
+ * @param {JobsView} d
+ */
+const build = (d) => {
+  shown.atCells = []
   const head = [["job"], ["added"], ...(d.state === "waiting" ? [] : [[AT_TITLE[d.state], "num"]]), ["payload"]]
   const rows = d.page.jobs.map((j) =>
     el(
@@ -139,12 +177,12 @@ const render = (d) => {
       { "data-id": j.id },
       el("td", {}, jobLink(d.queue, j.id)),
       cell(j.addedAt > 0 ? when(j.addedAt) : "–"),
-      d.state === "waiting" ? null : cell(atText(d, j), "num"),
+      d.state === "waiting" ? null : atCell(d, j),
       payloadCell(j.payload),
     ),
   )
   body.replaceChildren(
-    from === 0
+    rows.length === 0
       ? el("p", {
           class: "muted",
           id: "jobs-none",
