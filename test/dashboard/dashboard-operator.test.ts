@@ -89,7 +89,7 @@ describe("jobs by state on the queue page", () => {
     await page.select("#jobs-order", "desc")
     await listed(page, 1, 50, "waiting")
     expect(await listedIds(page)).toEqual(ids.slice(70).reverse())
-    await shoot(page, "#jobs-section", join(SHOTS, "dashboard-jobs.png"))
+    await shoot(page, "#jobs-section", join(SHOTS, "dashboard-jobs.png"), 300)
     const id = ids[100] as string
     await page.click(`#jobs tr[data-id="${id}"] a`)
     await page.waitForFunction((h) => location.hash === h, {}, `#/job/${q.name}/${id}`)
