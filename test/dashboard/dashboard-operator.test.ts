@@ -226,6 +226,36 @@ describe("actions on the job page", () => {
     await until("the retried job completed", () => done.includes(id))
   })
 
+  it("without the token the job page offers no action, and the page's own request is refused 403", async () => {
+    const q = newQueue()
+    const dead = await deadJob(q)
+    const delayed = await q.add({ later: true }, { delayMs: 3_600_000 })
+    for (const [id, state] of [
+      [dead, "dead"],
+      [delayed, "delayed"],
+    ] as const) {
+      const page = await openPage(browser, base, `#/job/${q.name}/${id}`)
+      await page.waitForFunction((s) => document.querySelector("#job-state")?.textContent === s, {}, state)
+      expect(await page.$$("#controls button")).toHaveLength(0)
+      const status = await page.evaluate(
+        async (queue, job, action) =>
+          (
+            await fetch("api/action", {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ queue, action, ids: [job] }),
+            })
+          ).status,
+        q.name,
+        id,
+        state === "dead" ? "retry" : "promote",
+      )
+      expect(status).toBe(403)
+    }
+    expect((await q.getJob(dead))?.state).toBe("dead")
+    expect((await q.getJob(delayed))?.state).toBe("delayed")
+  })
+
   it("an action not confirmed sends nothing and changes nothing", async () => {
     const q = newQueue()
     const id = await deadJob(q)
