@@ -138,7 +138,7 @@ const queueReader =
   (name: string) =>
     Effect.gen(function* () {
       const c = yield* commandsOf(name)
-      const [stats, leases, delayed, dead, workers, feed, schedules, retention] = yield* Effect.all(
+      const [stats, leases, delayed, dead, workers, feed, schedules, retention, groupDefaults] = yield* Effect.all(
         [
           c.stats,
           runScript(client, c.keys, Scripts.leases, DASHBOARD_LIMITS.leases),
@@ -152,6 +152,10 @@ const queueReader =
           feedOf(client, name, c.keys.events),
           readSchedules(client, c.keys, hide),
           makeJobCommands(client, c.keys).retention,
+          // the default limits of every group come with a page of one group (O(log G))
+          runScript(client, c.keys, Scripts.groupList, { after: "", count: 1 }).pipe(
+            Effect.map((p) => p.defaults ?? null),
+          ),
         ],
         { concurrency: "unbounded" },
       )
@@ -168,6 +172,7 @@ const queueReader =
         feed,
         schedules,
         retention,
+        groupDefaults,
       }
     })
 

@@ -292,6 +292,13 @@ describe("flow limits on the queue page", () => {
       () => document.querySelector('#limits tr[data-limit="rate"] td:nth-child(2)')?.textContent === "100 per 1.0 s",
     )
     expect(await textOf(page, '#limits tr[data-limit="concurrency"] td:nth-child(2)')).toBe("1 active at most")
+    expect(await textOf(page, '#limits tr[data-limit="groups"] td:nth-child(2)')).toBe("none")
+    await q.setGroupLimits({ concurrency: 2, max: 10, perMs: 1000 })
+    await page.waitForFunction(
+      () =>
+        document.querySelector('#limits tr[data-limit="groups"] td:nth-child(2)')?.textContent ===
+        "2 active at most · 10 per 1.0 s",
+    )
     // a worker of concurrency 4 under a cap of 1: its reserves are held back by the cap
     const done: string[] = []
     const w = useWorker(q.name, async () => {}, { prefix: PREFIX, concurrency: 4 })

@@ -63,6 +63,19 @@ export const schedulesSection = (d) => {
 const rateText = (r) => (r === null ? "none" : `${r.max} per ${ago(r.perMs)}`)
 
 /**
+ * A group's limits as text: "2 active at most · 10 per 1.0 s", or "none".
+ * @param {QueueView["groupDefaults"]} g
+ */
+const groupText = (g) => {
+  if (g === null) return "none"
+  const parts = [
+    g.concurrency === undefined ? null : `${g.concurrency} active at most`,
+    g.max === undefined || g.perMs === undefined ? null : `${g.max} per ${ago(g.perMs)}`,
+  ].filter((p) => p !== null)
+  return parts.length === 0 ? "none" : parts.join(" · ")
+}
+
+/**
  * The flow limits of `d` (rate limit, concurrency cap, a handler's hold) and how often each
  * held the queue back, as the queue's stats give them.
  * @param {QueueView} d
@@ -86,6 +99,7 @@ export const limitsSection = (d) => {
       `by the rate limit ${c.limitedRate} · by the cap ${c.limitedConcurrency} · by RateLimited ${c.limitedHeld}`,
     ],
     ["handler", "jobs snoozed · rate-limited by their handler", `${c.snoozed} · ${c.rateLimited}`],
+    ["groups", "each group's default (setGroupLimits)", groupText(d.groupDefaults)],
   ]
   return el(
     "section",

@@ -172,6 +172,8 @@ export interface QueueView {
     readonly total: number
     readonly jobs: ReadonlyArray<{ readonly id: string; readonly dueAt: number }>
   }
+  /** The default limits of every group (`setGroupLimits`), null when none is set. */
+  readonly groupDefaults: { readonly concurrency?: number; readonly max?: number; readonly perMs?: number } | null
   /** The queue's retention policy (`setRetention`): each bound absent when there is none. */
   readonly retention: {
     readonly completed: RetentionBounds
