@@ -3,7 +3,8 @@
 
   Waiting jobs are read through lua/include/ready.lua by position (the cursor is how many
   were read); the jobs of a sorted set (delayed, active, completed, cancelled, dead) by
-  score with the last one read as the cursor (lua/include/zset-page.lua). O(log N + count)
+  score with the last one read as the cursor (lua/include/zset-page.lua), the pages of
+  lua/include/job-page.lua. O(log N + count)
   per page (waiting: LRANGE walks the list's nodes, ~100 entries each, to the page), and a page stops early, with a cursor to go on, once it has read 4 MiB of
   payloads. Jobs that move while pages are read may be listed twice or not at all.
 
@@ -28,6 +29,7 @@
 ]]
 --!include zset-page
 --!include ready
+--!include job-page
 
 local count = tonumber(ARGV[5])
 if not count or count < 1 or count > 1000 then return {'OUT_OF_RANGE', 'job-list', 'count', ARGV[5], 1000} end
@@ -52,45 +54,5 @@ local function put(entry, score)
   return bytes < BUDGET
 end
 
-if state == 'waiting' then
-  local n, from = ready_count(), tonumber(cursor) or 0
-  out[2] = n
-  local at, size = from, count
-  if rev then
-    at = n - from - count
-    if at < 0 then size, at = count + at, 0 end
-  end
-  local page = size > 0 and ready_page(at, size) or {}
-  local read = 0
-  local first, last, step = #page, 1, -1
-  if rev then first, last, step = 1, #page, 1 end
-  for i = first, last, step do
-    read = read + 1
-    if not put(page[i], '') then break end
-  end
-  if from + read < n then out[1] = tostring(from + read) end
-  return out
-end
-
-local key = ({active = KEYS[1], dead = KEYS[2], completed = KEYS[3], cancelled = KEYS[4]})[state]
-local after = false
-if cursor ~= '' then
-  local colon = string.find(cursor, ':', 1, true)
-  after = {string.sub(cursor, 1, colon - 1), string.sub(cursor, colon + 1)}
-end
-local page, last, ended
-if state == 'delayed' then
-  page, last, ended = delayed_page(after, count, rev)
-  out[2] = delayed_count()
-else
-  page, last, ended = zset_page(key, after, count, rev)
-  out[2] = redis.call('ZCARD', key)
-end
-for i = 1, #page, 2 do
-  if not put(page[i], page[i + 1]) then
-    if i + 1 < #page or not ended then out[1] = page[i + 1] .. ':' .. page[i] end
-    return out
-  end
-end
-if not ended and last then out[1] = last[1] .. ':' .. last[2] end
+job_page(state, rev, cursor, count, {active = KEYS[1], dead = KEYS[2], completed = KEYS[3], cancelled = KEYS[4]}, put, out)
 return out

@@ -175,7 +175,7 @@ const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
     .addOption(listenOption(DEFAULT_DASHBOARD_LISTEN))
     .option(
       "--allow-actions",
-      "allow retry and purge of dead jobs, cancel of a job, pause and resume from the page (each action needs the token)",
+      "allow retry, promote, cancel and delete of jobs, purge of dead jobs, pause and resume from the page (each action needs the token)",
     )
     .option(
       "--token <token>",

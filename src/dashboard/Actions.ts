@@ -1,13 +1,17 @@
 /**
- * The dashboard's actions (retry and purge dead jobs, cancel a job, pause and resume the
- * queue), each checked before anything
+ * The dashboard's actions (retry a finished job, purge dead jobs, promote a delayed job,
+ * cancel a job, pause and resume the queue), each checked before anything
  * reaches Redis: actions allowed, a JSON body (a cross-site form cannot send one without
  * a CORS preflight, which is never answered), the page's own origin, and the token.
  * A refused action writes nothing.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
+import { runScript } from "../engine/calls/Commands.ts"
+import { operationError } from "../engine/calls/Replies.ts"
+import { Scripts } from "../engine/calls/Scripts.ts"
 import { queueKeys } from "../engine/model/Keys.ts"
+import { newRequestId } from "../engine/model/RequestId.ts"
 import { validateJobId } from "../engine/queue/JobControl.ts"
 import { originHost, tokenOf } from "./Guard.ts"
 import type { Hub } from "./Hub.ts"
@@ -30,13 +34,13 @@ interface Context {
 interface Action {
   readonly queue: string
   readonly action: ActionName
-  /** The jobs (retry, purge, cancel); none for pause and resume. */
+  /** The jobs (retry, purge, promote, cancel); none for pause and resume. */
   readonly ids?: ReadonlyArray<string>
   /** Act on the oldest `all` dead jobs (the count the page showed and the user confirmed). */
   readonly all?: number
 }
 
-const ACTIONS = ["retry", "purge", "cancel", "pause", "resume"] as const
+const ACTIONS = ["retry", "purge", "promote", "cancel", "pause", "resume"] as const
 type ActionName = (typeof ACTIONS)[number]
 
 const reply = (res: ServerResponse, status: number, body: unknown) => {
@@ -62,7 +66,8 @@ const badTargets = (a: Partial<Action>): string | undefined => {
   const byIds = Array.isArray(a.ids) && a.ids.length > 0 && a.ids.length <= BATCH
   if (a.action === "pause" || a.action === "resume")
     return a.ids === undefined && a.all === undefined ? undefined : `${a.action} takes neither ids nor all`
-  if (a.action === "cancel") return byIds && a.all === undefined ? undefined : `cancel takes ids (1 to ${BATCH})`
+  if (a.action === "cancel" || a.action === "promote")
+    return byIds && a.all === undefined ? undefined : `${a.action} takes ids (1 to ${BATCH})`
   const byCount = Number.isSafeInteger(a.all) && (a.all as number) > 0 && (a.all as number) <= ACTION_MAX_JOBS
   return byIds === byCount ? `give either ids (1 to ${BATCH} of them) or all (1 to ${ACTION_MAX_JOBS})` : undefined
 }
@@ -106,13 +111,38 @@ const pauseOrResume = (ctx: Context, queue: string, pause: boolean) =>
     Effect.map((changed) => ({ count: changed ? 1 : 0, remaining: 0, missing: [] as ReadonlyArray<string> })),
   )
 
+/**
+ * Promote or retry each of `ids` (the engine's promote and retry, one call per job, each
+ * with its own request id so a re-sent call acts once): how many were done, and why each
+ * other was refused (its state, as the engine's WrongJobState says it).
+ */
+const eachJob = (ctx: Context, queue: string, ids: ReadonlyArray<string>, action: "promote" | "retry") =>
+  Effect.gen(function* () {
+    const { client, keys } = yield* ctx.readers.scriptsOf(queue)
+    const script = action === "promote" ? Scripts.promote : Scripts.jobRetry
+    const refused: string[] = []
+    for (const id of ids) {
+      const wrong = operationError(keys, yield* runScript(client, keys, script, { requestId: newRequestId(), id }))
+      if (wrong !== undefined) refused.push(wrong.message)
+    }
+    const none: ReadonlyArray<string> = []
+    return {
+      count: ids.length - refused.length,
+      remaining: 0,
+      missing: none,
+      refused: refused as ReadonlyArray<string>,
+    }
+  })
+
 const perform = (ctx: Context, a: Action) => {
   if (a.action === "cancel") return cancelAll(ctx, a.queue, a.ids ?? [])
+  if (a.action === "promote" || (a.action === "retry" && a.ids !== undefined))
+    return eachJob(ctx, a.queue, a.ids ?? [], a.action)
   if (a.action === "pause" || a.action === "resume") return pauseOrResume(ctx, a.queue, a.action === "pause")
   return deadAction(ctx, a)
 }
 
-/** Retry or purge dead jobs: by ids, or the oldest `all` in calls of {@link BATCH}. */
+/** Purge dead jobs by ids, or retry or purge the oldest `all` in calls of {@link BATCH}. */
 const deadAction = (ctx: Context, a: Action) =>
   Effect.gen(function* () {
     const c = yield* ctx.readers.commandsOf(a.queue)

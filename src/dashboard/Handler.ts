@@ -4,8 +4,9 @@
  * every action must carry the token and come from the page's own origin.
  *
  * Routes (relative to where it is mounted): `GET /` the page; `GET /api/overview`,
- * `GET /api/queue?name=<q>`, `GET /api/job?queue=<q>&id=<id>` one reading as JSON;
- * `GET /api/stream?view=overview|workers|queue:<q>|job:<q>:<id>` server-sent events, one reading
+ * `GET /api/queue?name=<q>`, `GET /api/job?queue=<q>&id=<id>`,
+ * `GET /api/jobs?queue=<q>&state=<s>&order=asc|desc&cursor=<c>` one reading as JSON;
+ * `GET /api/stream?view=overview|workers|queue:<q>|job:<q>:<id>|jobs:<q>:<s>:<order>:<c>` server-sent events, one reading
  * per interval from a poller shared by every viewer; `GET /api/full?queue=&id=&field=payload|result`
  * a cut value in full; `GET /api/find?id=<id>[&queue=<q>]` where a job is;
  * `POST /api/action` (JSON `{ queue, action, ids?, all? }`).
@@ -14,18 +15,18 @@ import { randomBytes } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import * as Effect from "effect/Effect"
 import { InvalidOptions } from "../engine/model/Errors.ts"
-import { DEFAULT_PREFIX, queueKeys } from "../engine/model/Keys.ts"
+import { DEFAULT_PREFIX } from "../engine/model/Keys.ts"
 import { integerOr, Limits } from "../engine/model/Validate.ts"
-import { validateJobId } from "../engine/queue/JobControl.ts"
 import { checkFleetOptions, makeFleetReader } from "../metrics/Fleet.ts"
 import { type ConnectionOption, connect, withDeadline } from "../redis/Client.ts"
 import { runAction } from "./Actions.ts"
 import { hostAllowed, sameToken, targetOf, tokenOf } from "./Guard.ts"
 import { DEFAULT_MAX_VIEWS, isErrorReading, makeHub } from "./Hub.ts"
-import { makeJobRoutes, valid } from "./JobRoutes.ts"
+import { makeJobRoutes } from "./JobRoutes.ts"
 import { PAGE, SCRIPTS } from "./Page.ts"
 import { makeReaders, type Readers } from "./Read.ts"
 import { openStream } from "./Stream.ts"
+import { jobsViewIn, parseView, viewIn } from "./Views.ts"
 
 /** Options of {@link dashboardHandler}. */
 export interface DashboardOptions {
@@ -33,7 +34,7 @@ export interface DashboardOptions {
   readonly connection?: ConnectionOption | undefined
   /** Key prefix of the queues shown. Default `"leaseq"`. */
   readonly prefix?: string | undefined
-  /** Allow the actions: retry and purge dead jobs, cancel a job, pause and resume the queue. Default false (read-only). */
+  /** Allow the actions: retry a finished job, promote a delayed one, cancel one, purge dead jobs, pause and resume the queue. Default false (read-only). */
   readonly allowActions?: boolean | undefined
   /** The token actions (and, with `readsNeedToken`, reads) must carry. Default: a random one (read it from `handler.token`). */
   readonly token?: string | undefined
@@ -120,26 +121,6 @@ const HOST_HELP =
   "this Host is not the dashboard's: reach it by its IP address or localhost, or add the name to allowedHosts (leaseq dashboard --allowed-host)"
 const TOKEN_HELP = "this dashboard needs its token for reads: open the link it printed at start (…/#token=…)"
 
-const VIEW_HELP = "give view=overview, view=workers, view=queue:<a queue name> or view=job:<a queue name>:<a job id>"
-
-/** The view a `?view=` names (`overview`, `queue:<queue>` or `job:<queue>:<id>`, names checked), or undefined. */
-const viewIn = (u: URL, prefix: string): string | undefined => {
-  const v = u.searchParams.get("view") ?? "overview"
-  if (v === "overview" || v === "workers") return v
-  if (v.startsWith("queue:")) return valid(() => queueKeys(v.slice(6), prefix)) ? v : undefined
-  if (!v.startsWith("job:")) return undefined
-  // a queue name holds no ':', so the first one after "job:" ends it
-  const [q, id] = splitJobView(v)
-  return valid(() => queueKeys(q, prefix)) && valid(() => validateJobId(id)) ? v : undefined
-}
-
-/** `[queue, id]` of a view `job:<queue>:<id>`. */
-const splitJobView = (v: string): [string, string] => {
-  const rest = v.slice(4)
-  const at = rest.indexOf(":")
-  return at < 0 ? [rest, ""] : [rest.slice(0, at), rest.slice(at + 1)]
-}
-
 /** `u` with its `view` set to `view` (the per-kind routes read through the view parser). */
 const viewUrl = (u: URL, view: string): URL => new URL(`?view=${encodeURIComponent(view)}`, u)
 
@@ -150,14 +131,17 @@ const asset = (type: string, body: string) => (_u: URL, res: ServerResponse) => 
 }
 
 /** One poller per view over `readers`, each reading as JSON (saying whether actions are on). */
-const hubOf = (readers: Readers, actions: boolean, intervalMs: number, maxViews: number) =>
+const hubOf = (readers: Readers, prefix: string, actions: boolean, intervalMs: number, maxViews: number) =>
   makeHub(
     (view) => {
       const withActions = <A extends object>(r: A) => JSON.stringify({ ...r, actions })
-      if (view === "overview") return Effect.runPromise(readers.overview).then(withActions)
-      if (view === "workers") return Effect.runPromise(readers.workers).then(withActions)
-      if (view.startsWith("job:")) return Effect.runPromise(readers.job(...splitJobView(view))).then(withActions)
-      return Effect.runPromise(readers.queue(view.slice("queue:".length))).then(withActions)
+      const v = parseView(view, prefix)
+      if ("error" in v) return Promise.reject(new Error(v.error))
+      if (v.kind === "overview") return Effect.runPromise(readers.overview).then(withActions)
+      if (v.kind === "workers") return Effect.runPromise(readers.workers).then(withActions)
+      if (v.kind === "job") return Effect.runPromise(readers.job(v.queue, v.id)).then(withActions)
+      if (v.kind === "jobs") return Effect.runPromise(readers.jobs(v.queue, v)).then(withActions)
+      return Effect.runPromise(readers.queue(v.queue)).then(withActions)
     },
     intervalMs,
     maxViews,
@@ -173,9 +157,9 @@ const getRoutes = (ctx: {
 }): Record<string, (u: URL, res: ServerResponse) => void> => {
   const { readers, hub, prefix, maxViews, streams } = ctx
   const viewOf = (u: URL) => viewIn(u, prefix)
-  const reading = (view: string | undefined, res: ServerResponse) => {
-    if (view === undefined) return json(res, 400, { error: VIEW_HELP })
-    hub.latest(view).then(
+  const reading = (v: ReturnType<typeof viewOf>, res: ServerResponse) => {
+    if ("error" in v) return json(res, 400, v)
+    hub.latest(v.view).then(
       (body) => json(res, isErrorReading(body) ? 503 : 200, body),
       (e: unknown) => json(res, 503, { error: String(e) }),
     )
@@ -186,15 +170,17 @@ const getRoutes = (ctx: {
     "index.html": asset("text/html", PAGE),
     ...Object.fromEntries([...SCRIPTS].map(([file, body]) => [file, asset("text/javascript", body)])),
     stream: (u, res) => {
-      const view = viewOf(u)
-      if (view === undefined) return json(res, 400, { error: VIEW_HELP })
+      const v = viewOf(u)
+      if ("error" in v) return json(res, 400, v)
+      const view = v.view
       if (!hub.canWatch(view))
         return json(res, 503, { error: `${maxViews} views are watched already (maxViews): close a page and try again` })
       openStream(res, view, hub, streams)
     },
-    overview: (_u, res) => reading("overview", res),
+    overview: (_u, res) => reading({ view: "overview" }, res),
     queue: (u, res) => reading(viewOf(viewUrl(u, `queue:${u.searchParams.get("name") ?? ""}`)), res),
     job: (u, res) => reading(viewOf(viewUrl(u, `job:${u.searchParams.get("queue")}:${u.searchParams.get("id")}`)), res),
+    jobs: (u, res) => reading(jobsViewIn(u, prefix), res),
     full: (u, res) => full(u, res),
     find: (u, res) => find(u, res),
   }
@@ -218,7 +204,7 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
       hidePayloads: options.hidePayloads === true,
     },
   )
-  const hub = hubOf(readers, allowActions, intervalMs, maxViews)
+  const hub = hubOf(readers, prefix, allowActions, intervalMs, maxViews)
   const streams = new Set<ServerResponse>()
 
   const tokenOk = (given: string | undefined) => sameToken(token, given)

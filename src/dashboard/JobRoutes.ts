@@ -9,22 +9,13 @@ import { queueKeys } from "../engine/model/Keys.ts"
 import { validateJobId } from "../engine/queue/JobControl.ts"
 import type { Hub } from "./Hub.ts"
 import type { Readers } from "./Read.ts"
+import { valid } from "./Views.ts"
 
 interface Context {
   readonly readers: Readers
   readonly hub: Hub
   readonly prefix: string
   readonly json: (res: ServerResponse, status: number, body: unknown) => void
-}
-
-/** `true` when `f()` throws nothing (a queue name or job id check). */
-export const valid = (f: () => unknown): boolean => {
-  try {
-    f()
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** The `full` and `find` routes. */

@@ -82,7 +82,8 @@ const withoutResult = (e: JobEvent): JobEvent => {
   return rest
 }
 
-const redisNow = (client: RedisClient) =>
+/** The Redis time (ms), read with TIME. */
+export const redisNow = (client: RedisClient) =>
   Effect.tryPromise({
     try: () => client.command("TIME", []),
     catch: (e) => redisError("TIME", e, client.describe),

@@ -9,10 +9,13 @@ import { type QueueStats, runScript } from "../engine/calls/Commands.ts"
 import { redisError } from "../engine/calls/Replies.ts"
 import { Scripts } from "../engine/calls/Scripts.ts"
 import { decodeEntry } from "../engine/events/EventDecode.ts"
-import type { Peeked } from "../engine/scripts/PeekScripts.ts"
+import { makeJobCommands } from "../engine/queue/JobCommands.ts"
+import type { DeadPeekJob, Peeked } from "../engine/scripts/PeekScripts.ts"
 import { type FleetReader, makeOpener } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
+import { type JobsQuery, readJobs } from "./JobList.ts"
 import { makeJobReaders } from "./JobView.ts"
+import { readSchedules } from "./Settings.ts"
 
 /** Rows each table shows (the totals are always exact); `feed`: newest stream entries read for the feed. */
 export const DASHBOARD_LIMITS = { leases: 300, delayed: 100, dead: 200, feed: 200 } as const
@@ -79,6 +82,20 @@ const errorKey = (error: unknown): { reason: string; message: string } => {
   }
 }
 
+/** The dead letters as the page shows them: grouped by reason and error, values cut. */
+const deadView = (dead: { readonly total: number; readonly jobs: ReadonlyArray<DeadPeekJob> }, hide: boolean) => {
+  const groups = new Map<string, { reason: string; message: string; count: number }>()
+  const jobs = dead.jobs.map((j) => {
+    const key = errorKey(errorOf(j.error))
+    const id = `${key.reason}\u0000${key.message}`
+    const g = groups.get(id) ?? { ...key, count: 0 }
+    g.count++
+    groups.set(id, g)
+    return { ...j, ...key, payload: clip(j.payload, hide), error: clip(j.error, false) }
+  })
+  return { total: dead.total, shown: jobs.length, groups: [...groups.values()], jobs }
+}
+
 /** Forget the entries of `map` whose queue is not in `queues`. */
 const keepOnly = (map: Map<string, unknown>, queues: ReadonlyArray<QueueStats>) => {
   const names = new Set(queues.map((q) => q.queue))
@@ -110,6 +127,55 @@ export const makeRates = () => {
   }
 }
 
+/** The reading of one queue: its stats, first leases, delayed and dead jobs, workers, feed, schedules and retention. */
+const queueReader =
+  (
+    client: RedisClient,
+    commandsOf: ReturnType<typeof makeOpener>,
+    rates: ReturnType<typeof makeRates>,
+    hide: boolean,
+  ) =>
+  (name: string) =>
+    Effect.gen(function* () {
+      const c = yield* commandsOf(name)
+      const [stats, leases, delayed, dead, workers, feed, schedules, retention, groupDefaults] = yield* Effect.all(
+        [
+          c.stats,
+          runScript(client, c.keys, Scripts.leases, DASHBOARD_LIMITS.leases),
+          runScript(client, c.keys, Scripts.delayedList, DASHBOARD_LIMITS.delayed),
+          runScript(client, c.keys, Scripts.deadPeek, {
+            offset: 0,
+            count: DASHBOARD_LIMITS.dead,
+            limits: { ...PEEK_LIMITS, hide },
+          }),
+          c.workers,
+          feedOf(client, name, c.keys.events),
+          readSchedules(client, c.keys, hide),
+          makeJobCommands(client, c.keys).retention,
+          // the default limits of every group come with a page of one group (O(log G))
+          runScript(client, c.keys, Scripts.groupList, { after: "", count: 1 }).pipe(
+            Effect.map((p) => p.defaults ?? null),
+          ),
+        ],
+        { concurrency: "unbounded" },
+      )
+      return {
+        kind: "queue",
+        queue: name,
+        at: Date.now(),
+        stats,
+        leases,
+        delayed,
+        dead: deadView(dead, hide),
+        rates: rates.of(name),
+        workers: workers.workers,
+        feed,
+        schedules,
+        retention,
+        groupDefaults,
+      }
+    })
+
 /** The readers of the two kinds of view. */
 export const makeReaders = (
   client: RedisClient,
@@ -135,46 +201,7 @@ export const makeReaders = (
     }),
   )
 
-  const queue = (name: string) =>
-    Effect.gen(function* () {
-      const c = yield* commandsOf(name)
-      const [stats, leases, delayed, dead, workers, feed] = yield* Effect.all(
-        [
-          c.stats,
-          runScript(client, c.keys, Scripts.leases, DASHBOARD_LIMITS.leases),
-          runScript(client, c.keys, Scripts.delayedList, DASHBOARD_LIMITS.delayed),
-          runScript(client, c.keys, Scripts.deadPeek, {
-            offset: 0,
-            count: DASHBOARD_LIMITS.dead,
-            limits: { ...PEEK_LIMITS, hide: options.hidePayloads },
-          }),
-          c.workers,
-          feedOf(client, name, c.keys.events),
-        ],
-        { concurrency: "unbounded" },
-      )
-      const groups = new Map<string, { reason: string; message: string; count: number }>()
-      const deadJobs = dead.jobs.map((j) => {
-        const key = errorKey(errorOf(j.error))
-        const id = `${key.reason}\u0000${key.message}`
-        const g = groups.get(id) ?? { ...key, count: 0 }
-        g.count++
-        groups.set(id, g)
-        return { ...j, ...key, payload: clip(j.payload, options.hidePayloads), error: clip(j.error, false) }
-      })
-      return {
-        kind: "queue",
-        queue: name,
-        at: Date.now(),
-        stats,
-        leases,
-        delayed,
-        dead: { total: dead.total, shown: deadJobs.length, groups: [...groups.values()], jobs: deadJobs },
-        rates: rates.of(name),
-        workers: workers.workers,
-        feed,
-      }
-    })
+  const queue = queueReader(client, commandsOf, rates, options.hidePayloads)
 
   /** Every queue's live workers: one registry read per queue under the prefix. */
   const workers = fleet.read.pipe(
@@ -188,7 +215,24 @@ export const makeReaders = (
     Effect.map((queues) => ({ kind: "workers", prefix, at: Date.now(), queues })),
   )
 
-  return { overview, queue, workers, commandsOf, ...makeJobReaders(client, commandsOf, fleet.names, options) }
+  /** A page of the jobs of queue `name` in one state, with the Redis time. */
+  const jobs = (name: string, q: JobsQuery) =>
+    Effect.flatMap(commandsOf(name), (c) => readJobs(client, c.keys, q, options.hidePayloads)).pipe(
+      Effect.map((page) => ({ kind: "jobs", queue: name, at: Date.now(), ...q, page })),
+    )
+
+  /** The client and keys of queue `name` (opened once), for the engine's scripts on one job. */
+  const scriptsOf = (name: string) => Effect.map(commandsOf(name), (c) => ({ client, keys: c.keys }))
+
+  return {
+    overview,
+    queue,
+    workers,
+    jobs,
+    commandsOf,
+    scriptsOf,
+    ...makeJobReaders(client, commandsOf, fleet.names, options),
+  }
 }
 
 /** The readers. */

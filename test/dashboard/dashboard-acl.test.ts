@@ -62,6 +62,15 @@ describe("a per-queue ACL user beside another queue", () => {
     const o = JSON.parse(overview.body) as { queues: Array<{ queue: string }>; unreadable: Array<{ queue: string }> }
     expect(o.queues.map((q) => q.queue)).toEqual([mine.name])
     expect(o.unreadable.map((q) => q.queue)).toEqual([other.name])
+    // the queue page (its schedules too) and its job list read under the same user
+    await mine.schedule("acl-tick", { every: 60_000 }, { payload: 1 })
+    const at = `http://127.0.0.1:${(server.address() as { port: number }).port}/api`
+    const page = (await (await fetch(`${at}/queue?name=${mine.name}`)).json()) as { schedules?: { total: number } }
+    expect(page.schedules?.total).toBe(1)
+    const jobs = (await (await fetch(`${at}/jobs?queue=${mine.name}&state=waiting`)).json()) as {
+      page?: { total: number }
+    }
+    expect(jobs.page?.total).toBe(1)
 
     const metrics = metricsHandler({ connection: url, prefix: PREFIX })
     onCleanup(() => metrics.close())

@@ -205,6 +205,17 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   delayedList: { input: 100, groups: 0 },
   deadPeek: { input: { offset: 0, count: 10, limits: { cut: 10, loadMax: 20, budget: 30, hide: false } }, groups: 0 },
   jobPeek: { input: { id: "a", limits: { cut: 10, loadMax: 20, budget: 30, hide: true } }, groups: 0 },
+  jobsPeek: {
+    input: {
+      state: "dead",
+      order: "asc",
+      cursor: "",
+      count: 5,
+      limits: { cut: 10, loadMax: 20, budget: 30, hide: false },
+    },
+    groups: 0,
+  },
+  schedulesPeek: { input: { count: 5, limits: { cut: 10, loadMax: 20, budget: 30, hide: false } }, groups: 0 },
   sweep: { input: 100, groups: 0 },
   stats: { input: undefined, groups: 0 },
   deadList: { input: { offset: 0, count: 10 }, groups: 0 },

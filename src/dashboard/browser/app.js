@@ -7,6 +7,7 @@
  */
 import { byId, el, live, main, status, visible } from "./dom.js"
 import { job } from "./job.js"
+import { stopJobs } from "./jobs.js"
 import { api, bodyOf, watch } from "./net.js"
 import { overview, workersPage } from "./overview.js"
 import { queue } from "./queue.js"
@@ -31,7 +32,7 @@ const show = (d) => {
   if (d.kind === "job") job(d)
   else if (d.kind === "workers") workersPage(d)
   else if (d.kind === "queue") queue(d)
-  else overview(d)
+  else if (d.kind === "overview") overview(d)
 }
 
 /** The view the address names: `job:<q>:<id>`, `queue:<q>`, `workers` or `overview`. */
@@ -50,6 +51,7 @@ let source = null
 /** Watch the view the address names, ending the previous view's stream. */
 const route = () => {
   source?.abort()
+  stopJobs()
   state.rows = []
   controls("", () => [])
   main.replaceChildren(el("p", { class: "muted", text: "Loading…" }))

@@ -1,7 +1,7 @@
 // @ts-check
 /** The job page: its state, facts, lease, progress, values (with "show all") and timeline. */
 import { cell, el, main, queueLink, status, table, visible, when } from "./dom.js"
-import { api, bodyOf, post, token } from "./net.js"
+import { api, bodyOf, postJob, token } from "./net.js"
 import { controls, state, tick } from "./state.js"
 
 /** @import { JobShown, JobView, Shown, StreamEvent } from "./types.js" */
@@ -19,12 +19,37 @@ const jsonText = (v) => (v === undefined || v === null ? "–" : typeof v === "s
 const fulls = new Map()
 
 /**
- * A payload, result or error of the job of `d`, with a "show all" button when it is cut.
+ * The values shown of the job on the page, by field: the same node while the value does not
+ * change, so a click on its "show all" is not lost to a reading that would replace the button.
+ * @type {{ job: string, nodes: Map<string, { readonly sig: string, readonly node: HTMLElement }> }}
+ */
+const shownValues = { job: "", nodes: new Map() }
+
+/**
+ * {@link build} of a value, or the node built for it before when it has not changed.
  * @param {JobView} d
  * @param {"payload" | "result" | "error"} field
  * @param {Shown | undefined} v
  */
 const value = (d, field, v) => {
+  const job = `${d.queue}/${d.id}`
+  if (shownValues.job !== job) shownValues.nodes = new Map()
+  shownValues.job = job
+  const sig = JSON.stringify([v, fulls.get(`${job}/${field}`)?.length])
+  const known = shownValues.nodes.get(field)
+  if (known?.sig === sig) return known.node
+  const node = build(d, field, v)
+  shownValues.nodes.set(field, { sig, node })
+  return node
+}
+
+/**
+ * A payload, result or error of the job of `d`, with a "show all" button when it is cut.
+ * @param {JobView} d
+ * @param {"payload" | "result" | "error"} field
+ * @param {Shown | undefined} v
+ */
+const build = (d, field, v) => {
   if (!v) return el("pre", { id: `job-${field}`, text: "–" })
   const key = `${d.queue}/${d.id}/${field}`
   const kept = fulls.get(key)
@@ -59,33 +84,60 @@ const EVENT_DETAIL = {
 }
 
 /**
- * The Cancel and Retry buttons of job `j` of `d` (when actions are on and the page has the token).
+ * The actions of the job page: which states each applies to, and what the confirmation asks.
+ * @type {ReadonlyArray<{ readonly action: string, readonly id: string, readonly text: string, readonly states: ReadonlyArray<string>, readonly ask: (id: string) => string }>}
+ */
+const JOB_ACTIONS = [
+  {
+    action: "promote",
+    id: "promote-job",
+    text: "Promote job",
+    states: ["delayed"],
+    ask: (id) => `run delayed job ${id} now?`,
+  },
+  {
+    action: "cancel",
+    id: "cancel-job",
+    text: "Cancel job",
+    states: ["waiting", "delayed", "active"],
+    ask: (id) => `cancel job ${id}?`,
+  },
+  {
+    action: "retry",
+    id: "retry-job",
+    text: "Retry job",
+    states: ["completed", "cancelled", "dead"],
+    ask: (id) => `run job ${id} again, with fresh attempts?`,
+  },
+  {
+    action: "purge",
+    id: "delete-job",
+    text: "Delete job",
+    states: ["dead"],
+    ask: (id) => `delete dead job ${id} and its data? This cannot be undone.`,
+  },
+]
+
+/**
+ * The action buttons of job `j` of `d` fitting its state (when actions are on and the page
+ * has the token): each asks first, then says in the status line how it went.
  * @param {JobView} d
  * @param {JobShown | null} j
  */
 const jobControls = (d, j) => {
   const can = state.actions && Boolean(token)
   controls(`job:${d.queue}:${d.id}:${j ? j.state : ""}:${state.actions}`, () =>
-    !j
+    !j || !can
       ? []
-      : [
-          can &&
-            ["waiting", "delayed", "active"].includes(j.state) &&
-            el("button", {
-              id: "cancel-job",
-              text: "Cancel job",
-              onclick: () => {
-                if (confirm(`cancel job ${j.id}?`)) void post(d.queue, "cancel", { ids: [j.id] })
-              },
-            }),
-          can &&
-            j.state === "dead" &&
-            el("button", {
-              id: "retry-job",
-              text: "Retry job",
-              onclick: () => post(d.queue, "retry", { ids: [j.id] }),
-            }),
-        ],
+      : JOB_ACTIONS.filter((a) => a.states.includes(j.state)).map((a) =>
+          el("button", {
+            id: a.id,
+            text: a.text,
+            onclick: () => {
+              if (confirm(a.ask(j.id))) void postJob(d.queue, a.action, j.id)
+            },
+          }),
+        ),
   )
 }
 

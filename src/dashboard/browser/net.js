@@ -5,7 +5,7 @@
  * sessionStorage, never in a URL sent to the server), and readings stream over `fetch`
  * (not EventSource, which cannot send a header).
  */
-import { live, status } from "./dom.js"
+import { live, status, visible } from "./dom.js"
 
 /** @import { Failed, Reading } from "./types.js" */
 
@@ -58,6 +58,40 @@ export const post = async (queue, action, target) => {
   })
   const r = await bodyOf(res)
   status.textContent = res.ok ? `${action}: ${r.count} done` : `refused: ${r.error}`
+}
+
+/** What the status line says of an action done on one job. */
+const DONE = /** @type {Readonly<Record<string, string>>} */ ({
+  cancel: "cancelled",
+  retry: "queued again",
+  promote: "promoted: it runs now",
+  purge: "deleted",
+})
+
+/**
+ * Run `action` on job `id` of `queue` and say in the status line what came of it: done, the
+ * job not found (or no longer in a state the action applies to), or the refusal.
+ * @param {string} queue
+ * @param {string} action
+ * @param {string} id
+ */
+export const postJob = async (queue, action, id) => {
+  const res = await api("api/action", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ queue, action, ids: [id] }),
+  })
+  const r = await bodyOf(res)
+  const refused = Array.isArray(r.refused) && typeof r.refused[0] === "string" ? r.refused[0] : undefined
+  status.textContent = visible(
+    !res.ok
+      ? `refused: ${r.error}`
+      : refused !== undefined
+        ? refused
+        : r.count === 1
+          ? `job ${id} ${DONE[action] ?? "done"}`
+          : `${action} job ${id}: not done (not found, or its state changed)`,
+  )
 }
 
 /**

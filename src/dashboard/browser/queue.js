@@ -1,8 +1,10 @@
 // @ts-check
 /** The queue page: its figures, leases by deadline, workers, feed, dead letters and delayed jobs. */
 import { ago, cell, el, jobLink, main, table } from "./dom.js"
+import { jobsSection } from "./jobs.js"
 import { act, post, token } from "./net.js"
 import { workerRow } from "./overview.js"
+import { limitsSection, retentionSection, schedulesSection } from "./settings.js"
 import { controls, state, tick } from "./state.js"
 
 /** @import { QueueView, StreamEvent } from "./types.js" */
@@ -181,6 +183,9 @@ const lists = (d) => {
     ),
     ...deadSection(d),
     ...groupsSection(d.stats),
+    schedulesSection(d),
+    limitsSection(d),
+    retentionSection(d),
     el("h3", { text: `Delayed (${d.delayed.total})` }),
     table(
       "delayed",
@@ -233,6 +238,7 @@ export const queue = (d) => {
       [["job"], ["attempt", "num"], ["token", "num"], ["time left (Redis clock)", "num"]],
       state.rows.map((r) => r.tr),
     ),
+    jobsSection(d.queue),
     ...lists(d),
   )
   tick()

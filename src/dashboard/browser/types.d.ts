@@ -15,6 +15,21 @@ export interface Counters {
   readonly selfFenced: number
   readonly refused: number
   readonly lostLeases: number
+  /** Reserve calls that leased fewer jobs than asked while jobs were ready, by the limit that held them back. */
+  readonly limitedRate: number
+  readonly limitedConcurrency: number
+  readonly limitedHeld: number
+  /** Jobs snoozed by their handler, and jobs whose handler threw RateLimited. */
+  readonly snoozed: number
+  readonly rateLimited: number
+}
+
+/** A queue's flow limits as its stats give them. */
+export interface FlowLimits {
+  readonly rateLimit: { readonly max: number; readonly perMs: number } | null
+  readonly concurrency: number | null
+  /** ms the queue still leases nothing for (a handler's RateLimited). */
+  readonly heldMs: number
 }
 
 /** One queue's figures (overview row, or the queue page's pills). */
@@ -26,9 +41,12 @@ export interface Stats {
   readonly expired: number
   readonly delayed: number
   readonly dead: number
+  /** Completed jobs retained. */
+  readonly retained: number
   readonly workers: number
   readonly oldestWaitingAgeMs: number
   readonly counters: Counters
+  readonly limits: FlowLimits
   /** Groups known (add's `group`); 0 without groups. */
   readonly groups?: number
   /** The (at most 5) groups with the most jobs waiting, the busiest first. */
@@ -111,7 +129,30 @@ export interface DeadJob {
   readonly payload: Clipped
 }
 
-/** One queue: its figures, leases, workers, feed, dead letters and delayed jobs. */
+/** How many finished jobs of a kind are kept, and how long (absent: no bound). */
+export interface RetentionBounds {
+  readonly count?: number
+  readonly ageMs?: number
+}
+
+/** A schedule of the queue page (Settings.ts's ScheduleRow). */
+export interface ScheduleRow {
+  readonly name: string
+  /** Its next run (ms, Redis clock). */
+  readonly nextRunAt: number
+  readonly every?: number
+  readonly cron?: string
+  readonly tz?: string
+  readonly catchUp?: number
+  readonly maxAttempts?: number
+  readonly timeoutMs?: number
+  /** The payload's start (null: hidden or not loaded) and its length in bytes. */
+  readonly payload: Clipped
+  /** Over the reading's limits: only its name, next run and length were read. */
+  readonly notLoaded?: boolean
+}
+
+/** One queue: its figures, leases, workers, feed, dead letters, delayed jobs and settings. */
 export interface QueueView {
   readonly kind: "queue"
   readonly queue: string
@@ -131,6 +172,16 @@ export interface QueueView {
     readonly total: number
     readonly jobs: ReadonlyArray<{ readonly id: string; readonly dueAt: number }>
   }
+  /** The default limits of every group (`setGroupLimits`), null when none is set. */
+  readonly groupDefaults: { readonly concurrency?: number; readonly max?: number; readonly perMs?: number } | null
+  /** The queue's retention policy (`setRetention`): each bound absent when there is none. */
+  readonly retention: {
+    readonly completed: RetentionBounds
+    readonly cancelled: RetentionBounds
+    readonly dead: RetentionBounds
+  }
+  /** The first schedules by next run; `now` the Redis time they were read at. */
+  readonly schedules: { readonly now: number; readonly total: number; readonly rows: ReadonlyArray<ScheduleRow> }
 }
 
 /** A payload, result or error as the job page gets it. */
@@ -176,5 +227,37 @@ export interface JobView {
   readonly limits: { readonly fromStart: number; readonly newest: number }
 }
 
+/** A job of a page of the list (JobList.ts's ListedRow). */
+export interface ListedRow {
+  readonly id: string
+  /** When it was added (ms; 0 for a custom id). */
+  readonly addedAt: number
+  /** Due (delayed), lease deadline (active) or finished (completed, cancelled, dead), ms on the Redis clock. */
+  readonly at?: number
+  /** Its payload's start (null: hidden, not loaded or none) and its length in bytes. */
+  readonly payload: Clipped
+}
+
+/** The states the list pages through. */
+export type JobState = "waiting" | "delayed" | "active" | "completed" | "cancelled" | "dead"
+
+/** One page of a queue's jobs in one state (`cursor` the page's own, "" for the first). */
+export interface JobsView {
+  readonly kind: "jobs"
+  readonly queue: string
+  readonly actions: boolean
+  readonly state: JobState
+  readonly order: "asc" | "desc"
+  readonly cursor: string
+  readonly page: {
+    /** The Redis time of the reading. */
+    readonly now: number
+    readonly total: number
+    readonly jobs: ReadonlyArray<ListedRow>
+    /** The next page's cursor; absent on the last page. */
+    readonly next?: string
+  }
+}
+
 /** Any reading of /api/stream. */
-export type Reading = Overview | Workers | QueueView | JobView | Failed
+export type Reading = Overview | Workers | QueueView | JobView | JobsView | Failed

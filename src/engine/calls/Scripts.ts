@@ -32,7 +32,7 @@ import {
   reschedule,
   updatePayload,
 } from "../scripts/OpsScripts.ts"
-import { deadPeek, jobPeek } from "../scripts/PeekScripts.ts"
+import { deadPeek, jobPeek, jobsPeek, schedulesPeek } from "../scripts/PeekScripts.ts"
 import { workerLeave, workers } from "../scripts/RegistryScripts.ts"
 import { schedule, schedules, tick, unschedule } from "../scripts/ScheduleScripts.ts"
 import { sweep } from "../scripts/SweepScripts.ts"
@@ -73,6 +73,8 @@ export const Scripts = {
   delayedList,
   deadPeek,
   jobPeek,
+  schedulesPeek,
+  jobsPeek,
   schedule,
   unschedule,
   schedules,

@@ -3,12 +3,15 @@
  * page of dead jobs) and `job-peek` (one job), each value's first `cut` bytes and its
  * length; a value longer than `loadMax`, or than what is left of `budget` bytes for the
  * call, is not loaded at all (`lua/include/peek.lua`). A reading then costs Redis at most
- * `budget` bytes of copying, however large the payloads are.
+ * `budget` bytes of copying, however large the payloads are. Also `schedules-peek` (the
+ * first schedules) and `jobs-peek` (a page of the jobs in one state), payloads cut.
  */
 
 import { storedPayload } from "../model/Carrier.ts"
-import { LAYOUT_VERSION } from "../model/Keys.ts"
+import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
+import type { StoredSchedule } from "../model/Schedule.ts"
 import { JOB_LOOKUP_KEYS } from "./JobScripts.ts"
+import type { ListInput } from "./OpsScripts.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** How much of each value a peek returns and loads. */
@@ -81,4 +84,78 @@ export const jobPeek = defineScript({
     ...limitArgs(a.limits),
   ],
   decode: (reply): ReadonlyArray<unknown> => list<unknown>(reply),
+})
+
+/** One schedule as peeked: its next tick, and the schedule (payload cut; null when not loaded). */
+export interface PeekedSchedule {
+  readonly name: string
+  /** Its next tick (ms, Redis clock). */
+  readonly next: number
+  /** The stored schedule with its payload cut (empty when hidden); null when it was not loaded. */
+  readonly schedule: StoredSchedule | null
+  /** The payload's length in bytes; the whole schedule's when it was not loaded. */
+  readonly length: number
+}
+
+/** `schedules-peek`: the first schedules by next tick, payloads cut in Redis, how many there are, the Redis time. */
+export const schedulesPeek = defineScript({
+  name: "schedules-peek",
+  keys: ["schedules", "schedAt"],
+  argv: ["layout", "count", "cut", "loadMax", "budget", "hide"],
+  args: (a: { readonly count: number; readonly limits: PeekLimits }): Argv => [
+    LAYOUT_VERSION,
+    a.count,
+    ...limitArgs(a.limits),
+  ],
+  decode: (
+    reply,
+  ): { readonly now: number; readonly total: number; readonly schedules: ReadonlyArray<PeekedSchedule> } => {
+    const r = list<unknown>(reply)
+    const schedules: PeekedSchedule[] = []
+    for (let i = 2; i + 3 < r.length; i += 4) {
+      const s = text(r[i + 2])
+      schedules.push({
+        name: String(r[i]),
+        next: Number(r[i + 1]),
+        schedule: s === null ? null : (JSON.parse(s) as StoredSchedule),
+        length: Number(r[i + 3]),
+      })
+    }
+    return { now: Number(r[0]), total: Number(r[1]), schedules }
+  },
+})
+
+/** One page of `jobs-peek`: the next cursor ("" at the end), the jobs in the state, and per job its id, score ("" waiting) and payload peeked. */
+export interface PeekedPage {
+  readonly next: string
+  readonly total: number
+  readonly rows: ReadonlyArray<{ readonly id: string; readonly score: string; readonly payload: Peeked }>
+}
+
+/** `jobs-peek`: a page of the jobs in one state (job-list's pages and cursors), payloads cut in Redis. */
+export const jobsPeek = defineScript({
+  name: "jobs-peek",
+  keys: ["active", "dead", "done", "cancelled", "data", ...READY_KEYS],
+  argv: ["layout", "state", "order", "cursor", "count", "cut", "loadMax", "budget", "hide"],
+  args: (a: ListInput & { readonly limits: PeekLimits }): Argv => [
+    LAYOUT_VERSION,
+    a.state,
+    a.order,
+    a.cursor,
+    a.count,
+    ...limitArgs(a.limits),
+  ],
+  decode: (reply): PeekedPage => {
+    const r = list<unknown>(reply)
+    const rows: Array<PeekedPage["rows"][number]> = []
+    for (let i = 2; i + 3 < r.length; i += 4) {
+      const payload = text(r[i + 2])
+      rows.push({
+        id: String(r[i]),
+        score: String(r[i + 1] ?? ""),
+        payload: { text: payload === null ? null : storedPayload(payload), length: Number(r[i + 3]) },
+      })
+    }
+    return { next: String(r[0] ?? ""), total: Number(r[1]), rows }
+  },
 })
