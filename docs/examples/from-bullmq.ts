@@ -25,8 +25,8 @@ const worker = new Worker<Order, { receipt: string }>(
 )
 worker.on("failed", (job, error) => console.error(job.id, error))
 
-// no custom job ids yet: the order id as a dedupe key makes a second add of o-1 return the first job's id
-const id = await queue.add({ id: "o-1", cents: 4200 }, { dedupeKey: "o-1", delayMs: 100 })
+// the order id as the job id: a second add of o-1 writes nothing and answers the same id
+const id = await queue.add({ id: "o-1", cents: 4200 }, { id: "o-1", delayMs: 100 })
 const done = await queue.waitFor(id, { timeoutMs: 30_000 }) // no QueueEvents object: any Queue can wait
 console.log("charged", done.result?.receipt)
 
