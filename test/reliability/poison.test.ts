@@ -42,6 +42,7 @@ describe("poison job", () => {
       })
     }
     const started = Date.now()
+    await queue.setRetention({ completed: { count: JOBS * 2 } }) // every completed job stays, to be counted
     try {
       const [poison] = await queue.addBulk([{ payload: { poison: true }, options: { maxAttempts: MAX_ATTEMPTS } }])
       const ids = await queue.addBulk(Array.from({ length: JOBS }, (_, n) => ({ payload: { n } })))
