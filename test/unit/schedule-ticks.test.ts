@@ -11,6 +11,7 @@ import {
   checkScheduleName,
   checkWhen,
   dueTicks,
+  LATE_TICK_GRACE_MS,
   nextTick,
   scheduledForOf,
   type Timing,
@@ -84,6 +85,12 @@ describe("missed ticks", () => {
   it("due now: one tick, and the next one after now", () => {
     expect(dueTicks("s", every, 1, 5_000, 5_000)).toEqual({ ticks: [5_000], next: 6_000 })
     expect(dueTicks("s", every, 1, 5_000, 5_400)).toEqual({ ticks: [5_000], next: 6_000 })
+  })
+
+  it("a sweep late by at most LATE_TICK_GRACE_MS (a busy machine) makes every tick it missed, not only the latest", () => {
+    expect(dueTicks("s", every, 1, 5_000, 7_500)).toEqual({ ticks: [5_000, 6_000, 7_000], next: 8_000 })
+    expect(dueTicks("s", every, 1, 5_000, 5_000 + LATE_TICK_GRACE_MS).ticks).toHaveLength(6)
+    expect(dueTicks("s", every, 1, 5_000, 5_001 + LATE_TICK_GRACE_MS).ticks).toEqual([10_000])
   })
 
   it("30 s of downtime: one job for the missed ticks (the latest), not 30", () => {

@@ -125,10 +125,19 @@ export const nextTick = (name: string, timing: Timing, now: number): number => {
 }
 
 /**
+ * How late a sweep may come to a due tick and still make every tick it missed: a sweep at
+ * most this long after the stored next tick is late, not back from downtime (a busy
+ * machine, a sweeper's start-up), so no tick of a running fleet is merged away. At most
+ * 5 s / 1 s + 1 = 6 ticks (a tick is at least 1 s apart).
+ */
+export const LATE_TICK_GRACE_MS = 5000
+
+/**
  * The ticks a sweep makes jobs for, when the stored next tick `due` has come at `now`:
- * the latest `catchUp` ticks in [due, now] (oldest first; `due` itself when none of the
- * grid falls there, after a change of timing), and the tick after `now`. Bounded: it
- * never walks the ticks missed over a long downtime one by one.
+ * every tick in [due, now] when `now` is at most LATE_TICK_GRACE_MS past `due`, else (after
+ * downtime) the latest `catchUp` of them (oldest first; `due` itself when none of the grid
+ * falls there, after a change of timing), and the tick after `now`. Bounded: it never walks
+ * the ticks missed over a long downtime one by one.
  */
 export const dueTicks = (
   name: string,
@@ -138,6 +147,7 @@ export const dueTicks = (
   now: number,
 ): { readonly ticks: ReadonlyArray<number>; readonly next: number } => {
   const ticks: number[] = []
+  if (now - due <= LATE_TICK_GRACE_MS) catchUp = Math.max(catchUp, LATE_TICK_GRACE_MS / 1000 + 1)
   if (timing.kind === "every") {
     const last = Math.floor(now / timing.every) * timing.every
     for (let t = last; t >= due && ticks.length < catchUp; t -= timing.every) ticks.unshift(t)
