@@ -4,7 +4,9 @@
   A group's own limits replace the default (a field not given is no limit for it). The
   group is looked at again at once (it runs again when the new limits allow it, waking an
   idle worker); a new default reaches a group the next time it is served or one of its jobs
-  ends (no group is visited: the call is O(log N)).
+  ends, and the groups held by a rate window at once: up to 1,000 held groups (the soonest
+  windows first) are looked at again and run when their window has room under the limits
+  that apply now (O(log N) for a group's own; O(H log N) for the default, H ≤ 1,000 held).
 
   KEYS[1] meta      HASH  layout version
   KEYS[2..] ready   READY_KEYS (src/engine/model/Keys.ts): the groups' state is there; read
