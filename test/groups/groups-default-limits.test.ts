@@ -4,9 +4,9 @@
  * default releases the groups its old window held (G9).
  */
 import { describe, expect, it } from "vitest"
+import { until } from "../reliability/support.ts"
 import { queueNamer } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
-import { until } from "../reliability/support.ts"
 
 const name = queueNamer("groups-default-limits")
 
