@@ -127,7 +127,7 @@ export const verifyRate = defineScript({
   name: "verify-rate",
   keys: ["meta", "rate"],
   argv: ["layout"],
-  args: (_: void): Argv => [LAYOUT_VERSION],
+  args: (_: undefined): Argv => [LAYOUT_VERSION],
   decode: (reply): { readonly stored: number; readonly counted: number; readonly entries: number } => {
     const r = list(reply).map(Number)
     return { stored: r[0]!, counted: r[1]!, entries: r[2]! }
