@@ -18,7 +18,8 @@
 --   G.state  HASH  "a\0<g>" jobs active (a 0 stays while the group has jobs waiting), "p\0<g>"
 --                  paused, "c\0<g>" own limits and "c\0" the default ("<concurrency>|<max>|<perMs>", "" for none), "w\0<g>" rate window
 --                  "<start>|<leased>", "seq" the order sequence
---   G.index  ZSET  score 0, every group with jobs waiting or active, own limits or paused
+--   G.index  ZSET  score 0, every group with jobs waiting or active, own limits, paused, or an open
+--                  rate window under the default limits
 --   G.count  ZSET  group -> its jobs waiting, for the groups with any (the busiest first: metrics)
 -- Group names are 1..128 bytes without "\0" (checked by the client). A queue that never saw
 -- a group has no G.job key: the one EXISTS of groups_used() per call is all it pays.
