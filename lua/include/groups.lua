@@ -326,30 +326,37 @@ local function groups_lib()
     return removed
   end
 
-  -- group_set_limits(g, spec): set (spec "<concurrency>|<max>|<perMs>") or clear (spec false)
-  -- the own limits of group g, or the default of every group (g ''). A group's own limits
-  -- replace the default. A new default reaches a group the next time it is served or one of
-  -- its jobs ends, and the held groups at once: up to GROUP_HELD_VISIT of them (the soonest
-  -- windows first) are looked at again, and run when their window has room under the limits
-  -- that apply now; any beyond run when their window ends.
-  local function group_set_limits(g, spec)
-    if spec then redis.call('HSET', G.state, 'c\0' .. g, spec) else redis.call('HDEL', G.state, 'c\0' .. g) end
+  -- group_set_limits(g, spec, skip): set (spec "<concurrency>|<max>|<perMs>") or clear (spec
+  -- false) the own limits of group g, or the default of every group (g ''). A group's own
+  -- limits replace the default. A new default reaches a group the next time it is served or
+  -- one of its jobs ends, and the held groups at once, a page of GROUP_HELD_VISIT a call (the
+  -- soonest windows first): each runs again when its window has room under the limits that
+  -- apply now. `skip` (default only): the held groups an earlier page of the same change kept
+  -- held, passed over; 0 stores the spec, a later page only looks. Answers the `skip` of the
+  -- next page, or -1 when the last was looked at (always -1 for a group's own).
+  local function group_set_limits(g, spec, skip)
+    if g ~= '' or skip == 0 then
+      if spec then redis.call('HSET', G.state, 'c\0' .. g, spec) else redis.call('HDEL', G.state, 'c\0' .. g) end
+    end
     if g == '' then
-      local woke = false
-      for _, h in ipairs(redis.call('ZRANGE', G.held, 0, GROUP_HELD_VISIT - 1)) do
+      local woke, kept = false, skip
+      local page = redis.call('ZRANGE', G.held, skip, skip + GROUP_HELD_VISIT - 1)
+      for _, h in ipairs(page) do
         if group_arm(h, false) then
           woke = true
-        elseif not redis.call('ZSCORE', G.held, h) then
-          group_tidy(h)
+        else
+          if not redis.call('ZSCORE', G.held, h) then group_tidy(h) end
+          if redis.call('ZSCORE', G.held, h) then kept = kept + 1 end
         end
       end
       if woke then redis.call('ZADD', G.marker, '0', '0') end
-      return
+      return #page == GROUP_HELD_VISIT and kept or -1
     end
     redis.call('ZADD', G.index, 'NX', 0, g)
     redis.call('ZREM', G.ready, g)
     redis.call('ZREM', G.held, g)
     if group_arm(g, false) then redis.call('ZADD', G.marker, '0', '0') else group_tidy(g) end
+    return -1
   end
 
   -- group_pause(g, on): pause (on true) or resume the group g; true when that changed it.

@@ -69,4 +69,23 @@ describe("default group limits", () => {
       expect((await q.verify()).violations).toBe(0)
     })
   }
+
+  it("a change of the default releases more held groups than one page (1,000) looks at", async () => {
+    const q = useQueue<number>(name())
+    await q.setGroupLimits({ max: 1, perMs: 3_600_000 })
+    const groups = 1_200
+    for (const from of [0, 1]) {
+      const jobs = Array.from({ length: groups }, (_, g) => ({ payload: from, options: { group: `t${g}` } }))
+      for (let i = 0; i < jobs.length; i += 500) await q.addBulk(jobs.slice(i, i + 500))
+    }
+    const leaseAll = async () => {
+      let n = 0
+      for (let got = -1; got !== 0; n += got) got = (await q.reserve({ count: 500 })).length
+      return n
+    }
+    expect(await leaseAll()).toBe(groups)
+    await q.setGroupLimits(null)
+    expect(await leaseAll()).toBe(groups)
+    expect((await q.verify()).violations).toBe(0)
+  })
 })
