@@ -12,11 +12,14 @@
 --                  grouped one exists. Reserve serves the lowest turns first and puts each
 --                  participant it served at the back (highest turn + 1): a round robin
 --   G.held   ZSET  group -> time (ms, Redis clock) its rate window ends: out of G.ready till then
+--                  while the window is full; an emptied group whose window is open is kept here
+--                  too (group_tidy), and runs again at once if a job comes while there is room
 --   G.job    HASH  id -> "<group>\0<order>" of each job added with a group, while it exists
 --   G.state  HASH  "a\0<g>" jobs active (a 0 stays while the group has jobs waiting), "p\0<g>"
 --                  paused, "c\0<g>" own limits and "c\0" the default ("<concurrency>|<max>|<perMs>", "" for none), "w\0<g>" rate window
 --                  "<start>|<leased>", "seq" the order sequence
---   G.index  ZSET  score 0, every group with jobs waiting or active, own limits or paused
+--   G.index  ZSET  score 0, every group with jobs waiting or active, own limits, paused, or an open
+--                  rate window under the default limits
 --   G.count  ZSET  group -> its jobs waiting, for the groups with any (the busiest first: metrics)
 -- Group names are 1..128 bytes without "\0" (checked by the client). A queue that never saw
 -- a group has no G.job key: the one EXISTS of groups_used() per call is all it pays.
@@ -35,12 +38,28 @@ local GL = nil
 local function groups_lib()
   if GL then return GL end
 
+  -- the most held groups a change of the default limits looks at again (group_set_limits)
+  local GROUP_HELD_VISIT = 1000
+
   -- group_limits(own, default): concurrency, max, perMs (false for none) of a group.
   local function group_limits(own, default)
     local spec = own or default
     if not spec then return false, false, false end
     local _, _, c, m, p = string.find(spec, '^(%d*)|(%d*)|(%d*)$')
     return tonumber(c) or false, tonumber(m) or false, tonumber(p) or false
+  end
+
+  -- group_window(w, per): when the rate window `w` ("<start>|<leased>", or false) ends (ms)
+  -- and how many it leased, while it is open under a window of `per` ms (false: no rate
+  -- limit); false when none is open now (Redis clock).
+  local function group_window(w, per)
+    if not (w and per) then return false, 0 end
+    local _, _, s, c = string.find(w, '^(%d+)|(%d+)$')
+    if not s then return false, 0 end
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    if now >= tonumber(s) + per then return false, 0 end
+    return tonumber(s) + per, tonumber(c)
   end
 
   -- group_waits(g): true when the group has a job waiting.
@@ -58,20 +77,35 @@ local function groups_lib()
   -- it has jobs waiting (`waits` true: known), is not paused, not held, under its concurrency.
   -- True when it is one now.
   local function group_arm(g, waits)
-    local st = redis.call('HMGET', G.state, 'p\0' .. g, 'a\0' .. g, 'c\0' .. g, 'c\0')
+    local st = redis.call('HMGET', G.state, 'p\0' .. g, 'a\0' .. g, 'c\0' .. g, 'c\0', 'w\0' .. g)
     if st[1] then return false end
-    local conc = group_limits(st[3], st[4])
+    local conc, max, per = group_limits(st[3], st[4])
     if conc and (tonumber(st[2]) or 0) >= conc then return false end
-    if redis.call('ZSCORE', G.held, g) then return false end
+    if redis.call('ZSCORE', G.held, g) then
+      -- held: it stays so while its window is full under the limits that apply now (they may
+      -- have been raised or cleared, or it was held with room left: see group_tidy)
+      local ends, leased = group_window(st[5], per)
+      if ends and max and leased >= max then return false end
+      redis.call('ZREM', G.held, g)
+    end
     if not waits and not group_waits(g) then return false end
     group_back(g)
     return true
   end
 
-  -- group_tidy(g): drop the group from the index when nothing is left of it.
+  -- group_tidy(g): drop the group from the index when nothing is left of it. A rate window
+  -- still open under the default limits is something left: the group stays, held till the
+  -- window ends (group_arm lets it run before then while the window has room), and
+  -- group_unhold tidies it then; so emptying a group does not restart its window.
   local function group_tidy(g)
-    local st = redis.call('HMGET', G.state, 'a\0' .. g, 'p\0' .. g, 'c\0' .. g)
+    local st = redis.call('HMGET', G.state, 'a\0' .. g, 'p\0' .. g, 'c\0' .. g, 'c\0', 'w\0' .. g)
     if (tonumber(st[1]) or 0) > 0 or st[2] or st[3] or group_waits(g) then return end
+    local _, _, per = group_limits(false, st[4])
+    local ends = group_window(st[5], per)
+    if ends then
+      redis.call('ZADD', G.held, string.format('%d', ends), g)
+      return
+    end
     redis.call('ZREM', G.index, g)
     redis.call('HDEL', G.state, 'w\0' .. g, 'a\0' .. g)
   end
@@ -188,7 +222,9 @@ local function groups_lib()
     local due = redis.call('ZRANGE', G.held, '-inf', now, 'BYSCORE', 'LIMIT', 0, 100)
     if #due == 0 then return end
     redis.call('ZREM', G.held, unpack(due))
-    for _, g in ipairs(due) do group_arm(g, false) end
+    for _, g in ipairs(due) do
+      if not group_arm(g, false) then group_tidy(g) end
+    end
   end
 
   -- group_take(count, now, plain_take): up to `count` ready jobs, round robin over the groups
@@ -290,17 +326,37 @@ local function groups_lib()
     return removed
   end
 
-  -- group_set_limits(g, spec): set (spec "<concurrency>|<max>|<perMs>") or clear (spec false)
-  -- the own limits of group g, or the default of every group (g ''). A group's own limits
-  -- replace the default; a new default reaches a group the next time it is served or one of
-  -- its jobs ends (no group is visited here).
-  local function group_set_limits(g, spec)
-    if spec then redis.call('HSET', G.state, 'c\0' .. g, spec) else redis.call('HDEL', G.state, 'c\0' .. g) end
-    if g == '' then return end
+  -- group_set_limits(g, spec, skip): set (spec "<concurrency>|<max>|<perMs>") or clear (spec
+  -- false) the own limits of group g, or the default of every group (g ''). A group's own
+  -- limits replace the default. A new default reaches a group the next time it is served or
+  -- one of its jobs ends, and the held groups at once, a page of GROUP_HELD_VISIT a call (the
+  -- soonest windows first): each runs again when its window has room under the limits that
+  -- apply now. `skip` (default only): the held groups an earlier page of the same change kept
+  -- held, passed over; 0 stores the spec, a later page only looks. Answers the `skip` of the
+  -- next page, or -1 when the last was looked at (always -1 for a group's own).
+  local function group_set_limits(g, spec, skip)
+    if g ~= '' or skip == 0 then
+      if spec then redis.call('HSET', G.state, 'c\0' .. g, spec) else redis.call('HDEL', G.state, 'c\0' .. g) end
+    end
+    if g == '' then
+      local woke, kept = false, skip
+      local page = redis.call('ZRANGE', G.held, skip, skip + GROUP_HELD_VISIT - 1)
+      for _, h in ipairs(page) do
+        if group_arm(h, false) then
+          woke = true
+        else
+          if not redis.call('ZSCORE', G.held, h) then group_tidy(h) end
+          if redis.call('ZSCORE', G.held, h) then kept = kept + 1 end
+        end
+      end
+      if woke then redis.call('ZADD', G.marker, '0', '0') end
+      return #page == GROUP_HELD_VISIT and kept or -1
+    end
     redis.call('ZADD', G.index, 'NX', 0, g)
     redis.call('ZREM', G.ready, g)
     redis.call('ZREM', G.held, g)
     if group_arm(g, false) then redis.call('ZADD', G.marker, '0', '0') else group_tidy(g) end
+    return -1
   end
 
   -- group_pause(g, on): pause (on true) or resume the group g; true when that changed it.

@@ -1,7 +1,8 @@
 /**
  * `leaseq limits --queue <name>`: show the queue-wide flow limits (rate limit, concurrency
  * cap, a RateLimited hold), or set and clear them with `--rate <max>/<perMs>` or
- * `--rate off` and `--concurrency <n>` or `--concurrency off`. A partitioned queue's
+ * `--rate off` (lifting a hold too), `--concurrency <n>` or `--concurrency off`, and lift a
+ * hold alone with `--hold off`. A partitioned queue's
  * limits are set alike on every partition and hold per partition (docs/flow-control.md).
  * A bad value is a usage failure (exit 2) and writes nothing.
  */
@@ -18,6 +19,7 @@ export interface LimitFlags extends CommonFlags {
   readonly queue: string
   readonly rate?: string
   readonly concurrency?: string
+  readonly hold?: string
 }
 
 /** `--rate`: "off" clears, "<max>/<perMs>" sets (checked as setRateLimit checks it). */
@@ -33,6 +35,17 @@ export const parseRate = (text: string): RateLimit | null => {
 export const parseConcurrency = (text: string): number | null =>
   text === "off" ? null : validateConcurrency(Number(text))
 
+/** `--hold`: only "off" (lift a RateLimited hold); true when lifting. */
+export const parseHold = (text: string): true => {
+  if (text !== "off")
+    throw new InvalidOptions({
+      field: "hold",
+      value: text,
+      reason: 'must be "off" (lift a RateLimited hold; a hold is set only by a handler)',
+    })
+  return true
+}
+
 /** The text form of the limits. */
 const formatLimits = (queue: string, rate: RateLimit | null, concurrency: number | null, heldMs: number): string =>
   `queue ${queue}: rate limit ${rate === null ? "none" : `${rate.max} per ${rate.perMs} ms`}, concurrency ${
@@ -45,6 +58,7 @@ export const runLimits = (io: Io, url: string, flags: LimitFlags): Effect.Effect
     try: () => ({
       rate: flags.rate === undefined ? undefined : parseRate(flags.rate),
       concurrency: flags.concurrency === undefined ? undefined : parseConcurrency(flags.concurrency),
+      hold: flags.hold === undefined ? undefined : parseHold(flags.hold),
     }),
     catch: (e) => toFailure(e),
   }).pipe(
@@ -55,6 +69,7 @@ export const runLimits = (io: Io, url: string, flags: LimitFlags): Effect.Effect
             Effect.gen(function* () {
               if (set.rate !== undefined) yield* api.control.setRateLimit(set.rate)
               if (set.concurrency !== undefined) yield* api.control.setConcurrency(set.concurrency)
+              if (set.hold) yield* api.control.clearHold
               return (yield* api.stats).limits
             }),
           ),
@@ -90,9 +105,10 @@ export const limitCommands = ({ program, io, url, setJob }: LimitGroup): void =>
     .requiredOption("--queue <name>", "the queue (a partitioned queue's name sets every partition's)", queueName)
     .option("--rate <max/perMs>", 'at most max jobs leased per perMs ms (e.g. 100/1000), or "off"')
     .option("--concurrency <n>", 'at most n jobs active at once across all workers, or "off"')
+    .option("--hold <off>", 'lift a RateLimited hold ("off"; "--rate off" lifts it too)')
     .addHelpText(
       "after",
-      "\nExamples:\n  leaseq limits --queue emails\n  leaseq limits --queue emails --rate 100/1000 --concurrency 5\n  leaseq limits --queue emails --rate off",
+      "\nExamples:\n  leaseq limits --queue emails\n  leaseq limits --queue emails --rate 100/1000 --concurrency 5\n  leaseq limits --queue emails --rate off\n  leaseq limits --queue emails --hold off",
     )
   limits.action(() => setJob(url(limits.opts(), (u) => runLimits(io, u, limits.opts()))))
 }

@@ -106,6 +106,7 @@ const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
   clearDedupe: control.clearDedupe,
   setRateLimit: control.setRateLimit,
   rateLimit: control.rateLimit,
+  clearHold: control.clearHold,
   setConcurrency: control.setConcurrency,
   concurrency: control.concurrency,
   setRetention: control.setRetention,

@@ -187,11 +187,17 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
   }) => Effect.Effect<GroupPage, ControlError>
   /**
    * At most `max` jobs leased per `perMs` ms (Redis clock), by all workers together; null
-   * clears it. Partitioned: per partition. Bad input fails with InvalidOptions, writes nothing. O(1).
+   * clears it and lifts a RateLimited hold. Partitioned: per partition. Bad input fails with InvalidOptions, writes nothing. O(1).
    */
   readonly setRateLimit: (limit: RateLimit | null) => Effect.Effect<void, ControlError>
   /** The rate limit, or null when none is set. O(1). */
   readonly rateLimit: Effect.Effect<RateLimit | null, ControlError>
+  /**
+   * Lift a RateLimited hold: the queue leases again at once (idle workers are woken; one
+   * waiting out the hold sees it within its `blockTimeoutMs`, default 5 s); the limits stay.
+   * True when a hold was in force. Partitioned: every partition's, true when any was. O(1).
+   */
+  readonly clearHold: Effect.Effect<boolean, ControlError>
   /** At most `n` jobs active at once across all workers; null clears it. Partitioned: per partition. O(1). */
   readonly setConcurrency: (n: number | null) => Effect.Effect<void, ControlError>
   /** The concurrency cap, or null when none is set. O(1). */

@@ -14,7 +14,8 @@ export abstract class QueueFlow {
 
   /**
    * At most `max` jobs leased per `perMs` ms of the Redis clock (in any such window), by
-   * all workers together; `null` clears the limit. Stored in the queue (a partitioned queue:
+   * all workers together; `null` clears the limit and lifts a RateLimited hold (see
+   * {@link QueueFlow.clearHold}). Stored in the queue (a partitioned queue:
    * in each partition, holding per partition). Rejects with `InvalidOptions` naming the
    * field (`max`, `perMs`: whole numbers from 1) and writes nothing. O(1).
    */
@@ -25,6 +26,18 @@ export abstract class QueueFlow {
   /** The queue's rate limit, or null when none is set. O(1). */
   rateLimit(): Promise<RateLimit | null> {
     return Effect.runPromise(this.queue.control.rateLimit)
+  }
+
+  /**
+   * Lift a RateLimited hold (a handler's `RateLimited` holds the whole queue for its
+   * `retryAfterMs`, up to 30 days; `stats().limits.heldMs` shows what is left): the queue
+   * leases again at once, and idle workers are woken (a worker waiting out the hold sees the
+   * lift within its `blockTimeoutMs`, default 5 s). The rate limit and concurrency cap stay.
+   * Resolves true when a hold was in force (a partitioned queue: lifts every partition's,
+   * true when any was). O(1).
+   */
+  clearHold(): Promise<boolean> {
+    return Effect.runPromise(this.queue.control.clearHold)
   }
 
   /**

@@ -1,12 +1,16 @@
 /**
  * `leaseq limits` run from source as a process against real Redis: show, set and clear the
  * rate limit and the concurrency cap (text and --json), a partitioned queue's set on every
- * partition, bad values refused (exit 2) writing nothing, and `leaseq stats` showing them.
+ * partition, a RateLimited hold lifted (`--hold off`), bad values refused (exit 2) writing
+ * nothing, and `leaseq stats` showing them.
  */
 import { describe, expect, it } from "vitest"
+import { makeCommands } from "../../src/engine/calls/Commands.ts"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue } from "../../src/index.ts"
 import { runCli } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { run } from "../support/jobs.ts"
 import { dumpQueue, queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
 
 const name = queueNamer("limits-cli")
@@ -46,7 +50,25 @@ describe("leaseq limits", () => {
     for (const p of [0, 1]) expect(await shared.raw.hget(`leaseq:{${q}~${p}}:meta`, "concurrency")).toBe("3")
   })
 
+  it("--hold off lifts a RateLimited hold (a partitioned queue: every partition's)", async () => {
+    const q = name()
+    const queue = new Queue<number>(q, { connection: redisUrl(), partitions: 2 })
+    onCleanup(() => queue.close())
+    await queue.addBulk(Array.from({ length: 20 }, (_, n) => ({ payload: n })))
+    for (const p of [0, 1]) {
+      const c = makeCommands(shared.client, queueKeys(`${q}~${p}`))
+      const [job] = (await run(c.reserve(1, 30_000, 0))).jobs
+      await run(c.fail(job!, { delayMs: 86_400_000, error: "", mode: "hold" }))
+    }
+    expect((await runCli(["limits", "--queue", q, "--url", redisUrl()])).out).toContain("(RateLimited)")
+    const off = await runCli(["limits", "--queue", q, "--hold", "off", "--url", redisUrl()])
+    expect(off.code).toBe(0)
+    expect(off.out).toBe(`queue ${q}: rate limit none, concurrency unlimited\n`)
+    for (const p of [0, 1]) expect(await shared.raw.hget(`leaseq:{${q}~${p}}:meta`, "heldUntil")).toBeNull()
+  })
+
   it.each([
+    ["--hold", "on", "hold"],
     ["--rate", "0/1000", "max"],
     ["--rate", "10/0", "perMs"],
     ["--rate", "fast", "rate"],

@@ -95,6 +95,18 @@ describe("flow limits in reserve", () => {
     expect((await queue.stats()).active).toBe(1)
   })
 
+  it("verify checks the rate window's count against its entries", async () => {
+    const { queue, c, keys } = await setup(5)
+    await queue.setRateLimit({ max: 10, perMs: 60_000 })
+    await run(c.reserve(2, 30_000, 0))
+    await run(c.reserve(1, 30_000, 0))
+    expect(await queue.verify()).toMatchObject({ violations: 0 })
+    await shared.raw.hset(keys.meta, "rateCount", "7")
+    const found = await queue.verify()
+    expect(found.violations).toBe(1)
+    expect(found.lines).toEqual(["rate-count * meta.rateCount is 7 but the rate window's 2 entries lease 3"])
+  })
+
   it("a hold (a handler's RateLimited) puts the job at the front, spends no attempt and leases nothing until it ends", async () => {
     const { queue, c } = await setup(3)
     const [job] = (await run(c.reserve(1, 30_000, 0))).jobs

@@ -1,7 +1,9 @@
 /**
  * tools/check-size.ts and its scanner (tools/size-scan.ts, tools/size-mask.ts): functions are found through
  * strings, templates, comments and regular expressions that hold braces, nested functions
- * are measured on their own, and the check fails on a function of 81 lines.
+ * are measured on their own, and the check fails on a function of 81 lines. The rules of
+ * tools/size-rules.ts: Lua's caps (lines, KEYS, expanded lines), exemptions with a reason,
+ * a stale exemption reported, and the repository within them.
  */
 import { spawnSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -9,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { mask } from "../../tools/size-mask.ts"
+import { CAPS, EXEMPT, luaProblems, sourceProblems, staleExemptions, unreasoned } from "../../tools/size-rules.ts"
 import { findFunctions, lineCount } from "../../tools/size-scan.ts"
 import { onCleanup } from "../support/cleanup.ts"
 
@@ -21,14 +24,18 @@ const spans = (text: string): string[] => findFunctions(text).map((f) => `${f.na
 const fn = (head: string, lines: number): string =>
   [head, ...Array.from({ length: lines - 2 }, (_, i) => `  x += ${i}`), "}"].join("\n")
 
-const runCheck = (files: Record<string, string>) => {
+const runCheck = (files: Record<string, string>, flags: ReadonlyArray<string> = []) => {
   const dir = mkdtempSync(join(tmpdir(), "check-size-"))
   onCleanup(() => rmSync(dir, { recursive: true, force: true }))
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(join(dir, name, ".."), { recursive: true })
     writeFileSync(join(dir, name), text)
   }
-  return spawnSync(process.execPath, [join(ROOT, "tools/check-size.ts"), dir], { encoding: "utf8", cwd: ROOT })
+  const rel = (f: string) => (f.startsWith("--") ? f : join(dir, f))
+  return spawnSync(process.execPath, [join(ROOT, "tools/check-size.ts"), dir, ...flags.map(rel)], {
+    encoding: "utf8",
+    cwd: ROOT,
+  })
 }
 
 describe("size scanner", () => {
@@ -135,5 +142,59 @@ describe("npm run check:size", () => {
     const bad = runCheck({ "browser/app.js": `${fn("export const tooLong = (x) => {", 81)}\n` })
     expect(bad.status).toBe(1)
     expect(bad.stderr).toMatch(/browser\/app\.js:1: function tooLong is 81 lines \(max 80\)/)
+  })
+})
+
+describe("the size rules (tools/size-rules.ts)", () => {
+  it("a Lua file over the line cap fails, naming it; one at the cap passes", () => {
+    const bad = runCheck({ "a.ts": "x\n", "lua/big.lua": "x\n".repeat(CAPS.luaLines + 1) }, ["--lua", "lua"])
+    expect(bad.status).toBe(1)
+    expect(bad.stderr).toMatch(new RegExp(`lua/big\\.lua: ${CAPS.luaLines + 1} lines \\(max ${CAPS.luaLines}\\)`))
+    const ok = runCheck({ "a.ts": "x\n", "lua/small.lua": "x\n".repeat(CAPS.luaLines) }, ["--lua", "lua"])
+    expect(ok.stderr).toBe("")
+    expect(ok.status).toBe(0)
+  })
+
+  it("an exempt file or function passes; the exemption names the one function it lifts", () => {
+    const used = new Set<string>()
+    const files = [
+      { path: "src/big.ts", text: "x\n".repeat(CAPS.fileLines + 1) },
+      { path: "src/f.ts", text: `${fn("const a = () => {", 81)}\n${fn("const b = () => {", 81)}\n` },
+    ]
+    const exempt = { "src/big.ts": "a table of data, one concept", "src/f.ts#a": "one step that reads best whole" }
+    expect(sourceProblems(files, used, CAPS, exempt)).toEqual(["src/f.ts:82: function b is 81 lines (max 80)"])
+    expect([...used].sort()).toEqual(["src/big.ts", "src/f.ts#a"])
+  })
+
+  it("KEYS per script and lines expanded have caps; an exemption lifts only the rule it names", () => {
+    const used = new Set<string>()
+    const files = [
+      { path: "lua/wide.lua", lines: 10, keys: CAPS.luaKeys + 1, expandedLines: 10 },
+      { path: "lua/deep.lua", lines: 10, keys: 1, expandedLines: CAPS.luaExpandedLines + 1 },
+      { path: "lua/fine.lua", lines: 10, keys: CAPS.luaKeys, expandedLines: CAPS.luaExpandedLines },
+    ]
+    expect(luaProblems(files, used, CAPS, {})).toEqual([
+      `lua/wide.lua: ${CAPS.luaKeys + 1} KEYS (max ${CAPS.luaKeys})`,
+      `lua/deep.lua: ${CAPS.luaExpandedLines + 1} lines expanded (max ${CAPS.luaExpandedLines})`,
+    ])
+    const exempt = { "lua/wide.lua#keys": "a reason long enough", "lua/deep.lua": "lifts lines, not expanded" }
+    expect(luaProblems(files, used, CAPS, exempt)).toEqual([
+      `lua/deep.lua: ${CAPS.luaExpandedLines + 1} lines expanded (max ${CAPS.luaExpandedLines})`,
+    ])
+    expect([...used]).toEqual(["lua/wide.lua#keys"])
+    expect(staleExemptions(used, ["lua"], exempt)).toEqual(["lua/deep.lua"])
+  })
+
+  it("every exemption gives its reason, and none is stale; the repository is within the caps", () => {
+    expect(unreasoned()).toEqual([])
+    expect(unreasoned({ "src/x.ts": "" })).toEqual(["src/x.ts"])
+    const real = spawnSync(process.execPath, [join(ROOT, "tools/check-size.ts"), "src", "--lua", "lua"], {
+      encoding: "utf8",
+      cwd: ROOT,
+    })
+    expect(real.stderr).toBe("")
+    expect(real.status).toBe(0)
+    expect(real.stdout).not.toContain("no longer needed")
+    expect(real.stdout).toContain(`(${Object.keys(EXEMPT).length} exempt: tools/size-rules.ts)`)
   })
 })

@@ -259,6 +259,7 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   groupPause: { input: { group: "g", pause: true }, groups: 0 },
   groupList: { input: { after: "", count: 10 }, groups: 0 },
   verifyGroups: { input: { cursor: "0", count: 10 }, groups: 0 },
+  verifyRate: { input: undefined, groups: 0 },
 }
 
 describe("a call's ARGV", () => {

@@ -36,7 +36,7 @@ import { deadPeek, jobPeek, jobsPeek, schedulesPeek } from "../scripts/PeekScrip
 import { workerLeave, workers } from "../scripts/RegistryScripts.ts"
 import { schedule, schedules, tick, unschedule } from "../scripts/ScheduleScripts.ts"
 import { sweep } from "../scripts/SweepScripts.ts"
-import { verifyGroups, verifyHash, verifyOrphans, verifySet, verifyWait } from "../scripts/VerifyScripts.ts"
+import { verifyGroups, verifyHash, verifyOrphans, verifyRate, verifySet, verifyWait } from "../scripts/VerifyScripts.ts"
 import { delayedList, leases } from "../scripts/ViewScripts.ts"
 
 export { defineScript, type Script, type ScriptDef } from "../scripts/Script.ts"
@@ -91,6 +91,7 @@ export const Scripts = {
   groupPause,
   groupList,
   verifyGroups,
+  verifyRate,
 } as const
 
 /** The name of a script. */

@@ -204,6 +204,14 @@ const checkGroups = <E>(call: ScriptCall<E>, pageSize: number, counted: Readonly
     if (total !== totalStored) tally.report(`group-active * the groups count ${totalStored} active, ${total} are`)
   })
 
+/** The rate window's count (meta.rateCount) against the sum of its entries: one exact read (skipped past 10,000 entries). */
+const checkRate = <E>(call: ScriptCall<E>, tally: Tally) =>
+  Effect.map(call(Scripts.verifyRate, undefined), ({ stored, counted, entries }) => {
+    const says = Math.max(stored, 0)
+    if (counted >= 0 && says !== counted)
+      tally.report(`rate-count * meta.rateCount is ${says} but the rate window's ${entries} entries lease ${counted}`)
+  })
+
 /**
  * Report the candidates that are orphans for sure: a job promoted, retried or released
  * into wait after wait was read is not one. Reads wait again (only when there are
@@ -228,7 +236,8 @@ const confirmOrphans = <E>(call: ScriptCall<E>, pageSize: number, candidates: Re
  * active, delayed, dead, done; every job has a payload (inline in its wait entry, or
  * in data) and every payload a job; a lease token exactly for the active jobs;
  * per-job fields (max, fails, lost, err, result) only for jobs that exist; each group's
- * active count (and their total) equal to its jobs in active.
+ * active count (and their total) equal to its jobs in active; the rate window's count
+ * equal to the sum of its entries.
  *
  * Cost: O(jobs) in total, in calls of O(pageSize) each; the caller holds the ids of
  * the waiting jobs. Approximate under concurrent change (see the module comment).
@@ -242,6 +251,7 @@ export const verifyQueue = <E>(
     const wait = yield* checkWait(call, options.pageSize, tally)
     const sets = yield* checkSets(call, options.pageSize, tally)
     yield* checkGroups(call, options.pageSize, sets.groupActive, tally)
+    yield* checkRate(call, tally)
     const candidates = yield* checkHashes(call, options.pageSize, wait.waiting, tally)
     yield* confirmOrphans(call, options.pageSize, candidates, tally)
     return {

@@ -98,7 +98,10 @@ export const makeGroupControl = (q: GroupedQueue): GroupControl => {
       Effect.gen(function* () {
         const name = g === undefined ? "" : yield* group(g)
         const l = yield* Effect.fromResult(checkGroupLimits(limits))
-        yield* run(() => runScript(q.client, q.keys, Scripts.groupLimits, { group: name, limits: l }))
+        // the default looks at the held groups a page a call, until the last page
+        let skip = 0
+        do skip = yield* run(() => runScript(q.client, q.keys, Scripts.groupLimits, { group: name, limits: l, skip }))
+        while (skip >= 0)
       }),
     pauseGroup: (g) =>
       Effect.flatMap(group(g), (name) =>

@@ -168,7 +168,7 @@ export const makeJobCommands = (client: RedisClient, k: QueueKeys) => ({
   resume: runScript(client, k, Scripts.resume, undefined),
   /** Free a dedupe key: true when it was held. */
   clearDedupe: (key: string) => runScript(client, k, Scripts.clearDedupe, key),
-  /** Set or clear a queue-wide flow limit (checked by the caller). */
+  /** Set or clear a queue-wide flow limit, or lift a hold (checked by the caller): true when a hold in force was lifted. */
   setLimits: (change: LimitChange) => runScript(client, k, Scripts.setLimits, change),
   /** Store the retention policy (validated by the caller). */
   setRetention: (r: Retention) => runScript(client, k, Scripts.setRetention, retentionArgs(r)),

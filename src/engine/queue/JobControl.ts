@@ -1,7 +1,7 @@
 /**
  * Look up and steer jobs and the queue, validated and bounded like the queue's other
  * calls: `getJob`, `cancel`, `changePriority`, `pause`, `resume`, `isPaused`, `clearDedupe`, the flow
- * limits `setRateLimit`, `rateLimit`, `setConcurrency`, `concurrency`, and the retention
+ * limits `setRateLimit`, `rateLimit`, `clearHold`, `setConcurrency`, `concurrency`, and the retention
  * `setRetention`, `retention`. For one queue
  * ({@link makeJobControl}) and for a partitioned one ({@link makePartitionedControl}).
  * Bad input fails with {@link InvalidOptions} before anything is sent.
@@ -127,10 +127,13 @@ export const makeJobControl = (core: ControlledQueue): JobControl => {
     isPaused: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.paused)),
     clearDedupe: checked(validateDedupeKey, (key) => open(cmds.clearDedupe(key))),
     setRateLimit: checked(validateRateLimit, (l) =>
-      open(cmds.setLimits({ limit: "rate", value: l?.max ?? null, perMs: l?.perMs ?? 0 })),
+      open(cmds.setLimits({ limit: "rate", value: l?.max ?? null, perMs: l?.perMs ?? 0 })).pipe(Effect.asVoid),
     ),
     rateLimit: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.limits.rateLimit)),
-    setConcurrency: checked(validateConcurrency, (n) => open(cmds.setLimits({ limit: "concurrency", value: n }))),
+    clearHold: open(cmds.setLimits({ limit: "hold", value: null })),
+    setConcurrency: checked(validateConcurrency, (n) =>
+      open(cmds.setLimits({ limit: "concurrency", value: n })).pipe(Effect.asVoid),
+    ),
     concurrency: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.limits.concurrency)),
     setRetention: checked(resolveRetention, (r) => open(cmds.setRetention(r)).pipe(Effect.asVoid)),
     retention: open(readOnly(cmds.retention)),
@@ -161,7 +164,7 @@ const onePartition =
  * partition at once (a job is in exactly one); `pause`/`resume` change every partition; `isPaused` is true
  * when any partition is paused; `clearDedupe` goes to the key's partition (`dedupeKey`
  * routes adds there too); the rate limit and concurrency cap are set alike on every
- * partition and hold per partition (read from the first).
+ * partition and hold per partition (read from the first); `clearHold` lifts every partition's hold.
  */
 export const makePartitionedControl = (
   each: ReadonlyArray<JobControl>,
@@ -182,6 +185,7 @@ export const makePartitionedControl = (
     // the limits are each partition's own (a reserve is atomic in one partition only)
     setRateLimit: checked(validateRateLimit, (l) => Effect.asVoid(all((c) => c.setRateLimit(l)))),
     rateLimit: each[0]!.rateLimit,
+    clearHold: all((c) => c.clearHold).pipe(Effect.map((r) => r.some((x) => x))),
     setConcurrency: checked(validateConcurrency, (n) => Effect.asVoid(all((c) => c.setConcurrency(n)))),
     concurrency: each[0]!.concurrency,
     // validated once before any partition is written (each partition's own check then passes)

@@ -47,10 +47,12 @@ export interface JobControl {
   readonly resume: Effect.Effect<boolean, ControlError>
   readonly isPaused: Effect.Effect<boolean, ControlError>
   readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
-  /** Set (`{ max, perMs }`) or clear (null) the queue-wide rate limit; partitioned: each partition's. */
+  /** Set (`{ max, perMs }`) or clear (null: lifting a RateLimited hold too) the queue-wide rate limit; partitioned: each partition's. */
   readonly setRateLimit: (limit: unknown) => Effect.Effect<void, ControlError>
   /** The rate limit, or null when none is set. */
   readonly rateLimit: Effect.Effect<RateLimit | null, ControlError>
+  /** Lift a RateLimited hold (`meta.heldUntil`): true when one was in force; partitioned: every partition's, true when any was. */
+  readonly clearHold: Effect.Effect<boolean, ControlError>
   /** Set (a whole number) or clear (null) the cap of jobs active at once across all workers; partitioned: each partition's. */
   readonly setConcurrency: (n: unknown) => Effect.Effect<void, ControlError>
   /** The concurrency cap, or null when none is set. */

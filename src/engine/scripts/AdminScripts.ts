@@ -26,7 +26,7 @@ export interface QueueStats {
   readonly layout: string | null
   /** True while the queue is paused (`pause()`): workers lease nothing until `resume()`. */
   readonly paused: boolean
-  /** Groups known (add's `group`: with jobs waiting or active, own limits, or paused); 0 without groups. */
+  /** Groups known (add's `group`: with jobs waiting or active, own limits, paused, or a rate window still open); 0 without groups. */
   readonly groups: number
   /** The (at most 5) groups with the most jobs waiting, the busiest first (for a partitioned queue: over every partition). */
   readonly busiestGroups: ReadonlyArray<{ readonly group: string; readonly waiting: number }>

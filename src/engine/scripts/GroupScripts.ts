@@ -50,17 +50,25 @@ export const decodeLimits = (s: string): GroupLimits | undefined => {
   }
 }
 
-/** `group-limits`: set (`limits`) or clear (null) a group's own limits, or (group "") the default. */
+/**
+ * `group-limits`: set (`limits`) or clear (null) a group's own limits, or (group "") the
+ * default, looking at a page of the held groups (`skip`: 0 first, then what the last page
+ * answered): the `skip` of the next page, or -1 when none is left.
+ */
 export const groupLimits = defineScript({
   name: "group-limits",
   keys: ["meta", ...READY_KEYS],
-  argv: ["layout", "group", "limits"],
-  args: ({ group, limits }: { readonly group: string; readonly limits: GroupLimits | null }): Argv => [
-    LAYOUT_VERSION,
+  argv: ["layout", "group", "limits", "skip"],
+  args: ({
     group,
-    limits === null ? "-" : encodeLimits(limits),
-  ],
-  decode: (reply): boolean => list(reply)[0] === 1,
+    limits,
+    skip = 0,
+  }: {
+    readonly group: string
+    readonly limits: GroupLimits | null
+    readonly skip?: number
+  }): Argv => [LAYOUT_VERSION, group, limits === null ? "-" : encodeLimits(limits), skip],
+  decode: (reply): number => Number(list(reply)[1]),
 })
 
 /** `group-pause`: pause or resume a group; true when that changed it. */

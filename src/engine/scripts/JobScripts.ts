@@ -124,18 +124,22 @@ export const clearDedupe = defineScript({
   decode: (reply): boolean => list(reply)[0] === 1,
 })
 
-/** What `set-limits` sets: the rate limit (`value` max, `perMs`) or the concurrency cap (`value`); null `value` clears it. */
+/**
+ * What `set-limits` sets: the rate limit (`value` max, `perMs`) or the concurrency cap
+ * (`value`); null `value` clears it (clearing the rate limit lifts a RateLimited hold too).
+ * `hold` only clears (value null): it lifts a RateLimited hold.
+ */
 export interface LimitChange {
-  readonly limit: "rate" | "concurrency"
+  readonly limit: "rate" | "concurrency" | "hold"
   readonly value: number | null
   readonly perMs?: number
 }
 
-/** `set-limits`: set or clear a queue-wide flow limit (see lua/include/flow.lua). */
+/** `set-limits`: set or clear a queue-wide flow limit, or lift a hold (see lua/include/flow.lua): true when a hold in force was lifted. */
 export const setLimits = defineScript({
   name: "set-limits",
   keys: ["meta", "rate", ...READY_KEYS],
   argv: ["layout", "limit", "value", "perMs"],
   args: (c: LimitChange): Argv => [LAYOUT_VERSION, c.limit, c.value ?? "", c.perMs ?? ""],
-  decode: (): void => undefined,
+  decode: (reply): boolean => list(reply)[1] === 1,
 })

@@ -122,6 +122,18 @@ export const verifyHash = defineScript({
   },
 })
 
+/** `verify-rate`: the rate window's stored count and the sum of its entries (-1: not set, or a window too long to read). */
+export const verifyRate = defineScript({
+  name: "verify-rate",
+  keys: ["meta", "rate"],
+  argv: ["layout"],
+  args: (_: undefined): Argv => [LAYOUT_VERSION],
+  decode: (reply): { readonly stored: number; readonly counted: number; readonly entries: number } => {
+    const r = list(reply).map(Number)
+    return { stored: r[0]!, counted: r[1]!, entries: r[2]! }
+  },
+})
+
 /** `verify-orphans`: of these ids, those still with a payload and in no sorted set. */
 export const verifyOrphans = defineScript({
   name: "verify-orphans",
