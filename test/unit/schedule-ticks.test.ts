@@ -17,7 +17,7 @@ import {
   type Timing,
   tickJobId,
 } from "../../src/engine/model/Schedule.ts"
-import { nextWait } from "../../src/engine/worker/SweepLoop.ts"
+import { jittered, nextWait, SCHEDULE_LOOK_MS } from "../../src/engine/worker/SweepLoop.ts"
 
 const timing = (when: unknown, name = "s"): Timing => {
   const r = checkWhen(name, when)
@@ -169,11 +169,19 @@ describe("tick ids", () => {
 })
 
 describe("the sweep loop's wait", () => {
-  it("no schedule: the jittered interval; a tick sooner: the tick, never under 10 ms", () => {
-    expect(nextWait(15_000, -1, 0.5)).toBe(15_000)
-    expect(nextWait(15_000, -1, 0)).toBe(12_000)
-    expect(nextWait(15_000, 400, 0.5)).toBe(400)
-    expect(nextWait(15_000, 0, 0.5)).toBe(10)
-    expect(nextWait(15_000, 60_000, 1)).toBe(18_000)
+  it("a pass due: no wait; else the time to the pass, at most the 1 s look; a tick sooner: the tick, never under 10 ms", () => {
+    expect(nextWait(0, -1)).toBe(0)
+    expect(nextWait(-5, 400)).toBe(0)
+    expect(nextWait(15_000, -1)).toBe(SCHEDULE_LOOK_MS)
+    expect(nextWait(300, -1)).toBe(300)
+    expect(nextWait(15_000, 400)).toBe(400)
+    expect(nextWait(15_000, 0)).toBe(10)
+    expect(nextWait(15_000, 60_000)).toBe(SCHEDULE_LOOK_MS)
+  })
+
+  it("the interval between passes is jittered ±20 %", () => {
+    expect(jittered(15_000, 0.5)).toBe(15_000)
+    expect(jittered(15_000, 0)).toBe(12_000)
+    expect(jittered(15_000, 1)).toBe(18_000)
   })
 })
