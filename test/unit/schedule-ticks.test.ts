@@ -66,6 +66,33 @@ describe("next ticks", () => {
     ])
   })
 
+  it("the fall-back night (America/New_York, 2026-11-01): an every-hour cron runs each real hour, both 01:00s; one naming its hours runs 01:xx once", () => {
+    // the ticks a sweep every second makes from 23:30 EDT to 03:30 EST, as local times
+    const local = (ms: number) =>
+      new Date(ms).toLocaleTimeString("en-US", { timeZone: "America/New_York", hour12: false, timeZoneName: "short" })
+    const swept = (cron: string) => {
+      const t = timing({ cron, tz: "America/New_York" })
+      const end = Date.parse("2026-11-01T08:30:00Z")
+      let now = Date.parse("2026-11-01T03:30:00Z")
+      let due = nextTick("s", t, now)
+      const made: number[] = []
+      for (; now < end; now += 1000) {
+        if (now < due) continue
+        const plan = dueTicks("s", t, 1, due, now)
+        made.push(...plan.ticks)
+        due = plan.next
+      }
+      expect(new Set(made).size).toBe(made.length) // no tick id twice
+      return made.map(local)
+    }
+    const hourly = ["00:00:00 EDT", "01:00:00 EDT", "01:00:00 EST", "02:00:00 EST", "03:00:00 EST"]
+    expect(swept("0 * * * *")).toEqual(hourly)
+    expect(swept("0 0-23 * * *")).toEqual(hourly)
+    expect(swept("30 1 * * *")).toEqual(["01:30:00 EDT"])
+    expect(swept("*/20 1 * * *")).toEqual(["01:00:00 EDT", "01:20:00 EDT", "01:40:00 EDT"])
+    expect(swept("0 1-3 * * *")).toEqual(["01:00:00 EDT", "02:00:00 EST", "03:00:00 EST"])
+  })
+
   it("cron without tz is read in UTC; with seconds as a sixth field", () => {
     expect(iso(nextTick("s", timing({ cron: "0 9 * * *" }), Date.parse("2026-01-01T10:00:00Z")))).toBe(
       "2026-01-02T09:00:00.000Z",
