@@ -122,6 +122,10 @@ export interface QueueKeys {
   readonly rate: string
   /** HASH id -> the job's own backoff (JSON `{ type, delayMs, … }`), for a job added with one; read by fail. */
   readonly backoff: string
+  /** HASH id -> when the job was added (ms, Redis clock), for a job whose id carries no time (a custom id, a tick's job). */
+  readonly addedAt: string
+  /** ZSET id -> when the job was added (ms), for every ready job of a priority other than 0 or of a group: the oldest waiting age. */
+  readonly waitSince: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -166,6 +170,8 @@ export const KEY_TYPES = {
   priority: "hash",
   rate: "list",
   backoff: "hash",
+  addedAt: "hash",
+  waitSince: "zset",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -184,7 +190,7 @@ const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gin
  * header says `KEYS[i..] ready`), so the include finds them at the end of KEYS and a new
  * ordering rule adds its keys here without renumbering any script's own keys.
  */
-export const READY_KEYS = [...GROUP_KEYS, "wait", "delayed", "marker", "prioritized", "priority"] as const
+export const READY_KEYS = ["addedAt", "waitSince", ...GROUP_KEYS, "wait", "delayed", "marker", "prioritized", "priority"] as const
 
 /**
  * The named groups a script header may declare as one line `KEYS[i..] <group>`: `ready`
