@@ -31,7 +31,9 @@ describe.each(faces)("$name", (face) => {
     const ids = await q.addBulk([0, 1, 2].map((n) => ({ payload: { n } })))
     const w = await q.worker((job) => (job.payload.n === 1 ? "hang" : "ok"), {
       batch: { size: 3, waitMs: 5_000 },
-      leaseMs: 300,
+      // the cancel is told by a heartbeat: a quick one, on a lease no busy machine can lose (a
+      // 300 ms lease lost under load re-ran the hanging job, stopped twice: "stopped" never 1)
+      heartbeatMs: 100,
     })
     await until("2 completed", () => w.seen.completed.length === 2)
     expect(await q.cancel(ids[1]!)).toBe("active")
