@@ -79,7 +79,12 @@ export const readJobs = (client: RedisClient, keys: QueueKeys, q: JobsQuery, hid
     Effect.map(([page, now]): JobsPage => {
       const jobs = page.rows.map((r): ListedRow => {
         const at = r.score === "" ? undefined : Number(r.score)
-        return { id: r.id, addedAt: r.addedAt ?? ulidTimeOf(r.id), ...(at === undefined ? {} : { at }), payload: r.payload }
+        return {
+          id: r.id,
+          addedAt: r.addedAt ?? ulidTimeOf(r.id),
+          ...(at === undefined ? {} : { at }),
+          payload: r.payload,
+        }
       })
       return { now, total: page.total, jobs, ...(page.next === "" ? {} : { next: page.next }) }
     }),

@@ -122,9 +122,8 @@ export interface QueueKeys {
   readonly rate: string
   /** HASH id -> the job's own backoff (JSON `{ type, delayMs, … }`), for a job added with one; read by fail. */
   readonly backoff: string
-  /** HASH id -> when the job was added (ms, Redis clock), for a job whose id carries no time (a custom id, a tick's job). */
+  /** HASH id -> add time of a job whose id carries none; ZSET id -> add time of a waiting prioritized or grouped job. */
   readonly addedAt: string
-  /** ZSET id -> when the job was added (ms), for every ready job of a priority other than 0 or of a group: the oldest waiting age. */
   readonly waitSince: string
 }
 
@@ -180,7 +179,8 @@ export type KeyName = keyof typeof KEY_TYPES
 /** The suffixes, in a fixed order (meta first). */
 export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
 
-/** The keys of fair groups (lua/include/groups.lua), the first of {@link READY_KEYS}. */
+/** In {@link READY_KEYS}: the waiting jobs' add times (lua/include/ready.lua), the fair groups' keys (groups.lua). */
+const AGE_KEYS = ["addedAt", "waitSince"] as const
 const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gindex"] as const
 
 /**
@@ -190,7 +190,7 @@ const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gin
  * header says `KEYS[i..] ready`), so the include finds them at the end of KEYS and a new
  * ordering rule adds its keys here without renumbering any script's own keys.
  */
-export const READY_KEYS = ["addedAt", "waitSince", ...GROUP_KEYS, "wait", "delayed", "marker", "prioritized", "priority"] as const
+export const READY_KEYS = [...AGE_KEYS, ...GROUP_KEYS, "wait", "delayed", "marker", "prioritized", "priority"] as const
 
 /**
  * The named groups a script header may declare as one line `KEYS[i..] <group>`: `ready`

@@ -79,6 +79,9 @@ export const ulidTimeOf = (id: string): number => {
   return t
 }
 
+/** When job `id` was added: the time the add stored (`stored`, a number), else its ULID's (0 for neither). */
+const addedAtOf = (id: string, stored: unknown): number => (typeof stored === "number" ? stored : ulidTimeOf(id))
+
 const parsed = (text: unknown): unknown => {
   if (typeof text !== "string") return undefined
   try {
@@ -133,7 +136,7 @@ export const jobInfoOf = (
     maxAttempts: Number(r[3]),
     failures,
     lostLeases,
-    addedAt: typeof r[priorityAt + 1] === "number" ? (r[priorityAt + 1] as number) : ulidTimeOf(id),
+    addedAt: addedAtOf(id, r[priorityAt + 1]),
     ...(state === "delayed" && score !== undefined ? { dueAt: score } : {}),
     ...(state === "active" && score !== undefined ? { lease: leaseOf(r, score) } : {}),
     ...(typeof r[7] === "string" ? { result: parsed(r[7]) } : {}),

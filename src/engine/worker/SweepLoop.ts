@@ -42,6 +42,32 @@ export const nextWait = (untilPassMs: number, nextTickMs: number): number => {
   return nextTickMs < 0 ? look : Math.min(look, Math.max(MIN_TICK_WAIT_MS, nextTickMs))
 }
 
+/** A look (or a tick's wake): the due schedules ticked; ms to the next tick, -1 when none or on a failure (the next pass reports it). */
+const look = <A>(ctx: WorkerContext<A>) =>
+  tickSchedules(ctx.commands.client, ctx.commands.keys).pipe(
+    Effect.map((t) => t.nextTickMs),
+    Effect.catch(() => Effect.succeed(-1)),
+  )
+
+/** One full pass: ms to the next tick (-1: none); jobs it moved to dead reported through the dead hook. */
+const pass = <A>(ctx: WorkerContext<A>, limit: number) =>
+  Effect.gen(function* () {
+    // jobs this pass moved to dead (lease-expired) are reported through the dead hook
+    const died: SweptDead[] = []
+    const onBatch = (_: unknown, last: SweepResult) => died.push(...last.deadJobs)
+    const totals = yield* sweepPass(ctx.commands, { limit, maxMs: SWEEP_PASS_MAX_MS, onBatch }).pipe(
+      Effect.catch((e) => Effect.as(ctx.report(e), undefined)),
+    )
+    for (const d of died) {
+      // a lease reclaimed at its timeout limit died of its timeout (lua/sweep.lua: "timed out…")
+      const timedOut = d.message.startsWith("timed out")
+      const error = Object.assign(new Error(d.message), { name: timedOut ? "JobTimedOut" : "LeaseExpired" })
+      const reason = timedOut ? "timeout" : "lease-expired"
+      yield* Effect.sync(() => ctx.hooks.dead?.({ id: d.id, token: d.token }, reason, error))
+    }
+    return totals?.nextTickMs ?? -1
+  })
+
 /**
  * The sweep loop, to be supervised: a pass at once, then one every `intervalMs` (jittered);
  * between passes the due schedules are ticked at each tick and looked at every second.
@@ -56,27 +82,10 @@ export const sweepLoop = <A>(ctx: WorkerContext<A>, intervalMs: number, limit: n
       if (wait > 0) yield* Effect.sleep(wait)
       untilPassMs -= wait
       if (untilPassMs > 0) {
-        // a look (or a tick's wake): the due schedules only; a failure is left to the next pass to report
-        const ticks = yield* tickSchedules(ctx.commands.client, ctx.commands.keys).pipe(
-          Effect.catch(() => Effect.succeed(undefined)),
-        )
-        nextTickMs = ticks?.nextTickMs ?? -1
-        continue
-      }
-      untilPassMs = jittered(intervalMs)
-      // jobs this pass moved to dead (lease-expired) are reported through the dead hook
-      const died: SweptDead[] = []
-      const onBatch = (_: unknown, last: SweepResult) => died.push(...last.deadJobs)
-      const totals = yield* sweepPass(ctx.commands, { limit, maxMs: SWEEP_PASS_MAX_MS, onBatch }).pipe(
-        Effect.catch((e) => Effect.as(ctx.report(e), undefined)),
-      )
-      nextTickMs = totals?.nextTickMs ?? -1
-      for (const d of died) {
-        // a lease reclaimed at its timeout limit died of its timeout (lua/sweep.lua: "timed out…")
-        const timedOut = d.message.startsWith("timed out")
-        const error = Object.assign(new Error(d.message), { name: timedOut ? "JobTimedOut" : "LeaseExpired" })
-        const reason = timedOut ? "timeout" : "lease-expired"
-        yield* Effect.sync(() => ctx.hooks.dead?.({ id: d.id, token: d.token }, reason, error))
+        nextTickMs = yield* look(ctx)
+      } else {
+        untilPassMs = jittered(intervalMs)
+        nextTickMs = yield* pass(ctx, limit)
       }
     }
   })
