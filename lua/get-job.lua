@@ -29,7 +29,7 @@
   Returns
     {1, state, payload, maxAttempts, failures, lostLeases, error|false, result|false,
      dedupeKey|false, score|false, token|false, holder|false, progress|false, timeoutMs|false,
-     priority}
+     priority, addedAt|false}
       state: waiting, delayed, active, completed, dead or cancelled
       score: active: lease deadline; delayed: due time; completed, dead, cancelled: when it
              finished (ms, Redis clock); waiting: false
@@ -37,6 +37,8 @@
       holder: an active job's holder entry ("<workerId>|<startedAt>|<until>")
       timeoutMs: the job's own timeout (false: none, the worker's default applies)
       priority: the job's priority (0, the default, when none is recorded)
+      addedAt: when the job was added (ms), for an id that carries no time (a custom id, a
+               tick's job); false for a ULID (its own time) or when none was recorded
     {0}                         no job with this id (never added, or finished and not retained)
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
@@ -66,4 +68,5 @@ return {
   redis.call('HGET', KEYS[14], id),
   redis.call('HGET', KEYS[15], id),
   ready_priorities({id})[1],
+  ready_added_at(id),
 }

@@ -24,7 +24,8 @@
 
   Returns
     {next_cursor ("" when the state has no more), total in the state, id_1, score_1|"",
-     payload_1|false, id_2, …}
+     payload_1|false, addedAt_1|false, id_2, …}
+      addedAt: when the job was added (ms) for an id that carries no time (see get-job)
     {'OUT_OF_RANGE', 'job-list', 'count', value, 1000}  a count outside 1 .. 1000
 ]]
 --!include zset-page
@@ -50,6 +51,7 @@ local function put(entry, score)
   out[#out + 1] = id
   out[#out + 1] = score
   out[#out + 1] = payload
+  out[#out + 1] = ready_added_at(id)
   if payload then bytes = bytes + #payload end
   return bytes < BUDGET
 end

@@ -36,10 +36,10 @@
   Returns
     {1, state, payload|false, maxAttempts, failures, lostLeases, error|false, result|false,
      dedupeKey|false, score|false, token|false, holder|false, progress|false, timeoutMs|false,
-     payloadLength, resultLength, errorLength, progressLength, priority}
+     payloadLength, resultLength, errorLength, progressLength, priority, addedAt|false}
       the first 14 as get-job's, except that payload, result, error and progress are their
       first `cut` bytes, false when missing or not loaded (their lengths say which);
-      priority: as get-job's 15th
+      priority, addedAt: as get-job's 15th and 16th
     {0}                         no job with this id (never added, or finished and not retained)
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
@@ -77,4 +77,5 @@ return {
   redis.call('HGET', KEYS[15], id),
   plen, rlen, elen, glen,
   ready_priorities({id})[1],
+  ready_added_at(id),
 }

@@ -25,8 +25,9 @@
 
   Returns
     {next_cursor ("" when the state has no more), total in the state, id_1, score_1|"",
-     payload_1|false, payloadLength_1, id_2, …}
+     payload_1|false, payloadLength_1, addedAt_1|false, id_2, …}
       payload: its first `cut` bytes; false when missing or not loaded
+      addedAt: when the job was added (ms) for an id that carries no time (see get-job)
     {'OUT_OF_RANGE', 'jobs-peek', 'count', value, 1000}  a count outside 1 .. 1000
 ]]
 local PEEK_CUT = tonumber(ARGV[6])
@@ -59,6 +60,7 @@ local function put(entry, score)
   out[#out + 1] = score
   out[#out + 1] = payload
   out[#out + 1] = len
+  out[#out + 1] = ready_added_at(id)
   return true
 end
 

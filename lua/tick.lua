@@ -63,6 +63,7 @@ for i = 5, #ARGV do
 end
 local out = {#ids}
 if #ids > 0 then
+  ready_note_added(ids, now)
   ready_push(ids, false)
   ready_wake()
   redis.call('HINCRBY', META, 'added', #ids)

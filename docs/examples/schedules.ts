@@ -26,7 +26,7 @@ const worker = new Worker<{ report: string }>(
     // job.id is "<schedule>@<tick>"; job.scheduledFor is the tick (ms, Redis clock)
     if (job.scheduledFor !== undefined) firstBeat(job.scheduledFor)
   },
-  { connection, sweep: { intervalMs: 1000 } }, // a short interval only so this example ends fast
+  { connection }, // default options: a worker ticks due schedules as it starts, then at each tick
 )
 console.log("a tick ran, scheduled for", new Date(await beat).toISOString())
 // #endregion

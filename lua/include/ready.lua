@@ -22,6 +22,13 @@
 --
 --   gcount, gwait, gready, gheld, gjob, gstate, gindex  the jobs of groups (add's `group`
 --                      option), in lua/include/groups.lua, included below
+--   addedAt      HASH  id -> when the job was added (ms, Redis clock), only for a job whose id
+--                      carries no time (a custom id, a schedule's tick): a ULID holds its own.
+--                      Deleted with the job's other fields (drop_jobs, include/finish).
+--   waitSince    ZSET  id -> when the job was added (ms), for every ready job of a priority
+--                      other than 0 or of a group: the oldest waiting job is the first of it or
+--                      the front of wait (ready_oldest_added). A queue that uses neither never
+--                      writes it; one that does pays a ZADD and a ZREM (O(log N)) per such job.
 --
 -- Ready jobs without a group run priority 0 first (the wait list, unchanged when no priority
 -- is used: a queue that uses none pays nothing), then prioritized, lowest score first. The
@@ -35,6 +42,7 @@
 -- A list of ids is pushed 500 at a time (Lua unpacks only a few thousand values at once).
 local READY_WAIT, READY_DELAYED, READY_MARKER = KEYS[#KEYS - 4], KEYS[#KEYS - 3], KEYS[#KEYS - 2]
 local READY_PRIORITIZED, READY_PRIORITY = KEYS[#KEYS - 1], KEYS[#KEYS]
+local READY_ADDED, READY_SINCE = KEYS[#KEYS - 13], KEYS[#KEYS - 12]
 -- a priority's band of scores in prioritized is [p * 2^32, (p + 1) * 2^32): exact in a double
 -- up to the highest priority (1,000,000 * 2^32 < 2^53)
 local READY_BAND, READY_MID = 4294967296, 2147483648
@@ -44,6 +52,62 @@ local G = {
   marker = READY_MARKER,
 }
 --!include groups
+
+-- ulid_time(id): the time (ms) a ULID id carries, or false for an id that is not a ULID.
+local function ulid_time(id)
+  if #id ~= 26 or string.find(id, '[^0-9A-HJKMNP-TV-Z]') then return false end
+  local t = 0
+  for i = 1, 10 do t = t * 32 + string.find('0123456789ABCDEFGHJKMNPQRSTVWXYZ', string.sub(id, i, i), 1, true) - 1 end
+  return t
+end
+
+-- ready_note_added(ids, now): record when the new jobs `ids` were added, for those whose id
+-- carries no time (not a ULID): a queue of generated ids writes nothing.
+local function ready_note_added(ids, now)
+  local args = {}
+  for _, id in ipairs(ids) do
+    if not ulid_time(id) then args[#args + 1], args[#args + 2] = id, now end
+  end
+  for i = 1, #args, 500 do redis.call('HSET', READY_ADDED, unpack(args, i, math.min(i + 499, #args))) end
+end
+
+-- ready_added_at(id): when the job `id` was added (ms) as recorded by ready_note_added, or
+-- false (a ULID carries its own time; or nothing was recorded).
+local function ready_added_at(id)
+  if ulid_time(id) then return false end
+  local at = redis.call('HGET', READY_ADDED, id)
+  return at and tonumber(at) or false
+end
+
+-- since_mark(ids): the jobs `ids` (of a priority other than 0, or of a group) are ready:
+-- into waitSince, scored by when each was added (its ULID's time, else the recorded one, else now).
+local function since_mark(ids)
+  local n = #ids
+  if n == 0 then return end
+  local args, ask, at = {}, {}, {}
+  for i, id in ipairs(ids) do
+    at[i] = ulid_time(id)
+    if not at[i] then ask[#ask + 1] = i end
+  end
+  if #ask > 0 then
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    for k = 1, #ask, 500 do
+      local part = {}
+      for j = k, math.min(k + 499, #ask) do part[#part + 1] = ids[ask[j]] end
+      local got = redis.call('HMGET', READY_ADDED, unpack(part))
+      for j = 1, #part do at[ask[k + j - 1]] = tonumber(got[j]) or now end
+    end
+  end
+  for i = 1, n do args[2 * i - 1], args[2 * i] = string.format('%d', at[i]), ids[i] end
+  for i = 1, 2 * n, 500 do redis.call('ZADD', READY_SINCE, unpack(args, i, math.min(i + 499, 2 * n))) end
+end
+
+-- since_clear(ids): the jobs `ids` are no longer ready: out of waitSince (no-op for others).
+local function since_clear(ids)
+  local n = #ids
+  for i = 1, n, 500 do redis.call('ZREM', READY_SINCE, unpack(ids, i, math.min(i + 499, n))) end
+end
 
 -- plain_push(ids, front): jobs of priority 0 into wait, in order, at the back or the front.
 local function plain_push(ids, front)
@@ -147,7 +211,7 @@ end
 
 -- ready_job_hashes(): the per-job hashes kept here, for drop_jobs (include/finish).
 local function ready_job_hashes()
-  return {READY_PRIORITY}
+  return {READY_PRIORITY, READY_ADDED}
 end
 
 -- ready_count_ungrouped(): how many jobs without a group are ready.
@@ -170,7 +234,10 @@ local function ungrouped_push(ids, front, prios)
     end
   end
   plain_push(plain, front)
-  if #pids > 0 then prio_push(pids, pps, front) end
+  if #pids > 0 then
+    prio_push(pids, pps, front)
+    since_mark(pids)
+  end
 end
 
 -- ready_push(ids, front, prios, groups): make the jobs `ids` ready, in order: at the back
@@ -202,6 +269,7 @@ local function ready_push(ids, front, prios, groups)
   end
   if #gids > 0 then
     groups_lib().push(gids, gnames, gprios, front)
+    since_mark(gids)
     -- the ungrouped jobs take part in the round robin as soon as groups exist
     if #plain == 0 and ready_count_ungrouped() > 0 then groups_lib().back('') end
   end
@@ -227,10 +295,13 @@ end
 local function prio_take(count, into)
   local popped = redis.call('ZPOPMIN', READY_PRIORITIZED, count)
   local n = #into
+  local ids = {}
   for i = 1, #popped, 2 do
     n = n + 1
     into[n] = popped[i]
+    ids[#ids + 1] = popped[i]
   end
+  since_clear(ids)
 end
 
 -- ungrouped_take(count): take up to `count` ready jobs without a group, the one that runs
@@ -252,14 +323,18 @@ end
 -- more participant), each in its own order (see group_take).
 local function ready_take(count, now)
   if not groups_used() then return ungrouped_take(count) end
-  return groups_lib().take(tonumber(count), now, ungrouped_take)
+  local taken = groups_lib().take(tonumber(count), now, ungrouped_take)
+  if taken then since_clear(taken) end
+  return taken
 end
 
 -- ready_remove(id): take the job `id` out of ready; the number of its entries removed
 -- (O(log N) for a job of priority > 0 or of a group; O(N) in the jobs of priority 0 ready).
 local function ready_remove(id)
-  if groups_used() and groups_lib().remove(id) == 1 then return 1 end
-  if redis.call('ZREM', READY_PRIORITIZED, id) == 1 then return 1 end
+  if (groups_used() and groups_lib().remove(id) == 1) or redis.call('ZREM', READY_PRIORITIZED, id) == 1 then
+    since_clear({id})
+    return 1
+  end
   return redis.call('LREM', READY_WAIT, 0, id)
 end
 
@@ -320,6 +395,22 @@ local function ready_page(from, size)
   for i = #more, 1, -1 do out[#out + 1] = more[i] end
   for i = 1, #page do out[#out + 1] = page[i] end
   return out
+end
+
+-- ready_oldest_added(): when the oldest ready job was added (ms), or false when none is
+-- ready or its time is unknown: the front of wait (its ULID's time, or the recorded one) or
+-- the first of waitSince, whichever is older. O(log N): a LINDEX and a ZRANGE.
+local function ready_oldest_added()
+  local e = redis.call('LINDEX', READY_WAIT, -1)
+  local at = false
+  if e then
+    local bar = string.find(e, '|', 1, true)
+    if bar then e = string.sub(e, 1, bar - 1) end
+    at = ulid_time(e) or ready_added_at(e)
+  end
+  local first = redis.call('ZRANGE', READY_SINCE, 0, 0, 'WITHSCORES')
+  if first[2] and (not at or tonumber(first[2]) < at) then at = tonumber(first[2]) end
+  return at
 end
 
 -- ready_wake(): set the marker, so an idle worker wakes and reserves.
@@ -412,6 +503,7 @@ local function ready_drain(limit)
     if #got < tonumber(limit) then groups_lib().drain(tonumber(limit) - #got, got) end
     -- the ungrouped jobs leave the round robin once none is left
     if ready_count_ungrouped() == 0 then redis.call('ZREM', G.ready, '') end
+    since_clear(got)
   end
   return got
 end

@@ -72,7 +72,7 @@ export const formatJob = (queue: string, info: JobInfo<string>): string => {
     ["attempt", `${info.attempt} of ${info.maxAttempts}`],
     ["failures", String(info.failures)],
     ["lost leases", String(info.lostLeases)],
-    ["added", when(info.addedAt)],
+    ["added", when(info.addedAt || undefined)],
   ]
   if (info.dueAt !== undefined) rows.push(["due", when(info.dueAt)])
   if (info.lease) rows.push(["lease", `token ${info.lease.token}, deadline ${when(info.lease.deadline)}`])

@@ -40,10 +40,15 @@ const when = (ms: number | undefined): string => (ms === undefined ? "" : new Da
 
 /** The text form of a page: one row per job (every cell escaped by `table`), then the cursor. */
 export const formatPage = (queue: string, state: string, page: JobPage): string => {
-  const rows = page.jobs.map((j) => [j.id, when(j.dueAt ?? j.leaseDeadline ?? j.finishedAt), clip(j.payload ?? "", 80)])
+  const rows = page.jobs.map((j) => [
+    j.id,
+    when(j.addedAt || undefined),
+    when(j.dueAt ?? j.leaseDeadline ?? j.finishedAt),
+    clip(j.payload ?? "", 80),
+  ])
   const head = `queue ${queue}: ${page.jobs.length} of ${page.total} ${state} jobs\n`
   const next = page.cursor === undefined ? "" : `next page: --cursor ${page.cursor}\n`
-  return head + (rows.length > 0 ? table(["id", "at", "payload"], rows) : "") + next
+  return head + (rows.length > 0 ? table(["id", "added", "at", "payload"], rows) : "") + next
 }
 
 interface ListFlags extends JobFlags {

@@ -50,7 +50,7 @@ export const checkJobsQuery = (
 /** A job of a page as the page shows it. */
 export interface ListedRow {
   readonly id: string
-  /** When it was added (ms; 0 when its id tells nothing: a custom id). */
+  /** When it was added (ms): from its ULID id, or stored for a custom id or a tick's job. */
   readonly addedAt: number
   /** Due (delayed), lease deadline (active) or finished (completed, cancelled, dead), ms on the Redis clock. */
   readonly at?: number
@@ -79,7 +79,12 @@ export const readJobs = (client: RedisClient, keys: QueueKeys, q: JobsQuery, hid
     Effect.map(([page, now]): JobsPage => {
       const jobs = page.rows.map((r): ListedRow => {
         const at = r.score === "" ? undefined : Number(r.score)
-        return { id: r.id, addedAt: ulidTimeOf(r.id), ...(at === undefined ? {} : { at }), payload: r.payload }
+        return {
+          id: r.id,
+          addedAt: r.addedAt ?? ulidTimeOf(r.id),
+          ...(at === undefined ? {} : { at }),
+          payload: r.payload,
+        }
       })
       return { now, total: page.total, jobs, ...(page.next === "" ? {} : { next: page.next }) }
     }),

@@ -31,9 +31,15 @@ describe.each(faces)("$name", (face) => {
     const ids = await q.addBulk([0, 1, 2].map((n) => ({ payload: { n } })))
     const w = await q.worker((job) => (job.payload.n === 1 ? "hang" : "ok"), {
       batch: { size: 3, waitMs: 5_000 },
-      leaseMs: 300,
+      // the cancel is told by a heartbeat: a quick one, on a lease no busy machine can lose (a
+      // 300 ms lease lost under load re-ran the hanging job, stopped twice: "stopped" never 1)
+      heartbeatMs: 100,
     })
     await until("2 completed", () => w.seen.completed.length === 2)
+    // a busy machine: this process runs nothing for 1 s, no heartbeat included (with a 300 ms
+    // lease this timed out at 60 s: the lease lost, the job re-ran and was stopped twice)
+    const stalled = Date.now() + 1000
+    while (Date.now() < stalled) {}
     expect(await q.cancel(ids[1]!)).toBe("active")
     await until("the cancel told", () => w.seen.cancelled.length === 1)
     expect(w.seen.cancelled).toEqual([ids[1]])

@@ -88,6 +88,17 @@ describe("leaseq job / cancel / pause / resume", () => {
     expect(JSON.parse(missing.stdout)).toEqual({ queue: q, found: false, id: "01NEVERADDED0000000000000X" })
   })
 
+  it("job and jobs show when a custom id's job was added (it was blank: read from the id)", async () => {
+    const { q, queue: jobs } = queue()
+    await jobs.add({ to: "a@example.com" }, { id: "order-42" })
+    const added = new Date((await jobs.getJob("order-42"))!.addedAt).toISOString()
+    expect(added.startsWith("1970")).toBe(false)
+    const one = await leaseq(["job", "order-42", "--queue", q])
+    expect(one.stdout).toContain(`added:       ${added}`)
+    const page = await leaseq(["jobs", "--queue", q, "--state", "waiting"])
+    expect(page.stdout).toMatch(new RegExp(`order-42 +${added.replace(/\./g, "\\.")} `))
+  })
+
   it("pause and resume a partitioned queue (every partition); job and cancel find the partition", async () => {
     const { q, queue: jobs } = queue(3)
     const ids = await jobs.addBulk([{ payload: { to: "x" } }, { payload: { to: "y" } }, { payload: { to: "z" } }])

@@ -270,7 +270,9 @@ describe("lease loss", () => {
             Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined)),
           ),
         {
-          leaseMs: 300,
+          // the lease is taken by the test, not by time: a quick heartbeat tells it, and a busy
+          // machine cannot make it self-fence first (reason "self-fenced")
+          heartbeatMs: 100,
           sweep: false,
           onLeaseLost: (_ref, reason) => Deferred.succeed(lost, reason).pipe(Effect.asVoid),
         },

@@ -100,11 +100,8 @@ describe("flow limits with workers", () => {
     await victim.stop("SIGKILL")
     expect((await queue.stats()).active).toBe(1)
     const ran: number[] = []
-    useWorker<number>(q, async (job) => void ran.push(job.payload), {
-      leaseMs: 1_000,
-      concurrency: 5,
-      sweep: { intervalMs: 100 },
-    })
+    // the rescuer's own lease is the default: only the killed worker's must run out (lostLeases 1)
+    useWorker<number>(q, async (job) => void ran.push(job.payload), { concurrency: 5, sweep: { intervalMs: 100 } })
     await until("all three ran", () => ran.length === 3, { timeoutMs: 30_000 })
     expect(ran.sort()).toEqual([1, 2, 3])
     expect((await queue.stats()).counters.lostLeases).toBe(1)

@@ -299,7 +299,8 @@ describe("cancel with a real worker", () => {
         await release.promise // ignores job.signal
         return "late"
       },
-      { connection: redisUrl(), leaseMs: 1_000 },
+      // a quick heartbeat on the default lease: a 1 s lease lost on a busy machine re-ran the job
+      { connection: redisUrl(), heartbeatMs: 100 },
     )
     onCleanup(() => worker.close())
     worker.on("cancelled", (job) => {

@@ -212,6 +212,38 @@ describe("ticks", () => {
   })
 })
 
+describe("a default worker ticks a new schedule on time", () => {
+  // default options: leaseMs 30 000, so the full sweep pass comes every 12-18 s; a loop whose
+  // first pass waited that long made its first job 12-18 s late, for the latest tick only
+  // (more than 5 s late is downtime): the first tick's job would never be made
+  it("a schedule made before the worker starts: its first job is its first tick's", async () => {
+    const { q, queue } = setup()
+    const set = await queue.schedule("first", { every: 1000 }, { payload: { report: "f" } })
+    const seen: string[] = []
+    useWorker<{ report: string }>(q, (job) => {
+      seen.push(job.id)
+    })
+    await until("the first tick ran", () => seen.length >= 1, { timeoutMs: 30_000 })
+    expect(seen[0]).toBe(`first@${set.nextRunAt}`)
+  })
+
+  it("a schedule made after the worker's first pass: its first job is its first tick's", async () => {
+    const { q, queue } = setup()
+    // the witness of the first pass: a lease run out, which only a sweep hands on
+    await queue.add({ report: "expired" })
+    const [held] = await queue.reserve({ count: 1, leaseMs: 10 })
+    await until("the lease ran out", async () => (await redisNow(shared.raw)) > held!.deadline)
+    const seen: string[] = []
+    useWorker<{ report: string }>(q, (job) => {
+      seen.push(job.id)
+    })
+    await until("the first pass handed the expired job on", () => seen.includes(held!.id), { timeoutMs: 30_000 })
+    const set = await queue.schedule("later", { every: 1000 }, { payload: { report: "l" } })
+    await until("the schedule ran", () => seen.find((id) => id.startsWith("later@")), { timeoutMs: 30_000 })
+    expect(seen.filter((id) => id.startsWith("later@"))[0]).toBe(`later@${set.nextRunAt}`)
+  })
+})
+
 describe("the Effect face", () => {
   it("schedule, schedules (payload decoded with the queue's Schema), unschedule", async () => {
     const q = name()

@@ -68,7 +68,7 @@ describe("a trimmed job leaves nothing behind", () => {
     const { id, lease } = await fullJob(s)
     expect(await run(s.c.complete([{ ...lease, result: '"r"' }]))).toEqual([true])
     expect((await traces(s.keys, id)).sort()).toEqual(
-      ["data", "done", "err", "fails", "max", "progress", "result", "timeout", "dkey", "priority"].sort(),
+      ["data", "done", "err", "fails", "max", "progress", "result", "timeout", "dkey", "priority", "addedAt"].sort(),
     )
     await run(s.c.add([newJob()]))
     const [next] = (await run(s.c.reserve(1, 60_000, 0))).jobs

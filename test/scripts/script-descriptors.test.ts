@@ -323,7 +323,7 @@ describe("reply decoders", () => {
     })
   })
 
-  it("stats: meta fields by name, and the age of the oldest waiting job from its ULID", () => {
+  it("stats: meta fields by name, and the age of the oldest waiting job from when it was added", () => {
     const r = Scripts.stats.decode([
       3,
       1,
@@ -331,7 +331,7 @@ describe("reply decoders", () => {
       2,
       0,
       0,
-      "01ARYZ6S41TSV4RRFFQ69G5FAV",
+      1469918176385,
       1469918176385 + 50,
       "1",
       2,

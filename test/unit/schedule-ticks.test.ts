@@ -17,7 +17,7 @@ import {
   type Timing,
   tickJobId,
 } from "../../src/engine/model/Schedule.ts"
-import { nextWait } from "../../src/engine/worker/SweepLoop.ts"
+import { jittered, nextWait, SCHEDULE_LOOK_MS } from "../../src/engine/worker/SweepLoop.ts"
 
 const timing = (when: unknown, name = "s"): Timing => {
   const r = checkWhen(name, when)
@@ -64,6 +64,33 @@ describe("next ticks", () => {
       "2026-11-01T05:30:00.000Z",
       "2026-11-02T06:30:00.000Z",
     ])
+  })
+
+  it("the fall-back night (America/New_York, 2026-11-01): an every-hour cron runs each real hour, both 01:00s; one naming its hours runs 01:xx once", () => {
+    // the ticks a sweep every second makes from 23:30 EDT to 03:30 EST, as local times
+    const local = (ms: number) =>
+      new Date(ms).toLocaleTimeString("en-US", { timeZone: "America/New_York", hour12: false, timeZoneName: "short" })
+    const swept = (cron: string) => {
+      const t = timing({ cron, tz: "America/New_York" })
+      const end = Date.parse("2026-11-01T08:30:00Z")
+      let now = Date.parse("2026-11-01T03:30:00Z")
+      let due = nextTick("s", t, now)
+      const made: number[] = []
+      for (; now < end; now += 1000) {
+        if (now < due) continue
+        const plan = dueTicks("s", t, 1, due, now)
+        made.push(...plan.ticks)
+        due = plan.next
+      }
+      expect(new Set(made).size).toBe(made.length) // no tick id twice
+      return made.map(local)
+    }
+    const hourly = ["00:00:00 EDT", "01:00:00 EDT", "01:00:00 EST", "02:00:00 EST", "03:00:00 EST"]
+    expect(swept("0 * * * *")).toEqual(hourly)
+    expect(swept("0 0-23 * * *")).toEqual(hourly)
+    expect(swept("30 1 * * *")).toEqual(["01:30:00 EDT"])
+    expect(swept("*/20 1 * * *")).toEqual(["01:00:00 EDT", "01:20:00 EDT", "01:40:00 EDT"])
+    expect(swept("0 1-3 * * *")).toEqual(["01:00:00 EDT", "02:00:00 EST", "03:00:00 EST"])
   })
 
   it("cron without tz is read in UTC; with seconds as a sixth field", () => {
@@ -169,11 +196,19 @@ describe("tick ids", () => {
 })
 
 describe("the sweep loop's wait", () => {
-  it("no schedule: the jittered interval; a tick sooner: the tick, never under 10 ms", () => {
-    expect(nextWait(15_000, -1, 0.5)).toBe(15_000)
-    expect(nextWait(15_000, -1, 0)).toBe(12_000)
-    expect(nextWait(15_000, 400, 0.5)).toBe(400)
-    expect(nextWait(15_000, 0, 0.5)).toBe(10)
-    expect(nextWait(15_000, 60_000, 1)).toBe(18_000)
+  it("a pass due: no wait; else the time to the pass, at most the 1 s look; a tick sooner: the tick, never under 10 ms", () => {
+    expect(nextWait(0, -1)).toBe(0)
+    expect(nextWait(-5, 400)).toBe(0)
+    expect(nextWait(15_000, -1)).toBe(SCHEDULE_LOOK_MS)
+    expect(nextWait(300, -1)).toBe(300)
+    expect(nextWait(15_000, 400)).toBe(400)
+    expect(nextWait(15_000, 0)).toBe(10)
+    expect(nextWait(15_000, 60_000)).toBe(SCHEDULE_LOOK_MS)
+  })
+
+  it("the interval between passes is jittered ±20 %", () => {
+    expect(jittered(15_000, 0.5)).toBe(15_000)
+    expect(jittered(15_000, 0)).toBe(12_000)
+    expect(jittered(15_000, 1)).toBe(18_000)
   })
 })

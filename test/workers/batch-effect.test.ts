@@ -98,7 +98,8 @@ describe("the Effect face, batches", () => {
           ),
         {
           batch: { size: 2, waitMs: 5_000 },
-          leaseMs: 300,
+          // the cancel is told by a heartbeat: a quick one, on a lease no busy machine can lose
+          heartbeatMs: 100,
           onCancelled: (job) => Effect.sync(() => void told.push(job.id)),
         },
       )

@@ -141,7 +141,8 @@ describe("batch worker", () => {
           return now.every((s, i) => Number(s) > Number(first[i]))
         })
       },
-      { batch: { size: 3, waitMs: 5_000 }, leaseMs: 300 },
+      // a quick heartbeat on the default lease: one lost on a busy machine would run a job twice
+      { batch: { size: 3, waitMs: 5_000 }, heartbeatMs: 100 },
     )
     const completed = collect(worker, "completed")
     const lost = collect(worker, "failed")
@@ -162,7 +163,8 @@ describe("batch worker", () => {
         running.resolve()
         await aborted.promise
       },
-      { batch: { size: 3, waitMs: 5_000 }, leaseMs: 300 },
+      // the cancel is told by a heartbeat: a quick one, on a lease no busy machine can lose
+      { batch: { size: 3, waitMs: 5_000 }, heartbeatMs: 100 },
     )
     const completed = collect(worker, "completed")
     const cancelled = collect(worker, "cancelled")
@@ -206,10 +208,8 @@ describe("batch worker", () => {
     await child.stop()
     expect((await queue.stats()).active).toBe(5)
     const attempts: number[] = []
-    const worker = useWorker(q, async (job) => void attempts.push(job.attempt), {
-      leaseMs: 300,
-      sweep: { intervalMs: 50 },
-    })
+    // the rescuer's own lease is the default: only the killed worker's must run out
+    const worker = useWorker(q, async (job) => void attempts.push(job.attempt), { sweep: { intervalMs: 50 } })
     const completed = collect(worker, "completed")
     await until("5 completed", () => completed.length === 5)
     expect(attempts).toEqual([2, 2, 2, 2, 2])

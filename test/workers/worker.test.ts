@@ -83,9 +83,11 @@ describe("worker", () => {
       q,
       async () => {
         runs++
-        await new Promise((r) => setTimeout(r, 1000))
+        await new Promise((r) => setTimeout(r, 3000))
       },
-      { leaseMs: 200 },
+      // what it tests is the heartbeat keeping a short lease: 600 ms (heartbeats every 200 ms)
+      // survives a busy machine's pauses, where 200 ms did not (the job ran twice)
+      { leaseMs: 600 },
     )
     worker.on("completed", (job) => done.resolve(job))
     const job = await done.promise
@@ -106,10 +108,8 @@ describe("worker", () => {
     expect((await queue.stats()).active).toBe(3)
     const all = counter(3)
     const attempts: number[] = []
-    const worker = useWorker(q, async (job) => void attempts.push(job.attempt), {
-      leaseMs: 300,
-      sweep: { intervalMs: 50 },
-    })
+    // the rescuer's own lease is the default: only the killed worker's must run out
+    const worker = useWorker(q, async (job) => void attempts.push(job.attempt), { sweep: { intervalMs: 50 } })
     worker.on("completed", () => all.hit())
     await all.done
     await worker.close()
@@ -297,7 +297,8 @@ describe("idle cost", () => {
     onCleanup(() => server.stop())
     const admin = rawClient(server.url)
     onCleanup(() => admin.disconnect())
-    const worker = useWorker("idle", async () => {}, { connection: server.url })
+    // the reserve loop and the heartbeat alone (the sweep loop's cost: the next test)
+    const worker = useWorker("idle", async () => {}, { connection: server.url, sweep: false })
     await worker.ready
     await admin.config("RESETSTAT")
     await new Promise((r) => setTimeout(r, 2000))
@@ -313,5 +314,29 @@ describe("idle cost", () => {
     expect(byCommand.bzpopmin ?? 0, JSON.stringify(byCommand)).toBeLessThanOrEqual(1)
     // every command counted, including those run inside the scripts
     expect(total, JSON.stringify(byCommand)).toBeLessThanOrEqual(16)
+  })
+
+  it("an idle worker's sweep loop for 2 s: its first pass, then one schedule look a second", async () => {
+    const server = await startRedisServer()
+    onCleanup(() => server.stop())
+    const admin = rawClient(server.url)
+    onCleanup(() => admin.disconnect())
+    const worker = useWorker("idle-sweep", async () => {}, { connection: server.url, blockTimeoutMs: 60_000 })
+    await worker.ready
+    await admin.config("RESETSTAT")
+    const started = Date.now()
+    await new Promise((r) => setTimeout(r, 2000))
+    const info = await admin.info("commandstats")
+    const elapsed = Date.now() - started
+    await worker.close()
+    const byCommand = Object.fromEntries(
+      [...info.matchAll(/^cmdstat_([a-z|]+):calls=(\d+)/gm)].map(([, cmd, n]) => [cmd!, Number(n)] as const),
+    )
+    const scripts = (byCommand.evalsha ?? 0) + (byCommand.eval ?? 0)
+    // a new server: a script's first EVALSHA is answered NOSCRIPT, then sent as EVAL. The first
+    // reserve (2), the first pass (sweep and schedules, 2 each), one look a second (at most one
+    // per started second of the window, and one for the start-up)
+    expect(scripts, JSON.stringify(byCommand)).toBeLessThanOrEqual(2 + 4 + Math.ceil(elapsed / 1000) + 1)
+    expect(byCommand.evalsha ?? 0, JSON.stringify(byCommand)).toBeGreaterThanOrEqual(1)
   })
 })

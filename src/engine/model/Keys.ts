@@ -122,6 +122,9 @@ export interface QueueKeys {
   readonly rate: string
   /** HASH id -> the job's own backoff (JSON `{ type, delayMs, … }`), for a job added with one; read by fail. */
   readonly backoff: string
+  /** HASH id -> add time of a job whose id carries none; ZSET id -> add time of a waiting prioritized or grouped job. */
+  readonly addedAt: string
+  readonly waitSince: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -166,6 +169,8 @@ export const KEY_TYPES = {
   priority: "hash",
   rate: "list",
   backoff: "hash",
+  addedAt: "hash",
+  waitSince: "zset",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -174,7 +179,8 @@ export type KeyName = keyof typeof KEY_TYPES
 /** The suffixes, in a fixed order (meta first). */
 export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
 
-/** The keys of fair groups (lua/include/groups.lua), the first of {@link READY_KEYS}. */
+/** In {@link READY_KEYS}: the waiting jobs' add times (lua/include/ready.lua), the fair groups' keys (groups.lua). */
+const AGE_KEYS = ["addedAt", "waitSince"] as const
 const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gindex"] as const
 
 /**
@@ -184,7 +190,7 @@ const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gin
  * header says `KEYS[i..] ready`), so the include finds them at the end of KEYS and a new
  * ordering rule adds its keys here without renumbering any script's own keys.
  */
-export const READY_KEYS = [...GROUP_KEYS, "wait", "delayed", "marker", "prioritized", "priority"] as const
+export const READY_KEYS = [...AGE_KEYS, ...GROUP_KEYS, "wait", "delayed", "marker", "prioritized", "priority"] as const
 
 /**
  * The named groups a script header may declare as one line `KEYS[i..] <group>`: `ready`

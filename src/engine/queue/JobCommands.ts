@@ -32,7 +32,11 @@ export interface JobInfo<P = unknown, R = unknown> {
   readonly failures: number
   /** Leases lost so far (reclaimed by a sweep). */
   readonly lostLeases: number
-  /** When the job was added (ms since the epoch, the producer's clock: from its ULID id). */
+  /**
+   * When the job was added (ms since the epoch): from its ULID id (the producer's clock), or
+   * stored by the add for an id that carries no time (a custom id, a tick's job: Redis clock).
+   * 0 for such a job added by an earlier version.
+   */
   readonly addedAt: number
   /** A delayed job: when it becomes due (ms, Redis clock). */
   readonly dueAt?: number
@@ -75,6 +79,9 @@ export const ulidTimeOf = (id: string): number => {
   return t
 }
 
+/** When job `id` was added: the time the add stored (`stored`, a number), else its ULID's (0 for neither). */
+const addedAtOf = (id: string, stored: unknown): number => (typeof stored === "number" ? stored : ulidTimeOf(id))
+
 const parsed = (text: unknown): unknown => {
   if (typeof text !== "string") return undefined
   try {
@@ -112,7 +119,7 @@ const lastError = (text: string): unknown => {
 export const jobInfoOf = (
   id: string,
   r: ReadonlyArray<unknown>,
-  /** Where the reply holds the priority: get-job's 15th field; job-peek's 19th (after its lengths). */
+  /** Where the reply holds the priority (the added time follows it): get-job's 15th field; job-peek's 19th (after its lengths). */
   priorityAt = 14,
 ): JobInfo<string> | undefined => {
   if (r[0] !== 1) return undefined
@@ -129,7 +136,7 @@ export const jobInfoOf = (
     maxAttempts: Number(r[3]),
     failures,
     lostLeases,
-    addedAt: ulidTimeOf(id),
+    addedAt: addedAtOf(id, r[priorityAt + 1]),
     ...(state === "delayed" && score !== undefined ? { dueAt: score } : {}),
     ...(state === "active" && score !== undefined ? { lease: leaseOf(r, score) } : {}),
     ...(typeof r[7] === "string" ? { result: parsed(r[7]) } : {}),

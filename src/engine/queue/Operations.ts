@@ -42,7 +42,7 @@ export const jobPageOf = (state: ListInput["state"], raw: RawPage): JobPage => {
           : state === "active"
             ? { leaseDeadline: score }
             : { finishedAt: score }
-    return { id: r.id, state, payload: r.payload, addedAt: ulidTimeOf(r.id), ...at }
+    return { id: r.id, state, payload: r.payload, addedAt: r.addedAt ?? ulidTimeOf(r.id), ...at }
   })
   return { jobs, total: raw.total, ...(raw.next === "" ? {} : { cursor: raw.next }) }
 }

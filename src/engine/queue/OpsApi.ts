@@ -35,7 +35,7 @@ export interface ListedJob<P = string> {
   readonly state: ListState
   /** The payload (null when the job has none stored, such as a job finished and not retained). */
   readonly payload: P | null
-  /** When the job was added (ms, from its ULID id; 0 for a custom id). */
+  /** When the job was added (ms): from its ULID id, or stored for a custom id or a tick's job (as `getJob`'s). */
   readonly addedAt: number
   /** A delayed job: when it is due (ms, Redis clock). */
   readonly dueAt?: number

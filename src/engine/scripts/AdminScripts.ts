@@ -95,19 +95,6 @@ export const open = defineScript({
   decode: (): void => undefined,
 })
 
-const ENCODE = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-/** The time (ms) in a ULID, or undefined for an id that is not one. */
-const ulidTime = (id: string): number | undefined => {
-  if (id.length !== 26) return undefined
-  let t = 0
-  for (let i = 0; i < 10; i++) {
-    const v = ENCODE.indexOf(id[i] as string)
-    if (v < 0) return undefined
-    t = t * 32 + v
-  }
-  return t
-}
-
 /** The reply of `stats.lua` (all but the queue's name, which the caller knows). */
 const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
   const r = list<number | string | null>(reply)
@@ -117,7 +104,7 @@ const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
   const busiestGroups: Array<{ group: string; waiting: number }> = []
   for (let i = 0; i + 1 < busiest.length; i += 2)
     busiestGroups.push({ group: busiest[i]!, waiting: Number(busiest[i + 1]) })
-  const oldest = typeof r[6] === "string" ? ulidTime(r[6]) : undefined
+  const oldest = typeof r[6] === "number" ? r[6] : undefined
   const now = Number(r[7])
   return {
     waiting: Number(r[0]),

@@ -33,17 +33,24 @@ export interface ListInput {
 export interface RawPage {
   readonly next: string
   readonly total: number
-  readonly rows: ReadonlyArray<{ readonly id: string; readonly score: string; readonly payload: string | null }>
+  readonly rows: ReadonlyArray<{
+    readonly id: string
+    readonly score: string
+    readonly payload: string | null
+    /** When the job was added (ms), for an id that carries no time; undefined for a ULID. */
+    readonly addedAt: number | undefined
+  }>
 }
 
 const rawPage = (reply: unknown): RawPage => {
   const r = list<string | number | null>(reply)
   const rows: Array<RawPage["rows"][number]> = []
-  for (let i = 2; i + 2 < r.length; i += 3) {
+  for (let i = 2; i + 3 < r.length; i += 4) {
     rows.push({
       id: String(r[i]),
       score: String(r[i + 1] ?? ""),
       payload: typeof r[i + 2] === "string" ? storedPayload(String(r[i + 2])) : null,
+      addedAt: typeof r[i + 3] === "number" ? Number(r[i + 3]) : undefined,
     })
   }
   return { next: String(r[0] ?? ""), total: Number(r[1]), rows }

@@ -129,7 +129,13 @@ export const schedulesPeek = defineScript({
 export interface PeekedPage {
   readonly next: string
   readonly total: number
-  readonly rows: ReadonlyArray<{ readonly id: string; readonly score: string; readonly payload: Peeked }>
+  readonly rows: ReadonlyArray<{
+    readonly id: string
+    readonly score: string
+    readonly payload: Peeked
+    /** When the job was added (ms), for an id that carries no time; undefined for a ULID. */
+    readonly addedAt: number | undefined
+  }>
 }
 
 /** `jobs-peek`: a page of the jobs in one state (job-list's pages and cursors), payloads cut in Redis. */
@@ -148,12 +154,13 @@ export const jobsPeek = defineScript({
   decode: (reply): PeekedPage => {
     const r = list<unknown>(reply)
     const rows: Array<PeekedPage["rows"][number]> = []
-    for (let i = 2; i + 3 < r.length; i += 4) {
+    for (let i = 2; i + 4 < r.length; i += 5) {
       const payload = text(r[i + 2])
       rows.push({
         id: String(r[i]),
         score: String(r[i + 1] ?? ""),
         payload: { text: payload === null ? null : storedPayload(payload), length: Number(r[i + 3]) },
+        addedAt: typeof r[i + 4] === "number" ? Number(r[i + 4]) : undefined,
       })
     }
     return { next: String(r[0] ?? ""), total: Number(r[1]), rows }
