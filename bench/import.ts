@@ -64,7 +64,11 @@ for (const tree of trees) {
 }
 
 const samples = targets.map(() => [] as number[])
-for (let i = 0; i < runs; i++) targets.forEach((t, j) => samples[j]!.push(t.measure()))
+for (let i = 0; i < runs; i++) {
+  targets.forEach((t, j) => {
+    samples[j]!.push(t.measure())
+  })
+}
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const width = Math.max(...targets.map((t) => t.label.length))
