@@ -98,12 +98,10 @@ export class Queue<T = unknown, R = unknown> extends ManualQueue<T> {
    * came — then a new add may store the job twice, unless it has a `dedupeKey`.
    */
   add(payload: T, options?: JobOptions): Promise<string> {
-    // biome-ignore lint/complexity/noArguments: a third argument is BullMQ's add(name, data, opts), refused with a hint
-    const arity = checkAddArity([...arguments])
     return this.#run(
       Effect.suspend((): Effect.Effect<string, unknown> => {
-        if (Result.isFailure(arity)) return Effect.fail(arity.failure)
-        const text = this.encodeText("payload", payload)
+        // biome-ignore lint/complexity/noArguments: a third argument is BullMQ's add(name, data, opts), refused with a hint
+        const text = Result.flatMap(checkAddArity([...arguments]), () => this.encodeText("payload", payload))
         if (Result.isFailure(text)) return Effect.fail(text.failure)
         return this.queue.add({ payload: text.success, options })
       }),
