@@ -31,6 +31,7 @@ import {
   type LayoutInput,
   makeQueue,
 } from "../engine/partition/Queue.ts"
+import { checkAddArity } from "../engine/queue/Adding.ts"
 import { setGroupLimitsOn } from "../engine/queue/Groups.ts"
 import type { BulkJob } from "../engine/queue/Job.ts"
 import { deadByIds } from "../engine/queue/JobControl.ts"
@@ -198,10 +199,11 @@ export const make = <A = unknown, Out = unknown>(
     const service: Service<A> = {
       name: queue,
       prefix: settings.prefix,
-      add: (payload, jobOptions) =>
-        codec
-          .encode("payload", payload)
-          .pipe(Effect.flatMap((text) => core.add({ payload: text, options: jobOptions }))),
+      add: (payload, jobOptions, ...rest: ReadonlyArray<unknown>) =>
+        Effect.fromResult(checkAddArity([payload, jobOptions, ...rest])).pipe(
+          Effect.andThen(codec.encode("payload", payload)),
+          Effect.flatMap((text) => core.add({ payload: text, options: jobOptions })),
+        ),
       addBulk: (jobs) =>
         Effect.gen(function* (): Effect.fn.Return<ReadonlyArray<string>, AddError> {
           if (!Array.isArray(jobs)) {

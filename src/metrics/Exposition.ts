@@ -4,7 +4,9 @@
  * counters are the queues' lifetime counters kept in Redis, so they are true counters
  * (they only go up, whichever process exports them, and survive exporter restarts).
  */
-import { Counter, Gauge, Registry } from "prom-client"
+import { createRequire } from "node:module"
+import type * as Prom from "prom-client"
+import type { Registry } from "prom-client"
 import type { QueueStats } from "../engine/calls/Commands.ts"
 import type { FleetSnapshot } from "./Fleet.ts"
 
@@ -59,8 +61,16 @@ const LIMITS = [
   ["held", (s: QueueStats) => s.counters.limitedHeld],
 ] as const
 
+let loaded: typeof Prom | undefined
+/** prom-client (and the OpenTelemetry API it loads), required on the first render: a process that never serves metrics does not load them. */
+const prom = (): typeof Prom => {
+  loaded ??= createRequire(import.meta.url)("prom-client") as typeof Prom
+  return loaded
+}
+
 /** The flow-limit series: the limits set (absent when not), the hold, the reserves held back. */
 const flowSeries = (registers: Registry[]) => {
+  const { Counter, Gauge } = prom()
   const labelNames = ["queue"]
   const gauge = (name: string, help: string) => new Gauge({ name, help, labelNames, registers })
   const g = {
@@ -97,11 +107,12 @@ const flowSeries = (registers: Registry[]) => {
   }
 }
 
-/** The MIME type of the exposition (Prometheus text format 0.0.4). */
-export const EXPOSITION_CONTENT_TYPE = new Registry().contentType
+/** The MIME type of the exposition (Prometheus text format 0.0.4: prom-client's `Registry.PROMETHEUS_CONTENT_TYPE`). */
+export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 /** Render one snapshot. A fresh registry each time, so a queue that is gone leaves no stale series. */
 export const renderExposition = async (snapshot: FleetSnapshot): Promise<string> => {
+  const { Counter, Gauge, Registry } = prom()
   const registry = new Registry()
   const registers = [registry]
   const jobs = new Gauge({

@@ -26,6 +26,7 @@ import type { WorkerInfo } from "../engine/model/Registry.ts"
 import { type Checked, checkPage, encodePayload } from "../engine/model/Validate.ts"
 import type { PartitionedStats } from "../engine/partition/Producer.ts"
 import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
+import { checkAddArity } from "../engine/queue/Adding.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/queue/JobCommands.ts"
 import { deadByIds } from "../engine/queue/JobControl.ts"
@@ -99,7 +100,8 @@ export class Queue<T = unknown, R = unknown> extends ManualQueue<T> {
   add(payload: T, options?: JobOptions): Promise<string> {
     return this.#run(
       Effect.suspend((): Effect.Effect<string, unknown> => {
-        const text = this.encodeText("payload", payload)
+        // biome-ignore lint/complexity/noArguments: a third argument is BullMQ's add(name, data, opts), refused with a hint
+        const text = Result.flatMap(checkAddArity([...arguments]), () => this.encodeText("payload", payload))
         if (Result.isFailure(text)) return Effect.fail(text.failure)
         return this.queue.add({ payload: text.success, options })
       }),

@@ -121,7 +121,10 @@ export type WorkerEventName = "completed" | "failed" | "lease-lost" | "cancelled
  * The handler's promise resolving completes the job; rejecting retries it (with backoff) or,
  * when attempts are used up, moves it to dead. `job.signal` aborts when the lease is lost.
  */
-export class Worker<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
+// The base is the untyped EventEmitter: its typed form's on/once/off differ between @types/node
+// majors (24 and 26), and an override that fits one fails the other (TS2416 under
+// skipLibCheck: false). The typed on/once/off below, and #emit, carry the event types.
+export class Worker<T = unknown, R = unknown> extends EventEmitter {
   /** The queue name. */
   readonly name: string
   /** Resolves once the worker runs; rejects (and the worker closes) if the queue cannot be used. */

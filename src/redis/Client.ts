@@ -6,7 +6,8 @@
  * scripts, WAIT), `Deadline.ts` (bounded calls), `Redact.ts` (no password in any
  * message), `Url.ts` (a URL checked before ioredis sees it).
  */
-import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOptions } from "ioredis"
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from "ioredis"
+import { ioredis } from "./Ioredis.ts"
 
 /**
  * ioredis' constructors with the options leaseq merged. ioredis' option types do not
@@ -14,9 +15,9 @@ import { Cluster, type ClusterNode, type ClusterOptions, Redis, type RedisOption
  * not fit its constructors' overloads), so the options go through `never` here, once.
  */
 const newRedis = (url: string | undefined, options: RedisOptions): Redis =>
-  url === undefined ? new Redis(options as never) : new Redis(url, options as never)
+  url === undefined ? new (ioredis().Redis)(options as never) : new (ioredis().Redis)(url, options as never)
 const newCluster = (nodes: Array<string | ClusterNode>, options: ClusterOptions): Cluster =>
-  new Cluster(nodes, options as never)
+  new (ioredis().Cluster)(nodes, options as never)
 
 import { attachErrorListener, wrap } from "./Connection.ts"
 import { InvalidOptions } from "./Errors.ts"
@@ -106,9 +107,11 @@ const connectWithOptions = (redisOptions: RedisOptions, options: ConnectOptions)
  * A client passed in is borrowed: leaseq never closes it.
  */
 export const connect = (connection: ConnectionOption | undefined, options: ConnectOptions = {}): RedisClient => {
-  if (connection instanceof Redis || connection instanceof Cluster) {
+  if (connection instanceof ioredis().Redis || connection instanceof ioredis().Cluster) {
     const describe =
-      connection instanceof Cluster ? "a Redis Cluster client" : `${connection.options.host}:${connection.options.port}`
+      connection instanceof ioredis().Cluster
+        ? "a Redis Cluster client"
+        : `${connection.options.host}:${connection.options.port}`
     return wrap(connection, false, describe, options.onError)
   }
   if (connection === undefined || typeof connection === "string") {

@@ -4,9 +4,10 @@
  * check), keeps the last connection error, replaces a connection gone silent, and
  * closes gracefully within a bound.
  */
-import { Cluster, type Redis } from "ioredis"
+import type { Cluster, Redis } from "ioredis"
 import { isNoScript, scriptThenWaitOn } from "./Eval.ts"
 import type { RedisClient } from "./Interface.ts"
+import { ioredis } from "./Ioredis.ts"
 import { redactText } from "./Redact.ts"
 
 /** Connections leaseq opened and has not closed yet (the test suite's leak check reads this). */
@@ -139,20 +140,20 @@ const connectionSlot = (initial: Redis | Cluster, owned: boolean, onError?: (e: 
     renew: () => {
       if (!owned || closed) return
       const old = current
-      current = old instanceof Cluster ? old.duplicate() : old.duplicate()
+      current = old instanceof ioredis().Cluster ? old.duplicate() : old.duplicate()
       attachErrorListener(current, onError)
       track(current)
       live.delete(old)
       old.disconnect()
       // a silent peer never answers the FIN that disconnect sends: destroy the socket now
-      if (!(old instanceof Cluster)) (old.stream as { destroy?: () => void } | undefined)?.destroy?.()
+      if (!(old instanceof ioredis().Cluster)) (old.stream as { destroy?: () => void } | undefined)?.destroy?.()
     },
   }
 }
 
 /** True when a command sent now on `client` is written at once (see {@link RedisClient.writable}). */
 const isWritable = (client: Redis | Cluster): boolean =>
-  client instanceof Cluster
+  client instanceof ioredis().Cluster
     ? client.status === "ready"
     : client.status === "ready" && (client.stream as { writable?: boolean } | undefined)?.writable === true
 
@@ -169,7 +170,7 @@ export const wrap = (
   const slot = connectionSlot(initial, owned, onError)
   const writable = () => isWritable(slot.current())
   const self: RedisClient = {
-    isCluster: initial instanceof Cluster,
+    isCluster: initial instanceof ioredis().Cluster,
     describe,
     lastError: slot.lastError,
     status: () => slot.current().status,
@@ -205,13 +206,13 @@ export const wrap = (
       scriptThenWaitOn(slot.current(), script, keys, args, replicas, timeoutMs),
     duplicate: () => {
       const client = slot.current()
-      const twin: Redis | Cluster = client instanceof Cluster ? client.duplicate() : client.duplicate()
+      const twin: Redis | Cluster = client instanceof ioredis().Cluster ? client.duplicate() : client.duplicate()
       attachErrorListener(twin, onError)
       return wrap(twin, true, describe, onError)
     },
     masters: async () => {
       const client = slot.current()
-      if (!(client instanceof Cluster)) return [self]
+      if (!(client instanceof ioredis().Cluster)) return [self]
       return client.nodes("master").map((node) => wrap(node, false, `${node.options.host}:${node.options.port}`))
     },
     close: async (timeoutMs = 1_000) => {

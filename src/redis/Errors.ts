@@ -5,12 +5,21 @@
  */
 import * as Data from "effect/Data"
 
-/** A value shown in an error message: strings quoted and cut at 120 characters. */
+/** A value shown in an error message: strings quoted and cut at 120 characters, arrays as given, plain objects by their keys. */
 export const show = (value: unknown): string => {
   if (typeof value === "string") return JSON.stringify(value.length > 120 ? `${value.slice(0, 117)}...` : value)
   if (typeof value === "bigint") return `${value}n`
   if (typeof value === "function") return "a function"
   if (typeof value === "symbol") return value.toString()
+  // an array as given (`["waiting"]`); an object by its keys only: its values may hold a secret
+  if (Array.isArray(value)) {
+    const text = `[${value.map((v) => (Array.isArray(v) ? "[…]" : show(v))).join(", ")}]`
+    return text.length > 120 ? `${text.slice(0, 116)}...]` : text
+  }
+  if (typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
+    const keys = Object.keys(value)
+    return keys.length === 0 ? "{}" : `{ ${keys.join(", ").slice(0, 110)} }`
+  }
   return String(value)
 }
 

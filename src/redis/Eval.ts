@@ -4,8 +4,9 @@
  * connection of the node that ran it (the `durability` option), following MOVED on a
  * cluster.
  */
-import { Cluster, type Redis } from "ioredis"
+import type { Cluster, Redis } from "ioredis"
 import type { WaitedReply } from "./Interface.ts"
+import { ioredis } from "./Ioredis.ts"
 import type { Script } from "./Script.ts"
 import { keySlot } from "./Slot.ts"
 
@@ -64,7 +65,7 @@ export const scriptThenWaitOn = async (
   replicas: number,
   timeoutMs: number,
 ): Promise<WaitedReply> => {
-  if (!(client instanceof Cluster)) {
+  if (!(client instanceof ioredis().Cluster)) {
     const r = await evalThenWait(client, script, keys, args, replicas, timeoutMs)
     return { ...r, node: `${client.options.host}:${client.options.port}` }
   }

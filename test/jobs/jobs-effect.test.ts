@@ -65,4 +65,17 @@ describe("Effect face: job control", () => {
       expect(yield* Effect.promise(() => dumpQueue(raw, name))).toEqual(before)
     }).pipe(Effect.provide(Layer.fresh(emailsLayer(name))))
   })
+
+  it.live("BullMQ's add(name, data, opts) is refused as on the Promise face, and writes nothing", () => {
+    const name = q()
+    return Effect.gen(function* () {
+      const emails = yield* Emails
+      yield* emails.add({ to: "a@example.com", count: 1 })
+      const before = yield* Effect.promise(() => dumpQueue(raw, name))
+      const add = emails.add as unknown as (...args: unknown[]) => Effect.Effect<string, InvalidOptions>
+      const e = yield* Effect.flip(add("send", { to: "b@example.com", count: 2 }, { attempts: 2 }))
+      expect(e.message).toMatch(/payload = "send": add takes \(payload, options\) and was given 3 arguments/)
+      expect(yield* Effect.promise(() => dumpQueue(raw, name))).toEqual(before)
+    }).pipe(Effect.provide(Layer.fresh(emailsLayer(name))))
+  })
 })

@@ -169,7 +169,11 @@ describe("a BullMQ name or a typo is refused with what leaseq calls it", () => {
       worker({ removeOnComplete: 5 }),
       "options.removeOnComplete = 5: unknown option: finished jobs are kept per queue: queue.setRetention({ completed: { count, ageMs } }); known options are",
     ],
-    ["worker limiter", worker({ limiter: 1 }), "options.limiter = 1: unknown option: leaseq has no rate limiter yet"],
+    [
+      "worker limiter",
+      worker({ limiter: 1 }),
+      "options.limiter = 1: unknown option: the rate limit is the queue's, across all workers: queue.setRateLimit({ max, perMs })",
+    ],
     [
       "worker concurency",
       worker({ concurency: 2 }),

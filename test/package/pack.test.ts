@@ -3,7 +3,9 @@
  * a fresh app that has its own, older compatible Effect (4.0.x: leaseq's `effect` is a peer,
  * so the app has one copy), and used as a user would, on every Node line the package
  * supports: the engines floor (Node 22, fetched once from the npm registry as the `node`
- * package into .tmp/) and the repo's Node 24. The registry must be reachable (CI has it).
+ * package into .tmp/) and the repo's Node 24. Its types are checked with the repo's pins of
+ * TypeScript and @types/node and with the newest of each (fetched into .tmp/ each run). The
+ * registry must be reachable (CI has it).
  */
 import { execFileSync, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
@@ -42,6 +44,27 @@ const fetchNode = (version: string): string => {
   return bin
 }
 
+/** The newest TypeScript and @types/node from the npm registry, in .tmp/ (a user's fresh install gets these). */
+const fetchNewestTypes = (): string => {
+  const dir = join(root, ".tmp", "types-newest")
+  npm(
+    [
+      "install",
+      "--prefix",
+      dir,
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+      "typescript@latest",
+      "@types/node@latest",
+    ],
+    root,
+  )
+  return join(dir, "node_modules")
+}
+/** The toolchains the packed types are checked with: the repo's pins, and the newest. */
+const toolchains: Record<string, string> = { pinned: join(root, "node_modules") }
+
 /** The relative links of Markdown file `doc`, each with the package path it points at. */
 const brokenLinks = (doc: string, text: string) => {
   const dir = doc.includes("/") ? doc.slice(0, doc.lastIndexOf("/") + 1) : ""
@@ -70,6 +93,7 @@ beforeAll(() => {
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module", dependencies }))
   npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], app)
   nodes[NODE_FLOOR] = fetchNode(NODE_FLOOR)
+  toolchains.newest = fetchNewestTypes()
 }, 300_000)
 afterAll(() => {
   rmSync(work, { recursive: true, force: true })
@@ -146,31 +170,37 @@ describe("installed into an app with its own Effect", () => {
     expect(resolveFrom(join(app, "node_modules", "leaseq"))).toBe(resolveFrom(app))
   })
 
-  it("a strict TypeScript app type-checks against the packed types (skipLibCheck off), and its mistakes are errors", () => {
-    const tsconfig = {
-      compilerOptions: {
-        strict: true,
-        exactOptionalPropertyTypes: true,
-        noUncheckedIndexedAccess: true,
-        skipLibCheck: false,
-        module: "nodenext",
-        moduleResolution: "nodenext",
-        target: "es2023",
-        lib: ["es2023"],
-        noEmit: true,
-        types: ["node"],
-        typeRoots: [join(root, "node_modules/@types")],
-      },
-      files: ["check.ts"],
-    }
-    writeFileSync(join(app, "tsconfig.json"), JSON.stringify(tsconfig))
-    writeFileSync(
-      join(app, "check.ts"),
-      `import { Queue, Worker, type DeadReason } from "leaseq"
+  it.each(["pinned", "newest"])(
+    "a strict TypeScript app type-checks against the packed types (skipLibCheck off), and its mistakes are errors: %s TypeScript and @types/node",
+    (toolchain) => {
+      const modules = toolchains[toolchain]!
+      const tsconfig = {
+        compilerOptions: {
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          skipLibCheck: false,
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          target: "es2023",
+          lib: ["es2023"],
+          noEmit: true,
+          types: ["node"],
+          typeRoots: [join(modules, "@types")],
+        },
+        files: ["check.ts"],
+      }
+      writeFileSync(join(app, "tsconfig.json"), JSON.stringify(tsconfig))
+      writeFileSync(
+        join(app, "check.ts"),
+        `import { Queue, Worker, type DeadReason } from "leaseq"
 import { LeaseQueue } from "leaseq/effect"
 const queue = new Queue<{ to: string }, { sent: boolean }>("types")
 const worker = new Worker<{ to: string }, { sent: boolean }>("types", async () => ({ sent: true }))
 worker.on("dead", (_job, reason: DeadReason) => console.log(reason))
+worker.once("completed", (_job, result) => console.log(result.sent))
+// @ts-expect-error a listener of the wrong result type
+worker.off("completed", (_job, result: string) => console.log(result))
 export const sent = async (id: string): Promise<boolean | undefined> => (await queue.waitFor(id)).result?.sent
 // @ts-expect-error a BullMQ option name
 void queue.add({ to: "a" }, { attempts: 3 })
@@ -180,10 +210,11 @@ void queue.add({ to: "a" }, { dedupeUntil: "finished" })
 worker.on("completd", () => {})
 export const made = LeaseQueue.make<{ to: string }, { sent: boolean }>({ name: "types" })
 `,
-    )
-    const r = spawnSync(join(root, "node_modules/.bin/tsc"), ["-p", app], { encoding: "utf8" })
-    expect(r.status, r.stdout + r.stderr).toBe(0)
-  })
+      )
+      const r = spawnSync(join(modules, ".bin/tsc"), ["-p", app], { encoding: "utf8" })
+      expect(r.status, r.stdout + r.stderr).toBe(0)
+    },
+  )
 
   for (const version of ["floor", "current"]) {
     describe(`on Node ${version}`, () => {

@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { CallbackFailed, InvalidOptions } from "./Errors.ts"
-import { type Checked, Limits } from "./Validate.ts"
+import { type Checked, checkKnownKeys, Limits, orThrow } from "./Validate.ts"
 
 /**
  * How long to wait before retrying a failed job.
@@ -51,6 +51,9 @@ export const validateBackoff = (field: string, value: unknown): Backoff => {
     })
   }
   const b = value as Record<string, unknown>
+  // BullMQ's { type, delay } gets "did you mean delayMs?"
+  const known = b.type === "fixed" ? ["type", "delayMs"] : ["type", "delayMs", "maxDelayMs", "jitter"]
+  orThrow(checkKnownKeys(field, b, known))
   if (b.type === "fixed") return { type: "fixed", delayMs: ms(`${field}.delayMs`, b.delayMs) }
   if (b.type === "exponential") {
     const delayMs = ms(`${field}.delayMs`, b.delayMs, 1)

@@ -18,21 +18,49 @@ const RENAMED: Readonly<Record<string, ReadonlyArray<string>>> = {
   jobId: ["id"],
   drainDelay: ["blockTimeoutMs"],
   batches: ["batch"],
+  pattern: ["cron"],
 }
 
 /** BullMQ features leaseq has no option for, and what to do instead. */
 const MISSING: Readonly<Record<string, string>> = {
   priority: "priority is a job option: add(payload, { priority })",
   repeat: "repeating jobs are schedules in leaseq: queue.schedule(name, { every } | { cron, tz }, { payload })",
-  limiter: "leaseq has no rate limiter yet (planned); bound the work with concurrency",
+  limiter:
+    "the rate limit is the queue's, across all workers: queue.setRateLimit({ max, perMs }) (a queue policy stored in Redis); queue.setConcurrency(n) caps the jobs running at once",
   removeOnComplete: "finished jobs are kept per queue: queue.setRetention({ completed: { count, ageMs } })",
   keepCompleted:
     "keepCompleted moved to queue.setRetention({ completed: { count, ageMs } }) (a queue policy stored in Redis)",
-  removeOnFail: "dead jobs are kept until purgeDead (or `leaseq dead purge`)",
+  removeOnFail:
+    "dead jobs are kept per queue: queue.setRetention({ dead: { count, ageMs } }) (a queue policy stored in Redis), or removed by queue.purgeDead(ids)",
   autorun: "a leaseq Worker starts when it is constructed; construct it when it should run",
   lifo: "lifo is a job option: add(payload, { lifo: true })",
   parent: "leaseq has no flows (parent and child jobs)",
   connection: "give connection to the Queue or Worker, not to a job",
+}
+
+/** BullMQ's names of job states that leaseq names otherwise. */
+const STATES: Readonly<Record<string, string>> = {
+  failed: "dead",
+  wait: "waiting",
+  prioritized: "waiting",
+}
+
+/**
+ * The reason a state argument of `call` (`getJobs`, `clean`) was refused, given the states it
+ * takes: BullMQ's array of states (one state per call here) and BullMQ's names (`failed` is
+ * `dead`) say so; BullMQ's `clean(grace, limit, type)` (a number first) says leaseq's shape.
+ */
+export const stateReason = (call: string, value: unknown, states: ReadonlyArray<string>): string => {
+  const choices = `must be one of ${states.join(", ")}`
+  if (Array.isArray(value)) {
+    return `${choices}: ${call} takes one state per call (BullMQ's array of states is one call per state)`
+  }
+  const named = typeof value === "string" ? STATES[value] : undefined
+  if (named && states.includes(named)) return `${choices}; did you mean ${named}? (BullMQ's ${value} is ${named} here)`
+  if (call === "clean" && typeof value === "number") {
+    return `${choices}: BullMQ's clean(grace, limit, type) is clean(type, { olderThanMs: grace, limit }) here`
+  }
+  return choices
 }
 
 /** Levenshtein distance of two short strings, compared without case. */

@@ -7,7 +7,8 @@
  * custom id (`JobId.ts`), so a tick's id cannot be taken by any other job, and a tick
  * sent twice finds its own job and makes no second one.
  */
-import { CronExpressionParser } from "cron-parser"
+import { createRequire } from "node:module"
+import type * as CronParser from "cron-parser"
 import * as Result from "effect/Result"
 import { InvalidOptions } from "./Errors.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits } from "./Validate.ts"
@@ -71,9 +72,16 @@ const knownZone = (tz: string): boolean => {
   }
 }
 
-/** Parse `cron` in `tz` from `from` (ms). `name` seeds cron-parser's `H`, so every process picks the same. */
-const parse = (cron: string, tz: string, from: number, name: string) =>
-  CronExpressionParser.parse(cron, { currentDate: from, tz, hashSeed: name })
+let cronParser: typeof CronParser | undefined
+
+/**
+ * Parse `cron` in `tz` from `from` (ms). `name` seeds cron-parser's `H`, so every process picks the same.
+ * cron-parser (and luxon) is required on the first cron seen: an import of leaseq does not load it.
+ */
+const parse = (cron: string, tz: string, from: number, name: string) => {
+  cronParser ??= createRequire(import.meta.url)("cron-parser") as typeof CronParser
+  return cronParser.CronExpressionParser.parse(cron, { currentDate: from, tz, hashSeed: name })
+}
 
 /** The cron half of `when`: the expression parsed (its error named) and the zone known. */
 const checkCron = (name: string, o: Record<string, unknown>): Checked<Timing> => {

@@ -100,6 +100,36 @@ const makeAdder = (bounded: (until: number) => RedisClient, keys: QueueKeys, max
     { maxItems: 1000, maxWeight: maxCallBytes, weight: (i) => callBytes(i.job) },
   )
 
+/** What a BullMQ user is told when add's first argument looks like BullMQ's job name. */
+const NAME_FIRST =
+  "BullMQ's add(name, data, opts) is add(data, opts) in leaseq: a job has no name (one queue per kind of job, or the name inside the payload)"
+
+/**
+ * An add given more than its two arguments (payload, options): BullMQ's `add(name, data,
+ * opts)`. Refused (nothing is written) rather than read as a payload and wrong options; a
+ * call of two arguments is not judged here, as a string payload is legal.
+ */
+export const checkAddArity = (args: ReadonlyArray<unknown>): Checked<void> =>
+  args.length <= 2
+    ? Result.void
+    : Result.fail(
+        new InvalidOptions({
+          field: "payload",
+          value: args[0],
+          reason: `add takes (payload, options) and was given ${args.length} arguments; ${NAME_FIRST}`,
+        }),
+      )
+
+/** A refused options check of a job whose payload is a string: maybe a BullMQ job name, and a hint says so. */
+const nameFirstHint = (payload: string, e: InvalidOptions): InvalidOptions =>
+  payload.startsWith('"')
+    ? new InvalidOptions({
+        field: e.field,
+        value: e.value,
+        reason: `${e.reason}; the payload is the string ${payload.length > 60 ? `${payload.slice(0, 57)}..."` : payload}: if that is a job name, ${NAME_FIRST}`,
+      })
+    : e
+
 /** Jobs to add checked against the queue's defaults: one job's options, or a whole list first. */
 const jobPreparer = (settings: AddSettings) => {
   /** The options of a job given none: the queue's defaults, checked once. */
@@ -154,7 +184,7 @@ export const makeAdds = (ctx: AddContext) => {
     add: (job: EncodedJob) =>
       Effect.suspend((): Effect.Effect<string, InvalidOptions | QueueClosed | ScriptFailure | RedisUnavailable> => {
         const options = optionsOf(() => "options", job.options)
-        if (Result.isFailure(options)) return Effect.fail(options.failure)
+        if (Result.isFailure(options)) return Effect.fail(nameFirstHint(job.payload, options.failure))
         const prepared = newJob(job.payload, options.success)
         if (ctx.isClosed()) return Effect.fail(new QueueClosed({ queue: name }))
         return traceSend(name, "add", 1, prepared.id, (parent) => {

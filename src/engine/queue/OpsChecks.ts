@@ -3,6 +3,7 @@
  * whose failure is an {@link InvalidOptions} naming the field, taken before anything is sent.
  */
 import * as Result from "effect/Result"
+import { stateReason } from "../model/DidYouMean.ts"
 import { InvalidOptions } from "../model/Errors.ts"
 import { type Checked, checkInteger, checkIntegerOr, checkKnownKeys, checkObject, Limits } from "../model/Validate.ts"
 import { CLEAN_STATES, type CleanState, LIST_STATES, type ListInput, type ListState } from "../scripts/OpsScripts.ts"
@@ -10,16 +11,16 @@ import { CLEAN_STATES, type CleanState, LIST_STATES, type ListInput, type ListSt
 /** Default and largest `count` of a `getJobs` page. */
 export const PAGE_COUNT = { default: 100, max: 1000 } as const
 
-const oneOf = <S extends string>(field: string, value: unknown, states: ReadonlyArray<S>): Checked<S> =>
+const oneOf = <S extends string>(field: string, value: unknown, states: ReadonlyArray<S>, call = ""): Checked<S> =>
   typeof value === "string" && (states as ReadonlyArray<string>).includes(value)
     ? Result.succeed(value as S)
-    : Result.fail(new InvalidOptions({ field, value, reason: `must be one of ${states.join(", ")}` }))
+    : Result.fail(new InvalidOptions({ field, value, reason: stateReason(call, value, states) }))
 
-/** A listing's state. */
-export const checkListState = (value: unknown): Checked<ListState> => oneOf("state", value, LIST_STATES)
+/** A listing's state (BullMQ's `failed` and array of states get a hint). */
+export const checkListState = (value: unknown): Checked<ListState> => oneOf("state", value, LIST_STATES, "getJobs")
 
-/** A clean's state. */
-export const checkCleanState = (value: unknown): Checked<CleanState> => oneOf("state", value, CLEAN_STATES)
+/** A clean's state (BullMQ's `failed` and `clean(grace, limit, type)` get a hint). */
+export const checkCleanState = (value: unknown): Checked<CleanState> => oneOf("state", value, CLEAN_STATES, "clean")
 
 /** A waiting page's cursor (jobs read so far) or a sorted set's (`<score>:<id>`). */
 const CURSOR = { waiting: /^[0-9]{1,15}$/, set: /^-?[0-9][0-9.e+-]{0,30}:[\x21-\x7e]{1,128}$/ } as const

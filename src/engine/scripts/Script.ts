@@ -40,7 +40,7 @@ export interface ScriptDef<In, Out> extends Script {
 const dir = new URL("../../../lua/", import.meta.url)
 
 /** A line of an expanded script, and whether it came from `lua/include/`. */
-interface Line {
+export interface Line {
   readonly text: string
   readonly included: boolean
 }
@@ -78,44 +78,93 @@ const blocks = (lines: ReadonlyArray<Line>): ReadonlyArray<Block> => {
   return out
 }
 
+/** The words (`\w+` runs) of a line that is code: none for a `--` line, `--[[ … ]]` comments left out. */
+const words = (text: string): ReadonlyArray<string> =>
+  text.trimStart().startsWith("--") ? [] : (text.replace(BLOCK_COMMENT, "").match(/\w+/g) ?? [])
+
+/** Lines in the same include functions (none, for a script's own lines), and the functions their words name. */
+interface Group {
+  readonly in: ReadonlyArray<Block>
+  readonly calls: Set<Block>
+}
+
+/** The functions each line is in (they do not nest: none or one), and the lines grouped by them. */
+const group = (lines: ReadonlyArray<Line>, all: ReadonlyArray<Block>) => {
+  const byName = new Map<string, Block[]>()
+  for (const b of all) byName.set(b.name, [...(byName.get(b.name) ?? []), b])
+  const owners: Block[][] = lines.map(() => [])
+  for (const b of all) for (let i = b.from; i <= b.to; i++) owners[i]!.push(b)
+  const groups = new Map<string, Group>()
+  lines.forEach((line, i) => {
+    const key = owners[i]!.map((b) => b.from).join(",")
+    const g = groups.get(key) ?? { in: owners[i]!, calls: new Set<Block>() }
+    groups.set(key, g)
+    for (const w of words(line.text)) for (const b of byName.get(w) ?? []) if (!g.in.includes(b)) g.calls.add(b)
+  })
+  return { owners, groups: [...groups.values()] }
+}
+
+/**
+ * The functions to drop: those no line outside them names, then, as their lines go, those
+ * only they named, until every function left is named by a line that stays.
+ */
+const deadBlocks = (all: ReadonlyArray<Block>, groups: ReadonlyArray<Group>): ReadonlySet<Block> => {
+  const callers = new Map<Block, number>(all.map((b) => [b, 0]))
+  for (const g of groups) for (const b of g.calls) callers.set(b, callers.get(b)! + 1)
+  const dead = new Set<Block>()
+  const gone = new Set<Group>()
+  const drop = all.filter((b) => callers.get(b) === 0)
+  for (let b = drop.pop(); b !== undefined; b = drop.pop()) {
+    dead.add(b)
+    for (const g of groups.filter((g) => g.in.includes(b) && !gone.has(g))) {
+      gone.add(g)
+      for (const c of g.calls) {
+        callers.set(c, callers.get(c)! - 1)
+        if (callers.get(c) === 0) drop.push(c)
+      }
+    }
+  }
+  return dead
+}
+
 /**
  * The expanded source without the include functions it never calls: Redis runs a script's
  * whole text on every call, and each `local function` it passes costs a closure, so a
  * script pays only for the functions of lua/include/ it uses (directly or through another).
+ * A function stays while a line outside it (not a comment, not in a dropped function) names
+ * it. Each line is read once; a dropped function takes back the names its lines counted.
  */
 const shake = (lines: ReadonlyArray<Line>): string => {
   const all = blocks(lines)
-  const live = new Set(all)
-  const inDead = (i: number) => all.some((d) => !live.has(d) && i >= d.from && i <= d.to)
-  const calledOutside = (b: Block) => {
-    // a comment that names the function does not call it
-    const rest = lines
-      .filter((l, i) => (i < b.from || i > b.to) && !inDead(i) && !l.text.trimStart().startsWith("--"))
-      .map((l) => l.text)
-    return new RegExp(`\\b${b.name}\\b`).test(rest.join("\n").replace(BLOCK_COMMENT, ""))
-  }
-  for (let changed = true; changed; ) {
-    changed = false
-    for (const b of all) {
-      if (live.has(b) && !calledOutside(b)) {
-        live.delete(b)
-        changed = true
-      }
-    }
-  }
+  const { owners, groups } = group(lines, all)
+  const dead = deadBlocks(all, groups)
   return lines
-    .filter((_, i) => !inDead(i))
+    .filter((_, i) => !owners[i]!.some((b) => dead.has(b)))
     .map((l) => l.text)
     .join("\n")
 }
 
+let expansions = 0
+
+/** How many scripts have been expanded so far in this process (a test checks importing expands none). */
+export const expandedCount = (): number => expansions
+
+/** The lines of `lua/<name>.lua` with its includes pulled in, before {@link shake} (tests compare shakes on them). */
+export const expandedLines = (name: string): ReadonlyArray<Line> =>
+  expand(readFileSync(new URL(`${name}.lua`, dir), "utf8"))
+
 /** Read `lua/<name>.lua` with its includes (less the functions it never calls), and its SHA1. */
 export const loadScript = (name: string): Script => {
-  const source = shake(expand(readFileSync(new URL(`${name}.lua`, dir), "utf8")))
+  expansions++
+  const source = shake(expandedLines(name))
   return { name, source, sha: createHash("sha1").update(source).digest("hex") }
 }
 
-/** Define the descriptor of `lua/<name>.lua` (read once, here). `rest` defaults to none. */
+/**
+ * Define the descriptor of `lua/<name>.lua`. `rest` defaults to none. The file is read and
+ * expanded on the first read of `source` or `sha` (the first call), once: importing the
+ * package reads no Lua.
+ */
 export const defineScript = <In, Out>(spec: {
   readonly name: string
   readonly keys: ReadonlyArray<KeyName>
@@ -123,7 +172,20 @@ export const defineScript = <In, Out>(spec: {
   readonly rest?: ReadonlyArray<string>
   readonly args: (input: In) => Argv
   readonly decode: (reply: unknown) => Out
-}): ScriptDef<In, Out> => ({ ...loadScript(spec.name), rest: [], ...spec })
+}): ScriptDef<In, Out> => {
+  let loaded: Script | undefined
+  const load = (): Script => (loaded ??= loadScript(spec.name))
+  return {
+    rest: [],
+    ...spec,
+    get source() {
+      return load().source
+    },
+    get sha() {
+      return load().sha
+    },
+  }
+}
 
 /** The KEYS of one call of `script` on the queue of `keys`, in the order the descriptor names them. */
 export const scriptKeys = (script: ScriptDef<never, unknown>, keys: QueueKeys): ReadonlyArray<string> =>

@@ -1,0 +1,89 @@
+/**
+ * When and how a script's Lua is expanded: importing the package reads and expands no
+ * script (it cost ~1.3 s of CPU when every descriptor expanded its Lua at load); a
+ * descriptor expands its script once, on the first read of `source` or `sha`; and the
+ * linear shake keeps exactly the lines the fixpoint shake of f43eb35 kept (the reference
+ * below), so every SHA1 Redis runs is unchanged. Reads files only: no Redis.
+ */
+import { spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
+import { readdirSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+import { Scripts } from "../../src/engine/calls/Scripts.ts"
+import { expandedLines, type Line, type ScriptDef } from "../../src/engine/scripts/Script.ts"
+
+const src = (path: string) => new URL(`../../src/${path}`, import.meta.url).href
+
+/** The shake of f43eb35, line for line: drop include functions until every one left is named outside itself. */
+const referenceShake = (lines: ReadonlyArray<Line>): string => {
+  const all: Array<{ name: string; from: number; to: number }> = []
+  lines.forEach((line, i) => {
+    const m = /^local function (\w+)\(/.exec(line.text)
+    if (!m || !line.included) return
+    let from = i
+    while (from > 0 && lines[from - 1]!.included && lines[from - 1]!.text.startsWith("--")) from--
+    let to = i
+    while (to < lines.length - 1 && lines[to]!.text !== "end") to++
+    all.push({ name: m[1]!, from, to })
+  })
+  const live = new Set(all)
+  const inDead = (i: number) => all.some((d) => !live.has(d) && i >= d.from && i <= d.to)
+  const calledOutside = (b: (typeof all)[number]) => {
+    const rest = lines
+      .filter((l, i) => (i < b.from || i > b.to) && !inDead(i) && !l.text.trimStart().startsWith("--"))
+      .map((l) => l.text)
+    return new RegExp(`\\b${b.name}\\b`).test(rest.join("\n").replace(/--\[\[[\s\S]*?\]\]/g, ""))
+  }
+  for (let changed = true; changed; ) {
+    changed = false
+    for (const b of all) {
+      if (live.has(b) && !calledOutside(b)) {
+        live.delete(b)
+        changed = true
+      }
+    }
+  }
+  return lines
+    .filter((_, i) => !inDead(i))
+    .map((l) => l.text)
+    .join("\n")
+}
+
+const sha1 = (text: string) => createHash("sha1").update(text).digest("hex")
+
+describe("script loading", () => {
+  it("importing the package and its Effect face expands no script; the first read of a script expands it once", () => {
+    const probe = `
+      await import(${JSON.stringify(src("index.ts"))})
+      await import(${JSON.stringify(src("effect.ts"))})
+      const { expandedCount } = await import(${JSON.stringify(src("engine/scripts/Script.ts"))})
+      const { Scripts } = await import(${JSON.stringify(src("engine/calls/Scripts.ts"))})
+      const counts = [expandedCount()]
+      const sha = Scripts.add.sha
+      counts.push(expandedCount())
+      if (Scripts.add.source.length === 0 || Scripts.add.sha !== sha) throw new Error("add changed between reads")
+      counts.push(expandedCount())
+      process.stdout.write(JSON.stringify(counts))`
+    const r = spawnSync(process.execPath, ["--conditions=leaseq-source", "--input-type=module", "-e", probe], {
+      cwd: fileURLToPath(new URL("../..", import.meta.url)),
+      encoding: "utf8",
+    })
+    expect(r.stderr).toBe("")
+    expect(JSON.parse(r.stdout)).toEqual([0, 1, 1])
+  })
+
+  it("every script's lazily expanded text is the one the eager fixpoint shake produced (same SHA1 list)", () => {
+    const descriptors = Object.values(Scripts) as ReadonlyArray<ScriptDef<never, unknown>>
+    const files = readdirSync(new URL("../../lua/", import.meta.url))
+      .filter((f) => f.endsWith(".lua"))
+      .map((f) => f.slice(0, -".lua".length))
+    expect(descriptors.map((d) => d.name).sort()).toEqual(files.sort())
+    const now = descriptors.map((d) => [d.name, d.sha, sha1(d.source)])
+    const before = descriptors.map((d) => {
+      const text = referenceShake(expandedLines(d.name))
+      return [d.name, sha1(text), sha1(text)]
+    })
+    expect(now).toEqual(before)
+  })
+})
