@@ -212,20 +212,28 @@ const leaseCommands = (run: Run) => {
     /** Take a worker's record out of the registry (at close). */
     workerLeave: (workerId: string) => run(Scripts.workerLeave, workerId),
 
-    /** Acknowledge jobs; true per job completed, false when its lease was lost. Any number (chunked). */
-    complete: (items: ReadonlyArray<Completion>) => chunked(items, (part) => run(Scripts.complete, { items: part })),
+    /**
+     * Acknowledge jobs; true per job completed, false when its lease was lost. Any number
+     * (chunked, one call after another). `lane` (default: none) is the caller's ack lane
+     * (model/AckLanes.ts): a call re-sent after a lost reply answers what it did.
+     */
+    complete: (items: ReadonlyArray<Completion>, lane?: string) =>
+      chunked(items, (part) => run(Scripts.complete, { items: part, lane })),
 
     /**
      * Fail a leased job: retried later (after its own backoff's delay when it has one, else
      * `options.backoff`'s, else `delayMs`), moved to dead, or `lost` when its lease was.
+     * `options.lane` as complete's `lane`.
      */
     fail: (lease: LeaseRef, options: Omit<FailInput, "lease">) => run(Scripts.fail, { lease, ...options }),
 
     /**
      * Give leased jobs back (graceful shutdown); true per job released, false when its
      * lease was lost. Any number of leases: chunks of {@link SCRIPT_CHUNK}, each atomic.
+     * `lane` as complete's.
      */
-    release: (leases: ReadonlyArray<LeaseRef>) => chunked(leases, (part) => run(Scripts.release, part)),
+    release: (leases: ReadonlyArray<LeaseRef>, lane?: string) =>
+      chunked(leases, (part) => run(Scripts.release, { leases: part, lane })),
   }
 }
 

@@ -11,10 +11,14 @@
  * the record of call n is replaced only by call n + 64. A call re-sent after a lost reply
  * (by the connection, or the same Effect run again) answers the same leases and leases
  * nothing more, unless 64 later reserves of the same queue object ran meanwhile.
+ *
+ * Its complete, fail and release calls go on ack lanes (model/AckLanes.ts): one re-sent
+ * after a lost reply answers what its first run did (not `LeaseLost`).
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { type Commands, lookups, type Reservation, type ScriptFailure } from "../calls/Commands.ts"
+import { makeAckLanes } from "../model/AckLanes.ts"
 import { DEFAULT_BACKOFF } from "../model/Backoff.ts"
 import { storedPayload } from "../model/Carrier.ts"
 import {
@@ -145,6 +149,14 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
   const { calls, name } = core
   const look = lookups(calls.client, core.keys)
   const consumer = newWorkerId()
+  // complete, fail and release each on a lane of their own: a re-send answers what the call did
+  const lanes = makeAckLanes(consumer)
+  const onLane = <A, E>(f: (lane: string) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.suspend(() => {
+      const lane = lanes.take()
+      // answered: the lane is free; a call that failed or timed out may still be sent, so its lane is not used again
+      return Effect.tap(f(lane), () => Effect.sync(() => lanes.give(lane)))
+    })
   let calln = 0
   const open = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | QueueClosed> =>
     Effect.suspend(
@@ -173,7 +185,9 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
         open(
           Effect.gen(function* () {
             // retained (with its result) as the queue's retention says, as a worker's complete is
-            const [ok] = yield* calls.complete([{ id: jobId, token: tok, result: result ?? "" }])
+            const [ok] = yield* onLane((lane) =>
+              calls.complete([{ id: jobId, token: tok, result: result ?? "" }], lane),
+            )
             if (!ok) return yield* refused(jobId, tok)
           }),
         ),
@@ -190,7 +204,7 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
           mode: retry ? "retry" : "final",
           backoff,
         } as const
-        return open(calls.fail({ id: jobId, token: tok }, sent)).pipe(
+        return open(onLane((lane) => calls.fail({ id: jobId, token: tok }, { ...sent, lane }))).pipe(
           Effect.flatMap((outcome) => (outcome === "lost" ? refused(jobId, tok) : Effect.succeed(outcome))),
         )
       }),
@@ -210,7 +224,7 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
       Effect.ignore(calls.fail(job, { delayMs: 0, error: errorJson(message, "invalid-payload"), mode: "dead" })),
     release: (id, token) =>
       leased(id, token, (jobId, tok) =>
-        open(calls.release([{ id: jobId, token: tok }])).pipe(
+        open(onLane((lane) => calls.release([{ id: jobId, token: tok }], lane))).pipe(
           Effect.flatMap(([ok]) => (ok ? Effect.void : refused(jobId, tok))),
         ),
       ),

@@ -4,6 +4,7 @@
  */
 import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import type { WorkerRecord } from "../model/Registry.ts"
+import { newRequestId } from "../model/RequestId.ts"
 import { type Argv, defineScript, flags, list } from "./Script.ts"
 
 /** A lease to extend, complete or release. */
@@ -222,11 +223,19 @@ export const complete = defineScript({
     "events",
     "cancelled",
     "backoff",
+    "reqs",
     ...READY_KEYS,
   ],
-  argv: ["layout"],
+  argv: ["layout", "lane", "requestId"],
   rest: ["id", "token", "result"],
-  args: ({ items }: { readonly items: ReadonlyArray<Completion> }): Argv => pushCompletions([LAYOUT_VERSION], items),
+  // the request id is drawn when the call's ARGV is built: a re-send carries the same
+  args: ({
+    items,
+    lane = "",
+  }: {
+    readonly items: ReadonlyArray<Completion>
+    readonly lane?: string | undefined
+  }): Argv => pushCompletions([LAYOUT_VERSION, lane, lane === "" ? "" : newRequestId()], items),
   decode: flags,
 })
 
@@ -246,6 +255,8 @@ export interface FailInput {
   readonly mode: FailMode
   /** A backoff (JSON) for a job without its own, instead of `delayMs` (manual fails: the default backoff). */
   readonly backoff?: string | undefined
+  /** The caller's ack lane (see {@link AckLanes}): a re-send of the call answers what it did. Default: none. */
+  readonly lane?: string | undefined
 }
 
 /** `fail`: the job was scheduled again (`retry`), went to dead (`dead`), or its lease was lost (`lost`). */
@@ -271,12 +282,14 @@ export const fail = defineScript({
     "timeout",
     "result",
     "backoff",
+    "reqs",
     ...READY_KEYS,
   ],
-  argv: ["layout", "id", "token", "retryDelayMs", "error", "mode", "backoff", "jitter"],
-  // the jitter is drawn when the call's ARGV is built: a re-send carries the same
-  args: ({ lease, delayMs, error, mode, backoff = "" }: FailInput): Argv => {
-    return [LAYOUT_VERSION, lease.id, lease.token, delayMs, error, mode, backoff, Math.random().toFixed(6)]
+  argv: ["layout", "id", "token", "retryDelayMs", "error", "mode", "backoff", "jitter", "lane", "requestId"],
+  // the jitter and request id are drawn when the call's ARGV is built: a re-send carries the same
+  args: ({ lease, delayMs, error, mode, backoff = "", lane = "" }: FailInput): Argv => {
+    const jitter = Math.random().toFixed(6)
+    return [LAYOUT_VERSION, lease.id, lease.token, delayMs, error, mode, backoff, jitter, lane, lane && newRequestId()]
   },
   decode: (reply): "retry" | "dead" | "lost" => {
     const code = list(reply)[0]
@@ -287,11 +300,17 @@ export const fail = defineScript({
 /** `release`: true per job given back to wait, false when its lease was lost. */
 export const release = defineScript({
   name: "release",
-  keys: ["active", "lease", "meta", "holder", "events", ...READY_KEYS],
-  argv: ["layout"],
+  keys: ["active", "lease", "meta", "holder", "events", "reqs", ...READY_KEYS],
+  argv: ["layout", "lane", "requestId"],
   rest: ["id", "token"],
-  args: (leases: ReadonlyArray<LeaseRef>): Argv => {
-    const args: Array<string | number> = [LAYOUT_VERSION]
+  args: ({
+    leases,
+    lane = "",
+  }: {
+    readonly leases: ReadonlyArray<LeaseRef>
+    readonly lane?: string | undefined
+  }): Argv => {
+    const args: Array<string | number> = [LAYOUT_VERSION, lane, lane === "" ? "" : newRequestId()]
     for (const l of leases) args.push(l.id, l.token)
     return args
   },
