@@ -35,7 +35,8 @@
   Returns
     {deadline_1, …}  per job: its new deadline (ms, Redis clock), possibly capped at its
                      timeout limit; 0 the lease is lost; -1 the lease ended because the job
-                     was cancelled; -2 the lease reached its timeout limit (not extended; a
+                     was cancelled, or its queue obliterated with force (meta is gone: a
+                     queue that leased a job has meta until obliterated); -2 the lease reached its timeout limit (not extended; a
                      sweep reclaims it as a failure with reason "timeout")
     {'LAYOUT_MISMATCH', found}      layout mismatch; nothing written
     {'OUT_OF_RANGE', 'extend', 'leases', n, 1000}  more than 1000 leases (or a partial
@@ -64,6 +65,9 @@ if ARGV[3] ~= '' then
   redis.call('ZADD', KEYS[8], now + tonumber(ARGV[5]), ARGV[3])
 end
 local selfFenced = tonumber(ARGV[6]) or 0
+-- obliterated (with force, its leases revoked): told as a cancel; read before the count below writes meta
+local obliterated = nil
+if selfFenced > 0 then obliterated = redis.call('EXISTS', KEYS[3]) == 0 end
 if selfFenced > 0 then redis.pcall('HINCRBY', KEYS[3], 'selfFenced', selfFenced) end
 
 local ids = {}
@@ -97,7 +101,8 @@ for i, id in ipairs(ids) do
   elseif redis.call('ZSCORE', KEYS[5], id) then
     out[i] = -1
   else
-    out[i] = 0
+    if obliterated == nil then obliterated = redis.call('EXISTS', KEYS[3]) == 0 end
+    out[i] = obliterated and -1 or 0
   end
 end
 if #zargs > 0 then redis.call('ZADD', KEYS[1], 'XX', unpack(zargs)) end
