@@ -8,6 +8,18 @@
  * call sent after the re-sends of the last one. A caller has as many lanes as it has acks
  * in flight at once.
  */
+import { newRequestId } from "./RequestId.ts"
+
+/** An ack call's lane (a script input): a re-send of the call answers what it did. Default: none. */
+export interface OnLane {
+  readonly lane?: string | undefined
+}
+
+/** An ack call's input: its list (`items` or `leases`) and its lane. */
+export type AckInput<K extends string, T> = { readonly [k in K]: ReadonlyArray<T> } & OnLane
+
+/** ARGV `lane, requestId`: the id is drawn when the call's ARGV is built, so a re-send carries the same. */
+export const laneArgs = (lane = ""): [string, string] => [lane, lane && newRequestId()]
 
 /** A caller's lanes: "<callerId>:a<n>", n from 0 up. */
 export interface AckLanes {

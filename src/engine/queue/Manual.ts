@@ -18,7 +18,7 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { type Commands, lookups, type Reservation, type ScriptFailure } from "../calls/Commands.ts"
-import { makeAckLanes } from "../model/AckLanes.ts"
+import { type AckLanes, makeAckLanes } from "../model/AckLanes.ts"
 import { DEFAULT_BACKOFF } from "../model/Backoff.ts"
 import { storedPayload } from "../model/Carrier.ts"
 import {
@@ -144,19 +144,25 @@ export interface ManualQueue {
   readonly isClosed: () => boolean
 }
 
+/**
+ * Run a call on a lane of `lanes`: once answered the lane is free; a call that failed or
+ * timed out may still be sent (ioredis re-sends it), so its lane is not used again.
+ */
+const laneRunner =
+  (lanes: AckLanes) =>
+  <A, E>(f: (lane: string) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.suspend(() => {
+      const lane = lanes.take()
+      return Effect.tap(f(lane), () => Effect.sync(() => lanes.give(lane)))
+    })
+
 /** Manual processing on one queue, each call bounded by the queue's `callTimeoutMs`. */
 export const makeManual = (core: ManualQueue): ManualProcessing => {
   const { calls, name } = core
   const look = lookups(calls.client, core.keys)
   const consumer = newWorkerId()
   // complete, fail and release each on a lane of their own: a re-send answers what the call did
-  const lanes = makeAckLanes(consumer)
-  const onLane = <A, E>(f: (lane: string) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    Effect.suspend(() => {
-      const lane = lanes.take()
-      // answered: the lane is free; a call that failed or timed out may still be sent, so its lane is not used again
-      return Effect.tap(f(lane), () => Effect.sync(() => lanes.give(lane)))
-    })
+  const onLane = laneRunner(makeAckLanes(consumer))
   let calln = 0
   const open = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | QueueClosed> =>
     Effect.suspend(

@@ -1,11 +1,10 @@
 /**
  * The descriptors of the scripts about leased jobs: `reserve` (lease jobs, with the
- * completes that ride it), `extend` (heartbeat), `complete`, `fail` and `release`.
+ * completes that ride it) and `extend` (heartbeat); the acknowledgements are in AckScripts.ts.
  */
 import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import type { WorkerRecord } from "../model/Registry.ts"
-import { newRequestId } from "../model/RequestId.ts"
-import { type Argv, defineScript, flags, list } from "./Script.ts"
+import { type Argv, defineScript, list } from "./Script.ts"
 
 /** A lease to extend, complete or release. */
 export interface LeaseRef {
@@ -65,7 +64,7 @@ export interface ReserveInput {
 }
 
 /** The triples `id, token, result` of completions, appended to `args`. */
-const pushCompletions = (args: Array<string | number>, items: ReadonlyArray<Completion>): Argv => {
+export const pushCompletions = (args: Array<string | number>, items: ReadonlyArray<Completion>): Argv => {
   for (const l of items) args.push(l.id, l.token, l.result ?? "")
   return args
 }
@@ -198,121 +197,4 @@ export const extend = defineScript({
     return args
   },
   decode: (reply) => list<number>(reply),
-})
-
-/** `complete`: true per job completed, false when its lease was lost. */
-export const complete = defineScript({
-  name: "complete",
-  keys: [
-    "active",
-    "lease",
-    "meta",
-    "data",
-    "max",
-    "fails",
-    "lost",
-    "err",
-    "done",
-    "result",
-    "holder",
-    "progress",
-    "timeout",
-    "dkey",
-    "dedupe",
-    "dedupeid",
-    "events",
-    "cancelled",
-    "backoff",
-    "reqs",
-    ...READY_KEYS,
-  ],
-  argv: ["layout", "lane", "requestId"],
-  rest: ["id", "token", "result"],
-  // the request id is drawn when the call's ARGV is built: a re-send carries the same
-  args: ({
-    items,
-    lane = "",
-  }: {
-    readonly items: ReadonlyArray<Completion>
-    readonly lane?: string | undefined
-  }): Argv => pushCompletions([LAYOUT_VERSION, lane, lane === "" ? "" : newRequestId()], items),
-  decode: flags,
-})
-
-/**
- * How `fail` treats the job: retry unless attempts are used up, dead after this failure, or
- * dead without counting one; `snooze` (delayed) and `hold` (front of wait, the queue held)
- * count no failure (a handler's Snooze and RateLimited, see lua/fail.lua).
- */
-export type FailMode = "retry" | "final" | "dead" | "snooze" | "hold"
-
-/** One fail call (see {@link fail}). */
-export interface FailInput {
-  readonly lease: LeaseRef
-  /** The retry's delay, for a job without a backoff of its own (and no `backoff` below). */
-  readonly delayMs: number
-  readonly error: string
-  readonly mode: FailMode
-  /** A backoff (JSON) for a job without its own, instead of `delayMs` (manual fails: the default backoff). */
-  readonly backoff?: string | undefined
-  /** The caller's ack lane (see {@link AckLanes}): a re-send of the call answers what it did. Default: none. */
-  readonly lane?: string | undefined
-}
-
-/** `fail`: the job was scheduled again (`retry`), went to dead (`dead`), or its lease was lost (`lost`). */
-export const fail = defineScript({
-  name: "fail",
-  keys: [
-    "active",
-    "lease",
-    "meta",
-    "dead",
-    "err",
-    "fails",
-    "lost",
-    "max",
-    "holder",
-    "dkey",
-    "dedupe",
-    "dedupeid",
-    "events",
-    "cancelled",
-    "data",
-    "progress",
-    "timeout",
-    "result",
-    "backoff",
-    "reqs",
-    ...READY_KEYS,
-  ],
-  argv: ["layout", "id", "token", "retryDelayMs", "error", "mode", "backoff", "jitter", "lane", "requestId"],
-  // the jitter and request id are drawn when the call's ARGV is built: a re-send carries the same
-  args: ({ lease, delayMs, error, mode, backoff = "", lane = "" }: FailInput): Argv => {
-    const jitter = Math.random().toFixed(6)
-    return [LAYOUT_VERSION, lease.id, lease.token, delayMs, error, mode, backoff, jitter, lane, lane && newRequestId()]
-  },
-  decode: (reply): "retry" | "dead" | "lost" => {
-    const code = list(reply)[0]
-    return code === 1 ? "retry" : code === 2 ? "dead" : "lost"
-  },
-})
-
-/** `release`: true per job given back to wait, false when its lease was lost. */
-export const release = defineScript({
-  name: "release",
-  keys: ["active", "lease", "meta", "holder", "events", "reqs", ...READY_KEYS],
-  argv: ["layout", "lane", "requestId"],
-  rest: ["id", "token"],
-  args: ({
-    leases,
-    lane = "",
-  }: {
-    readonly leases: ReadonlyArray<LeaseRef>
-    readonly lane?: string | undefined
-  }): Argv => {
-    const args: Array<string | number> = [LAYOUT_VERSION, lane, lane === "" ? "" : newRequestId()]
-    for (const l of leases) args.push(l.id, l.token)
-    return args
-  },
-  decode: flags,
 })
