@@ -304,4 +304,35 @@ describe("a running job whose queue is obliterated with force", () => {
     await worker.close()
     expect(lost).toEqual([])
   })
+
+  it("whose handler returns before the next heartbeat: its refused complete is told cancelled, not lease-lost", async () => {
+    const q = name()
+    const queue = makeQueue(q)
+    const started = deferred()
+    const finish = stuck()
+    // no heartbeat comes before the handler returns: the complete finds the lease gone
+    const worker = makeWorker(
+      q,
+      async () => {
+        started.resolve()
+        await finish.promise
+      },
+      { leaseMs: 60_000, heartbeatMs: 20_000 },
+    )
+    finish.end()
+    const cancelled = deferred<{ id: string }>()
+    worker.on("cancelled", (job) => cancelled.resolve(job))
+    const lost: string[] = []
+    worker.on("lease-lost", (job) => lost.push(job.id))
+    let completed = 0
+    worker.on("completed", () => completed++)
+    const id = await queue.add({})
+    await started.promise
+    expect(await queue.obliterate({ force: true })).toEqual({ active: 1 })
+    finish.resolve()
+    expect((await cancelled.promise).id).toBe(id)
+    await worker.close()
+    expect(lost).toEqual([])
+    expect(completed).toBe(0)
+  })
 })

@@ -133,6 +133,8 @@ export const lookups = (client: RedisClient, keys: QueueKeys) => {
     /** The fencing token of job `id`'s current lease (as stored), or undefined when it has none. */
     leaseToken: (id: string) =>
       read("HGET", [keys.lease, id]).pipe(Effect.map((t) => (present(t) ? String(t) : undefined))),
+    /** True when the queue's meta has a layout (add writes it; an obliterated queue has none). */
+    hasLayout: read("HEXISTS", [keys.meta, "layout"]).pipe(Effect.map((n) => Number(n) === 1)),
     /** True when job `id` was cancelled (in `cancelled`: the newest max(keep, 1000) cancels). */
     isCancelled: (id: string) => read("ZSCORE", [keys.cancelled, id]).pipe(Effect.map(present)),
     /** True when job `id` is dead (in `dead`). */
