@@ -6,7 +6,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { partitionName, queueKeys } from "../../src/engine/model/Keys.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
 import { proxyToSuiteRedis, until } from "./support.ts"
@@ -91,5 +91,32 @@ describe("a manual reserve whose reply was lost", () => {
     expect((await queue.stats()).counters).toMatchObject({ completed: 3, failed: 2, released: 2, refused: 0 })
     expect(await raw.zscore(keys.delayed, b)).not.toBeNull()
     expect(await queue.verify()).toMatchObject({ violations: 0 })
+  })
+
+  it("a complete of a partitioned queue whose reply was lost: the re-send answers it completed", async () => {
+    const q = name()
+    const proxy = await proxyToSuiteRedis()
+    const queue = useQueue<number>(q, { connection: proxy.url, partitions: 2 })
+    await warmUp(queue)
+    const id = await queue.add(1)
+    const [job] = await queue.reserve()
+    expect(job!.id).toBe(id)
+    const done = [0, 1].map((i) => queueKeys(partitionName(q, i)).done)
+    // the look-ups that find the job's partition go through; the complete itself is held, then sent with its reply dropped
+    proxy.hold()
+    const pending = queue.complete(id, job!.token).catch((e: unknown) => e)
+    await until("the partitions' look-ups were sent", () => /hget/i.test(proxy.heldText()))
+    proxy.flush()
+    proxy.hold()
+    await until("the complete was sent", () => /evalsha/i.test(proxy.heldText()))
+    proxy.dropReplies()
+    proxy.flush()
+    await until("the complete ran on Redis", async () =>
+      (await Promise.all(done.map((k) => raw.zscore(k, id)))).some((at) => at !== null),
+    )
+    proxy.cut()
+    proxy.heal()
+    expect(await pending).toBeUndefined()
+    expect((await queue.stats()).counters).toMatchObject({ completed: 2, refused: 0 })
   })
 })
