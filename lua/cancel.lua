@@ -32,24 +32,32 @@
   KEYS[18] events   STREAM job events: one `cancelled` entry (field was), see include/events,
                           then `drained` (id "") when no job is left waiting or active
   KEYS[19] backoff  HASH  id -> the job's own backoff (dropped with its data)
-  KEYS[20..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+  KEYS[20] receipts  HASH  request id -> the reply of a call that acted (its receipt)
+  KEYS[21] receiptsAt ZSET  request id -> its time (trimmed by add and reserve, include/receipts)
+  KEYS[22..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
   ARGV[2] id      the job id
+  ARGV[3] requestId  random, one per call ("" = none): a re-sent call finds its receipt and answers the same
 
   Returns
     {1, was}   cancelled; was: waiting, delayed or active
     {0}        nothing done: no such job, or it already finished (completed, dead, cancelled)
+    A re-send of a call that cancelled (its receipt) answers the same {1, was}.
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
 ]]
 --!include dedupe
 --!include ready
 --!include finish
 --!include events
+--!include receipts
 
 local meta = redis.call('HMGET', KEYS[5], 'layout', 'keepCancelled')
 if meta[1] and meta[1] ~= ARGV[1] then return {'LAYOUT_MISMATCH', meta[1]} end
+local req = ARGV[3] or ''
+local again = receipt_again(KEYS[20], KEYS[21], req)
+if again then return again end
 
 local id = ARGV[2]
 if redis.call('HEXISTS', KEYS[7], id) == 0 then return {0} end
@@ -109,4 +117,4 @@ if excess > 0 then
   for i = 1, #old, 2 do oldIds[#oldIds + 1] = old[i] end
   drop_data(oldIds)
 end
-return {1, was}
+return receipt_keep(KEYS[20], KEYS[21], req, {1, was})

@@ -14,32 +14,40 @@
   KEYS[6] cancelled ZSET  id -> time of the cancel
   KEYS[7] lease     HASH  id -> fencing token (job_state)
   KEYS[8] holder    HASH  id -> holder of the lease (job_state)
-  KEYS[9..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+  KEYS[9] receipts HASH  request id -> the reply of a call that acted (its receipt)
+  KEYS[10] receiptsAt ZSET  request id -> its time (trimmed by add and reserve, include/receipts)
+  KEYS[11..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout    layout version
   ARGV[2] id        the job
   ARGV[3] priority  the new priority, 0 to 1,000,000 (checked by the client)
+  ARGV[4] requestId random, one per call ("" = none): a re-sent call finds its receipt and answers the same
 
   Returns
     {1, was}                          done; was: waiting or delayed
     {0, state}                        not moved: the job is active, completed, dead or
                                       cancelled, or `missing` (no such job); nothing written
+    A re-send of a call that moved the job (its receipt) answers the same {1, was}.
     {'LAYOUT_MISMATCH', found}        layout mismatch; nothing written
 ]]
 local META = KEYS[1]
 --!include layout-guard
 --!include ready
 --!include job-state
+--!include receipts
 
 local id, priority = ARGV[2], tonumber(ARGV[3])
+local req = ARGV[4] or ''
+local again = receipt_again(KEYS[9], KEYS[10], req)
+if again then return again end
 if redis.call('HEXISTS', KEYS[2], id) == 0 then return {0, 'missing'} end
 local state = job_state({
   active = KEYS[3], dead = KEYS[4], done = KEYS[5], cancelled = KEYS[6], lease = KEYS[7], holder = KEYS[8],
 }, id)
 if state == 'delayed' then
   ready_set_priority({id, ARGV[3]})
-  return {1, 'delayed'}
+  return receipt_keep(KEYS[9], KEYS[10], req, {1, 'delayed'})
 end
 if state ~= 'waiting' or ready_move(id, priority) == 0 then return {0, state} end
-return {1, 'waiting'}
+return receipt_keep(KEYS[9], KEYS[10], req, {1, 'waiting'})

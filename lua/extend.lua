@@ -35,7 +35,9 @@
   Returns
     {deadline_1, …}  per job: its new deadline (ms, Redis clock), possibly capped at its
                      timeout limit; 0 the lease is lost; -1 the lease ended because the job
-                     was cancelled; -2 the lease reached its timeout limit (not extended; a
+                     was cancelled, or its queue obliterated with force (meta has no
+                     layout: add writes it, so a queue that leased a job has it until
+                     obliterated); -2 the lease reached its timeout limit (not extended; a
                      sweep reclaims it as a failure with reason "timeout")
     {'LAYOUT_MISMATCH', found}      layout mismatch; nothing written
     {'OUT_OF_RANGE', 'extend', 'leases', n, 1000}  more than 1000 leases (or a partial
@@ -72,7 +74,7 @@ local out = {}
 if #ids == 0 then return out end
 local tokens = redis.call('HMGET', KEYS[2], unpack(ids))
 local holders = redis.call('HMGET', KEYS[4], unpack(ids))
-local zargs, pargs = {}, {}
+local zargs, pargs, obliterated = {}, {}, nil
 for i, id in ipairs(ids) do
   local base = 4 + i * 3
   if tokens[i] and tokens[i] == ARGV[base + 1] then
@@ -97,7 +99,9 @@ for i, id in ipairs(ids) do
   elseif redis.call('ZSCORE', KEYS[5], id) then
     out[i] = -1
   else
-    out[i] = 0
+    -- obliterated (with force, its leases revoked): meta has no layout, told as a cancel
+    if obliterated == nil then obliterated = redis.call('HEXISTS', KEYS[3], 'layout') == 0 end
+    out[i] = obliterated and -1 or 0
   end
 end
 if #zargs > 0 then redis.call('ZADD', KEYS[1], 'XX', unpack(zargs)) end

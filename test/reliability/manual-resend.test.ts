@@ -1,13 +1,12 @@
 /**
  * Manual processing under a lost reply: the queue's reserve ran on Redis, its reply was
  * dropped and the connection cut, so ioredis re-sends the call on the new connection. The
- * re-send answers the same leases (none leased to nobody); a re-sent complete that already
- * landed is the one case answered `LeaseLost` (docs/jobs.md says so), and changes nothing.
+ * re-send answers the same leases (none leased to nobody); a re-sent complete, fail or
+ * release answers what its first run did (its ack lane's record), and changes nothing.
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { queueKeys } from "../../src/engine/model/Keys.ts"
-import { LeaseLost } from "../../src/index.ts"
+import { partitionName, queueKeys } from "../../src/engine/model/Keys.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
 import { proxyToSuiteRedis, until } from "./support.ts"
@@ -58,20 +57,66 @@ describe("a manual reserve whose reply was lost", () => {
     expect(await queue.verify()).toMatchObject({ violations: 0 })
   })
 
-  it("a complete whose reply was lost: the re-send is refused as LeaseLost, and the job is completed once", async () => {
+  it("a complete, a fail and a release whose replies were lost: each re-send answers what the first run did", async () => {
     const q = name()
     const keys = queueKeys(q)
     const proxy = await proxyToSuiteRedis()
     const queue = useQueue<number>(q, { connection: proxy.url })
     await warmUp(queue)
+    // the fail and release scripts loaded too (a NOSCRIPT reply would be dropped)
+    for (const settle of ["release", "fail"] as const) {
+      await queue.add(0)
+      const [w] = await queue.reserve()
+      if (settle === "release") await queue.release(w!.id, w!.token)
+      else await queue.fail(w!.id, w!.token, new Error("warm-up"), { retry: false })
+    }
+    await queue.complete(...(await queue.reserve().then(([w]) => [w!.id, w!.token] as const)))
+    /** Run `call` with its reply dropped until `landed` sees it ran on Redis, then cut: ioredis re-sends it. */
+    const resent = async <A>(call: () => Promise<A>, landed: () => Promise<boolean>) => {
+      proxy.dropReplies()
+      const pending = call().catch((e: unknown) => e)
+      await until("the call ran on Redis", landed)
+      proxy.cut()
+      proxy.heal()
+      return pending
+    }
+    const [a, b, c] = [await queue.add(1), await queue.add(2), await queue.add(3)]
+    const jobs = await queue.reserve({ count: 3, leaseMs: 60_000 })
+    const tok = (id: string) => jobs.find((j) => j.id === id)!.token
+    const active = (id: string) => async () => (await raw.zscore(keys.active, id)) === null
+    expect(await resent(() => queue.complete(a, tok(a)), active(a))).toBeUndefined()
+    expect(await resent(() => queue.fail(b, tok(b), new Error("boom"), { delayMs: 60_000 }), active(b))).toBe("retry")
+    expect(await resent(() => queue.release(c, tok(c)), active(c))).toBeUndefined()
+    // each acted once: one completed, one failure (its retry delayed), one released to wait
+    expect((await queue.stats()).counters).toMatchObject({ completed: 3, failed: 2, released: 2, refused: 0 })
+    expect(await raw.zscore(keys.delayed, b)).not.toBeNull()
+    expect(await queue.verify()).toMatchObject({ violations: 0 })
+  })
+
+  it("a complete of a partitioned queue whose reply was lost: the re-send answers it completed", async () => {
+    const q = name()
+    const proxy = await proxyToSuiteRedis()
+    const queue = useQueue<number>(q, { connection: proxy.url, partitions: 2 })
+    await warmUp(queue)
     const id = await queue.add(1)
     const [job] = await queue.reserve()
-    proxy.dropReplies()
+    expect(job!.id).toBe(id)
+    const done = [0, 1].map((i) => queueKeys(partitionName(q, i)).done)
+    // the look-ups that find the job's partition go through; the complete itself is held, then sent with its reply dropped
+    proxy.hold()
     const pending = queue.complete(id, job!.token).catch((e: unknown) => e)
-    await until("the complete ran on Redis", async () => (await raw.zcard(keys.active)) === 0)
+    await until("the partitions' look-ups were sent", () => /hget/i.test(proxy.heldText()))
+    proxy.flush()
+    proxy.hold()
+    await until("the complete was sent", () => /evalsha/i.test(proxy.heldText()))
+    proxy.dropReplies()
+    proxy.flush()
+    await until("the complete ran on Redis", async () =>
+      (await Promise.all(done.map((k) => raw.zscore(k, id)))).some((at) => at !== null),
+    )
     proxy.cut()
     proxy.heal()
-    expect(await pending).toBeInstanceOf(LeaseLost)
-    expect((await queue.stats()).counters).toMatchObject({ completed: 2 })
+    expect(await pending).toBeUndefined()
+    expect((await queue.stats()).counters).toMatchObject({ completed: 2, refused: 0 })
   })
 })

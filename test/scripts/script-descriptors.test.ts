@@ -200,7 +200,7 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   extend: { input: { leases: [{ id: "a", token: 1 }], leaseMs: 1000 }, groups: 1 },
   complete: { input: { items: [{ id: "a", token: 1, result: "1" }] }, groups: 1 },
   fail: { input: { lease: { id: "a", token: 1 }, delayMs: 0, error: "{}", mode: "retry" }, groups: 0 },
-  release: { input: [{ id: "a", token: 1 }], groups: 1 },
+  release: { input: { leases: [{ id: "a", token: 1 }] }, groups: 1 },
   leases: { input: 300, groups: 0 },
   delayedList: { input: 100, groups: 0 },
   deadPeek: { input: { offset: 0, count: 10, limits: { cut: 10, loadMax: 20, budget: 30, hide: false } }, groups: 0 },

@@ -276,3 +276,63 @@ describe("a cancelled active job", () => {
     expect(stats.counters).toMatchObject({ completed: 0, failed: 0, lostLeases: 0 })
   })
 })
+
+describe("a running job whose queue is obliterated with force", () => {
+  it("is told cancelled at the next heartbeat (its signal aborts with JobCancelled), not lease-lost", async () => {
+    const q = name()
+    const queue = makeQueue(q)
+    const started = deferred()
+    const late = stuck()
+    const reason = deferred<unknown>()
+    const worker = makeWorker(q, async (job) => {
+      job.signal.addEventListener("abort", () => reason.resolve(job.signal.reason))
+      started.resolve()
+      await late.promise
+    })
+    late.end()
+    const cancelled = deferred<{ id: string }>()
+    worker.on("cancelled", (job) => cancelled.resolve(job))
+    const lost: string[] = []
+    worker.on("lease-lost", (job) => lost.push(job.id))
+    const id = await queue.add({})
+    await started.promise
+    expect(await queue.obliterate({ force: true })).toEqual({ active: 1 })
+    expect(await reason.promise).toBeInstanceOf(JobCancelled)
+    expect((await cancelled.promise).id).toBe(id)
+    late.resolve()
+    await until("its slot to be free", () => worker.running === 0)
+    await worker.close()
+    expect(lost).toEqual([])
+  })
+
+  it("whose handler returns before the next heartbeat: its refused complete is told cancelled, not lease-lost", async () => {
+    const q = name()
+    const queue = makeQueue(q)
+    const started = deferred()
+    const finish = stuck()
+    // no heartbeat comes before the handler returns: the complete finds the lease gone
+    const worker = makeWorker(
+      q,
+      async () => {
+        started.resolve()
+        await finish.promise
+      },
+      { leaseMs: 60_000, heartbeatMs: 20_000 },
+    )
+    finish.end()
+    const cancelled = deferred<{ id: string }>()
+    worker.on("cancelled", (job) => cancelled.resolve(job))
+    const lost: string[] = []
+    worker.on("lease-lost", (job) => lost.push(job.id))
+    let completed = 0
+    worker.on("completed", () => completed++)
+    const id = await queue.add({})
+    await started.promise
+    expect(await queue.obliterate({ force: true })).toEqual({ active: 1 })
+    finish.resolve()
+    expect((await cancelled.promise).id).toBe(id)
+    await worker.close()
+    expect(lost).toEqual([])
+    expect(completed).toBe(0)
+  })
+})

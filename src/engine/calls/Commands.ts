@@ -10,9 +10,10 @@ import type { InvalidOptions, LayoutMismatch, RedisError, WrongKeyType } from ".
 import type { QueueKeys } from "../model/Keys.ts"
 import type { WorkerRecord } from "../model/Registry.ts"
 import { newRequestId, newWorkerId } from "../model/RequestId.ts"
+import type { FailInput } from "../scripts/AckScripts.ts"
 import type { NewJob } from "../scripts/AddScripts.ts"
 import type { DeadTarget } from "../scripts/AdminScripts.ts"
-import type { Completion, ExtendRef, FailInput, LeaseRef, ReserveInput } from "../scripts/LeaseScripts.ts"
+import type { Completion, ExtendRef, LeaseRef, ReserveInput } from "../scripts/LeaseScripts.ts"
 import { type ScriptDef, scriptKeys } from "../scripts/Script.ts"
 import { type MarkerWait, markerThenReserve } from "./Marker.ts"
 import { decodeReply, redisError } from "./Replies.ts"
@@ -132,6 +133,8 @@ export const lookups = (client: RedisClient, keys: QueueKeys) => {
     /** The fencing token of job `id`'s current lease (as stored), or undefined when it has none. */
     leaseToken: (id: string) =>
       read("HGET", [keys.lease, id]).pipe(Effect.map((t) => (present(t) ? String(t) : undefined))),
+    /** True when the queue's meta has a layout (add writes it; an obliterated queue has none). */
+    hasLayout: read("HEXISTS", [keys.meta, "layout"]).pipe(Effect.map((n) => Number(n) === 1)),
     /** True when job `id` was cancelled (in `cancelled`: the newest max(keep, 1000) cancels). */
     isCancelled: (id: string) => read("ZSCORE", [keys.cancelled, id]).pipe(Effect.map(present)),
     /** True when job `id` is dead (in `dead`). */
@@ -212,20 +215,28 @@ const leaseCommands = (run: Run) => {
     /** Take a worker's record out of the registry (at close). */
     workerLeave: (workerId: string) => run(Scripts.workerLeave, workerId),
 
-    /** Acknowledge jobs; true per job completed, false when its lease was lost. Any number (chunked). */
-    complete: (items: ReadonlyArray<Completion>) => chunked(items, (part) => run(Scripts.complete, { items: part })),
+    /**
+     * Acknowledge jobs; true per job completed, false when its lease was lost. Any number
+     * (chunked, one call after another). `lane` (default: none) is the caller's ack lane
+     * (model/AckLanes.ts): a call re-sent after a lost reply answers what it did.
+     */
+    complete: (items: ReadonlyArray<Completion>, lane?: string) =>
+      chunked(items, (part) => run(Scripts.complete, { items: part, lane })),
 
     /**
      * Fail a leased job: retried later (after its own backoff's delay when it has one, else
      * `options.backoff`'s, else `delayMs`), moved to dead, or `lost` when its lease was.
+     * `options.lane` as complete's `lane`.
      */
     fail: (lease: LeaseRef, options: Omit<FailInput, "lease">) => run(Scripts.fail, { lease, ...options }),
 
     /**
      * Give leased jobs back (graceful shutdown); true per job released, false when its
      * lease was lost. Any number of leases: chunks of {@link SCRIPT_CHUNK}, each atomic.
+     * `lane` as complete's.
      */
-    release: (leases: ReadonlyArray<LeaseRef>) => chunked(leases, (part) => run(Scripts.release, part)),
+    release: (leases: ReadonlyArray<LeaseRef>, lane?: string) =>
+      chunked(leases, (part) => run(Scripts.release, { leases: part, lane })),
   }
 }
 

@@ -8,6 +8,7 @@
  * test/scripts/script-descriptors.test.ts fails until the header and the descriptor agree.
  */
 
+import { complete, fail, release } from "../scripts/AckScripts.ts"
 import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
 import { groupLimits, groupList, groupPause } from "../scripts/GroupScripts.ts"
@@ -21,7 +22,7 @@ import {
   setLimits,
   setRetention,
 } from "../scripts/JobScripts.ts"
-import { complete, extend, fail, release, reserve } from "../scripts/LeaseScripts.ts"
+import { extend, reserve } from "../scripts/LeaseScripts.ts"
 import {
   clean,
   drain,

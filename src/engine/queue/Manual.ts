@@ -11,10 +11,14 @@
  * the record of call n is replaced only by call n + 64. A call re-sent after a lost reply
  * (by the connection, or the same Effect run again) answers the same leases and leases
  * nothing more, unless 64 later reserves of the same queue object ran meanwhile.
+ *
+ * Its complete, fail and release calls go on ack lanes (model/AckLanes.ts): one re-sent
+ * after a lost reply answers what its first run did (not `LeaseLost`).
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { type Commands, lookups, type Reservation, type ScriptFailure } from "../calls/Commands.ts"
+import { type AckLanes, makeAckLanes } from "../model/AckLanes.ts"
 import { DEFAULT_BACKOFF } from "../model/Backoff.ts"
 import { storedPayload } from "../model/Carrier.ts"
 import {
@@ -140,11 +144,25 @@ export interface ManualQueue {
   readonly isClosed: () => boolean
 }
 
+/**
+ * Run a call on a lane of `lanes`: once answered the lane is free; a call that failed or
+ * timed out may still be sent (ioredis re-sends it), so its lane is not used again.
+ */
+const laneRunner =
+  (lanes: AckLanes) =>
+  <A, E>(f: (lane: string) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.suspend(() => {
+      const lane = lanes.take()
+      return Effect.tap(f(lane), () => Effect.sync(() => lanes.give(lane)))
+    })
+
 /** Manual processing on one queue, each call bounded by the queue's `callTimeoutMs`. */
 export const makeManual = (core: ManualQueue): ManualProcessing => {
   const { calls, name } = core
   const look = lookups(calls.client, core.keys)
   const consumer = newWorkerId()
+  // complete, fail and release each on a lane of their own: a re-send answers what the call did
+  const onLane = laneRunner(makeAckLanes(consumer))
   let calln = 0
   const open = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | QueueClosed> =>
     Effect.suspend(
@@ -173,7 +191,9 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
         open(
           Effect.gen(function* () {
             // retained (with its result) as the queue's retention says, as a worker's complete is
-            const [ok] = yield* calls.complete([{ id: jobId, token: tok, result: result ?? "" }])
+            const [ok] = yield* onLane((lane) =>
+              calls.complete([{ id: jobId, token: tok, result: result ?? "" }], lane),
+            )
             if (!ok) return yield* refused(jobId, tok)
           }),
         ),
@@ -190,7 +210,7 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
           mode: retry ? "retry" : "final",
           backoff,
         } as const
-        return open(calls.fail({ id: jobId, token: tok }, sent)).pipe(
+        return open(onLane((lane) => calls.fail({ id: jobId, token: tok }, { ...sent, lane }))).pipe(
           Effect.flatMap((outcome) => (outcome === "lost" ? refused(jobId, tok) : Effect.succeed(outcome))),
         )
       }),
@@ -210,7 +230,7 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
       Effect.ignore(calls.fail(job, { delayMs: 0, error: errorJson(message, "invalid-payload"), mode: "dead" })),
     release: (id, token) =>
       leased(id, token, (jobId, tok) =>
-        open(calls.release([{ id: jobId, token: tok }])).pipe(
+        open(onLane((lane) => calls.release([{ id: jobId, token: tok }], lane))).pipe(
           Effect.flatMap(([ok]) => (ok ? Effect.void : refused(jobId, tok))),
         ),
       ),

@@ -3,6 +3,7 @@
  * `group-pause`, `group-list`. The groups' state is in the ready group of keys.
  */
 import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
+import { newRequestId } from "../model/RequestId.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** Limits of a group (or the default of every group); a field left out is no limit. */
@@ -74,13 +75,18 @@ export const groupLimits = defineScript({
 /** `group-pause`: pause or resume a group; true when that changed it. */
 export const groupPause = defineScript({
   name: "group-pause",
-  keys: ["meta", ...READY_KEYS],
-  argv: ["layout", "group", "op"],
-  args: ({ group, pause }: { readonly group: string; readonly pause: boolean }): Argv => [
-    LAYOUT_VERSION,
+  keys: ["meta", "receipts", "receiptsAt", ...READY_KEYS],
+  argv: ["layout", "group", "op", "requestId"],
+  // the request id (default: drawn when the call's ARGV is built, so a re-send carries the same) is the call's receipt
+  args: ({
     group,
-    pause ? "pause" : "resume",
-  ],
+    pause,
+    requestId = newRequestId(),
+  }: {
+    readonly group: string
+    readonly pause: boolean
+    readonly requestId?: string
+  }): Argv => [LAYOUT_VERSION, group, pause ? "pause" : "resume", requestId],
   decode: (reply): boolean => list(reply)[0] === 1,
 })
 

@@ -3,6 +3,7 @@
  * `get-job`, `cancel`, `change-priority`, `pause`, `resume`, `clear-dedupe`, `set-limits`.
  */
 import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
+import { newRequestId } from "../model/RequestId.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** The states `cancel` can stop a job in. */
@@ -61,10 +62,14 @@ export const cancel = defineScript({
     "holder",
     "events",
     "backoff",
+    "receipts",
+    "receiptsAt",
     ...READY_KEYS,
   ],
-  argv: ["layout", "id"],
-  args: (id: string): Argv => [LAYOUT_VERSION, id],
+  argv: ["layout", "id", "requestId"],
+  // the request id (default: drawn when the call's ARGV is built, so a re-send carries the same) is the call's receipt
+  args: (i: string | { readonly id: string; readonly requestId: string }): Argv =>
+    typeof i === "string" ? [LAYOUT_VERSION, i, newRequestId()] : [LAYOUT_VERSION, i.id, i.requestId],
   decode: (reply): CancelledFrom | undefined => {
     const r = list<number | string>(reply)
     return r[0] === 1 ? (r[1] as CancelledFrom) : undefined
@@ -79,9 +84,30 @@ export type PriorityChange =
 /** `change-priority`: give a waiting or delayed job a new priority. */
 export const changePriority = defineScript({
   name: "change-priority",
-  keys: ["meta", "data", "active", "dead", "done", "cancelled", "lease", "holder", ...READY_KEYS],
-  argv: ["layout", "id", "priority"],
-  args: ({ id, priority }: { readonly id: string; readonly priority: number }): Argv => [LAYOUT_VERSION, id, priority],
+  keys: [
+    "meta",
+    "data",
+    "active",
+    "dead",
+    "done",
+    "cancelled",
+    "lease",
+    "holder",
+    "receipts",
+    "receiptsAt",
+    ...READY_KEYS,
+  ],
+  argv: ["layout", "id", "priority", "requestId"],
+  // the request id as cancel's
+  args: ({
+    id,
+    priority,
+    requestId = newRequestId(),
+  }: {
+    readonly id: string
+    readonly priority: number
+    readonly requestId?: string
+  }): Argv => [LAYOUT_VERSION, id, priority, requestId],
   decode: (reply): PriorityChange => {
     const r = list<number | string>(reply)
     return r[0] === 1 ? { changed: true, was: r[1] as "waiting" | "delayed" } : { changed: false, state: String(r[1]) }

@@ -3,6 +3,7 @@
  * `schedules` (read them, or the due ones) and `tick` (make one due tick's jobs, once).
  */
 import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
+import { newRequestId } from "../model/RequestId.ts"
 import type { StoredSchedule } from "../model/Schedule.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
@@ -40,9 +41,11 @@ export const schedule = defineScript({
 /** `unschedule`: true when the schedule existed. */
 export const unschedule = defineScript({
   name: "unschedule",
-  keys: ["meta", "schedules", "schedAt"],
-  argv: ["layout", "name"],
-  args: (name: string): Argv => [LAYOUT_VERSION, name],
+  keys: ["meta", "schedules", "schedAt", "receipts", "receiptsAt"],
+  argv: ["layout", "name", "requestId"],
+  // the request id (default: drawn when the call's ARGV is built, so a re-send carries the same) is the call's receipt
+  args: (i: string | { readonly name: string; readonly requestId: string }): Argv =>
+    typeof i === "string" ? [LAYOUT_VERSION, i, newRequestId()] : [LAYOUT_VERSION, i.name, i.requestId],
   decode: (reply): boolean => list(reply)[0] === 1,
 })
 

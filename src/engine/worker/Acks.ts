@@ -187,14 +187,17 @@ export const deliver = <A>(call: AckCall<A>, options: DeliverOptions): Effect.Ef
  * An ack was refused (no lease under its token): was the job cancelled? It was when its
  * id is in the queue's `cancelled` set, where cancel records it (the newest 1,000 cancels
  * at least) — what a finished cancelled job keeps anyway, so no memory is added per job.
- * One ZSCORE, only on a refusal. (A job cancelled after its lease was lost for another
- * reason is told as cancelled too: it was, and nobody will run it again.)
+ * One ZSCORE (the command layer's look-up: a failure is a typed {@link RedisError}), only
+ * on a refusal. (A job cancelled after its lease was lost for another reason is told as
+ * cancelled too: it was, and nobody will run it again.) A queue obliterated with force
+ * revoked the lease as a cancel does: its meta has no layout (a second read), told as cancelled.
  */
-export const ackCancelled = (commands: Commands, id: string): Effect.Effect<boolean, unknown> =>
-  Effect.map(
-    Effect.tryPromise(() => commands.client.command("ZSCORE", [commands.keys.cancelled, id])),
-    (at) => at !== null && at !== undefined,
+export const ackCancelled = (commands: Commands, id: string): Effect.Effect<boolean, RedisError> => {
+  const look = lookups(commands.client, commands.keys)
+  return Effect.flatMap(look.isCancelled(id), (cancelled) =>
+    cancelled ? Effect.succeed(true) : Effect.map(look.hasLayout, (live) => !live),
   )
+}
 
 /**
  * After an uncertain attempt, a complete answered "lease lost": did an earlier attempt

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import type { RedisClient } from "../../redis/Client.ts"
 import { type Commands, SCRIPT_CHUNK } from "../calls/Commands.ts"
+import { type AckLanes, makeAckLanes } from "../model/AckLanes.ts"
 import type { InvalidPayload } from "../model/Errors.ts"
 import { makeRegistryBeat, type WorkerSelf } from "../model/Registry.ts"
 import { newWorkerId } from "../model/RequestId.ts"
@@ -61,8 +62,9 @@ export interface WorkerHandle {
   readonly close: Effect.Effect<void>
 }
 
-const makeCompleter = (commands: Commands) =>
-  makeBatcher((items: ReadonlyArray<Finished>) => commands.complete(items), SCRIPT_CHUNK)
+/** The batcher of stand-alone completes: one call in flight at a time, so one ack lane of its own. */
+const makeCompleter = (commands: Commands, lane: string) =>
+  makeBatcher((items: ReadonlyArray<Finished>) => commands.complete(items, lane), SCRIPT_CHUNK)
 
 /** Everything the roles of one worker share. */
 export interface WorkerContext<A> {
@@ -88,6 +90,8 @@ export interface WorkerContext<A> {
   readonly stopAcks: StopSignal
   /** Completes sent on their own, batched. */
   readonly completer: ReturnType<typeof makeCompleter>
+  /** The worker's ack lanes (model/AckLanes.ts): one per fail in flight, one the completer's. */
+  readonly ackLanes: AckLanes
   /** Fibers of the jobs whose handlers run or settle. */
   readonly jobFibers: Set<Fiber.Fiber<void>>
   /** Jobs whose handlers run or settle without a fiber (PlainRun.ts). */
@@ -134,6 +138,7 @@ export const makeContext = <A>(
   // user callbacks never throw into the engine: a throw is reported on the error hook
   const hooks = safeHooks(program.hooks, stderrWarner(`worker of queue "${commands.keys.queue}"`))
   const workerId = newWorkerId()
+  const ackLanes = makeAckLanes(workerId)
   const self: WorkerSelf = {
     id: workerId,
     concurrency: settings.concurrency,
@@ -154,7 +159,8 @@ export const makeContext = <A>(
     registry: makeRegistryBeat(self, settings.leaseMs + settings.leaseGraceMs),
     serverLeaseMs: settings.leaseMs + settings.leaseGraceMs,
     stopAcks: makeStopSignal(),
-    completer: makeCompleter(commands),
+    completer: makeCompleter(commands, ackLanes.take()),
+    ackLanes,
     jobFibers: new Set(),
     plainRuns: { count: 0, idle: [] },
     toRelease: [],

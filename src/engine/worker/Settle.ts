@@ -93,14 +93,21 @@ export const completedSlow = <A>(
     else leaseEnded(ctx, held, "lease-lost")
   })
 
-/** Send a fail until answered; "lease lost" after an uncertain attempt is checked in Redis first. (Also used by Steer.ts.) */
+/**
+ * Send a fail until answered, on an ack lane of its own (a re-send after a lost reply
+ * answers what the first run did); "lease lost" after an uncertain attempt is checked in
+ * Redis first. (Also used by Steer.ts.)
+ */
 export const sendFail = <A>(ctx: WorkerContext<A>, r: LeaseRef, held: Held, options: Parameters<Commands["fail"]>[1]) =>
   Effect.gen(function* () {
-    const d = yield* deliver(ctx.commands.fail(r, options), {
+    const lane = ctx.ackLanes.take()
+    const d = yield* deliver(ctx.commands.fail(r, { ...options, lane }), {
       held,
       stop: ctx.stopAcks,
       onError: (e) => ctx.hooks.error?.(e),
     })
+    // an attempt still unanswered may yet run: its lane is not used again
+    if (d._tag !== "undelivered") ctx.ackLanes.give(lane)
     if (d._tag === "undelivered") undelivered(ctx, held, "fail", d)
     if (d._tag !== "answered") return undefined
     if (d.value !== "lost" || !d.uncertain) return d.value
