@@ -64,14 +64,13 @@ if redis.call('ZREM', KEYS[1], id) == 1 then
   was = 'active'
   redis.call('HDEL', KEYS[6], id)
   redis.call('HDEL', KEYS[17], id)
-  -- its group's slot is free, and its group forgotten (lua/include/ready.lua)
-  ready_left({id}, true)
+  -- its group's slot is free; its group is kept with its data (a retry runs it in its
+  -- group), dropped with the data (drop_jobs), as for a completed job
+  ready_left({id}, false)
 elseif delayed_remove(id) == 1 then
   was = 'delayed'
-  ready_forget({id})
 elseif ready_remove(id) > 0 then
   was = 'waiting'
-  ready_forget({id})
 else
   return {0}
 end
