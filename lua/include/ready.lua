@@ -212,8 +212,11 @@ local function ready_push(ids, front, prios, groups)
 end
 
 -- ready_set_groups(ids, groups): record the group of jobs not ready yet (add's delayed jobs).
+-- The first group of a queue starts the round robin: the ungrouped jobs already ready join it.
 local function ready_set_groups(ids, groups)
+  local first = not groups_used()
   groups_lib().assign(ids, groups)
+  if first and ready_count_ungrouped() > 0 then groups_lib().back('') end
 end
 
 -- plain_take(count): take up to `count` jobs of priority 0, the front first: their entries,

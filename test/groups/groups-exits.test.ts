@@ -108,3 +108,15 @@ describe("groups: a custom id re-added after its cancelled job was trimmed is a 
     expect((await queue.verify()).lines).toEqual([`duplicate ${id} in wait and cancelled`])
   })
 })
+
+describe("groups: the first grouped job added delayed (G8)", () => {
+  it("leaves the ungrouped jobs already waiting servable", async () => {
+    const q = name()
+    const queue = useQueue<{ n: number }>(q)
+    for (let i = 0; i < 5; i++) await queue.add({ n: i })
+    await queue.add({ n: 9 }, { group: "tenant", delayMs: 60_000 })
+    const jobs = await queue.reserve({ count: 10 })
+    expect(jobs.map((j) => j.payload)).toEqual([0, 1, 2, 3, 4].map((n) => ({ n })))
+    expect(await queue.stats()).toMatchObject({ waiting: 0, active: 5, delayed: 1 })
+  })
+})
