@@ -45,6 +45,7 @@
 ]]
 --!include dedupe
 --!include ready
+--!include active
 --!include finish
 --!include events
 
@@ -60,13 +61,10 @@ end
 -- the first write removes the job from its state: it never grows memory, so a cancel
 -- runs even with maxmemory reached and noeviction
 local was
-if redis.call('ZREM', KEYS[1], id) == 1 then
+-- an active job's lease and group slot are freed; its group is kept with its data (a retry
+-- runs it in its group), dropped with the data (drop_jobs), as for a completed job
+if active_leave({active = KEYS[1], lease = KEYS[6], holder = KEYS[17]}, {id}, 'cancelled') == 1 then
   was = 'active'
-  redis.call('HDEL', KEYS[6], id)
-  redis.call('HDEL', KEYS[17], id)
-  -- its group's slot is free; its group is kept with its data (a retry runs it in its
-  -- group), dropped with the data (drop_jobs), as for a completed job
-  ready_left({id}, false)
 elseif delayed_remove(id) == 1 then
   was = 'delayed'
 elseif ready_remove(id) > 0 then

@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
-import { KEY_GROUPS, KEY_TYPES, READY_KEYS } from "../../src/engine/model/Keys.ts"
+import { ACTIVE_KEYS, KEY_GROUPS, KEY_TYPES, READY_KEYS } from "../../src/engine/model/Keys.ts"
 import type { ScriptDef } from "../../src/engine/scripts/Script.ts"
 
 const luaDir = new URL("../../lua/", import.meta.url)
@@ -135,6 +135,38 @@ describe("the ready group (lua/include/ready.lua)", () => {
       // a KEYS index that is not a number could reach the group
       if (group.length > 0) expect(body).not.toMatch(/KEYS\[[^\d]|#KEYS|ipairs\(KEYS\)/)
     })
+  })
+})
+
+/**
+ * Leaving active (and dead) is one transition each: only lua/include/active.lua writes the
+ * leased jobs' keys (ACTIVE_KEYS: active_take, active_extend, active_leave, which also frees
+ * the group's slot) and only lua/include/dead.lua writes dead (to_dead, dead_leave). A script
+ * may read them; a write command on one, by its KEYS entry or a table field, fails here.
+ */
+describe("the active group (lua/include/active.lua) and dead (lua/include/dead.lua)", () => {
+  const owned: ReadonlyArray<string> = [...ACTIVE_KEYS, "dead"]
+  const writes =
+    /redis\.p?call\('(ZADD|ZREM|ZPOPMIN|ZPOPMAX|ZINCRBY|ZREMRANGEBYSCORE|ZREMRANGEBYRANK|HSET|HSETNX|HDEL|HINCRBY|DEL|UNLINK)',\s*([^,)]+)/g
+  const includeDir = new URL("include/", luaDir)
+  const others = readdirSync(includeDir).filter((f) => f.endsWith(".lua") && f !== "active.lua" && f !== "dead.lua")
+  const written = (code: string, keyName: (arg: string) => string | undefined): ReadonlyArray<string> =>
+    [...code.replace(/--.*$/gm, "").matchAll(writes)]
+      .map((m) => [m[1]!, m[2]!.trim()] as const)
+      .filter(([, arg]) => {
+        const name = keyName(arg) ?? /\.(\w+)$/.exec(arg)?.[1]
+        return name !== undefined && owned.includes(name)
+      })
+      .map(([cmd, arg]) => `${cmd} ${arg}`)
+
+  it.each(files)("lua/%s.lua writes no active or dead key on its own", (name) => {
+    const { header, body } = split(name)
+    const keys = new Map(parseHeader(header).keys.map((k) => [`KEYS[${k.index}]`, k.name]))
+    expect(written(body, (arg) => keys.get(arg))).toEqual([])
+  })
+
+  it.each(others)("include/%s writes no active or dead key", (file) => {
+    expect(written(readFileSync(new URL(file, includeDir), "utf8"), () => undefined)).toEqual([])
   })
 })
 
