@@ -1,8 +1,9 @@
+--!include ready
 -- active: the one owner of the moves into, within and out of active (the jobs leased to a
 -- worker). No script writes the active set, the lease tokens or the lease holders on its
 -- own (test/scripts/script-descriptors.test.ts, "the active group"): it calls these, so a
 -- rule about leaving active (a group's slot, a concurrency slot, a field of the lease) is a
--- change to this file. Include ready first (active_leave frees group slots through it).
+-- change to this file (active_leave frees group slots through ready.lua).
 --
 -- A script passes the keys once, by name, as the table `a` (ACTIVE_KEYS in
 -- src/engine/model/Keys.ts):

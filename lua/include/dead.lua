@@ -1,9 +1,10 @@
+--!include dedupe
 -- dead: the moves into and out of the dead jobs (no other file writes dead: see
 -- test/scripts/script-descriptors.test.ts, "the active group … and dead").
 --
 -- to_dead(k, now, ids): the jobs `ids` (already out of their state) die at `now`: into
 --   dead, counted in meta.dead, and a dedupe key a job held until finished is freed
---   (free_dedupe, lua/include/dedupe.lua, must be included first). Their data and last
+--   (free_dedupe, lua/include/dedupe.lua). Their data and last
 --   error stay for an operator to retry or purge.
 --   k  table of key names: dead, meta, dkey, dedupe, dedupeid
 local function to_dead(k, now, ids)

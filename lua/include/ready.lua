@@ -1,3 +1,4 @@
+--!include zset-page
 -- ready: the one owner of the jobs that are ready to run or delayed. No script names
 -- their keys: a script that moves a job into or out of them, or reads them, declares the
 -- READY_KEYS group of src/engine/model/Keys.ts as its last KEYS (header line `KEYS[i..] ready`)
@@ -430,7 +431,7 @@ end
 
 -- delayed_page(after, count, rev): a page of delayed jobs in due order (rev: the latest
 -- first) after the cursor `after` ({due, id} of the last one read, or false): see
--- zset_page in lua/include/zset-page.lua (include it before this file).
+-- zset_page in lua/include/zset-page.lua.
 local function delayed_page(after, count, rev)
   return zset_page(READY_DELAYED, after, count, rev)
 end

@@ -195,6 +195,11 @@ describe("include functions in a script's source", () => {
       expect(definition.test(d.source), `${f}: defined exactly when called`).toBe(called)
     }
   })
+
+  it.each(descriptors.map((d) => [d.name, d] as const))("%s: each include once, however many files name it", (_, d) => {
+    const defined = [...d.source.matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!)
+    expect(defined.filter((f, i) => defined.indexOf(f) !== i)).toEqual([])
+  })
 })
 
 /**
