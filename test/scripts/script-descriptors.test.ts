@@ -139,6 +139,26 @@ describe("the ready group (lua/include/ready.lua)", () => {
 })
 
 /**
+ * add.lua reads each job's fields by name through its table `J` (field -> offset in the
+ * job's stride): the same names, in the same order, as the header's repeated group and the
+ * descriptor's `rest` (scripts/AddScripts.ts sends them in that order), so a new job option
+ * is one entry in each and no offset is counted by hand.
+ */
+describe("add.lua's field table", () => {
+  it("names the descriptor's repeated group in order, with its stride", () => {
+    const { body } = split("add")
+    const table = /^local J = \{([\s\S]*?)\}$/m.exec(body)?.[1] ?? ""
+    const entries = [...table.matchAll(/(\w+) = (\d+)/g)].map((m) => [m[1]!, Number(m[2])] as const)
+    const fields = entries.filter(([k]) => k !== "stride").sort((a, b) => a[1] - b[1])
+    const add = descriptors.find((d) => d.name === "add")!
+    expect(fields.map(([k]) => k)).toEqual(add.rest)
+    expect(fields.map(([, v]) => v)).toEqual(add.rest.map((_, i) => i))
+    expect(entries.find(([k]) => k === "stride")?.[1]).toBe(add.rest.length)
+    expect(body).not.toMatch(/ARGV\[b \+ \d/)
+  })
+})
+
+/**
  * Leaving active (and dead) is one transition each: only lua/include/active.lua writes the
  * leased jobs' keys (ACTIVE_KEYS: active_take, active_extend, active_leave, which also frees
  * the group's slot) and only lua/include/dead.lua writes dead (to_dead, dead_leave). A script
