@@ -49,6 +49,7 @@
 ]]
 --!include dedupe
 --!include ready
+--!include active
 --!include finish
 --!include events
 --!include receipts
@@ -68,18 +69,14 @@ end
 -- the first write removes the job from its state: it never grows memory, so a cancel
 -- runs even with maxmemory reached and noeviction
 local was
-if redis.call('ZREM', KEYS[1], id) == 1 then
+-- an active job's lease and group slot are freed; its group is kept with its data (a retry
+-- runs it in its group), dropped with the data (drop_jobs), as for a completed job
+if active_leave({active = KEYS[1], lease = KEYS[6], holder = KEYS[17]}, {id}, 'cancelled') == 1 then
   was = 'active'
-  redis.call('HDEL', KEYS[6], id)
-  redis.call('HDEL', KEYS[17], id)
-  -- its group's slot is free, and its group forgotten (lua/include/ready.lua)
-  ready_left({id}, true)
 elseif delayed_remove(id) == 1 then
   was = 'delayed'
-  ready_forget({id})
 elseif ready_remove(id) > 0 then
   was = 'waiting'
-  ready_forget({id})
 else
   return {0}
 end

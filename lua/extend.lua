@@ -45,6 +45,7 @@
 ]]
 --!include events
 --!include limits
+--!include active
 
 local META = KEYS[3]
 --!include layout-guard
@@ -104,7 +105,7 @@ for i, id in ipairs(ids) do
     out[i] = obliterated and -1 or 0
   end
 end
-if #zargs > 0 then redis.call('ZADD', KEYS[1], 'XX', unpack(zargs)) end
+active_extend({active = KEYS[1]}, zargs)
 if #pargs > 0 then
   redis.call('HSET', KEYS[6], unpack(pargs))
   local maxlen = events_maxlen(KEYS[3])

@@ -37,6 +37,7 @@ local META = KEYS[1]
 --!include layout-guard
 --!include events
 --!include ready
+--!include dead
 --!include job-state
 --!include job-op
 
@@ -53,7 +54,7 @@ if not from then return op_refuse('retry', id, state, 'completed,cancelled,dead'
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 op_record(k, req, now, state)
-redis.call('ZREM', from, id)
+if state == 'dead' then dead_leave({dead = from}, {id}) else redis.call('ZREM', from, id) end
 for _, key in ipairs({KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16]}) do redis.call('HDEL', key, id) end
 ready_push({id}, false)
 ready_wake()

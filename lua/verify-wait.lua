@@ -1,6 +1,6 @@
 --[[
   verify-wait — check one page of the wait list (read-only), for an incremental verify.
-  Bounded: at most ARGV[3] entries, each checked with one HEXISTS and up to four ZSCOREs.
+  Bounded: at most ARGV[3] entries, each checked with one HEXISTS and up to five ZSCOREs.
   An inline entry's payload is cut off here and never returned; only the page's entries
   are held, and only during this call.
 
@@ -13,7 +13,8 @@
   KEYS[3] done     ZSET
   KEYS[4] data     HASH  id -> payload
   KEYS[5] meta     HASH  (field layout)
-  KEYS[6..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+  KEYS[6] cancelled ZSET
+  KEYS[7..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
@@ -24,7 +25,7 @@
     {more, id_1, inline_1, hasData_1, alsoIn_1, id_2, …}
       more: 1 when the list goes on past this page, else 0
       inline: 1 when the entry carries its payload; hasData: 1 when data has the id
-      alsoIn: the first of active, delayed, dead, done that also holds the id, or ''
+      alsoIn: the first of active, delayed, dead, done, cancelled that also holds the id, or ''
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
 local META = KEYS[5]
@@ -36,6 +37,7 @@ local page = ready_page(from, size)
 local function in_set(key) return function(id) return redis.call('ZSCORE', key, id) end end
 local states = {
   {'active', in_set(KEYS[1])}, {'delayed', delayed_due_at}, {'dead', in_set(KEYS[2])}, {'done', in_set(KEYS[3])},
+  {'cancelled', in_set(KEYS[6])},
 }
 local out = {ready_count() > from + size and 1 or 0}
 for i = #page, 1, -1 do

@@ -1,8 +1,10 @@
--- dead: the moves into and out of the dead jobs.
+--!include dedupe
+-- dead: the moves into and out of the dead jobs (no other file writes dead: see
+-- test/scripts/script-descriptors.test.ts, "the active group … and dead").
 --
 -- to_dead(k, now, ids): the jobs `ids` (already out of their state) die at `now`: into
 --   dead, counted in meta.dead, and a dedupe key a job held until finished is freed
---   (free_dedupe, lua/include/dedupe.lua, must be included first). Their data and last
+--   (free_dedupe, lua/include/dedupe.lua). Their data and last
 --   error stay for an operator to retry or purge.
 --   k  table of key names: dead, meta, dkey, dedupe, dedupeid
 local function to_dead(k, now, ids)
@@ -16,6 +18,13 @@ local function to_dead(k, now, ids)
   for i = 1, 2 * n, 500 do redis.call('ZADD', k.dead, unpack(args, i, math.min(i + 499, 2 * n))) end
   redis.call('HINCRBY', k.meta, 'dead', n)
   free_dedupe(k.dkey, k.dedupe, k.dedupeid, ids)
+end
+
+-- dead_leave(k, ids): the dead jobs `ids` leave dead (retried or purged; their data is the
+--   caller's to keep or drop): how many were dead. k  table of key names: dead
+local function dead_leave(k, ids)
+  if #ids == 0 then return 0 end
+  return redis.call('ZREM', k.dead, unpack(ids))
 end
 
 -- dead_targets(dead): the dead jobs an operator's call names, from the ARGV of dead-retry

@@ -1,6 +1,7 @@
+--!include ready
 -- finish: what is kept of a job that finished (completed, cancelled, purged from dead,
--- or trimmed from the retained completed jobs), and dropping it. Include ready first: the
--- per-job hashes it keeps (a job's priority) are dropped with the others.
+-- or trimmed from the retained completed jobs), and dropping it. The per-job hashes of
+-- ready.lua (a job's priority) are dropped with the others.
 --
 -- A script passes the keys once, by name, as the table `k`: done, result and the per-job
 -- hashes a job's data is in (the list is written once, in drop_jobs: a new per-job hash

@@ -1,7 +1,8 @@
+--!include job-state
 -- job-op: what an operator's call on one job shares (promote, reschedule, job-retry,
 -- update-payload): the job's state, the refusal naming it, and the receipt that makes a
 -- re-sent call answer what the first one did instead of acting twice.
--- Include job-state (and ready before it) first. The script sets `op` (its name) and
+-- The script sets `op` (its name) and
 -- `k`, a table of key names: active, dead, done, cancelled, lease, holder, data,
 -- receipts, receiptsAt.
 --   receiptsAt  ZSET request id -> time (ms), the calls that acted (trimmed by add and

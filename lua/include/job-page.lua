@@ -1,6 +1,7 @@
+--!include zset-page
+--!include ready
 -- job-page: one page of the jobs in one state, the same pages and cursors for every listing
--- (lua/job-list.lua, the engine's getJobs; lua/jobs-peek.lua, the dashboard's). Include
--- zset-page and ready before it.
+-- (lua/job-list.lua, the engine's getJobs; lua/jobs-peek.lua, the dashboard's).
 --
 -- job_page(state, rev, cursor, count, sets, put, out): the page of `state` after `cursor`
 --   ("" for the first; waiting: the jobs read so far; else "<score>:<id>"), at most `count`

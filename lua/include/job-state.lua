@@ -1,5 +1,6 @@
--- job-state: where one job is, the lookup get-job and job-peek share (include ready first:
--- a delayed job is found through it).
+--!include ready
+-- job-state: where one job is, the lookup get-job and job-peek share (a delayed job is
+-- found through ready.lua).
 --
 -- job_state(k, id): the state of the job `id`, which has data (waiting when it is in no
 --   set), its score there (false when waiting), and for an active job its lease's token

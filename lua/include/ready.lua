@@ -1,3 +1,4 @@
+--!include zset-page
 -- ready: the one owner of the jobs that are ready to run or delayed. No script names
 -- their keys: a script that moves a job into or out of them, or reads them, declares the
 -- READY_KEYS group of src/engine/model/Keys.ts as its last KEYS (header line `KEYS[i..] ready`)
@@ -280,8 +281,11 @@ local function ready_push(ids, front, prios, groups)
 end
 
 -- ready_set_groups(ids, groups): record the group of jobs not ready yet (add's delayed jobs).
+-- The first group of a queue starts the round robin: the ungrouped jobs already ready join it.
 local function ready_set_groups(ids, groups)
+  local first = not groups_used()
   groups_lib().assign(ids, groups)
+  if first and ready_count_ungrouped() > 0 then groups_lib().back('') end
 end
 
 -- plain_take(count): take up to `count` jobs of priority 0, the front first: their entries,
@@ -519,7 +523,7 @@ end
 
 -- delayed_page(after, count, rev): a page of delayed jobs in due order (rev: the latest
 -- first) after the cursor `after` ({due, id} of the last one read, or false): see
--- zset_page in lua/include/zset-page.lua (include it before this file).
+-- zset_page in lua/include/zset-page.lua.
 local function delayed_page(after, count, rev)
   return zset_page(READY_DELAYED, after, count, rev)
 end

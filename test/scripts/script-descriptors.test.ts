@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
-import { KEY_GROUPS, KEY_TYPES, READY_KEYS } from "../../src/engine/model/Keys.ts"
+import { ACTIVE_KEYS, KEY_GROUPS, KEY_TYPES, READY_KEYS } from "../../src/engine/model/Keys.ts"
 import type { ScriptDef } from "../../src/engine/scripts/Script.ts"
 
 const luaDir = new URL("../../lua/", import.meta.url)
@@ -139,6 +139,58 @@ describe("the ready group (lua/include/ready.lua)", () => {
 })
 
 /**
+ * add.lua reads each job's fields by name through its table `J` (field -> offset in the
+ * job's stride): the same names, in the same order, as the header's repeated group and the
+ * descriptor's `rest` (scripts/AddScripts.ts sends them in that order), so a new job option
+ * is one entry in each and no offset is counted by hand.
+ */
+describe("add.lua's field table", () => {
+  it("names the descriptor's repeated group in order, with its stride", () => {
+    const { body } = split("add")
+    const table = /^local J = \{([\s\S]*?)\}$/m.exec(body)?.[1] ?? ""
+    const entries = [...table.matchAll(/(\w+) = (\d+)/g)].map((m) => [m[1]!, Number(m[2])] as const)
+    const fields = entries.filter(([k]) => k !== "stride").sort((a, b) => a[1] - b[1])
+    const add = descriptors.find((d) => d.name === "add")!
+    expect(fields.map(([k]) => k)).toEqual(add.rest)
+    expect(fields.map(([, v]) => v)).toEqual(add.rest.map((_, i) => i))
+    expect(entries.find(([k]) => k === "stride")?.[1]).toBe(add.rest.length)
+    expect(body).not.toMatch(/ARGV\[b \+ \d/)
+  })
+})
+
+/**
+ * Leaving active (and dead) is one transition each: only lua/include/active.lua writes the
+ * leased jobs' keys (ACTIVE_KEYS: active_take, active_extend, active_leave, which also frees
+ * the group's slot) and only lua/include/dead.lua writes dead (to_dead, dead_leave). A script
+ * may read them; a write command on one, by its KEYS entry or a table field, fails here.
+ */
+describe("the active group (lua/include/active.lua) and dead (lua/include/dead.lua)", () => {
+  const owned: ReadonlyArray<string> = [...ACTIVE_KEYS, "dead"]
+  const writes =
+    /redis\.p?call\('(ZADD|ZREM|ZPOPMIN|ZPOPMAX|ZINCRBY|ZREMRANGEBYSCORE|ZREMRANGEBYRANK|HSET|HSETNX|HDEL|HINCRBY|DEL|UNLINK)',\s*([^,)]+)/g
+  const includeDir = new URL("include/", luaDir)
+  const others = readdirSync(includeDir).filter((f) => f.endsWith(".lua") && f !== "active.lua" && f !== "dead.lua")
+  const written = (code: string, keyName: (arg: string) => string | undefined): ReadonlyArray<string> =>
+    [...code.replace(/--.*$/gm, "").matchAll(writes)]
+      .map((m) => [m[1]!, m[2]!.trim()] as const)
+      .filter(([, arg]) => {
+        const name = keyName(arg) ?? /\.(\w+)$/.exec(arg)?.[1]
+        return name !== undefined && owned.includes(name)
+      })
+      .map(([cmd, arg]) => `${cmd} ${arg}`)
+
+  it.each(files)("lua/%s.lua writes no active or dead key on its own", (name) => {
+    const { header, body } = split(name)
+    const keys = new Map(parseHeader(header).keys.map((k) => [`KEYS[${k.index}]`, k.name]))
+    expect(written(body, (arg) => keys.get(arg))).toEqual([])
+  })
+
+  it.each(others)("include/%s writes no active or dead key", (file) => {
+    expect(written(readFileSync(new URL(file, includeDir), "utf8"), () => undefined)).toEqual([])
+  })
+})
+
+/**
  * A script's source holds the functions of lua/include/ it calls and no other (each
  * `local function` Redis passes costs a closure on every call), so no call can reach a
  * function left out, and no script pays for one it never runs.
@@ -162,6 +214,11 @@ describe("include functions in a script's source", () => {
       const called = new RegExp(`\\b${f}\\b`).test(code.replace(definition, ""))
       expect(definition.test(d.source), `${f}: defined exactly when called`).toBe(called)
     }
+  })
+
+  it.each(descriptors.map((d) => [d.name, d] as const))("%s: each include once, however many files name it", (_, d) => {
+    const defined = [...d.source.matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!)
+    expect(defined.filter((f, i) => defined.indexOf(f) !== i)).toEqual([])
   })
 })
 

@@ -192,6 +192,9 @@ const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gin
  */
 export const READY_KEYS = [...AGE_KEYS, ...GROUP_KEYS, "wait", "delayed", "marker", "prioritized", "priority"] as const
 
+/** The keys of the leased jobs: only `lua/include/active.lua` writes them (enter, extend, leave). */
+export const ACTIVE_KEYS = ["active", "lease", "holder"] as const
+
 /**
  * The named groups a script header may declare as one line `KEYS[i..] <group>`: `ready`
  * ({@link READY_KEYS}) and `all` (every key, in {@link KEY_NAMES} order).

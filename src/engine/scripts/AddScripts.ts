@@ -43,6 +43,7 @@ export const add = defineScript({
     "dkey",
     "events",
     "backoff",
+    "cancelled",
     ...READY_KEYS,
   ],
   argv: ["layout", "requestId", "n"],

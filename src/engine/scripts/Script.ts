@@ -45,12 +45,19 @@ export interface Line {
   readonly included: boolean
 }
 
-/** A line `--!include <name>` is replaced by `lua/include/<name>.lua` (itself expanded: ready includes groups). */
-const expand = (source: string, included = false): ReadonlyArray<Line> =>
+/**
+ * A line `--!include <name>` is replaced by `lua/include/<name>.lua`, itself expanded (an
+ * include names the includes it needs: active includes ready, ready includes groups), the
+ * first time a script reaches it; a later line for the same include is dropped. So each
+ * include is in a script once, after those it includes, whatever order the script names them in.
+ */
+const expand = (source: string, included = false, seen = new Set<string>()): ReadonlyArray<Line> =>
   source.split("\n").flatMap((text): ReadonlyArray<Line> => {
     const m = /^--!include ([a-z-]+)$/.exec(text)
     if (!m) return [{ text, included }]
-    return expand(readFileSync(new URL(`include/${m[1]}.lua`, dir), "utf8").replace(/\n$/, ""), true)
+    if (seen.has(m[1]!)) return []
+    seen.add(m[1]!)
+    return expand(readFileSync(new URL(`include/${m[1]}.lua`, dir), "utf8").replace(/\n$/, ""), true, seen)
   })
 
 /** A `--[[ … ]]` comment (a script's header). */

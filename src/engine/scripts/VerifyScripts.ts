@@ -32,14 +32,14 @@ export interface WaitEntry {
   readonly inline: boolean
   /** The data hash holds a payload for it. */
   readonly stored: boolean
-  /** The first of active, delayed, dead, done that also holds the id, or "". */
+  /** The first of active, delayed, dead, done, cancelled that also holds the id, or "". */
   readonly alsoIn: string
 }
 
 /** `verify-wait`: a page of wait, from its right end (the pop end); `more` when entries remain. */
 export const verifyWait = defineScript({
   name: "verify-wait",
-  keys: ["active", "dead", "done", "data", "meta", ...READY_KEYS],
+  keys: ["active", "dead", "done", "data", "meta", "cancelled", ...READY_KEYS],
   argv: ["layout", "from", "size"],
   args: ({ from, size }: { readonly from: number; readonly size: number }): Argv => [LAYOUT_VERSION, from, size],
   decode: (reply) => {
