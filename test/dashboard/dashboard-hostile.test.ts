@@ -258,7 +258,16 @@ describe("the dashboard's token", () => {
     for (const mode of [0o644, 0o640]) {
       writeFileSync(file, `${TOKEN}\n`, { mode })
       chmodSync(file, mode)
-      const r = await runCli(["dashboard", "--url", redisUrl(), "--allow-actions", "--listen", "127.0.0.1:0", "--token-file", file])
+      const r = await runCli([
+        "dashboard",
+        "--url",
+        redisUrl(),
+        "--allow-actions",
+        "--listen",
+        "127.0.0.1:0",
+        "--token-file",
+        file,
+      ])
       expect(r.code).toBe(2)
       expect(r.err).toContain(`(mode 0${mode.toString(8)})`)
       expect(r.err).toContain(`chmod 600 "${file}"`)
