@@ -111,14 +111,14 @@ describe("overview rate points (N7)", () => {
   it("500 readings in a row add at most one point per queue per interval; an hour keeps a bounded count, sent downsampled", () => {
     const rates = makeRates()
     const queue = { queue: "q", counters: { completed: 0, failed: 0 } }
-    let t = 1_000_000
+    const t0 = 1_000_000
     // 500 readings 10 ms apart (5 s): within one interval
     for (let i = 0; i < 500; i++)
-      rates.record((t += 10), [{ ...queue, counters: { completed: i, failed: 0 } }] as never)
+      rates.record(t0 + i * 10, [{ ...queue, counters: { completed: i, failed: 0 } }] as never)
     expect(rates.of("q").points.length).toBeLessThanOrEqual(1)
     // two hours of readings 100 ms apart: one point per interval, an hour of them kept
     for (let i = 0; i < 72_000; i++)
-      rates.record((t += 100), [{ ...queue, counters: { completed: i, failed: 0 } }] as never)
+      rates.record(t0 + 5_000 + i * 100, [{ ...queue, counters: { completed: i, failed: 0 } }] as never)
     const kept = rates.of("q").points
     expect(kept.length).toBeLessThanOrEqual(3_600_000 / RATE_LIMITS.intervalMs + 1)
     for (let i = 1; i < kept.length; i++)
