@@ -81,6 +81,8 @@ export type {
   ScheduledJob,
   ScheduledJobOptions,
   ScheduleInfo,
+  SchedulePage,
+  SchedulePageOptions,
   ScheduleSet,
   ScheduleWhen,
 } from "./engine/queue/Schedules.ts"

@@ -65,6 +65,8 @@ export type {
   ScheduledJob,
   ScheduledJobOptions,
   ScheduleInfo,
+  SchedulePage,
+  SchedulePageOptions,
   ScheduleSet,
   ScheduleWhen,
 } from "./engine/queue/Schedules.ts"

@@ -9,7 +9,7 @@
  * Beyond loopback (`--listen 0.0.0.0:…`) every reading needs the token too, and starting
  * there without one is refused: plain HTTP, so put TLS in front (docs/security.md).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { isIP } from "node:net"
 import { tmpdir } from "node:os"
@@ -48,14 +48,34 @@ export interface DashboardFlags extends CommonFlags {
   readonly hidePayloads?: boolean
 }
 
-/** The token the user gave (file, environment, flag), or undefined; a file that cannot be read fails. */
+/**
+ * Read `--token-file`, refusing one that other users can read (any group or other bit:
+ * 0644, 0640), as ssh refuses such a private key: the token opens every action, and a
+ * warning on a service's stderr goes unread. The mode is taken from the open file, so the
+ * file checked is the file read. Windows has no such mode bits: not checked there.
+ */
+const readTokenFile = (file: string): string => {
+  const fd = openSync(file, "r")
+  try {
+    const mode = fstatSync(fd).mode & 0o777
+    if (process.platform !== "win32" && (mode & 0o077) !== 0)
+      throw new Error(
+        `other users can read it (mode 0${mode.toString(8)}); make it readable by you alone: chmod 600 ${JSON.stringify(file)}`,
+      )
+    return readFileSync(fd, "utf8").trim()
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** The token the user gave (file, environment, flag), or undefined; a file that cannot be read, or others can, fails. */
 const givenToken = (flags: DashboardFlags, env: NodeJS.ProcessEnv): Effect.Effect<string | undefined, CliFailure> =>
   Effect.suspend(() => {
     if (flags.tokenFile !== undefined) {
       const file = flags.tokenFile
       return Effect.try({
-        try: () => readFileSync(file, "utf8").trim(),
-        catch: (e) => usage(`cannot read --token-file ${JSON.stringify(file)}: ${(e as Error).message}`),
+        try: () => readTokenFile(file),
+        catch: (e) => usage(`cannot use --token-file ${JSON.stringify(file)}: ${(e as Error).message}`),
       })
     }
     const fromEnv = env[TOKEN_ENV]

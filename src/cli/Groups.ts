@@ -3,7 +3,7 @@
  * in name order, with their waiting and active jobs, paused or not, and limits; `--cursor`
  * goes on from the page before. A partitioned queue is listed partition by partition.
  */
-import { type Command, Option } from "commander"
+import { type Command, InvalidArgumentError, Option } from "commander"
 import * as Effect from "effect/Effect"
 import { type GroupLimits, type GroupPage, MAX_GROUP_PAGE } from "../engine/queue/Groups.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
@@ -35,6 +35,24 @@ const limitsText = (l: GroupLimits | undefined): string => {
   return parts.join(",")
 }
 
+/**
+ * The CLI's cursor: base64url of the engine's (a group name, which may hold any character
+ * but NUL). Opaque on purpose: it is one shell word in every shell, pastes back exactly
+ * (quoting could not carry a control character without printing it raw), and shows nothing
+ * a tenant chose. `--json` gives the same cursor, so either output's cursor goes back in.
+ */
+export const cliCursor = (cursor: string): string => Buffer.from(cursor, "utf8").toString("base64url")
+
+/** An argParser for `--cursor`: a cursor {@link cliCursor} printed, back to the engine's. */
+export const groupCursor = (value: string): string => {
+  const cursor = Buffer.from(value, "base64url").toString("utf8")
+  if (!/^[A-Za-z0-9_-]+$/.test(value) || cliCursor(cursor) !== value)
+    throw new InvalidArgumentError(
+      `--cursor ${escapeControl(JSON.stringify(value))} is not a cursor leaseq groups printed: pass the one after "more: --cursor" (or the JSON "cursor"), as it is`,
+    )
+  return cursor
+}
+
 /** The text form of a page. */
 const pageText = (queue: string, page: GroupPage): string => {
   const rows = page.groups.map(
@@ -42,7 +60,7 @@ const pageText = (queue: string, page: GroupPage): string => {
       `${escapeControl(g.group)}  waiting ${g.waiting}  active ${g.active}${g.paused ? "  paused" : ""}  limits ${limitsText(g.limits)}`,
   )
   const head = `queue ${queue}: ${page.groups.length} group(s); default limits ${limitsText(page.defaults)}`
-  const next = page.cursor === undefined ? "" : `\nmore: --cursor '${escapeControl(page.cursor)}'`
+  const next = page.cursor === undefined ? "" : `\nmore: --cursor ${cliCursor(page.cursor)}`
   return `${[head, ...rows].join("\n")}${next}\n`
 }
 
@@ -60,7 +78,12 @@ export const runGroups = (io: Io, url: string, flags: GroupsFlags): Effect.Effec
     ),
   ).pipe(
     Effect.map((page) => {
-      if (flags.json) writeJson(io, { queue: flags.queue, ...page })
+      if (flags.json)
+        writeJson(io, {
+          queue: flags.queue,
+          ...page,
+          ...(page.cursor === undefined ? {} : { cursor: cliCursor(page.cursor) }),
+        })
       else writeText(io, pageText(flags.queue, page))
       return ExitCode.ok
     }),
@@ -89,7 +112,7 @@ export const groupCommands = ({ program, io, url, setJob }: GroupCommandsInput):
       "the queue (required; a partitioned queue's name covers all its partitions)",
       queueName,
     )
-    .option("--cursor <cursor>", "go on from the page before (the cursor it printed)")
+    .option("--cursor <cursor>", "go on from the page before (the cursor it printed, as it is)", groupCursor)
     .addOption(
       new Option("--count <n>", `groups per page (1 to ${MAX_GROUP_PAGE}, default 100)`).argParser(
         wholeNumber("--count", 1, MAX_GROUP_PAGE),

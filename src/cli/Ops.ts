@@ -17,6 +17,7 @@ import {
   clip,
   ExitCode,
   type ExitCodeValue,
+  escapeControl,
   type Io,
   table,
   toFailure,
@@ -38,6 +39,14 @@ const onOps = <A>(url: string, flags: JobFlags, context: string, use: (ops: Queu
 
 const when = (ms: number | undefined): string => (ms === undefined ? "" : new Date(ms).toISOString())
 
+/**
+ * A cursor as one shell word that pastes back as it is: as it is when it holds only
+ * characters no shell treats specially (a job cursor is digits, or a score and a job id of
+ * `[A-Za-z0-9._:-]`), else single-quoted with each `'` written `'\''`.
+ */
+export const shellWord = (text: string): string =>
+  /^[A-Za-z0-9._:+,/-]+$/.test(text) ? text : `'${escapeControl(text).replaceAll("'", "'\\''")}'`
+
 /** The text form of a page: one row per job (every cell escaped by `table`), then the cursor. */
 export const formatPage = (queue: string, state: string, page: JobPage): string => {
   const rows = page.jobs.map((j) => [
@@ -47,7 +56,7 @@ export const formatPage = (queue: string, state: string, page: JobPage): string 
     clip(j.payload ?? "", 80),
   ])
   const head = `queue ${queue}: ${page.jobs.length} of ${page.total} ${state} jobs\n`
-  const next = page.cursor === undefined ? "" : `next page: --cursor ${page.cursor}\n`
+  const next = page.cursor === undefined ? "" : `next page: --cursor ${shellWord(page.cursor)}\n`
   return head + (rows.length > 0 ? table(["id", "added", "at", "payload"], rows) : "") + next
 }
 

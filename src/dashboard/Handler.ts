@@ -26,6 +26,7 @@ import { makeJobRoutes } from "./JobRoutes.ts"
 import { PAGE, SCRIPTS } from "./Page.ts"
 import { makeReaders, type Readers } from "./Read.ts"
 import { openStream } from "./Stream.ts"
+import { DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_CLIENT, makeStreamCaps, refuseStream } from "./StreamCaps.ts"
 import { jobsViewIn, parseView, viewIn } from "./Views.ts"
 
 /** Options of {@link dashboardHandler}. */
@@ -53,8 +54,20 @@ export interface DashboardOptions {
    * proxy in front checks Host. Default: none.
    */
   readonly allowedHosts?: ReadonlyArray<string> | undefined
-  /** The most views (overview, workers, a queue, a job) polled at once; a stream of one more is refused 503. Default 100. */
+  /**
+   * The most views of jobs, job-list pages and unknown queues polled at once; a stream of
+   * one more is refused 503. The overview, workers and each queue under the prefix are not
+   * counted (made-up ids cannot lock them out). Default 100.
+   */
   readonly maxViews?: number | undefined
+  /** The most event streams open at once; one more is refused 503 with `Retry-After`. Default 200. */
+  readonly maxStreams?: number | undefined
+  /**
+   * The most event streams open at once from one client address; one more is refused 503
+   * with `Retry-After`. Behind a proxy every client has its address: set it to `maxStreams`
+   * there. Default 20.
+   */
+  readonly maxStreamsPerClient?: number | undefined
   /** Show payloads and results as "(hidden)". Default false. */
   readonly hidePayloads?: boolean | undefined
   /** How often a watched view is read from Redis. Default 1000 ms. */
@@ -103,6 +116,11 @@ const check = (options: DashboardOptions) => {
   const prefix = options.prefix ?? DEFAULT_PREFIX
   checkFleetOptions({ prefix })
   const maxViews = integerOr("maxViews", options.maxViews, DEFAULT_MAX_VIEWS, { min: 1, max: 100_000 })
+  const maxStreams = integerOr("maxStreams", options.maxStreams, DEFAULT_MAX_STREAMS, { min: 1, max: 100_000 })
+  const perClient = integerOr("maxStreamsPerClient", options.maxStreamsPerClient, DEFAULT_MAX_STREAMS_PER_CLIENT, {
+    min: 1,
+    max: 100_000,
+  })
   for (const h of options.allowedHosts ?? []) {
     if (typeof h !== "string" || !/^(\*|[A-Za-z0-9.-]{1,253})$/.test(h))
       throw new InvalidOptions({
@@ -111,7 +129,7 @@ const check = (options: DashboardOptions) => {
         reason: 'give host names such as "dash.example.com", or "*"',
       })
   }
-  return { intervalMs, prefix, callTimeoutMs, maxViews }
+  return { intervalMs, prefix, callTimeoutMs, maxViews, maxStreams, perClient }
 }
 
 /** The default `callTimeoutMs` of the dashboard: 5 s. */
@@ -154,8 +172,11 @@ const getRoutes = (ctx: {
   readonly prefix: string
   readonly maxViews: number
   readonly streams: Set<ServerResponse>
+  readonly caps: ReturnType<typeof makeStreamCaps>
+  /** Whether a view costs no slot of `maxViews`: the overview, workers, a queue under the prefix. */
+  readonly isFree: (view: string) => Promise<boolean>
 }): Record<string, (u: URL, res: ServerResponse) => void> => {
-  const { readers, hub, prefix, maxViews, streams } = ctx
+  const { readers, hub, prefix, maxViews, streams, caps, isFree } = ctx
   const viewOf = (u: URL) => viewIn(u, prefix)
   const reading = (v: ReturnType<typeof viewOf>, res: ServerResponse) => {
     if ("error" in v) return json(res, 400, v)
@@ -173,9 +194,16 @@ const getRoutes = (ctx: {
       const v = viewOf(u)
       if ("error" in v) return json(res, 400, v)
       const view = v.view
-      if (!hub.canWatch(view))
-        return json(res, 503, { error: `${maxViews} views are watched already (maxViews): close a page and try again` })
-      openStream(res, view, hub, streams)
+      void isFree(view).then((free) => {
+        if (res.destroyed) return
+        if (!hub.canWatch(view, free))
+          return json(res, 503, {
+            error: `${maxViews} views are watched already (maxViews): close a page and try again`,
+          })
+        const full = caps.take(res.req.socket.remoteAddress ?? "", res)
+        if (full !== undefined) return refuseStream(res, full)
+        openStream(res, view, hub, streams, free)
+      })
     },
     overview: (_u, res) => reading({ view: "overview" }, res),
     queue: (u, res) => reading(viewOf(viewUrl(u, `queue:${u.searchParams.get("name") ?? ""}`)), res),
@@ -186,9 +214,25 @@ const getRoutes = (ctx: {
   }
 }
 
+/** Whether a view is free (Hub.ts `FREE_VIEWS`): the queues under the prefix as the overview finds them (one SCAN per discoverEveryMs, shared). */
+const freeViews = (fleet: ReturnType<typeof makeFleetReader>) => {
+  let names: Promise<ReadonlyArray<string>> | undefined
+  return (view: string): Promise<boolean> => {
+    if (view === "overview" || view === "workers") return Promise.resolve(true)
+    if (!view.startsWith("queue:")) return Promise.resolve(false)
+    names ??= Effect.runPromise(fleet.names).finally(() => {
+      names = undefined
+    })
+    return names.then(
+      (all) => all.includes(view.slice("queue:".length)),
+      () => false,
+    )
+  }
+}
+
 /** Make the handler. Throws InvalidOptions for a bad option (before connecting). */
 export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandler => {
-  const { intervalMs, prefix, callTimeoutMs, maxViews } = check(options)
+  const { intervalMs, prefix, callTimeoutMs, maxViews, maxStreams, perClient } = check(options)
   const allowActions = options.allowActions === true
   const readsNeedToken = options.readsNeedToken === true
   const token = allowActions || readsNeedToken ? (options.token ?? randomBytes(24).toString("base64url")) : undefined
@@ -196,19 +240,16 @@ export const dashboardHandler = (options: DashboardOptions = {}): DashboardHandl
   const client = connect(options.connection, {})
   // every call bounded: with Redis gone a reading fails after callTimeoutMs, naming the server
   const bounded = withDeadline(client, { timeoutMs: callTimeoutMs })
-  const readers = makeReaders(
-    bounded,
-    makeFleetReader(bounded, { prefix, discoverEveryMs: options.discoverEveryMs }),
-    prefix,
-    {
-      hidePayloads: options.hidePayloads === true,
-    },
-  )
+  const fleet = makeFleetReader(bounded, { prefix, discoverEveryMs: options.discoverEveryMs })
+  const readers = makeReaders(bounded, fleet, prefix, {
+    hidePayloads: options.hidePayloads === true,
+  })
   const hub = hubOf(readers, prefix, allowActions, intervalMs, maxViews)
   const streams = new Set<ServerResponse>()
 
   const tokenOk = (given: string | undefined) => sameToken(token, given)
-  const gets = getRoutes({ readers, hub, prefix, maxViews, streams })
+  const caps = makeStreamCaps(maxStreams, perClient)
+  const gets = getRoutes({ readers, hub, prefix, maxViews, streams, caps, isFree: freeViews(fleet) })
 
   /** Why a request is refused before anything is read: `[status, reason]`, or undefined. */
   const refused = (req: IncomingMessage, last: string): readonly [number, string] | undefined => {

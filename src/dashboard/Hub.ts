@@ -16,17 +16,26 @@ export type Send = (json: string) => void
 
 interface Poller {
   readonly subscribers: Set<Send>
+  /** Not counted against `maxViews` (the overview, workers, a queue that exists: see `canWatch`). */
+  free: boolean
   timer: ReturnType<typeof setTimeout> | undefined
   last: string | undefined
   reading: Promise<string> | undefined
 }
+
+/**
+ * Free views cost no slot of `maxViews`: the overview, workers and a queue that exists (a
+ * set bounded by the queues under the prefix), so a reader holding made-up job ids cannot
+ * lock the operator's own pages out. Which views are free is the caller's to say.
+ */
+export const FREE_VIEWS = "overview, workers, queue:<a queue under the prefix>"
 
 /** Default of the most views polled at once: each watched view costs its own reads every interval. */
 export const DEFAULT_MAX_VIEWS = 100
 
 /**
  * Make a hub over `read` (the reading of one view, as JSON text), polled every `intervalMs`;
- * at most `maxViews` views are watched at once (see `canWatch`).
+ * at most `maxViews` views that are not free are watched at once (see `canWatch`).
  */
 export const makeHub = (read: (view: string) => Promise<string>, intervalMs: number, maxViews = DEFAULT_MAX_VIEWS) => {
   const pollers = new Map<string, Poller>()
@@ -60,24 +69,22 @@ export const makeHub = (read: (view: string) => Promise<string>, intervalMs: num
   const pollerOf = (view: string): Poller => {
     let p = pollers.get(view)
     if (p === undefined) {
-      p = { subscribers: new Set(), timer: undefined, last: undefined, reading: undefined }
+      p = { subscribers: new Set(), free: false, timer: undefined, last: undefined, reading: undefined }
       pollers.set(view, p)
     }
     return p
   }
 
-  const watched = () => {
-    let n = 0
-    for (const p of pollers.values()) if (p.subscribers.size > 0) n++
-    return n
-  }
+  const watched = () => [...pollers.values()].filter((p) => p.subscribers.size > 0 && !p.free).length
 
   return {
-    /** True when `view` may be watched now: it is watched already, or fewer than `maxViews` views are. */
-    canWatch: (view: string): boolean => (pollers.get(view)?.subscribers.size ?? 0) > 0 || watched() < maxViews,
-    /** Watch a view: `send` gets the last reading now (if any) and every reading after. Returns the unsubscribe. */
-    subscribe: (view: string, send: Send): (() => void) => {
+    /** True when `view` may be watched now: it is free (see {@link FREE_VIEWS}), watched already, or fewer than `maxViews` others are. */
+    canWatch: (view: string, free = false): boolean =>
+      free || (pollers.get(view)?.subscribers.size ?? 0) > 0 || watched() < maxViews,
+    /** Watch a view (`free` as for `canWatch`): `send` gets the last reading now (if any) and every one after; the unsubscribe. */
+    subscribe: (view: string, send: Send, free = false): (() => void) => {
       const p = pollerOf(view)
+      if (p.subscribers.size === 0) p.free = free
       p.subscribers.add(send)
       if (p.last !== undefined) send(p.last)
       if (p.subscribers.size === 1) void readNow(view, p).then(() => schedule(view, p))

@@ -102,28 +102,61 @@ const keepOnly = (map: Map<string, unknown>, queues: ReadonlyArray<QueueStats>) 
   for (const name of [...map.keys()]) if (!names.has(name)) map.delete(name)
 }
 
-/** Rates of every queue, from successive overview readings (one hour kept). */
+/**
+ * The rate series' bounds: a point per queue at most every `intervalMs` (10 s) however many
+ * readings are made (each averages the interval since the point before), `keepMs` (1 h) of
+ * them kept (at most 360 per queue), and at most `sentPoints` (60) per queue in an overview
+ * reading (consecutive points averaged), so a reading's bytes do not grow with its readers.
+ */
+export const RATE_LIMITS = { intervalMs: 10_000, keepMs: 3_600_000, sentPoints: 60 } as const
+
+type Point = readonly [number, number, number]
+
+/** A rate rounded to 3 decimals (a point's bytes bounded). */
+const round = (x: number): number => Math.round(x * 1000) / 1000
+
+/** `points` averaged down to at most `n`, each the average of consecutive ones, at the last one's time. */
+const downsample = (points: ReadonlyArray<Point>, n: number): ReadonlyArray<Point> => {
+  if (points.length <= n) return points
+  const out: Point[] = []
+  for (let i = 0; i < n; i++) {
+    const part = points.slice(Math.floor((i * points.length) / n), Math.floor(((i + 1) * points.length) / n))
+    const avg = (k: 1 | 2) => round(part.reduce((a, p) => a + p[k], 0) / part.length)
+    out.push([(part[part.length - 1] as Point)[0], avg(1), avg(2)])
+  }
+  return out
+}
+
+/** Rates of every queue, from successive overview readings (see {@link RATE_LIMITS}). */
 export const makeRates = () => {
+  // the counters at the last point (or the first reading): a point averages the time since
   const last = new Map<string, { at: number; completed: number; failed: number }>()
-  const series = new Map<string, Array<readonly [number, number, number]>>()
+  const series = new Map<string, Array<Point>>()
   return {
     record: (now: number, queues: ReadonlyArray<QueueStats>) => {
       for (const q of queues) {
         const prev = last.get(q.queue)
+        if (prev !== undefined && now - prev.at < RATE_LIMITS.intervalMs) continue
         last.set(q.queue, { at: now, completed: q.counters.completed, failed: q.counters.failed })
-        if (prev === undefined || now <= prev.at) continue
+        if (prev === undefined) continue
         const s = (now - prev.at) / 1000
         const points = series.get(q.queue) ?? []
-        points.push([now, (q.counters.completed - prev.completed) / s, (q.counters.failed - prev.failed) / s])
-        while (points.length > 0 && (points[0] as readonly [number, number, number])[0] < now - 3_600_000)
-          points.shift()
+        points.push([
+          now,
+          round((q.counters.completed - prev.completed) / s),
+          round((q.counters.failed - prev.failed) / s),
+        ])
+        while (points.length > 0 && (points[0] as Point)[0] < now - RATE_LIMITS.keepMs) points.shift()
         series.set(q.queue, points)
       }
       // only the queues of this reading are kept: a queue gone from the overview leaves nothing behind
       keepOnly(last, queues)
       keepOnly(series, queues)
     },
+    /** Every point kept of `queue` (the queue page: at most one hour's). */
     of: (queue: string): Rates => ({ points: series.get(queue) ?? [] }),
+    /** The points of `queue` an overview reading carries: at most {@link RATE_LIMITS}.sentPoints. */
+    sent: (queue: string): Rates => ({ points: downsample(series.get(queue) ?? [], RATE_LIMITS.sentPoints) }),
   }
 }
 
@@ -196,7 +229,7 @@ export const makeReaders = (
         at: now,
         queues: snap.queues,
         unreadable: snap.unreadable,
-        rates: Object.fromEntries(snap.queues.map((q) => [q.queue, rates.of(q.queue)])),
+        rates: Object.fromEntries(snap.queues.map((q) => [q.queue, rates.sent(q.queue)])),
       }
     }),
   )

@@ -12,8 +12,14 @@ import type { Hub } from "./Hub.ts"
 /** Readings a viewer may miss in a row (its socket not draining) before its stream is ended. */
 export const STUCK_READINGS = 60
 
-/** Open the stream of `view` on `res`; `streams` holds the open ones (ended at close). */
-export const openStream = (res: ServerResponse, view: string, hub: Hub, streams: Set<ServerResponse>): void => {
+/** Open the stream of `view` on `res` (`free`: see the hub's `canWatch`); `streams` holds the open ones (ended at close). */
+export const openStream = (
+  res: ServerResponse,
+  view: string,
+  hub: Hub,
+  streams: Set<ServerResponse>,
+  free = false,
+): void => {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" })
   res.write("retry: 2000\n\n")
   streams.add(res)
@@ -33,11 +39,15 @@ export const openStream = (res: ServerResponse, view: string, hub: Hub, streams:
     write(next)
   }
   res.on("drain", onDrain)
-  const off = hub.subscribe(view, (data) => {
-    if (!res.writableNeedDrain) return write(data)
-    pending = data
-    if (++missed >= STUCK_READINGS) res.destroy()
-  })
+  const off = hub.subscribe(
+    view,
+    (data) => {
+      if (!res.writableNeedDrain) return write(data)
+      pending = data
+      if (++missed >= STUCK_READINGS) res.destroy()
+    },
+    free,
+  )
   res.on("close", () => {
     off()
     pending = undefined

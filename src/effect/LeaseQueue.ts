@@ -38,7 +38,7 @@ import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { ManualProcessing, ReservedJob } from "../engine/queue/Manual.ts"
 import type { JobControl, QueueApi } from "../engine/queue/QueueApi.ts"
 import { checkQueueOptions, type QueueSettingsInput } from "../engine/queue/QueueCore.ts"
-import { schedulesWith, scheduleWith } from "../engine/queue/Schedules.ts"
+import { schedulePageWith, schedulesWith, scheduleWith } from "../engine/queue/Schedules.ts"
 import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
 import {
   makePayloadCodec,
@@ -240,6 +240,7 @@ export const make = <A = unknown, Out = unknown>(
         scheduleWith(core.schedules, name, when, job, (p) => codec.encode("job.payload", p)),
       unschedule: core.schedules.unschedule,
       schedules: schedulesWith(core.schedules, codec.decode),
+      schedulePage: (options) => schedulePageWith(core.schedules, codec.decode, options),
       ...opsMembers(core.ops, codec),
       setGroupLimits: (group, limits) => setGroupLimitsOn(core.groupControl, group, limits),
       pauseGroup: core.groupControl.pauseGroup,

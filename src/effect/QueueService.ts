@@ -26,7 +26,14 @@ import type { ControlError } from "../engine/queue/JobControl.ts"
 import type { FailOptions, LeaseRefused, ReservedJob, ReserveOptions } from "../engine/queue/Manual.ts"
 import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import type { Retention, RetentionInput } from "../engine/queue/Retention.ts"
-import type { ScheduledJob, ScheduleInfo, ScheduleSet, ScheduleWhen } from "../engine/queue/Schedules.ts"
+import type {
+  ScheduledJob,
+  ScheduleInfo,
+  SchedulePage,
+  SchedulePageOptions,
+  ScheduleSet,
+  ScheduleWhen,
+} from "../engine/queue/Schedules.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import type { PayloadCodec } from "./Payload.ts"
 import type { QueueOperations } from "./QueueOps.ts"
@@ -171,6 +178,10 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
   readonly unschedule: (name: string) => Effect.Effect<boolean, ControlError>
   /** The schedules, soonest next run first, each with `nextRunAt` (ms, Redis clock). */
   readonly schedules: Effect.Effect<ReadonlyArray<ScheduleInfo<A>>, ControlError | InvalidPayload>
+  /** One page of the schedules: at most `count` (1–100, default 100) and 1 MiB of schedule JSON; `cursor` goes on. */
+  readonly schedulePage: (
+    options?: SchedulePageOptions,
+  ) => Effect.Effect<SchedulePage<A>, ControlError | InvalidPayload>
   /** `(limits)`: the default of every group; `(group, limits)`: one group's own (replaces the default); null clears. */
   readonly setGroupLimits: (
     group: string | GroupLimits | null,

@@ -9,8 +9,11 @@ import type { AnyQueue } from "../engine/partition/Queue.ts"
 import {
   type ScheduledJob,
   type ScheduleInfo,
+  type SchedulePage,
+  type SchedulePageOptions,
   type ScheduleSet,
   type ScheduleWhen,
+  schedulePageWith,
   schedulesWith,
   scheduleWith,
 } from "../engine/queue/Schedules.ts"
@@ -39,8 +42,22 @@ export abstract class Scheduling<T> extends QueueFlow {
     return Effect.runPromise(this.queue.schedules.unschedule(name))
   }
 
-  /** The schedules, soonest next run first, each with `nextRunAt` (ms since the epoch, Redis clock). At most 1000. */
+  /**
+   * The schedules, soonest next run first, each with `nextRunAt` (ms since the epoch, Redis
+   * clock). At most 1000, read page by page ({@link schedulePage}): no call reads every payload.
+   */
   schedules(): Promise<ReadonlyArray<ScheduleInfo<T>>> {
     return Effect.runPromise(schedulesWith(this.queue.schedules, (p) => Effect.sync(() => JSON.parse(p) as T)))
+  }
+
+  /**
+   * One page of the schedules, soonest next run first: at most `count` (1 to 100, default
+   * 100) and 1 MiB of schedule JSON (at least one schedule); pass `cursor` back for the next
+   * (absent on the last page).
+   */
+  schedulePage(options?: SchedulePageOptions): Promise<SchedulePage<T>> {
+    return Effect.runPromise(
+      schedulePageWith(this.queue.schedules, (p) => Effect.sync(() => JSON.parse(p) as T), options),
+    )
   }
 }

@@ -6,7 +6,7 @@
  * nothing. Redis-side costs are read from a redis-server of this file's own (INFO), so no
  * other test's traffic counts.
  */
-import { readFileSync, statSync, writeFileSync } from "node:fs"
+import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
@@ -247,6 +247,32 @@ describe("the dashboard's token", () => {
       expect(statusOf(await act(TOKEN))).toBe(200)
       expect(statusOf(await act(`${TOKEN}x`))).toBe(403)
       await child.stop()
+    }
+  })
+
+  it("a --token-file other users can read (0644, 0640) is refused with exit 2 and the chmod to run (N6)", async () => {
+    const { runCli } = await import("../support/child.ts")
+    const dir = tempDir("token-mode")
+    onCleanup(dir.remove)
+    const file = join(dir.dir, "token")
+    for (const mode of [0o644, 0o640]) {
+      writeFileSync(file, `${TOKEN}\n`, { mode })
+      chmodSync(file, mode)
+      const r = await runCli([
+        "dashboard",
+        "--url",
+        redisUrl(),
+        "--allow-actions",
+        "--listen",
+        "127.0.0.1:0",
+        "--token-file",
+        file,
+      ])
+      expect(r.code).toBe(2)
+      expect(r.err).toContain(`(mode 0${mode.toString(8)})`)
+      expect(r.err).toContain(`chmod 600 "${file}"`)
+      expect(r.err).not.toContain(TOKEN)
+      expect(r.out).toBe("")
     }
   })
 

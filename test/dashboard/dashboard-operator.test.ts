@@ -361,3 +361,15 @@ describe("retention on the queue page", () => {
     expect(await textOf(page, "#status")).toBe(`job ${id} queued again`)
   })
 })
+
+describe("bidi controls in headings (N2)", () => {
+  it("a job link's id with U+202E is shown as its code point in the heading, not as an override", async () => {
+    const q = newQueue()
+    await q.add({ seed: true })
+    const page = await openPage(browser, base, `#/job/${q.name}/${encodeURIComponent("abc\u202Egpj.exe")}`)
+    await page.waitForFunction(() => document.querySelector("h2")?.textContent?.includes(" / job "))
+    const headings = await page.$$eval("h1, h2, h3", (hs) => hs.map((h) => h.textContent ?? ""))
+    expect(headings.join("\n")).not.toMatch(/[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/)
+    expect(await textOf(page, "h2")).toBe(`Queues / ${q.name} / job abc\u27E8U+202E\u27E9gpj.exe`)
+  })
+})

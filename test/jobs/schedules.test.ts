@@ -13,6 +13,7 @@ import { LeaseQueue } from "../../src/effect.ts"
 import { runScript } from "../../src/engine/calls/Commands.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { SCHEDULE_LIMITS } from "../../src/engine/model/Schedule.ts"
 import type { Job } from "../../src/index.ts"
 import { redisNow, until } from "../reliability/support.ts"
 import { run } from "../support/jobs.ts"
@@ -177,7 +178,9 @@ describe("ticks", () => {
     const dueA = await downFor(keys, "a", 0)
     const dueB = await downFor(keys, "b", 0)
     // a sweeper read both due ticks, then the schedules changed before its ticks ran
-    const read = await run(runScript(shared.client, keys, Scripts.schedules, { due: true, limit: 10 }))
+    const read = await run(
+      runScript(shared.client, keys, Scripts.schedules, { due: true, limit: 10, maxBytes: 1 << 20 }),
+    )
     expect(read.schedules.map((s) => s.schedule.name).sort()).toEqual(["a", "b"])
     await queue.schedule("a", { every: 2000 }, { payload: { report: "new" } })
     await queue.unschedule("b")
@@ -241,6 +244,54 @@ describe("a default worker ticks a new schedule on time", () => {
     const set = await queue.schedule("later", { every: 1000 }, { payload: { report: "l" } })
     await until("the schedule ran", () => seen.find((id) => id.startsWith("later@")), { timeoutMs: 30_000 })
     expect(seen.filter((id) => id.startsWith("later@"))[0]).toBe(`later@${set.nextRunAt}`)
+  })
+})
+
+describe("reading many large schedules (N5)", () => {
+  it("each page holds at most count and 1 MiB of schedules; schedules() pages to them all; a sweep ticks every due one", async () => {
+    const { queue, keys } = setup()
+    const big = "x".repeat(300 * 1024)
+    const names = Array.from({ length: 12 }, (_, i) => `big${String(i).padStart(2, "0")}`)
+    for (const n of names) await queue.schedule(n, { every: 3_600_000 }, { payload: { report: big } })
+    const pages: Array<ReadonlyArray<string>> = []
+    let cursor: string | undefined
+    do {
+      const page = await queue.schedulePage(cursor === undefined ? {} : { cursor })
+      // what one call moved: every schedule's JSON (its payload inside) stays within the page's budget
+      const bytes = (await Promise.all(page.schedules.map((s) => shared.raw.hstrlen(keys.schedules, s.name)))).reduce(
+        (a, b) => a + b,
+        0,
+      )
+      expect(page.schedules.length).toBeGreaterThan(0)
+      expect(bytes).toBeLessThanOrEqual(SCHEDULE_LIMITS.read.bytes)
+      pages.push(page.schedules.map((s) => s.name))
+      cursor = page.cursor
+    } while (cursor !== undefined)
+    expect(pages.length).toBeGreaterThan(1)
+    expect(pages.flat().sort()).toEqual(names)
+    expect((await queue.schedulePage({ count: 2 })).schedules).toHaveLength(2)
+    const all = await queue.schedules()
+    expect(all.map((s) => s.name).sort()).toEqual(names)
+    expect(all.every((s) => s.payload.report === big)).toBe(true)
+    // the sweep's read of due schedules is bounded the same way, and it still ticks them all
+    for (const n of names) await downFor(keys, n, 0, 3_600_000)
+    const due = await run(
+      runScript(shared.client, keys, Scripts.schedules, {
+        due: true,
+        limit: 100,
+        maxBytes: SCHEDULE_LIMITS.read.bytes,
+      }),
+    )
+    expect(due.more).toBe(true)
+    expect(due.schedules.length).toBeLessThan(names.length)
+    await queue.sweep()
+    expect((await jobIds(keys)).map((id) => id.split("@")[0])).toEqual(names)
+  })
+
+  it("a cursor that is not a page's is refused, naming it", async () => {
+    const { queue } = setup()
+    await expect(queue.schedulePage({ cursor: "nope" })).rejects.toThrow(/cursor = "nope": must be the cursor/)
+    await expect(queue.schedulePage({ count: 101 })).rejects.toThrow(/count/)
   })
 })
 

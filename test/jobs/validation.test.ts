@@ -109,6 +109,36 @@ describe("job options", () => {
   })
 })
 
+describe("strings with a lone surrogate (N8)", () => {
+  // Redis stores text as UTF-8, where each lone surrogate is U+FFFD: both would be one name.
+  for (const [what, f, field] of [
+    ["add's group", () => queue.add(1, { group: "tenant-\uD800" }), "options.group"],
+    ["addBulk's group", () => queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: "t\uDC00" } }]), "group"],
+    ["setGroupLimits", () => queue.setGroupLimits("tenant-\uDBFF", { concurrency: 1 }), "group"],
+    ["pauseGroup", () => queue.pauseGroup("tenant-\uDC00"), "group"],
+    ["resumeGroup", () => queue.resumeGroup("\uD800"), "group"],
+    ["add's dedupeKey", () => queue.add(1, { dedupeKey: "order-\uD800" }), "options.dedupeKey"],
+    ["clearDedupe", () => queue.clearDedupe("order-\uDC00"), "dedupeKey"],
+  ] as const) {
+    it(`${what}: refused, naming the field and the escaped value, nothing written`, async () => {
+      await refuses(f, "InvalidOptions", /not well-formed UTF-16/)
+      const message = await (async () => f())().then(
+        () => "",
+        (e: Error) => e.message,
+      )
+      expect(message).toContain(field)
+      expect(message).toMatch(/\\ud[89ab]ff|\\ud[89abcdef]00/)
+    })
+  }
+
+  it("a well-formed name outside the BMP (a surrogate pair) is still a group of its own", async () => {
+    const other = useQueue<number>(name())
+    await other.add(1, { group: "tenant-\u{1F600}" })
+    await other.add(2, { group: "tenant-\u{1F601}" })
+    expect((await other.groups()).groups.map((g) => g.group)).toEqual(["tenant-\u{1F600}", "tenant-\u{1F601}"])
+  })
+})
+
 describe("worker options", () => {
   for (const [options, why] of [
     [{ leaseMs: 0 }, /leaseMs = 0: must be from 10 to 86400000/],

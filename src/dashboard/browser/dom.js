@@ -41,7 +41,10 @@ export const el = (tag, attrs = {}, ...kids) => {
       e.addEventListener(k.slice(2), /** @type {EventListener} */ (v))
     else e.setAttribute(k, String(v))
   }
-  for (const kid of kids) if (kid !== null && kid !== undefined && kid !== false) e.append(kid)
+  // a string child is shown through visible() too, like `text`: a heading built from a
+  // link's id (`/ job ${id}`) must not carry a raw bidi override
+  for (const kid of kids)
+    if (kid !== null && kid !== undefined && kid !== false) e.append(typeof kid === "string" ? visible(kid) : kid)
   return e
 }
 

@@ -9,7 +9,7 @@ import type { RedisClient } from "../../redis/Client.ts"
 import { runScript, type ScriptFailure } from "../calls/Commands.ts"
 import { Scripts } from "../calls/Scripts.ts"
 import type { QueueKeys } from "../model/Keys.ts"
-import { dueTicks, timingOf } from "../model/Schedule.ts"
+import { dueTicks, SCHEDULE_LIMITS, timingOf } from "../model/Schedule.ts"
 import type { ReadSchedule } from "../scripts/ScheduleScripts.ts"
 
 /** Due schedules ticked per read. */
@@ -55,11 +55,16 @@ export const tickSchedules = (client: RedisClient, keys: QueueKeys): Effect.Effe
   Effect.gen(function* () {
     let made = 0
     while (true) {
-      const read = yield* runScript(client, keys, Scripts.schedules, { due: true, limit: TICK_BATCH })
+      // at most TICK_BATCH and SCHEDULE_LIMITS.read.bytes of schedules per read (at least one)
+      const read = yield* runScript(client, keys, Scripts.schedules, {
+        due: true,
+        limit: TICK_BATCH,
+        maxBytes: SCHEDULE_LIMITS.read.bytes,
+      })
       const each = yield* Effect.forEach(read.schedules, (s) => tickOne(client, keys, s, read.now))
       made += each.reduce((n, t) => n + t.made, 0)
       // read again only for more due schedules, and only when this batch's next ticks moved
-      if (read.schedules.length < TICK_BATCH || !each.some((t) => t.moved)) {
+      if (!read.more || !each.some((t) => t.moved)) {
         const nexts = [read.soonest, ...each.map((t) => t.after)].filter((t) => t >= 0)
         return { made, nextTickMs: nexts.length === 0 ? -1 : Math.max(0, Math.min(...nexts) - read.now) }
       }

@@ -46,6 +46,12 @@ export const SCHEDULE_LIMITS = {
   catchUp: { min: 1, max: 100 },
   /** Schedules one queue holds: at most 1000. */
   perQueue: 1000,
+  /**
+   * One read of schedules (a page of `schedulePage`, a sweep's batch of due ones): at most
+   * 100 schedules and 1 MiB of schedule JSON (at least one schedule, which can be up to
+   * `maxPayloadBytes` plus its options), so no call moves every payload at once.
+   */
+  read: { count: 100, bytes: 1024 * 1024 },
 } as const
 
 const NAME = /^[A-Za-z0-9._:-]{1,100}$/

@@ -5,6 +5,7 @@ import * as Result from "effect/Result"
 import type { NewJob } from "../calls/Commands.ts"
 import { checkJobBackoff, type JobBackoff } from "../model/Backoff.ts"
 import { InvalidOptions } from "../model/Errors.ts"
+import { isWellFormed, NOT_WELL_FORMED } from "../model/GroupName.ts"
 import { checkCustomId, newJobId } from "../model/JobId.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
 import { checkOrder } from "./JobOrder.ts"
@@ -224,6 +225,9 @@ const checkDedupe = (
         reason: `must be a non-empty string of at most ${Limits.dedupeKeyLength} characters`,
       }),
     )
+  }
+  if (typeof dedupeKey === "string" && !isWellFormed(dedupeKey)) {
+    return Result.fail(new InvalidOptions({ field: `${field}.dedupeKey`, value: dedupeKey, reason: NOT_WELL_FORMED }))
   }
   if (given.dedupeTtlMs !== undefined && dedupeKey === undefined) {
     return Result.fail(

@@ -11,6 +11,7 @@ import * as Result from "effect/Result"
 import type { Commands } from "../calls/Commands.ts"
 import { InvalidOptions, JobNotWaiting, QueueClosed } from "../model/Errors.ts"
 import { validateConcurrency, validateRateLimit } from "../model/Flow.ts"
+import { isWellFormed, NOT_WELL_FORMED } from "../model/GroupName.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { type Checked, checkInteger, Limits } from "../model/Validate.ts"
 import { readOnly } from "./Adding.ts"
@@ -44,6 +45,7 @@ export const validateDedupeKey = (key: unknown): string => {
       reason: `must be a non-empty string of at most ${Limits.dedupeKeyLength} characters`,
     })
   }
+  if (!isWellFormed(key)) throw new InvalidOptions({ field: "dedupeKey", value: key, reason: NOT_WELL_FORMED })
   return key
 }
 

@@ -5,6 +5,7 @@
  * its schedules, and their jobs, in partition 0.
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type { RedisClient } from "../../redis/Client.ts"
 import { runScript, type ScriptFailure } from "../calls/Commands.ts"
 import { Scripts } from "../calls/Scripts.ts"
@@ -20,7 +21,8 @@ import {
   type StoredSchedule,
   timingKey,
 } from "../model/Schedule.ts"
-import type { ScheduleChange } from "../scripts/ScheduleScripts.ts"
+import { type Checked, checkIntegerOr, checkKnownKeys, checkObject } from "../model/Validate.ts"
+import type { ScheduleChange, ScheduleCursor } from "../scripts/ScheduleScripts.ts"
 import { readOnly } from "./Adding.ts"
 
 export type { ScheduledJobOptions, ScheduleWhen } from "../model/Schedule.ts"
@@ -70,8 +72,54 @@ export interface ScheduleControl {
     job: ScheduleJob,
   ) => Effect.Effect<ScheduleSet, ControlError | InvalidPayload>
   readonly unschedule: (name: unknown) => Effect.Effect<boolean, ControlError>
-  /** Every schedule with its next run, soonest first. */
+  /**
+   * One page of the schedules, soonest next run first: at most `count` (1 to 100, default
+   * 100) and 1 MiB of schedule JSON (at least one), after `cursor` (the page before's).
+   */
+  readonly page: (options?: SchedulePageOptions) => Effect.Effect<SchedulePage, ControlError>
+  /** Every schedule with its next run, soonest first: read page by page (see `page`). */
   readonly list: Effect.Effect<ReadonlyArray<ScheduleInfo>, ControlError>
+}
+
+/** Options of {@link ScheduleControl.page}. */
+export interface SchedulePageOptions {
+  /** The `cursor` of the page before; none for the first page. */
+  readonly cursor?: string | undefined
+  /** Schedules in the page: 1 to 100. Default 100. */
+  readonly count?: number | undefined
+}
+
+/** A page of schedules, and the cursor of the next (absent on the last page). */
+export interface SchedulePage<P = string> {
+  readonly schedules: ReadonlyArray<ScheduleInfo<P>>
+  readonly cursor?: string | undefined
+}
+
+/** A page's cursor as text: the last schedule's next tick and name. */
+const cursorText = (c: ScheduleCursor): string => `${c.next}:${c.name}`
+
+/** A cursor `cursorText` made, back; else the {@link InvalidOptions}. */
+const checkPage = (value: unknown): Checked<{ readonly after?: ScheduleCursor; readonly count: number }> => {
+  const o = checkObject("options", value ?? {})
+  if (Result.isFailure(o)) return Result.fail(o.failure)
+  const known = checkKnownKeys("options", o.success, ["cursor", "count"])
+  if (Result.isFailure(known)) return Result.fail(known.failure)
+  const { cursor } = o.success
+  const m = typeof cursor === "string" ? /^(\d{1,16}):(.+)$/.exec(cursor) : null
+  if (cursor !== undefined && (m === null || !Result.isSuccess(checkScheduleName(m[2])))) {
+    return Result.fail(
+      new InvalidOptions({
+        field: "cursor",
+        value: cursor,
+        reason: "must be the cursor of the page before, as it was",
+      }),
+    )
+  }
+  const count = checkIntegerOr("count", o.success.count, SCHEDULE_LIMITS.read.count, {
+    min: 1,
+    max: SCHEDULE_LIMITS.read.count,
+  })
+  return Result.map(count, (n) => ({ count: n, ...(m === null ? {} : { after: { next: Number(m[1]), name: m[2]! } }) }))
 }
 
 /** The stored form of a schedule as listed. */
@@ -110,7 +158,20 @@ export const makeSchedules = (
       (): Effect.Effect<A, E | QueueClosed> =>
         isClosed() ? Effect.fail(new QueueClosed({ queue: keys.queue })) : effect,
     )
-  const read = (limit: number) => readOnly(runScript(client, keys, Scripts.schedules, { due: false, limit }))
+  const read = (limit: number, after?: ScheduleCursor) =>
+    readOnly(
+      runScript(client, keys, Scripts.schedules, { due: false, limit, maxBytes: SCHEDULE_LIMITS.read.bytes, after }),
+    )
+  const page = (options?: SchedulePageOptions) =>
+    Effect.fromResult(checkPage(options)).pipe(
+      Effect.flatMap(({ after, count }) => open(read(count, after))),
+      Effect.map(
+        (r): SchedulePage => ({
+          schedules: r.schedules.map((s) => infoOf(s.schedule, s.next)),
+          ...(r.cursor === undefined ? {} : { cursor: cursorText(r.cursor) }),
+        }),
+      ),
+    )
   return {
     schedule: (name, when, job) =>
       Effect.gen(function* () {
@@ -136,9 +197,22 @@ export const makeSchedules = (
       Effect.fromResult(checkScheduleName(name)).pipe(
         Effect.flatMap((n) => open(runScript(client, keys, Scripts.unschedule, n))),
       ),
-    list: open(read(SCHEDULE_LIMITS.perQueue)).pipe(
-      Effect.map((r) => r.schedules.map((s) => infoOf(s.schedule, s.next))),
-    ),
+    page,
+    list: Effect.gen(function* () {
+      // page by page, so no call moves every payload at once; a schedule whose next tick
+      // moved while paging can come twice: the later reading of it is kept
+      const all = new Map<string, ScheduleInfo>()
+      let cursor: string | undefined
+      do {
+        const p: SchedulePage = yield* page(cursor === undefined ? {} : { cursor })
+        for (const s of p.schedules) {
+          all.delete(s.name)
+          all.set(s.name, s)
+        }
+        cursor = p.cursor
+      } while (cursor !== undefined)
+      return [...all.values()].sort((a, b) => a.nextRunAt - b.nextRunAt)
+    }),
   }
 }
 
@@ -184,3 +258,19 @@ export const schedulesWith = <P, E>(
       Effect.forEach(list, (s) => Effect.map(decode(s.payload), (payload) => ({ ...s, payload }))),
     ),
   )
+
+/** A face's page of schedules: each payload decoded by the face's `decode`. */
+export const schedulePageWith = <P, E>(
+  control: ScheduleControl,
+  decode: (payload: string) => Effect.Effect<P, E>,
+  options?: SchedulePageOptions,
+): Effect.Effect<SchedulePage<P>, ControlError | E> =>
+  control
+    .page(options)
+    .pipe(
+      Effect.flatMap((page) =>
+        Effect.forEach(page.schedules, (s) => Effect.map(decode(s.payload), (payload) => ({ ...s, payload }))).pipe(
+          Effect.map((schedules) => ({ ...page, schedules })),
+        ),
+      ),
+    )

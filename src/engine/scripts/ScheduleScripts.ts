@@ -58,35 +58,62 @@ export interface ReadSchedule {
 
 /**
  * What `schedules` answers: the Redis time, the soonest next tick (-1: none; reading the
- * due ones, the soonest later than now), the schedules read.
+ * due ones, the soonest later than now), the schedules read, and whether more are left
+ * after them (read on from the last one's name and next tick).
  */
 export interface ScheduleRead {
   readonly now: number
   readonly soonest: number
   readonly schedules: ReadonlyArray<ReadSchedule>
+  readonly more: boolean
+  /** The cursor of the next page (the last schedule read), when `more`. */
+  readonly cursor?: ScheduleCursor | undefined
+}
+
+/** Where a page of schedules goes on: after the schedule `name`, whose next tick was `next`. */
+export interface ScheduleCursor {
+  readonly next: number
+  readonly name: string
 }
 
 const scheduleRead = (reply: unknown): ScheduleRead => {
   const r = list<string | number>(reply)
   const schedules: ReadSchedule[] = []
-  for (let i = 2; i + 2 < r.length; i += 3) {
+  let last: ScheduleCursor | undefined
+  for (let i = 3; i + 2 < r.length; i += 3) {
+    last = { name: String(r[i]), next: Number(r[i + 1]) }
     const text = String(r[i + 2])
     // a next tick without its schedule (not written by these scripts, which change both together)
     if (text === "") continue
     schedules.push({ schedule: JSON.parse(text) as StoredSchedule, next: Number(r[i + 1]) })
   }
-  return { now: Number(r[0]), soonest: Number(r[1]), schedules }
+  const more = Number(r[2]) === 1
+  return { now: Number(r[0]), soonest: Number(r[1]), schedules, more, ...(more && last ? { cursor: last } : {}) }
 }
 
-/** `schedules`: every schedule (`due` false) or only the due ones, at most `limit`. Read-only. */
+/** What one `schedules` call reads: due ones or a page after `after`; at most `limit` and `maxBytes` (at least one). */
+export interface ScheduleReadInput {
+  readonly due: boolean
+  readonly limit: number
+  readonly maxBytes: number
+  readonly after?: ScheduleCursor | undefined
+}
+
+/**
+ * `schedules`: the due ones (`due`), or a page of every schedule after `after`; at most
+ * `limit` and `maxBytes` bytes of schedule JSON (at least one schedule). Read-only.
+ */
 export const schedules = defineScript({
   name: "schedules",
   keys: ["schedules", "schedAt"],
-  argv: ["layout", "due", "limit"],
-  args: ({ due, limit }: { readonly due: boolean; readonly limit: number }): Argv => [
+  argv: ["layout", "due", "limit", "maxBytes", "afterScore", "afterName"],
+  args: ({ due, limit, maxBytes, after }: ScheduleReadInput): Argv => [
     LAYOUT_VERSION,
     due ? 1 : 0,
     limit,
+    maxBytes,
+    after === undefined ? "" : after.next,
+    after === undefined ? "" : after.name,
   ],
   decode: scheduleRead,
 })
