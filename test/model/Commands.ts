@@ -25,6 +25,18 @@ import {
 
 type Cmd = fc.AsyncCommand<Model, Real>
 
+/**
+ * Findings of the review of f43eb35 (shared/reviews/correctness-f43eb35) the generator steers
+ * clear of: MODEL_AVOID=G1,G8,… keeps the property test green on a tree where those are not
+ * fixed yet, so it can be enabled step by step (each finding's regression test stays on).
+ */
+export const AVOID: ReadonlySet<string> = new Set(
+  (process.env.MODEL_AVOID ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== ""),
+)
+
 /** A short time (ms): it passes within a command list (delays, leases). */
 const SHORT = 250
 /** A long time: it never passes within a command list. */
@@ -65,6 +77,13 @@ abstract class Base implements Cmd {
   abstract toString(): string
 }
 
+/** Wait (Redis clock) until every short due time and deadline of the model has passed. */
+const passShortSpans = async (m: Model, r: Real): Promise<void> => {
+  const now = await r.now()
+  const last = Math.max(0, ...m.spans().filter((s) => s.hi - now < LONG / 2).map((s) => s.hi))
+  await until("the short leases and delays ran out", async () => (await r.now()) > last, { everyMs: 10, timeoutMs: 5_000 })
+}
+
 // ---- (a) the core: add, reserve, complete, fail, cancel --------------------------------
 
 export class Add extends Base {
@@ -93,6 +112,10 @@ export class Add extends Base {
     this.o = o
     this.lost = lost
     this.kind = lost ? "add~lost" : "add"
+  }
+  override check(m: Readonly<Model>): boolean {
+    // G8: the first grouped job of a queue, added delayed, stalls the waiting ungrouped jobs
+    return !(AVOID.has("G8") && this.o.group !== undefined && this.o.delay !== "none")
   }
   async step(m: Model, r: Real): Promise<void> {
     const o = this.o
@@ -135,6 +158,8 @@ export class Reserve extends Base {
     this.kind = lost ? "reserve~lost" : "reserve"
   }
   async step(m: Model, r: Real): Promise<void> {
+    // a lost reply takes a reconnect: too long to stay clear of a short due time or deadline
+    if (this.lost) await passShortSpans(m, r)
     const now = await clearOfSpans(m, r)
     const e = m.eligible(this.count, now)
     const { value, span } = await timed(r, ms(this.lease), () =>
@@ -252,6 +277,10 @@ export class Cancel extends OnJob {
     this.lost = lost
     this.kind = lost ? "cancel~lost" : "cancel"
   }
+  override check(m: Readonly<Model>): boolean {
+    // G10: a cancel re-sent after a lost reply answers "nothing done"
+    return m.known.length > 0 && !(AVOID.has("G10") && this.lost)
+  }
   async step(m: Model, r: Real): Promise<void> {
     const id = this.id(m)
     const real = seen(await call(r, this.lost, () => r.q.cancel(id)))
@@ -275,6 +304,13 @@ export class SetGroupLimits extends Base {
     super()
     this.group = group
     this.limits = limits
+  }
+  override check(m: Readonly<Model>): boolean {
+    if (this.group !== undefined) return true
+    // G3: a default rate window is reset when a group runs empty
+    if (AVOID.has("G3") && this.limits?.max !== undefined) return false
+    // G9: changing the default leaves groups held by the old default window
+    return !(AVOID.has("G9") && m.groupDefault?.max !== undefined)
   }
   async step(m: Model, r: Real): Promise<void> {
     const l = this.limits
@@ -305,6 +341,10 @@ export class PauseGroup extends Base {
     this.pause = pause
     this.lost = lost
     this.kind = `${pause ? "pauseGroup" : "resumeGroup"}${lost ? "~lost" : ""}`
+  }
+  override check(_m: Readonly<Model>): boolean {
+    // G10: a pauseGroup re-sent after a lost reply answers false
+    return !(AVOID.has("G10") && this.lost)
   }
   async step(m: Model, r: Real): Promise<void> {
     const real = seen(
@@ -374,6 +414,10 @@ export class SetRateLimit extends Base {
  */
 export class WorkerRateLimited extends Base {
   readonly kind = "workerRateLimited"
+  override check(_m: Readonly<Model>): boolean {
+    // G6: nothing lifts a RateLimited hold
+    return !AVOID.has("G6")
+  }
   readonly url: () => string
   constructor(url: () => string) {
     super()
@@ -383,6 +427,8 @@ export class WorkerRateLimited extends Base {
     if (m.spans().length > 0) return
     const e = m.eligible(1, await r.now())
     if (e.total === 0) return
+    // M1 (found by this model): the reserve that carries the RateLimited fail leases one more job
+    if (AVOID.has("M1") && m.inState("waiting").length > 1) return
     const took: string[] = []
     const worker = new Worker(
       r.name,
@@ -426,6 +472,12 @@ export class Retry extends OnJob {
     super(pick)
     this.lost = lost
     this.kind = lost ? "retry~lost" : "retry"
+  }
+  override check(m: Readonly<Model>): boolean {
+    if (m.known.length === 0) return false
+    const j = m.jobs.get(pickOf(m.known, this.pick)!)
+    // G1: a cancelled grouped job, retried, runs outside its group
+    return !(AVOID.has("G1") && j?.state === "cancelled" && j.group !== undefined)
   }
   async step(m: Model, r: Real): Promise<void> {
     const id = this.id(m)
@@ -595,7 +647,8 @@ export class Obliterate extends Base {
   }
   async step(m: Model, r: Real): Promise<void> {
     const real = seen(await settle(r.q.obliterate({ force: this.force })))
-    expectSame(`obliterate(force ${this.force})`, m.obliterate(this.force), real)
+    const model = m.obliterate(this.force)
+    expectSame(`obliterate(force ${this.force})`, typeof model === "string" ? { err: model } : model, real)
   }
   toString(): string {
     return `${this.kind}(force ${this.force})`
@@ -612,6 +665,10 @@ export class SetRetention extends Base {
     super()
     this.completed = completed
     this.cancelled = cancelled
+  }
+  override check(_m: Readonly<Model>): boolean {
+    // G2: a custom id whose cancelled job was trimmed below a count of 1,000 is half free
+    return !(AVOID.has("G2") && this.cancelled < 1000)
   }
   async step(m: Model, r: Real): Promise<void> {
     await r.q.setRetention({ completed: { count: this.completed }, cancelled: { count: this.cancelled } })
@@ -633,7 +690,8 @@ export class Sweep extends Base {
   }
   async step(m: Model, r: Real): Promise<void> {
     if (this.expire) {
-      const last = Math.max(0, ...m.spans().map((s) => s.hi))
+      const now = await r.now()
+      const last = Math.max(0, ...m.spans().filter((s) => s.hi - now < LONG / 2).map((s) => s.hi))
       await until("the short leases and delays ran out", async () => (await r.now()) > last, {
         everyMs: 10,
         timeoutMs: 5_000,
