@@ -16,6 +16,7 @@ import {
   clearOfSpans,
   compare,
   expectSame,
+  Mismatch,
   type Outcome,
   type Real,
   settle,
@@ -429,6 +430,7 @@ export class WorkerRateLimited extends Base {
     if (e.total === 0) return
     // M1 (found by this model): the reserve that carries the RateLimited fail leases one more job
     if (AVOID.has("M1") && m.inState("waiting").length > 1) return
+    const eligibleIds = [...e.ungrouped.slice(0, 1), ...[...e.groups.values()].flatMap((g) => (g.room > 0 ? g.ids : []))]
     const took: string[] = []
     const worker = new Worker(
       r.name,
@@ -439,7 +441,9 @@ export class WorkerRateLimited extends Base {
       { connection: this.url(), concurrency: 1, prefetch: 0, sweep: false },
     )
     try {
-      const id = await until("the worker's handler ran", () => took[0], { timeoutMs: 10_000 })
+      const id = await until("the worker's handler ran", () => took[0], { timeoutMs: 5_000 }).catch(() => {
+        throw new Mismatch(`the worker's first job: the model says one of ${JSON.stringify(eligibleIds)}, the queue leased none in 5 s`)
+      })
       await until("its RateLimited landed", async () => (await r.q.getJob(id))?.state === "waiting", {
         timeoutMs: 10_000,
       })
@@ -447,10 +451,6 @@ export class WorkerRateLimited extends Base {
       await worker.close()
     }
     const id = took[0]!
-    const eligibleIds = [
-      ...e.ungrouped.slice(0, 1),
-      ...[...e.groups.values()].flatMap((g) => (g.room > 0 ? g.ids : [])),
-    ]
     if (!eligibleIds.includes(id)) expectSame("the worker's job was eligible", eligibleIds, id)
     expectSame("the worker ran one job", 1, took.length)
     m.rateLimited(id)
