@@ -216,6 +216,24 @@ export class Complete extends Base {
   }
 }
 
+/** Complete every active job, oldest lease first (a worker finishing what it holds). */
+export class CompleteAll extends Base {
+  readonly kind = "completeAll"
+  override check(m: Readonly<Model>): boolean {
+    return m.inState("active").length > 0
+  }
+  async step(m: Model, r: Real): Promise<void> {
+    for (const j of activeJobs(m)) {
+      const real = seen(await settle(r.q.complete(j.id, j.token, { ok: 1 })))
+      const model = m.complete(j.id, j.token)
+      expectSame(`complete(${j.id})`, model === "ok" ? null : { err: model }, real)
+    }
+  }
+  toString(): string {
+    return this.kind
+  }
+}
+
 export class Fail extends Base {
   readonly kind: string
   readonly pick: number
@@ -311,7 +329,7 @@ export class SetGroupLimits extends Base {
     // G3: a default rate window is reset when a group runs empty
     if (AVOID.has("G3") && this.limits?.max !== undefined) return false
     // G9: changing the default leaves groups held by the old default window
-    return !(AVOID.has("G9") && m.groupDefault?.max !== undefined)
+    return !(AVOID.has("G9") && m.groupDefault !== undefined)
   }
   async step(m: Model, r: Real): Promise<void> {
     const l = this.limits
@@ -711,14 +729,15 @@ export class Sweep extends Base {
 
 const pick = fc.nat({ max: 50 })
 const lease = fc.constantFrom<"short" | "long">("short", "long", "long")
-const group = fc.option(fc.constantFrom(...GROUPS), { nil: undefined, freq: 2 })
+// mostly one group: the findings need one group's jobs to come and go
+const group = fc.constantFrom<(typeof GROUPS)[number] | undefined>(undefined, undefined, "g1", "g1", "g2")
 
 /** Every command kind with its arbitrary; `url` is the suite Redis's (for the Worker). */
 const all = (url: () => string): Array<readonly [string, fc.Arbitrary<Cmd>]> => {
   const add = (lost: boolean) =>
     fc
       .record({
-        id: fc.option(fc.constantFrom(...CUSTOM_IDS), { nil: undefined, freq: 3 }),
+        id: fc.constantFrom<(typeof CUSTOM_IDS)[number] | undefined>(undefined, undefined, undefined, ...CUSTOM_IDS),
         priority: fc.constantFrom(0, 0, 0, 1, 5),
         lifo: fc.boolean(),
         group,
@@ -729,8 +748,8 @@ const all = (url: () => string): Array<readonly [string, fc.Arbitrary<Cmd>]> => 
   const limits = fc.option(
     fc
       .record({
-        concurrency: fc.option(fc.integer({ min: 1, max: 2 }), { nil: undefined }),
-        max: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+        concurrency: fc.constantFrom(undefined, 1, 2),
+        max: fc.constantFrom(undefined, 1, 3, 8),
       })
       .map((l) => (l.concurrency === undefined && l.max === undefined ? { concurrency: 1 } : l)),
     { nil: null },
@@ -738,7 +757,12 @@ const all = (url: () => string): Array<readonly [string, fc.Arbitrary<Cmd>]> => 
   return [
     ["add", add(false)],
     ["reserve", fc.tuple(fc.integer({ min: 1, max: 4 }), lease).map(([n, l]) => new Reserve(n, l, false))],
+    [
+      "addG1",
+      fc.constant(new Add({ id: undefined, priority: 0, lifo: false, group: "g1", delay: "none", maxAttempts: 3 }, false)),
+    ],
     ["complete", pick.map((p) => new Complete(p, false))],
+    ["completeAll", fc.constant(new CompleteAll())],
     ["fail", fc.tuple(pick, fc.boolean(), lease).map(([p, retry, d]) => new Fail(p, retry, d, false))],
     ["cancel", pick.map((p) => new Cancel(p, false))],
     [
@@ -805,8 +829,8 @@ export const commandArbitraries = (
     if (!KINDS.includes(k))
       throw new Error(`MODEL_COMMANDS/MODEL_SKIP: unknown command "${k}"; known: ${KINDS.join(", ")}`)
   const add = all(url).filter(([k]) => (only === undefined || only.includes(k)) && !skip.includes(k))
-  // adds and reserves more often, so the jobs the other calls act on exist
-  return add.flatMap(([k, a]) => (k === "add" || k === "reserve" ? [a, a, a] : [a]))
+  // adds, reserves and completes more often, so the jobs the other calls act on exist and come and go
+  return add.flatMap(([k, a]) => (k === "add" || k === "addG1" || k === "reserve" ? [a, a, a] : k === "complete" ? [a, a] : [a]))
 }
 
 export type { Span }
