@@ -64,13 +64,13 @@ export const clearOfSpans = async (m: Model, r: Real): Promise<number> => {
 /**
  * After a time-dependent call that started at `start`: no due time or deadline of the model may
  * have come within the call (the call took longer than MARGIN_MS on a busy machine: the test
- * cannot tell what the call saw, so it stops with that, not with a finding).
+ * cannot tell what the call saw, so the list is skipped: `fc.pre`).
  */
 export const checkQuick = async (m: Model, r: Real, start: number): Promise<void> => {
   const end = await r.now()
   const crossed = m.spans().filter((s) => s.hi >= start && s.lo <= end)
-  if (crossed.length > 0)
-    throw new Error(`a time-dependent call took ${end - start} ms and met a due time or deadline: a busy machine, not a finding`)
+  // a busy machine, not a finding: fast-check counts the list as skipped, not failed
+  fc.pre(crossed.length === 0)
 }
 
 /** A span of `ms` from now, measured around `call` (two reads of the Redis clock). */
