@@ -130,7 +130,7 @@ export class Add extends Base {
     this.lost = lost
     this.kind = lost ? "add~lost" : "add"
   }
-  override check(m: Readonly<Model>): boolean {
+  override check(_m: Readonly<Model>): boolean {
     // G8: the first grouped job of a queue, added delayed, stalls the waiting ungrouped jobs
     return !(AVOID.has("G8") && this.o.group !== undefined && this.o.delay !== "none")
   }
