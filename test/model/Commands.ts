@@ -16,6 +16,7 @@ import {
   clearOfSpans,
   compare,
   expectSame,
+  MARGIN_MS,
   Mismatch,
   type Outcome,
   type Real,
@@ -476,8 +477,9 @@ export class WorkerRateLimited extends Base {
     this.url = url
   }
   async step(m: Model, r: Real): Promise<void> {
-    if (m.spans().length > 0) return
-    const e = m.eligible(1, await r.now())
+    const now = await r.now()
+    if (m.spans().some((s) => s.hi >= now - MARGIN_MS)) return
+    const e = m.eligible(1, now)
     if (e.total === 0) return
     // M1 (found by this model): the reserve that carries the RateLimited fail leases one more job
     if (AVOID.has("M1") && m.inState("waiting").length > 1) return
