@@ -3,7 +3,7 @@
  * run on the model (test/model/Model.ts: what the docs promise) and on a real queue, through
  * the suite's TCP proxy; after every step everything observable must agree and verify() be clean.
  *
- * - `npm run model`: this file, MODEL_RUNS command lists (default 60; `CHAOS=full`: 100×).
+ * - `npm run model`: this file, MODEL_RUNS command lists (default 100; `CHAOS=full`: 100×).
  * - A failure prints fast-check's seed, path and shrunk command list; replay it with
  *   `MODEL_SEED=<seed> MODEL_PATH=<path> npm run model`.
  * - `MODEL_COMMANDS=add,reserve,…` runs only those command kinds, `MODEL_SKIP=…` all but those
@@ -20,7 +20,7 @@ import { runList } from "./Real.ts"
 const name = queueNamer("model")
 const list = (v: string | undefined) => (v === undefined || v === "" ? undefined : v.split(",").map((s) => s.trim()))
 const env = process.env
-const runs = Number(env.MODEL_RUNS ?? 60) * (FULL ? 100 : 1)
+const runs = Number(env.MODEL_RUNS ?? 100) * (FULL ? 100 : 1)
 const steps = Number(env.MODEL_STEPS ?? 20)
 
 let raw: Redis
