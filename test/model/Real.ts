@@ -137,6 +137,34 @@ export const compare = async (m: Model, r: Real): Promise<void> => {
   expectSame("verify() violations", [], v.lines)
 }
 
+let warm = false
+
+/**
+ * Load the scripts a lost-reply step calls, once per process, by calling each on a scratch
+ * queue: a first call's swallowed reply may be NOSCRIPT (the call did nothing), which would
+ * make a replayed list pass on a fresh Redis that failed in the run that found it.
+ */
+const warmUp = async (name: string): Promise<void> => {
+  if (warm) return
+  const q = new Queue<unknown>(`${name}-warm`, { connection: redisUrl() })
+  try {
+    await q.add({ n: 1 })
+    await q.add({ n: 2 })
+    const later = await q.add({ n: 3 }, { delayMs: 600_000 })
+    const [ja, jb] = await q.reserve({ count: 2 })
+    await q.complete(ja!.id, ja!.token)
+    await q.fail(jb!.id, jb!.token, new Error("warm"), { retry: false })
+    await q.promote(later)
+    await q.cancel(later)
+    await q.retry(later)
+    await q.pauseGroup("g")
+    await q.resumeGroup("g")
+  } finally {
+    await q.obliterate({ force: true }).finally(() => q.close())
+  }
+  warm = true
+}
+
 /** One command list against a fresh queue `name`: the model and the queue side by side; answers the steps compared. */
 export const runList = async (
   name: string,
@@ -144,6 +172,7 @@ export const runList = async (
   proxy: TcpProxy,
   cmds: Iterable<fc.AsyncCommand<Model, Real>>,
 ): Promise<number> => {
+  await warmUp(name)
   const real = openReal(name, raw, proxy)
   try {
     const model = new Model()

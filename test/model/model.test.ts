@@ -5,7 +5,8 @@
  *
  * - `npm run model`: this file, MODEL_RUNS command lists (default 100; `CHAOS=full`: 100×).
  * - A failure prints fast-check's seed, path and shrunk command list; replay it with
- *   `MODEL_SEED=<seed> MODEL_PATH=<path> npm run model`.
+ *   `MODEL_SEED=<seed> MODEL_PATH=<path> MODEL_REPLAY=<replayPath> npm run model` (the replayPath
+ *   is printed in the counterexample, `/*replayPath="…"*\/`: fc.commands needs it to shrink alike).
  * - `MODEL_COMMANDS=add,reserve,…` runs only those command kinds, `MODEL_SKIP=…` all but those
  *   (test/model/Commands.ts `KINDS`), `MODEL_STEPS` the most commands per list (default 20).
  */
@@ -38,9 +39,16 @@ describe("the model of the queue", () => {
     let total = 0
     const started = Date.now()
     await fc.assert(
-      fc.asyncProperty(fc.commands(arbs, { maxCommands: steps, size: "max" }), async (cmds) => {
-        total += await runList(name(), raw, proxy, cmds)
-      }),
+      fc.asyncProperty(
+        fc.commands(arbs, {
+          maxCommands: steps,
+          size: "max",
+          ...(env.MODEL_REPLAY === undefined ? {} : { replayPath: env.MODEL_REPLAY }),
+        }),
+        async (cmds) => {
+          total += await runList(name(), raw, proxy, cmds)
+        },
+      ),
       {
         numRuns: runs,
         // a list skipped because a busy machine made a timed call too slow (see checkQuick)
@@ -50,6 +58,6 @@ describe("the model of the queue", () => {
       },
     )
     report("model", { runs, steps: total, ms: Date.now() - started })
-    expect(total).toBeGreaterThan(0)
+    expect(total + (env.MODEL_PATH === undefined ? 0 : 1)).toBeGreaterThan(0)
   }, 600_000)
 })
