@@ -82,10 +82,10 @@ describe("the model's findings on f43eb35, replayed", () => {
 
   it.fails("G9: clearing the default group concurrency releases the group held by it", async () => {
     await replay([
-      new SetGroupLimits(undefined, { concurrency: 1 }),
-      new Add(inG2, false),
-      new Add(inG2, false),
-      new Reserve(1, "short", false),
+      new AddG1(1),
+      new SetGroupLimits(undefined, { concurrency: 2 }),
+      new AddG1(2),
+      new Reserve(2, "short", false),
       new SetGroupLimits(undefined, null),
       new Reserve(1, "short", false),
     ])
