@@ -107,6 +107,8 @@ export class TcpProxy {
   #cut = false
   #dropReplies = false
   port = 0
+  /** Replies swallowed so far by {@link dropReplies} (chunks): a test waits on it to know a call reached Redis. */
+  droppedReplies = 0
   readonly target: { readonly host: string; readonly port: number }
 
   private constructor(target: { readonly host: string; readonly port: number }) {
@@ -140,6 +142,7 @@ export class TcpProxy {
       })
       upstream.on("data", (d: Buffer) => {
         if (!this.#dropReplies && !pair.frozen) client.write(d)
+        else if (this.#dropReplies) this.droppedReplies++
       })
     })
   }

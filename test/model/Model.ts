@@ -1,0 +1,426 @@
+/**
+ * The queue as its user docs promise it (docs/jobs.md, flow-control.md, operations.md,
+ * concepts.md), as plain data: no Redis, no Effect. Each method is one documented call and
+ * answers what the docs say it answers; `eligible` answers which jobs a reserve may lease.
+ * test/model/model.test.ts runs random command lists against this and a real queue side by side.
+ *
+ * Time: the model never reads a clock. Every instant it is given (a delayed job's due time, a
+ * lease deadline) is a range [lo, hi] on the Redis clock, measured around the real call; the
+ * harness keeps every time-dependent call clear of a range (it waits until the Redis clock
+ * passed it), so `now` is never inside one. Rate windows are `WINDOW_MS` long: they never
+ * end within one command list, so a window's count is exact.
+ */
+
+/** The six states of a job (docs/jobs.md, "Look up a job"). */
+export type State = "waiting" | "delayed" | "active" | "completed" | "cancelled" | "dead"
+export const STATES: ReadonlyArray<State> = ["waiting", "delayed", "active", "completed", "cancelled", "dead"]
+
+/** A rate window long enough never to end within one command list. */
+export const WINDOW_MS = 600_000
+
+/** A closed range of Redis-clock ms: an instant known only to lie between two reads of the clock. */
+export interface Span {
+  readonly lo: number
+  readonly hi: number
+}
+
+export interface ModelJob {
+  readonly id: string
+  state: State
+  priority: number
+  readonly group: string | undefined
+  /** Order among the ready jobs of its priority: lower runs first (the back: a rising number; the front: a falling one). */
+  order: number
+  /** When a delayed job becomes due. */
+  due: Span
+  token: number
+  deadline: Span
+  failures: number
+  lost: number
+  readonly maxAttempts: number
+  /** Order of finishing, for retention by count (oldest first). */
+  finished: number
+}
+
+export interface GroupLimits {
+  readonly concurrency?: number | undefined
+  readonly max?: number | undefined
+}
+
+/** What a reserve may lease: the ungrouped jobs in strict order, each group's ready jobs and its room, and how many one call takes. */
+export interface Eligible {
+  readonly ungrouped: ReadonlyArray<string>
+  readonly groups: ReadonlyMap<string, { readonly ids: ReadonlyArray<string>; readonly room: number }>
+  readonly total: number
+}
+
+const INF = Number.POSITIVE_INFINITY
+
+export class Model {
+  readonly jobs = new Map<string, ModelJob>()
+  /** Every id ever added, in order, gone or not (the ones to look up). */
+  readonly known: string[] = []
+  paused = false
+  concurrency: number | undefined
+  rateMax: number | undefined
+  /** Leases counted by the queue's rate window (while a rate limit is set). */
+  rateCount = 0
+  /** A RateLimited hold: until when nothing is leased (hi end; INF: longer than any command list). */
+  heldUntil = 0
+  groupDefault: GroupLimits | undefined
+  readonly groupOwn = new Map<string, GroupLimits>()
+  readonly groupPaused = new Set<string>()
+  /** Leases of each group in its current window (windows never end within a command list). */
+  readonly groupWindow = new Map<string, number>()
+  retention = { completed: 1000, cancelled: 1000 }
+  #seq = 0
+  #fin = 0
+
+  // ---- reading ----------------------------------------------------------------
+
+  state(id: string): State | undefined {
+    return this.jobs.get(id)?.state
+  }
+
+  inState(state: State): ModelJob[] {
+    return [...this.jobs.values()].filter((j) => j.state === state)
+  }
+
+  /** The groups `groups()` must list with jobs: waiting or active, or paused. */
+  groupCounts(): Map<string, { waiting: number; active: number; paused: boolean }> {
+    const out = new Map<string, { waiting: number; active: number; paused: boolean }>()
+    const at = (g: string) => {
+      const c = out.get(g) ?? { waiting: 0, active: 0, paused: this.groupPaused.has(g) }
+      out.set(g, c)
+      return c
+    }
+    for (const g of this.groupPaused) at(g)
+    for (const j of this.jobs.values()) {
+      if (j.group === undefined) continue
+      if (j.state === "waiting") at(j.group).waiting++
+      if (j.state === "active") at(j.group).active++
+    }
+    return out
+  }
+
+  /** Every instant a time-dependent call must stay clear of: due times of delayed jobs, deadlines of leases. */
+  spans(): Span[] {
+    const out: Span[] = []
+    for (const j of this.jobs.values()) {
+      if (j.state === "delayed") out.push(j.due)
+      if (j.state === "active") out.push(j.deadline)
+    }
+    return out.filter((s) => Number.isFinite(s.hi))
+  }
+
+  #limitsOf(group: string): GroupLimits | undefined {
+    return this.groupOwn.get(group) ?? this.groupDefault
+  }
+
+  /** Which jobs a reserve of `count` may lease at `now` (after it promoted the due delayed jobs), and how many it takes. */
+  eligible(count: number, now: number): Eligible {
+    this.#promoteDue(now)
+    const ready = this.inState("waiting")
+    const active = this.inState("active")
+    let room = count
+    if (this.paused || this.heldUntil > now) room = 0
+    if (this.concurrency !== undefined) room = Math.min(room, this.concurrency - active.length)
+    if (this.rateMax !== undefined) room = Math.min(room, this.rateMax - this.rateCount)
+    const ungrouped = ready
+      .filter((j) => j.group === undefined)
+      .sort((a, b) => a.priority - b.priority || a.order - b.order)
+      .map((j) => j.id)
+    const groups = new Map<string, { ids: string[]; room: number }>()
+    for (const j of ready) {
+      if (j.group === undefined) continue
+      const g = groups.get(j.group) ?? { ids: [], room: this.#groupRoom(j.group, active) }
+      g.ids.push(j.id)
+      groups.set(j.group, g)
+    }
+    let can = ungrouped.length
+    for (const g of groups.values()) can += Math.min(g.room, g.ids.length)
+    return { ungrouped, groups, total: Math.max(0, Math.min(room, can)) }
+  }
+
+  #groupRoom(group: string, active: ReadonlyArray<ModelJob>): number {
+    if (this.groupPaused.has(group)) return 0
+    const limits = this.#limitsOf(group)
+    let room = INF
+    if (limits?.concurrency !== undefined) room = limits.concurrency - active.filter((j) => j.group === group).length
+    if (limits?.max !== undefined) room = Math.min(room, limits.max - (this.groupWindow.get(group) ?? 0))
+    return Math.max(0, room)
+  }
+
+  // ---- adding -------------------------------------------------------------------
+
+  /** `add`: a new job, or (a custom id of a job still findable) nothing: answers the id either way. */
+  add(
+    id: string,
+    o: { priority: number; lifo: boolean; group: string | undefined; delay: Span | undefined; maxAttempts: number },
+  ): string {
+    if (this.jobs.has(id)) return id
+    if (!this.known.includes(id)) this.known.push(id)
+    const job: ModelJob = {
+      id,
+      state: o.delay === undefined ? "waiting" : "delayed",
+      priority: o.priority,
+      group: o.group,
+      order: o.lifo && o.delay === undefined ? -++this.#seq : ++this.#seq,
+      due: o.delay ?? { lo: 0, hi: 0 },
+      token: 0,
+      deadline: { lo: 0, hi: 0 },
+      failures: 0,
+      lost: 0,
+      maxAttempts: o.maxAttempts,
+      finished: 0,
+    }
+    this.jobs.set(id, job)
+    return id
+  }
+
+  #ready(j: ModelJob, front: boolean): void {
+    j.state = "waiting"
+    j.order = front ? -++this.#seq : ++this.#seq
+  }
+
+  /** Due delayed jobs become waiting, at the back of their priority, in due order (reserve and sweep do this first). */
+  #promoteDue(now: number): void {
+    const due = this.inState("delayed").filter((j) => j.due.hi < now)
+    due.sort((a, b) => a.due.hi - b.due.hi)
+    for (const j of due) this.#ready(j, false)
+  }
+
+  // ---- leasing ------------------------------------------------------------------
+
+  /** Record the leases a reserve made (the harness checked them against {@link eligible}). */
+  leased(leases: ReadonlyArray<{ id: string; token: number }>, deadline: Span): void {
+    for (const l of leases) {
+      const j = this.jobs.get(l.id)!
+      j.state = "active"
+      j.token = l.token
+      j.deadline = deadline
+      if (this.rateMax !== undefined) this.rateCount++
+      if (j.group !== undefined && this.#limitsOf(j.group)?.max !== undefined)
+        this.groupWindow.set(j.group, (this.groupWindow.get(j.group) ?? 0) + 1)
+    }
+  }
+
+  /** The lease of `id` under `token`, or the refusal a stale token gets. */
+  #lease(id: string, token: number): ModelJob | "LeaseLost" | "JobCancelled" {
+    const j = this.jobs.get(id)
+    if (j?.state === "active" && j.token === token) return j
+    if (j?.state === "cancelled" && j.token === token) return "JobCancelled"
+    return "LeaseLost"
+  }
+
+  complete(id: string, token: number): "ok" | "LeaseLost" | "JobCancelled" {
+    const j = this.#lease(id, token)
+    if (typeof j === "string") return j
+    this.#finish(j, "completed")
+    return "ok"
+  }
+
+  /** `fail`: an attempt spent; "retry" (delayed by `delay`) or "dead" when used up or `retry` false. */
+  fail(id: string, token: number, retry: boolean, delay: Span): "retry" | "dead" | "LeaseLost" | "JobCancelled" {
+    const j = this.#lease(id, token)
+    if (typeof j === "string") return j
+    j.failures++
+    if (!retry || j.failures + j.lost >= j.maxAttempts) {
+      this.#finish(j, "dead")
+      return "dead"
+    }
+    j.state = "delayed"
+    j.due = delay
+    return "retry"
+  }
+
+  release(id: string, token: number): "ok" | "LeaseLost" | "JobCancelled" {
+    const j = this.#lease(id, token)
+    if (typeof j === "string") return j
+    this.#ready(j, true)
+    return "ok"
+  }
+
+  extend(id: string, token: number, deadline: Span): "ok" | "LeaseLost" | "JobCancelled" {
+    const j = this.#lease(id, token)
+    if (typeof j === "string") return j
+    j.deadline = deadline
+    return "ok"
+  }
+
+  /** A handler threw `RateLimited`: its job back to the front, the queue held (longer than any command list). */
+  rateLimited(id: string): void {
+    const j = this.jobs.get(id)!
+    this.#ready(j, true)
+    this.heldUntil = INF
+  }
+
+  /** `sweep` at `now`: expired leases back to the front (a lost lease spent), or dead when used up; due delayed jobs promoted. */
+  sweep(now: number): { reclaimed: number } {
+    let reclaimed = 0
+    for (const j of this.inState("active")) {
+      if (j.deadline.hi >= now) continue
+      reclaimed++
+      j.lost++
+      if (j.failures + j.lost >= j.maxAttempts) this.#finish(j, "dead")
+      else this.#ready(j, true)
+    }
+    this.#promoteDue(now)
+    return { reclaimed }
+  }
+
+  #finish(j: ModelJob, state: "completed" | "cancelled" | "dead"): void {
+    j.state = state
+    j.finished = ++this.#fin
+    if (state === "dead") return
+    const keep = this.retention[state]
+    const kept = this.inState(state).sort((a, b) => b.finished - a.finished)
+    for (const old of kept.slice(keep)) this.jobs.delete(old.id)
+  }
+
+  // ---- operator's calls -----------------------------------------------------------
+
+  /** `cancel`: the state it was in, or undefined (unknown or finished). */
+  cancel(id: string): "waiting" | "delayed" | "active" | undefined {
+    const j = this.jobs.get(id)
+    if (j === undefined || (j.state !== "waiting" && j.state !== "delayed" && j.state !== "active")) return undefined
+    const was = j.state
+    this.#finish(j, "cancelled")
+    return was
+  }
+
+  /** `retry`: a completed, cancelled or dead job runs again, fresh attempts, at the back; else WrongJobState. */
+  retry(id: string): State | { wrong: State | "unknown" } {
+    const j = this.jobs.get(id)
+    if (j === undefined) return { wrong: "unknown" }
+    if (j.state !== "completed" && j.state !== "cancelled" && j.state !== "dead") return { wrong: j.state }
+    const was = j.state
+    j.failures = 0
+    j.lost = 0
+    this.#ready(j, false)
+    return was
+  }
+
+  /** `promote`: a delayed job ready now, at the back. */
+  promote(id: string): State | { wrong: State | "unknown" } {
+    const j = this.jobs.get(id)
+    if (j === undefined) return { wrong: "unknown" }
+    if (j.state !== "delayed") return { wrong: j.state }
+    this.#ready(j, false)
+    return "delayed"
+  }
+
+  /** `reschedule(id, { delayMs })`: a waiting or delayed job due at `delay` (undefined: 0, ready now at the back). */
+  reschedule(id: string, delay: Span | undefined): State | { wrong: State | "unknown" } {
+    const j = this.jobs.get(id)
+    if (j === undefined) return { wrong: "unknown" }
+    if (j.state !== "waiting" && j.state !== "delayed") return { wrong: j.state }
+    const was = j.state
+    if (delay === undefined) this.#ready(j, false)
+    else {
+      j.state = "delayed"
+      j.due = delay
+    }
+    return was
+  }
+
+  /** `updatePayload`: a waiting, delayed or dead job keeps its state. */
+  updatePayload(id: string): State | { wrong: State | "unknown" } {
+    const j = this.jobs.get(id)
+    if (j === undefined) return { wrong: "unknown" }
+    if (j.state !== "waiting" && j.state !== "delayed" && j.state !== "dead") return { wrong: j.state }
+    return j.state
+  }
+
+  /** `changePriority`: a waiting job to the back of its new priority, a delayed one takes it when due; else JobNotWaiting. */
+  changePriority(id: string, priority: number): "ok" | { notWaiting: State | "missing" } {
+    const j = this.jobs.get(id)
+    if (j === undefined) return { notWaiting: "missing" }
+    if (j.state !== "waiting" && j.state !== "delayed") return { notWaiting: j.state }
+    j.priority = priority
+    if (j.state === "waiting") this.#ready(j, false)
+    return "ok"
+  }
+
+  /** `clean(state)` with olderThanMs 0: every finished job of that state deleted. */
+  clean(state: "completed" | "cancelled" | "dead"): number {
+    const gone = this.inState(state)
+    for (const j of gone) this.jobs.delete(j.id)
+    return gone.length
+  }
+
+  /** `drain({ delayed })`: every waiting job deleted, and the delayed ones with `delayed`. */
+  drain(delayed: boolean): { waiting: number; delayed: number } {
+    const w = this.inState("waiting")
+    const d = delayed ? this.inState("delayed") : []
+    for (const j of [...w, ...d]) this.jobs.delete(j.id)
+    return { waiting: w.length, delayed: d.length }
+  }
+
+  /** `obliterate({ force })`: refused while jobs are active unless forced; else the whole queue is gone. */
+  obliterate(force: boolean): "QueueHasActiveJobs" | { active: number } {
+    const active = this.inState("active").length
+    if (active > 0 && !force) return "QueueHasActiveJobs"
+    this.jobs.clear()
+    this.paused = false
+    this.concurrency = undefined
+    this.rateMax = undefined
+    this.rateCount = 0
+    this.heldUntil = 0
+    this.groupDefault = undefined
+    this.groupOwn.clear()
+    this.groupPaused.clear()
+    this.groupWindow.clear()
+    this.retention = { completed: 1000, cancelled: 1000 }
+    return { active }
+  }
+
+  // ---- flow control -------------------------------------------------------------
+
+  pause(): boolean {
+    const changed = !this.paused
+    this.paused = true
+    return changed
+  }
+
+  resume(): boolean {
+    const changed = this.paused
+    this.paused = false
+    return changed
+  }
+
+  /** `setRateLimit`: a limit (its window kept) or null (cleared, and with it any RateLimited hold). */
+  setRateLimit(max: number | null): void {
+    if (max === null) {
+      this.rateMax = undefined
+      this.rateCount = 0
+      this.heldUntil = 0
+    } else this.rateMax = max
+  }
+
+  setConcurrency(n: number | null): void {
+    this.concurrency = n ?? undefined
+  }
+
+  /** `setGroupLimits`: a group's own limits or the default (null clears); a window already counted stays. */
+  setGroupLimits(group: string | undefined, limits: GroupLimits | null): void {
+    if (group === undefined) this.groupDefault = limits ?? undefined
+    else if (limits === null) this.groupOwn.delete(group)
+    else this.groupOwn.set(group, limits)
+  }
+
+  pauseGroup(group: string): boolean {
+    const changed = !this.groupPaused.has(group)
+    this.groupPaused.add(group)
+    return changed
+  }
+
+  resumeGroup(group: string): boolean {
+    return this.groupPaused.delete(group)
+  }
+
+  /** `setRetention` of completed and cancelled counts (enforced at each later finish of that kind). */
+  setRetention(completed: number, cancelled: number): void {
+    this.retention = { completed, cancelled }
+  }
+}

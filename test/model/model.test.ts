@@ -1,0 +1,63 @@
+/**
+ * The model-based test of the queue's state machine (issue 29 part 1): random command lists
+ * run on the model (test/model/Model.ts: what the docs promise) and on a real queue, through
+ * the suite's TCP proxy; after every step everything observable must agree and verify() be clean.
+ *
+ * - `npm run model`: this file, MODEL_RUNS command lists (default 100; `CHAOS=full`: 100×).
+ * - A failure prints fast-check's seed, path and shrunk command list; replay it with
+ *   `MODEL_SEED=<seed> MODEL_PATH=<path> MODEL_REPLAY=<replayPath> npm run model` (the replayPath
+ *   is printed in the counterexample, `/*replayPath="…"*\/`: fc.commands needs it to shrink alike).
+ * - `MODEL_COMMANDS=add,reserve,…` runs only those command kinds, `MODEL_SKIP=…` all but those
+ *   (test/model/Commands.ts `KINDS`), `MODEL_STEPS` the most commands per list (default 20).
+ */
+import fc from "fast-check"
+import type { Redis } from "ioredis"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { FULL, proxyToSuiteRedis, report } from "../reliability/support.ts"
+import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { commandArbitraries } from "./Commands.ts"
+import { runList } from "./Real.ts"
+
+const name = queueNamer("model")
+const list = (v: string | undefined) => (v === undefined || v === "" ? undefined : v.split(",").map((s) => s.trim()))
+const env = process.env
+const runs = Number(env.MODEL_RUNS ?? 100) * (FULL ? 100 : 1)
+const steps = Number(env.MODEL_STEPS ?? 20)
+
+let raw: Redis
+beforeAll(() => {
+  raw = rawClient()
+})
+afterAll(() => {
+  raw.disconnect()
+})
+
+describe("the model of the queue", () => {
+  it(`${runs} random command lists agree with the model after every step`, async () => {
+    const proxy = await proxyToSuiteRedis()
+    const arbs = commandArbitraries(redisUrl, list(env.MODEL_COMMANDS), list(env.MODEL_SKIP) ?? [])
+    let total = 0
+    const started = Date.now()
+    await fc.assert(
+      fc.asyncProperty(
+        fc.commands(arbs, {
+          maxCommands: steps,
+          size: "max",
+          ...(env.MODEL_REPLAY === undefined ? {} : { replayPath: env.MODEL_REPLAY }),
+        }),
+        async (cmds) => {
+          total += await runList(name(), raw, proxy, cmds)
+        },
+      ),
+      {
+        numRuns: runs,
+        // a list skipped because a busy machine made a timed call too slow (see checkQuick)
+        maxSkipsPerRun: 10,
+        ...(env.MODEL_SEED === undefined ? {} : { seed: Number(env.MODEL_SEED) }),
+        ...(env.MODEL_PATH === undefined ? {} : { path: env.MODEL_PATH }),
+      },
+    )
+    report("model", { runs, steps: total, ms: Date.now() - started })
+    expect(total + (env.MODEL_PATH === undefined ? 0 : 1)).toBeGreaterThan(0)
+  }, 600_000)
+})

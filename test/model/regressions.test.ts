@@ -1,0 +1,105 @@
+/**
+ * The shrunk command lists the model found on f43eb35 (test/model/FINDINGS.md), each replayed
+ * exactly as a named test through the model harness: they fail while the finding is open and
+ * pass once it is fixed. `it.fails` marks the ones still open on this branch: the lead flips
+ * each to `it` when the branch that fixes it is merged.
+ *
+ * G5 (a Worker's stand-alone complete re-sent) is out of the model's reach: its real side is
+ * manual processing, and its one Worker step has no proxy (see FINDINGS.md).
+ */
+import type { Redis } from "ioredis"
+import { afterAll, beforeAll, describe, it } from "vitest"
+import { proxyToSuiteRedis } from "../reliability/support.ts"
+import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import {
+  Add,
+  AddG1,
+  AVOID,
+  Cancel,
+  CompleteAll,
+  PauseGroup,
+  Reserve,
+  Retry,
+  SetGroupLimits,
+  SetRateLimit,
+  SetRetention,
+  WorkerRateLimited,
+} from "./Commands.ts"
+import { runList } from "./Real.ts"
+
+const name = queueNamer("model-reg")
+let raw: Redis
+beforeAll(() => {
+  raw = rawClient()
+  // every step of a list runs: no finding is steered clear of here
+  AVOID.clear()
+})
+afterAll(() => {
+  raw.disconnect()
+})
+
+const plain = { id: undefined, priority: 0, lifo: false, group: undefined, delay: "none", maxAttempts: 1 } as const
+const inG1 = { ...plain, group: "g1" } as const
+const inG2 = { ...plain, group: "g2" } as const
+
+const replay = async (cmds: ReadonlyArray<Parameters<typeof runList>[3] extends Iterable<infer C> ? C : never>) => {
+  const proxy = await proxyToSuiteRedis()
+  await runList(name(), raw, proxy, cmds)
+}
+
+describe("the model's findings on f43eb35, replayed", () => {
+  it.fails("G1: a cancelled grouped job, retried, stays in its group (groups() counts it)", async () => {
+    await replay([new Add(inG2, true), new Cancel(0, false), new Retry(0, false)])
+  })
+
+  it.fails("G2: a cancelled job trimmed by a count of 0 leaves the cancelled list", async () => {
+    await replay([new Add(plain, true), new SetRetention(0, 0), new Cancel(0, false)])
+  })
+
+  it.fails("G3: the default group rate window holds when the group runs empty", async () => {
+    await replay([
+      new SetGroupLimits(undefined, { max: 3 }),
+      new AddG1(1),
+      new Reserve(1, "short", false),
+      new CompleteAll(),
+      new AddG1(3),
+      new Reserve(3, "short", false),
+    ])
+  })
+
+  it.fails("G6: setRateLimit(null) lifts a RateLimited hold", async () => {
+    await replay([
+      new Add(plain, false),
+      new WorkerRateLimited(redisUrl),
+      new SetRateLimit(null),
+      new WorkerRateLimited(redisUrl),
+    ])
+  })
+
+  it.fails("G8: a grouped job added delayed does not stall the waiting ungrouped jobs", async () => {
+    await replay([new Add(plain, false), new Add({ ...inG1, delay: "long" }, false), new Reserve(1, "short", false)])
+  })
+
+  it.fails("G9: clearing the default group concurrency releases the group held by it", async () => {
+    await replay([
+      new AddG1(1),
+      new SetGroupLimits(undefined, { concurrency: 2 }),
+      new AddG1(2),
+      new Reserve(2, "short", false),
+      new SetGroupLimits(undefined, null),
+      new Reserve(1, "short", false),
+    ])
+  })
+
+  it.fails("G10: pauseGroup re-sent after a lost reply answers true", async () => {
+    await replay([new PauseGroup("g1", true, true)])
+  })
+
+  it.fails("G10: cancel re-sent after a lost reply answers the state the job was in", async () => {
+    await replay([new Add(plain, false), new Cancel(0, true)])
+  })
+
+  it.fails("M1: the reserve that carries a RateLimited fail leases nothing more", async () => {
+    await replay([new Add(plain, false), new Add(plain, false), new WorkerRateLimited(redisUrl)])
+  })
+})
