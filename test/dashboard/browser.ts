@@ -71,8 +71,15 @@ export const textOf = (page: Page, selector: string) =>
 
 /** A screenshot of the element `selector` of `page` to `path`, at most `maxHeight` pixels of its top (small PNGs for the docs). */
 export const shoot = async (page: Page, selector: string, path: string, maxHeight = 420) => {
-  const element = await page.$(selector)
-  const box = await element?.boundingBox()
+  // the box is read in one turn of the page's own script: the live page re-renders a section on
+  // each reading, so an element handle taken first can be detached by the time its box is asked
+  await page.waitForSelector(selector)
+  const box = await page.evaluate((sel) => {
+    const r = document.querySelector(sel)?.getBoundingClientRect()
+    return r && r.width > 0
+      ? { x: r.x + window.scrollX, y: r.y + window.scrollY, width: r.width, height: r.height }
+      : undefined
+  }, selector)
   if (!box) throw new Error(`no ${selector} to take a screenshot of`)
   const clip = { x: box.x, y: box.y, width: box.width, height: Math.min(box.height, maxHeight) }
   await page.screenshot({ path, clip, captureBeyondViewport: true })
