@@ -1,0 +1,115 @@
+/**
+ * docs/architecture.md says what a command could check, so here each such sentence is
+ * checked against the tree: the greps it prints answer what it prints (the list owners, no
+ * script naming a ready key), its key list names every key of `KEY_TYPES`, the ready group
+ * it spells out is `READY_KEYS`, the `lua/` row names every script, the worker table has a
+ * row per file of `src/engine/worker/`, and every include function it names exists. A new
+ * key, script, worker file or list command then fails here until the map says so.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import { join, relative, resolve } from "node:path"
+import { describe, expect, it } from "vitest"
+import { KEY_TYPES, READY_KEYS } from "../../src/engine/model/Keys.ts"
+
+const ROOT = resolve(import.meta.dirname, "../..")
+const DOC = readFileSync(join(ROOT, "docs/architecture.md"), "utf8")
+const filesUnder = (dir: string): ReadonlyArray<string> =>
+  readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(ROOT, join(e.parentPath, e.name)))
+    .sort()
+
+interface PrintedGrep {
+  readonly pattern: string
+  readonly dir: string
+  readonly printed: ReadonlyArray<string>
+}
+
+/** Each `grep -rlE "<pattern>" <dir>/` line of a ```sh block, with the `# <file>` lines under it. */
+const printedGreps = (md: string): ReadonlyArray<PrintedGrep> => {
+  const out: Array<{ pattern: string; dir: string; printed: Array<string> }> = []
+  for (const block of md.matchAll(/```sh\n([\s\S]*?)```/g)) {
+    for (const line of block[1]!.split("\n")) {
+      const grep = /^grep -rlE "(.+)" (\S+?)\/?$/.exec(line)
+      if (grep) out.push({ pattern: grep[1]!, dir: grep[2]!, printed: [] })
+      const file = /^# (\S+\.lua)\b/.exec(line)
+      if (file && out.length > 0) out[out.length - 1]!.printed.push(file[1]!)
+    }
+  }
+  return out
+}
+
+/** What `grep -rlE` answers: the files under `dir` with a line matching `pattern`, sorted. */
+const grepFiles = (pattern: string, dir: string): ReadonlyArray<string> => {
+  const re = new RegExp(pattern)
+  return filesUnder(dir).filter((f) =>
+    readFileSync(join(ROOT, f), "utf8")
+      .split("\n")
+      .some((l) => re.test(l)),
+  )
+}
+
+/** The words in backticks of one bullet of the doc: the one starting `- **<title>**`. */
+const bullet = (title: string): string => {
+  const from = DOC.indexOf(`- **${title}**`)
+  expect(from, `a bullet "- **${title}**" in docs/architecture.md`).toBeGreaterThanOrEqual(0)
+  const end = DOC.indexOf("\n- ", from + 1)
+  return DOC.slice(from, end)
+}
+const ticked = (text: string): ReadonlySet<string> => new Set([...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!))
+
+describe("docs/architecture.md against the tree", () => {
+  it("every grep it prints answers what it prints (list commands, ready keys)", () => {
+    const greps = printedGreps(DOC)
+    expect(greps.map((g) => g.pattern)).toEqual(
+      expect.arrayContaining([expect.stringContaining("LPUSH"), expect.stringContaining("(wait|delayed|marker)")]),
+    )
+    for (const g of greps) expect(grepFiles(g.pattern, g.dir), g.pattern).toEqual([...g.printed].sort())
+  })
+
+  it("a printed grep whose answer is not the tree's is caught", () => {
+    const [g] = printedGreps("```sh\ngrep -rlE \"'(LPUSH|RPOP)'\" lua/\n# lua/include/ready.lua\n```\n")
+    expect(g!.printed).toEqual(["lua/include/ready.lua"])
+    expect(grepFiles(g!.pattern, g!.dir)).not.toEqual(g!.printed)
+  })
+
+  it("its key list names every key of KEY_TYPES", () => {
+    const named = ticked(bullet("Keys"))
+    expect(Object.keys(KEY_TYPES).filter((k) => !named.has(k))).toEqual([])
+  })
+
+  it("the ready group it spells out is READY_KEYS, in order and count", () => {
+    const m = /Their (\d+) keys \(([^)]+)\) are one group, `READY_KEYS`/.exec(DOC.replace(/\n/g, " "))
+    expect(m, "the sentence naming the ready group's keys").not.toBeNull()
+    const keys = [...m![2]!.matchAll(/`(\w+)`/g)].map((k) => k[1])
+    expect(keys).toEqual([...READY_KEYS])
+    expect(Number(m![1])).toBe(READY_KEYS.length)
+  })
+
+  it("the lua/ row names every script (dead-* and verify-* as globs)", () => {
+    const row = DOC.split("\n").find((l) => l.startsWith("| `lua/` |"))!
+    const named = ticked(row)
+    const scripts = readdirSync(join(ROOT, "lua"))
+      .filter((f) => f.endsWith(".lua"))
+      .map((f) => f.slice(0, -4))
+    const glob = (s: string) => /^(dead|verify)-/.exec(s)?.[1]
+    expect(scripts.filter((s) => !named.has(s) && !(glob(s) && named.has(`${glob(s)}-*`)))).toEqual([])
+  })
+
+  it("the worker table has a row for every file of src/engine/worker/", () => {
+    const rows = new Set([...DOC.matchAll(/^\| `(\w+\.ts)` \|/gm)].map((m) => m[1]!))
+    const files = readdirSync(join(ROOT, "src/engine/worker")).filter((f) => f.endsWith(".ts"))
+    expect(files.filter((f) => !rows.has(f))).toEqual([])
+  })
+
+  it("every include function it names is a function of lua/include/", () => {
+    const functions = new Set(
+      filesUnder("lua/include").flatMap((f) =>
+        [...readFileSync(join(ROOT, f), "utf8").matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!),
+      ),
+    )
+    const named = [...DOC.matchAll(/`([a-z]+_[a-z_]+)(?:\(|`)/g)].map((m) => m[1]!)
+    expect(named.length).toBeGreaterThan(40)
+    expect([...new Set(named)].filter((n) => !functions.has(n))).toEqual([])
+  })
+})
