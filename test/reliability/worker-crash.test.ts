@@ -1,9 +1,14 @@
 /**
  * Scenario 1 — worker crashes. Thousands of jobs, several worker processes; a random
- * worker is SIGKILLed every few hundred ms and a replacement started. At the end every
- * job is completed (each id retained in `done`), none lost, verify is clean, and every
- * job that ran more than once had been held by a worker that was killed: duplicates are
- * at most the leases the killed workers held, lost leases at most kills × concurrency.
+ * worker is SIGKILLed every few hundred ms and a replacement started. The mix has every
+ * flow feature: a share of the jobs in a few groups with concurrency caps, a share at
+ * priorities other than 0, a queue rate limit above the run's pace, and a schedule
+ * ticking every second. At the end every job is completed (each id retained in `done`),
+ * none lost, verify is clean, and every job that ran more than once had been held by a
+ * worker that was killed: duplicates are at most the leases the killed workers held, lost
+ * leases at most kills × concurrency. No group ever ran more than its cap at once (from
+ * the handlers' own start/return times and from sampling `groups()`), and the schedule
+ * made one job for every tick, none missed, from its first to its last.
  * The second test races heartbeats (every 20 ms) against completes.
  */
 import type { Redis } from "ioredis"
@@ -24,6 +29,22 @@ const CONCURRENCY = 32
 const WORK = "work:5"
 /** The chaos schedule (not a synchronisation): a kill every 300–700 ms (see startChaos). */
 const KILL_EVERY_MS = [300, 700] as const
+/** The groups of the grouped share (every 10th job) and their caps: the default, and g0's own. */
+const GROUPS = ["g0", "g1", "g2", "g3"] as const
+const GROUP_CAP = 8
+const G0_CAP = 4
+const capOf = (group: string) => (group === "g0" ? G0_CAP : GROUP_CAP)
+/** The queue's rate limit: about twice the pace this test runs at (~700 jobs/s on 2 shared cores), so it bites only at peaks. */
+const RATE = { max: 1_500, perMs: 1_000 } as const
+/** The schedule ticking every second during the run; its jobs' ids are `chaos-tick@<tick>`. */
+const TICK = "chaos-tick"
+
+/** Job `n`'s options in the mix: every 10th grouped (over GROUPS), 3 in 10 at a priority 1–7 (one of them also grouped). */
+const optionsOf = (n: number) => ({
+  maxAttempts: 50,
+  ...(n % 10 === 0 ? { group: GROUPS[Math.floor(n / 10) % GROUPS.length]! } : {}),
+  ...(n % 10 < 3 ? { priority: 1 + (n % 7) } : {}),
+})
 
 let server: LocalRedis
 let raw: Redis
@@ -96,6 +117,77 @@ const heldByKilled = (
 }
 
 /**
+ * The most jobs of each group that ran at once, from the handlers' own clocks (CHAOS_TIMES=1):
+ * a run lasts from its `started` to its `returned` line, or to the kill of its worker. Both are
+ * inside the server's slot (leased before `started`; released after `returned`, or once a sweep
+ * reclaims a killed worker's lease), so more runs at once than the cap means the cap failed.
+ * At the same millisecond an end counts before a start.
+ */
+const mostAtOnce = (children: ReadonlyArray<Child>, groupOf: ReadonlyMap<string, string>) => {
+  const edges = new Map<string, Array<{ at: number; delta: number }>>()
+  const unended: string[] = []
+  for (const c of children) {
+    for (const run of groupRunsOf(c, groupOf)) {
+      if (run.end === undefined) unended.push(`${run.id} child ${c.id}`)
+      const list = edges.get(run.group) ?? []
+      list.push({ at: run.start, delta: 1 }, { at: run.end ?? Number.POSITIVE_INFINITY, delta: -1 })
+      edges.set(run.group, list)
+    }
+  }
+  const most: Record<string, number> = {}
+  for (const [group, list] of edges) most[group] = peak(list)
+  return { most, unended }
+}
+
+/** The runs of grouped jobs in one child: start and end (return, else the kill) on its clock. */
+const groupRunsOf = (c: Child, groupOf: ReadonlyMap<string, string>) => {
+  const returned = new Map<string, number>()
+  for (const l of c.lines) {
+    const [kind, id, token, at] = l.text.split(" ")
+    if (kind === "returned") returned.set(`${id} ${token}`, Number(at))
+  }
+  return c.lines.flatMap((l) => {
+    const [kind, id, token, , at] = l.text.split(" ")
+    const group = kind === "started" ? groupOf.get(id!) : undefined
+    if (group === undefined) return []
+    return [{ id: `${id} token ${token}`, group, start: Number(at), end: returned.get(`${id} ${token}`) ?? c.killedAt }]
+  })
+}
+
+/** The highest running sum of `delta`s in time order, an end (-1) before a start at the same ms. */
+const peak = (list: Array<{ at: number; delta: number }>) => {
+  list.sort((a, b) => a.at - b.at || a.delta - b.delta)
+  let now = 0
+  let most = 0
+  for (const e of list) {
+    now += e.delta
+    most = Math.max(most, now)
+  }
+  return most
+}
+
+/** The most active of each group seen by sampling `groups()` until `stop`. */
+const sampleGroups = (queue: {
+  groups: () => Promise<{ groups: ReadonlyArray<{ group: string; active: number }> }>
+}) => {
+  const most: Record<string, number> = {}
+  let finished = false
+  const running = (async () => {
+    while (!finished) {
+      for (const g of (await queue.groups()).groups) most[g.group] = Math.max(most[g.group] ?? 0, g.active)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  })()
+  return {
+    most,
+    stop: async () => {
+      finished = true
+      await running
+    },
+  }
+}
+
+/**
  * The chaos schedule: every 300–700 ms, SIGKILL a random ready worker and start a
  * replacement, while another worker is up (a replacement takes a second or two to start).
  */
@@ -126,17 +218,22 @@ const startChaos = (alive: Set<Child>, spawnOne: () => Child) => {
 
 describe("worker crashes", () => {
   it(
-    `${JOBS} jobs, ${WORKERS} workers, one SIGKILLed every few hundred ms: all complete, none lost, duplicates only from killed workers`,
+    `${JOBS} jobs (groups with caps, priorities, a rate limit, a schedule), ${WORKERS} workers, one SIGKILLed every few hundred ms: all complete, none lost, duplicates only from killed workers, caps held, every tick once`,
     async () => {
       const q = name()
       const keys = queueKeys(q)
       const queue = useQueue<{ n: number }>(q, { connection: server.url })
-      await queue.setRetention({ completed: { count: JOBS } }) // every completed job stays, to be counted
+      // every completed job stays, to be counted (the ticks' too: one a second, well under JOBS)
+      await queue.setRetention({ completed: { count: 2 * JOBS } })
+      await queue.setGroupLimits({ concurrency: GROUP_CAP })
+      await queue.setGroupLimits("g0", { concurrency: G0_CAP })
+      await queue.setRateLimit(RATE)
+      await queue.schedule(TICK, { every: 1_000 }, { payload: { n: -1 } })
       const children: Child[] = []
       const alive = new Set<Child>()
       const options = { leaseMs: LEASE_MS, concurrency: CONCURRENCY, sweep: { intervalMs: 500 } }
       const spawnOne = () => {
-        const c = startWorkerChild(server.url, q, WORK, options)
+        const c = startWorkerChild(server.url, q, WORK, options, { CHAOS_TIMES: "1" })
         children.push(c)
         alive.add(c)
         return c
@@ -146,20 +243,34 @@ describe("worker crashes", () => {
       for (let i = 0; i < JOBS; i += 10_000) {
         const chunk = Array.from({ length: Math.min(10_000, JOBS - i) }, (_, k) => ({
           payload: { n: i + k },
-          options: { maxAttempts: 50 },
+          options: optionsOf(i + k),
         }))
         ids.push(...(await queue.addBulk(chunk)))
       }
+      const groupOf = new Map<string, string>()
+      for (const [n, id] of ids.entries()) {
+        const group = optionsOf(n).group
+        if (group !== undefined) groupOf.set(id, group)
+      }
+      const sampled = sampleGroups(queue)
+      onCleanup(sampled.stop)
       for (let i = 0; i < WORKERS; i++) spawnOne()
 
       const chaos = startChaos(alive, spawnOne)
       onCleanup(chaos.stop)
-      await until(`${JOBS} jobs completed`, async () => (await queue.stats()).counters.completed >= JOBS, {
-        timeoutMs: size(240_000, 900_000),
-        everyMs: 200,
-      })
+      // every job was added before the first worker, so completed = added means all of them
+      // (and the ticks made so far) are done; then stop the schedule and finish its last ticks
+      const allDone = async () => {
+        const { added, completed } = (await queue.stats()).counters
+        return added > JOBS && completed >= added
+      }
+      const timing = { timeoutMs: size(240_000, 900_000), everyMs: 200 }
+      await until(`${JOBS} jobs completed`, allDone, timing)
+      expect(await queue.unschedule(TICK)).toBe(true)
+      await until("the last ticks' jobs completed", allDone, timing)
       const elapsedMs = Date.now() - started
       await chaos.stop()
+      await sampled.stop()
       const kills = chaos.kills
 
       // the survivors shut down gracefully: nothing left to release
@@ -174,12 +285,20 @@ describe("worker crashes", () => {
       // every job completed exactly once on the server, and each is retained in `done`
       const stats = await queue.stats()
       expect(stats).toMatchObject({ waiting: 0, active: 0, delayed: 0, dead: 0 })
-      expect(stats.counters.added).toBe(JOBS)
-      expect(stats.counters.completed).toBe(JOBS)
       const done = new Set(await raw.zrange(keys.done, "0", "-1"))
       const lost = ids.filter((id) => !done.has(id))
       expect(lost).toEqual([])
-      expect(await queue.verify()).toEqual({ violations: 0, jobs: JOBS, lines: [] })
+      // the schedule made one job for each tick from its first to its last, none missed
+      const ticks = [...done]
+        .filter((id) => id.startsWith(`${TICK}@`))
+        .map((id) => Number(id.slice(TICK.length + 1)))
+        .sort((a, b) => a - b)
+      expect(ticks.length).toBeGreaterThan(1)
+      const missed = ticks.slice(1).flatMap((t, i) => (t - ticks[i]! === 1_000 ? [] : [`${ticks[i]} -> ${t}`]))
+      expect(missed).toEqual([])
+      expect(stats.counters.added).toBe(JOBS + ticks.length)
+      expect(stats.counters.completed).toBe(JOBS + ticks.length)
+      expect(await queue.verify()).toEqual({ violations: 0, jobs: JOBS + ticks.length, lines: [] })
 
       // who ran what: started/done lines per child
       const { starts, doneAt, leaseLostLines } = runsOf(children)
@@ -195,6 +314,16 @@ describe("worker crashes", () => {
       expect(stats.counters.lostLeases).toBeGreaterThanOrEqual(duplicates)
       expect(kills.length).toBeGreaterThan(0)
 
+      // no group ever ran more than its cap at once: by the handlers' clocks, and as sampled
+      const ran = mostAtOnce(children, groupOf)
+      expect(ran.unended).toEqual([])
+      const over = (most: Record<string, number>) =>
+        GROUPS.flatMap((g) => ((most[g] ?? 0) > capOf(g) ? [`${g}: ${most[g]} at once, cap ${capOf(g)}`] : []))
+      expect(over(ran.most)).toEqual([])
+      expect(over(sampled.most)).toEqual([])
+      // every group ran several at once (its cap was in play, not an idle limit)
+      expect(GROUPS.filter((g) => (ran.most[g] ?? 0) < 2)).toEqual([])
+
       const recovery = summary(recoveries)
       report("worker-crashes", {
         jobs: JOBS,
@@ -206,6 +335,11 @@ describe("worker crashes", () => {
         duplicates,
         heldByKilled: held,
         lostLeases: stats.counters.lostLeases,
+        grouped: groupOf.size,
+        groupMostAtOnce: ran.most,
+        groupMostSampled: sampled.most,
+        ticks: ticks.length,
+        limitedRate: stats.counters.limitedRate,
         recoveryMedianMs: recovery.median,
         recoveryMaxMs: recovery.max,
         elapsedMs,
