@@ -12,8 +12,7 @@ const NODE_COMPILE_CACHE =
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/global-setup.ts"],
+    // every project: the leak check after each test, the timeouts, forked workers
     setupFiles: ["test/support/setup-each.ts"],
     env: { NODE_COMPILE_CACHE },
     testTimeout: 60_000,
@@ -21,5 +20,23 @@ export default defineConfig({
     pool: "forks",
     // files at once, each on a redis-server of its own (test/support/workers.ts)
     maxWorkers: TEST_WORKERS,
+    projects: [
+      {
+        // test/unit/ runs on a fake command layer (no Redis, no module state a file leaves
+        // behind), so its files share a worker and the engine's import instead of paying
+        // both per file; the leak check still runs after each test
+        extends: true,
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false },
+      },
+      {
+        extends: true,
+        test: {
+          name: "suite",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/unit/**"],
+          globalSetup: ["test/support/global-setup.ts"],
+        },
+      },
+    ],
   },
 })

@@ -5,8 +5,8 @@
  * hangs past the grace releases every job of it, attempts unchanged.
  */
 import { describe, expect, it } from "vitest"
-import { until } from "../reliability/support.ts"
 import { queueNamer } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { faces } from "./faces.ts"
 
 const name = queueNamer("batch-behaviour")

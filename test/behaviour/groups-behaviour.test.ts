@@ -3,8 +3,8 @@
  * group waiting while another runs, resume, the list, and bad input refused naming the field.
  */
 import { describe, expect, it } from "vitest"
-import { until } from "../reliability/support.ts"
 import { queueNamer } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { faces } from "./faces.ts"
 
 const name = queueNamer("groups-behaviour")

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LeaseQueue } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { InvalidOptions, JobCancelled, LeaseLost, Queue } from "../../src/index.ts"
-import { until } from "../reliability/support.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { faces } from "./faces.ts"
 
 const name = queueNamer("manual")

@@ -4,8 +4,8 @@
  * naming the state, drain, clean and obliterate.
  */
 import { describe, expect, it } from "vitest"
-import { until } from "../reliability/support.ts"
 import { queueNamer } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { faces } from "./faces.ts"
 
 const name = queueNamer("ops-behaviour")

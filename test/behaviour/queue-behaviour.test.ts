@@ -7,8 +7,9 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { NotReplicated } from "../../src/index.ts"
-import { proxyToSuiteRedis, until } from "../reliability/support.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { dumpQueue, queueNamer, rawClient } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { faces } from "./faces.ts"
 
 const name = queueNamer("behaviour")

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
-import { redisNow, until } from "../reliability/support.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
+import { redisNow, until } from "../support/until.ts"
 import { faces } from "./faces.ts"
 
 const name = queueNamer("retention")

@@ -19,6 +19,7 @@ import { freePort } from "../../src/testing/RedisServer.ts"
 import { COMPILE_CACHE } from "../support/child.ts"
 import { startCluster } from "../support/cluster.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { untilRedisClock } from "../support/until.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const NODE = join(ROOT, "node_modules/.bin/node")
@@ -107,14 +108,6 @@ const job = (over: Partial<NewJob> = {}): NewJob => ({
   dedupeTtlMs: 0,
   ...over,
 })
-const redisNow = async (r: Redis = raw) => {
-  const [s, us] = await r.time()
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
-}
-/** Wait until the Redis clock has passed `ms` (asks Redis; no fixed sleeps). */
-const untilRedisTime = async (ms: number, r: Redis = raw) => {
-  while ((await redisNow(r)) <= ms) await new Promise((s) => setTimeout(s, 5))
-}
 const queue = (prefix?: string) => {
   const keys = queueKeys(name(), prefix)
   return { keys, c: makeCommands(client, keys) }
@@ -123,7 +116,7 @@ const queue = (prefix?: string) => {
 const expiredLeases = async (c: Commands, n: number, maxAttempts = 3, r: Redis = raw) => {
   await run(c.add(Array.from({ length: n }, () => job({ maxAttempts }))))
   const { jobs } = await run(c.reserve(n, 20, 100))
-  await untilRedisTime(Math.max(...jobs.map((j) => j.deadline)), r)
+  await untilRedisClock(r, Math.max(...jobs.map((j) => j.deadline)))
   return jobs
 }
 
@@ -180,7 +173,7 @@ describe("leaseq sweep", () => {
     const [poison] = await expiredLeases(c, 1, 1)
     const delayed = job({ delayMs: 20 })
     await run(c.add([delayed]))
-    await untilRedisTime(Number(await raw.zscore(keys.delayed, delayed.id)))
+    await untilRedisClock(raw, Number(await raw.zscore(keys.delayed, delayed.id)))
     const r = await cli(["sweep", "--url", url, "--queue", keys.queue, "--json"])
     expect(r.code).toBe(0)
     expect(json(r).queues[0]).toMatchObject({ reclaimed: 1, dead: 1, promoted: 1 })
@@ -420,7 +413,7 @@ describe("leaseq stats", () => {
     await run(c.fail(toKill!, { delayMs: 0, error: JSON.stringify({ message: "boom" }), mode: "retry" }))
     await run(c.reserve(1, 60_000, 0))
     const { jobs: short } = await run(c.reserve(1, 20, 0))
-    await untilRedisTime(short[0]!.deadline)
+    await untilRedisClock(raw, short[0]!.deadline)
     const r = await cli(["stats", "--url", url, "--queue", keys.queue, "--json"])
     expect(r.code).toBe(0)
     const out = json(r)
@@ -506,7 +499,7 @@ describe("leaseq dead", () => {
       const ids: string[] = []
       for (const { c } of parts) {
         const { jobs } = await run(c.reserve(1, 20, 0))
-        await untilRedisTime(jobs[0]!.deadline)
+        await untilRedisClock(raw, jobs[0]!.deadline)
         expect(await run(c.sweep(10))).toMatchObject({ dead: 1 })
         ids.push(jobs[0]!.id)
       }

@@ -6,8 +6,9 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue } from "../../src/index.ts"
-import { COMPILE_CACHE, proxyToSuiteRedis, ROOT, startChild } from "../reliability/support.ts"
+import { COMPILE_CACHE, ROOT, startChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 
 const name = queueNamer("events-cli")

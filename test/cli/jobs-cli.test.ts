@@ -8,7 +8,7 @@ import { join } from "node:path"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
-import { COMPILE_CACHE, ROOT } from "../reliability/support.ts"
+import { COMPILE_CACHE, ROOT } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 

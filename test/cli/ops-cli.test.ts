@@ -9,7 +9,7 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue } from "../../src/index.ts"
-import { COMPILE_CACHE, ROOT } from "../reliability/support.ts"
+import { COMPILE_CACHE, ROOT } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 

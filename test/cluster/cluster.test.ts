@@ -13,6 +13,7 @@ import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { keySlot } from "../../src/redis/Slot.ts"
 import { hasRedisCli, type LocalCluster, startCluster } from "../support/cluster.ts"
+import { untilRedisClock } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
@@ -43,13 +44,6 @@ const job = (over: Partial<NewJob> = {}): NewJob => ({
 const home = async (key: string) => {
   const port = await cluster.masterOfSlot(keySlot(key))
   return { port, raw: cluster.raw(port) }
-}
-const redisNow = async (key: string) => {
-  const [s, us] = await (await home(key)).raw.time()
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
-}
-const untilRedisTime = async (key: string, ms: number) => {
-  while ((await redisNow(key)) <= ms) await new Promise((r) => setTimeout(r, 5))
 }
 
 describe.skipIf(!hasRedisCli())("on a 3-master Redis Cluster", () => {
@@ -106,7 +100,7 @@ describe.skipIf(!hasRedisCli())("on a 3-master Redis Cluster", () => {
       [d.id, 1],
       [b.id, 2],
     ])
-    await untilRedisTime(keys.meta, Math.max(...second.jobs.map((j) => j.deadline)))
+    await untilRedisClock((await home(keys.meta)).raw, Math.max(...second.jobs.map((j) => j.deadline)))
     const swept = await run(c.sweep(100))
     expect(swept).toMatchObject({ reclaimed: 2, dead: 1 }) // d had 1 attempt: dead; b goes back to wait
     const stats = await run(c.stats)

@@ -10,10 +10,10 @@ import { describe, expect, it } from "vitest"
 import { makeRates, RATE_LIMITS } from "../../src/dashboard/Read.ts"
 import { type DashboardHandler, dashboardHandler } from "../../src/dashboard.ts"
 import { Queue } from "../../src/index.ts"
-import { until } from "../reliability/support.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { bodyOf, rawRequest, statusOf } from "../support/raw-http.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 
 const PREFIX = "lqcaps"
 const name = queueNamer("caps")

@@ -16,11 +16,12 @@ import { Queue, Worker } from "../../src/index.ts"
 import { makeOpener, OPENER_CAPACITY } from "../../src/metrics/Fleet.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
-import { tempDir, until } from "../reliability/support.ts"
 import { startChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { bodyOf, rawExchange, rawRequest, statusOf } from "../support/raw-http.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { tempDir } from "../support/tmp.ts"
+import { until } from "../support/until.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const CLI = join(ROOT, "src/cli/main.ts")

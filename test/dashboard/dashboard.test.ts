@@ -20,10 +20,11 @@ import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { InvalidOptions, type Job, Queue, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
-import { TcpProxy, until } from "../reliability/support.ts"
 import { startWorkerChild } from "../support/child.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { TcpProxy } from "../support/proxy.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const PREFIX = "lqdash"

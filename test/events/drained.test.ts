@@ -8,10 +8,10 @@ import { decodeEntry } from "../../src/engine/events/EventDecode.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import type { JobEvent } from "../../src/index.ts"
 import { Queue, Worker } from "../../src/index.ts"
-import { until } from "../reliability/support.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { run } from "../support/jobs.ts"
 import { queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 
 const name = queueNamer("drained")
 const shared = sharedClients()

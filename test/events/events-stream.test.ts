@@ -10,6 +10,7 @@ import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { untilRedisClock } from "../support/until.ts"
 
 const name = queueNamer("events-stream")
 let client: RedisClient
@@ -89,11 +90,6 @@ describe("added", () => {
   })
 })
 
-const redisNow = async () => {
-  const [s, us] = await raw.time()
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
-}
-
 describe("each state change records its event in the same call", () => {
   it("reserve: one `active` entry {tokens, worker} for the jobs leased, one `completed` for the riders; complete: `completed`", async () => {
     const { keys, c } = setup()
@@ -153,7 +149,7 @@ describe("each state change records its event in the same call", () => {
     const { jobs } = await run(c.reserve(2, 1_000, 100))
     expect(jobs).toHaveLength(2)
     const end = Math.max(...jobs.map((j) => j.deadline))
-    while ((await redisNow()) <= end) await new Promise((r) => setTimeout(r, 20))
+    await untilRedisClock(raw, end)
     const swept = await run(c.sweep(100))
     expect(swept).toMatchObject({ reclaimed: 2, dead: 1 })
     // one entry may name several jobs (ids joined, and their attempts in the same order): one event per job
@@ -180,12 +176,11 @@ describe("one entry for many jobs, read back as one event per job", () => {
     await run(c.add([first, second]))
     // `first` loses a lease once alone, so when both expire together its attempt differs
     const one = await run(c.reserve(1, 1_000, 100))
-    while ((await redisNow()) <= one.jobs[0]!.deadline) await new Promise((r) => setTimeout(r, 20))
+    await untilRedisClock(raw, one.jobs[0]!.deadline)
     await run(c.sweep(100))
     const both = await run(c.reserve(2, 1_000, 100))
     expect(both.jobs).toHaveLength(2)
-    while ((await redisNow()) <= Math.max(...both.jobs.map((j) => j.deadline)))
-      await new Promise((r) => setTimeout(r, 20))
+    await untilRedisClock(raw, Math.max(...both.jobs.map((j) => j.deadline)))
     expect(await run(c.sweep(100))).toMatchObject({ reclaimed: 2 })
     const stream = await raw.xrange(keys.events, "-", "+")
     const lost = stream

@@ -8,9 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import type { JobEvent } from "../../src/index.ts"
 import { InvalidOptions, Queue, QueueClosed, RedisCommandError, WaitForTimeout, Worker } from "../../src/index.ts"
-import { proxyToSuiteRedis, ROOT, startChild, until } from "../reliability/support.ts"
+import { ROOT, startChild } from "../support/child.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 
 const name = queueNamer("events")
 let raw: Redis

@@ -10,9 +10,9 @@ import { RateLimited as EffectRateLimited, LeaseQueue, LeaseWorker } from "../..
 import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { RateLimited } from "../../src/index.ts"
-import { until } from "../reliability/support.ts"
 import { run } from "../support/jobs.ts"
 import { queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("flow-hold")

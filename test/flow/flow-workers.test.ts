@@ -6,8 +6,10 @@
 import { describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { RateLimited, Snooze } from "../../src/index.ts"
-import { report, startWorkerChild, until } from "../reliability/support.ts"
+import { startWorkerChild } from "../support/child.ts"
+import { report } from "../support/figures.ts"
 import { queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("flow-workers")

@@ -4,8 +4,8 @@
  * default releases the groups its old window held (G9).
  */
 import { describe, expect, it } from "vitest"
-import { until } from "../reliability/support.ts"
 import { queueNamer } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
 
 const name = queueNamer("groups-default-limits")

@@ -6,9 +6,9 @@
 import { describe, expect, it } from "vitest"
 import type { JobEvent } from "../../src/engine/events/Events.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
-import { until } from "../reliability/support.ts"
 import { startWorkerChild } from "../support/child.ts"
 import { queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("groups-workers")

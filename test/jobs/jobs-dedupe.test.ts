@@ -3,10 +3,10 @@ import { type Commands, makeCommands } from "../../src/engine/calls/Commands.ts"
 import { InvalidOptions } from "../../src/engine/model/Errors.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue } from "../../src/index.ts"
-import { redisNow, until } from "../reliability/support.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { run } from "../support/jobs.ts"
 import { dumpQueue, queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
+import { redisNow, until } from "../support/until.ts"
 
 const name = queueNamer("jobs-dedupe")
 const shared = sharedClients()

@@ -4,10 +4,10 @@ import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
-import { redisNow, until } from "../reliability/support.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { run } from "../support/jobs.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl, sharedClients } from "../support/redis.ts"
+import { redisNow, until } from "../support/until.ts"
 
 const name = queueNamer("jobs-pause")
 const shared = sharedClients()

@@ -7,9 +7,9 @@ import { describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { partitionKeys, type QueueKeys, queueKeys } from "../../src/engine/model/Keys.ts"
 import { JobNotWaiting, type Queue } from "../../src/index.ts"
-import { until } from "../reliability/support.ts"
 import { run } from "../support/jobs.ts"
 import { dumpQueue, queueNamer, sharedClients } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
 
 const name = queueNamer("priority")

@@ -15,9 +15,9 @@ import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { SCHEDULE_LIMITS } from "../../src/engine/model/Schedule.ts"
 import type { Job } from "../../src/index.ts"
-import { redisNow, until } from "../reliability/support.ts"
 import { run } from "../support/jobs.ts"
 import { dumpQueue, queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
+import { redisNow, until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("schedules")

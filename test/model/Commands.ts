@@ -9,7 +9,7 @@
  */
 import fc from "fast-check"
 import { RateLimited, Worker } from "../../src/index.ts"
-import { until } from "../reliability/support.ts"
+import { until } from "../support/until.ts"
 import { type Model, type ModelJob, type Span, type State, WINDOW_MS } from "./Model.ts"
 import {
   checkQuick,

@@ -6,8 +6,9 @@
 import fc from "fast-check"
 import type { Redis } from "ioredis"
 import { Queue } from "../../src/index.ts"
-import { redisNow, type TcpProxy, until } from "../reliability/support.ts"
+import type { TcpProxy } from "../support/proxy.ts"
 import { redisUrl } from "../support/redis.ts"
+import { redisNow, until } from "../support/until.ts"
 import { Model, type Span, STATES } from "./Model.ts"
 
 /** How far ahead of a time-dependent call no due time or deadline may lie (else the harness waits it out). */

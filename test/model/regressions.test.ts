@@ -9,7 +9,7 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, it } from "vitest"
-import { proxyToSuiteRedis } from "../reliability/support.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import {
   Add,

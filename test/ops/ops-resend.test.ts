@@ -6,9 +6,10 @@
 import { describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
-import { proxyToSuiteRedis, until } from "../reliability/support.ts"
 import { newJob, run } from "../support/jobs.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
 
 const name = queueNamer("ops-resend")

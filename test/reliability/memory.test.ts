@@ -9,7 +9,7 @@ import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
-import { redisNow, until } from "./support.ts"
+import { until, untilRedisClock } from "./support.ts"
 
 const name = queueNamer("rel-memory")
 let server: LocalRedis
@@ -30,10 +30,6 @@ const job = newJob
 const setup = () => {
   const keys = queueKeys(name())
   return { keys, c: makeCommands(client, keys) }
-}
-/** Wait until the Redis clock has passed `ms` (asks Redis; no fixed sleep). */
-const untilRedisTime = async (ms: number) => {
-  while ((await redisNow(raw)) <= ms) await new Promise((r) => setTimeout(r, 5))
 }
 const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await raw.info("memory"))![1])
 
@@ -70,7 +66,7 @@ describe("N6: maxmemory reached, noeviction: the consumer side still works", () 
     const { keys, c } = setup()
     const later = job({ delayMs: 1 })
     await run(c.add([later]))
-    await untilRedisTime(Number(await raw.zscore(keys.delayed, later.id)))
+    await untilRedisClock(raw, Number(await raw.zscore(keys.delayed, later.id)))
     await overMemory()
     expect(await run(c.sweep(100))).toMatchObject({ reclaimed: 0, dead: 0, promoted: 1, more: false })
     expect(await raw.lrange(keys.wait, 0, -1)).toEqual([later.id])
@@ -83,7 +79,7 @@ describe("N6: maxmemory reached, noeviction: the consumer side still works", () 
     const last = job({ maxAttempts: 1 })
     await run(c.add([again, last]))
     const { jobs } = await run(c.reserve(2, 1_000, 100))
-    await untilRedisTime(Math.max(...jobs.map((j) => j.deadline)))
+    await untilRedisClock(raw, Math.max(...jobs.map((j) => j.deadline)))
     await overMemory()
     const r = await run(c.sweep(100))
     expect(r).toMatchObject({ reclaimed: 2, dead: 1, promoted: 0 })
@@ -137,7 +133,7 @@ describe("N11: the sweep drops expired dedupe keys", () => {
     await run(c.add(jobs))
     expect(await raw.zcard(keys.dedupe)).toBe(25)
     const expiries = await raw.zrange(keys.dedupe, "-1", "-1", "WITHSCORES")
-    await untilRedisTime(Number(expiries[1]))
+    await untilRedisClock(raw, Number(expiries[1]))
     const first = await run(c.sweep(10))
     expect(first).toMatchObject({ dedupeDropped: 10, more: true })
     expect(await raw.zcard(keys.dedupe)).toBe(15)

@@ -6,6 +6,7 @@ import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { redisNow, untilRedisClock } from "../support/until.ts"
 
 const name = queueNamer("exactly-once")
 let client: RedisClient
@@ -20,14 +21,6 @@ afterAll(async () => {
 })
 
 const job = newJob
-const redisNow = async (r: Redis = raw) => {
-  const [s, us] = await r.time()
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
-}
-/** Wait until the Redis clock has passed `ms` (asks Redis; no fixed sleeps). */
-const untilRedisTime = async (ms: number, r: Redis = raw) => {
-  while ((await redisNow(r)) <= ms) await new Promise((resolve) => setTimeout(resolve, 5))
-}
 const setup = () => {
   const keys = queueKeys(name())
   return { keys, c: makeCommands(client, keys) }
@@ -101,7 +94,7 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
 
   it("receipts older than the 60 s window are trimmed by add and by reserve (one call in 8 each), a bounded number per call", async () => {
     const { keys, c } = setup()
-    const old = (await redisNow()) - 61_000
+    const old = (await redisNow(raw)) - 61_000
     for (let i = 0; i < 200; i++) {
       // as an earlier version left them: in the receipts HASH as well as in receiptsAt
       await raw.hset(keys.receipts, `old-${i}`, old)
@@ -194,9 +187,9 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     const plain = job({ payload: '{"s":"|"}' })
     await run(c.add([own, plain]))
     const call = { workerId: "w-1", requestId: "r-1", timeoutMs: 700 }
-    const sent = await redisNow()
+    const sent = await redisNow(raw)
     const first = await run(c.reserve(3, 60_000, 100, [], call))
-    const answered = await redisNow()
+    const answered = await redisNow(raw)
     const byId = new Map(first.jobs.map((r) => [r.id, r]))
     expect(byId.get(retried.id)).toMatchObject({ attempt: 2, maxAttempts: 4, timeoutMs: 700, payload: retried.payload })
     expect(byId.get(own.id)).toMatchObject({ attempt: 1, maxAttempts: 5, timeoutMs: 2_000, payload: own.payload })
@@ -211,7 +204,7 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
   it("a record per worker; records of workers quiet for 10 minutes are dropped", async () => {
     const { keys, c } = setup()
     await run(c.add([job(), job(), job()]))
-    await raw.hset(keys.reqs, "gone", `x|${(await redisNow()) - 601_000}||`)
+    await raw.hset(keys.reqs, "gone", `x|${(await redisNow(raw)) - 601_000}||`)
     const a = await run(c.reserve(1, 60_000, 100, [], { workerId: "w-a", requestId: "r-1" }))
     // another worker with the same request id is another call
     const b = await run(c.reserve(1, 60_000, 100, [], { workerId: "w-b", requestId: "r-1" }))
@@ -229,7 +222,7 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
   it("quiet workers' records stay bounded: housekeeping calls drop them faster than workers come and go", async () => {
     const { keys, c } = setup()
     await run(c.add(Array.from({ length: 400 }, () => job())))
-    const quiet = `x|${(await redisNow()) - 601_000}||`
+    const quiet = `x|${(await redisNow(raw)) - 601_000}||`
     // 40 workers each made a call, then went quiet (crashed or closed)
     for (let i = 0; i < 40; i++) await raw.hset(keys.reqs, `gone-${i}`, quiet)
     // one live worker's 400 numbered calls (as a worker sends them): one in 5 is a housekeeping call
@@ -328,7 +321,7 @@ describe("K3: fencing tokens never repeat", () => {
     const [first] = (await run(c.reserve(1, 60_000, 100))).jobs
     // the promoted replica never saw that reserve
     await restore(saved)
-    await untilRedisTime(first!.deadline - 60_000)
+    await untilRedisClock(raw, first!.deadline - 60_000)
     const [second] = (await run(c.reserve(1, 60_000, 100))).jobs
     expect(second!.id).toBe(j.id)
     expect(second!.token).toBeGreaterThan(first!.token)
@@ -351,7 +344,7 @@ describe("N6: over maxmemory with noeviction", () => {
       await run(c.add([job({ delayMs: 1 }), job({ delayMs: 1 }), job(), job()]))
       // an expired dedupe key for the dedupe add to clean up (a write that frees memory)
       await run(c.add([job({ dedupeKey: "old", dedupeTtlMs: 1 })]))
-      await untilRedisTime((await redisNow(admin)) + 1, admin)
+      await untilRedisClock(admin, (await redisNow(admin)) + 1)
       const used = Number(/used_memory:(\d+)/.exec(await admin.info("memory"))![1])
       // a private server (stopped below), so no other test meets this limit
       await admin.config("SET", "maxmemory-policy", "noeviction")
@@ -384,7 +377,7 @@ describe("N11: dedupe keys stay bounded", () => {
       // every key of earlier rounds had expired before this round: none is left
       expect(await raw.zcard(keys.dedupe)).toBe(1000)
       expect(await raw.hlen(keys.dedupeid)).toBe(1000)
-      await untilRedisTime((await redisNow()) + 1)
+      await untilRedisClock(raw, (await redisNow(raw)) + 1)
     }
     // "a" (97) is not a multiple of 8: these calls claim nothing and drop nothing
     for (let i = 0; i < 7; i++) await run(c.add([job()], `a-${i}`))

@@ -9,10 +9,10 @@ import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { decodeEntry, RESULT_IN_EVENT_BYTES, RESULTS_PER_ENTRY_BYTES } from "../../src/engine/events/EventDecode.ts"
 import { KEY_NAMES, KEY_TYPES, type KeyName, queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue } from "../../src/index.ts"
-import { redisNow, until } from "../reliability/support.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
+import { redisNow, until } from "../support/until.ts"
 
 const name = queueNamer("retention-scripts")
 const shared = sharedClients()

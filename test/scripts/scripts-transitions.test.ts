@@ -12,6 +12,7 @@ import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { type QueueKeys, queueKeys, READY_KEYS } from "../../src/engine/model/Keys.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
+import { untilRedisClock } from "../support/until.ts"
 
 const name = queueNamer("transitions")
 const shared = sharedClients()
@@ -317,11 +318,6 @@ describe("include/job-state.lua", () => {
 })
 
 describe("the scripts move jobs as the library says", () => {
-  const redisNow = async () => {
-    const [sec, us] = await shared.raw.time()
-    return Number(sec) * 1000 + Math.floor(Number(us) / 1000)
-  }
-
   it("released and reclaimed jobs run next (front); retried, dead-retried and promoted ones after those waiting (back)", async () => {
     const raw = shared.raw
     const keys = queueKeys(name())
@@ -345,7 +341,7 @@ describe("the scripts move jobs as the library says", () => {
     const held = (await run(c.reserve(1, 20, 0))).jobs[0]!
     expect(held.id).toBe(a.id)
     await raw.zadd(keys.delayed, 0, "due-job")
-    while ((await redisNow()) <= held.deadline) await new Promise((r) => setTimeout(r, 5))
+    await untilRedisClock(raw, held.deadline)
     expect(await run(c.sweep(100))).toMatchObject({ reclaimed: 1, promoted: 1 })
     expect(await readyOrder(raw, keys)).toEqual([a.id, w.id, b.id, d.id, "due-job"])
   })

@@ -14,6 +14,7 @@ import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { redisNow, untilRedisClock } from "../support/until.ts"
 
 const name = queueNamer("scripts")
 let client: RedisClient
@@ -28,14 +29,6 @@ afterAll(async () => {
 })
 
 const job = newJob
-const redisNow = async () => {
-  const [s, us] = await raw.time()
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
-}
-/** Wait until the Redis clock has passed `ms` (no fixed sleeps: asks Redis). */
-const untilRedisTime = async (ms: number) => {
-  while ((await redisNow()) <= ms) await new Promise((r) => setTimeout(r, 5))
-}
 const setup = () => {
   const keys = queueKeys(name())
   return { keys, c: makeCommands(client, keys) }
@@ -51,9 +44,9 @@ describe("add / reserve", () => {
     expect(await raw.lrange(keys.wait, 0, -1)).toEqual([j.id])
     expect(await raw.hget(keys.data, j.id)).toBe(j.payload)
     expect(await raw.hget(keys.max, j.id)).toBeNull()
-    const before = await redisNow()
+    const before = await redisNow(raw)
     const { jobs } = await run(c.reserve(10, 5_000, 100))
-    const after = await redisNow()
+    const after = await redisNow(raw)
     expect(jobs).toHaveLength(1)
     const r = jobs[0]!
     expect(r).toMatchObject({ id: j.id, attempt: 1, maxAttempts: 3, payload: j.payload })
@@ -124,8 +117,8 @@ describe("add / reserve", () => {
     const { c } = setup()
     const first = job({ dedupeKey: "k", dedupeTtlMs: 30 })
     await run(c.add([first]))
-    const t = await redisNow()
-    await untilRedisTime(t + 30)
+    const t = await redisNow(raw)
+    await untilRedisClock(raw, t + 30)
     const second = job({ dedupeKey: "k", dedupeTtlMs: 30 })
     expect(await run(c.add([second]))).toEqual([second.id])
   })
@@ -141,7 +134,7 @@ describe("add / reserve", () => {
   it("delayed jobs become reservable only when due on the Redis clock", async () => {
     const { keys, c } = setup()
     const j = job({ delayMs: 200 })
-    const before = await redisNow()
+    const before = await redisNow(raw)
     await run(c.add([j]))
     expect(await raw.zcard(keys.delayed)).toBe(1)
     const first = await run(c.reserve(1, 5_000, 100))
@@ -185,7 +178,7 @@ describe("leases and fencing", () => {
     const j = job()
     await run(c.add([j]))
     const [r] = (await run(c.reserve(1, 20, 100))).jobs
-    await untilRedisTime(r!.deadline)
+    await untilRedisClock(raw, r!.deadline)
     expect(await run(c.complete([{ id: r!.id, token: r!.token }]))).toEqual([true])
     expect(await raw.zcard(keys.active)).toBe(0)
     expect(await raw.hexists(keys.data, j.id)).toBe(0)
@@ -196,7 +189,7 @@ describe("leases and fencing", () => {
     const j = job()
     await run(c.add([j]))
     const [old] = (await run(c.reserve(1, 20, 100))).jobs
-    await untilRedisTime(old!.deadline)
+    await untilRedisClock(raw, old!.deadline)
     const swept = await run(c.sweep(100))
     expect(swept).toMatchObject({ reclaimed: 1, dead: 0 })
     const [now] = (await run(c.reserve(1, 60_000, 100))).jobs
@@ -301,7 +294,7 @@ describe("sweep", () => {
     const { keys, c } = setup()
     await run(c.add(Array.from({ length: 25 }, () => job())))
     const { jobs } = await run(c.reserve(25, 20, 100))
-    await untilRedisTime(jobs[0]!.deadline)
+    await untilRedisClock(raw, jobs[0]!.deadline)
     const first = await run(c.sweep(10))
     expect(first).toMatchObject({ reclaimed: 10, more: true })
     expect(await raw.zcard(keys.active)).toBe(15)
@@ -317,7 +310,7 @@ describe("sweep", () => {
     for (let attempt = 1; attempt <= 2; attempt++) {
       const [r] = (await run(c.reserve(1, 20, 100))).jobs
       expect(r!.attempt).toBe(attempt)
-      await untilRedisTime(r!.deadline)
+      await untilRedisClock(raw, r!.deadline)
       const s = await run(c.sweep(100))
       expect(s.reclaimed).toBe(1)
       expect(s.dead).toBe(attempt === 2 ? 1 : 0)
@@ -333,8 +326,8 @@ describe("sweep", () => {
   it("promotes due delayed jobs, at most limit per call", async () => {
     const { keys, c } = setup()
     await run(c.add(Array.from({ length: 5 }, () => job({ delayMs: 10 }))))
-    const t = await redisNow()
-    await untilRedisTime(t + 10)
+    const t = await redisNow(raw)
+    await untilRedisClock(raw, t + 10)
     expect(await run(c.sweep(3))).toMatchObject({ promoted: 3, more: true })
     expect(await run(c.sweep(3))).toMatchObject({ promoted: 2, more: false })
     expect(await raw.llen(keys.wait)).toBe(5)

@@ -13,8 +13,8 @@ import { type ScriptCall, verifyQueue } from "../../src/engine/calls/Verify.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
-import { until } from "../reliability/support.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
 
 const name = queueNamer("verify")

@@ -12,7 +12,8 @@ import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
 import { onCleanup } from "./cleanup.ts"
 
-const ROOT = resolve(import.meta.dirname, "../..")
+/** The repository root. */
+export const ROOT = resolve(import.meta.dirname, "../..")
 
 /** The worker fixture run in a child process. */
 export const CHAOS_WORKER = join(ROOT, "test/fixtures/chaos-worker.ts")

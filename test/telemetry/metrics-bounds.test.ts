@@ -11,11 +11,12 @@ import { describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
 import { metricsHandler } from "../../src/metrics.ts"
 import { freePort } from "../../src/testing/RedisServer.ts"
-import { proxyToSuiteRedis, until } from "../reliability/support.ts"
 import { startChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { startPrometheus } from "../support/prometheus.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const name = queueNamer("mbounds")

@@ -10,10 +10,11 @@ import { describe, expect, it } from "vitest"
 import { Queue, Worker } from "../../src/index.ts"
 import { metricsHandler } from "../../src/metrics.ts"
 import { freePort } from "../../src/testing/RedisServer.ts"
-import { proxyToSuiteRedis, until } from "../reliability/support.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { startPrometheus } from "../support/prometheus.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const NODE = join(ROOT, "node_modules/.bin/node")

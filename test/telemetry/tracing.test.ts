@@ -10,10 +10,11 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
-import { proxyToSuiteRedis, until } from "../reliability/support.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { installOtel, total } from "../support/otel.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 
 const name = queueNamer("tracing")
 let raw: Redis

@@ -9,8 +9,8 @@ import { expect, it } from "@effect/vitest"
 import { Cause, Context, Deferred, Effect } from "effect"
 import { describe } from "vitest"
 import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
-import { until } from "../reliability/support.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 
 const q = queueNamer("batch-effect")
 

@@ -6,10 +6,10 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { InvalidOptions } from "../../src/engine/model/Errors.ts"
 import { type BatchHandler, type BatchWorkerOptions, Worker } from "../../src/index.ts"
-import { until } from "../reliability/support.ts"
 import { startWorkerChild } from "../support/child.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("batch")

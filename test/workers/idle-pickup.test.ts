@@ -9,9 +9,10 @@ import { describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import type { Job, Worker } from "../../src/index.ts"
-import { TcpProxy, until } from "../reliability/support.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { TcpProxy } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("idle-pickup")

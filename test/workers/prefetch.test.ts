@@ -11,9 +11,9 @@ import type { WorkerContext } from "../../src/engine/worker/Context.ts"
 import { AUTO_PREFETCH_UPTO, prefetchNow, recordHandlerMs } from "../../src/engine/worker/Prefetch.ts"
 import { makeScheduling } from "../../src/engine/worker/Scheduling.ts"
 import { Queue, Worker } from "../../src/index.ts"
-import { until } from "../reliability/support.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 
 const name = queueNamer("prefetch")
 let raw: Redis

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { decodeEntry } from "../../src/engine/events/EventDecode.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
-import { until } from "../reliability/support.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 
 const name = queueNamer("progress-live")
 let raw: Redis

@@ -9,8 +9,8 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe } from "vitest"
 import { InvalidOptions, JobTimedOut, LeaseQueue, LeaseWorker } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
-import { until } from "../reliability/support.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 
 const q = queueNamer("workers-effect")
 let raw: Redis

@@ -10,6 +10,7 @@ import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { redisNow, untilRedisClock } from "../support/until.ts"
 
 const name = queueNamer("workers-scripts")
 let client: RedisClient
@@ -23,14 +24,6 @@ afterAll(async () => {
   raw.disconnect()
 })
 
-const redisNow = async () => {
-  const [s, us] = await raw.time()
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000)
-}
-/** Wait until the Redis clock has passed `ms` (asks Redis; no fixed sleep). */
-const untilRedisTime = async (ms: number) => {
-  while ((await redisNow()) <= ms) await new Promise((r) => setTimeout(r, 10))
-}
 const setup = () => {
   const keys = queueKeys(name())
   return { keys, c: makeCommands(client, keys) }
@@ -48,9 +41,9 @@ describe("the holder of a lease", () => {
     const { keys, c } = setup()
     const [a, b, d] = [newJob(), newJob(), newJob()]
     await run(c.add([a, b, d]))
-    const before = await redisNow()
+    const before = await redisNow(raw)
     const { jobs } = await run(c.reserve(3, 5_000, 100, [], { workerId: "host:1:abc" }))
-    const after = await redisNow()
+    const after = await redisNow(raw)
     expect(jobs.map((j) => j.timeoutMs)).toEqual([0, 0, 0])
     for (const j of jobs) {
       const [worker, start, until] = String(await raw.hget(keys.holder, j.id)).split("|")
@@ -70,7 +63,7 @@ describe("the holder of a lease", () => {
     const { keys, c } = setup()
     await run(c.add([newJob()]))
     const { jobs } = await run(c.reserve(1, 1_000, 100))
-    await untilRedisTime(jobs[0]!.deadline)
+    await untilRedisClock(raw, jobs[0]!.deadline)
     expect((await run(c.sweep(100))).reclaimed).toBe(1)
     expect(await raw.exists(keys.holder)).toBe(0)
   })
@@ -107,11 +100,11 @@ describe("timeoutMs on the server", () => {
     const until = Number(String(await raw.hget(keys.holder, j.id)).split("|")[2])
     expect(until).toBe(r.deadline + 100)
     // a heartbeat that ignores the timeout: each extend is capped at the limit
-    await untilRedisTime(r.deadline - LEASE + 150)
+    await untilRedisClock(raw, r.deadline - LEASE + 150)
     const [capped] = await run(c.extend([r], LEASE))
     expect(capped).toBe(until)
     expect(Number(await raw.zscore(keys.active, j.id))).toBe(until)
-    await untilRedisTime(until)
+    await untilRedisClock(raw, until)
     expect((await run(c.extend([r], LEASE))).map(extendAnswer)).toEqual(["timeout"])
     const swept = await run(c.sweep(100))
     expect(swept).toMatchObject({ reclaimed: 1, dead: 0 })
@@ -124,10 +117,10 @@ describe("timeoutMs on the server", () => {
     // the next run keeps the job's timeout; a second timeout uses up its attempts
     const again = (await run(c.reserve(1, LEASE, 100))).jobs[0]!
     expect(again).toMatchObject({ id: j.id, attempt: 2, timeoutMs: 100 })
-    await untilRedisTime(again.deadline - LEASE + 150)
+    await untilRedisClock(raw, again.deadline - LEASE + 150)
     const limit = Number(String(await raw.hget(keys.holder, j.id)).split("|")[2])
     expect(await run(c.extend([again], LEASE))).toEqual([limit])
-    await untilRedisTime(limit)
+    await untilRedisClock(raw, limit)
     const second = await run(c.sweep(100))
     expect(second).toMatchObject({ reclaimed: 1, dead: 1 })
     expect(second.deadJobs[0]!.message).toMatch(/^timed out/)
@@ -140,7 +133,7 @@ describe("timeoutMs on the server", () => {
     const j = newJob({ timeoutMs: 60_000 })
     await run(c.add([j]))
     const r = (await run(c.reserve(1, 1_000, 100))).jobs[0]!
-    await untilRedisTime(r.deadline)
+    await untilRedisClock(raw, r.deadline)
     expect((await run(c.sweep(100))).reclaimed).toBe(1)
     expect(await raw.hget(keys.lost, j.id)).toBe("1")
     expect(await raw.hget(keys.fails, j.id)).toBeNull()
@@ -220,7 +213,7 @@ describe("a cancelled job", () => {
       await raw.zrem(keys.active, j.id)
       await raw.hdel(keys.lease, j.id)
     }
-    await raw.zadd(keys.cancelled, await redisNow(), a.id)
+    await raw.zadd(keys.cancelled, await redisNow(raw), a.id)
     expect((await run(c.extend(jobs, 5_000))).map(extendAnswer)).toEqual(["cancelled", "lost"])
     // its late complete is refused
     expect(await run(c.complete([jobs[0]!]))).toEqual([false])
@@ -230,9 +223,9 @@ describe("a cancelled job", () => {
 describe("the worker registry", () => {
   it("a heartbeat writes the worker's record with lastSeenAt from the Redis clock, also with no lease held", async () => {
     const { keys, c } = setup()
-    const before = await redisNow()
+    const before = await redisNow(raw)
     expect(await run(c.extend([], 5_000, record("w-1", 2)))).toEqual([])
-    const after = await redisNow()
+    const after = await redisNow(raw)
     const [w] = (await run(c.workers)).workers
     expect(w).toMatchObject({ id: "w-1", host: "h", pid: 7, concurrency: 4, running: 2, state: "running" })
     expect(w!.startedAt).toBe(5)
@@ -248,7 +241,7 @@ describe("the worker registry", () => {
     const { keys, c } = setup()
     await run(c.extend([], 5_000, record("w-old")))
     const stale = Number(await raw.zscore(keys.workersAt, "w-old"))
-    await untilRedisTime(stale)
+    await untilRedisClock(raw, stale)
     await run(c.extend([], 5_000, record("w-new")))
     expect((await run(c.workers)).workers.map((w) => w.id)).toEqual(["w-new"])
     expect(await raw.hexists(keys.workers, "w-old")).toBe(1)

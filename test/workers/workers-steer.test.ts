@@ -7,9 +7,9 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { InvalidOptions, JobCancelled, JobTimedOut, Queue, Worker } from "../../src/index.ts"
-import { redisNow, until } from "../reliability/support.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { redisNow, until } from "../support/until.ts"
 
 const name = queueNamer("workers-steer")
 let raw: Redis
