@@ -99,10 +99,15 @@ local job = {
 local function drop_data(ids) drop_jobs(job, ids, false) end
 local keep = tonumber(meta[2]) or 1000
 local count = redis.call('ZCARD', KEYS[4])
--- the job that this cancel pushed out of the newest `keep` loses its data
+-- the job that this cancel pushed out of the newest `keep` loses its data; its id stays,
+-- unlisted (CANCELLED_GONE, include/finish)
 if count > keep then
-  local out = redis.call('ZRANGE', KEYS[4], count - keep - 1, count - keep - 1)
-  if #out > 0 then drop_data(out) end
+  local out = redis.call('ZRANGE', KEYS[4], count - keep - 1, count - keep - 1, 'WITHSCORES')
+  if #out > 0 then
+    drop_data({out[1]})
+    local s = tonumber(out[2])
+    if s >= 0 then redis.call('ZADD', KEYS[4], string.format('%d', s - CANCELLED_GONE), out[1]) end
+  end
 end
 -- ids beyond the newest max(keep, 1000) are forgotten, at most 2 per call (one is added)
 local remember = keep > 1000 and keep or 1000

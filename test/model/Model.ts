@@ -274,6 +274,8 @@ export class Model {
     j.finished = ++this.#fin
     if (state === "dead") return
     const keep = this.retention[state]
+    // beyond `keep` a job is gone: not listed, not counted, getJob undefined, its id free (a
+    // cancelled one's id is kept, unlisted, for the fence only: no lease call here targets it)
     const kept = this.inState(state).sort((a, b) => b.finished - a.finished)
     for (const old of kept.slice(keep)) this.jobs.delete(old.id)
   }
