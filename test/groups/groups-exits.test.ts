@@ -120,6 +120,19 @@ describe("groups: a custom id re-added after its cancelled job was trimmed is a 
     expect((await queue.verify()).violations).toBe(0)
   })
 
+  it("a lowered cancelled count trims the older cancelled jobs too, the 2 oldest per cancel", async () => {
+    const q = name()
+    const queue = useQueue<{ n: number }>(q)
+    for (let i = 0; i < 3; i++) await queue.cancel(await queue.add({ n: i }))
+    await queue.setRetention({ cancelled: { count: 0 } })
+    const listed = async () => (await queue.getJobs("cancelled")).jobs.map((j) => j.payload?.n)
+    await queue.cancel(await queue.add({ n: 3 }))
+    expect(await listed()).toEqual([2])
+    await queue.cancel(await queue.add({ n: 4 }))
+    expect(await listed()).toEqual([])
+    expect((await queue.verify()).violations).toBe(0)
+  })
+
   it("verify reports a waiting job that is also in cancelled", async () => {
     const q = name()
     const queue = useQueue<{ n: number }>(q)

@@ -99,6 +99,16 @@ describe("the model's findings on f43eb35, replayed", () => {
     await replay([new Add(plain, false), new Cancel(0, true)])
   })
 
+  it("M2: a lowered cancelled count trims the cancelled jobs retained before it", async () => {
+    await replay([
+      new Add(plain, false),
+      new Cancel(0, true),
+      new SetRetention(0, 0),
+      new AddG1(1),
+      new Cancel(3, true),
+    ])
+  })
+
   it("M1: the reserve that carries a RateLimited fail leases nothing more", async () => {
     await replay([new Add(plain, false), new Add(plain, false), new WorkerRateLimited(redisUrl)])
   })
