@@ -115,6 +115,7 @@ local function groups_lib()
       return
     end
     redis.call('ZREM', G.index, g)
+    redis.call('ZREM', G.held, g)
     redis.call('HDEL', G.state, 'w\0' .. g, 'a\0' .. g)
   end
 
