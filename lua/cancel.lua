@@ -7,8 +7,9 @@
   nothing, so the job is neither acknowledged nor retried, and no sweep reclaims it.
   The job's id goes to cancelled (the holder's worker reads it there to tell a cancel
   from a lost lease). Its data is kept while it is among the newest `keep` cancelled
-  jobs (meta.keepCancelled, set by queue.setRetention; default 1000), else deleted; cancelled
-  remembers the ids of at least the newest 1000 cancels. A dedupe key held until the
+  jobs (meta.keepCancelled, set by queue.setRetention; default 1000), else deleted (a keep of
+  0: this job's at once; then the oldest 2 beyond keep, so a lowered keep catches up); cancelled
+  remembers the ids of at least the newest 1000 cancels, those without data unlisted. A dedupe key held until the
   job finishes is freed. The job's data is its payload, maxAttempts, counts, last error,
   dedupe key, progress and timeout.
 
@@ -99,10 +100,24 @@ local job = {
 local function drop_data(ids) drop_jobs(job, ids, false) end
 local keep = tonumber(meta[2]) or 1000
 local count = redis.call('ZCARD', KEYS[4])
--- the job that this cancel pushed out of the newest `keep` loses its data
-if count > keep then
-  local out = redis.call('ZRANGE', KEYS[4], count - keep - 1, count - keep - 1)
-  if #out > 0 then drop_data(out) end
+-- a cancelled job kept without its data: its id stays, unlisted, below the others
+-- (CANCELLED_GONE, include/finish); `out` {id, score, …}
+local function unlist(out)
+  local ids, moved = {}, {}
+  for i = 1, #out, 2 do
+    ids[#ids + 1] = out[i]
+    moved[#moved + 1] = string.format('%d', tonumber(out[i + 1]) - CANCELLED_GONE)
+    moved[#moved + 1] = out[i]
+  end
+  drop_data(ids)
+  redis.call('ZADD', KEYS[4], unpack(moved))
+end
+-- with a keep of 0 this job keeps no data; then the oldest 2 with data beyond the newest
+-- `keep` lose it (a lowered keep catches up, as complete's trim does)
+if keep == 0 then unlist({id, now}) end
+local gone = redis.call('ZCOUNT', KEYS[4], '-inf', '(0')
+if count - keep > gone then
+  unlist(redis.call('ZRANGE', KEYS[4], gone, math.min(gone + 1, count - keep - 1), 'WITHSCORES'))
 end
 -- ids beyond the newest max(keep, 1000) are forgotten, at most 2 per call (one is added)
 local remember = keep > 1000 and keep or 1000

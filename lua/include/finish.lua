@@ -47,6 +47,11 @@ local function drop_jobs(k, ids, withResult)
   ready_forget(ids)
 end
 
+-- CANCELLED_GONE: a cancelled job whose data a count trimmed keeps its id in cancelled for the
+--   fence (extend, complete: JobCancelled), scored its cancel time minus this: below 0, so no
+--   listing or clean sees it (G2), in the same order, and trimmed by age as the others.
+local CANCELLED_GONE = 1e13
+
 -- trim_oldest(k, set, count, most): the finishing scripts' count bound: delete the oldest
 --   jobs of `set` (done, cancelled or dead) beyond the newest `count`, at most `most` of them
 --   (ZPOPMIN: O(log N) each), and everything kept of them (drop_jobs). Returns how many.
@@ -65,9 +70,10 @@ end
 --   (a ZSET id -> time it finished: done, cancelled or dead) beyond the newest `count` and
 --   those that finished before now - ageMs (count or ageMs nil: no such bound), at most
 --   `limit` of them: out of `set`, and everything kept of them (drop_jobs, results too).
+--   `low` (optional, default -inf): only scores from it.
 --   O(log N + limit): the oldest by rank, then by score (ZRANGE … BYSCORE LIMIT), never a scan.
 --   Returns trimmed, more (1 when jobs beyond the bounds remain: call again).
-local function trim_finished(k, set, now, count, ageMs, limit)
+local function trim_finished(k, set, now, count, ageMs, limit, low)
   local old, more = {}, 0
   if count then
     local excess = redis.call('ZCARD', set) - count
@@ -77,7 +83,7 @@ local function trim_finished(k, set, now, count, ageMs, limit)
   if ageMs and #old < limit then
     -- the count's excess are the oldest: when they are old enough they lead the range, skip them
     local room = limit - #old
-    local aged = redis.call('ZRANGE', set, '-inf', '(' .. (now - ageMs), 'BYSCORE', 'LIMIT', #old, room + 1)
+    local aged = redis.call('ZRANGE', set, low or '-inf', '(' .. (now - ageMs), 'BYSCORE', 'LIMIT', #old, room + 1)
     if #aged > room then
       more = 1
       aged[#aged] = nil

@@ -13,7 +13,8 @@
 --                  participant it served at the back (highest turn + 1): a round robin
 --   G.held   ZSET  group -> time (ms, Redis clock) its rate window ends: out of G.ready till then
 --                  while the window is full; an emptied group whose window is open is kept here
---                  too (group_tidy), and runs again at once if a job comes while there is room
+--                  too (group_tidy), and runs again at once if a job comes while there is room;
+--                  "inf" for a group at its concurrency (so a change of the default finds it)
 --   G.job    HASH  id -> "<group>\0<order>" of each job added with a group, while it exists
 --   G.state  HASH  "a\0<g>" jobs active (a 0 stays while the group has jobs waiting), "p\0<g>"
 --                  paused, "c\0<g>" own limits and "c\0" the default ("<concurrency>|<max>|<perMs>", "" for none), "w\0<g>" rate window
@@ -80,12 +81,19 @@ local function groups_lib()
     local st = redis.call('HMGET', G.state, 'p\0' .. g, 'a\0' .. g, 'c\0' .. g, 'c\0', 'w\0' .. g)
     if st[1] then return false end
     local conc, max, per = group_limits(st[3], st[4])
-    if conc and (tonumber(st[2]) or 0) >= conc then return false end
+    if conc and (tonumber(st[2]) or 0) >= conc then
+      -- at its concurrency: one of its jobs ending or a change of the limits arms it again
+      redis.call('ZADD', G.held, 'NX', 'inf', g)
+      return false
+    end
     if redis.call('ZSCORE', G.held, g) then
       -- held: it stays so while its window is full under the limits that apply now (they may
       -- have been raised or cleared, or it was held with room left: see group_tidy)
       local ends, leased = group_window(st[5], per)
-      if ends and max and leased >= max then return false end
+      if ends and max and leased >= max then
+        redis.call('ZADD', G.held, string.format('%d', ends), g)
+        return false
+      end
       redis.call('ZREM', G.held, g)
     end
     if not waits and not group_waits(g) then return false end
@@ -107,6 +115,7 @@ local function groups_lib()
       return
     end
     redis.call('ZREM', G.index, g)
+    redis.call('ZREM', G.held, g)
     redis.call('HDEL', G.state, 'w\0' .. g, 'a\0' .. g)
   end
 
@@ -194,7 +203,11 @@ local function groups_lib()
     end
     local ids = {}
     if cap <= 0 then
-      if max and per and wcount >= max then redis.call('ZADD', G.held, string.format('%d', wstart + per), g) end
+      if max and per and wcount >= max then
+        redis.call('ZADD', G.held, string.format('%d', wstart + per), g)
+      else
+        redis.call('ZADD', G.held, 'NX', 'inf', g)
+      end
       return ids, false
     end
     local members = redis.call('ZRANGE', G.wait, '[' .. g .. '\0', '(' .. g .. '\1', 'BYLEX', 'LIMIT', 0, cap + 1)
@@ -206,13 +219,16 @@ local function groups_lib()
     group_counted(g, n)
     for i, m in ipairs(members) do ids[i] = group_member_id(m) end
     redis.call('HINCRBY', G.state, 'a\0' .. g, n)
-    if conc and active + n >= conc then more = false end
     if max and per then
       redis.call('HSET', G.state, 'w\0' .. g, string.format('%d|%d', wstart, wcount + n))
       if wcount + n >= max then
         redis.call('ZADD', G.held, string.format('%d', wstart + per), g)
         more = false
       end
+    end
+    if conc and active + n >= conc then
+      redis.call('ZADD', G.held, 'NX', 'inf', g)
+      more = false
     end
     return ids, more
   end

@@ -42,8 +42,10 @@ local function job_page(state, rev, cursor, count, sets, put, out)
     page, last, ended = delayed_page(after, count, rev)
     out[2] = delayed_count()
   else
-    page, last, ended = zset_page(sets[state], after, count, rev)
-    out[2] = redis.call('ZCARD', sets[state])
+    -- cancelled ids kept without their data (scored below 0: CANCELLED_GONE) are not listed
+    local gone = state == 'cancelled' and redis.call('ZCOUNT', sets[state], '-inf', '(0') or 0
+    page, last, ended = zset_page(sets[state], after, count, rev, gone)
+    out[2] = redis.call('ZCARD', sets[state]) - gone
   end
   for i = 1, #page, 2 do
     if not put(page[i], page[i + 1]) then

@@ -7,6 +7,7 @@
 --   cursor of its last entry ({score, member}, or false) and whether the set ends there.
 --   O(log N + count): the cursor's member is found by ZRANK; one that left or moved is
 --   replaced by its score (ZCOUNT), skipping the members of equal score read before it.
+--   `low` (optional, default 0): the lowest ranks left out (the members scored below 0).
 local function bytes_after(a, b)
   -- true when a sorts after b as Redis orders equal scores (bytewise; Lua's < uses the locale)
   local n = math.min(#a, #b)
@@ -16,7 +17,8 @@ local function bytes_after(a, b)
   end
   return #a > #b
 end
-local function zset_page(key, after, count, rev)
+local function zset_page(key, after, count, rev, low)
+  low = low or 0
   local start, skip = 0, false
   if after then
     local rank = redis.call(rev and 'ZREVRANK' or 'ZRANK', key, after[2])
@@ -32,7 +34,14 @@ local function zset_page(key, after, count, rev)
       end
     end
   end
-  local page = redis.call(rev and 'ZREVRANGE' or 'ZRANGE', key, start, start + count - 1, 'WITHSCORES')
+  if not rev and start < low then start = low end
+  local stop = start + count - 1
+  local cut = false
+  if rev and low > 0 then
+    local n = redis.call('ZCARD', key) - low
+    if stop >= n then stop, cut = n - 1, true end
+  end
+  local page = stop >= start and redis.call(rev and 'ZREVRANGE' or 'ZRANGE', key, start, stop, 'WITHSCORES') or {}
   local out = {}
   for i = 1, #page, 2 do
     local m, s = page[i], page[i + 1]
@@ -43,5 +52,5 @@ local function zset_page(key, after, count, rev)
     end
   end
   local last = #page > 0 and {page[#page], page[#page - 1]} or after
-  return out, last, #page < 2 * count
+  return out, last, cut or #page < 2 * count
 end

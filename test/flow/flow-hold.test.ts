@@ -1,7 +1,7 @@
 /**
  * Lifting a RateLimited hold (correctness review G6): `clearHold()` on both faces and on a
  * partitioned queue (every partition), `setRateLimit(null)` lifting it too, and a worker
- * held by it going back to work.
+ * held by it going back to work, and the hold applying to the worker's very next reserve (M1).
  */
 import { expect, it } from "@effect/vitest"
 import { Context, Effect } from "effect"
@@ -83,6 +83,25 @@ describe("lifting a RateLimited hold", () => {
     expect(await queue.clearHold()).toBe(true)
     await until("both jobs completed", async () => (await queue.stats()).counters.completed === 2)
     expect(ran).toEqual([1, 1, 2])
+  })
+
+  it("the reserve that follows a handler's RateLimited leases nothing more: the hold applies at once (M1)", async () => {
+    const q = name()
+    const queue = useQueue<number>(q)
+    await queue.addBulk([{ payload: 1 }, { payload: 2 }])
+    const ran: number[] = []
+    useWorker<number>(
+      q,
+      async (job) => {
+        ran.push(job.payload)
+        throw new RateLimited({ retryAfterMs: 3_600_000 })
+      },
+      { concurrency: 1, prefetch: 0, blockTimeoutMs: 500 },
+    )
+    // the worker's reserve after the fail was held back (counted once per call held)
+    await until("a reserve was held back", async () => (await queue.stats()).counters.limitedHeld >= 1)
+    expect(ran).toEqual([1])
+    expect(await queue.stats()).toMatchObject({ waiting: 2, active: 0, counters: { rateLimited: 1 } })
   })
 })
 

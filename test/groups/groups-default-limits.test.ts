@@ -1,7 +1,7 @@
 /**
  * The default group limits (`setGroupLimits({ … })`) hold as a group's own do: a group that
  * runs empty keeps its rate window (correctness review G3), and clearing or raising the
- * default releases the groups its old window held (G9).
+ * default releases the groups its old window or concurrency held (G9).
  */
 import { describe, expect, it } from "vitest"
 import { queueNamer } from "../support/redis.ts"
@@ -66,6 +66,20 @@ describe("default group limits", () => {
       expect((await q.reserve({ count: 5 })).map((j) => j.payload)).toEqual([1, 2])
       await q.add(10, { group: "own" })
       expect(await q.reserve({ count: 5 })).toEqual([])
+      expect((await q.verify()).violations).toBe(0)
+    })
+  }
+
+  for (const change of ["cleared", "raised"] as const) {
+    it(`the groups at the default concurrency run once the default is ${change} (G9)`, async () => {
+      const q = useQueue<number>(name())
+      await q.setGroupLimits({ concurrency: 2 })
+      for (let i = 0; i < 3; i++) await q.add(i, { group: "tenant" })
+      expect((await q.reserve({ count: 5 })).map((j) => j.payload)).toEqual([0, 1])
+      expect(await q.reserve({ count: 5 })).toEqual([])
+      await q.setGroupLimits(change === "cleared" ? null : { concurrency: 3 })
+      // "tenant" (2 active) runs its third job without waiting for one to end
+      expect((await q.reserve({ count: 5 })).map((j) => j.payload)).toEqual([2])
       expect((await q.verify()).violations).toBe(0)
     })
   }

@@ -1,7 +1,7 @@
 /**
  * Groups across the ways a job leaves a state and comes back: a cancelled grouped job keeps
  * its group for a retry (G1), a custom id re-added after its cancelled job was trimmed is a
- * new waiting job (G2), and a first grouped job added delayed leaves the ungrouped jobs
+ * new waiting job and is not listed (G2), and a first grouped job added delayed leaves the ungrouped jobs
  * servable (G8). Review correctness-f43eb35.
  */
 import { describe, expect, it } from "vitest"
@@ -98,6 +98,39 @@ describe("groups: a custom id re-added after its cancelled job was trimmed is a 
     const jobs = await queue.reserve({ count: 10 })
     expect(jobs.map((j) => [j.id, j.payload])).toEqual([["invoice-7", { n: 7 }]])
     expect(await shared.raw.zcard(queueKeys(q).dead)).toBe(0)
+  })
+
+  it("a cancelled job trimmed by a count of 0 is not listed nor cleaned; its lease's holder is still told JobCancelled (G2)", async () => {
+    const q = name()
+    const queue = useQueue<{ n: number }>(q)
+    await queue.setRetention({ cancelled: { count: 0 } })
+    await queue.add({ n: 1 }, { id: "order-1" })
+    await queue.add({ n: 2 }, { id: "order-2" })
+    const [job] = await queue.reserve({ count: 1, leaseMs: 30_000 })
+    expect(await queue.cancel("order-1")).toBe("active")
+    expect(await queue.cancel("order-2")).toBe("waiting")
+    for (const rev of [false, true]) {
+      expect(await queue.getJobs("cancelled", rev ? { order: "desc" } : {})).toEqual({ jobs: [], total: 0 })
+    }
+    expect(await queue.getJob("order-1")).toBeUndefined()
+    expect((await queue.clean("cancelled", { olderThanMs: 0 })).deleted).toBe(0)
+    // the sweep (age bound 1 hour) keeps the id for the fence
+    await queue.sweep()
+    await expect(queue.complete(job!.id, job!.token)).rejects.toMatchObject({ _tag: "JobCancelled" })
+    expect((await queue.verify()).violations).toBe(0)
+  })
+
+  it("a lowered cancelled count trims the older cancelled jobs too, the 2 oldest per cancel", async () => {
+    const q = name()
+    const queue = useQueue<{ n: number }>(q)
+    for (let i = 0; i < 3; i++) await queue.cancel(await queue.add({ n: i }))
+    await queue.setRetention({ cancelled: { count: 0 } })
+    const listed = async () => (await queue.getJobs("cancelled")).jobs.map((j) => j.payload?.n)
+    await queue.cancel(await queue.add({ n: 3 }))
+    expect(await listed()).toEqual([2])
+    await queue.cancel(await queue.add({ n: 4 }))
+    expect(await listed()).toEqual([])
+    expect((await queue.verify()).violations).toBe(0)
   })
 
   it("verify reports a waiting job that is also in cancelled", async () => {

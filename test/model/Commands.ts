@@ -32,7 +32,7 @@ type Cmd = fc.AsyncCommand<Model, Real>
  * says otherwise: remove each as its fix is merged (and flip its test in regressions.test.ts);
  * `MODEL_AVOID= npm run model` runs with none avoided.
  */
-export const OPEN_FINDINGS = "G2,G9,M1"
+export const OPEN_FINDINGS = ""
 
 /**
  * Findings of the review of f43eb35 (shared/reviews/correctness-f43eb35) the generator steers

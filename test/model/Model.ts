@@ -274,8 +274,12 @@ export class Model {
     j.finished = ++this.#fin
     if (state === "dead") return
     const keep = this.retention[state]
-    const kept = this.inState(state).sort((a, b) => b.finished - a.finished)
-    for (const old of kept.slice(keep)) this.jobs.delete(old.id)
+    // a count of 0 keeps no finished job; then the oldest 2 beyond `keep` are gone (a lowered
+    // count catches up): not listed, not counted, getJob undefined, the id free (a cancelled
+    // one's id is kept, unlisted, for the fence only: no lease call here targets it)
+    if (keep === 0) this.jobs.delete(j.id)
+    const kept = this.inState(state).sort((a, b) => a.finished - b.finished)
+    for (const old of kept.slice(0, Math.max(0, Math.min(2, kept.length - keep)))) this.jobs.delete(old.id)
   }
 
   // ---- operator's calls -----------------------------------------------------------

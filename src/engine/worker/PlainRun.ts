@@ -145,8 +145,8 @@ const handlerEnded = <A>(run: Run<A>, job: Job<A>, handlerExit: Exit.Exit<unknow
       if (rec !== undefined) run.endSettle = startSettlePlain(w, r, held, rec, "complete")
       completePlain(run, { id: r.id, token: r.token, result }, job, exit.value)
     } else {
-      free(run)
-      handOver(run, traceSettle(w, r, held, rec, "fail", settleFailed(ctx, r, held, job, exit.cause)))
+      const failing = settleFailed(ctx, r, held, job, exit.cause, () => free(run))
+      handOver(run, traceSettle(w, r, held, rec, "fail", failing))
     }
   } catch (e) {
     ctx.hooks.error?.(e)

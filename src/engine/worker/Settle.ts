@@ -149,28 +149,32 @@ const settleNow = <A>(
     }
     // a result that cannot be serialised fails the job (normal retry/dead path)
     const { exit, result } = encodeOutcome(handlerExit, ctx.program.encodeResult)
-    if (!Exit.isSuccess(exit)) {
-      free()
-      return settleFailed(ctx, r, held, job, exit.cause)
-    }
+    if (!Exit.isSuccess(exit)) return settleFailed(ctx, r, held, job, exit.cause, free)
     return Effect.flatMap(complete(ctx, { id: r.id, token: r.token, result }, held, free), (d) =>
       completed(ctx, d, held, job, exit.value),
     )
   })
 
-/** The handler failed (or its result cannot be kept): send the fail its retry plan says, then tell the hooks. */
+/**
+ * The handler failed (or its result cannot be kept): free the slot (`free`), send the fail its
+ * retry plan says, then tell the hooks. A RateLimited's slot is freed once its fail is out:
+ * the reserve that frees triggers must find the queue held (M1).
+ */
 export const settleFailed = <A>(
   ctx: WorkerContext<A>,
   r: Reservation,
   held: Held,
   job: Job<A>,
   cause: Cause.Cause<unknown>,
+  free: () => void,
 ) =>
   Effect.gen(function* () {
     // not interrupted by the worker (its lease did not end): the handler interrupted itself,
     // which counts as a failure (left alone, the job would wait out its lease)
     const error = Cause.hasInterruptsOnly(cause) ? handlerInterrupted() : Cause.squash(cause)
-    if (error instanceof Snooze || error instanceof RateLimited) return yield* settleFlow(ctx, r, held, error)
+    if (error instanceof RateLimited) return yield* Effect.ensuring(settleFlow(ctx, r, held, error), Effect.sync(free))
+    free()
+    if (error instanceof Snooze) return yield* settleFlow(ctx, r, held, error)
     const plan = yield* planRetry(ctx.settings.backoff, r.attempt, error, ctx.hooks.error)
     const outcome = yield* sendFail(ctx, r, held, {
       delayMs: plan.delayMs,
