@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
+import { redisNow, untilRedisClock } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
 
 const name = queueNamer("groups-exits")
@@ -88,6 +89,9 @@ describe("groups: a custom id re-added after its cancelled job was trimmed is a 
     await queue.setRetention({ cancelled: { count: 10 } })
     await queue.add({ n: 0 }, { id: "invoice-7" })
     await queue.cancel("invoice-7")
+    // the newest 10 are by cancel time (ms); within one ms by id, where "invoice-7" sorts after
+    // the generated ids: the others are cancelled once the Redis clock has moved on
+    await untilRedisClock(shared.raw, await redisNow(shared.raw))
     for (let i = 1; i <= 10; i++) await queue.cancel(await queue.add({ n: i }))
     // pushed out of the newest 10: its data is gone, its id free
     expect(await queue.getJob("invoice-7")).toBeUndefined()
