@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { type GroupLimits, type GroupPage, setGroupLimitsOn } from "../engine/queue/Groups.ts"
-import { Scheduling } from "./Scheduling.ts"
+import { Scheduling } from "./Schedules.ts"
 
 export type { GroupInfo, GroupLimits, GroupPage } from "../engine/queue/Groups.ts"
 
