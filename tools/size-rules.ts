@@ -45,8 +45,6 @@ export const EXEMPT: Readonly<Record<string, string>> = {
     "the fair groups' state machine in one closure table (built only when a script reaches a group), owned through ready.lua",
   "lua/reserve.lua#expanded":
     "reserve expands ready, groups, active, flow and events in one call; its named phases (issue 30 point 1) are next, not a split to fit",
-  "src/engine/model/Keys.ts":
-    "the one table of every key of the layout and its groups (READY_KEYS, ACTIVE_KEYS): splitting it would make two sources of the layout",
   "src/effect/LeaseQueue.ts#function":
     "make builds the Effect face's member record; it goes with the one capability table (issue 30 point 2), not a split at line 80",
 }

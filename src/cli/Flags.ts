@@ -5,7 +5,8 @@
  */
 import { type Command, InvalidArgumentError, Option } from "commander"
 import * as Result from "effect/Result"
-import { checkPrefix, DEFAULT_PREFIX, queueKeys } from "../engine/model/Keys.ts"
+import { DEFAULT_PREFIX, queueKeys } from "../engine/model/Keys.ts"
+import { checkPrefix } from "../engine/model/QueueName.ts"
 import { DEFAULT_REDIS_URL, redactUrl, redisUrlProblem } from "../redis/Client.ts"
 import { usage } from "./Output.ts"
 

@@ -22,7 +22,8 @@ import { redisError } from "../engine/calls/Replies.ts"
 import { checkVerifyOptions, type VerifyOptions } from "../engine/calls/Verify.ts"
 import { makeQueueEvents } from "../engine/events/QueueEvents.ts"
 import { InvalidOptions, type InvalidQueueName, QueueClosed, type RedisError } from "../engine/model/Errors.ts"
-import { checkQueueName, DEFAULT_PREFIX } from "../engine/model/Keys.ts"
+import { DEFAULT_PREFIX } from "../engine/model/Keys.ts"
+import { checkQueueName } from "../engine/model/QueueName.ts"
 import { checkObject, checkPage } from "../engine/model/Validate.ts"
 import {
   checkLayout,

@@ -11,7 +11,8 @@ import { discoverQueues } from "../engine/admin/Discovery.ts"
 import type { ScriptFailure } from "../engine/calls/Commands.ts"
 import { type Commands, makeCommands, type QueueStats } from "../engine/calls/Commands.ts"
 import { type InvalidOptions, RedisCommandError, type RedisError } from "../engine/model/Errors.ts"
-import { queueKeys, validatePrefix } from "../engine/model/Keys.ts"
+import { queueKeys } from "../engine/model/Keys.ts"
+import { validatePrefix } from "../engine/model/QueueName.ts"
 import type { RedisClient } from "../redis/Client.ts"
 
 /** One reading of the fleet. */

@@ -21,7 +21,7 @@ import {
   QueueClosed,
   type RedisUnavailable,
 } from "../engine/model/Errors.ts"
-import { validateQueueName } from "../engine/model/Keys.ts"
+import { validateQueueName } from "../engine/model/QueueName.ts"
 import type { WorkerInfo } from "../engine/model/Registry.ts"
 import { type Checked, checkPage, encodePayload } from "../engine/model/Validate.ts"
 import type { PartitionedStats } from "../engine/partition/Producer.ts"

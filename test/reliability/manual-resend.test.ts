@@ -6,7 +6,8 @@
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { partitionName, queueKeys } from "../../src/engine/model/Keys.ts"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { partitionName } from "../../src/engine/model/QueueName.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
 import { proxyToSuiteRedis, until } from "./support.ts"

@@ -7,7 +7,8 @@ import * as Effect from "effect/Effect"
 import type { RedisClient } from "../../redis/Client.ts"
 import { redisError } from "../calls/Replies.ts"
 import { type InvalidOptions, type RedisError, RedisUnavailable } from "../model/Errors.ts"
-import { checkPrefix, metaPattern, queueFromMetaKey } from "../model/Keys.ts"
+import { metaPattern, queueFromMetaKey } from "../model/Keys.ts"
+import { checkPrefix } from "../model/QueueName.ts"
 
 /** Options of {@link discoverQueues}. */
 export interface DiscoverOptions {

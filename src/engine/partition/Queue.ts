@@ -5,7 +5,7 @@
  */
 import * as Result from "effect/Result"
 import type { RedisClient } from "../../redis/Client.ts"
-import { MAX_PARTITIONS } from "../model/Keys.ts"
+import { MAX_PARTITIONS } from "../model/QueueName.ts"
 import { type Checked, checkIntegerOr, orThrow } from "../model/Validate.ts"
 import type { QueueApi } from "../queue/QueueApi.ts"
 import { makeQueueCore, type QueueSettings } from "../queue/QueueCore.ts"
