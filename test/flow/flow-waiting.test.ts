@@ -3,28 +3,48 @@
  * window to open, or for a RateLimited hold to end, it sends at most two commands a second
  * (counted with MONITOR on a server of the test's own, over the measured wait).
  */
+import { connect } from "node:net"
 import { describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { RateLimited } from "../../src/index.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { onCleanup } from "../support/cleanup.ts"
-import { queueNamer, rawClient } from "../support/redis.ts"
+import { queueNamer } from "../support/redis.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("flow-waiting")
 
-/** Every command clients send the server, with its time (s on the server clock) and args, from a MONITOR of its own. */
+/**
+ * Every command clients send the server, with its time (s on the server clock) and args, from a
+ * MONITOR of its own over a plain socket. (An ioredis client in monitor mode can take a MONITOR
+ * line that arrives in the same read as its "+OK" for a command reply: "Command queue state
+ * error", seen on a fresh clone.)
+ */
 const monitorOf = async (url: string) => {
-  const client = rawClient(url)
-  onCleanup(() => client.disconnect())
-  const monitor = await client.monitor()
-  monitor.on("error", () => {})
-  onCleanup(() => monitor.disconnect())
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname)
+  onCleanup(() => socket.destroy())
+  socket.setEncoding("utf8")
   const seen: Array<{ at: number; args: string[] }> = []
-  // the commands a script runs show with source "lua": only the commands clients sent count
-  monitor.on("monitor", (t: string, args: string[], source: string) => {
-    if (source !== "lua") seen.push({ at: Number(t), args })
+  let rest = ""
+  const started = new Promise<void>((resolve, reject) => {
+    socket.once("error", reject)
+    socket.on("data", (chunk: string) => {
+      rest += chunk
+      for (let end = rest.indexOf("\r\n"); end >= 0; end = rest.indexOf("\r\n")) {
+        const line = rest.slice(0, end)
+        rest = rest.slice(end + 2)
+        if (line === "+OK") resolve()
+        // +<time> [<db> <source>] "<arg>" …: the commands a script runs show with source "lua",
+        // only the commands clients sent count
+        const m = /^\+(\d+\.\d+) \[\d+ ([^\]]+)\] (.*)$/.exec(line)
+        if (!m || m[2] === "lua") continue
+        seen.push({ at: Number(m[1]), args: [...m[3]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((a) => a[1]!) })
+      }
+    })
   })
+  socket.write("MONITOR\r\n")
+  await started
   return seen
 }
 
