@@ -2,7 +2,7 @@
 /** The job page: its state, facts, lease, progress, values (with "show all") and timeline. */
 import { cell, el, main, queueLink, status, table, visible, when } from "./dom.js"
 import { api, bodyOf, postJob, token } from "./net.js"
-import { controls, state, tick } from "./state.js"
+import { controls, redisClock, state, tick } from "./state.js"
 
 /** @import { JobShown, JobView, Shown, StreamEvent } from "./types.js" */
 
@@ -208,7 +208,7 @@ const timeline = (d) => [
  */
 export const job = (d) => {
   state.actions = d.actions
-  state.offset = d.now - Date.now()
+  redisClock(d.now)
   const head = el("h2", {}, el("a", { href: "#/", text: "Queues" }), " / ", queueLink(d.queue), ` / job ${d.id}`)
   const j = d.job
   jobControls(d, j)

@@ -5,7 +5,7 @@ import { jobsSection } from "./jobs.js"
 import { act, post, token } from "./net.js"
 import { workerRow } from "./overview.js"
 import { limitsSection, retentionSection, schedulesSection } from "./settings.js"
-import { controls, state, tick } from "./state.js"
+import { controls, redisClock, state, tick } from "./state.js"
 
 /** @import { QueueView, StreamEvent } from "./types.js" */
 
@@ -203,7 +203,7 @@ const lists = (d) => {
  */
 export const queue = (d) => {
   state.actions = d.actions
-  state.offset = d.leases.now - Date.now()
+  redisClock(d.leases.now)
   const s = d.stats
   const pause = s.paused ? "resume" : "pause"
   controls(`queue:${d.queue}:${s.paused}:${state.actions}`, () => [

@@ -12,11 +12,24 @@ import { ago, byId } from "./dom.js"
  * `actions`: whether the server allows actions.
  * @type {{ offset: number, rows: Array<{ readonly l: Lease, readonly tr: HTMLTableRowElement }>, actions: boolean }}
  */
-export const state = { offset: 0, rows: [], actions: false }
+export const state = { offset: Number.NEGATIVE_INFINITY, rows: [], actions: false }
+
+/**
+ * Take a reading's Redis clock (`redisNow`, ms). Each reading is a lower bound on Redis's
+ * time now (it was read before the reply travelled), so the largest offset seen is the best
+ * estimate: taking each reading as it comes would move the clock back by that reading's
+ * latency, and a lease row just past its deadline would flip back from expired to "0.0 s".
+ * A jump of more than 5 s either way (our clock was reset) starts over from this reading.
+ * @param {number} redisNow
+ */
+export const redisClock = (redisNow) => {
+  const offset = redisNow - Date.now()
+  state.offset = Math.abs(offset - state.offset) > 5000 ? offset : Math.max(state.offset, offset)
+}
 
 /** Count every lease row's time left down to now (Redis clock). */
 export const tick = () => {
-  const now = Date.now() + state.offset
+  const now = Date.now() + (Number.isFinite(state.offset) ? state.offset : 0)
   for (const { l, tr } of state.rows) {
     const left = l.deadline - now
     tr.classList.toggle("expired", left <= 0)
