@@ -3,52 +3,22 @@
  * window to open, or for a RateLimited hold to end, it sends at most two commands a second
  * (counted with MONITOR on a server of the test's own, over the measured wait).
  */
-import { connect } from "node:net"
 import { describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { RateLimited } from "../../src/index.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { type Monitor, monitorOf } from "../support/monitor.ts"
 import { queueNamer } from "../support/redis.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("flow-waiting")
 
-/**
- * Every command clients send the server, with its time (s on the server clock) and args, from a
- * MONITOR of its own over a plain socket. (An ioredis client in monitor mode can take a MONITOR
- * line that arrives in the same read as its "+OK" for a command reply: "Command queue state
- * error", seen on a fresh clone.)
- */
-const monitorOf = async (url: string) => {
-  const { hostname, port } = new URL(url)
-  const socket = connect(Number(port), hostname)
-  onCleanup(() => socket.destroy())
-  socket.setEncoding("utf8")
-  const seen: Array<{ at: number; args: string[] }> = []
-  let rest = ""
-  const started = new Promise<void>((resolve, reject) => {
-    socket.once("error", reject)
-    socket.on("data", (chunk: string) => {
-      rest += chunk
-      for (let end = rest.indexOf("\r\n"); end >= 0; end = rest.indexOf("\r\n")) {
-        const line = rest.slice(0, end)
-        rest = rest.slice(end + 2)
-        if (line === "+OK") resolve()
-        // +<time> [<db> <source>] "<arg>" …: the commands a script runs show with source "lua",
-        // only the commands clients sent count
-        const m = /^\+(\d+\.\d+) \[\d+ ([^\]]+)\] (.*)$/.exec(line)
-        if (!m || m[2] === "lua") continue
-        seen.push({ at: Number(m[1]), args: [...m[3]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((a) => a[1]!) })
-      }
-    })
-  })
-  socket.write("MONITOR\r\n")
-  await started
-  return seen
-}
+/** The commands clients sent (the commands a script runs show with source "lua"). */
+const sentByClients = (monitor: Monitor) => monitor.seen.filter((c) => c.source !== "lua")
 
-const isLeasingReserve = (args: string[]) => args[0]?.toLowerCase() === "evalsha" && args[1] === Scripts.reserve.sha
+const isLeasingReserve = (args: readonly string[]) =>
+  args[0]?.toLowerCase() === "evalsha" && args[1] === Scripts.reserve.sha
 
 describe("a worker held back by a flow limit does not poll", () => {
   it("waiting for the rate window (2 per 4 s): at most two commands a second between the windows", async () => {
@@ -58,7 +28,7 @@ describe("a worker held back by a flow limit does not poll", () => {
     const queue = useQueue<number>(q, { connection: server.url })
     await queue.setRateLimit({ max: 2, perMs: 4_000 })
     await queue.addBulk([1, 2, 3, 4].map((payload) => ({ payload })))
-    const seen = await monitorOf(server.url)
+    const monitor = await monitorOf(server.url)
     const startedAt: number[] = []
     let done!: () => void
     const allDone = new Promise<void>((r) => {
@@ -72,6 +42,7 @@ describe("a worker held back by a flow limit does not poll", () => {
     worker.on("completed", () => ++completed === 4 && done())
     await allDone
     await worker.close()
+    const seen = sentByClients(monitor)
     // the reserve calls that leased: the first window's and the second's
     const leasing = seen.filter((c) => isLeasingReserve(c.args))
     expect(leasing.length).toBeGreaterThanOrEqual(2)
@@ -89,7 +60,7 @@ describe("a worker held back by a flow limit does not poll", () => {
     const q = name()
     const queue = useQueue<number>(q, { connection: server.url })
     await queue.addBulk([1, 2, 3].map((payload) => ({ payload })))
-    const seen = await monitorOf(server.url)
+    const monitor = await monitorOf(server.url)
     let runs = 0
     let done!: () => void
     const allDone = new Promise<void>((r) => {
@@ -106,6 +77,7 @@ describe("a worker held back by a flow limit does not poll", () => {
     worker.on("completed", () => ++completed === 3 && done())
     await allDone
     await worker.close()
+    const seen = sentByClients(monitor)
     const hold = seen.find((c) => c.args[0]?.toLowerCase() === "evalsha" && c.args[1] === Scripts.fail.sha)!
     const between = seen.filter((c) => c.at > hold.at + 0.05 && c.at < hold.at + 2.95)
     expect(between.length).toBeLessThanOrEqual(2 * 3)

@@ -6,7 +6,8 @@ import { Queue, Worker } from "../../src/index.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { run } from "../support/jobs.ts"
-import { dumpQueue, queueNamer, rawClient, redisUrl, sharedClients } from "../support/redis.ts"
+import { monitorOf } from "../support/monitor.ts"
+import { dumpQueue, queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
 import { redisNow, until } from "../support/until.ts"
 
 const name = queueNamer("jobs-pause")
@@ -60,11 +61,9 @@ describe("pause and resume", () => {
     await queue.addBulk(Array.from({ length: 100 }, (_, n) => ({ payload: n })))
     await queue.pause()
 
-    const monitorClient = rawClient(server.url)
-    onCleanup(() => monitorClient.disconnect())
-    const monitor = await monitorClient.monitor()
+    const monitor = await monitorOf(server.url)
     let reserves = 0
-    monitor.on("monitor", (_t: string, args: string[]) => {
+    monitor.on(({ args }) => {
       if (args[0]?.toLowerCase() === "evalsha" && args[1] === Scripts.reserve.sha && args.includes(keys.wait)) {
         reserves++
       }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { KEY_NAMES, queueKeys } from "../../src/engine/model/Keys.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { type Monitored, monitorOf } from "../support/monitor.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
@@ -81,14 +82,8 @@ describe("no key per job", () => {
   })
 })
 
-/** A command MONITOR saw: from a client, or run by a script ("lua"). */
-interface Seen {
-  readonly source: string
-  readonly args: string[]
-}
-
-/** Every leaseq key a script touched that its call did not declare in KEYS, and the scripts seen. */
-const undeclaredKeys = (events: ReadonlyArray<Seen>) => {
+/** Every leaseq key a script touched that its call did not declare in KEYS, and the scripts seen (source "lua": run by a script). */
+const undeclaredKeys = (events: ReadonlyArray<Monitored>) => {
   const undeclared: string[] = []
   const scripts = new Set<string>()
   let declared: Set<string> | undefined
@@ -171,22 +166,10 @@ describe("every key declared", () => {
   it("every key any script touches is in that call's KEYS (MONITOR over a full lifecycle)", async () => {
     const server = await startRedisServer()
     onCleanup(() => server.stop())
-    const monitorClient = rawClient(server.url)
-    onCleanup(() => monitorClient.disconnect())
-    const monitor = await monitorClient.monitor()
-    const events: Seen[] = []
-    monitor.on("monitor", (_time: string, args: string[], source: string) => events.push({ source, args }))
+    const monitor = await monitorOf(server.url)
     await lifecycle(server.url)
-    // a sentinel: once MONITOR shows it, every earlier command has been seen
-    const sentinel = rawClient(server.url)
-    onCleanup(() => sentinel.disconnect())
-    const seen = new Promise<void>((resolve) =>
-      monitor.on("monitor", (_t: string, args: string[]) => {
-        if (args[0]?.toLowerCase() === "echo" && args[1] === "leaseq-monitor-end") resolve()
-      }),
-    )
-    await sentinel.echo("leaseq-monitor-end")
-    await seen
+    await monitor.caughtUp()
+    const events = monitor.seen
     const { undeclared, scripts } = undeclaredKeys(events)
     expect(events.filter((e) => e.source === "lua").length).toBeGreaterThan(50)
     // add, reserve, extend, complete, fail, release, sweep, stats, dead-list, dead-retry, dead-purge, verify, open

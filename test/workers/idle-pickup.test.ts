@@ -10,6 +10,7 @@ import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import type { Job, Worker } from "../../src/index.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { monitorOf } from "../support/monitor.ts"
 import { TcpProxy } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { until } from "../support/until.ts"
@@ -65,10 +66,9 @@ describe("idle pickup", () => {
     )
 
     // MONITOR names the connection that ran each command
-    const monitor = await rawClient().monitor() // on once MONITOR answered, before the add
-    onCleanup(() => monitor.disconnect())
+    const monitor = await monitorOf(redisUrl()) // on once MONITOR answered, before the add
     const reserves: string[] = []
-    monitor.on("monitor", (_time: string, args: string[], source: string) => {
+    monitor.on(({ args, source }) => {
       if (args[0]?.toLowerCase() === "evalsha" && args[1] === Scripts.reserve.sha && args.includes(queueKeys(q).wait))
         reserves.push(source)
     })
