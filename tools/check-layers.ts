@@ -2,28 +2,20 @@
  * Fails when an import crosses folders in a direction the design does not allow:
  * `node tools/check-layers.ts [dir]` (default `src`).
  *
- * Two rules, both over relative `import`/`export … from` specifiers (type-only too):
- * 1. Top-level folders may import only the folders listed for them in `ALLOWED` below
- *    (the files directly in `src/` are the package's entry points and may import anything).
- * 2. No loop of folders at any depth: if any file of folder A imports folder B, no file of
+ * Three rules, all over relative `import`/`export … from` specifiers (type-only too), with
+ * their tables in tools/layer-rules.ts:
+ * 1. Top-level folders may import only the folders listed for them in `ALLOWED` (the files
+ *    directly in `src/` are the package's entry points and may import anything).
+ * 2. Inside `engine/`, a sub-folder may import only the sub-folders listed for it in
+ *    `ENGINE_ALLOWED`, or a file a named exception (`ENGINE_EXCEPTIONS`) lists; an exception
+ *    no import uses any more fails too, so that list only shrinks.
+ * 3. No loop of folders at any depth: if any file of folder A imports folder B, no file of
  *    B (or of a folder B reaches) may import A. A folder's files may import its own
  *    sub-folders' files only when no sub-folder imports back into that folder.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve, sep } from "node:path"
-
-/** Which top-level folders each top-level folder may import. Anything else fails. */
-export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
-  redis: [],
-  engine: ["redis"],
-  testing: ["engine", "redis"],
-  promise: ["engine", "redis"],
-  effect: ["engine", "redis"],
-  metrics: ["engine", "redis"],
-  dashboard: ["metrics", "engine", "redis"],
-  cli: ["dashboard", "metrics", "engine", "redis"],
-  demo: [".", "testing", "redis"],
-}
+import { ALLOWED, ENGINE_EXCEPTIONS, engineProblem, exceptionKey } from "./layer-rules.ts"
 
 const root = resolve(process.argv[2] ?? "src")
 
@@ -43,6 +35,10 @@ const top = (folder: string): string => folder.split(sep)[0] ?? "."
 const problems: string[] = []
 /** Folder → folders it imports, with one example import per edge. */
 const edges = new Map<string, Map<string, string>>()
+/** The named exceptions some import still uses. */
+const used = new Set<string>()
+/** A root-relative path with `/` separators (the tables' form). */
+const rel = (file: string): string => relative(root, file).split(sep).join("/")
 
 for (const file of files(root)) {
   const from = folderOf(file)
@@ -55,6 +51,10 @@ for (const file of files(root)) {
     const out = edges.get(from) ?? new Map<string, string>()
     if (!out.has(to)) out.set(to, example)
     edges.set(from, out)
+    const excepted = exceptionKey(rel(file), rel(target))
+    if (excepted !== undefined) used.add(excepted)
+    const inEngine = engineProblem(rel(file), rel(target), excepted !== undefined)
+    if (inEngine !== undefined) problems.push(`${inEngine}: ${example}`)
     const [a, b] = [top(from), top(to)]
     if (a === b || a === ".") continue
     const allowed = ALLOWED[a]
@@ -63,6 +63,12 @@ for (const file of files(root)) {
       problems.push(`${a}/ may not import ${b === "." ? "the entry points" : `${b}/`}: ${example}`)
   }
 }
+
+// an exception whose file is still there but no longer imports its target goes from the list
+for (const e of ENGINE_EXCEPTIONS)
+  for (const file of e.files)
+    if (existsSync(join(root, file)) && !used.has(`${file} → ${e.imports}`))
+      problems.push(`${file} no longer imports ${e.imports}: remove it from ENGINE_EXCEPTIONS in tools/layer-rules.ts`)
 
 /** Folder loops: Tarjan's strongly connected components over the folder graph. */
 const index = new Map<string, number>()
