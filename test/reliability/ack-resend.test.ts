@@ -54,7 +54,16 @@ const run = async (
       if (b.startsWith("drop")) proxy.dropReplies()
       if (b.endsWith("fail")) throw new Error(`attempt ${job.attempt} fails`)
     },
-    { connection: proxy.url, concurrency: 4, heartbeatMs: 100, sweep: false, backoff: { type: "fixed", delayMs: 0 } },
+    // a failed attempt's retry is woken by a marker pop whose reply the proxy dropped: the
+    // worker finds it at its next idle wait's end, blockTimeoutMs (default 5 s) later
+    {
+      connection: proxy.url,
+      concurrency: 4,
+      heartbeatMs: 100,
+      blockTimeoutMs: 500,
+      sweep: false,
+      backoff: { type: "fixed", delayMs: 0 },
+    },
   )
   worker.on("completed", (job) => told.completed.push(job.id))
   worker.on("failed", (job) => told.failed.push(job.id))
