@@ -3,10 +3,13 @@
  * checked against the tree: the greps it prints answer what it prints (the list owners, no
  * script naming a ready key), its key list names every key of `KEY_TYPES`, the ready group
  * it spells out is `READY_KEYS`, the `lua/` row names every script, the worker table has a
- * row per file of `src/engine/worker/`, and every include function it names exists. A new
- * key, script, worker file or list command then fails here until the map says so.
+ * row per file of `src/engine/worker/`, every include function it names exists, the LISTs it
+ * names are the list keys of `KEY_TYPES`, each "`a.lua` includes `b`" is an `--!include`
+ * line, and each recipe's "N files (`<commit>`: M Lua" is what git counts for that commit. A
+ * new key, script, worker file or list command then fails here until the map says so.
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join, relative, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
 import { KEY_TYPES, READY_KEYS } from "../../src/engine/model/Keys.ts"
@@ -111,5 +114,63 @@ describe("docs/architecture.md against the tree", () => {
     const named = [...DOC.matchAll(/`([a-z]+_[a-z_]+)(?:\(|`)/g)].map((m) => m[1]!)
     expect(named.length).toBeGreaterThan(40)
     expect([...new Set(named)].filter((n) => !functions.has(n))).toEqual([])
+  })
+
+  it("the LISTs it names are the list keys of KEY_TYPES", () => {
+    const m = /A queue has (\w+) LISTs: `(\w+)`[^;]*?, and the rate window `(\w+)`/.exec(DOC.replace(/\n/g, " "))
+    expect(m, "the sentence naming the queue's LISTs").not.toBeNull()
+    const lists = Object.entries(KEY_TYPES)
+      .filter(([, type]) => type === "list")
+      .map(([k]) => k)
+    expect([m![2], m![3]].sort()).toEqual(lists.sort())
+    expect(m![1]).toBe(["", "one", "two", "three"][lists.length])
+  })
+
+  it("each include it says an include includes is an --!include line of that file", () => {
+    const said = [...DOC.matchAll(/`([a-z-]+)\.lua` includes `([a-z-]+)(?:\.lua)?`/g)]
+    expect(said.length).toBeGreaterThanOrEqual(2)
+    for (const [, from, to] of said)
+      expect(readFileSync(join(ROOT, `lua/include/${from}.lua`), "utf8"), `${from}.lua`).toMatch(
+        new RegExp(`^--!include ${to}$`, "m"),
+      )
+  })
+})
+
+/** Every "N files (`<commit>`" of the doc, with the Lua count when it says "…: M Lua". */
+const recipeCounts = (md: string) =>
+  [...md.replace(/\n/g, " ").matchAll(/(\d+) files \(`([0-9a-f]{7,40})`(?:: (\d+) Lua)?/g)].map((m) => ({
+    files: Number(m[1]),
+    commit: m[2]!,
+    lua: m[3] === undefined ? undefined : Number(m[3]),
+  }))
+
+/** The files a commit changed, against its first parent (a merge: what it brought into main). */
+const changedBy = (commit: string): ReadonlyArray<string> =>
+  execFileSync("git", ["diff", "--name-only", `${commit}^1`, commit], { cwd: ROOT, encoding: "utf8" })
+    .split("\n")
+    .filter((l) => l !== "")
+
+// a checkout without history (an unpacked tarball, a shallow clone) cannot count commits
+const shallow =
+  !existsSync(join(ROOT, ".git")) ||
+  execFileSync("git", ["rev-parse", "--is-shallow-repository"], { cwd: ROOT, encoding: "utf8" }).trim() === "true"
+
+describe.skipIf(shallow)("docs/architecture.md's recipes against history", () => {
+  it("each 'N files (`<commit>`: M Lua' is what the commit changed", () => {
+    const counts = recipeCounts(DOC)
+    // priorities, changePriority, the priority merge, groups, clearHold and its docs
+    expect(counts.length).toBeGreaterThanOrEqual(6)
+    for (const c of counts) {
+      const files = changedBy(c.commit)
+      expect(files.length, `files of ${c.commit}`).toBe(c.files)
+      if (c.lua !== undefined)
+        expect(files.filter((f) => f.startsWith("lua/")).length, `Lua of ${c.commit}`).toBe(c.lua)
+    }
+  })
+
+  it("a count that is not the commit's is caught (the old '8 files' of priorities)", () => {
+    const [c] = recipeCounts("priorities took 8 files (`1d6c2ce`: 8 Lua")
+    expect(c).toEqual({ files: 8, commit: "1d6c2ce", lua: 8 })
+    expect(changedBy(c!.commit).length).not.toBe(c!.files)
   })
 })
