@@ -184,6 +184,8 @@ describe.each(faces)("$name", (face) => {
     expect(sweeper.seen.runs).toEqual([])
     expect(holder.seen.leaseLost.map((l) => [l.id, l.reason])).toEqual([[id, "self-fenced"]])
     expect(await q.stats()).toMatchObject({ dead: 1, active: 0, waiting: 0, counters: { lostLeases: 1 } })
+    // the holder back in touch, so its close does not wait out its bounds on a cut connection
+    proxy.heal()
   })
 
   // each failed connection attempt reaches the worker's error event / onError (the Effect
