@@ -12,10 +12,21 @@ export const onCleanup = (undo: () => unknown): void => {
   pending.push(undo)
 }
 
+const first_: Array<() => unknown> = []
+
+/**
+ * Register `undo` to run after the current test before every {@link onCleanup} one: for a
+ * fault a test made that would otherwise slow down the cleanups (a cut proxy healed, so the
+ * workers behind it close through it instead of waiting out their bounds).
+ */
+export const onCleanupFirst = (undo: () => unknown): void => {
+  first_.push(undo)
+}
+
 /** Run every registered cleanup, newest first; all run even if one throws (the first error is rethrown). */
 export const runCleanups = async (): Promise<void> => {
   let first: { readonly error: unknown } | undefined
-  for (const undo of pending.splice(0).reverse()) {
+  for (const undo of [...first_.splice(0), ...pending.splice(0).reverse()]) {
     try {
       await undo()
     } catch (error) {

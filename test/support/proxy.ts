@@ -3,7 +3,7 @@
  * passes: the network faults of the reliability suite, usable by any test.
  */
 import { createServer, connect as netConnect, type Server, type Socket } from "node:net"
-import { onCleanup } from "./cleanup.ts"
+import { onCleanup, onCleanupFirst } from "./cleanup.ts"
 import { redisUrl } from "./redis.ts"
 
 /**
@@ -74,6 +74,8 @@ export class TcpProxy {
     await new Promise<void>((r) => proxy.#server.listen(0, "127.0.0.1", r))
     const address = proxy.#server.address()
     proxy.port = typeof address === "object" && address !== null ? address.port : 0
+    // the test is over: what it made behind the proxy closes through it, not against a cut
+    onCleanupFirst(() => proxy.heal())
     return proxy
   }
 
