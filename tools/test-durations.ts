@@ -76,8 +76,9 @@ const sorted = [...durations].sort((a, b) => b[1].seconds - a[1].seconds)
 const total = sorted.reduce((s, [, d]) => s + d.seconds, 0)
 const slowest = sorted.slice(0, top)
 const share = slowest.reduce((s, [, d]) => s + d.seconds, 0) / total
+const source = paths.length === 0 ? "vitest's cache" : paths.length > 2 ? `${paths.length} reports` : paths.join(", ")
 console.log(
-  `${durations.size} files, ${total.toFixed(0)} s in all (from ${paths.length > 0 ? paths.join(", ") : "vitest's cache"}); the ${top} slowest are ${Math.round(share * 100)} %:`,
+  `${durations.size} files, ${total.toFixed(0)} s in all (from ${source}); the ${top} slowest are ${Math.round(share * 100)} %:`,
 )
 console.log("| file | tests | s |\n|---|---|---|")
 for (const [file, d] of slowest) console.log(`| ${file} | ${d.tests ?? "?"} | ${d.seconds.toFixed(0)} |`)
