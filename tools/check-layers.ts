@@ -2,20 +2,33 @@
  * Fails when an import crosses folders in a direction the design does not allow:
  * `node tools/check-layers.ts [dir]` (default `src`).
  *
- * Three rules, all over relative `import`/`export … from` specifiers (type-only too), with
- * their tables in tools/layer-rules.ts:
- * 1. Top-level folders may import only the folders listed for them in `ALLOWED` (the files
- *    directly in `src/` are the package's entry points and may import anything).
+ * Three rules, all over relative `import`/`export … from` specifiers (type-only too):
+ * 1. Top-level folders may import only the folders listed for them in `ALLOWED` below
+ *    (the files directly in `src/` are the package's entry points and may import anything).
  * 2. Inside `engine/`, a sub-folder may import only the sub-folders listed for it in
- *    `ENGINE_ALLOWED`, or a file a named exception (`ENGINE_EXCEPTIONS`) lists; an exception
- *    no import uses any more fails too, so that list only shrinks.
+ *    `ENGINE_ALLOWED` (tools/layer-rules.ts), or a file a named exception there
+ *    (`ENGINE_EXCEPTIONS`) lists; an exception no import uses any more fails too, so that
+ *    list only shrinks.
  * 3. No loop of folders at any depth: if any file of folder A imports folder B, no file of
  *    B (or of a folder B reaches) may import A. A folder's files may import its own
  *    sub-folders' files only when no sub-folder imports back into that folder.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve, sep } from "node:path"
-import { ALLOWED, ENGINE_EXCEPTIONS, engineProblem, exceptionKey } from "./layer-rules.ts"
+import { ENGINE_EXCEPTIONS, engineProblem, exceptionKey } from "./layer-rules.ts"
+
+/** Which top-level folders each top-level folder may import. Anything else fails. */
+export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
+  redis: [],
+  engine: ["redis"],
+  testing: ["engine", "redis"],
+  promise: ["engine", "redis"],
+  effect: ["engine", "redis"],
+  metrics: ["engine", "redis"],
+  dashboard: ["metrics", "engine", "redis"],
+  cli: ["dashboard", "metrics", "engine", "redis"],
+  demo: [".", "testing", "redis"],
+}
 
 const root = resolve(process.argv[2] ?? "src")
 

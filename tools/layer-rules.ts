@@ -1,22 +1,9 @@
 /**
- * The folder-direction rules tools/check-layers.ts applies (docs/architecture.md, "The source,
- * by folder", draws them): which top-level folder of `src/` may import which, and inside
- * `src/engine/` which sub-folder may import which. An engine sub-folder's own sub-folders
+ * The engine's folder-direction rules that tools/check-layers.ts applies beside its table of
+ * top-level folders (docs/architecture.md, "The source, by folder", draws them): inside
+ * `src/engine/`, which sub-folder may import which. An engine sub-folder's own sub-folders
  * (`worker/loop/`, say) count as it. Paths are relative to the checked root, `/`-separated.
  */
-
-/** Which top-level folders each top-level folder may import. Anything else fails. */
-export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
-  redis: [],
-  engine: ["redis"],
-  testing: ["engine", "redis"],
-  promise: ["engine", "redis"],
-  effect: ["engine", "redis"],
-  metrics: ["engine", "redis"],
-  dashboard: ["metrics", "engine", "redis"],
-  cli: ["dashboard", "metrics", "engine", "redis"],
-  demo: [".", "testing", "redis"],
-}
 
 /**
  * Which engine sub-folders each engine sub-folder may import: the edges of the imports at
