@@ -179,7 +179,7 @@ export const wrap = (
     commandWithin: (name, args, deadlineMs) => {
       const client = slot.current()
       const wasReady = client.status === "ready"
-      return settleBy(client.call(name, ...args), deadlineMs, () => {
+      return settleBy(client.call(name, [...args]), deadlineMs, () => {
         slot.renew()
         const why = wasReady
           ? "the connection went silent (half-open)"
@@ -190,13 +190,13 @@ export const wrap = (
     script: async (script, keys, args) => {
       const client = slot.current()
       try {
-        return await client.evalsha(script.sha, keys.length, ...keys, ...args)
+        return await client.call("evalsha", [script.sha, keys.length, ...keys, ...args])
       } catch (e) {
         if (!isNoScript(e)) throw e
-        return await client.eval(script.source, keys.length, ...keys, ...args)
+        return await client.call("eval", [script.source, keys.length, ...keys, ...args])
       }
     },
-    command: (name, args) => slot.current().call(name, ...args),
+    command: (name, args) => slot.current().call(name, [...args]),
     replaceSilent: () => {
       if (!owned) return false
       slot.renew()

@@ -34,12 +34,12 @@ const evalThenWait = async (
       (n) => ({ acknowledged: Number(n) }),
       (e: unknown) => ({ acknowledged: 0, waitError: e instanceof Error ? e.message : String(e) }),
     )
-  let written = node.evalsha(script.sha, keys.length, ...keys, ...args)
+  let written = node.call("evalsha", [script.sha, keys.length, ...keys, ...args])
   let waited = waitOn()
   const reply = await written.catch(async (e: unknown) => {
     if (!isNoScript(e)) throw e
     await waited
-    written = node.eval(script.source, keys.length, ...keys, ...args)
+    written = node.call("eval", [script.source, keys.length, ...keys, ...args])
     waited = waitOn()
     return await written
   })
