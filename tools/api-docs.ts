@@ -81,6 +81,23 @@ const target = (from: string, spec: string): string =>
 /** Whether a line continues the declaration above it (indented, or closing it). */
 const continues = (line: string): boolean => /^(\s|\}|\)|\||&|>)/.test(line)
 
+/** The JSDoc block ending on the line above line `i`, as text ("" when there is none). */
+const jsdocAbove = (lines: ReadonlyArray<string>, i: number): string => {
+  let j = i - 1
+  if (!(lines[j] ?? "").trimEnd().endsWith("*/")) return ""
+  while (j > 0 && !(lines[j] ?? "").trimStart().startsWith("/**")) j--
+  return docText(lines.slice(j, i).join("\n"))
+}
+
+/** The line after the declaration starting on line `i`. */
+const declEnd = (lines: ReadonlyArray<string>, i: number): number => {
+  const first = lines[i] ?? ""
+  let end = i + 1
+  if (/;\s*$/.test(first) && !/\{\s*$/.test(first)) return end
+  while (end < lines.length && continues(lines[end] ?? "")) end++
+  return end
+}
+
 /** The declarations of `name` in `file` (overloads together), with the JSDoc of the first; undefined when it has none. */
 const declarationIn = (file: string, name: string): { doc: string; decl: string } | undefined => {
   const lines = read(file).split("\n")
@@ -90,18 +107,9 @@ const declarationIn = (file: string, name: string): { doc: string; decl: string 
   const parts: string[] = []
   let doc = ""
   for (let i = 0; i < lines.length; i++) {
-    if (!head.test(lines[i] as string)) continue
-    if (parts.length === 0) {
-      // the JSDoc block just above
-      let j = i - 1
-      if ((lines[j] ?? "").trimEnd().endsWith("*/")) {
-        while (j > 0 && !(lines[j] as string).trimStart().startsWith("/**")) j--
-        doc = docText(lines.slice(j, i).join("\n"))
-      }
-    }
-    let end = i + 1
-    if (!/;\s*$/.test(lines[i] as string) || /\{\s*$/.test(lines[i] as string))
-      while (end < lines.length && continues(lines[end] as string)) end++
+    if (!head.test(lines[i] ?? "")) continue
+    if (parts.length === 0) doc = jsdocAbove(lines, i)
+    const end = declEnd(lines, i)
     parts.push(lines.slice(i, end).join("\n"))
     i = end - 1
   }
@@ -168,7 +176,8 @@ const inherited = (file: string, decl: string, depth = 0): Array<{ base: string;
 /** The module comment of a `.d.ts` (its first JSDoc block, when it says `@module`). */
 const moduleDoc = (file: string): string => {
   const m = /^\/\*\*[\s\S]*?\*\//.exec(read(file))
-  return m !== null && m[0].includes("@module") ? docText(m[0]) : ""
+  const block = m?.[0] ?? ""
+  return block.includes("@module") ? docText(block) : ""
 }
 
 /** Every export of `file`: re-exports, `export * as` namespaces (their exports under `N.`), own declarations. */
