@@ -92,8 +92,10 @@ describe("the queue page", () => {
     )
     // every link names a section the page has
     for (const [id] of links) expect(await page.$(`section#${id}`), String(id)).not.toBeNull()
-    const topOf = () => page.$eval("#workers-section", (e) => e.getBoundingClientRect().top)
-    expect(await topOf()).toBeGreaterThan(700)
+    // the 100 delayed rows put the workers below the window's 700 px
+    await page.waitForFunction(
+      () => (document.querySelector("#workers-section")?.getBoundingClientRect().top ?? 0) > 700,
+    )
     await page.click("#sections a[data-section=workers-section]")
     await page.waitForFunction(() => {
       const top = document.querySelector("#workers-section")?.getBoundingClientRect().top ?? -1
