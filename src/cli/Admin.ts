@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import type { Commands, QueueStats } from "../engine/calls/Commands.ts"
 import { isNoPerm } from "../metrics/Fleet.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
-import type { CommonFlags } from "./Flags.ts"
+import { type CommonFlags, DEFAULT_RATE_MS } from "./Flags.ts"
 import {
   type CliFailure,
   duration,
@@ -23,6 +23,8 @@ import {
   writeText,
 } from "./Output.ts"
 
+export { statsFlags } from "./Flags.ts"
+
 /** Flags of `leaseq stats` and `leaseq verify`. */
 export interface QueuesFlags extends CommonFlags {
   /** `--queue`, repeatable; absent: every queue under the prefix. */
@@ -34,9 +36,6 @@ export interface StatsFlags extends QueuesFlags {
   /** Counters are read twice this many ms apart for the rates; 0: no rates. Default {@link DEFAULT_RATE_MS}. */
   readonly rateMs?: number
 }
-
-/** The default window of the rates `leaseq stats` shows (ms between its two readings). */
-export const DEFAULT_RATE_MS = 1_000
 
 /** Flags of `leaseq verify`. */
 export interface VerifyFlags extends QueuesFlags {

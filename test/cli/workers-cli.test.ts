@@ -84,7 +84,7 @@ describe("leaseq workers", () => {
 
   it("is in the help; --queue is optional (every queue, see defaults-cli.test.ts) but a bad one exits 2", async () => {
     const help = await cli(["--help"])
-    expect(help.stdout).toMatch(/\n\s+workers \[options\]\s+the live workers of every queue/)
+    expect(help.stdout).toMatch(/\n\s+workers \[options\]\s+live workers of every queue/)
     const bad = await cli(["workers", "--url", redisUrl(), "--queue", "no{braces}"])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toMatch(/--queue/)
