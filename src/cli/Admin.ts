@@ -3,11 +3,12 @@
  * (or those named by `--queue`). Each queue is opened (key types and layout checked)
  * before its first script call.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Commands, QueueStats } from "../engine/calls/Commands.ts"
 import { isNoPerm } from "../metrics/Fleet.ts"
 import { openQueue, targetQueues, withRedis } from "./Connection.ts"
-import type { CommonFlags } from "./Flags.ts"
+import { type CommonFlags, DEFAULT_RATE_MS } from "./Flags.ts"
 import {
   type CliFailure,
   duration,
@@ -22,10 +23,18 @@ import {
   writeText,
 } from "./Output.ts"
 
+export { statsFlags } from "./Flags.ts"
+
 /** Flags of `leaseq stats` and `leaseq verify`. */
 export interface QueuesFlags extends CommonFlags {
   /** `--queue`, repeatable; absent: every queue under the prefix. */
   readonly queue?: ReadonlyArray<string>
+}
+
+/** Flags of `leaseq stats`. */
+export interface StatsFlags extends QueuesFlags {
+  /** Counters are read twice this many ms apart for the rates; 0: no rates. Default {@link DEFAULT_RATE_MS}. */
+  readonly rateMs?: number
 }
 
 /** Flags of `leaseq verify`. */
@@ -54,9 +63,24 @@ export interface StatsReport {
     readonly expired: number
     readonly delayed: number
     readonly dead: number
+    /** Jobs completed since each queue was created (`counters.completed`). */
+    readonly completed: number
+    /** Attempts that failed since each queue was created, retried or not (`counters.failed`). */
+    readonly failed: number
     /** The largest `oldestWaitingAgeMs` of any queue. */
     readonly oldestWaitingAgeMs: number
   }
+  /** Per queue (same order as `queues`): completions and failed attempts per second over `rateWindowMs`; absent with `--rate-ms 0`. */
+  readonly rates?: ReadonlyArray<QueueRate>
+  /** The ms between the two readings the rates come from. */
+  readonly rateWindowMs?: number
+}
+
+/** A queue's rates over the window between two readings of its counters. */
+export interface QueueRate {
+  readonly queue: string
+  readonly completedPerSec: number
+  readonly failedPerSec: number
 }
 
 /** What `verify` found in one queue. */
@@ -83,40 +107,44 @@ export interface VerifyReport {
 /**
  * Run `f` on every target queue in turn, each opened first. A queue this Redis user may
  * not read (`NOPERM`: an ACL naming other queues) is set aside and reported on stderr;
- * the others are still read.
+ * the others are still read. `then` runs with the opened queues (the connection still open).
  */
-const eachQueue = <A, E>(
+const eachQueue = <A, E, B = ReadonlyArray<A>>(
   io: Io,
   url: string,
   flags: QueuesFlags,
   verb: string,
   f: (commands: Commands) => Effect.Effect<A, E>,
-): Effect.Effect<ReadonlyArray<A>, CliFailure> =>
+  then?: (read: ReadonlyArray<{ readonly a: A; readonly commands: Commands }>) => Effect.Effect<B, CliFailure>,
+): Effect.Effect<B, CliFailure> =>
   withRedis(url, (client) =>
     Effect.gen(function* () {
       const progress = makeProgress(io, flags.json !== true)
       const queues = yield* targetQueues(client, flags.prefix, flags.queue, progress)
-      const out: A[] = []
+      const out: Array<{ readonly a: A; readonly commands: Commands }> = []
       const unreadable: string[] = []
       for (const [i, queue] of queues.entries()) {
         progress.update(`${verb} ${queue} (${i + 1}/${queues.length})`)
         const one = yield* openQueue(client, flags.prefix, queue).pipe(
-          Effect.flatMap(f),
-          Effect.map((a) => ({ a })),
+          Effect.flatMap((commands) => f(commands).pipe(Effect.map((a) => ({ a, commands })))),
           Effect.catch((e) => (isNoPerm(e) ? Effect.succeed({ noPerm: e.reason }) : Effect.fail(e))),
           Effect.mapError((e) => toFailure(e, `${verb} queue ${queue}`)),
         )
-        if ("a" in one) out.push(one.a)
+        if ("a" in one) out.push(one)
         else unreadable.push(`${queue} (${one.noPerm})`)
       }
       progress.done()
       if (unreadable.length > 0) io.err(`leaseq: not readable by this Redis user, left out: ${unreadable.join(", ")}\n`)
-      return out
+      return then === undefined ? (out.map((o) => o.a) as unknown as B) : yield* then(out)
     }),
   )
 
 /** Sum per-queue stats. */
-export const statsReport = (prefix: string, queues: ReadonlyArray<QueueStats>): StatsReport => {
+export const statsReport = (
+  prefix: string,
+  queues: ReadonlyArray<QueueStats>,
+  rates?: { readonly windowMs: number; readonly queues: ReadonlyArray<QueueRate> },
+): StatsReport => {
   const sum = (f: (q: QueueStats) => number) => queues.reduce((n, q) => n + f(q), 0)
   return {
     prefix,
@@ -128,8 +156,22 @@ export const statsReport = (prefix: string, queues: ReadonlyArray<QueueStats>): 
       expired: sum((q) => q.expired),
       delayed: sum((q) => q.delayed),
       dead: sum((q) => q.dead),
+      completed: sum((q) => q.counters.completed),
+      failed: sum((q) => q.counters.failed),
       oldestWaitingAgeMs: queues.reduce((m, q) => Math.max(m, q.oldestWaitingAgeMs), 0),
     },
+    ...(rates === undefined ? {} : { rates: rates.queues, rateWindowMs: rates.windowMs }),
+  }
+}
+
+/** Per-second rates of one queue between two readings `windowMs` apart (never negative: a reset counter reads 0). */
+export const queueRate = (before: QueueStats, after: QueueStats, windowMs: number): QueueRate => {
+  const perSec = (a: number, b: number) =>
+    windowMs > 0 ? Math.round((Math.max(0, b - a) * 10_000) / windowMs) / 10 : 0
+  return {
+    queue: after.queue,
+    completedPerSec: perSec(before.counters.completed, after.counters.completed),
+    failedPerSec: perSec(before.counters.failed, after.counters.failed),
   }
 }
 
@@ -145,29 +187,67 @@ const limitsText = (l: QueueStats["limits"]): string => {
 /** The text form of a stats report. */
 export const formatStats = (r: StatsReport): string => {
   if (r.queues.length === 0) return `no queues under prefix ${r.prefix}\n`
-  const rows = r.queues.map((q) => [
-    q.paused ? `${q.queue} (paused)` : q.queue,
-    q.waiting,
-    q.active,
-    q.expired,
-    q.delayed,
-    q.dead,
-    q.waiting > 0 ? duration(q.oldestWaitingAgeMs) : "-",
-    limitsText(q.limits),
-  ])
-  return table(["QUEUE", "WAITING", "ACTIVE", "EXPIRED", "DELAYED", "DEAD", "OLDEST WAITING", "LIMITS"], rows)
+  const rows = r.queues.map((q, i) => {
+    const rate = r.rates?.[i]
+    return [
+      q.paused ? `${q.queue} (paused)` : q.queue,
+      q.waiting,
+      q.active,
+      q.expired,
+      q.delayed,
+      q.dead,
+      q.counters.completed,
+      q.counters.failed,
+      rate === undefined ? "-" : rate.completedPerSec.toFixed(1),
+      rate === undefined ? "-" : rate.failedPerSec.toFixed(1),
+      q.waiting > 0 ? duration(q.oldestWaitingAgeMs) : "-",
+      limitsText(q.limits),
+    ]
+  })
+  const head = ["QUEUE", "WAITING", "ACTIVE", "EXPIRED", "DELAYED", "DEAD", "COMPLETED", "FAILED"]
+  const tail = ["COMPLETED/S", "FAILED/S", "OLDEST WAITING", "LIMITS"]
+  const window =
+    r.rateWindowMs === undefined
+      ? "rates: not measured (--rate-ms 0)"
+      : `rates: per second over ${duration(r.rateWindowMs)} (--rate-ms)`
+  return `${table([...head, ...tail], rows)}(COMPLETED, FAILED: since each queue was created; FAILED counts attempts, retried or not; ${window})\n`
 }
 
-/** Run `leaseq stats`: counts per queue (EXPIRED = active leases past their deadline, not yet swept). */
-export const runStats = (io: Io, url: string, flags: QueuesFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
-  eachQueue(io, url, flags, "reading", (c) => c.stats).pipe(
-    Effect.map((queues) => {
-      const r = statsReport(flags.prefix, queues)
+/**
+ * Run `leaseq stats`: counts per queue (EXPIRED = active leases past their deadline, not yet
+ * swept), and, unless `--rate-ms 0`, the rates between two readings `--rate-ms` apart.
+ */
+export const runStats = (io: Io, url: string, flags: StatsFlags): Effect.Effect<ExitCodeValue, CliFailure> => {
+  const windowMs = flags.rateMs ?? DEFAULT_RATE_MS
+  return eachQueue(
+    io,
+    url,
+    flags,
+    "reading",
+    (c) => Effect.zip(c.stats, Clock.currentTimeMillis),
+    (read) =>
+      Effect.gen(function* () {
+        const first = read.map((r) => r.a[0])
+        if (windowMs === 0 || read.length === 0) return statsReport(flags.prefix, first)
+        yield* Effect.sleep(windowMs)
+        const rates: QueueRate[] = []
+        for (const { a, commands } of read) {
+          const again = yield* commands.stats.pipe(
+            Effect.mapError((e) => toFailure(e, `reading queue ${commands.keys.queue} again for its rates`)),
+          )
+          const at = yield* Clock.currentTimeMillis
+          rates.push(queueRate(a[0], again, at - a[1]))
+        }
+        return statsReport(flags.prefix, first, { windowMs, queues: rates })
+      }),
+  ).pipe(
+    Effect.map((r) => {
       if (flags.json) writeJson(io, r)
       else writeText(io, formatStats(r))
       return ExitCode.ok
     }),
   )
+}
 
 /** The text form of a verify report. */
 export const formatVerify = (r: VerifyReport): string => {

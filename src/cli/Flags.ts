@@ -110,3 +110,18 @@ export const resolveUrl = (flag: string | undefined, env: NodeJS.ProcessEnv = pr
   if (parsed.port !== "" && !(Number(parsed.port) > 0)) throw refuse("the port must be from 1 to 65535")
   return url
 }
+
+/** The default window of the rates `leaseq stats` shows (ms between its two readings). */
+export const DEFAULT_RATE_MS = 1_000
+
+/** `--rate-ms` of `leaseq stats`: the ms between the two readings its rates come from. */
+export const rateMsOption = (): Option =>
+  new Option("--rate-ms <ms>", "read the counters twice this many ms apart for the per-second rates (0: no rates)")
+    .argParser(wholeNumber("--rate-ms", 0, 60_000))
+    .default(DEFAULT_RATE_MS)
+
+/** The flags of `leaseq stats` besides the common ones: `--queue` (repeatable) and `--rate-ms`. */
+export const statsFlags = (command: Command): Command =>
+  command
+    .option("--queue <name>", "only this queue (repeat for more; default: every queue under the prefix)", queueList)
+    .addOption(rateMsOption())

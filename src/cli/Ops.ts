@@ -47,37 +47,48 @@ const when = (ms: number | undefined): string => (ms === undefined ? "" : new Da
 export const shellWord = (text: string): string =>
   /^[A-Za-z0-9._:+,/-]+$/.test(text) ? text : `'${escapeControl(text).replaceAll("'", "'\\''")}'`
 
-/** The text form of a page: one row per job (every cell escaped by `table`), then the cursor. */
-export const formatPage = (queue: string, state: string, page: JobPage): string => {
+/** The state `leaseq jobs` lists when `--state` is not given. */
+export const DEFAULT_LIST_STATE = "waiting"
+
+/**
+ * The text form of a page: one row per job (every cell escaped by `table`), then the cursor.
+ * `defaulted`: `--state` was not given, so the header says the state is the default.
+ */
+export const formatPage = (queue: string, state: string, page: JobPage, defaulted = false): string => {
   const rows = page.jobs.map((j) => [
     j.id,
     when(j.addedAt || undefined),
     when(j.dueAt ?? j.leaseDeadline ?? j.finishedAt),
     clip(j.payload ?? "", 80),
   ])
-  const head = `queue ${queue}: ${page.jobs.length} of ${page.total} ${state} jobs\n`
+  const others = LIST_STATES.filter((s) => s !== state).join("|")
+  const note = defaulted ? ` (the default state; --state ${others} for others)` : ""
+  const head = `queue ${queue}: ${page.jobs.length} of ${page.total} ${state} jobs${note}\n`
   const next = page.cursor === undefined ? "" : `next page: --cursor ${shellWord(page.cursor)}\n`
   return head + (rows.length > 0 ? table(["id", "added", "at", "payload"], rows) : "") + next
 }
 
 interface ListFlags extends JobFlags {
-  readonly state: string
+  /** Absent: {@link DEFAULT_LIST_STATE}. */
+  readonly state?: string
   readonly count?: number
   readonly cursor?: string
   readonly order?: string
 }
 
 /** Run `leaseq jobs`. */
-export const runJobs = (io: Io, url: string, flags: ListFlags): Run =>
-  onOps(url, flags, `listing ${flags.state} jobs of queue ${flags.queue}`, (ops) =>
-    ops.getJobs(flags.state, { count: flags.count, cursor: flags.cursor, order: flags.order }),
+export const runJobs = (io: Io, url: string, flags: ListFlags): Run => {
+  const state = flags.state ?? DEFAULT_LIST_STATE
+  return onOps(url, flags, `listing ${state} jobs of queue ${flags.queue}`, (ops) =>
+    ops.getJobs(state, { count: flags.count, cursor: flags.cursor, order: flags.order }),
   ).pipe(
     Effect.map((page) => {
-      if (flags.json) writeJson(io, { queue: flags.queue, state: flags.state, ...page })
-      else writeText(io, formatPage(flags.queue, flags.state, page))
+      if (flags.json) writeJson(io, { queue: flags.queue, state, ...page })
+      else writeText(io, formatPage(flags.queue, state, page, flags.state === undefined))
       return ExitCode.ok
     }),
   )
+}
 
 /** Run one of drain, clean, obliterate, promote, retry: `act` does it, `say` tells what it did. */
 const runOp =
@@ -104,7 +115,11 @@ export const opsCommands = (group: CommandGroup): void => {
   const { program, io, url, setJob } = group
   const command = queueCommand(program)
   const jobs = command("jobs", "list one page of the jobs in a state, with their payloads")
-    .addOption(new Option("--state <state>", "the state").choices(LIST_STATES).makeOptionMandatory())
+    .addOption(
+      new Option("--state <state>", `the state (default: ${DEFAULT_LIST_STATE}, said in the header)`).choices(
+        LIST_STATES,
+      ),
+    )
     .option("--count <n>", "jobs in the page (default 100)", wholeNumber("--count", 1, 1000))
     .option("--cursor <cursor>", "the next page's cursor, as the previous page printed it")
     .addOption(
@@ -115,7 +130,7 @@ export const opsCommands = (group: CommandGroup): void => {
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  leaseq jobs --queue emails --state waiting\n  leaseq jobs --queue emails --state dead --count 20 --json",
+      "\nExamples:\n  leaseq jobs --queue emails\n  leaseq jobs --queue emails --state dead --count 20 --json",
     )
   jobs.action(() => setJob(url(jobs.opts(), (u) => runJobs(io, u, jobs.opts()))))
 

@@ -1,7 +1,7 @@
 /**
- * `leaseq workers --queue <q>`: the live workers of a queue, as their heartbeats recorded
- * them (read-only). A partitioned queue's name stands for all its partitions; each worker
- * of it is listed once per partition it serves.
+ * `leaseq workers [--queue <q>]…`: the live workers of every queue under the prefix (or
+ * of those named), as their heartbeats recorded them (read-only). A partitioned queue's
+ * name stands for all its partitions; each worker of it is listed once per partition it serves.
  */
 import * as Effect from "effect/Effect"
 import type { WorkerInfo } from "../engine/model/Registry.ts"
@@ -21,7 +21,8 @@ import {
 
 /** Flags of `leaseq workers`. */
 export interface WorkersFlags extends CommonFlags {
-  readonly queue: string
+  /** `--queue`, repeatable; absent: every queue under the prefix (as `stats`). */
+  readonly queue?: ReadonlyArray<string>
 }
 
 /** A live worker and the (sub-)queue it was found in. */
@@ -31,7 +32,10 @@ export interface ListedWorker extends WorkerInfo {
 
 /** The one JSON object `leaseq workers --json` prints. */
 export interface WorkersReport {
-  readonly queue: string
+  /** The queue named, when exactly one `--queue` was given. */
+  readonly queue?: string
+  /** The queues read (every queue under the prefix when none was named). */
+  readonly queues: ReadonlyArray<string>
   /** Redis time of the read (ms), to age `lastSeenAt` by. */
   readonly now: number
   readonly workers: ReadonlyArray<ListedWorker>
@@ -39,7 +43,10 @@ export interface WorkersReport {
 
 /** The text form of a workers report. */
 export const formatWorkers = (r: WorkersReport): string => {
-  if (r.workers.length === 0) return `no live workers on queue ${r.queue}\n`
+  if (r.workers.length === 0)
+    return r.queue !== undefined
+      ? `no live workers on queue ${r.queue}\n`
+      : `no live workers on ${r.queues.length === 1 ? "queue" : "queues"} ${r.queues.join(", ") || "(none found)"}\n`
   const rows = r.workers.map((w) => [
     w.id,
     w.queue,
@@ -55,7 +62,7 @@ export const formatWorkers = (r: WorkersReport): string => {
 export const runWorkers = (io: Io, url: string, flags: WorkersFlags): Effect.Effect<ExitCodeValue, CliFailure> =>
   withRedis(url, (client) =>
     Effect.gen(function* () {
-      const queues = yield* targetQueues(client, flags.prefix, [flags.queue])
+      const queues = yield* targetQueues(client, flags.prefix, flags.queue)
       const workers: ListedWorker[] = []
       let now = 0
       for (const queue of queues) {
@@ -66,7 +73,8 @@ export const runWorkers = (io: Io, url: string, flags: WorkersFlags): Effect.Eff
         now = Math.max(now, listed.now)
         for (const w of listed.workers) workers.push({ ...w, queue })
       }
-      return { queue: flags.queue, now, workers }
+      const one = flags.queue?.length === 1 ? { queue: flags.queue[0] as string } : {}
+      return { ...one, queues, now, workers }
     }),
   ).pipe(
     Effect.map((r: WorkersReport) => {

@@ -12,7 +12,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import { VERIFY_PAGE_LIMITS } from "../engine/calls/Verify.ts"
 import { Limits } from "../engine/model/Validate.ts"
-import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify } from "./Admin.ts"
+import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify, statsFlags } from "./Admin.ts"
 import { allowedHostOption, DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
 import { runDeadAct, runDeadList } from "./Dead.ts"
 import { runEvents } from "./Events.ts"
@@ -120,9 +120,9 @@ const queueCommands = ({ program, io, url, setJob }: Ctx): void => {
     )
   sweep.action(() => setJob(url(sweep.opts(), (u) => runSweep(io, u, sweep.opts()))))
 
-  const stats = withCommonFlags(
-    program.command("stats").description("waiting, active, expired-but-unswept, delayed and dead jobs, per queue"),
-  ).option("--queue <name>", "only this queue (repeat for more; default: every queue under the prefix)", queueList)
+  const stats = statsFlags(
+    withCommonFlags(program.command("stats").description("per queue: jobs in each state, completed and failed, rates")),
+  )
   stats.action(() => setJob(url(stats.opts(), (u) => runStats(io, u, stats.opts()))))
 
   const verify = withCommonFlags(
@@ -223,13 +223,13 @@ const deadCommands = ({ program, io, url, setJob }: Ctx): void => {
   purge.action((ids: string[]) => setJob(url(purge.opts(), (u) => runDeadAct(io, u, "purge", ids, purge.opts()))))
 }
 
-/** `workers` and `events` of one queue. */
+/** `workers` (every queue, or those named) and `events` of one queue. */
 const watchCommands = ({ program, io, url, setJob }: Ctx): void => {
   const workers = withCommonFlags(
     program
       .command("workers")
-      .description("the live workers of a queue: id, state, running/concurrency, last heartbeat"),
-  ).requiredOption("--queue <name>", "the queue (required)", queueName)
+      .description("live workers of every queue (or those named): id, state, running/concurrency, last heartbeat"),
+  ).option("--queue <name>", "only this queue (repeat for more; default: every queue under the prefix)", queueList)
   workers.action(() => setJob(url(workers.opts(), (u) => runWorkers(io, u, workers.opts()))))
 
   const events = withCommonFlags(

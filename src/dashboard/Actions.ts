@@ -1,6 +1,6 @@
 /**
  * The dashboard's actions (retry a finished job, purge dead jobs, promote a delayed job,
- * cancel a job, pause and resume the queue), each checked before anything
+ * cancel a job, clean finished jobs, pause and resume the queue), each checked before anything
  * reaches Redis: actions allowed, a JSON body (a cross-site form cannot send one without
  * a CORS preflight, which is never answered), the page's own origin, and the token.
  * A refused action writes nothing.
@@ -13,6 +13,7 @@ import { Scripts } from "../engine/calls/Scripts.ts"
 import { queueKeys } from "../engine/model/Keys.ts"
 import { newRequestId } from "../engine/model/RequestId.ts"
 import { validateJobId } from "../engine/queue/JobControl.ts"
+import { CLEAN_STATES, type CleanState } from "../engine/scripts/OpsScripts.ts"
 import { originHost, tokenOf } from "./Guard.ts"
 import type { Hub } from "./Hub.ts"
 import type { Readers } from "./Read.ts"
@@ -38,9 +39,13 @@ interface Action {
   readonly ids?: ReadonlyArray<string>
   /** Act on the oldest `all` dead jobs (the count the page showed and the user confirmed). */
   readonly all?: number
+  /** clean: the finished state to delete from (completed, cancelled, dead). */
+  readonly state?: CleanState
+  /** clean: only jobs finished at least this many ms ago (default 0). */
+  readonly olderThanMs?: number
 }
 
-const ACTIONS = ["retry", "purge", "promote", "cancel", "pause", "resume"] as const
+const ACTIONS = ["retry", "purge", "promote", "cancel", "clean", "pause", "resume"] as const
 type ActionName = (typeof ACTIONS)[number]
 
 const reply = (res: ServerResponse, status: number, body: unknown) => {
@@ -72,6 +77,30 @@ const badTargets = (a: Partial<Action>): string | undefined => {
   return byIds === byCount ? `give either ids (1 to ${BATCH} of them) or all (1 to ${ACTION_MAX_JOBS})` : undefined
 }
 
+/** Why the fields do not fit the action: clean's own, or the targets of the others (which take no state or age). */
+const badFields = (a: Partial<Action>): string | undefined => {
+  if (a.action === "clean") return badClean(a)
+  if (a.state !== undefined || a.olderThanMs !== undefined) return `${a.action} takes neither state nor olderThanMs`
+  return badTargets(a)
+}
+
+/** Why a clean's fields do not fit, or undefined: a finished state, an age in ms, at most `all` jobs, no ids. */
+const badClean = (a: Partial<Action>): string | undefined => {
+  if (!CLEAN_STATES.includes(a.state as CleanState))
+    return `clean's state must be one of ${CLEAN_STATES.join(", ")}; got ${JSON.stringify(a.state)}`
+  const age = a.olderThanMs ?? 0
+  if (!Number.isSafeInteger(age) || age < 0 || age > MAX_AGE_MS)
+    return `clean's olderThanMs must be a whole number of ms from 0 to ${MAX_AGE_MS}; got ${JSON.stringify(a.olderThanMs)}`
+  if (a.ids !== undefined) return "clean takes no ids: it deletes by state and age"
+  const all = a.all ?? ACTION_MAX_JOBS
+  return Number.isSafeInteger(all) && all > 0 && all <= ACTION_MAX_JOBS
+    ? undefined
+    : `clean's all (the most jobs deleted) must be 1 to ${ACTION_MAX_JOBS}; got ${JSON.stringify(a.all)}`
+}
+
+/** The oldest finished age `clean` takes: one year. */
+const MAX_AGE_MS = 31_536_000_000
+
 /** The queue name and job ids checked: the first one's error message, or undefined. */
 const badNames = (a: Partial<Action>, prefix: string): string | undefined => {
   try {
@@ -93,7 +122,7 @@ const parse = (text: string, prefix: string): Action | string => {
   if (typeof a !== "object" || a === null || Array.isArray(a)) return "the body is not a JSON object"
   if (!ACTIONS.includes(a.action as ActionName))
     return `action must be one of ${ACTIONS.join(", ")}; got ${JSON.stringify(a.action)}`
-  return badNames(a, prefix) ?? badTargets(a) ?? (a as Action)
+  return badNames(a, prefix) ?? badFields(a) ?? (a as Action)
 }
 
 /** Cancel each of `ids`: how many were cancelled, and those unknown or already finished. */
@@ -139,8 +168,33 @@ const perform = (ctx: Context, a: Action) => {
   if (a.action === "promote" || (a.action === "retry" && a.ids !== undefined))
     return eachJob(ctx, a.queue, a.ids ?? [], a.action)
   if (a.action === "pause" || a.action === "resume") return pauseOrResume(ctx, a.queue, a.action === "pause")
+  if (a.action === "clean") return cleanAction(ctx, a)
   return deadAction(ctx, a)
 }
+
+/**
+ * Delete the jobs of a finished state that finished at least `olderThanMs` ago, at most
+ * `all` (default {@link ACTION_MAX_JOBS}), in calls of {@link BATCH}: the engine's clean script.
+ */
+const cleanAction = (ctx: Context, a: Action) =>
+  Effect.gen(function* () {
+    const { client, keys } = yield* ctx.readers.scriptsOf(a.queue)
+    const most = a.all ?? ACTION_MAX_JOBS
+    let count = 0
+    let remaining = 0
+    while (count < most) {
+      const limit = Math.min(BATCH, most - count)
+      const r = yield* runScript(client, keys, Scripts.clean, {
+        state: a.state as CleanState,
+        olderThanMs: a.olderThanMs ?? 0,
+        limit,
+      })
+      count += r.deleted
+      remaining = r.left
+      if (r.deleted < limit) break
+    }
+    return { count, remaining, missing: [] as ReadonlyArray<string> }
+  })
 
 /** Purge dead jobs by ids, or retry or purge the oldest `all` in calls of {@link BATCH}. */
 const deadAction = (ctx: Context, a: Action) =>

@@ -9,7 +9,7 @@
  * `GET /api/stream?view=overview|workers|queue:<q>|job:<q>:<id>|jobs:<q>:<s>:<order>:<c>` server-sent events, one reading
  * per interval from a poller shared by every viewer; `GET /api/full?queue=&id=&field=payload|result`
  * a cut value in full; `GET /api/find?id=<id>[&queue=<q>]` where a job is;
- * `POST /api/action` (JSON `{ queue, action, ids?, all? }`).
+ * `POST /api/action` (JSON `{ queue, action, ids?, all?, state?, olderThanMs? }`; `clean` takes `state`, `olderThanMs`).
  */
 import { randomBytes } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"

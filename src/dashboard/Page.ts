@@ -21,7 +21,9 @@ export const PAGE = `<!doctype html>
 <form id="search" role="search"><label>Job id <input name="id" autocomplete="off" required></label> <button>Find</button></form>
 <span id="status" role="status" aria-live="polite"></span>
 <span id="live" class="muted"></span>
+<span id="clock" class="muted">all times UTC</span>
 </header>
+<p id="notice" class="muted" hidden></p>
 <nav id="controls" aria-label="actions"></nav>
 <main><p class="muted">Loading…</p></main>
 <script type="module" src="app.js"></script>

@@ -13,6 +13,7 @@ import { makeJobCommands } from "../engine/queue/JobCommands.ts"
 import type { DeadPeekJob, Peeked } from "../engine/scripts/PeekScripts.ts"
 import { type FleetReader, makeOpener } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
+import { groupDead } from "./DeadGroups.ts"
 import { type JobsQuery, readJobs } from "./JobList.ts"
 import { makeJobReaders } from "./JobView.ts"
 import { readSchedules } from "./Settings.ts"
@@ -82,18 +83,15 @@ const errorKey = (error: unknown): { reason: string; message: string } => {
   }
 }
 
-/** The dead letters as the page shows them: grouped by reason and error, values cut. */
+/** The dead letters as the page shows them: grouped by reason and masked error (DeadGroups.ts), values cut. */
 const deadView = (dead: { readonly total: number; readonly jobs: ReadonlyArray<DeadPeekJob> }, hide: boolean) => {
-  const groups = new Map<string, { reason: string; message: string; count: number }>()
-  const jobs = dead.jobs.map((j) => {
-    const key = errorKey(errorOf(j.error))
-    const id = `${key.reason}\u0000${key.message}`
-    const g = groups.get(id) ?? { ...key, count: 0 }
-    g.count++
-    groups.set(id, g)
-    return { ...j, ...key, payload: clip(j.payload, hide), error: clip(j.error, false) }
-  })
-  return { total: dead.total, shown: jobs.length, groups: [...groups.values()], jobs }
+  const jobs = dead.jobs.map((j) => ({
+    ...j,
+    ...errorKey(errorOf(j.error)),
+    payload: clip(j.payload, hide),
+    error: clip(j.error, false),
+  }))
+  return { total: dead.total, shown: jobs.length, groups: groupDead(jobs), jobs }
 }
 
 /** Forget the entries of `map` whose queue is not in `queues`. */

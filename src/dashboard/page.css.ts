@@ -25,4 +25,9 @@ button { font: inherit; padding: .2rem .6rem; margin-right: .4rem; }
 pre.stack { color: var(--muted); }
 #job-state { font-weight: 600; }
 svg.spark { vertical-align: middle; }
+svg.spark text { font-size: 9px; fill: var(--muted); }
+#notice { margin: .6rem 1rem 0; }
+#sections { position: sticky; top: 0; background: var(--bg); padding: .4rem 0; border-bottom: 1px solid var(--line); display: flex; gap: .8rem; flex-wrap: wrap; z-index: 1; }
+section { scroll-margin-top: 2.5rem; }
+td.ids a { margin-right: .3rem; }
 `

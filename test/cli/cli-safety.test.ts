@@ -154,7 +154,12 @@ describe("F11, F17: what the CLI prints of text from outside", () => {
       startedAt: 0,
       lastSeenAt: 0,
     }
-    const text = formatWorkers({ queue: "q", now: 0, workers: [{ ...worker, state: `run${ESC}]0;x\x07`, queue: "q" }] })
+    const text = formatWorkers({
+      queue: "q",
+      queues: ["q"],
+      now: 0,
+      workers: [{ ...worker, state: `run${ESC}]0;x\x07`, queue: "q" }],
+    })
     expect(text).not.toMatch(RAW)
     expect(text).toMatch(/^w\\x1b\[2J\\u202e +q +run\\x1b\]0;x\\x07 +1\/2 /m)
   })

@@ -82,11 +82,11 @@ describe("leaseq workers", () => {
     expect(none.stdout).toMatch(/no live workers on queue/)
   })
 
-  it("is in the help; --queue is required (exit 2)", async () => {
+  it("is in the help; --queue is optional (every queue, see defaults-cli.test.ts) but a bad one exits 2", async () => {
     const help = await cli(["--help"])
-    expect(help.stdout).toMatch(/\n\s+workers \[options\]\s+the live workers of a queue/)
-    const missing = await cli(["workers", "--url", redisUrl()])
-    expect(missing.code).toBe(2)
-    expect(missing.stderr).toMatch(/--queue/)
+    expect(help.stdout).toMatch(/\n\s+workers \[options\]\s+live workers of every queue/)
+    const bad = await cli(["workers", "--url", redisUrl(), "--queue", "no{braces}"])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toMatch(/--queue/)
   })
 })

@@ -8,7 +8,7 @@
 import { byId, el, live, main, status, visible } from "./dom.js"
 import { job } from "./job.js"
 import { stopJobs } from "./jobs.js"
-import { api, bodyOf, watch } from "./net.js"
+import { api, bodyOf, token, watch } from "./net.js"
 import { overview, workersPage } from "./overview.js"
 import { queue } from "./queue.js"
 import { controls, state, tick } from "./state.js"
@@ -17,6 +17,16 @@ import { controls, state, tick } from "./state.js"
 
 setInterval(tick, 200)
 
+/** What a page that cannot act says, in one line, of how to act safely. */
+const READ_ONLY =
+  "Read-only. To retry, promote, clean or purge: restart with leaseq dashboard --allow-actions and open the link with #token= it prints (keep it private; beyond loopback put it behind an authenticating proxy)."
+const NO_TOKEN = "Actions are on, but this page has no token: open the link with #token= that leaseq dashboard printed."
+
+const notice = byId("notice")
+
+/** The clock of the page: UTC, as every time on it (the header says so once). */
+const utcNow = () => new Date().toISOString().slice(11, 19)
+
 /**
  * Show reading `d` of the current view.
  * @param {Reading} d
@@ -24,11 +34,14 @@ setInterval(tick, 200)
 const show = (d) => {
   // a failed reading (Redis unreachable…) replaces the view: no stale figures shown as live
   if ("error" in d) {
-    live.textContent = `not live · ${new Date().toLocaleTimeString()}`
+    live.textContent = `not live · ${utcNow()}`
     main.replaceChildren(el("p", { class: "bad", text: d.error }))
     return
   }
-  live.textContent = `live · ${new Date().toLocaleTimeString()}`
+  live.textContent = `live · ${utcNow()}`
+  const actions = "actions" in d && d.actions === true
+  notice.textContent = actions ? (token ? "" : NO_TOKEN) : READ_ONLY
+  notice.hidden = notice.textContent === ""
   if (d.kind === "job") job(d)
   else if (d.kind === "workers") workersPage(d)
   else if (d.kind === "queue") queue(d)

@@ -123,29 +123,62 @@ export const jobLink = (queue, id) =>
 export const queueLink = (queue) => el("a", { href: `#/queue/${encodeURIComponent(queue)}`, text: queue })
 
 /**
- * A sparkline of completed (green) and failed (red) per second.
+ * A round number at or above `x` for a scale's top: 1, 2 or 5 times a power of ten.
+ * @param {number} x
+ */
+export const niceMax = (x) => {
+  if (!(x > 0)) return 1
+  const p = 10 ** Math.floor(Math.log10(x))
+  return (x <= p ? 1 : x <= 2 * p ? 2 : x <= 5 * p ? 5 : 10) * p
+}
+
+/**
+ * A small chart of completed (green) and failed (red) per second over time, with its axes:
+ * the y scale from 0 to a round top (per second, said on the axis), and the x axis from the
+ * oldest point's age to "now".
  * @param {ReadonlyArray<readonly [number, number, number]>} points [time, completed/s, failed/s]
  */
 export const spark = (points) => {
   const ns = "http://www.w3.org/2000/svg"
-  const [w, h] = [120, 24]
-  const svg = document.createElementNS(ns, "svg")
-  svg.setAttribute("class", "spark")
-  svg.setAttribute("width", String(w))
-  svg.setAttribute("height", String(h))
-  svg.setAttribute("role", "img")
-  svg.setAttribute("aria-label", "completed per second, last hour")
-  const max = Math.max(1, ...points.map((p) => p[1] + p[2]))
+  const [w, h, left, bottom] = [200, 54, 34, 12]
+  const [pw, ph] = [w - left - 2, h - bottom - 4]
+  /**
+   * @param {string} tag
+   * @param {Record<string, string | number>} attrs
+   * @param {string} [text]
+   */
+  const svgEl = (tag, attrs, text) => {
+    const e = document.createElementNS(ns, tag)
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v))
+    if (text !== undefined) e.textContent = text
+    return e
+  }
+  const svg = svgEl("svg", { class: "spark", width: w, height: h, role: "img" })
+  const top = niceMax(Math.max(0, ...points.map((p) => Math.max(p[1], p[2]))))
+  const first = points[0]?.[0] ?? 0
+  const last = points[points.length - 1]?.[0] ?? 0
+  const span = Math.max(1, last - first)
+  svg.setAttribute(
+    "aria-label",
+    `completed and failed per second, scale 0 to ${top}/s, over the last ${ago(span)}${points.length < 2 ? " (no points yet)" : ""}`,
+  )
+  const x = (/** @type {number} */ t) => left + ((t - first) / span) * pw
+  const y = (/** @type {number} */ v) => 2 + ph - (v / top) * ph
+  svg.append(
+    svgEl("line", { class: "axis", x1: left, y1: 2, x2: left, y2: 2 + ph, stroke: "var(--line)" }),
+    svgEl("line", { class: "axis", x1: left, y1: 2 + ph, x2: left + pw, y2: 2 + ph, stroke: "var(--line)" }),
+    svgEl("text", { class: "y-max", x: left - 3, y: 9, "text-anchor": "end" }, `${top}/s`),
+    svgEl("text", { class: "y-min", x: left - 3, y: 2 + ph, "text-anchor": "end" }, "0"),
+    svgEl("text", { class: "x-start", x: left, y: h - 1 }, points.length < 2 ? "no points yet" : `−${ago(span)}`),
+    svgEl("text", { class: "x-end", x: left + pw, y: h - 1, "text-anchor": "end" }, "now"),
+  )
   /** @param {1 | 2} i @param {string} color */
   const line = (i, color) => {
     if (points.length < 2) return
-    const pl = document.createElementNS(ns, "polyline")
-    pl.setAttribute("fill", "none")
-    pl.setAttribute("stroke", color)
-    pl.setAttribute("stroke-width", "1.5")
-    const xy = points.map((p, j) => `${(j / (points.length - 1)) * w},${h - (p[i] / max) * (h - 2) - 1}`)
-    pl.setAttribute("points", xy.join(" "))
-    svg.append(pl)
+    const xy = points.map((p) => `${x(p[0]).toFixed(1)},${y(p[i]).toFixed(1)}`)
+    svg.append(
+      svgEl("polyline", { fill: "none", stroke: color, "stroke-width": 1.5, class: `rate-${i}`, points: xy.join(" ") }),
+    )
   }
   line(1, "var(--ok)")
   line(2, "var(--bad)")

@@ -48,7 +48,7 @@ const failedOf = async (res) => {
  * Run `action` on `target` of `queue` (POST api/action) and say in the status line how it went.
  * @param {string} queue
  * @param {string} action
- * @param {{ readonly ids?: ReadonlyArray<string>, readonly all?: number }} target
+ * @param {{ readonly ids?: ReadonlyArray<string>, readonly all?: number, readonly state?: string, readonly olderThanMs?: number }} target
  */
 export const post = async (queue, action, target) => {
   const res = await api("api/action", {

@@ -38,7 +38,7 @@ const QUEUE_COLUMNS = [
   ["workers", "num"],
   ["oldest waiting", "num"],
   ["completed", "num"],
-  ["completed / failed per s"],
+  ["completed (green) / failed (red) per s"],
 ]
 
 /**

@@ -1,8 +1,13 @@
 // @ts-check
-/** The queue page: its figures, leases by deadline, workers, feed, dead letters and delayed jobs. */
-import { ago, cell, el, jobLink, main, table } from "./dom.js"
+/**
+ * The queue page: its figures, then one section per concern (leases by deadline, jobs by
+ * state, dead letters, delayed, clean, workers, feed, groups, schedules, limits,
+ * retention), each reached from the section bar at the top with its count.
+ */
+import { cleanSection, deadSection, delayedSection } from "./bulk.js"
+import { cell, el, jobLink, main, table, when } from "./dom.js"
 import { jobsSection } from "./jobs.js"
-import { act, post, token } from "./net.js"
+import { post, token } from "./net.js"
 import { workerRow } from "./overview.js"
 import { limitsSection, retentionSection, schedulesSection } from "./settings.js"
 import { controls, redisClock, state, tick } from "./state.js"
@@ -19,99 +24,6 @@ const feedDetail = (e) => {
   if (e.kind === "dead") return e.reason
   if (e.kind === "cancelled") return `was ${e.was}`
   return ""
-}
-
-// the dead letters are rebuilt only when they change: a checked box, or a click on Retry or
-// Purge, must survive the readings that arrive every second meanwhile
-let deadKey = ""
-/** @type {HTMLElement[]} */
-let deadNodes = []
-
-/**
- * The dead letters' section of `d`, rebuilt only when they change.
- * @param {QueueView} d
- */
-const deadSection = (d) => {
-  const key = JSON.stringify([d.queue, d.dead, state.actions, token])
-  if (key !== deadKey) {
-    deadKey = key
-    deadNodes = buildDead(d)
-  }
-  return deadNodes
-}
-
-/**
- * The Retry and Purge buttons of the dead letters of `d`.
- * @param {QueueView} d
- */
-const deadButtons = (d) => {
-  const selected = () =>
-    [...document.querySelectorAll("#dead input:checked")].flatMap((i) =>
-      i instanceof HTMLInputElement ? [i.value] : [],
-    )
-  /** @param {"retry" | "purge"} action */
-  const onSelected = (action) => () => {
-    const ids = selected()
-    if (ids.length) void act(d.queue, action, { ids }, ids.length)
-  }
-  const total = d.dead.total
-  return el(
-    "p",
-    {},
-    el("button", { id: "retry-selected", text: "Retry selected", onclick: onSelected("retry") }),
-    el("button", { id: "purge-selected", text: "Purge selected", onclick: onSelected("purge") }),
-    el("button", {
-      id: "retry-all",
-      text: `Retry all (${total})`,
-      onclick: () => act(d.queue, "retry", { all: total }, total),
-    }),
-    el("button", {
-      id: "purge-all",
-      text: `Purge all (${total})`,
-      onclick: () => act(d.queue, "purge", { all: total }, total),
-    }),
-  )
-}
-
-/**
- * The dead letters' section of `d`: groups by reason and error, the buttons (when actions
- * are on and the page has the token), the first dead jobs.
- * @param {QueueView} d
- */
-const buildDead = (d) => {
-  const can = state.actions && Boolean(token)
-  const jobs = d.dead.jobs.map((j) => {
-    const { text, length } = j.payload
-    return el(
-      "tr",
-      { "data-id": j.id },
-      can ? el("td", {}, el("input", { type: "checkbox", "aria-label": `select ${j.id}`, value: j.id })) : null,
-      el("td", {}, jobLink(d.queue, j.id)),
-      cell(new Date(j.diedAt).toISOString()),
-      cell(j.reason),
-      cell(j.message),
-      el(
-        "td",
-        {},
-        el("pre", { text: text === null ? "" : text + (length > text.length ? ` … (${length} chars)` : "") }),
-      ),
-    )
-  })
-  const buttons = can
-    ? deadButtons(d)
-    : el("p", {
-        class: "muted",
-        text: "Read-only: start with --allow-actions and open the link it prints to retry or purge.",
-      })
-  const groups = d.dead.groups.map((g) => el("tr", {}, cell(g.reason), cell(g.message), cell(g.count, "num")))
-  /** @type {Array<readonly [string, string?]>} */
-  const head = [["job"], ["died"], ["reason"], ["error"], ["payload"]]
-  return [
-    el("h3", { text: `Dead letters (${d.dead.total}, first ${d.dead.shown} shown)` }),
-    table("dead-groups", [["reason"], ["error"], ["jobs", "num"]], groups),
-    buttons,
-    table("dead", can ? [[""], ...head] : head, jobs),
-  ]
 }
 
 /**
@@ -139,62 +51,99 @@ const pills = (s) =>
  */
 const groupsSection = (s) =>
   s.groups
-    ? [
+    ? el(
+        "section",
+        { id: "groups-section" },
         el("h3", { text: `Groups (${s.groups}): the most jobs waiting` }),
         table(
           "groups",
           [["group"], ["waiting", "num"]],
           (s.busiestGroups ?? []).map((g) => el("tr", {}, cell(g.group), cell(g.waiting, "num"))),
         ),
-      ]
-    : []
+      )
+    : null
 
 /**
- * The workers, feed and delayed jobs of `d`.
+ * The workers and feed of `d`.
  * @param {QueueView} d
  */
-const lists = (d) => {
+const watchSections = (d) => {
   const c = d.stats.counters
   return [
-    el("h3", { text: `Workers (${d.workers.length})` }),
-    table(
-      "workers",
-      [["worker"], ["host"], ["pid", "num"], ["state"], ["running", "num"], ["last seen", "num"], ["started"]],
-      d.workers.map((w) => workerRow(w, d.leases.now)),
+    el(
+      "section",
+      { id: "workers-section" },
+      el("h3", { text: `Workers (${d.workers.length})` }),
+      table(
+        "workers",
+        [["worker"], ["host"], ["pid", "num"], ["state"], ["running", "num"], ["last seen", "num"], ["started"]],
+        d.workers.map((w) => workerRow(w, d.leases.now)),
+      ),
     ),
-    el("h3", { text: "Feed: lease losses, failures, deaths, cancels (newest first)" }),
-    el("p", {
-      class: "muted",
-      text: `Self-fences ${c.selfFenced} · refused late acknowledgements ${c.refused} · lost leases ${c.lostLeases} (since the queue was created)`,
-    }),
-    table(
-      "feed",
-      [["when"], ["event"], ["job"], ["detail"]],
-      d.feed.map((e) =>
-        el(
-          "tr",
-          { "data-event": e.eventId },
-          cell(new Date(e.at).toISOString()),
-          cell(e.kind),
-          cell(e.jobId),
-          cell(feedDetail(e)),
+    el(
+      "section",
+      { id: "feed-section" },
+      el("h3", { text: "Feed: lease losses, failures, deaths, cancels (newest first)" }),
+      el("p", {
+        class: "muted",
+        text: `Self-fences ${c.selfFenced} · refused late acknowledgements ${c.refused} · lost leases ${c.lostLeases} (since the queue was created)`,
+      }),
+      table(
+        "feed",
+        [["when"], ["event"], ["job"], ["detail"]],
+        d.feed.map((e) =>
+          el("tr", { "data-event": e.eventId }, cell(when(e.at)), cell(e.kind), cell(e.jobId), cell(feedDetail(e))),
         ),
       ),
     ),
-    ...deadSection(d),
-    ...groupsSection(d.stats),
-    schedulesSection(d),
-    limitsSection(d),
-    retentionSection(d),
-    el("h3", { text: `Delayed (${d.delayed.total})` }),
-    table(
-      "delayed",
-      [["job"], ["due in", "num"]],
-      d.delayed.jobs.map((j) =>
-        el("tr", { "data-id": j.id }, cell(j.id), cell(ago(Math.max(0, j.dueAt - d.delayed.now)), "num")),
-      ),
-    ),
   ]
+}
+
+/** Scroll to the section a bar link names (the address's hash stays the view's route). */
+const toSection = (/** @type {Event} */ e) => {
+  e.preventDefault()
+  const id = e.currentTarget instanceof HTMLElement ? e.currentTarget.dataset.section : undefined
+  if (id !== undefined) document.getElementById(id)?.scrollIntoView({ block: "start" })
+}
+
+// the bar is rebuilt only when its links change: a click must not be lost to a reading
+// that replaces the link between mouse down and up
+let barKey = ""
+/** @type {HTMLElement | null} */
+let barNode = null
+
+/**
+ * The section bar: a link per section present, with its count, that scrolls to it.
+ * @param {ReadonlyArray<HTMLElement | null>} sections
+ * @param {QueueView} d
+ */
+const sectionBar = (sections, d) => {
+  /** @type {Readonly<Record<string, string>>} */
+  const names = {
+    "leases-section": `Active ${d.leases.total}`,
+    "jobs-section": "Jobs by state",
+    "dead-section": `Dead ${d.dead.total}`,
+    "delayed-section": `Delayed ${d.delayed.total}`,
+    "clean-section": "Clean",
+    "workers-section": `Workers ${d.workers.length}`,
+    "feed-section": "Feed",
+    "groups-section": `Groups ${d.stats.groups ?? 0}`,
+    "schedules-section": `Schedules ${d.schedules.total}`,
+    "limits-section": "Limits",
+    "retention-section": "Retention",
+  }
+  const links = sections.flatMap((s) =>
+    s === null || s.hidden || names[s.id] === undefined ? [] : [[s.id, names[s.id] ?? ""]],
+  )
+  const key = JSON.stringify([location.hash, links])
+  if (key === barKey && barNode !== null) return barNode
+  barKey = key
+  barNode = el(
+    "nav",
+    { id: "sections", "aria-label": "sections of this queue" },
+    ...links.map(([id, text]) => el("a", { href: location.hash, "data-section": id, text, onclick: toSection })),
+  )
+  return barNode
 }
 
 /**
@@ -227,9 +176,9 @@ export const queue = (d) => {
     ),
   }))
   const shown = state.rows.length
-  main.replaceChildren(
-    el("h2", {}, el("a", { href: "#/", text: "Queues" }), ` / ${d.queue}`),
-    pills(s),
+  const leases = el(
+    "section",
+    { id: "leases-section" },
     el("h3", {
       text: `Leases by deadline (${d.leases.total} active${d.leases.total > shown ? `, first ${shown} shown` : ""})`,
     }),
@@ -238,8 +187,24 @@ export const queue = (d) => {
       [["job"], ["attempt", "num"], ["token", "num"], ["time left (Redis clock)", "num"]],
       state.rows.map((r) => r.tr),
     ),
+  )
+  const sections = [
+    leases,
     jobsSection(d.queue),
-    ...lists(d),
+    deadSection(d),
+    delayedSection(d),
+    cleanSection(d.queue),
+    ...watchSections(d),
+    groupsSection(d.stats),
+    schedulesSection(d),
+    limitsSection(d),
+    retentionSection(d),
+  ]
+  main.replaceChildren(
+    el("h2", {}, el("a", { href: "#/", text: "Queues" }), ` / ${d.queue}`),
+    pills(s),
+    sectionBar(sections, d),
+    ...sections.flatMap((x) => (x === null ? [] : [x])),
   )
   tick()
 }

@@ -165,7 +165,13 @@ export interface QueueView {
     readonly total: number
     readonly shown: number
     readonly jobs: ReadonlyArray<DeadJob>
-    readonly groups: ReadonlyArray<{ readonly reason: string; readonly message: string; readonly count: number }>
+    /** By reason and message with ids, numbers, addresses, UUIDs and hex masked; the largest first, with its first ids. */
+    readonly groups: ReadonlyArray<{
+      readonly reason: string
+      readonly message: string
+      readonly count: number
+      readonly ids: ReadonlyArray<string>
+    }>
   }
   readonly delayed: {
     readonly now: number
