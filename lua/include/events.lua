@@ -41,6 +41,37 @@ local function emit_many(eventsKey, maxlen, kind, ids, perJobField, perJob, ...)
   end
 end
 
+-- payload_name(p): the job name a stored payload carries in front (src/engine/model/Carrier.ts:
+--   "~n:<name>\0", after a "~tp:<55>;" traceparent if any), or false. One byte compare for a
+--   payload without one.
+local function payload_name(p)
+  if not p or string.byte(p, 1) ~= 126 then return false end
+  local from = 1
+  if string.sub(p, 1, 4) == '~tp:' and string.sub(p, 60, 60) == ';' then from = 61 end
+  if string.sub(p, from, from + 2) ~= '~n:' then return false end
+  local stop = string.find(p, '\0', from + 3, true)
+  return stop and string.sub(p, from + 3, stop - 1) or false
+end
+
+-- emit_named(eventsKey, maxlen, kind, ids, names, ...): as emit_many, each entry also carrying
+--   field `name:<k>` (k from 0 in the entry) for each of its jobs with a name (names[id]),
+--   then the field/value pairs `...`.
+local function emit_named(eventsKey, maxlen, kind, ids, names, ...)
+  if maxlen <= 0 then return end
+  for i = 1, #ids, EVENTS_PER_ENTRY do
+    local j = math.min(i + EVENTS_PER_ENTRY - 1, #ids)
+    local extra = {}
+    for x = i, j do
+      if names[ids[x]] then
+        extra[#extra + 1] = 'name:' .. (x - i)
+        extra[#extra + 1] = names[ids[x]]
+      end
+    end
+    for _, v in ipairs({...}) do extra[#extra + 1] = v end
+    emit_event(eventsKey, maxlen, kind, table.concat(ids, ',', i, j), unpack(extra))
+  end
+end
+
 -- emit_completed(eventsKey, maxlen, ids, results): the `completed` entries of the jobs `ids`
 --   (as emit_many), each carrying its jobs' results: field `result:<k>` the k-th job's result
 --   (JSON text, k from 0 in the entry) when it has one of at most RESULT_IN_EVENT_BYTES (1,024)

@@ -53,6 +53,36 @@ describe("job names", () => {
     ])
   })
 
+  it("added and dead events carry the name of a named job (one entry for many jobs too)", async () => {
+    const q = name()
+    const queue = useQueue<number>(q)
+    const [a, b, c] = await queue.addBulk([
+      { payload: 1, options: { name: "one", maxAttempts: 1 } },
+      { payload: 2, options: { maxAttempts: 1 } },
+      { payload: 3, options: { name: "three", maxAttempts: 1 } },
+    ])
+    useWorker<number>(q, () => {
+      throw new Error("no")
+    })
+    const seen: Array<[string, string, string | undefined]> = []
+    for await (const e of queue.events({ from: "start" })) {
+      if (e.kind === "added" || e.kind === "dead") seen.push([e.kind, e.jobId, e.name])
+      if (seen.filter(([k]) => k === "dead").length === 3) break
+    }
+    expect(seen.filter(([k]) => k === "added")).toEqual([
+      ["added", a, "one"],
+      ["added", b, undefined],
+      ["added", c, "three"],
+    ])
+    expect(seen.filter(([k]) => k === "dead").sort()).toEqual(
+      [
+        ["dead", a, "one"],
+        ["dead", b, undefined],
+        ["dead", c, "three"],
+      ].sort(),
+    )
+  })
+
   it("updatePayload keeps the name", async () => {
     const q = name()
     const queue = useQueue<number>(q)
