@@ -47,17 +47,34 @@ const when = (ms: number | undefined): string => (ms === undefined ? "" : new Da
 export const shellWord = (text: string): string =>
   /^[A-Za-z0-9._:+,/-]+$/.test(text) ? text : `'${escapeControl(text).replaceAll("'", "'\\''")}'`
 
+/** A row's outcome: the last error (reason and message) of a job not completed, a completed job's result. */
+const outcomeOf = (j: JobPage["jobs"][number]): string =>
+  j.error !== undefined
+    ? `${j.error.reason ?? "failed"}: ${j.error.tag ?? j.error.name ?? "Error"}${j.error.message ? `: ${j.error.message}` : ""}`
+    : j.result !== undefined
+      ? JSON.stringify(j.result)
+      : j.resultBytes
+        ? `(result of ${j.resultBytes} bytes)`
+        : ""
+
 /** The text form of a page: one row per job (every cell escaped by `table`), then the cursor. */
 export const formatPage = (queue: string, state: string, page: JobPage): string => {
   const rows = page.jobs.map((j) => [
     j.id,
     when(j.addedAt || undefined),
     when(j.dueAt ?? j.leaseDeadline ?? j.finishedAt),
+    j.name ?? "",
+    `${j.attempt}/${j.maxAttempts}`,
+    clip(outcomeOf(j), 60),
     clip(j.payload ?? "", 80),
   ])
   const head = `queue ${queue}: ${page.jobs.length} of ${page.total} ${state} jobs\n`
   const next = page.cursor === undefined ? "" : `next page: --cursor ${shellWord(page.cursor)}\n`
-  return head + (rows.length > 0 ? table(["id", "added", "at", "payload"], rows) : "") + next
+  return (
+    head +
+    (rows.length > 0 ? table(["id", "added", "at", "name", "attempt", "error / result", "payload"], rows) : "") +
+    next
+  )
 }
 
 interface ListFlags extends JobFlags {
