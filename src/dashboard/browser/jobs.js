@@ -170,12 +170,19 @@ const render = (d) => {
  */
 const build = (d) => {
   shown.atCells = []
-  const head = [["job"], ["added"], ...(d.state === "waiting" ? [] : [[AT_TITLE[d.state], "num"]]), ["payload"]]
+  const head = [
+    ["job"],
+    ["name"],
+    ["added"],
+    ...(d.state === "waiting" ? [] : [[AT_TITLE[d.state], "num"]]),
+    ["payload"],
+  ]
   const rows = d.page.jobs.map((j) =>
     el(
       "tr",
       { "data-id": j.id },
       el("td", {}, jobLink(d.queue, j.id)),
+      cell(j.name, "name"),
       cell(j.addedAt > 0 ? when(j.addedAt) : "–"),
       d.state === "waiting" ? null : atCell(d, j),
       payloadCell(j.payload),
