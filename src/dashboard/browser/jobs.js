@@ -182,9 +182,9 @@ const build = (d) => {
       "tr",
       { "data-id": j.id },
       el("td", {}, jobLink(d.queue, j.id)),
-      cell(j.name, "name"),
       cell(j.addedAt > 0 ? when(j.addedAt) : "–"),
       d.state === "waiting" ? null : atCell(d, j),
+      cell(j.name, "name"),
       payloadCell(j.payload),
     ),
   )
