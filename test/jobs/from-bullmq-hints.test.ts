@@ -208,6 +208,7 @@ const NOT_REFUSED = [
   ...["setGlobalConcurrency", "getJobCounts", "getWorkers", "retryJobs", "drain", "obliterate", "resume"],
   ...["getNextJob", "moveToCompleted", "moveToFailed", "extendLock", "setAsFailed", "QueueEvents"],
   ...["exportPrometheusMetrics", "FlowProducer"],
+  ...["failedReason", "stacktrace", "getJobLogs"], // reads of a job: getJob(id).error, errors, logs
 ]
 
 describe("BullMQ's options and call shapes, through the real API", () => {
