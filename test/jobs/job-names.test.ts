@@ -83,6 +83,15 @@ describe("job names", () => {
     )
   })
 
+  it("a manually reserved job carries its name", async () => {
+    const q = name()
+    const queue = useQueue<number>(q)
+    const id = await queue.add(5, { name: "manual" })
+    const [job] = await queue.reserve({ count: 1, leaseMs: 60_000 })
+    expect(job).toMatchObject({ id, name: "manual", payload: 5 })
+    await queue.complete(job!.id, job!.token)
+  })
+
   it("updatePayload keeps the name", async () => {
     const q = name()
     const queue = useQueue<number>(q)
