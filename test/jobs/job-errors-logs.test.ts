@@ -6,15 +6,18 @@ import { expect, it } from "@effect/vitest"
 import { Context, Data, Effect, Layer } from "effect"
 import { afterAll, describe } from "vitest"
 import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
+import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { InvalidOptions } from "../../src/index.ts"
-import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { until } from "../support/until.ts"
+import { run } from "../support/jobs.ts"
+import { queueNamer, rawClient, redisUrl, sharedClients } from "../support/redis.ts"
+import { until, untilRedisClock } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("job-errors-logs")
 const raw = rawClient()
 afterAll(() => raw.disconnect())
+const shared = sharedClients()
 
 describe("errors per attempt (Promise face)", () => {
   it("getJob lists each failed attempt's error with its attempt and time, oldest first", async () => {
@@ -80,6 +83,33 @@ describe("errors per attempt (Promise face)", () => {
         "orphan-field ghost has logs but no payload",
       ]),
     )
+  })
+})
+
+describe("a lost lease is one of the job's errors (the sweep)", () => {
+  it("each expired lease adds a lease-expired error; the dead event of the last names the job", async () => {
+    const q = name()
+    const queue = useQueue<number>(q)
+    const c = makeCommands(shared.client, queueKeys(q))
+    const id = await queue.add(1, { name: "flaky", maxAttempts: 2 })
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const [job] = await queue.reserve({ count: 1, leaseMs: 10 })
+      expect(job).toMatchObject({ id, attempt })
+      await untilRedisClock(shared.raw, job!.deadline)
+      await run(c.sweep(100))
+    }
+    const info = (await queue.getJob(id))!
+    expect(info.state).toBe("dead")
+    expect(info.errors!.map((e) => [e.attempt, e.reason])).toEqual([
+      [1, "lease-expired"],
+      [2, "lease-expired"],
+    ])
+    const dead: Array<string | undefined> = []
+    for await (const e of queue.events({ from: "start" })) {
+      if (e.kind === "dead") dead.push(e.name)
+      if (e.kind === "dead") break
+    }
+    expect(dead).toEqual(["flaky"])
   })
 })
 
