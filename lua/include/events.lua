@@ -1,3 +1,4 @@
+--!include job-name
 -- The job events stream: one entry per state change, written by the script that makes
 -- the change (never by a second call that could be lost), so a reader of the stream
 -- sees exactly what the queue did.
@@ -41,18 +42,6 @@ local function emit_many(eventsKey, maxlen, kind, ids, perJobField, perJob, ...)
   end
 end
 
--- payload_name(p): the job name a stored payload carries in front (src/engine/model/Carrier.ts:
---   "~n:<name>\0", after a "~tp:<55>;" traceparent if any), or false. One byte compare for a
---   payload without one.
-local function payload_name(p)
-  if not p or string.byte(p, 1) ~= 126 then return false end
-  local from = 1
-  if string.sub(p, 1, 4) == '~tp:' and string.sub(p, 60, 60) == ';' then from = 61 end
-  if string.sub(p, from, from + 2) ~= '~n:' then return false end
-  local stop = string.find(p, '\0', from + 3, true)
-  return stop and string.sub(p, from + 3, stop - 1) or false
-end
-
 -- emit_named(eventsKey, maxlen, kind, ids, names, ...): as emit_many, each entry also carrying
 --   field `name:<k>` (k from 0 in the entry) for each of its jobs with a name (names[id]),
 --   then the field/value pairs `...`.
@@ -78,10 +67,11 @@ end
 --   bytes and the entry's results stay within RESULTS_PER_ENTRY_BYTES (4,096: the events'
 --   retention counts entries, so an entry's size must be bounded); another is only referred
 --   to, field `stored:<k>` its size in bytes (getJob reads it while the job is retained). A
---   job without a result (results[i] "") has neither.
+--   job without a result (results[i] "") has neither. `names` (optional, id -> name, see
+--   complete_jobs): field `name:<k>` for each named job.
 local RESULT_IN_EVENT_BYTES = 1024
 local RESULTS_PER_ENTRY_BYTES = 4096
-local function emit_completed(eventsKey, maxlen, ids, results)
+local function emit_completed(eventsKey, maxlen, ids, results, names)
   if maxlen <= 0 then return end
   for i = 1, #ids, EVENTS_PER_ENTRY do
     local j = math.min(i + EVENTS_PER_ENTRY - 1, #ids)
@@ -97,6 +87,10 @@ local function emit_completed(eventsKey, maxlen, ids, results)
           extra[#extra + 1] = 'stored:' .. (x - i)
           extra[#extra + 1] = tostring(#r)
         end
+      end
+      if names and names[ids[x]] then
+        extra[#extra + 1] = 'name:' .. (x - i)
+        extra[#extra + 1] = names[ids[x]]
       end
     end
     emit_event(eventsKey, maxlen, 'completed', table.concat(ids, ',', i, j), unpack(extra))

@@ -53,6 +53,21 @@ describe("job names", () => {
     ])
   })
 
+  it("completed events carry the name, both from complete and from a reserve's riders", async () => {
+    const q = name()
+    const queue = useQueue<number>(q)
+    const ids = await queue.addBulk(
+      Array.from({ length: 6 }, (_, i) => ({ payload: i, options: i % 2 === 0 ? { name: `n${i}` } : {} })),
+    )
+    useWorker<number>(q, (job) => job.payload, { concurrency: 3 })
+    const names = new Map<string, string | undefined>()
+    for await (const e of queue.events({ from: "start" })) {
+      if (e.kind === "completed") names.set(e.jobId, e.name)
+      if (names.size === 6) break
+    }
+    expect(ids.map((id) => names.get(id))).toEqual(["n0", undefined, "n2", undefined, "n4", undefined])
+  })
+
   it("added and dead events carry the name of a named job (one entry for many jobs too)", async () => {
     const q = name()
     const queue = useQueue<number>(q)
