@@ -35,7 +35,9 @@
   KEYS[19] backoff  HASH  id -> the job's own backoff (dropped with its data)
   KEYS[20] receipts  HASH  request id -> the reply of a call that acted (its receipt)
   KEYS[21] receiptsAt ZSET  request id -> its time (trimmed by add and reserve, include/receipts)
-  KEYS[22..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+  KEYS[22] errors   HASH  id -> the errors of its failed attempts (dropped with the job)
+  KEYS[23] logs     HASH  id -> its log lines (likewise)
+  KEYS[24..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
@@ -95,7 +97,7 @@ end
 
 local job = {
   data = KEYS[7], max = KEYS[8], fails = KEYS[9], lost = KEYS[10], err = KEYS[11], dkey = KEYS[12],
-  progress = KEYS[13], timeout = KEYS[14], backoff = KEYS[19],
+  progress = KEYS[13], timeout = KEYS[14], backoff = KEYS[19], errors = KEYS[22], logs = KEYS[23],
 }
 local function drop_data(ids) drop_jobs(job, ids, false) end
 local keep = tonumber(meta[2]) or 1000

@@ -23,7 +23,9 @@
   KEYS[13] dkey      HASH  id -> dedupe key
   KEYS[14] result    HASH  id -> result
   KEYS[15] backoff   HASH  id -> the job's own backoff
-  KEYS[16..] ready   READY_KEYS (src/engine/model/Keys.ts): read by drop_jobs for the per-job
+  KEYS[16] errors   HASH  id -> the errors of its failed attempts (dropped with the job)
+  KEYS[17] logs     HASH  id -> its log lines (likewise)
+  KEYS[18..] ready   READY_KEYS (src/engine/model/Keys.ts): read by drop_jobs for the per-job
                      hashes lua/include/ready.lua keeps (a job's priority)
 
   ARGV[1] layout       layout version
@@ -54,7 +56,7 @@ local ids = redis.call('ZRANGE', key, low, now - tonumber(ARGV[3]), 'BYSCORE', '
 if #ids > 0 then
   local job = {
     data = KEYS[6], max = KEYS[7], fails = KEYS[8], lost = KEYS[9], err = KEYS[10], progress = KEYS[11],
-    timeout = KEYS[12], dkey = KEYS[13], result = KEYS[14], backoff = KEYS[15],
+    timeout = KEYS[12], dkey = KEYS[13], result = KEYS[14], backoff = KEYS[15], errors = KEYS[16], logs = KEYS[17],
   }
   for i = 1, #ids, 500 do
     local part = {unpack(ids, i, math.min(i + 499, #ids))}

@@ -22,7 +22,9 @@
   KEYS[12] dkey     HASH  id -> dedupe key
   KEYS[13] result   HASH  id -> result
   KEYS[14] backoff  HASH  id -> the job's own backoff
-  KEYS[15..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+  KEYS[15] errors   HASH  id -> the errors of its failed attempts (dropped with the job)
+  KEYS[16] logs     HASH  id -> its log lines (likewise)
+  KEYS[17..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout   layout version
@@ -46,7 +48,7 @@ if not limit or limit < 1 or limit > 5000 then return {'OUT_OF_RANGE', 'drain', 
 local withDelayed = ARGV[2] == '1'
 local job = {
   data = KEYS[5], max = KEYS[6], fails = KEYS[7], lost = KEYS[8], err = KEYS[9], progress = KEYS[10],
-  timeout = KEYS[11], dkey = KEYS[12], result = KEYS[13], backoff = KEYS[14],
+  timeout = KEYS[11], dkey = KEYS[12], result = KEYS[13], backoff = KEYS[14], errors = KEYS[15], logs = KEYS[16],
 }
 local maxlen = nil
 local function remove(ids, was)

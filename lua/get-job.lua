@@ -20,7 +20,9 @@
   KEYS[14] progress HASH  id -> latest progress (JSON)
   KEYS[15] timeout  HASH  id -> the job's own timeoutMs
   KEYS[16] meta     HASH  layout version
-  KEYS[17..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+  KEYS[17] errors   HASH  id -> the errors of its failed attempts (one JSON object a line, the newest 10)
+  KEYS[18] logs     HASH  id -> its log lines (`job.log`: one JSON string a line, the newest 100)
+  KEYS[19..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
@@ -29,7 +31,7 @@
   Returns
     {1, state, payload, maxAttempts, failures, lostLeases, error|false, result|false,
      dedupeKey|false, score|false, token|false, holder|false, progress|false, timeoutMs|false,
-     priority, addedAt|false}
+     priority, addedAt|false, errors|false, logs|false}
       state: waiting, delayed, active, completed, dead or cancelled
       score: active: lease deadline; delayed: due time; completed, dead, cancelled: when it
              finished (ms, Redis clock); waiting: false
@@ -39,6 +41,7 @@
       priority: the job's priority (0, the default, when none is recorded)
       addedAt: when the job was added (ms), for an id that carries no time (a custom id, a
                tick's job); false for a ULID (its own time) or when none was recorded
+      errors, logs: the errors of its failed attempts and its log lines (see KEYS), false for none
     {0}                         no job with this id (never added, or finished and not retained)
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
@@ -69,4 +72,6 @@ return {
   redis.call('HGET', KEYS[15], id),
   ready_priorities({id})[1],
   ready_added_at(id),
+  redis.call('HGET', KEYS[17], id),
+  redis.call('HGET', KEYS[18], id),
 }

@@ -13,7 +13,13 @@
   KEYS[3] done      ZSET  id -> completion time
   KEYS[4] cancelled ZSET  id -> time of the cancel
   KEYS[5] data      HASH  id -> payload
-  KEYS[6..] ready   READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+  KEYS[6] fails     HASH  id -> handler failures
+  KEYS[7] lost      HASH  id -> lost leases
+  KEYS[8] max       HASH  id -> maxAttempts (no field: 3)
+  KEYS[9] err       HASH  id -> last error (JSON)
+  KEYS[10] result   HASH  id -> result of a retained completed job
+  KEYS[11] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job
+  KEYS[12..] ready   READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version (not checked: a view)
@@ -24,8 +30,14 @@
 
   Returns
     {next_cursor ("" when the state has no more), total in the state, id_1, score_1|"",
-     payload_1|false, addedAt_1|false, id_2, …}
+     payload_1|false, addedAt_1|false, failures_1, lostLeases_1, maxAttempts_1, error_1|false,
+     result_1|false, resultBytes_1, startedAt_1|false, id_2, …}  (11 entries a job)
       addedAt: when the job was added (ms) for an id that carries no time (see get-job)
+      error: the last error of a job not completed, cut to what an operator acts on: JSON
+        {reason, name, message (at most 512 bytes), tag} (an error over 16 KiB: its length
+        as the message, not decoded)
+      result: a completed job's result when at most 1 KiB, else false; resultBytes its length
+      startedAt: an active job's start (ms, Redis clock), from its holder entry
     {'OUT_OF_RANGE', 'job-list', 'count', value, 1000}  a count outside 1 .. 1000
 ]]
 --!include zset-page
@@ -35,6 +47,22 @@
 local count = tonumber(ARGV[5])
 if not count or count < 1 or count > 1000 then return {'OUT_OF_RANGE', 'job-list', 'count', ARGV[5], 1000} end
 local BUDGET = 4194304
+-- the hashes that are empty in a queue without failures, maxAttempts other than 3 or results
+local anyFails = redis.call('EXISTS', KEYS[6], KEYS[7], KEYS[8], KEYS[9]) > 0
+
+-- a job's last error as a row shows it (see Returns), and its length
+local function row_error(id)
+  local len = redis.call('HSTRLEN', KEYS[9], id)
+  if len == 0 then return false, 0 end
+  if len > 16384 then return cjson.encode({message = '(an error of ' .. len .. ' bytes: see getJob)'}), len end
+  local ok, e = pcall(cjson.decode, redis.call('HGET', KEYS[9], id))
+  if not ok or type(e) ~= 'table' then return cjson.encode({message = '(an error that is not JSON)'}), len end
+  local out = {message = type(e.message) == 'string' and string.sub(e.message, 1, 512) or ''}
+  if type(e.reason) == 'string' then out.reason = string.sub(e.reason, 1, 64) end
+  if type(e.name) == 'string' then out.name = string.sub(e.name, 1, 128) end
+  if type(e.tag) == 'string' then out.tag = string.sub(e.tag, 1, 128) end
+  return cjson.encode(out), len
+end
 local state, rev, cursor = ARGV[2], ARGV[3] == 'desc', ARGV[4]
 local out = {'', 0}
 local bytes = 0
@@ -52,7 +80,30 @@ local function put(entry, score)
   out[#out + 1] = score
   out[#out + 1] = payload
   out[#out + 1] = ready_added_at(id)
+  local err, result, rlen, started = false, false, 0, false
+  if anyFails then
+    out[#out + 1] = redis.call('HGET', KEYS[6], id) or '0'
+    out[#out + 1] = redis.call('HGET', KEYS[7], id) or '0'
+    out[#out + 1] = redis.call('HGET', KEYS[8], id) or '3'
+    if state ~= 'completed' then err = row_error(id) end
+  else
+    out[#out + 1], out[#out + 2], out[#out + 3] = '0', '0', '3'
+  end
+  if state == 'completed' then
+    rlen = redis.call('HSTRLEN', KEYS[10], id)
+    if rlen > 0 and rlen <= 1024 then result = redis.call('HGET', KEYS[10], id) end
+  elseif state == 'active' then
+    local h = redis.call('HGET', KEYS[11], id)
+    local at = h and string.match(h, '|(%d+)|')
+    started = at and tonumber(at) or false
+  end
+  out[#out + 1] = err
+  out[#out + 1] = result
+  out[#out + 1] = rlen
+  out[#out + 1] = started
   if payload then bytes = bytes + #payload end
+  if err then bytes = bytes + #err end
+  if result then bytes = bytes + #result end
   return bytes < BUDGET
 end
 

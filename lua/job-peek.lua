@@ -23,7 +23,9 @@
   KEYS[14] progress HASH  id -> latest progress (JSON)
   KEYS[15] timeout  HASH  id -> the job's own timeoutMs
   KEYS[16] meta     HASH  layout version
-  KEYS[17..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+  KEYS[17] errors   HASH  id -> the errors of its failed attempts (one JSON object a line, the newest 10)
+  KEYS[18] logs     HASH  id -> its log lines (`job.log`: one JSON string a line, the newest 100)
+  KEYS[19..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout   layout version
@@ -36,10 +38,12 @@
   Returns
     {1, state, payload|false, maxAttempts, failures, lostLeases, error|false, result|false,
      dedupeKey|false, score|false, token|false, holder|false, progress|false, timeoutMs|false,
-     payloadLength, resultLength, errorLength, progressLength, priority, addedAt|false}
+     payloadLength, resultLength, errorLength, progressLength, priority, addedAt|false,
+     errors|false, errorsLength, logs|false, logsLength}
       the first 14 as get-job's, except that payload, result, error and progress are their
       first `cut` bytes, false when missing or not loaded (their lengths say which);
       priority, addedAt: as get-job's 15th and 16th
+      errors, logs: as get-job's 17th and 18th, cut likewise (a cut one ends in a part line)
     {0}                         no job with this id (never added, or finished and not retained)
     {'LAYOUT_MISMATCH', found}  layout mismatch
 ]]
@@ -62,6 +66,8 @@ local state, score, token, holder = job_state({
 local err, elen = peek(KEYS[10], id, false)
 local result, rlen = peek(KEYS[11], id, hide)
 local progress, glen = peek(KEYS[14], id, false)
+local errors, erlen = peek(KEYS[17], id, false)
+local logs, llen = peek(KEYS[18], id, false)
 return {
   1, state, payload,
   redis.call('HGET', KEYS[6], id) or '3',
@@ -78,4 +84,5 @@ return {
   plen, rlen, elen, glen,
   ready_priorities({id})[1],
   ready_added_at(id),
+  errors, erlen, logs, llen,
 }

@@ -49,10 +49,15 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 op_record(k, req, now, state)
--- a traced job keeps its creation context in front of the payload (src/engine/model/Carrier.ts)
+-- a traced job keeps its creation context in front of the payload, and a named job its name
+-- after it (src/engine/model/Carrier.ts: "~tp:<55>;" then "~n:<name>\0")
 local old = redis.call('HGET', KEYS[11], id)
 local carried = ''
 if string.sub(old, 1, 4) == '~tp:' and string.sub(old, 60, 60) == ';' then carried = string.sub(old, 1, 60) end
+if string.sub(old, #carried + 1, #carried + 3) == '~n:' then
+  local stop = string.find(old, '\0', #carried + 4, true)
+  if stop then carried = string.sub(old, 1, stop) end
+end
 redis.call('HSET', KEYS[11], id, carried .. ARGV[4])
 emit_event(KEYS[2], events_maxlen(KEYS[1]), 'updated', id)
 return {1, state}

@@ -10,7 +10,8 @@
                            it against the ids it saw in wait (orphan-data)
     lease:                 the job is active (orphan-lease)
     holder:                the job is active (orphan-holder)
-    max, fails, lost, err, progress, timeout, priority, backoff: the job has a payload in data (orphan-field)
+    max, fails, lost, err, progress, timeout, priority, backoff, errors, logs: the job has a
+                           payload in data (orphan-field)
     result:                the job is retained in done (orphan-result)
 
   KEYS[1] active   ZSET
@@ -29,12 +30,14 @@
   KEYS[14] timeout HASH  id -> timeoutMs
   KEYS[15] cancelled ZSET id -> time of the cancel (a retained cancelled job keeps its data)
   KEYS[16] backoff HASH  id -> the job's own backoff
-  KEYS[17..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
+  KEYS[17] errors  HASH  id -> the errors of its failed attempts
+  KEYS[18] logs    HASH  id -> its log lines
+  KEYS[19..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version
   ARGV[2] hash    which hash: data, lease, max, fails, lost, err, result, holder, progress, timeout,
-                  backoff
+                  backoff, errors, logs
                   or priority (a ready key: read through ready.lua)
   ARGV[3] cursor  HSCAN cursor ('0' to start)
   ARGV[4] count   HSCAN COUNT
@@ -54,6 +57,7 @@ local META = KEYS[11]
 local hashes = {
   data = KEYS[4], lease = KEYS[5], max = KEYS[6], fails = KEYS[7], lost = KEYS[8], err = KEYS[9], result = KEYS[10],
   holder = KEYS[12], progress = KEYS[13], timeout = KEYS[14], backoff = KEYS[16],
+  errors = KEYS[17], logs = KEYS[18],
 }
 local name = ARGV[2]
 local scan

@@ -18,6 +18,7 @@
  * @module
  */
 
+export { byName, type NamedJob, UnknownJobName } from "./effect/ByName.ts"
 export * as LeaseQueue from "./effect/LeaseQueue.ts"
 export type { Job } from "./effect/LeaseWorker.ts"
 export * as LeaseWorker from "./effect/LeaseWorker.ts"

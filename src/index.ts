@@ -73,6 +73,7 @@ export type {
 } from "./engine/queue/Schedules.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"
 export type { BatchHandler, BatchJob, BatchOptions } from "./promise/Batch.ts"
+export { byName, type NamedJob, UnknownJobName } from "./promise/ByName.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export {
   type BatchWorkerOptions,

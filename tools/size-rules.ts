@@ -45,6 +45,8 @@ export const EXEMPT: Readonly<Record<string, string>> = {
     "the fair groups' state machine in one closure table (built only when a script reaches a group), owned through ready.lua",
   "lua/reserve.lua#expanded":
     "reserve expands ready, groups, active, flow and events in one call; its named phases (issue 30 point 1) are next, not a split to fit",
+  "lua/obliterate.lua#keys":
+    "obliterate deletes every key of the queue in one UNLINK: its KEYS are the whole layout (KEY_NAMES), growing with each key",
   "src/effect/LeaseQueue.ts#function":
     "make builds the Effect face's member record; it goes with the one capability table (issue 30 point 2), not a split at line 80",
 }

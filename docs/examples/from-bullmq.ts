@@ -9,7 +9,7 @@ interface Order {
   readonly cents: number
 }
 
-// one queue per kind of job (no job names); the result type is the queue's second parameter
+// the result type is the queue's second parameter
 const queue = new Queue<Order, { receipt: string }>("leaseq-orders", {
   connection,
   defaultJobOptions: { maxAttempts: 5 }, // backoff is the worker's; retention the queue's (setRetention)
@@ -26,7 +26,7 @@ const worker = new Worker<Order, { receipt: string }>(
 worker.on("failed", (job, error) => console.error(job.id, error))
 
 // the order id as the job id: a second add of o-1 writes nothing and answers the same id
-const id = await queue.add({ id: "o-1", cents: 4200 }, { id: "o-1", delayMs: 100 })
+const id = await queue.add({ id: "o-1", cents: 4200 }, { name: "charge", id: "o-1", delayMs: 100 })
 const done = await queue.waitFor(id, { timeoutMs: 30_000 }) // no QueueEvents object: any Queue can wait
 console.log("charged", done.result?.receipt)
 

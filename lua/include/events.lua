@@ -1,3 +1,4 @@
+--!include job-name
 -- The job events stream: one entry per state change, written by the script that makes
 -- the change (never by a second call that could be lost), so a reader of the stream
 -- sees exactly what the queue did.
@@ -41,16 +42,36 @@ local function emit_many(eventsKey, maxlen, kind, ids, perJobField, perJob, ...)
   end
 end
 
+-- emit_named(eventsKey, maxlen, kind, ids, names, ...): as emit_many, each entry also carrying
+--   field `name:<k>` (k from 0 in the entry) for each of its jobs with a name (names[id]),
+--   then the field/value pairs `...`.
+local function emit_named(eventsKey, maxlen, kind, ids, names, ...)
+  if maxlen <= 0 then return end
+  for i = 1, #ids, EVENTS_PER_ENTRY do
+    local j = math.min(i + EVENTS_PER_ENTRY - 1, #ids)
+    local extra = {}
+    for x = i, j do
+      if names[ids[x]] then
+        extra[#extra + 1] = 'name:' .. (x - i)
+        extra[#extra + 1] = names[ids[x]]
+      end
+    end
+    for _, v in ipairs({...}) do extra[#extra + 1] = v end
+    emit_event(eventsKey, maxlen, kind, table.concat(ids, ',', i, j), unpack(extra))
+  end
+end
+
 -- emit_completed(eventsKey, maxlen, ids, results): the `completed` entries of the jobs `ids`
 --   (as emit_many), each carrying its jobs' results: field `result:<k>` the k-th job's result
 --   (JSON text, k from 0 in the entry) when it has one of at most RESULT_IN_EVENT_BYTES (1,024)
 --   bytes and the entry's results stay within RESULTS_PER_ENTRY_BYTES (4,096: the events'
 --   retention counts entries, so an entry's size must be bounded); another is only referred
 --   to, field `stored:<k>` its size in bytes (getJob reads it while the job is retained). A
---   job without a result (results[i] "") has neither.
+--   job without a result (results[i] "") has neither. `names` (optional, id -> name, see
+--   complete_jobs): field `name:<k>` for each named job.
 local RESULT_IN_EVENT_BYTES = 1024
 local RESULTS_PER_ENTRY_BYTES = 4096
-local function emit_completed(eventsKey, maxlen, ids, results)
+local function emit_completed(eventsKey, maxlen, ids, results, names)
   if maxlen <= 0 then return end
   for i = 1, #ids, EVENTS_PER_ENTRY do
     local j = math.min(i + EVENTS_PER_ENTRY - 1, #ids)
@@ -66,6 +87,10 @@ local function emit_completed(eventsKey, maxlen, ids, results)
           extra[#extra + 1] = 'stored:' .. (x - i)
           extra[#extra + 1] = tostring(#r)
         end
+      end
+      if names and names[ids[x]] then
+        extra[#extra + 1] = 'name:' .. (x - i)
+        extra[#extra + 1] = names[ids[x]]
       end
     end
     emit_event(eventsKey, maxlen, 'completed', table.concat(ids, ',', i, j), unpack(extra))

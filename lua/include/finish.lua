@@ -6,9 +6,9 @@
 -- A script passes the keys once, by name, as the table `k`: done, result and the per-job
 -- hashes a job's data is in (the list is written once, in drop_jobs: a new per-job hash
 -- goes there).
---   data, max, fails, lost, err, progress, timeout, dkey, backoff  HASH  id -> the job's payload,
---            maxAttempts, failures, lost leases, last error, progress, own timeout, dedupe key,
---            own backoff
+--   data, max, fails, lost, err, progress, timeout, dkey, backoff, errors, logs  HASH
+--            id -> the job's payload, maxAttempts, failures, lost leases, last error, progress,
+--            own timeout, dedupe key, own backoff, errors per attempt, log lines
 --   done     ZSET  id -> completion time of a retained completed job
 --   result   HASH  id -> its result
 
@@ -34,10 +34,12 @@ end
 local function drop_jobs(k, ids, withResult)
   if #ids == 0 then return end
   -- a caller that does not pass the backoff hash would leave its fields behind: a bug
-  if not k.backoff then error('drop_jobs: the keys table has no backoff hash (the caller must declare it)') end
+  if not (k.backoff and k.errors and k.logs) then
+    error('drop_jobs: the keys table lacks backoff, errors or logs (the caller must declare them)')
+  end
   redis.call('HDEL', k.data, unpack(ids))
   if withResult then redis.call('HDEL', k.result, unpack(ids)) end
-  local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey, k.backoff}
+  local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey, k.backoff, k.errors, k.logs}
   for _, key in ipairs(ready_job_hashes()) do rest[#rest + 1] = key end
   if redis.call('EXISTS', unpack(rest)) > 0 then
     for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end
@@ -45,6 +47,31 @@ local function drop_jobs(k, ids, withResult)
   -- a job's group record (lua/include/ready.lua): one HDEL, only in a queue with groups, so
   -- it does not make every drop delete from every per-job hash
   ready_forget(ids)
+end
+
+-- ERRORS_KEPT: how many of a job's failed attempts its errors field keeps (the newest).
+local ERRORS_KEPT = 10
+
+-- errors_push(key, id, attempt, now, err): add the error `err` (JSON text of an object, as the
+--   job's last error) of the job's failed attempt `attempt` to its errors (HASH `key`, one
+--   object a line, oldest first: `{"attempt":n,"at":ms,…err's fields}`), keeping the newest
+--   ERRORS_KEPT. Each error is bounded by the client (model/Failure.ts) or written here, so
+--   the field is too. JSON text holds no raw newline, so a line is one error. O(size).
+local function errors_push(key, id, attempt, now, err)
+  if string.sub(err, 1, 1) ~= '{' then return end
+  local rest = string.sub(err, 2)
+  local entry = '{"attempt":' .. string.format('%d', attempt) .. ',"at":' .. string.format('%d', now) ..
+    (rest == '}' and '' or ',') .. rest
+  local text = redis.call('HGET', key, id)
+  text = text and (text .. '\n' .. entry) or entry
+  local lines = 1
+  for _ in string.gmatch(text, '\n') do lines = lines + 1 end
+  local from = 1
+  while lines > ERRORS_KEPT do
+    from = string.find(text, '\n', from, true) + 1
+    lines = lines - 1
+  end
+  redis.call('HSET', key, id, from > 1 and string.sub(text, from) or text)
 end
 
 -- CANCELLED_GONE: a cancelled job whose data a count trimmed keeps its id in cancelled for the

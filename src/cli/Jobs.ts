@@ -8,7 +8,7 @@
  */
 import type { Command } from "commander"
 import * as Effect from "effect/Effect"
-import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
+import type { AttemptError, CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import { validateJobId } from "../engine/queue/JobControl.ts"
 import type { JobControl } from "../engine/queue/QueueApi.ts"
 import { type Retention, resolveRetention } from "../engine/queue/Retention.ts"
@@ -62,10 +62,15 @@ const jsonPayload = (text: string): unknown => {
 
 const when = (ms: number | undefined): string => (ms === undefined ? "" : new Date(ms).toISOString())
 
+/** One failed attempt's error as a line: when, why, and the message. */
+const attemptLine = (e: AttemptError): string =>
+  `${when(e.at)} ${e.reason ?? "failed"}: ${e.tag ?? e.name ?? "Error"}${e.message ? `: ${e.message}` : ""}${e.fields ? ` ${JSON.stringify(e.fields)}` : ""}`
+
 /** The text form of `leaseq job`. */
 export const formatJob = (queue: string, info: JobInfo<string>): string => {
   const rows: Array<[string, string]> = [
     ["id", info.id],
+    ...(info.name === undefined ? [] : [["name", info.name] as [string, string]]),
     ["queue", queue],
     ["state", info.state],
     ["priority", String(info.priority)],
@@ -81,6 +86,8 @@ export const formatJob = (queue: string, info: JobInfo<string>): string => {
   if (info.error !== undefined) rows.push(["last error", clip(JSON.stringify(info.error), 200)])
   if (info.result !== undefined) rows.push(["result", clip(JSON.stringify(info.result), 200)])
   rows.push(["payload", clip(info.payload, 200)])
+  for (const e of info.errors ?? []) rows.push([`attempt ${e.attempt}`, clip(attemptLine(e), 200)])
+  for (const line of info.logs ?? []) rows.push(["log", clip(line, 200)])
   // each value escaped whole (a newline in a dedupe key is shown as \x0a, not as a line of its own)
   return rows.map(([k, v]) => `${`${k}:`.padEnd(13)}${escapeControl(v)}\n`).join("")
 }

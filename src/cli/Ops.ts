@@ -47,6 +47,16 @@ const when = (ms: number | undefined): string => (ms === undefined ? "" : new Da
 export const shellWord = (text: string): string =>
   /^[A-Za-z0-9._:+,/-]+$/.test(text) ? text : `'${escapeControl(text).replaceAll("'", "'\\''")}'`
 
+/** A row's outcome: the last error (reason and message) of a job not completed, a completed job's result. */
+const outcomeOf = (j: JobPage["jobs"][number]): string =>
+  j.error !== undefined
+    ? `${j.error.reason ?? "failed"}: ${j.error.tag ?? j.error.name ?? "Error"}${j.error.message ? `: ${j.error.message}` : ""}`
+    : j.result !== undefined
+      ? JSON.stringify(j.result)
+      : j.resultBytes
+        ? `(result of ${j.resultBytes} bytes)`
+        : ""
+
 /** The state `leaseq jobs` lists when `--state` is not given. */
 export const DEFAULT_LIST_STATE = "waiting"
 
@@ -59,13 +69,20 @@ export const formatPage = (queue: string, state: string, page: JobPage, defaulte
     j.id,
     when(j.addedAt || undefined),
     when(j.dueAt ?? j.leaseDeadline ?? j.finishedAt),
+    j.name ?? "",
+    `${j.attempt}/${j.maxAttempts}`,
+    clip(outcomeOf(j), 60),
     clip(j.payload ?? "", 80),
   ])
   const others = LIST_STATES.filter((s) => s !== state).join("|")
   const note = defaulted ? ` (the default state; --state ${others} for others)` : ""
   const head = `queue ${queue}: ${page.jobs.length} of ${page.total} ${state} jobs${note}\n`
   const next = page.cursor === undefined ? "" : `next page: --cursor ${shellWord(page.cursor)}\n`
-  return head + (rows.length > 0 ? table(["id", "added", "at", "payload"], rows) : "") + next
+  return (
+    head +
+    (rows.length > 0 ? table(["id", "added", "at", "name", "attempt", "error / result", "payload"], rows) : "") +
+    next
+  )
 }
 
 interface ListFlags extends JobFlags {

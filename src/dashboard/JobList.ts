@@ -56,6 +56,8 @@ export interface ListedRow {
   readonly at?: number
   /** Its payload's start (null when hidden, not loaded or none), and its length in bytes. */
   readonly payload: { readonly text: string | null; readonly length: number }
+  /** The job's name (absent: none, or its payload was not loaded). */
+  readonly name?: string
 }
 
 /** One page of the jobs in a state, and the Redis time it was read at. */
@@ -84,6 +86,7 @@ export const readJobs = (client: RedisClient, keys: QueueKeys, q: JobsQuery, hid
           addedAt: r.addedAt ?? ulidTimeOf(r.id),
           ...(at === undefined ? {} : { at }),
           payload: r.payload,
+          ...(r.name === undefined ? {} : { name: r.name }),
         }
       })
       return { now, total: page.total, jobs, ...(page.next === "" ? {} : { next: page.next }) }

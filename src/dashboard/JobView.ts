@@ -142,7 +142,7 @@ const notLoaded = (length: number) => `(not loaded: ${length} bytes, too long to
 
 /** The job of a `job-peek` reply, each value not loaded replaced by a line saying so (undefined: no such job). */
 const peekedJob = (id: string, r: ReadonlyArray<unknown>): JobInfo<string> | undefined => {
-  const info = jobInfoOf(id, r, 18)
+  const info = jobInfoOf(id, r, 18, { errors: 20, logs: 22 })
   if (info === undefined) return undefined
   const [payload, result, error] = [Number(r[14]), Number(r[15]), Number(r[16])]
   return {

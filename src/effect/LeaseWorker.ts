@@ -19,6 +19,7 @@ import { openWorkerConnections, servedKeys, startServing } from "../engine/parti
 import type { Job as EngineJob } from "../engine/queue/Job.ts"
 import type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
 import { resultJson } from "../engine/worker/Callbacks.ts"
+import { logEffectOf } from "../engine/worker/HeldJob.ts"
 import type { WorkerState } from "../engine/worker/Worker.ts"
 import type {
   BatchOptions as EngineBatchOptions,
@@ -36,7 +37,7 @@ export type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
  * A job as an Effect handler (and the hooks) see it: id, payload, attempt, maxAttempts,
  * token, signal as for the Promise face; `progress` is an Effect.
  */
-export interface Job<A> extends Omit<EngineJob<A>, "progress"> {
+export interface Job<A> extends Omit<EngineJob<A>, "progress" | "log"> {
   /**
    * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored within
    * 250 ms (values set meanwhile coalesced to the latest; the last one set before the handler
@@ -44,6 +45,8 @@ export interface Job<A> extends Omit<EngineJob<A>, "progress"> {
    * with `InvalidOptions` (field "progress") for a value with no JSON form.
    */
   readonly progress: (value: unknown) => Effect.Effect<void, InvalidOptions>
+  /** Add a line to the job's log, as the Promise face's `job.log` (fails with InvalidOptions or the Redis error). */
+  readonly log: (line: string) => Effect.Effect<void, InvalidOptions | ScriptFailure>
 }
 
 /** The Effect face's view of an engine job (one per job: hooks and handler see the same object). */
@@ -61,7 +64,9 @@ const asEffectJob = <A>(job: EngineJob<A>): Job<A> => {
       return job.signal
     },
     scheduledFor: job.scheduledFor,
+    name: job.name,
     progress: (value) => Effect.try({ try: () => job.progress(value), catch: (e) => e as InvalidOptions }),
+    log: (line) => logEffectOf(job, line),
   }
   effectJobs.set(job as EngineJob<unknown>, made as Job<unknown>)
   return made

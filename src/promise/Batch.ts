@@ -32,6 +32,7 @@ class PromiseBatchJob<T, R> implements BatchJob<T, R> {
   readonly maxAttempts: number
   readonly token: number
   readonly progress: (value: unknown) => void
+  readonly log: (line: string) => Promise<void>
   readonly complete: (result?: R) => void
   readonly fail: (error: unknown) => void
   readonly #job: Job<T>
@@ -44,11 +45,15 @@ class PromiseBatchJob<T, R> implements BatchJob<T, R> {
     this.maxAttempts = job.maxAttempts
     this.token = job.token
     this.progress = job.progress
+    this.log = (line) => job.log(line)
     this.complete = entry.complete
     this.fail = entry.fail
   }
   get signal(): AbortSignal {
     return this.#job.signal
+  }
+  get name(): string | undefined {
+    return this.#job.name
   }
 }
 

@@ -163,14 +163,14 @@ const CASES: ReadonlyArray<Case> = [
   {
     bullmq: ["add"],
     refused: (q) => (q.add as (...args: unknown[]) => unknown)("charge", { id: 1 }, { attempts: 2 }),
-    hint: /payload = "charge": add takes \(payload, options\) and was given 3 arguments; BullMQ's add\(name, data, opts\) is add\(data, opts\)/,
-    fixed: (q) => q.add({ id: 1 }, { maxAttempts: 2 }),
+    hint: /payload = "charge": add takes \(payload, options\) and was given 3 arguments; BullMQ's add\(name, data, opts\) is add\(data, \{ name, \.\.\.opts \}\)/,
+    fixed: (q) => q.add({ id: 1 }, { name: "charge", maxAttempts: 2 }),
   },
   {
     bullmq: ["add"],
     refused: (q) => q.add("charge", { id: 1 } as never),
-    hint: /options\.id = 1: must be .*; the payload is the string "charge": if that is a job name, BullMQ's add\(name, data, opts\) is add\(data, opts\)/,
-    fixed: (q) => q.add({ id: 1 }),
+    hint: /options\.id = 1: must be .*; the payload is the string "charge": if that is a job name, BullMQ's add\(name, data, opts\) is add\(data, \{ name, \.\.\.opts \}\)/,
+    fixed: (q) => q.add({ id: 1 }, { name: "charge" }),
   },
   {
     bullmq: ["getJobs"],
@@ -208,6 +208,7 @@ const NOT_REFUSED = [
   ...["setGlobalConcurrency", "getJobCounts", "getWorkers", "retryJobs", "drain", "obliterate", "resume"],
   ...["getNextJob", "moveToCompleted", "moveToFailed", "extendLock", "setAsFailed", "QueueEvents"],
   ...["exportPrometheusMetrics", "FlowProducer"],
+  ...["failedReason", "stacktrace", "getJobLogs"], // reads of a job: getJob(id).error, errors, logs
 ]
 
 describe("BullMQ's options and call shapes, through the real API", () => {

@@ -63,7 +63,7 @@ describe("no key per job", () => {
     }
     const peak = await keysOf(many)
     expect(peak.length).toBeLessThanOrEqual(KEY_NAMES.length)
-    // a few jobs fail for good, so dead and err are used too
+    // a few jobs fail for good, so dead, err and errors are used too
     await drain(many, 10_000, async (job) => {
       if (job.payload % 1000 === 0) throw new Error("poison")
     })
@@ -75,7 +75,7 @@ describe("no key per job", () => {
     // per-job hashes retained jobs keep, which one job may or may not leave), and the
     // wake-up marker: a retry sets it, and whether a worker pops it (waking) or leases the
     // retried job while busy (leaving it set, a harmless wake-up hint) depends on timing
-    const varying = ["marker", "dead", "err", "data", "max", "fails"]
+    const varying = ["marker", "dead", "err", "errors", "data", "max", "fails"]
     const suffixes = (ks: string[]) =>
       ks.map((k) => k.slice(k.lastIndexOf(":") + 1)).filter((s) => !varying.includes(s))
     expect(suffixes(after)).toEqual(suffixes(afterOne))

@@ -48,7 +48,7 @@ const traces = async (keys: ReturnType<typeof queueKeys>, id: string): Promise<s
   return found
 }
 
-/** A job that leaves something in every per-job hash: maxAttempts, dedupe key, own timeout, priority, a failure, progress. */
+/** A job that leaves something in every per-job hash: maxAttempts, dedupe key, own timeout, priority, a failure (and its errors), progress, a log line. */
 const fullJob = async ({ c }: ReturnType<typeof setup>) => {
   const j = newJob({ maxAttempts: 5, dedupeKey: `k-${Math.random()}`, timeoutMs: 60_000, priority: 7 })
   await run(c.add([j]))
@@ -56,6 +56,7 @@ const fullJob = async ({ c }: ReturnType<typeof setup>) => {
   expect(await run(c.fail(first!, { delayMs: 0, error: '{"message":"once"}', mode: "retry" }))).toBe("retry")
   const [second] = (await run(c.reserve(1, 60_000, 0))).jobs
   await run(c.extend([{ ...second!, progress: "50" }], 60_000))
+  expect(await run(c.log(second!, ['"a line"']))).toBe(1)
   return { id: j.id, lease: second! }
 }
 
@@ -68,7 +69,21 @@ describe("a trimmed job leaves nothing behind", () => {
     const { id, lease } = await fullJob(s)
     expect(await run(s.c.complete([{ ...lease, result: '"r"' }]))).toEqual([true])
     expect((await traces(s.keys, id)).sort()).toEqual(
-      ["data", "done", "err", "fails", "max", "progress", "result", "timeout", "dkey", "priority", "addedAt"].sort(),
+      [
+        "data",
+        "done",
+        "err",
+        "errors",
+        "fails",
+        "max",
+        "progress",
+        "result",
+        "timeout",
+        "dkey",
+        "priority",
+        "addedAt",
+        "logs",
+      ].sort(),
     )
     await run(s.c.add([newJob()]))
     const [next] = (await run(s.c.reserve(1, 60_000, 0))).jobs

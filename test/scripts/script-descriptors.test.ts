@@ -282,6 +282,7 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   verifySet: { input: { set: "dead", cursor: "0", count: 10 }, groups: 0 },
   verifyHash: { input: { hash: "data", cursor: "0", count: 10 }, groups: 0 },
   getJob: { input: "a", groups: 0 },
+  log: { input: { id: "a", token: 1, lines: ['"x"', '"y"'] }, groups: 2 },
   cancel: { input: "a", groups: 0 },
   changePriority: { input: { id: "a", priority: 5 }, groups: 0 },
   pause: { input: undefined, groups: 0 },

@@ -31,6 +31,7 @@ ${include("job-state")}
 local job = {
   data = KEYS[6], max = KEYS[7], fails = KEYS[8], lost = KEYS[9], err = KEYS[10], progress = KEYS[11],
   timeout = KEYS[12], done = KEYS[13], result = KEYS[14], dkey = KEYS[3], backoff = KEYS[19],
+  errors = KEYS[20], logs = KEYS[21],
 }
 local fns = {
   ready_push = ready_push, ready_take = ready_take, ready_remove = ready_remove, ready_count = ready_count,
@@ -48,6 +49,7 @@ local fns = {
   dead_reply = function(count, missing) return dead_reply(KEYS[1], count, missing) end,
   retain_jobs = function(now, ids, results) return retain_jobs(job, now, ids, results) end,
   drop_jobs = function(ids, withResult) return drop_jobs(job, ids, withResult) end,
+  errors_push = function(id, attempt, now, err) return errors_push(job.errors, id, attempt, now, err) end,
   job_state = function(id)
     return {job_state({active = KEYS[15], dead = KEYS[1], done = KEYS[13], cancelled = KEYS[16], lease = KEYS[17],
       holder = KEYS[18]}, id)}
@@ -83,6 +85,8 @@ const OWN = [
   "lease",
   "holder",
   "backoff",
+  "errors",
+  "logs",
 ] as const
 
 /** Call one transition function on the queue of `keys` (`argv`: dead_targets' own ARGV after its name). */
@@ -280,6 +284,8 @@ describe("include/finish.lua", () => {
       "dkey",
       "priority",
       "backoff",
+      "errors",
+      "logs",
     ] as const
     for (const h of hashes) await raw.hset(keys[h], "a", "1", "b", "1", "keep", "1")
     await call(raw, keys, "drop_jobs", [["a"], false])
@@ -293,6 +299,22 @@ describe("include/finish.lua", () => {
     await raw.hset(plain.data, "x", "{}", "y", "{}")
     await call(raw, plain, "drop_jobs", [["x"], false])
     expect(await raw.hkeys(plain.data)).toEqual(["y"])
+  })
+})
+
+describe("include/finish.lua errors_push", () => {
+  it("adds each failed attempt's error as a line with its attempt and time, and keeps the newest 10", async () => {
+    const raw = shared.raw
+    const keys = queueKeys(name())
+    await call(raw, keys, "errors_push", ["a", 1, 100, '{"reason":"failed","message":"m1"}'])
+    await call(raw, keys, "errors_push", ["a", 2, 200, "{}"])
+    expect((await raw.hget(keys.errors, "a"))!.split("\n").map((l) => JSON.parse(l))).toEqual([
+      { attempt: 1, at: 100, reason: "failed", message: "m1" },
+      { attempt: 2, at: 200 },
+    ])
+    for (let i = 3; i <= 14; i++) await call(raw, keys, "errors_push", ["a", i, i * 100, `{"message":"m${i}"}`])
+    const kept = (await raw.hget(keys.errors, "a"))!.split("\n").map((l) => JSON.parse(l) as { attempt: number })
+    expect(kept.map((e) => e.attempt)).toEqual([5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
   })
 })
 

@@ -151,6 +151,8 @@ const facts = (j) => [
     {},
     el("span", { class: `pill state-${j.state}`, id: "job-state", text: j.state }),
     " ",
+    j.name === undefined ? null : el("span", { class: "pill", id: "job-name", text: `name ${j.name}` }),
+    j.name === undefined ? null : " ",
     el("span", { class: "pill", id: "job-attempt", text: `attempt ${j.attempt} of ${j.maxAttempts}` }),
     " ",
     el("span", { class: "pill", id: "job-failures", text: `failures ${j.failures}` }),
@@ -174,6 +176,36 @@ const facts = (j) => [
       ),
     ],
   ),
+]
+
+/**
+ * Each failed attempt's error (River UI's per-attempt list), and the job's log lines.
+ * @param {JobShown} j
+ */
+const history = (j) => [
+  el("h3", { text: `Errors per attempt (${j.errors?.length ?? 0}; the newest 10 are kept)` }),
+  j.errors?.length
+    ? table(
+        "job-errors",
+        [["attempt", "num"], ["when (Redis clock)"], ["reason"], ["error"], ["message"], ["fields"]],
+        j.errors.map((e) =>
+          el(
+            "tr",
+            { "data-attempt": String(e.attempt) },
+            cell(e.attempt, "num"),
+            cell(when(e.at)),
+            cell(e.reason ?? "failed"),
+            cell(e.tag ?? e.name ?? ""),
+            cell(e.message ?? ""),
+            cell(e.fields === undefined ? "" : JSON.stringify(e.fields)),
+          ),
+        ),
+      )
+    : el("p", { class: "muted", text: "No attempt of this job failed." }),
+  el("h3", { text: `Log (${j.logs?.length ?? 0} lines; job.log keeps the newest 100)` }),
+  j.logs?.length
+    ? el("pre", { id: "job-logs", text: j.logs.join("\n") })
+    : el("p", { class: "muted", text: "No log lines (the handler's job.log(line) writes them)." }),
 ]
 
 /**
@@ -246,6 +278,7 @@ export const job = (d) => {
     value(d, "payload", j.payload),
     el("h3", { text: "Result" }),
     value(d, "result", j.result),
+    ...history(j),
     ...timeline(d),
   ]
   main.replaceChildren(...parts.filter((p) => p !== null))

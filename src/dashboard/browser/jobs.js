@@ -170,7 +170,13 @@ const render = (d) => {
  */
 const build = (d) => {
   shown.atCells = []
-  const head = [["job"], ["added"], ...(d.state === "waiting" ? [] : [[AT_TITLE[d.state], "num"]]), ["payload"]]
+  const head = [
+    ["job"],
+    ["name"],
+    ["added"],
+    ...(d.state === "waiting" ? [] : [[AT_TITLE[d.state], "num"]]),
+    ["payload"],
+  ]
   const rows = d.page.jobs.map((j) =>
     el(
       "tr",
@@ -178,6 +184,7 @@ const build = (d) => {
       el("td", {}, jobLink(d.queue, j.id)),
       cell(j.addedAt > 0 ? when(j.addedAt) : "–"),
       d.state === "waiting" ? null : atCell(d, j),
+      cell(j.name, "name"),
       payloadCell(j.payload),
     ),
   )

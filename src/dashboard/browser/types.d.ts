@@ -218,6 +218,23 @@ export interface JobShown {
   readonly error?: Shown
   readonly payload?: Shown
   readonly result?: Shown
+  /** The job's name (add's `name` option). */
+  readonly name?: string
+  /** Each failed attempt's error, oldest first (the newest 10). */
+  readonly errors?: ReadonlyArray<AttemptErrorShown>
+  /** Its log lines (`job.log`), oldest first (the newest 100). */
+  readonly logs?: ReadonlyArray<string>
+}
+
+/** One failed attempt's error, as getJob's `errors` lists it. */
+export interface AttemptErrorShown {
+  readonly attempt: number
+  readonly at: number
+  readonly reason?: string
+  readonly name?: string
+  readonly message?: string
+  readonly tag?: string
+  readonly fields?: Record<string, unknown>
 }
 
 /** One job: its facts, lease, values and timeline (`job` null: no such job). */
@@ -242,6 +259,8 @@ export interface ListedRow {
   readonly at?: number
   /** Its payload's start (null: hidden, not loaded or none) and its length in bytes. */
   readonly payload: Clipped
+  /** The job's name (absent: none, or the payload was not loaded). */
+  readonly name?: string
 }
 
 /** The states the list pages through. */

@@ -215,6 +215,10 @@ const leaseCommands = (run: Run) => {
     /** Take a worker's record out of the registry (at close). */
     workerLeave: (workerId: string) => run(Scripts.workerLeave, workerId),
 
+    /** Add lines (JSON strings) to a leased job's log, fenced by its token: lines kept, or undefined (lease not held). */
+    log: (lease: LeaseRef, lines: ReadonlyArray<string>) =>
+      run(Scripts.log, { id: lease.id, token: lease.token, lines }),
+
     /**
      * Acknowledge jobs; true per job completed, false when its lease was lost. Any number
      * (chunked, one call after another). `lane` (default: none) is the caller's ack lane
@@ -241,6 +245,7 @@ const leaseCommands = (run: Run) => {
 }
 
 /** The operator's calls: sweep, stats, the dead jobs, verify. */
+
 const adminCommands = (run: Run, client: RedisClient, keys: QueueKeys) => ({
   /** One bounded sweep call: at most `limit` of each kind of work (see lua/sweep.lua). */
   sweep: (limit: number) => run(Scripts.sweep, limit),

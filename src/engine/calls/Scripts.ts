@@ -17,6 +17,7 @@ import {
   changePriority,
   clearDedupe,
   getJob,
+  log,
   pause,
   resume,
   setLimits,
@@ -93,6 +94,7 @@ export const Scripts = {
   groupList,
   verifyGroups,
   verifyRate,
+  log,
 } as const
 
 /** The name of a script. */

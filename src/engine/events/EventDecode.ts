@@ -15,6 +15,8 @@ export interface EventBase {
   readonly at: number
   /** The queue, or for a partitioned queue the partition's sub-queue `<name>~<index>`. */
   readonly queue: string
+  /** The job's name (add's `name` option), on `added` and `dead` events of a job added with one. */
+  readonly name?: string
 }
 
 /** One job event, by kind. */
@@ -166,6 +168,12 @@ const decodeOne = (base: EventBase, f: Record<string, string | undefined>): JobE
   }
 }
 
+/** `base` with the k-th job's name (field `name:<k>`) when the entry carries one. */
+const baseOf = (f: Record<string, string>, k: number, base: EventBase): EventBase => {
+  const name = f[`name:${k}`]
+  return name === undefined ? base : { ...base, name }
+}
+
 /** The k-th job's result fields of a `completed` entry (`result:<k>`, `stored:<k>`), as `result` and `stored`. */
 const resultOf = (f: Record<string, string>, k: number) => ({ result: f[`result:${k}`], stored: f[`stored:${k}`] })
 
@@ -181,7 +189,7 @@ export const decodeEntry = (queue: string, entryId: string, fields: ReadonlyArra
   const at = num(entryId.split("-")[0])
   const ids = (f.id ?? "").split(",")
   if (ids.length === 1) {
-    const one = decodeOne({ eventId: entryId, jobId: ids[0]!, at, queue }, { ...f, ...resultOf(f, 0) })
+    const one = decodeOne(baseOf(f, 0, { eventId: entryId, jobId: ids[0]!, at, queue }), { ...f, ...resultOf(f, 0) })
     return one ? [one] : []
   }
   // per-job fields, joined in the order of the ids: active's token, lease-lost's attempt
@@ -189,10 +197,12 @@ export const decodeEntry = (queue: string, entryId: string, fields: ReadonlyArra
   const attempts = f.attempt?.split(",")
   const out: JobEvent[] = []
   for (const [i, jobId] of ids.entries()) {
-    const one = decodeOne(
-      { eventId: `${entryId}.${i}`, jobId, at, queue },
-      { ...f, token: tokens?.[i], attempt: attempts?.[i], ...resultOf(f, i) },
-    )
+    const one = decodeOne(baseOf(f, i, { eventId: `${entryId}.${i}`, jobId, at, queue }), {
+      ...f,
+      token: tokens?.[i],
+      attempt: attempts?.[i],
+      ...resultOf(f, i),
+    })
     if (one) out.push(one)
   }
   return out

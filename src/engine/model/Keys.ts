@@ -124,6 +124,13 @@ export interface QueueKeys {
   /** HASH id -> add time of a job whose id carries none; ZSET id -> add time of a waiting prioritized or grouped job. */
   readonly addedAt: string
   readonly waitSince: string
+  /**
+   * HASH id -> the errors of the job's failed attempts, oldest first, one JSON object a line
+   * (`{"attempt","at",…the error}`), the newest 10 (lua/include/finish.lua `errors_push`).
+   */
+  readonly errors: string
+  /** HASH id -> the job's log lines (`job.log`), oldest first, one JSON string a line, the newest 100. */
+  readonly logs: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -170,6 +177,8 @@ export const KEY_TYPES = {
   backoff: "hash",
   addedAt: "hash",
   waitSince: "zset",
+  errors: "hash",
+  logs: "hash",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */

@@ -102,7 +102,7 @@ const makeAdder = (bounded: (until: number) => RedisClient, keys: QueueKeys, max
 
 /** What a BullMQ user is told when add's first argument looks like BullMQ's job name. */
 const NAME_FIRST =
-  "BullMQ's add(name, data, opts) is add(data, opts) in leaseq: a job has no name (one queue per kind of job, or the name inside the payload)"
+  "BullMQ's add(name, data, opts) is add(data, { name, ...opts }) in leaseq: the job's name is an option (job.name in the handler)"
 
 /**
  * An add given more than its two arguments (payload, options): BullMQ's `add(name, data,

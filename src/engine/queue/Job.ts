@@ -4,9 +4,11 @@
 import * as Result from "effect/Result"
 import type { NewJob } from "../calls/Commands.ts"
 import { checkJobBackoff, type JobBackoff } from "../model/Backoff.ts"
+import { namePayload } from "../model/Carrier.ts"
 import { InvalidOptions } from "../model/Errors.ts"
 import { isWellFormed, NOT_WELL_FORMED } from "../model/GroupName.ts"
 import { checkCustomId, newJobId } from "../model/JobId.ts"
+import { checkJobName } from "../model/JobName.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
 import { checkOrder } from "./JobOrder.ts"
 
@@ -48,6 +50,12 @@ interface JobOptionsBase {
   readonly group?: string | undefined
   /** The job's own retry delays ({@link JobBackoff}) instead of the worker's backoff. Default: none. */
   readonly backoff?: JobBackoff | undefined
+  /**
+   * The job's name (BullMQ's `add(name, data)`), given to the handler as `job.name` and shown by
+   * getJob, getJobs, the CLI and the dashboard. 1–128 characters, no control characters.
+   * Default none (nothing stored). Not taken from `defaultJobOptions`.
+   */
+  readonly name?: string | undefined
 }
 
 /** No dedupe: `dedupeTtlMs` and `dedupeUntil` need a `dedupeKey`. */
@@ -111,6 +119,7 @@ const JOB_OPTION_KEYS = [
   "lifo",
   "group",
   "backoff",
+  "name",
 ] as const
 
 /**
@@ -125,8 +134,9 @@ export type ResolvedJobOptions = {
   readonly timeoutMs: number
   readonly lifo: boolean
   readonly backoff?: string | undefined // validated, as the JSON text stored with it
+  readonly name?: string | undefined
 }
-type OwnResolved = "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "lifo" | "backoff"
+type OwnResolved = "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "lifo" | "backoff" | "name"
 
 /** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
 const checkTimeout = (field: string, value: unknown): Checked<number> =>
@@ -192,8 +202,11 @@ export const checkJobOptions = (
   if (Result.isFailure(order)) return Result.fail(order.failure)
   const backoff = checkJobBackoff(field, given.backoff ?? defaults.backoff)
   if (Result.isFailure(backoff)) return Result.fail(backoff.failure)
+  const name = checkJobName(`${field}.name`, given.name)
+  if (Result.isFailure(name)) return Result.fail(name.failure)
   return Result.map(checkTimeout(field, given.timeoutMs ?? defaults.timeoutMs), (timeoutMs) => ({
     ...(id.success === undefined ? {} : { id: id.success }),
+    ...(name.success === undefined ? {} : { name: name.success }),
     ...(backoff.success === undefined ? {} : { backoff: backoff.success }),
     delayMs: delayMs.success,
     maxAttempts: maxAttempts.success,
@@ -249,7 +262,8 @@ export const resolveJobOptions = (field: string, value: unknown, defaults: JobOp
 /** Build what `add` sends for one job. */
 export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => ({
   id: options.id ?? newJobId(),
-  payload,
+  // a name travels in front of the payload (model/Carrier.ts): no field written without one
+  payload: namePayload(payload, options.name),
   delayMs: options.delayMs,
   maxAttempts: options.maxAttempts,
   dedupeKey: options.dedupeKey,
@@ -261,34 +275,4 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
 })
 
-/** A job as a handler receives it. */
-export interface Job<A> {
-  /** The job id (a ULID, or the `id` it was added with). */
-  readonly id: string
-  /** The decoded payload. */
-  readonly payload: A
-  /** 1 on the first run; +1 after each failure or lost lease (a graceful release costs nothing). */
-  readonly attempt: number
-  /** The job's maxAttempts. */
-  readonly maxAttempts: number
-  /** The fencing token of this lease: unique, only goes up. Pass it to downstream writes to fence them. */
-  readonly token: number
-  /**
-   * Aborted when the lease is lost (or self-fenced), the job is cancelled (reason a
-   * `JobCancelled`), it runs past its `timeoutMs` (reason a `JobTimedOut`), or the worker
-   * shuts down past its grace period.
-   */
-  readonly signal: AbortSignal
-  /**
-   * Report how far the job got: any JSON value (≤ 64 KiB of JSON), stored within 250 ms (one
-   * write per 250 ms at most, the latest value; the last one before the handler returns is
-   * stored before the job settles), shown by `getJob`. Throws `InvalidOptions` (field
-   * "progress") for a value with no JSON form; values reported after the lease ended are dropped.
-   */
-  readonly progress: (value: unknown) => void
-  /**
-   * A job a schedule made (`queue.schedule`): the tick it was made for, in ms since the
-   * epoch (Redis clock); undefined for a job added otherwise.
-   */
-  readonly scheduledFor?: number | undefined
-}
+export type { Job } from "./HandlerJob.ts"

@@ -8,6 +8,7 @@ import type { RedisClient } from "../../redis/Client.ts"
 import { runScript } from "../calls/Commands.ts"
 import { priorityChanged, redisError } from "../calls/Replies.ts"
 import { Scripts } from "../calls/Scripts.ts"
+import { splitPayload } from "../model/Carrier.ts"
 import type { RedisError } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { scheduledForOf } from "../model/Schedule.ts"
@@ -62,6 +63,44 @@ export interface JobInfo<P = unknown, R = unknown> {
   readonly scheduledFor?: number
   /** Its priority: 0 (the default, runs first) to 1 000 000. */
   readonly priority: number
+  /** The job's name (add's `name` option); absent for a job added without one. */
+  readonly name?: string
+  /**
+   * The errors of its failed attempts (handler failures, timeouts, lost leases), oldest
+   * first: the newest 10, each bounded as the last error is (docs/jobs.md). Absent: none.
+   */
+  readonly errors?: ReadonlyArray<AttemptError>
+  /** Its log lines (`job.log(line)`), oldest first: the newest 100, each at most 1 KiB. Absent: none. */
+  readonly logs?: ReadonlyArray<string>
+}
+
+/** One failed attempt's error, as `getJob`'s `errors` list it. */
+export interface AttemptError {
+  /** The attempt that failed (1 for the first run). */
+  readonly attempt: number
+  /** When it failed (ms, Redis clock). */
+  readonly at: number
+  /** Why: `failed` (the handler), `timeout`, `lease-expired`, `invalid-payload`. */
+  readonly reason?: string
+  readonly name?: string
+  readonly message?: string
+  readonly stack?: string
+  /** An Effect tagged error's `_tag`. */
+  readonly tag?: string
+  /** The error's own fields (a tagged error's data), JSON-safe and bounded. */
+  readonly fields?: Record<string, unknown>
+}
+
+/** The lines of an errors or logs field, each parsed; a line that does not parse (cut by a bounded read) is left out. */
+export const linesOf = <A>(text: unknown): Array<A> | undefined => {
+  if (typeof text !== "string" || text === "") return undefined
+  const out: Array<A> = []
+  for (const line of text.split("\n")) {
+    try {
+      out.push(JSON.parse(line) as A)
+    } catch {}
+  }
+  return out
 }
 
 export type { CancelledFrom } from "../scripts/JobScripts.ts"
@@ -116,11 +155,28 @@ const lastError = (text: string): unknown => {
     : e
 }
 
+/** A job's name, errors and logs from get-job's (or job-peek's) reply, each only when it has one. */
+const nameAndListsOf = (
+  name: string | undefined,
+  r: ReadonlyArray<unknown>,
+  at: { readonly errors: number; readonly logs: number },
+): Pick<JobInfo, "name" | "errors" | "logs"> => {
+  const errors = linesOf<AttemptError>(r[at.errors])
+  const logs = linesOf<string>(r[at.logs])
+  return {
+    ...(name === undefined ? {} : { name }),
+    ...(errors === undefined ? {} : { errors }),
+    ...(logs === undefined ? {} : { logs }),
+  }
+}
+
 export const jobInfoOf = (
   id: string,
   r: ReadonlyArray<unknown>,
   /** Where the reply holds the priority (the added time follows it): get-job's 15th field; job-peek's 19th (after its lengths). */
   priorityAt = 14,
+  /** Where it holds the errors and the logs: get-job's 17th and 18th; job-peek's 21st and 23rd. */
+  listsAt: { readonly errors: number; readonly logs: number } = { errors: 16, logs: 17 },
 ): JobInfo<string> | undefined => {
   if (r[0] !== 1) return undefined
   const state = String(r[1]) as JobState
@@ -128,10 +184,12 @@ export const jobInfoOf = (
   const lostLeases = Number(r[5])
   const score = r[9] === null || r[9] === undefined ? undefined : Number(r[9])
   const used = failures + lostLeases
+  // a traced or named job carries its context and name in front of its payload (model/Carrier.ts)
+  const carried = splitPayload(String(r[2]))
   const info: JobInfo<string> = {
     id,
     state,
-    payload: String(r[2]),
+    payload: carried.payload,
     attempt: state === "dead" ? Math.max(used, 1) : used + 1,
     maxAttempts: Number(r[3]),
     failures,
@@ -146,6 +204,7 @@ export const jobInfoOf = (
       : {}),
     ...extrasOf(r),
     priority: Number(r[priorityAt] ?? 0),
+    ...nameAndListsOf(carried.name, r, listsAt),
   }
   const scheduledFor = scheduledForOf(id)
   return scheduledFor === undefined ? info : { ...info, scheduledFor }

@@ -20,7 +20,7 @@ import * as Result from "effect/Result"
 import { type Commands, lookups, type Reservation, type ScriptFailure } from "../calls/Commands.ts"
 import { type AckLanes, makeAckLanes } from "../model/AckLanes.ts"
 import { DEFAULT_BACKOFF } from "../model/Backoff.ts"
-import { storedPayload } from "../model/Carrier.ts"
+import { splitPayload } from "../model/Carrier.ts"
 import {
   InvalidOptions,
   JobCancelled,
@@ -67,6 +67,8 @@ export interface ReservedJob<P> {
   readonly maxAttempts: number
   /** When the lease ends unless extended: ms since the epoch, on the Redis clock. */
   readonly deadline: number
+  /** The job's name (add's `name` option); absent for a job added without one. */
+  readonly name?: string
 }
 
 /** What any manual call can fail with (as job control's calls: `ControlError` of QueueApi.ts). */
@@ -248,11 +250,15 @@ const reserveCall = (
     .reserve(count, leaseMs, RESERVE_PROMOTE_LIMIT, [], { workerId, requestId, timeoutMs: 0 })
     .pipe(Effect.map((r) => r.jobs.map(reservedJob)))
 
-const reservedJob = (r: Reservation): ReservedJob<string> => ({
-  id: r.id,
-  token: r.token,
-  payload: storedPayload(r.payload),
-  attempt: r.attempt,
-  maxAttempts: r.maxAttempts,
-  deadline: r.deadline,
-})
+const reservedJob = (r: Reservation): ReservedJob<string> => {
+  const { payload, name } = splitPayload(r.payload)
+  return {
+    id: r.id,
+    token: r.token,
+    payload,
+    attempt: r.attempt,
+    maxAttempts: r.maxAttempts,
+    deadline: r.deadline,
+    ...(name === undefined ? {} : { name }),
+  }
+}

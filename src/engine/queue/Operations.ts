@@ -12,7 +12,7 @@ import { Scripts } from "../calls/Scripts.ts"
 import { QueueClosed } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { newRequestId } from "../model/RequestId.ts"
-import type { ListInput, OneJob, RawPage } from "../scripts/OpsScripts.ts"
+import type { ListInput, OneJob, RawPage, RawRow } from "../scripts/OpsScripts.ts"
 import type { ScriptDef } from "../scripts/Script.ts"
 import { readOnly } from "./Adding.ts"
 import { ulidTimeOf } from "./JobCommands.ts"
@@ -30,19 +30,50 @@ import {
 /** Most jobs one drain or clean script call removes: each call stays short (bench/ops.ts measures it). */
 export const OPS_CHUNK = 1000
 
+/** `text` parsed as JSON, else the text itself. */
+const jsonOr = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/** The times a row's score gives: due (delayed), lease deadline (active), else finished. */
+const timesOf = (state: ListInput["state"], r: RawRow): Pick<ListedJob, "dueAt" | "leaseDeadline" | "finishedAt"> => {
+  if (r.score === "") return {}
+  const score = Number(r.score)
+  return state === "delayed" ? { dueAt: score } : state === "active" ? { leaseDeadline: score } : { finishedAt: score }
+}
+
+/** What a row carries beyond its id, state, payload and times: name, start, last error, result. */
+const extrasOf = (
+  state: ListInput["state"],
+  r: RawRow,
+): Pick<ListedJob, "name" | "startedAt" | "error" | "result" | "resultBytes"> => ({
+  ...(r.name === undefined ? {} : { name: r.name }),
+  ...(r.startedAt === undefined ? {} : { startedAt: r.startedAt }),
+  ...(r.error === undefined ? {} : { error: jsonOr(r.error) as NonNullable<ListedJob["error"]> }),
+  ...(r.result === undefined ? {} : { result: jsonOr(r.result) }),
+  ...(state === "completed" ? { resultBytes: r.resultBytes } : {}),
+})
+
 /** A page as `job-list` answered it, as a {@link JobPage}. */
 export const jobPageOf = (state: ListInput["state"], raw: RawPage): JobPage => {
   const jobs = raw.rows.map((r): ListedJob => {
-    const score = r.score === "" ? undefined : Number(r.score)
-    const at =
-      score === undefined
-        ? {}
-        : state === "delayed"
-          ? { dueAt: score }
-          : state === "active"
-            ? { leaseDeadline: score }
-            : { finishedAt: score }
-    return { id: r.id, state, payload: r.payload, addedAt: r.addedAt ?? ulidTimeOf(r.id), ...at }
+    const used = r.failures + r.lostLeases
+    return {
+      id: r.id,
+      state,
+      payload: r.payload,
+      addedAt: r.addedAt ?? ulidTimeOf(r.id),
+      ...timesOf(state, r),
+      attempt: state === "dead" ? Math.max(used, 1) : used + 1,
+      maxAttempts: r.maxAttempts,
+      failures: r.failures,
+      lostLeases: r.lostLeases,
+      ...extrasOf(state, r),
+    }
   })
   return { jobs, total: raw.total, ...(raw.next === "" ? {} : { cursor: raw.next }) }
 }

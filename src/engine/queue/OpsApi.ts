@@ -45,6 +45,26 @@ export interface ListedJob<P = string> {
   readonly finishedAt?: number
   /** The Effect face: the payload as stored when it does not decode with the queue's Schema (`payload` is then null). */
   readonly rawPayload?: string
+  /** The job's name (add's `name` option); absent for a job added without one. */
+  readonly name?: string
+  /** As `getJob`'s: the attempt running now (active), next (waiting, delayed) or last (finished). */
+  readonly attempt: number
+  readonly maxAttempts: number
+  /** Handler failures and lost leases so far. */
+  readonly failures: number
+  readonly lostLeases: number
+  /**
+   * The last error of a job not completed (a dead one, or one waiting or delayed after a
+   * failure), cut to what an operator acts on: its reason, name, tag and message (at most
+   * 512 bytes). `getJob` has the whole error and every attempt's.
+   */
+  readonly error?: { readonly reason?: string; readonly name?: string; readonly tag?: string; readonly message: string }
+  /** A retained completed job's result, when its JSON is at most 1 KiB (else only `resultBytes`). */
+  readonly result?: unknown
+  /** A retained completed job's result length in bytes (0: none). */
+  readonly resultBytes?: number
+  /** An active job: when its run started (ms, Redis clock). */
+  readonly startedAt?: number
 }
 
 /** A page of a listing. */

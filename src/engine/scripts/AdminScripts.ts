@@ -221,6 +221,8 @@ export const deadPurge = defineScript({
     "timeout",
     "dkey",
     "backoff",
+    "errors",
+    "logs",
     ...READY_KEYS,
   ],
   argv: ["layout", "mode", "limit"],

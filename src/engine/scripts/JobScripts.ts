@@ -27,6 +27,8 @@ export const JOB_LOOKUP_KEYS = [
   "progress",
   "timeout",
   "meta",
+  "errors",
+  "logs",
   ...READY_KEYS,
 ] as const
 
@@ -37,6 +39,26 @@ export const getJob = defineScript({
   argv: ["layout", "id"],
   args: (id: string): Argv => [LAYOUT_VERSION, id],
   decode: (reply): ReadonlyArray<unknown> => list<unknown>(reply),
+})
+
+/** One `log` call: a leased job's id, its lease token and the lines (each JSON text of a string). */
+export interface LogInput {
+  readonly id: string
+  readonly token: number
+  readonly lines: ReadonlyArray<string>
+}
+
+/** `log`: the lines the job's log holds after the call, or undefined when its lease was not held under the token. */
+export const log = defineScript({
+  name: "log",
+  keys: ["meta", "lease", "logs"],
+  argv: ["layout", "id", "token"],
+  rest: ["line"],
+  args: (p: LogInput): Argv => [LAYOUT_VERSION, p.id, p.token, ...p.lines],
+  decode: (reply): number | undefined => {
+    const r = list<number>(reply)
+    return r[0] === 1 ? Number(r[1]) : undefined
+  },
 })
 
 /** `cancel`: the state the job was in, or undefined when unknown or already finished. */
@@ -64,6 +86,8 @@ export const cancel = defineScript({
     "backoff",
     "receipts",
     "receiptsAt",
+    "errors",
+    "logs",
     ...READY_KEYS,
   ],
   argv: ["layout", "id", "requestId"],

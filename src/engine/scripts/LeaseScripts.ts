@@ -97,6 +97,8 @@ export const reserve = defineScript({
     "cancelled",
     "rate",
     "backoff",
+    "errors",
+    "logs",
     ...READY_KEYS,
   ],
   argv: ["layout", "workerId", "requestId", "count", "leaseMs", "promoteLimit", "timeoutMs", "m", "riders"],

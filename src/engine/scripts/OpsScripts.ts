@@ -4,7 +4,7 @@
  * `reschedule`, `job-retry`, `update-payload`. Their own refusals (a job in another state,
  * active jobs) are mapped in calls/Replies.ts (`operationError`), so these decode the raw list.
  */
-import { storedPayload } from "../model/Carrier.ts"
+import { splitPayload } from "../model/Carrier.ts"
 import { KEY_NAMES, LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
@@ -29,28 +29,57 @@ export interface ListInput {
   readonly count: number
 }
 
-/** A page as `job-list` answers it: the next cursor ("" at the end), the jobs in the state, and per job id, score, payload. */
+/** One job of a `job-list` page, as the script answers it (see lua/job-list.lua). */
+export interface RawRow {
+  readonly id: string
+  readonly score: string
+  /** The payload without the carried context and name (null: none stored). */
+  readonly payload: string | null
+  /** The job's name, from the payload's prefix (model/Carrier.ts). */
+  readonly name: string | undefined
+  /** When the job was added (ms), for an id that carries no time; undefined for a ULID. */
+  readonly addedAt: number | undefined
+  readonly failures: number
+  readonly lostLeases: number
+  readonly maxAttempts: number
+  /** The last error as a row carries it (JSON `{reason, name, message, tag}`), for a job not completed. */
+  readonly error: string | undefined
+  /** A completed job's result (JSON, at most 1 KiB), and its length in bytes. */
+  readonly result: string | undefined
+  readonly resultBytes: number
+  /** An active job's start (ms, Redis clock). */
+  readonly startedAt: number | undefined
+}
+
+/** A page as `job-list` answers it: the next cursor ("" at the end), the jobs in the state, and its rows. */
 export interface RawPage {
   readonly next: string
   readonly total: number
-  readonly rows: ReadonlyArray<{
-    readonly id: string
-    readonly score: string
-    readonly payload: string | null
-    /** When the job was added (ms), for an id that carries no time; undefined for a ULID. */
-    readonly addedAt: number | undefined
-  }>
+  readonly rows: ReadonlyArray<RawRow>
 }
+
+/** Entries per job in a `job-list` reply. */
+const ROW = 11
 
 const rawPage = (reply: unknown): RawPage => {
   const r = list<string | number | null>(reply)
-  const rows: Array<RawPage["rows"][number]> = []
-  for (let i = 2; i + 3 < r.length; i += 4) {
+  const rows: Array<RawRow> = []
+  const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+  for (let i = 2; i + ROW - 1 < r.length; i += ROW) {
+    const carried = typeof r[i + 2] === "string" ? splitPayload(String(r[i + 2])) : undefined
     rows.push({
       id: String(r[i]),
       score: String(r[i + 1] ?? ""),
-      payload: typeof r[i + 2] === "string" ? storedPayload(String(r[i + 2])) : null,
+      payload: carried === undefined ? null : carried.payload,
+      name: carried?.name,
       addedAt: typeof r[i + 3] === "number" ? Number(r[i + 3]) : undefined,
+      failures: Number(r[i + 4]),
+      lostLeases: Number(r[i + 5]),
+      maxAttempts: Number(r[i + 6]),
+      error: text(r[i + 7]),
+      result: text(r[i + 8]),
+      resultBytes: Number(r[i + 9] ?? 0),
+      startedAt: typeof r[i + 10] === "number" ? Number(r[i + 10]) : undefined,
     })
   }
   return { next: String(r[0] ?? ""), total: Number(r[1]), rows }
@@ -59,14 +88,40 @@ const rawPage = (reply: unknown): RawPage => {
 /** `job-list`: one page of the jobs in one state (read-only). */
 export const jobList = defineScript({
   name: "job-list",
-  keys: ["active", "dead", "done", "cancelled", "data", ...READY_KEYS],
+  keys: [
+    "active",
+    "dead",
+    "done",
+    "cancelled",
+    "data",
+    "fails",
+    "lost",
+    "max",
+    "err",
+    "result",
+    "holder",
+    ...READY_KEYS,
+  ],
   argv: ["layout", "state", "order", "cursor", "count"],
   args: (p: ListInput): Argv => [LAYOUT_VERSION, p.state, p.order, p.cursor, p.count],
   decode: rawPage,
 })
 
 /** The per-job hashes a removal clears (the same as lua/include/finish.lua's drop_jobs, with result). */
-const JOB_FIELDS = ["data", "max", "fails", "lost", "err", "progress", "timeout", "dkey", "result", "backoff"] as const
+const JOB_FIELDS = [
+  "data",
+  "max",
+  "fails",
+  "lost",
+  "err",
+  "progress",
+  "timeout",
+  "dkey",
+  "result",
+  "backoff",
+  "errors",
+  "logs",
+] as const
 
 /** `drain`: {removed waiting, removed delayed, left to drain}. */
 export const drain = defineScript({

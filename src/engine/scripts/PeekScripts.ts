@@ -7,7 +7,7 @@
  * first schedules) and `jobs-peek` (a page of the jobs in one state), payloads cut.
  */
 
-import { storedPayload } from "../model/Carrier.ts"
+import { splitPayload, storedPayload } from "../model/Carrier.ts"
 import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import type { StoredSchedule } from "../model/Schedule.ts"
 import { JOB_LOOKUP_KEYS } from "./JobScripts.ts"
@@ -133,6 +133,8 @@ export interface PeekedPage {
     readonly id: string
     readonly score: string
     readonly payload: Peeked
+    /** The job's name, from the payload's prefix (none when the payload was not loaded). */
+    readonly name?: string | undefined
     /** When the job was added (ms), for an id that carries no time; undefined for a ULID. */
     readonly addedAt: number | undefined
   }>
@@ -156,10 +158,12 @@ export const jobsPeek = defineScript({
     const rows: Array<PeekedPage["rows"][number]> = []
     for (let i = 2; i + 4 < r.length; i += 5) {
       const payload = text(r[i + 2])
+      const carried = payload === null ? undefined : splitPayload(payload)
       rows.push({
         id: String(r[i]),
         score: String(r[i + 1] ?? ""),
-        payload: { text: payload === null ? null : storedPayload(payload), length: Number(r[i + 3]) },
+        payload: { text: carried === undefined ? null : carried.payload, length: Number(r[i + 3]) },
+        ...(carried?.name === undefined ? {} : { name: carried.name }),
         addedAt: typeof r[i + 4] === "number" ? Number(r[i + 4]) : undefined,
       })
     }

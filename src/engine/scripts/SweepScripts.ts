@@ -73,6 +73,8 @@ export const sweep = defineScript({
     "events",
     "cancelled",
     "backoff",
+    "errors",
+    "logs",
     ...READY_KEYS,
   ],
   argv: ["layout", "limit"],

@@ -23,6 +23,8 @@ export const VERIFY_HASHES = [
   "timeout",
   "priority",
   "backoff",
+  "errors",
+  "logs",
 ] as const
 
 /** One entry of a page of wait. */
@@ -108,6 +110,8 @@ export const verifyHash = defineScript({
     "timeout",
     "cancelled",
     "backoff",
+    "errors",
+    "logs",
     ...READY_KEYS,
   ],
   argv: ["layout", "hash", "cursor", "count"],
