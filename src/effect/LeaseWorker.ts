@@ -19,7 +19,7 @@ import { openWorkerConnections, servedKeys, startServing } from "../engine/parti
 import type { Job as EngineJob } from "../engine/queue/Job.ts"
 import type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
 import { resultJson } from "../engine/worker/Callbacks.ts"
-import type { WorkerState } from "../engine/worker/Worker.ts"
+import type { WorkerHooks, WorkerState } from "../engine/worker/Worker.ts"
 import type {
   BatchOptions as EngineBatchOptions,
   WorkerOptions as EngineOptions,
@@ -90,6 +90,8 @@ export interface Hooks<A, Out, E, R> {
   readonly onCancelled?: ((job: LeaseRef) => Effect.Effect<void, never, R>) | undefined
   /** The job went to dead: reason `failed` (attempts used up), `timeout` (its last attempt timed out), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
   readonly onDead?: ((job: LeaseRef, reason: DeadReason, error: unknown) => Effect.Effect<void, never, R>) | undefined
+  /** The worker had work and now has none: its last reserve found no job ready, none of its jobs runs or waits for its ack (BullMQ's worker `drained`; once per move to idle; per partition). */
+  readonly onDrained?: (() => Effect.Effect<void, never, R>) | undefined
   /**
    * An error the worker survived (it keeps retrying): a Redis error (`RedisUnavailable`
    * naming the server, once per failed connection attempt of the queue's connection or of
@@ -169,6 +171,32 @@ const oneJobHandler =
     )
 
 /**
+ * The engine's hooks for the Effect hooks of `options`: each runs through `fire` (a fiber
+ * of its own); a failed job's hook gets its full, typed cause from `causes`.
+ */
+const engineHooks = <A, Out, E, RH>(
+  options: Hooks<A, Out, E, RH>,
+  fire: (hook: () => Effect.Effect<void, never, RH> | undefined) => void,
+  causes: WeakMap<Job<A>, Cause.Cause<E>>,
+  onError: (error: unknown) => Effect.Effect<void, never, RH>,
+): WorkerHooks<A> => ({
+  completed: (job, result) => fire(() => options.onCompleted?.(asEffectJob(job), result as Out)),
+  failed: (engineJob, error, willRetry) =>
+    fire(() => {
+      const job = asEffectJob(engineJob)
+      // a timeout interrupted the handler: the failure is the timeout, not that interruption
+      const cause = error instanceof JobTimedOut ? Cause.die(error) : (causes.get(job) ?? Cause.die(error))
+      causes.delete(job)
+      return options.onFailed?.(job, cause, willRetry)
+    }),
+  cancelled: (job) => fire(() => options.onCancelled?.(job)),
+  leaseLost: (job, reason) => fire(() => options.onLeaseLost?.(job, reason)),
+  dead: (job, reason, error) => fire(() => options.onDead?.(job, reason, error)),
+  drained: () => fire(() => options.onDrained?.()),
+  error: (error) => fire(() => onError(unwrapNotReplicated(error))),
+})
+
+/**
  * Start a worker on the queue service `queue`, running `handler` for each job, at most
  * `concurrency` at once. Scoped: closing the scope closes the worker gracefully (stop
  * reserving, let handlers finish for up to `shutdownGraceMs`, then interrupt the rest and
@@ -235,21 +263,7 @@ export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
         handler: batch?.run ?? oneJobHandler(given as (job: Job<A>) => Effect.Effect<Out, E, R>, context, causes),
         // throws for a result JSON cannot hold or would change: the engine fails the job with it
         encodeResult: resultJson,
-        hooks: {
-          completed: (job, result) => fire(() => options.onCompleted?.(asEffectJob(job), result as Out)),
-          failed: (engineJob, error, willRetry) =>
-            fire(() => {
-              const job = asEffectJob(engineJob)
-              // a timeout interrupted the handler: the failure is the timeout, not that interruption
-              const cause = error instanceof JobTimedOut ? Cause.die(error) : (causes.get(job) ?? Cause.die(error))
-              causes.delete(job)
-              return options.onFailed?.(job, cause, willRetry)
-            }),
-          cancelled: (job) => fire(() => options.onCancelled?.(job)),
-          leaseLost: (job, reason) => fire(() => options.onLeaseLost?.(job, reason)),
-          dead: (job, reason, error) => fire(() => options.onDead?.(job, reason, error)),
-          error: (error) => fire(() => onError(unwrapNotReplicated(error))),
-        },
+        hooks: engineHooks(options, fire, causes, onError),
       }),
       (h) =>
         closeBatches.pipe(

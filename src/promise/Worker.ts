@@ -103,11 +103,25 @@ export interface WorkerEvents<T, R> {
    * goes to stderr instead, at most once per 30 s.
    */
   error: [error: unknown]
+  /**
+   * The worker had work and now has none (BullMQ's worker `drained`): its last reserve found
+   * no job ready, and none of its jobs runs or waits for its ack. Once per move to idle, not
+   * per empty poll; not while paused. A partitioned worker tells it per partition.
+   */
+  drained: []
   closed: []
 }
 
-/** The events a {@link Worker} emits: "completed", "failed", "lease-lost", "cancelled", "dead", "error", "closed". */
-export type WorkerEventName = "completed" | "failed" | "lease-lost" | "cancelled" | "dead" | "error" | "closed"
+/** The events a {@link Worker} emits: "completed", "failed", "lease-lost", "cancelled", "dead", "drained", "error", "closed". */
+export type WorkerEventName =
+  | "completed"
+  | "failed"
+  | "lease-lost"
+  | "cancelled"
+  | "dead"
+  | "drained"
+  | "error"
+  | "closed"
 
 /**
  * A worker: starts on construction, runs `handler` for each job, at most `concurrency` at once.
@@ -191,6 +205,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
           leaseLost: (job, reason) => emit("lease-lost", job, reason),
           dead: (job, reason, error) => emit("dead", job, reason, error),
           cancelled: (job) => emit("cancelled", job),
+          drained: () => emit("drained"),
           error: (e) => emit("error", unwrapNotReplicated(e)),
         },
       }),

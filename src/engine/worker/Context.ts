@@ -53,6 +53,14 @@ export interface PlainRuns {
   readonly idle: Array<() => void>
 }
 
+/** What the `drained` hook is judged by (written only by Drained.ts). */
+export interface IdleWatch {
+  /** A job was started since the last `drained` (or since the start). */
+  hadWork: boolean
+  /** The last reserve call that landed found fewer jobs than it asked for. */
+  empty: boolean
+}
+
 /** A started worker. */
 export interface WorkerHandle {
   readonly state: () => WorkerState
@@ -108,6 +116,8 @@ export interface WorkerContext<A> {
   readonly state: WorkerState
   /** The worker's state cell: a move wakes the reserve loop; a refused move is reported on the error hook. */
   readonly lifecycle: StateCell
+  /** What the `drained` hook is judged by (Drained.ts: its only writer). */
+  readonly idle: IdleWatch
   /** Leases this worker self-fenced since it started (reported to the queue's counter by its heartbeat). */
   selfFenced: number
   /** How many times the main connection was replaced as silent (a heartbeat got no reply). */
@@ -174,6 +184,7 @@ export const makeContext = <A>(
       () => ctx.wakeLoop(),
       "running",
     ),
+    idle: { hadWork: false, empty: false },
     selfFenced: 0,
     replaced: 0,
     wakeLoop: () => tell(ctx.sched, WAKE),

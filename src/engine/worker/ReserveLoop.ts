@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/LeaseScripts.ts"
 import type { Landed, WorkerContext } from "./Context.ts"
+import { noteLanded } from "./Drained.ts"
 import { place, prefetchPaused } from "./Fragile.ts"
 import { giveBack, reservedJobs } from "./GiveBack.ts"
 import { monotonicNow } from "./Lease.ts"
@@ -131,6 +132,7 @@ const takeLanded = <A>(ctx: WorkerContext<A>, st: LoopState, l: Landed) =>
     }
     st.failures = 0
     st.short = next === "short" ? due : undefined
+    if (Exit.isSuccess(l.reserved)) noteLanded(ctx, l.reserved.value.jobs.length, next === "short")
     if (next === "limited") holdLimited(ctx, due)
   })
 
