@@ -34,6 +34,7 @@ export type { Backoff, JobBackoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
   CallbackFailed,
+  GroupFull,
   IllegalStateMove,
   InvalidOptions,
   InvalidPayload,
@@ -52,6 +53,7 @@ export {
   RedisUnavailable,
   ShutdownOverrun,
   WorkerLoopFailed,
+  WorkerNotRunning,
   WrongJobState,
   WrongKeyType,
 } from "./engine/model/Errors.ts"
@@ -86,5 +88,5 @@ export type {
   ScheduleSet,
   ScheduleWhen,
 } from "./engine/queue/Schedules.ts"
-export type { WorkerState } from "./engine/worker/Worker.ts"
+export type { PauseOptions, WorkerState } from "./engine/worker/Worker.ts"
 export type { ConnectionOption } from "./redis/Client.ts"

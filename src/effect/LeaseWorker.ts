@@ -12,14 +12,15 @@
  */
 import { Cause, Context, Effect, FiberSet, Layer, type Scope, Tracer } from "effect"
 import type { ScriptFailure } from "../engine/calls/Commands.ts"
-import { type InvalidOptions, JobTimedOut, type QueueClosed } from "../engine/model/Errors.ts"
+import { type InvalidOptions, JobTimedOut, type QueueClosed, type WorkerNotRunning } from "../engine/model/Errors.ts"
 import type { DeadReason } from "../engine/model/Failure.ts"
 import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
 import { openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { Job as EngineJob } from "../engine/queue/Job.ts"
 import type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
 import { resultJson } from "../engine/worker/Callbacks.ts"
-import type { WorkerHooks, WorkerState } from "../engine/worker/Worker.ts"
+import { checkPauseOptions } from "../engine/worker/Pause.ts"
+import type { PauseOptions, WorkerHooks, WorkerState } from "../engine/worker/Worker.ts"
 import type {
   BatchOptions as EngineBatchOptions,
   WorkerOptions as EngineOptions,
@@ -140,7 +141,7 @@ export interface Handle {
   /** The queue name. */
   readonly queue: string
   /**
-   * The lifecycle state: running, draining, releasing, closed, or failed (a loop was given
+   * The lifecycle state: running, paused, draining, releasing, closed, or failed (a loop was given
    * up: close it). Never `starting`: `make` returns once the worker reached Redis, and
    * closing its scope before then ends at once (it holds nothing yet).
    */
@@ -149,6 +150,14 @@ export interface Handle {
   readonly running: Effect.Effect<number>
   /** Close early (graceful, as on scope close). Never fails, always ends; every later call waits for the same shutdown. */
   readonly close: Effect.Effect<void>
+  /**
+   * Pause this worker (as the Promise `worker.pause`): no new job is leased, those held
+   * unstarted go back, running handlers go on; `{ wait: true }` ends once they have ended.
+   * A closing, closed or failed worker: nothing to do. Bad options: `InvalidOptions`.
+   */
+  readonly pause: (options?: PauseOptions) => Effect.Effect<void, InvalidOptions>
+  /** Lease again after `pause`; fails with `WorkerNotRunning` when the worker is closing, closed or failed. */
+  readonly resume: Effect.Effect<void, WorkerNotRunning>
 }
 
 /** What starting a worker can fail with: bad options, or a queue that cannot be used. */
@@ -278,6 +287,8 @@ export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
       state: Effect.sync(engine.state),
       running: Effect.sync(engine.running),
       close: Effect.andThen(closeBatches, engine.close),
+      pause: (given) => Effect.flatMap(Effect.fromResult(checkPauseOptions(given)), engine.pause),
+      resume: engine.resume,
     }
     return handle
   })

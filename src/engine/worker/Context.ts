@@ -12,7 +12,7 @@ import type * as Fiber from "effect/Fiber"
 import type { RedisClient } from "../../redis/Client.ts"
 import { type Commands, SCRIPT_CHUNK } from "../calls/Commands.ts"
 import { type AckLanes, makeAckLanes } from "../model/AckLanes.ts"
-import type { InvalidPayload } from "../model/Errors.ts"
+import type { InvalidPayload, WorkerNotRunning } from "../model/Errors.ts"
 import { makeRegistryBeat, type WorkerSelf } from "../model/Registry.ts"
 import { newWorkerId } from "../model/RequestId.ts"
 import { makeBatcher } from "../queue/Batcher.ts"
@@ -68,6 +68,16 @@ export interface WorkerHandle {
   readonly running: () => number
   /** Graceful shutdown (see the state machine). Never fails, always ends; a second call waits for the first. */
   readonly close: Effect.Effect<void>
+  /** Stop leasing new jobs (Pause.ts); `wait`: end once the running handlers have. Never fails. */
+  readonly pause: (options?: PauseOptions) => Effect.Effect<void>
+  /** Lease again after `pause`; fails when the worker is closing, closed or failed. */
+  readonly resume: Effect.Effect<void, WorkerNotRunning>
+}
+
+/** Options of `pause`. */
+export interface PauseOptions {
+  /** Resolve only once the handlers running now have ended and settled. Default false: once no new job will start. */
+  readonly wait?: boolean | undefined
 }
 
 /** The batcher of stand-alone completes: one call in flight at a time, so one ack lane of its own. */
