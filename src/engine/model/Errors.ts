@@ -7,6 +7,7 @@ import { type InvalidOptions, show } from "../../redis/Errors.ts"
 
 export { InvalidOptions } from "../../redis/Errors.ts"
 export { QueueHasActiveJobs, WrongJobState } from "./OpsErrors.ts"
+export { GroupFull, WorkerNotRunning } from "./StateErrors.ts"
 
 /** The job is no longer leased under this token: it was reclaimed, completed or released. Nothing was changed. */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{
@@ -278,34 +279,6 @@ export class JobNotWaiting extends Data.TaggedError("JobNotWaiting")<{
     return this.state === "missing"
       ? `job ${this.jobId} does not exist (never added, or finished and not retained); nothing changed`
       : `job ${this.jobId} is ${this.state}, not waiting or delayed: only a job that waits can change its priority; nothing changed`
-  }
-}
-
-/**
- * `worker.resume()` on a worker that is not paused or running: it is closing, closed or
- * failed, and takes no more jobs (start a new worker).
- */
-export class WorkerNotRunning extends Data.TaggedError("WorkerNotRunning")<{
-  readonly queue: string
-  readonly state: string
-}> {
-  override get message() {
-    return `the worker of queue ${this.queue} is ${this.state}: only a paused or running worker can resume; start a new worker`
-  }
-}
-
-/**
- * An add past a group's `maxSize` (`setGroupLimits(group, { maxSize })`, or the default
- * group limits): the group already holds `size` jobs waiting or delayed. Nothing was added
- * (in `addBulk`, none of the jobs).
- */
-export class GroupFull extends Data.TaggedError("GroupFull")<{
-  readonly group: string
-  readonly maxSize: number
-  readonly size: number
-}> {
-  override get message() {
-    return `group ${JSON.stringify(this.group)} is full: it holds ${this.size} jobs waiting or delayed, its maxSize is ${this.maxSize}; nothing was added (raise maxSize with setGroupLimits, or add later)`
   }
 }
 
