@@ -63,6 +63,7 @@ export type {
   ListState,
   MovedFrom,
 } from "./engine/queue/OpsApi.ts"
+export type { PriorityOptions } from "./engine/queue/QueueApi.ts"
 export type {
   ScheduleChange,
   ScheduledJob,

@@ -342,12 +342,12 @@ local function ready_remove(id)
   return redis.call('LREM', READY_WAIT, 0, id)
 end
 
--- ready_move(id, priority): give the ready job `id` the priority `priority` (a number), at
--- the back of it; a job already of that priority keeps its place. 1 when `id` is ready
--- (moved or kept), 0 when it is not (nothing changed).
-local function ready_move(id, priority)
+-- ready_move(id, priority, front): give the ready job `id` the priority `priority` (a
+-- number), at the back of it, or (`front`) at its front; a job already of that priority keeps
+-- its place unless `front`. 1 when `id` is ready (moved or kept), 0 when it is not (nothing changed).
+local function ready_move(id, priority, front)
   local old = tonumber(redis.call('HGET', READY_PRIORITY, id)) or 0
-  if old == priority then
+  if old == priority and not front then
     if groups_used() then
       local waits = groups_lib().waiting(id)
       if waits ~= nil then return waits and 1 or 0 end
@@ -357,7 +357,7 @@ local function ready_move(id, priority)
   end
   if ready_remove(id) == 0 then return 0 end
   ready_set_priority({id, priority})
-  ready_push({id}, false, {priority})
+  ready_push({id}, front == true, {priority})
   return 1
 end
 
