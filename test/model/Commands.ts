@@ -599,23 +599,27 @@ export class UpdatePayload extends OnJob {
 export class ChangePriority extends OnJob {
   readonly kind = "changePriority"
   readonly priority: number
-  constructor(pick: number, priority: number) {
+  /** `{ lifo: true }`: to the front of the priority. */
+  readonly lifo: boolean
+  constructor(pick: number, priority: number, lifo = false) {
     super(pick)
     this.priority = priority
+    this.lifo = lifo
   }
   async step(m: Model, r: Real): Promise<void> {
     const id = this.id(m)
     const was = m.state(id)
-    const real = seen(await settle(r.q.changePriority(id, this.priority)))
-    const model = m.changePriority(id, this.priority)
+    const options = this.lifo ? { lifo: true } : undefined
+    const real = seen(await settle(r.q.changePriority(id, this.priority, options)))
+    const model = m.changePriority(id, this.priority, this.lifo)
     expectSame(
-      `changePriority(${id}, ${this.priority})`,
+      `changePriority(${id}, ${this.priority}${this.lifo ? ", lifo" : ""})`,
       model === "ok" ? was : { err: "JobNotWaiting", state: model.notWaiting },
       real,
     )
   }
   toString(): string {
-    return `${this.kind}(#${this.pick}, ${this.priority})`
+    return `${this.kind}(#${this.pick}, ${this.priority}${this.lifo ? ", lifo" : ""})`
   }
 }
 
@@ -831,6 +835,10 @@ const all = (url: () => string): Array<readonly [string, fc.Arbitrary<Cmd>]> => 
     ],
     ["updatePayload", pick.map((p) => new UpdatePayload(p))],
     ["changePriority", fc.tuple(pick, fc.constantFrom(0, 1, 5)).map(([p, n]) => new ChangePriority(p, n))],
+    [
+      "changePriorityLifo",
+      fc.tuple(pick, fc.constantFrom(0, 1, 5)).map(([p, n]) => new ChangePriority(p, n, true)),
+    ],
     ["release", pick.map((p) => new Release(p))],
     ["extend", fc.tuple(pick, lease).map(([p, l]) => new Extend(p, l))],
     [

@@ -336,13 +336,18 @@ export class Model {
     return j.state
   }
 
-  /** `changePriority`: a waiting job to the back of its new priority, a delayed one takes it when due; else JobNotWaiting. */
-  changePriority(id: string, priority: number): "ok" | { notWaiting: State | "missing" } {
+  /**
+   * `changePriority`: a waiting job to the back of its new priority (`lifo`: its front, also of
+   * the same one; without, a job of that priority keeps its place), a delayed one takes it when
+   * due (at the back); else JobNotWaiting.
+   */
+  changePriority(id: string, priority: number, lifo = false): "ok" | { notWaiting: State | "missing" } {
     const j = this.jobs.get(id)
     if (j === undefined) return { notWaiting: "missing" }
     if (j.state !== "waiting" && j.state !== "delayed") return { notWaiting: j.state }
+    const moves = lifo || j.priority !== priority
     j.priority = priority
-    if (j.state === "waiting") this.#ready(j, false)
+    if (j.state === "waiting" && moves) this.#ready(j, lifo)
     return "ok"
   }
 
