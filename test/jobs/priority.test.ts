@@ -128,7 +128,9 @@ describe("priority", () => {
       field: "options.lifo",
       value: "yes",
     })
-    await expect(queue.changePriority(id, 1, { front: true } as never)).rejects.toMatchObject({ field: "options.front" })
+    await expect(queue.changePriority(id, 1, { front: true } as never)).rejects.toMatchObject({
+      field: "options.front",
+    })
     await expect(queue.changePriority(id, 1, 3 as never)).rejects.toMatchObject({ field: "options" })
     expect(await dumpQueue(shared.raw, q)).toEqual(before)
   })

@@ -835,10 +835,7 @@ const all = (url: () => string): Array<readonly [string, fc.Arbitrary<Cmd>]> => 
     ],
     ["updatePayload", pick.map((p) => new UpdatePayload(p))],
     ["changePriority", fc.tuple(pick, fc.constantFrom(0, 1, 5)).map(([p, n]) => new ChangePriority(p, n))],
-    [
-      "changePriorityLifo",
-      fc.tuple(pick, fc.constantFrom(0, 1, 5)).map(([p, n]) => new ChangePriority(p, n, true)),
-    ],
+    ["changePriorityLifo", fc.tuple(pick, fc.constantFrom(0, 1, 5)).map(([p, n]) => new ChangePriority(p, n, true))],
     ["release", pick.map((p) => new Release(p))],
     ["extend", fc.tuple(pick, lease).map(([p, l]) => new Extend(p, l))],
     [
