@@ -280,6 +280,12 @@ local function ready_push(ids, front, prios, groups)
   end
 end
 
+-- ready_group_sizes(groups): of `groups` (names), those whose limits set a maxSize: group ->
+-- {maxSize, jobs waiting}; empty when none does (add refuses a job past it).
+local function ready_group_sizes(groups)
+  return groups_lib().sizes(groups)
+end
+
 -- ready_set_groups(ids, groups): record the group of jobs not ready yet (add's delayed jobs).
 -- The first group of a queue starts the round robin: the ungrouped jobs already ready join it.
 local function ready_set_groups(ids, groups)

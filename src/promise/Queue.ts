@@ -170,10 +170,7 @@ export class Queue<T = unknown, R = unknown> extends ManualQueue<T> {
     return this.#run(this.queue.control.cancel(id))
   }
 
-  /**
-   * Job `id` to the back of `priority` (0 .. 1 000 000; `{ lifo: true }`: to its front) if
-   * waiting, or has it when due if delayed (its state); else `JobNotWaiting`.
-   */
+  /** Job `id` to the back of `priority` (0 .. 1 000 000; `lifo`: its front) if waiting, or has it when due if delayed (its state); else `JobNotWaiting`. */
   changePriority(id: string, priority: number, options?: PriorityOptions): Promise<"waiting" | "delayed"> {
     return this.#run(this.queue.control.changePriority(id, priority, options))
   }

@@ -19,8 +19,8 @@ export class WorkerNotRunning extends Data.TaggedError("WorkerNotRunning")<{
 
 /**
  * An add past a group's `maxSize` (`setGroupLimits(group, { maxSize })`, or the default
- * group limits): the group already holds `size` jobs waiting or delayed. Nothing was added
- * (in `addBulk`, none of the jobs).
+ * group limits): the group holds `size` jobs waiting, and the call's jobs of that group would
+ * pass `maxSize`. Nothing was added (in `addBulk`, none of the jobs).
  */
 export class GroupFull extends Data.TaggedError("GroupFull")<{
   readonly group: string
@@ -28,6 +28,6 @@ export class GroupFull extends Data.TaggedError("GroupFull")<{
   readonly size: number
 }> {
   override get message() {
-    return `group ${JSON.stringify(this.group)} is full: it holds ${this.size} jobs waiting or delayed, its maxSize is ${this.maxSize}; nothing was added (raise maxSize with setGroupLimits, or add later)`
+    return `group ${JSON.stringify(this.group)} is full: it holds ${this.size} jobs waiting, its maxSize is ${this.maxSize}; nothing was added (raise maxSize with setGroupLimits, or add later)`
   }
 }
