@@ -45,6 +45,8 @@ export interface ModelJob {
 export interface GroupLimits {
   readonly concurrency?: number | undefined
   readonly max?: number | undefined
+  /** At most this many of the group's jobs waiting: an add past it is refused (GroupFull), nothing written. */
+  readonly maxSize?: number | undefined
 }
 
 /** What a reserve may lease: the ungrouped jobs in strict order, each group's ready jobs and its room, and how many one call takes. */
@@ -152,6 +154,22 @@ export class Model {
   }
 
   // ---- adding -------------------------------------------------------------------
+
+  /**
+   * The refusal of an add of a new job to `group` (GroupFull) when the group's limits (own, or
+   * the default) set a maxSize its jobs waiting already reach; undefined when the add goes in
+   * (no group, no maxSize, room, or `id` of a job still findable: that add adds nothing).
+   */
+  groupFull(
+    group: string | undefined,
+    id: string | undefined,
+  ): { group: string; maxSize: number; size: number } | undefined {
+    if (group === undefined || (id !== undefined && this.jobs.has(id))) return undefined
+    const maxSize = this.#limitsOf(group)?.maxSize
+    if (maxSize === undefined) return undefined
+    const size = this.inState("waiting").filter((j) => j.group === group).length
+    return size + 1 > maxSize ? { group, maxSize, size } : undefined
+  }
 
   /** `add`: a new job, or (a custom id of a job still findable) nothing: answers the id either way. */
   add(
