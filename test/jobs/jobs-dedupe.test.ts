@@ -6,7 +6,7 @@ import { Queue } from "../../src/index.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { run } from "../support/jobs.ts"
 import { dumpQueue, queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
-import { redisNow, until } from "../support/until.ts"
+import { redisNow, until, untilRedisClock } from "../support/until.ts"
 
 const name = queueNamer("jobs-dedupe")
 const shared = sharedClients()
@@ -159,5 +159,52 @@ describe("partitioned queues", () => {
     expect(await queue.add(101, until_)).toBe(held)
     expect(await queue.clearDedupe("order-1")).toBe(true)
     expect(await queue.add(102, until_)).not.toBe(held)
+  })
+})
+
+describe("dedupeExtend (BullMQ's deduplication.extend)", () => {
+  it("a duplicate add holds the key dedupeTtlMs from now again: a later add within the new TTL is still deduplicated", async () => {
+    const { queue, keys } = setup()
+    const ttl = { dedupeKey: "k", dedupeTtlMs: 400 } as const
+    const first = await queue.add(1, ttl)
+    const firstExpiry = Number(await shared.raw.zscore(keys.dedupe, "k"))
+    await untilRedisClock(shared.raw, firstExpiry - 200)
+    expect(await queue.add(2, { ...ttl, dedupeExtend: true })).toBe(first)
+    const extended = Number(await shared.raw.zscore(keys.dedupe, "k"))
+    expect(extended).toBeGreaterThanOrEqual(firstExpiry + 100)
+    // past the first TTL, within the extended one: still the first job's key
+    await untilRedisClock(shared.raw, firstExpiry + 20)
+    expect(await queue.add(3, ttl)).toBe(first)
+    // a duplicate without dedupeExtend leaves the expiry as it is
+    expect(Number(await shared.raw.zscore(keys.dedupe, "k"))).toBe(extended)
+    await untilRedisClock(shared.raw, extended + 20)
+    expect(await queue.add(4, ttl)).not.toBe(first)
+    expect((await queue.stats()).counters.added).toBe(2)
+  })
+
+  it("in addBulk, and from the queue's defaults; a key held until finished is left as it is", async () => {
+    const { queue, keys } = setup({ defaultJobOptions: { dedupeExtend: true, dedupeTtlMs: 60_000, dedupeKey: "d" } })
+    const first = await queue.add(1)
+    const before = Number(await shared.raw.zscore(keys.dedupe, "d"))
+    await untilRedisClock(shared.raw, before - 60_000 + 5)
+    expect(await queue.addBulk([{ payload: 2 }, { payload: 3 }])).toEqual([first, first])
+    expect(Number(await shared.raw.zscore(keys.dedupe, "d"))).toBeGreaterThan(before)
+    const held = await queue.add(5, { dedupeKey: "f", dedupeUntil: "finished" })
+    expect(await queue.add(6, { dedupeKey: "f", dedupeTtlMs: 10, dedupeExtend: true })).toBe(held)
+    expect(await shared.raw.zscore(keys.dedupe, "f")).toBe("inf")
+  })
+
+  it("bad dedupeExtend options are refused, naming the field, and nothing is written", async () => {
+    const { q, queue } = setup()
+    const before = await dumpQueue(shared.raw, q)
+    const refused = async (options: object) => {
+      const e = await queue.add(1, options as never).catch((x: unknown) => x)
+      expect(e).toBeInstanceOf(InvalidOptions)
+      expect(e).toMatchObject({ field: "options.dedupeExtend" })
+    }
+    await refused({ dedupeKey: "k", dedupeExtend: "yes" })
+    await refused({ dedupeExtend: true })
+    await refused({ dedupeKey: "k", dedupeUntil: "finished", dedupeExtend: true })
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
   })
 })

@@ -91,7 +91,7 @@ export const checkQueueOptions = (value: unknown, extraKeys: ReadonlyArray<strin
       maxAttempts: defaults.maxAttempts,
       ...(defaults.dedupeTtlMs === DEDUPE_UNTIL_FINISHED
         ? { dedupeUntil: "finished" as const }
-        : { dedupeTtlMs: defaults.dedupeTtlMs }),
+        : { dedupeTtlMs: defaults.dedupeTtlMs, ...(defaults.dedupeExtend ? { dedupeExtend: true } : {}) }),
       ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
       ...(defaults.timeoutMs > 0 ? { timeoutMs: defaults.timeoutMs } : {}),
       ...(defaults.backoff === undefined ? {} : { backoff: JSON.parse(defaults.backoff) }),

@@ -20,6 +20,8 @@ export interface NewJob {
   readonly lifo?: boolean | undefined
   /** The job's own backoff as JSON text (absent: none, the worker's applies). */
   readonly backoff?: string | undefined
+  /** A duplicate of this job (its dedupe key held) holds the key `dedupeTtlMs` from now again. */
+  readonly dedupeExtend?: boolean | undefined
 }
 
 /** One add call: its request id (a re-send carries the same) and its jobs. */
@@ -58,6 +60,7 @@ export const add = defineScript({
     "priority",
     "lifo",
     "backoff",
+    "dedupeExtend",
   ],
   args: ({ requestId, jobs }: AddInput): Argv => {
     const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
@@ -73,6 +76,7 @@ export const add = defineScript({
         j.priority ?? 0,
         j.lifo ? 1 : 0,
         j.backoff ?? "",
+        j.dedupeExtend ? 1 : 0,
       )
     }
     // the groups, one per job, only when a job of the call has one (see lua/add.lua)
