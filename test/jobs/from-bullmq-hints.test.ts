@@ -208,6 +208,7 @@ const NOT_REFUSED = [
   ...["setGlobalConcurrency", "getJobCounts", "getWorkers", "retryJobs", "drain", "obliterate", "resume"],
   ...["getNextJob", "moveToCompleted", "moveToFailed", "extendLock", "setAsFailed", "QueueEvents"],
   ...["exportPrometheusMetrics", "FlowProducer"],
+  ...["drained", "group", "GroupMaxSizeExceededError"], // the Worker's event; Pro's group option and its error
 ]
 
 describe("BullMQ's options and call shapes, through the real API", () => {
