@@ -280,6 +280,17 @@ local function ready_push(ids, front, prios, groups)
   end
 end
 
+-- ready_waits(id): true when the job `id` is ready (in wait, prioritized, or its group's
+-- waiting jobs). O(log N), or O(N) in the jobs waiting for one of priority 0 (LPOS).
+local function ready_waits(id)
+  if groups_used() then
+    local waits = groups_lib().waiting(id)
+    if waits ~= nil then return waits end
+  end
+  if redis.call('HEXISTS', READY_PRIORITY, id) == 1 then return redis.call('ZSCORE', READY_PRIORITIZED, id) ~= false end
+  return redis.call('LPOS', READY_WAIT, id) ~= false
+end
+
 -- ready_group_sizes(groups): of `groups` (names), those whose limits set a maxSize: group ->
 -- {maxSize, jobs waiting}; empty when none does (add refuses a job past it).
 local function ready_group_sizes(groups)

@@ -208,3 +208,68 @@ describe("dedupeExtend (BullMQ's deduplication.extend)", () => {
     expect(await dumpQueue(shared.raw, q)).toEqual(before)
   })
 })
+
+describe("dedupeReplace (BullMQ's debounce replace)", () => {
+  const replace = { dedupeKey: "r", dedupeReplace: true } as const
+
+  it("a duplicate replaces the payload of the waiting holder, which runs once with the latest; an updated event", async () => {
+    const { queue, keys, c } = setup()
+    const first = await queue.add(1, { dedupeKey: "r" })
+    expect(await queue.add(2, replace)).toBe(first)
+    expect(await queue.add(3, replace)).toBe(first)
+    expect((await queue.getJob(first))?.payload).toBe(3)
+    expect((await queue.stats()).waiting).toBe(1)
+    const events = await shared.raw.xrange(keys.events, "-", "+")
+    expect(events.filter(([, f]) => f.includes("updated"))).toHaveLength(2)
+    const l = await lease(c)
+    expect(l.id).toBe(first)
+    expect(JSON.parse(l.payload)).toBe(3)
+  })
+
+  it("a holder waiting in a group or at a priority is found and replaced too", async () => {
+    const { queue } = setup()
+    const grouped = await queue.add(1, { dedupeKey: "g", group: "t1", priority: 3 })
+    const prioritized = await queue.add(1, { dedupeKey: "p", priority: 5 })
+    expect(await queue.add(2, { dedupeKey: "g", dedupeReplace: true, group: "t1" })).toBe(grouped)
+    expect(await queue.add(2, { dedupeKey: "p", dedupeReplace: true })).toBe(prioritized)
+    expect((await queue.getJob(grouped))?.payload).toBe(2)
+    expect((await queue.getJob(prioritized))?.payload).toBe(2)
+  })
+
+  it("a delayed holder takes the payload and the new delay (from now); without a delay it keeps its due time", async () => {
+    const { queue, keys } = setup()
+    const first = await queue.add(1, { dedupeKey: "r", delayMs: 60_000 })
+    const due = Number(await shared.raw.zscore(keys.delayed, first))
+    expect(await queue.add(2, { ...replace, delayMs: 600_000 })).toBe(first)
+    const later = Number(await shared.raw.zscore(keys.delayed, first))
+    expect(later).toBeGreaterThanOrEqual(due + 500_000)
+    expect(await queue.add(3, replace)).toBe(first)
+    expect(Number(await shared.raw.zscore(keys.delayed, first))).toBe(later)
+    expect(await queue.getJob(first)).toMatchObject({ state: "delayed", payload: 3 })
+  })
+
+  it("an active holder is not changed: the duplicate is answered with its id and nothing is written for it", async () => {
+    const { q, queue, c } = setup()
+    const first = await queue.add(1, { dedupeKey: "r", dedupeUntil: "finished" })
+    await lease(c)
+    const before = await dumpQueue(shared.raw, q)
+    expect(await queue.add(2, { ...replace, dedupeUntil: "finished" })).toBe(first)
+    const after = await dumpQueue(shared.raw, q)
+    expect((await queue.getJob(first))?.payload).toBe(1)
+    // only the call's receipt (its answer: the holder's id) and its `deduplicated` event: not the job's data
+    const changed = Object.keys(after).filter((k) => after[k] !== before[k])
+    expect(changed.sort()).toEqual(["events", "receipts", "receiptsAt"])
+  })
+
+  it("bad dedupeReplace options are refused, naming the field, and nothing is written", async () => {
+    const { q, queue } = setup()
+    const before = await dumpQueue(shared.raw, q)
+    for (const options of [{ dedupeKey: "k", dedupeReplace: 1 }, { dedupeReplace: true }]) {
+      await expect(queue.add(1, options as never)).rejects.toMatchObject({
+        _tag: "InvalidOptions",
+        field: "options.dedupeReplace",
+      })
+    }
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
+  })
+})

@@ -35,6 +35,7 @@ describe("validators return errors as values", () => {
         dedupeTtlMs: 3_600_000,
         dedupeKey: "",
         dedupeExtend: false,
+        dedupeReplace: false,
         timeoutMs: 0,
         priority: 0,
         lifo: false,

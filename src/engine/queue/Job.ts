@@ -56,6 +56,7 @@ export interface WithoutDedupe extends JobOptionsBase {
   readonly dedupeTtlMs?: undefined
   readonly dedupeUntil?: undefined
   readonly dedupeExtend?: undefined
+  readonly dedupeReplace?: undefined
 }
 
 /** A dedupe key held for `dedupeTtlMs`. */
@@ -67,6 +68,8 @@ export interface DedupeForTtl extends JobOptionsBase {
   readonly dedupeUntil?: undefined
   /** A duplicate add holds the key `dedupeTtlMs` from now again (BullMQ's `deduplication.extend`). Default false. */
   readonly dedupeExtend?: boolean | undefined
+  /** A duplicate add replaces the holder's payload while it waits or is delayed (and its delay, if given): BullMQ's debounce `replace`. Default false. */
+  readonly dedupeReplace?: boolean | undefined
 }
 
 /** A dedupe key held until the job finishes (not together with `dedupeTtlMs`). */
@@ -80,6 +83,8 @@ export interface DedupeUntilFinished extends JobOptionsBase {
    */
   readonly dedupeUntil: "finished"
   readonly dedupeExtend?: undefined
+  /** As for a TTL key. Default false. */
+  readonly dedupeReplace?: boolean | undefined
 }
 
 /**
@@ -110,6 +115,7 @@ const JOB_OPTION_KEYS = [
   "dedupeTtlMs",
   "dedupeUntil",
   "dedupeExtend",
+  "dedupeReplace",
   "timeoutMs",
   "priority",
   "lifo",
@@ -195,6 +201,7 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   dedupeKey: options.dedupeKey,
   dedupeTtlMs: options.dedupeTtlMs,
   ...(options.dedupeExtend ? { dedupeExtend: true } : {}),
+  ...(options.dedupeReplace ? { dedupeReplace: true } : {}),
   timeoutMs: options.timeoutMs,
   priority: options.priority,
   lifo: options.lifo,

@@ -16,6 +16,7 @@ export interface DedupeDefaults {
   readonly dedupeTtlMs?: unknown
   readonly dedupeUntil?: unknown
   readonly dedupeExtend?: unknown
+  readonly dedupeReplace?: unknown
 }
 
 /** `dedupeExtend`: a boolean (default false), only with a dedupe key held for a TTL. */
@@ -67,7 +68,12 @@ export const checkDedupe = (
   given: Record<string, unknown>,
   defaults: DedupeDefaults,
   ttl: number,
-): Checked<{ readonly dedupeKey: string; readonly dedupeTtlMs: number; readonly dedupeExtend: boolean }> => {
+): Checked<{
+  readonly dedupeKey: string
+  readonly dedupeTtlMs: number
+  readonly dedupeExtend: boolean
+  readonly dedupeReplace: boolean
+}> => {
   const dedupeKey = given.dedupeKey ?? defaults.dedupeKey
   if (
     dedupeKey !== undefined &&
@@ -95,9 +101,15 @@ export const checkDedupe = (
   const extendGiven = given.dedupeExtend ?? (untilFinished.success ? undefined : defaults.dedupeExtend)
   const extend = checkDedupeExtend(field, extendGiven, dedupeKey, untilFinished.success)
   if (Result.isFailure(extend)) return Result.fail(extend.failure)
+  const replace = given.dedupeReplace ?? defaults.dedupeReplace ?? false
+  if (typeof replace !== "boolean" || (replace && dedupeKey === undefined)) {
+    const reason = typeof replace !== "boolean" ? "must be true or false" : "needs a dedupeKey"
+    return Result.fail(new InvalidOptions({ field: `${field}.dedupeReplace`, value: replace, reason }))
+  }
   return Result.succeed({
     dedupeKey: (dedupeKey as string | undefined) ?? "",
     dedupeTtlMs: untilFinished.success ? DEDUPE_UNTIL_FINISHED : ttl,
     dedupeExtend: extend.success,
+    dedupeReplace: replace,
   })
 }

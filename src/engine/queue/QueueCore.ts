@@ -93,6 +93,7 @@ export const checkQueueOptions = (value: unknown, extraKeys: ReadonlyArray<strin
         ? { dedupeUntil: "finished" as const }
         : { dedupeTtlMs: defaults.dedupeTtlMs, ...(defaults.dedupeExtend ? { dedupeExtend: true } : {}) }),
       ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
+      ...(defaults.dedupeReplace ? { dedupeReplace: true } : {}),
       ...(defaults.timeoutMs > 0 ? { timeoutMs: defaults.timeoutMs } : {}),
       ...(defaults.backoff === undefined ? {} : { backoff: JSON.parse(defaults.backoff) }),
     }

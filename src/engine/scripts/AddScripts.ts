@@ -22,6 +22,8 @@ export interface NewJob {
   readonly backoff?: string | undefined
   /** A duplicate of this job (its dedupe key held) holds the key `dedupeTtlMs` from now again. */
   readonly dedupeExtend?: boolean | undefined
+  /** A duplicate of this job replaces the holder's payload (and delay) while it waits or is delayed. */
+  readonly dedupeReplace?: boolean | undefined
 }
 
 /** One add call: its request id (a re-send carries the same) and its jobs. */
@@ -61,6 +63,7 @@ export const add = defineScript({
     "lifo",
     "backoff",
     "dedupeExtend",
+    "dedupeReplace",
   ],
   args: ({ requestId, jobs }: AddInput): Argv => {
     const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
@@ -77,6 +80,7 @@ export const add = defineScript({
         j.lifo ? 1 : 0,
         j.backoff ?? "",
         j.dedupeExtend ? 1 : 0,
+        j.dedupeReplace ? 1 : 0,
       )
     }
     // the groups, one per job, only when a job of the call has one (see lua/add.lua)
