@@ -19,6 +19,14 @@ export interface DedupeDefaults {
   readonly dedupeReplace?: unknown
 }
 
+/** `dedupeReplace`: a boolean (default false), only with a dedupe key. */
+const checkDedupeReplace = (field: string, value: unknown, dedupeKey: unknown): Checked<boolean> => {
+  const fail = (reason: string) => Result.fail(new InvalidOptions({ field: `${field}.dedupeReplace`, value, reason }))
+  if (value === undefined || value === false) return Result.succeed(false)
+  if (value !== true) return fail("must be true or false")
+  return dedupeKey === undefined ? fail("needs a dedupeKey") : Result.succeed(true)
+}
+
 /** `dedupeExtend`: a boolean (default false), only with a dedupe key held for a TTL. */
 const checkDedupeExtend = (
   field: string,
@@ -97,19 +105,25 @@ export const checkDedupe = (
   }
   const untilFinished = checkDedupeUntil(field, given, defaults, dedupeKey)
   if (Result.isFailure(untilFinished)) return Result.fail(untilFinished.failure)
-  // a default dedupeExtend is for the keys held for a TTL: a job's own "finished" key goes without it
-  const extendGiven = given.dedupeExtend ?? (untilFinished.success ? undefined : defaults.dedupeExtend)
-  const extend = checkDedupeExtend(field, extendGiven, dedupeKey, untilFinished.success)
-  if (Result.isFailure(extend)) return Result.fail(extend.failure)
-  const replace = given.dedupeReplace ?? defaults.dedupeReplace ?? false
-  if (typeof replace !== "boolean" || (replace && dedupeKey === undefined)) {
-    const reason = typeof replace !== "boolean" ? "must be true or false" : "needs a dedupeKey"
-    return Result.fail(new InvalidOptions({ field: `${field}.dedupeReplace`, value: replace, reason }))
-  }
-  return Result.succeed({
+  return Result.map(checkDebounce(field, given, defaults, dedupeKey, untilFinished.success), (modes) => ({
     dedupeKey: (dedupeKey as string | undefined) ?? "",
     dedupeTtlMs: untilFinished.success ? DEDUPE_UNTIL_FINISHED : ttl,
-    dedupeExtend: extend.success,
-    dedupeReplace: replace,
-  })
+    ...modes,
+  }))
+}
+
+/** The debounce modes of a job's options (`dedupeExtend`, `dedupeReplace`), with the defaults'. */
+const checkDebounce = (
+  field: string,
+  given: Record<string, unknown>,
+  defaults: DedupeDefaults,
+  dedupeKey: unknown,
+  untilFinished: boolean,
+): Checked<{ readonly dedupeExtend: boolean; readonly dedupeReplace: boolean }> => {
+  // a default dedupeExtend is for the keys held for a TTL: a job's own "finished" key goes without it
+  const extendGiven = given.dedupeExtend ?? (untilFinished ? undefined : defaults.dedupeExtend)
+  const extend = checkDedupeExtend(field, extendGiven, dedupeKey, untilFinished)
+  if (Result.isFailure(extend)) return Result.fail(extend.failure)
+  const replace = checkDedupeReplace(field, given.dedupeReplace ?? defaults.dedupeReplace, dedupeKey)
+  return Result.map(replace, (r) => ({ dedupeExtend: extend.success, dedupeReplace: r }))
 }
