@@ -62,8 +62,6 @@ export const add = defineScript({
     "priority",
     "lifo",
     "backoff",
-    "dedupeExtend",
-    "dedupeReplace",
   ],
   args: ({ requestId, jobs }: AddInput): Argv => {
     const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
@@ -74,13 +72,13 @@ export const add = defineScript({
         j.delayMs,
         j.maxAttempts,
         j.dedupeKey,
-        j.dedupeTtlMs,
+        // the debounce modes ride on dedupeTtlMs ("e" extend, "r" replace): a field more per job
+        // would take a 10,000-job addBulk past the arguments one call can spread
+        `${j.dedupeTtlMs}${j.dedupeExtend ? "e" : ""}${j.dedupeReplace ? "r" : ""}`,
         j.timeoutMs ?? 0,
         j.priority ?? 0,
         j.lifo ? 1 : 0,
         j.backoff ?? "",
-        j.dedupeExtend ? 1 : 0,
-        j.dedupeReplace ? 1 : 0,
       )
     }
     // the groups, one per job, only when a job of the call has one (see lua/add.lua)
