@@ -1,10 +1,11 @@
 --[[
   change-priority — give a waiting or delayed job a new priority.
 
-  A waiting job moves to the back of its new priority (one of priority 0 is found in wait
-  with LREM: O(N) in the jobs of priority 0 waiting; any other in O(log N)); a job already
-  of that priority keeps its place. A delayed job stays delayed: the priority applies when
-  it becomes due. A re-sent call finds the job already of that priority and changes nothing.
+  A waiting job moves to the back of its new priority, or with lifo to its front (one of
+  priority 0 is found in wait with LREM: O(N) in the jobs of priority 0 waiting; any other in
+  O(log N)); a job already of that priority keeps its place, unless lifo. A delayed job stays
+  delayed: the priority applies when it becomes due (at the back: lifo is for a waiting job,
+  as add's). A re-sent call finds its receipt and changes nothing.
 
   KEYS[1] meta      HASH  layout version
   KEYS[2] data      HASH  id -> payload (a job without one does not exist)
@@ -23,6 +24,7 @@
   ARGV[2] id        the job
   ARGV[3] priority  the new priority, 0 to 1,000,000 (checked by the client)
   ARGV[4] requestId random, one per call ("" = none): a re-sent call finds its receipt and answers the same
+  ARGV[5] lifo      "1" = to the front of the priority (a waiting job), "0" = to its back
 
   Returns
     {1, was}                          done; was: waiting or delayed
@@ -49,5 +51,5 @@ if state == 'delayed' then
   ready_set_priority({id, ARGV[3]})
   return receipt_keep(KEYS[9], KEYS[10], req, {1, 'delayed'})
 end
-if state ~= 'waiting' or ready_move(id, priority) == 0 then return {0, state} end
+if state ~= 'waiting' or ready_move(id, priority, ARGV[5] == '1') == 0 then return {0, state} end
 return receipt_keep(KEYS[9], KEYS[10], req, {1, 'waiting'})

@@ -35,6 +35,7 @@ export type { Backoff, JobBackoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
   CallbackFailed,
+  GroupFull,
   IllegalStateMove,
   InvalidOptions,
   InvalidPayload,
@@ -53,6 +54,7 @@ export {
   RedisUnavailable,
   ShutdownOverrun,
   WorkerLoopFailed,
+  WorkerNotRunning,
   WrongJobState,
   WrongKeyType,
 } from "./engine/model/Errors.ts"
@@ -77,6 +79,7 @@ export type {
   ListState,
   MovedFrom,
 } from "./engine/queue/OpsApi.ts"
+export type { PriorityOptions } from "./engine/queue/QueueApi.ts"
 export type {
   ScheduleChange,
   ScheduledJob,
@@ -87,5 +90,5 @@ export type {
   ScheduleSet,
   ScheduleWhen,
 } from "./engine/queue/Schedules.ts"
-export type { WorkerState } from "./engine/worker/Worker.ts"
+export type { PauseOptions, WorkerState } from "./engine/worker/Worker.ts"
 export type { ConnectionOption } from "./redis/Client.ts"

@@ -19,6 +19,7 @@ export type { Backoff, JobBackoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
   CallbackFailed,
+  GroupFull,
   IllegalStateMove,
   InvalidOptions,
   InvalidPayload,
@@ -36,6 +37,7 @@ export {
   RedisUnavailable,
   ShutdownOverrun,
   WorkerLoopFailed,
+  WorkerNotRunning,
   WrongJobState,
   WrongKeyType,
 } from "./engine/model/Errors.ts"
@@ -61,6 +63,7 @@ export type {
   ListState,
   MovedFrom,
 } from "./engine/queue/OpsApi.ts"
+export type { PriorityOptions } from "./engine/queue/QueueApi.ts"
 export type {
   ScheduleChange,
   ScheduledJob,
@@ -71,7 +74,7 @@ export type {
   ScheduleSet,
   ScheduleWhen,
 } from "./engine/queue/Schedules.ts"
-export type { WorkerState } from "./engine/worker/Worker.ts"
+export type { PauseOptions, WorkerState } from "./engine/worker/Worker.ts"
 export type { BatchHandler, BatchJob, BatchOptions } from "./promise/Batch.ts"
 export { byName, type NamedJob, UnknownJobName } from "./promise/ByName.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"

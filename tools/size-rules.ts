@@ -47,6 +47,10 @@ export const EXEMPT: Readonly<Record<string, string>> = {
     "reserve expands ready, groups, active, flow and events in one call; its named phases (issue 30 point 1) are next, not a split to fit",
   "lua/obliterate.lua#keys":
     "obliterate deletes every key of the queue in one UNLINK: its KEYS are the whole layout (KEY_NAMES), growing with each key",
+  "src/promise/Worker.ts":
+    "the Promise Worker is one class: its wiring, typed events, state and lifecycle calls (close, pause, resume); splitting it would split one public object",
+  "src/effect/LeaseWorker.ts":
+    "the Effect worker: its job view, hooks and their engine form, options, handle, make and layer are one public module (LeaseWorker.*)",
   "src/effect/LeaseQueue.ts#function":
     "make builds the Effect face's member record; it goes with the one capability table (issue 30 point 2), not a split at line 80",
 }

@@ -42,12 +42,27 @@ local function groups_lib()
   -- the most held groups a change of the default limits looks at again (group_set_limits)
   local GROUP_HELD_VISIT = 1000
 
-  -- group_limits(own, default): concurrency, max, perMs (false for none) of a group.
+  -- group_limits(own, default): concurrency, max, perMs, maxSize (false for none) of a group
+  -- (a spec "<concurrency>|<max>|<perMs>" with "|<maxSize>" after it when one is set).
   local function group_limits(own, default)
     local spec = own or default
-    if not spec then return false, false, false end
-    local _, _, c, m, p = string.find(spec, '^(%d*)|(%d*)|(%d*)$')
-    return tonumber(c) or false, tonumber(m) or false, tonumber(p) or false
+    if not spec then return false, false, false, false end
+    local _, _, c, m, p, z = string.find(spec, '^(%d*)|(%d*)|(%d*)|?(%d*)$')
+    return tonumber(c) or false, tonumber(m) or false, tonumber(p) or false, tonumber(z) or false
+  end
+
+  -- group_sizes(groups): for each of `groups` whose limits set a maxSize, {maxSize, its jobs
+  -- waiting now (G.count)}; an empty table when none does. One HMGET for the limits.
+  local function group_sizes(groups)
+    local fields = {'c\0'}
+    for i, g in ipairs(groups) do fields[i + 1] = 'c\0' .. g end
+    local specs = redis.call('HMGET', G.state, unpack(fields))
+    local out = {}
+    for i, g in ipairs(groups) do
+      local _, _, _, z = group_limits(specs[i + 1], specs[1])
+      if z then out[g] = {z, tonumber(redis.call('ZSCORE', G.count, g)) or 0} end
+    end
+    return out
   end
 
   -- group_window(w, per): when the rate window `w` ("<start>|<leased>", or false) ends (ms)
@@ -448,6 +463,7 @@ local function groups_lib()
 
   GL = {
     limits = group_limits,
+    sizes = group_sizes,
     waits = group_waits,
     back = group_back,
     arm = group_arm,

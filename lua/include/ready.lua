@@ -280,6 +280,23 @@ local function ready_push(ids, front, prios, groups)
   end
 end
 
+-- ready_waits(id): true when the job `id` is ready (in wait, prioritized, or its group's
+-- waiting jobs). O(log N), or O(N) in the jobs waiting for one of priority 0 (LPOS).
+local function ready_waits(id)
+  if groups_used() then
+    local waits = groups_lib().waiting(id)
+    if waits ~= nil then return waits end
+  end
+  if redis.call('HEXISTS', READY_PRIORITY, id) == 1 then return redis.call('ZSCORE', READY_PRIORITIZED, id) ~= false end
+  return redis.call('LPOS', READY_WAIT, id) ~= false
+end
+
+-- ready_group_sizes(groups): of `groups` (names), those whose limits set a maxSize: group ->
+-- {maxSize, jobs waiting}; empty when none does (add refuses a job past it).
+local function ready_group_sizes(groups)
+  return groups_lib().sizes(groups)
+end
+
 -- ready_set_groups(ids, groups): record the group of jobs not ready yet (add's delayed jobs).
 -- The first group of a queue starts the round robin: the ungrouped jobs already ready join it.
 local function ready_set_groups(ids, groups)
@@ -342,12 +359,12 @@ local function ready_remove(id)
   return redis.call('LREM', READY_WAIT, 0, id)
 end
 
--- ready_move(id, priority): give the ready job `id` the priority `priority` (a number), at
--- the back of it; a job already of that priority keeps its place. 1 when `id` is ready
--- (moved or kept), 0 when it is not (nothing changed).
-local function ready_move(id, priority)
+-- ready_move(id, priority, front): give the ready job `id` the priority `priority` (a
+-- number), at the back of it, or (`front`) at its front; a job already of that priority keeps
+-- its place unless `front`. 1 when `id` is ready (moved or kept), 0 when it is not (nothing changed).
+local function ready_move(id, priority, front)
   local old = tonumber(redis.call('HGET', READY_PRIORITY, id)) or 0
-  if old == priority then
+  if old == priority and not front then
     if groups_used() then
       local waits = groups_lib().waiting(id)
       if waits ~= nil then return waits and 1 or 0 end
@@ -357,7 +374,7 @@ local function ready_move(id, priority)
   end
   if ready_remove(id) == 0 then return 0 end
   ready_set_priority({id, priority})
-  ready_push({id}, false, {priority})
+  ready_push({id}, front == true, {priority})
   return 1
 end
 

@@ -12,7 +12,7 @@
  */
 import { Cause, Context, Effect, FiberSet, Layer, type Scope, Tracer } from "effect"
 import type { ScriptFailure } from "../engine/calls/Commands.ts"
-import { type InvalidOptions, JobTimedOut, type QueueClosed } from "../engine/model/Errors.ts"
+import { type InvalidOptions, JobTimedOut, type QueueClosed, type WorkerNotRunning } from "../engine/model/Errors.ts"
 import type { DeadReason } from "../engine/model/Failure.ts"
 import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
 import { openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
@@ -20,7 +20,8 @@ import type { Job as EngineJob } from "../engine/queue/Job.ts"
 import type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
 import { resultJson } from "../engine/worker/Callbacks.ts"
 import { logEffectOf } from "../engine/worker/HeldJob.ts"
-import type { WorkerState } from "../engine/worker/Worker.ts"
+import { checkPauseOptions } from "../engine/worker/Pause.ts"
+import type { PauseOptions, WorkerHooks, WorkerState } from "../engine/worker/Worker.ts"
 import type {
   BatchOptions as EngineBatchOptions,
   WorkerOptions as EngineOptions,
@@ -95,6 +96,8 @@ export interface Hooks<A, Out, E, R> {
   readonly onCancelled?: ((job: LeaseRef) => Effect.Effect<void, never, R>) | undefined
   /** The job went to dead: reason `failed` (attempts used up), `timeout` (its last attempt timed out), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
   readonly onDead?: ((job: LeaseRef, reason: DeadReason, error: unknown) => Effect.Effect<void, never, R>) | undefined
+  /** The worker had work and now has none: its last reserve found no job ready, none of its jobs runs or waits for its ack (BullMQ's worker `drained`; once per move to idle; per partition). */
+  readonly onDrained?: (() => Effect.Effect<void, never, R>) | undefined
   /**
    * An error the worker survived (it keeps retrying): a Redis error (`RedisUnavailable`
    * naming the server, once per failed connection attempt of the queue's connection or of
@@ -143,7 +146,7 @@ export interface Handle {
   /** The queue name. */
   readonly queue: string
   /**
-   * The lifecycle state: running, draining, releasing, closed, or failed (a loop was given
+   * The lifecycle state: running, paused, draining, releasing, closed, or failed (a loop was given
    * up: close it). Never `starting`: `make` returns once the worker reached Redis, and
    * closing its scope before then ends at once (it holds nothing yet).
    */
@@ -152,6 +155,14 @@ export interface Handle {
   readonly running: Effect.Effect<number>
   /** Close early (graceful, as on scope close). Never fails, always ends; every later call waits for the same shutdown. */
   readonly close: Effect.Effect<void>
+  /**
+   * Pause this worker (as the Promise `worker.pause`): no new job is leased, those held
+   * unstarted go back, running handlers go on; `{ wait: true }` ends once they have ended.
+   * A closing, closed or failed worker: nothing to do. Bad options: `InvalidOptions`.
+   */
+  readonly pause: (options?: PauseOptions) => Effect.Effect<void, InvalidOptions>
+  /** Lease again after `pause`; fails with `WorkerNotRunning` when the worker is closing, closed or failed. */
+  readonly resume: Effect.Effect<void, WorkerNotRunning>
 }
 
 /** What starting a worker can fail with: bad options, or a queue that cannot be used. */
@@ -172,6 +183,32 @@ const oneJobHandler =
       Effect.scoped,
       Effect.provideContext(context),
     )
+
+/**
+ * The engine's hooks for the Effect hooks of `options`: each runs through `fire` (a fiber
+ * of its own); a failed job's hook gets its full, typed cause from `causes`.
+ */
+const engineHooks = <A, Out, E, RH>(
+  options: Hooks<A, Out, E, RH>,
+  fire: (hook: () => Effect.Effect<void, never, RH> | undefined) => void,
+  causes: WeakMap<Job<A>, Cause.Cause<E>>,
+  onError: (error: unknown) => Effect.Effect<void, never, RH>,
+): WorkerHooks<A> => ({
+  completed: (job, result) => fire(() => options.onCompleted?.(asEffectJob(job), result as Out)),
+  failed: (engineJob, error, willRetry) =>
+    fire(() => {
+      const job = asEffectJob(engineJob)
+      // a timeout interrupted the handler: the failure is the timeout, not that interruption
+      const cause = error instanceof JobTimedOut ? Cause.die(error) : (causes.get(job) ?? Cause.die(error))
+      causes.delete(job)
+      return options.onFailed?.(job, cause, willRetry)
+    }),
+  cancelled: (job) => fire(() => options.onCancelled?.(job)),
+  leaseLost: (job, reason) => fire(() => options.onLeaseLost?.(job, reason)),
+  dead: (job, reason, error) => fire(() => options.onDead?.(job, reason, error)),
+  drained: () => fire(() => options.onDrained?.()),
+  error: (error) => fire(() => onError(unwrapNotReplicated(error))),
+})
 
 /**
  * Start a worker on the queue service `queue`, running `handler` for each job, at most
@@ -240,21 +277,7 @@ export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
         handler: batch?.run ?? oneJobHandler(given as (job: Job<A>) => Effect.Effect<Out, E, R>, context, causes),
         // throws for a result JSON cannot hold or would change: the engine fails the job with it
         encodeResult: resultJson,
-        hooks: {
-          completed: (job, result) => fire(() => options.onCompleted?.(asEffectJob(job), result as Out)),
-          failed: (engineJob, error, willRetry) =>
-            fire(() => {
-              const job = asEffectJob(engineJob)
-              // a timeout interrupted the handler: the failure is the timeout, not that interruption
-              const cause = error instanceof JobTimedOut ? Cause.die(error) : (causes.get(job) ?? Cause.die(error))
-              causes.delete(job)
-              return options.onFailed?.(job, cause, willRetry)
-            }),
-          cancelled: (job) => fire(() => options.onCancelled?.(job)),
-          leaseLost: (job, reason) => fire(() => options.onLeaseLost?.(job, reason)),
-          dead: (job, reason, error) => fire(() => options.onDead?.(job, reason, error)),
-          error: (error) => fire(() => onError(unwrapNotReplicated(error))),
-        },
+        hooks: engineHooks(options, fire, causes, onError),
       }),
       (h) =>
         closeBatches.pipe(
@@ -269,6 +292,8 @@ export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
       state: Effect.sync(engine.state),
       running: Effect.sync(engine.running),
       close: Effect.andThen(closeBatches, engine.close),
+      pause: (given) => Effect.flatMap(Effect.fromResult(checkPauseOptions(given)), engine.pause),
+      resume: engine.resume,
     }
     return handle
   })

@@ -24,7 +24,7 @@ import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import type { ControlError } from "../engine/queue/JobControl.ts"
 import type { FailOptions, LeaseRefused, ReservedJob, ReserveOptions } from "../engine/queue/Manual.ts"
-import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
+import type { ListedDeadJob, PriorityOptions } from "../engine/queue/QueueApi.ts"
 import type { Retention, RetentionInput } from "../engine/queue/Retention.ts"
 import type {
   ScheduledJob,
@@ -149,12 +149,14 @@ export interface Service<A, Out = unknown> extends QueueOperations<A> {
   readonly cancel: (id: string) => Effect.Effect<CancelledFrom | undefined, ControlError>
   /**
    * Give job `id` a new `priority` (0 .. 1 000 000, lower runs first): a waiting job moves to
-   * the back of it, a delayed one has it when due. Succeeds with its state; fails with
-   * {@link JobNotWaiting} when it is active, finished or unknown. See docs/flow-control.md.
+   * the back of it (`{ lifo: true }`: to its front), a delayed one has it when due. Succeeds
+   * with its state; fails with {@link JobNotWaiting} when it is active, finished or unknown.
+   * See docs/flow-control.md.
    */
   readonly changePriority: (
     id: string,
     priority: number,
+    options?: PriorityOptions,
   ) => Effect.Effect<"waiting" | "delayed", ControlError | JobNotWaiting>
   /** Stop handing out jobs until {@link Service.resume}; false when paused already. O(1). */
   readonly pause: Effect.Effect<boolean, ControlError>

@@ -12,7 +12,7 @@ import { resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import { InternalsKey, type Service } from "./LeaseQueue.ts"
 import { parseOptions } from "./Payload.ts"
 
-const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onCancelled", "onError"] as const
+const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onCancelled", "onDrained", "onError"] as const
 
 const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
 

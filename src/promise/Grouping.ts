@@ -12,7 +12,7 @@ export type { GroupInfo, GroupLimits, GroupPage } from "../engine/queue/Groups.t
 /** Fair groups of a queue; `T` is the payload type. */
 export abstract class Grouping<T> extends Scheduling<T> {
   /**
-   * `setGroupLimits({ concurrency, max, perMs })`: the default limits of every group;
+   * `setGroupLimits({ concurrency, max, perMs, maxSize })`: the default limits of every group;
    * `setGroupLimits(group, { … })`: one group's own, replacing the default for it; `null`
    * clears. Rejects with InvalidOptions naming the field before anything is written.
    */

@@ -30,7 +30,7 @@ import { checkAddArity } from "../engine/queue/Adding.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/queue/JobCommands.ts"
 import { deadByIds } from "../engine/queue/JobControl.ts"
-import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
+import type { ListedDeadJob, PriorityOptions } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 import { ManualQueue } from "./Manual.ts"
@@ -170,9 +170,9 @@ export class Queue<T = unknown, R = unknown> extends ManualQueue<T> {
     return this.#run(this.queue.control.cancel(id))
   }
 
-  /** Job `id` to the back of `priority` (0 .. 1 000 000) if waiting, or has it when due if delayed (its state); else `JobNotWaiting`. */
-  changePriority(id: string, priority: number): Promise<"waiting" | "delayed"> {
-    return this.#run(this.queue.control.changePriority(id, priority))
+  /** Job `id` to the back of `priority` (0 .. 1 000 000; `lifo`: its front) if waiting, or has it when due if delayed (its state); else `JobNotWaiting`. */
+  changePriority(id: string, priority: number, options?: PriorityOptions): Promise<"waiting" | "delayed"> {
+    return this.#run(this.queue.control.changePriority(id, priority, options))
   }
 
   /** Stop handing out jobs until {@link resume} (running jobs go on, adds still come in); false when paused already. O(1). */

@@ -5,17 +5,25 @@ import { EventEmitter } from "node:events"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { redisError } from "../engine/calls/Replies.ts"
-import { CallbackFailed, InvalidOptions, InvalidPayload, QueueClosed } from "../engine/model/Errors.ts"
+import {
+  CallbackFailed,
+  InvalidOptions,
+  InvalidPayload,
+  QueueClosed,
+  WorkerNotRunning,
+} from "../engine/model/Errors.ts"
 import type { DeadReason } from "../engine/model/Failure.ts"
 import { DEFAULT_PREFIX } from "../engine/model/Keys.ts"
 import { validatePrefix, validateQueueName } from "../engine/model/QueueName.ts"
+import { orThrow } from "../engine/model/Validate.ts"
 import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
 import { LAYOUT_KEYS, resolveLayout } from "../engine/partition/Queue.ts"
 import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { Job } from "../engine/queue/Job.ts"
 import { JobSpan } from "../engine/telemetry/Spans.ts"
 import { resultJson, stderrWarner } from "../engine/worker/Callbacks.ts"
-import type { WorkerHandle } from "../engine/worker/Worker.ts"
+import { checkPauseOptions } from "../engine/worker/Pause.ts"
+import type { PauseOptions, WorkerHandle } from "../engine/worker/Worker.ts"
 import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
 import { makeStateCell, type StateCell, transition, type WorkerState } from "../engine/worker/WorkerState.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
@@ -103,11 +111,25 @@ export interface WorkerEvents<T, R> {
    * goes to stderr instead, at most once per 30 s.
    */
   error: [error: unknown]
+  /**
+   * The worker had work and now has none (BullMQ's worker `drained`): its last reserve found
+   * no job ready, and none of its jobs runs or waits for its ack. Once per move to idle, not
+   * per empty poll; not while paused. A partitioned worker tells it per partition.
+   */
+  drained: []
   closed: []
 }
 
-/** The events a {@link Worker} emits: "completed", "failed", "lease-lost", "cancelled", "dead", "error", "closed". */
-export type WorkerEventName = "completed" | "failed" | "lease-lost" | "cancelled" | "dead" | "error" | "closed"
+/** The events a {@link Worker} emits: "completed", "failed", "lease-lost", "cancelled", "dead", "drained", "error", "closed". */
+export type WorkerEventName =
+  | "completed"
+  | "failed"
+  | "lease-lost"
+  | "cancelled"
+  | "dead"
+  | "drained"
+  | "error"
+  | "closed"
 
 /**
  * A worker: starts on construction, runs `handler` for each job, at most `concurrency` at once.
@@ -191,6 +213,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
           leaseLost: (job, reason) => emit("lease-lost", job, reason),
           dead: (job, reason, error) => emit("dead", job, reason, error),
           cancelled: (job) => emit("cancelled", job),
+          drained: () => emit("drained"),
           error: (e) => emit("error", unwrapNotReplicated(e)),
         },
       }),
@@ -215,7 +238,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
 
   /**
    * The lifecycle state (drawn in docs/workers.md): starting (Redis not reached yet),
-   * running, draining, releasing, closed, or failed (a loop was given up, or the worker
+   * running, paused ({@link pause}), draining, releasing, closed, or failed (a loop was given up, or the worker
    * could not start: it takes no jobs; close() it).
    */
   get state(): WorkerState {
@@ -261,6 +284,28 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
   /** Remove a listener added with {@link on} or {@link once}. */
   override off<K extends WorkerEventName>(event: K, listener: (...args: WorkerEvents<T, R>[K]) => void): this {
     return super.off(event as never, listener as never)
+  }
+
+  /**
+   * Pause this worker (BullMQ's local pause; `queue.pause()` pauses the whole queue): it
+   * leases no new job and gives back at once those it holds unstarted (attempts unchanged);
+   * running handlers go on, their leases heartbeated. Resolves once no new job will start,
+   * or with `{ wait: true }` once the handlers running now have ended (default false). A
+   * worker still starting is paused once it runs; one closing, closed or failed takes no
+   * jobs: nothing to do. Bad options reject with `InvalidOptions`.
+   */
+  async pause(options?: PauseOptions): Promise<void> {
+    const checked = orThrow(checkPauseOptions(options))
+    if (!this.#handle) await this.ready.catch(() => undefined)
+    if (this.#handle) await Effect.runPromise(this.#handle.pause(checked))
+  }
+
+  /** Lease jobs again after {@link pause}. Rejects with `WorkerNotRunning` when the worker is closing, closed or failed. */
+  async resume(): Promise<void> {
+    if (!this.#handle) await this.ready.catch(() => undefined)
+    const handle = this.#handle
+    if (!handle) throw new WorkerNotRunning({ queue: this.name, state: this.state })
+    await Effect.runPromise(handle.resume)
   }
 
   /** Handlers running now. */

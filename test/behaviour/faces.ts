@@ -74,6 +74,8 @@ export interface Seen {
   /** Jobs whose handler was stopped (Promise: its signal aborted; Effect: its fiber interrupted). */
   readonly stopped: string[]
   readonly errors: unknown[]
+  /** How many times the worker told `drained` (Promise: the event; Effect: `onDrained`). */
+  drained: number
 }
 
 /** Worker options the suite uses (a subset both faces take). */
@@ -95,6 +97,8 @@ export interface WorkerAdapter {
   readonly seen: Seen
   readonly state: () => Promise<WorkerState>
   readonly close: () => Promise<void>
+  readonly pause: (options?: { readonly wait?: boolean }) => Promise<void>
+  readonly resume: () => Promise<void>
 }
 
 /** Manual processing, as the suite sees it (both faces: reserve, then settle by id and token). */
@@ -170,6 +174,7 @@ const newSeen = (): Seen => ({
   cancelled: [],
   stopped: [],
   errors: [],
+  drained: 0,
 })
 
 const recordRun = (seen: Seen, job: Omit<Job<Payload>, "log">) =>
@@ -265,8 +270,15 @@ export const promiseFace: Face = {
         worker.on("dead", (job, reason) => seen.dead.push({ id: job.id, reason }))
         worker.on("cancelled", (job) => seen.cancelled.push(job.id))
         worker.on("error", (e) => seen.errors.push(e))
+        worker.on("drained", () => seen.drained++)
         await worker.ready
-        return { seen, state: async () => worker.state, close: () => worker.close() }
+        return {
+          seen,
+          state: async () => worker.state,
+          close: () => worker.close(),
+          pause: (o) => worker.pause(o),
+          resume: () => worker.resume(),
+        }
       },
     }
   },
@@ -375,6 +387,10 @@ export const effectFace: Face = {
           onDead: (job, reason) => record(() => seen.dead.push({ id: job.id, reason })),
           onCancelled: (job) => record(() => seen.cancelled.push(job.id)),
           onError: (e) => record(() => seen.errors.push(e)),
+          onDrained: () =>
+            record(() => {
+              seen.drained++
+            }),
         }
         const handle = await run(
           Scope.provide(wscope)(
@@ -405,6 +421,8 @@ export const effectFace: Face = {
           seen,
           state: () => Effect.runPromise(handle.state),
           close: () => Effect.runPromise(Scope.close(wscope, Exit.void)),
+          pause: (o) => Effect.runPromise(handle.pause(o)),
+          resume: () => Effect.runPromise(handle.resume),
         }
       },
     }

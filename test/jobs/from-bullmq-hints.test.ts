@@ -209,6 +209,7 @@ const NOT_REFUSED = [
   ...["getNextJob", "moveToCompleted", "moveToFailed", "extendLock", "setAsFailed", "QueueEvents"],
   ...["exportPrometheusMetrics", "FlowProducer"],
   ...["failedReason", "stacktrace", "getJobLogs"], // reads of a job: getJob(id).error, errors, logs
+  ...["drained", "group", "GroupMaxSizeExceededError"], // the Worker's event; Pro's group option and its error
 ]
 
 describe("BullMQ's options and call shapes, through the real API", () => {

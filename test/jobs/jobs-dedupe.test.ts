@@ -6,7 +6,7 @@ import { Queue } from "../../src/index.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { run } from "../support/jobs.ts"
 import { dumpQueue, queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
-import { redisNow, until } from "../support/until.ts"
+import { redisNow, until, untilRedisClock } from "../support/until.ts"
 
 const name = queueNamer("jobs-dedupe")
 const shared = sharedClients()
@@ -159,5 +159,117 @@ describe("partitioned queues", () => {
     expect(await queue.add(101, until_)).toBe(held)
     expect(await queue.clearDedupe("order-1")).toBe(true)
     expect(await queue.add(102, until_)).not.toBe(held)
+  })
+})
+
+describe("dedupeExtend (BullMQ's deduplication.extend)", () => {
+  it("a duplicate add holds the key dedupeTtlMs from now again: a later add within the new TTL is still deduplicated", async () => {
+    const { queue, keys } = setup()
+    const ttl = { dedupeKey: "k", dedupeTtlMs: 400 } as const
+    const first = await queue.add(1, ttl)
+    const firstExpiry = Number(await shared.raw.zscore(keys.dedupe, "k"))
+    await untilRedisClock(shared.raw, firstExpiry - 200)
+    expect(await queue.add(2, { ...ttl, dedupeExtend: true })).toBe(first)
+    const extended = Number(await shared.raw.zscore(keys.dedupe, "k"))
+    expect(extended).toBeGreaterThanOrEqual(firstExpiry + 100)
+    // past the first TTL, within the extended one: still the first job's key
+    await untilRedisClock(shared.raw, firstExpiry + 20)
+    expect(await queue.add(3, ttl)).toBe(first)
+    // a duplicate without dedupeExtend leaves the expiry as it is
+    expect(Number(await shared.raw.zscore(keys.dedupe, "k"))).toBe(extended)
+    await untilRedisClock(shared.raw, extended + 20)
+    expect(await queue.add(4, ttl)).not.toBe(first)
+    expect((await queue.stats()).counters.added).toBe(2)
+  })
+
+  it("in addBulk, and from the queue's defaults; a key held until finished is left as it is", async () => {
+    const { queue, keys } = setup({ defaultJobOptions: { dedupeExtend: true, dedupeTtlMs: 60_000, dedupeKey: "d" } })
+    const first = await queue.add(1)
+    const before = Number(await shared.raw.zscore(keys.dedupe, "d"))
+    await untilRedisClock(shared.raw, before - 60_000 + 5)
+    expect(await queue.addBulk([{ payload: 2 }, { payload: 3 }])).toEqual([first, first])
+    expect(Number(await shared.raw.zscore(keys.dedupe, "d"))).toBeGreaterThan(before)
+    const held = await queue.add(5, { dedupeKey: "f", dedupeUntil: "finished" })
+    expect(await queue.add(6, { dedupeKey: "f", dedupeTtlMs: 10, dedupeExtend: true })).toBe(held)
+    expect(await shared.raw.zscore(keys.dedupe, "f")).toBe("inf")
+  })
+
+  it("bad dedupeExtend options are refused, naming the field, and nothing is written", async () => {
+    const { q, queue } = setup()
+    const before = await dumpQueue(shared.raw, q)
+    const refused = async (options: object) => {
+      const e = await queue.add(1, options as never).catch((x: unknown) => x)
+      expect(e).toBeInstanceOf(InvalidOptions)
+      expect(e).toMatchObject({ field: "options.dedupeExtend" })
+    }
+    await refused({ dedupeKey: "k", dedupeExtend: "yes" })
+    await refused({ dedupeExtend: true })
+    await refused({ dedupeKey: "k", dedupeUntil: "finished", dedupeExtend: true })
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
+  })
+})
+
+describe("dedupeReplace (BullMQ's debounce replace)", () => {
+  const replace = { dedupeKey: "r", dedupeReplace: true } as const
+
+  it("a duplicate replaces the payload of the waiting holder, which runs once with the latest; an updated event", async () => {
+    const { queue, keys, c } = setup()
+    const first = await queue.add(1, { dedupeKey: "r" })
+    expect(await queue.add(2, replace)).toBe(first)
+    expect(await queue.add(3, replace)).toBe(first)
+    expect((await queue.getJob(first))?.payload).toBe(3)
+    expect((await queue.stats()).waiting).toBe(1)
+    const events = await shared.raw.xrange(keys.events, "-", "+")
+    expect(events.filter(([, f]) => f.includes("updated"))).toHaveLength(2)
+    const l = await lease(c)
+    expect(l.id).toBe(first)
+    expect(JSON.parse(l.payload)).toBe(3)
+  })
+
+  it("a holder waiting in a group or at a priority is found and replaced too", async () => {
+    const { queue } = setup()
+    const grouped = await queue.add(1, { dedupeKey: "g", group: "t1", priority: 3 })
+    const prioritized = await queue.add(1, { dedupeKey: "p", priority: 5 })
+    expect(await queue.add(2, { dedupeKey: "g", dedupeReplace: true, group: "t1" })).toBe(grouped)
+    expect(await queue.add(2, { dedupeKey: "p", dedupeReplace: true })).toBe(prioritized)
+    expect((await queue.getJob(grouped))?.payload).toBe(2)
+    expect((await queue.getJob(prioritized))?.payload).toBe(2)
+  })
+
+  it("a delayed holder takes the payload and the new delay (from now); without a delay it keeps its due time", async () => {
+    const { queue, keys } = setup()
+    const first = await queue.add(1, { dedupeKey: "r", delayMs: 60_000 })
+    const due = Number(await shared.raw.zscore(keys.delayed, first))
+    expect(await queue.add(2, { ...replace, delayMs: 600_000 })).toBe(first)
+    const later = Number(await shared.raw.zscore(keys.delayed, first))
+    expect(later).toBeGreaterThanOrEqual(due + 500_000)
+    expect(await queue.add(3, replace)).toBe(first)
+    expect(Number(await shared.raw.zscore(keys.delayed, first))).toBe(later)
+    expect(await queue.getJob(first)).toMatchObject({ state: "delayed", payload: 3 })
+  })
+
+  it("an active holder is not changed: the duplicate is answered with its id and nothing is written for it", async () => {
+    const { q, queue, c } = setup()
+    const first = await queue.add(1, { dedupeKey: "r", dedupeUntil: "finished" })
+    await lease(c)
+    const before = await dumpQueue(shared.raw, q)
+    expect(await queue.add(2, { ...replace, dedupeUntil: "finished" })).toBe(first)
+    const after = await dumpQueue(shared.raw, q)
+    expect((await queue.getJob(first))?.payload).toBe(1)
+    // only the call's receipt (its answer: the holder's id) and its `deduplicated` event: not the job's data
+    const changed = Object.keys(after).filter((k) => after[k] !== before[k])
+    expect(changed.sort()).toEqual(["events", "receipts", "receiptsAt"])
+  })
+
+  it("bad dedupeReplace options are refused, naming the field, and nothing is written", async () => {
+    const { q, queue } = setup()
+    const before = await dumpQueue(shared.raw, q)
+    for (const options of [{ dedupeKey: "k", dedupeReplace: 1 }, { dedupeReplace: true }]) {
+      await expect(queue.add(1, options as never)).rejects.toMatchObject({
+        _tag: "InvalidOptions",
+        field: "options.dedupeReplace",
+      })
+    }
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
   })
 })

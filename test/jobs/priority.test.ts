@@ -91,6 +91,50 @@ describe("priority", () => {
     expect((await take(c, 10)).names).toEqual(["later", "e3"])
   })
 
+  it("changePriority with lifo moves a waiting job to the front of its new priority, or of its own; a delayed one to the back when due", async () => {
+    const { queue, c } = setup()
+    const [, , c5] = await addAll(queue, ["a5", "b5", "c5"], { priority: 5 })
+    const [, y0] = await addAll(queue, ["x0", "y0"])
+    const [d3] = await addAll(queue, ["d3", "e3"], { priority: 3 })
+    // to the front of another priority
+    expect(await queue.changePriority(c5!, 3, { lifo: true })).toBe("waiting")
+    // to the front of its own priority (without lifo it would keep its place)
+    expect(await queue.changePriority(y0!, 0, { lifo: true })).toBe("waiting")
+    // lifo: false is the default: the back
+    expect(await queue.changePriority(d3!, 5, { lifo: false })).toBe("waiting")
+    expect((await queue.getJob(c5!))?.priority).toBe(3)
+    expect((await take(c, 10)).names).toEqual(["y0", "x0", "c5", "e3", "a5", "b5", "d3"])
+
+    const later = await queue.add("later", { priority: 9, delayMs: 1 })
+    await addAll(queue, ["f2"], { priority: 2 })
+    expect(await queue.changePriority(later, 2, { lifo: true })).toBe("delayed")
+    await until("the delayed job is due", async () => (await run(c.sweep(100))).promoted > 0)
+    expect((await take(c, 10)).names).toEqual(["f2", "later"])
+  })
+
+  it("changePriority with lifo on a grouped job: the front of its priority within its group", async () => {
+    const { queue, c } = setup()
+    const [, g2] = await addAll(queue, ["g1", "g2", "g3"], { group: "t1", priority: 4 })
+    expect(await queue.changePriority(g2!, 4, { lifo: true })).toBe("waiting")
+    expect((await take(c, 10)).names).toEqual(["g2", "g1", "g3"])
+  })
+
+  it("changePriority refuses bad options naming the field, writing nothing", async () => {
+    const { q, queue } = setup()
+    const id = await queue.add("x", { priority: 4 })
+    const before = await dumpQueue(shared.raw, q)
+    await expect(queue.changePriority(id, 1, { lifo: "yes" } as never)).rejects.toMatchObject({
+      _tag: "InvalidOptions",
+      field: "options.lifo",
+      value: "yes",
+    })
+    await expect(queue.changePriority(id, 1, { front: true } as never)).rejects.toMatchObject({
+      field: "options.front",
+    })
+    await expect(queue.changePriority(id, 1, 3 as never)).rejects.toMatchObject({ field: "options" })
+    expect(await dumpQueue(shared.raw, q)).toEqual(before)
+  })
+
   it("changePriority refuses a job that is not waiting (JobNotWaiting, naming its state) and bad input, writing nothing", async () => {
     const { q, queue, c } = setup()
     const id = await queue.add("x", { priority: 4 })

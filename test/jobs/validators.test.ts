@@ -34,6 +34,8 @@ describe("validators return errors as values", () => {
         maxAttempts: 3,
         dedupeTtlMs: 3_600_000,
         dedupeKey: "",
+        dedupeExtend: false,
+        dedupeReplace: false,
         timeoutMs: 0,
         priority: 0,
         lifo: false,

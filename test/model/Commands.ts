@@ -10,7 +10,7 @@
 import fc from "fast-check"
 import { RateLimited, Worker } from "../../src/index.ts"
 import { until } from "../support/until.ts"
-import { type Model, type ModelJob, type Span, type State, WINDOW_MS } from "./Model.ts"
+import { type GroupLimits, type Model, type ModelJob, type Span, type State, WINDOW_MS } from "./Model.ts"
 import {
   checkQuick,
   clearOfSpans,
@@ -146,9 +146,16 @@ export class Add extends Base {
       ...(o.delay === "none" ? {} : { delayMs: ms(o.delay) }),
       maxAttempts: o.maxAttempts,
     }
+    const full = m.groupFull(o.group, o.id)
     const { value, span } = await timed(r, o.delay === "none" ? 0 : ms(o.delay), () =>
       call(r, this.lost, () => r.q.add({ n: 1 }, options)),
     )
+    if (full !== undefined || ("err" in value && value.err === "GroupFull")) {
+      const e = ("err" in value ? value.error : value.ok) as { group?: string; maxSize?: number; size?: number }
+      const real = "err" in value ? { err: value.err, group: e.group, maxSize: e.maxSize, size: e.size } : value.ok
+      expectSame("add past the group's maxSize: GroupFull (nothing written)", { err: "GroupFull", ...full }, real)
+      return
+    }
     const id = seen(value) as string
     if (o.id !== undefined) expectSame("add's answer", o.id, id)
     m.add(id, {
@@ -350,11 +357,8 @@ export class Cancel extends OnJob {
 export class SetGroupLimits extends Base {
   readonly kind = "setGroupLimits"
   readonly group: (typeof GROUPS)[number] | undefined
-  readonly limits: { readonly concurrency?: number | undefined; readonly max?: number | undefined } | null
-  constructor(
-    group: (typeof GROUPS)[number] | undefined,
-    limits: { readonly concurrency?: number | undefined; readonly max?: number | undefined } | null,
-  ) {
+  readonly limits: GroupLimits | null
+  constructor(group: (typeof GROUPS)[number] | undefined, limits: GroupLimits | null) {
     super()
     this.group = group
     this.limits = limits
@@ -374,6 +378,7 @@ export class SetGroupLimits extends Base {
         : {
             ...(l.concurrency === undefined ? {} : { concurrency: l.concurrency }),
             ...(l.max === undefined ? {} : { max: l.max, perMs: WINDOW_MS }),
+            ...(l.maxSize === undefined ? {} : { maxSize: l.maxSize }),
           }
     if (this.group === undefined) await r.q.setGroupLimits(real)
     else await r.q.setGroupLimits(this.group, real)
@@ -599,23 +604,27 @@ export class UpdatePayload extends OnJob {
 export class ChangePriority extends OnJob {
   readonly kind = "changePriority"
   readonly priority: number
-  constructor(pick: number, priority: number) {
+  /** `{ lifo: true }`: to the front of the priority. */
+  readonly lifo: boolean
+  constructor(pick: number, priority: number, lifo = false) {
     super(pick)
     this.priority = priority
+    this.lifo = lifo
   }
   async step(m: Model, r: Real): Promise<void> {
     const id = this.id(m)
     const was = m.state(id)
-    const real = seen(await settle(r.q.changePriority(id, this.priority)))
-    const model = m.changePriority(id, this.priority)
+    const options = this.lifo ? { lifo: true } : undefined
+    const real = seen(await settle(r.q.changePriority(id, this.priority, options)))
+    const model = m.changePriority(id, this.priority, this.lifo)
     expectSame(
-      `changePriority(${id}, ${this.priority})`,
+      `changePriority(${id}, ${this.priority}${this.lifo ? ", lifo" : ""})`,
       model === "ok" ? was : { err: "JobNotWaiting", state: model.notWaiting },
       real,
     )
   }
   toString(): string {
-    return `${this.kind}(#${this.pick}, ${this.priority})`
+    return `${this.kind}(#${this.pick}, ${this.priority}${this.lifo ? ", lifo" : ""})`
   }
 }
 
@@ -792,13 +801,16 @@ const all = (url: () => string): Array<readonly [string, fc.Arbitrary<Cmd>]> => 
         maxAttempts: fc.constantFrom(1, 2, 3),
       })
       .map((o) => new Add(o, lost))
-  const limits = fc.constantFrom<{ readonly concurrency?: number; readonly max?: number } | null>(
+  const limits = fc.constantFrom<GroupLimits | null>(
     null,
     { concurrency: 1 },
     { concurrency: 2 },
     { max: 1 },
     { max: 3 },
     { concurrency: 1, max: 3 },
+    { maxSize: 1 },
+    { maxSize: 2 },
+    { concurrency: 1, maxSize: 2 },
   )
   return [
     ["add", add(false)],
@@ -831,6 +843,7 @@ const all = (url: () => string): Array<readonly [string, fc.Arbitrary<Cmd>]> => 
     ],
     ["updatePayload", pick.map((p) => new UpdatePayload(p))],
     ["changePriority", fc.tuple(pick, fc.constantFrom(0, 1, 5)).map(([p, n]) => new ChangePriority(p, n))],
+    ["changePriorityLifo", fc.tuple(pick, fc.constantFrom(0, 1, 5)).map(([p, n]) => new ChangePriority(p, n, true))],
     ["release", pick.map((p) => new Release(p))],
     ["extend", fc.tuple(pick, lease).map(([p, l]) => new Extend(p, l))],
     [

@@ -45,6 +45,8 @@ export interface ModelJob {
 export interface GroupLimits {
   readonly concurrency?: number | undefined
   readonly max?: number | undefined
+  /** At most this many of the group's jobs waiting: an add past it is refused (GroupFull), nothing written. */
+  readonly maxSize?: number | undefined
 }
 
 /** What a reserve may lease: the ungrouped jobs in strict order, each group's ready jobs and its room, and how many one call takes. */
@@ -152,6 +154,22 @@ export class Model {
   }
 
   // ---- adding -------------------------------------------------------------------
+
+  /**
+   * The refusal of an add of a new job to `group` (GroupFull) when the group's limits (own, or
+   * the default) set a maxSize its jobs waiting already reach; undefined when the add goes in
+   * (no group, no maxSize, room, or `id` of a job still findable: that add adds nothing).
+   */
+  groupFull(
+    group: string | undefined,
+    id: string | undefined,
+  ): { group: string; maxSize: number; size: number } | undefined {
+    if (group === undefined || (id !== undefined && this.jobs.has(id))) return undefined
+    const maxSize = this.#limitsOf(group)?.maxSize
+    if (maxSize === undefined) return undefined
+    const size = this.inState("waiting").filter((j) => j.group === group).length
+    return size + 1 > maxSize ? { group, maxSize, size } : undefined
+  }
 
   /** `add`: a new job, or (a custom id of a job still findable) nothing: answers the id either way. */
   add(
@@ -336,13 +354,18 @@ export class Model {
     return j.state
   }
 
-  /** `changePriority`: a waiting job to the back of its new priority, a delayed one takes it when due; else JobNotWaiting. */
-  changePriority(id: string, priority: number): "ok" | { notWaiting: State | "missing" } {
+  /**
+   * `changePriority`: a waiting job to the back of its new priority (`lifo`: its front, also of
+   * the same one; without, a job of that priority keeps its place), a delayed one takes it when
+   * due (at the back); else JobNotWaiting.
+   */
+  changePriority(id: string, priority: number, lifo = false): "ok" | { notWaiting: State | "missing" } {
     const j = this.jobs.get(id)
     if (j === undefined) return { notWaiting: "missing" }
     if (j.state !== "waiting" && j.state !== "delayed") return { notWaiting: j.state }
+    const moves = lifo || j.priority !== priority
     j.priority = priority
-    if (j.state === "waiting") this.#ready(j, false)
+    if (j.state === "waiting" && moves) this.#ready(j, lifo)
     return "ok"
   }
 

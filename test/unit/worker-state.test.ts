@@ -36,7 +36,8 @@ describe("worker states", () => {
   it("the table: each state's moves", () => {
     expect(WORKER_MOVES).toEqual({
       starting: ["running", "closed", "failed"],
-      running: ["draining", "failed"],
+      running: ["paused", "draining", "failed"],
+      paused: ["running", "draining", "failed"],
       draining: ["releasing"],
       releasing: ["closed"],
       failed: ["draining", "closed"],
@@ -56,6 +57,26 @@ describe("worker states", () => {
       ["releasing", "closed"],
     ])
     expect(illegal).toEqual([])
+  })
+
+  it("pause and resume go between running and paused; a paused worker closes or fails; nothing else pauses", () => {
+    const { holder, illegal, moves } = machine("running")
+    expect(transition(holder, "paused")).toBe(true)
+    expect(transition(holder, "running")).toBe(true)
+    expect(transition(holder, "paused")).toBe(true)
+    expect(transition(holder, "draining")).toBe(true)
+    expect(moves).toEqual([
+      ["running", "paused"],
+      ["paused", "running"],
+      ["running", "paused"],
+      ["paused", "draining"],
+    ])
+    expect(illegal).toEqual([])
+    for (const from of ["starting", "draining", "releasing", "closed", "failed"] as const)
+      expect(canMove(from, "paused")).toBe(false)
+    expect(canMove("paused", "failed")).toBe(true)
+    expect(leastAdvanced(["running", "paused"])).toBe("paused")
+    expect(leastAdvanced(["paused", "failed"])).toBe("failed")
   })
 
   it("a worker closed before it reached Redis goes from starting to closed at once", () => {

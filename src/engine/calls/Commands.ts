@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../../redis/Client.ts"
-import type { InvalidOptions, LayoutMismatch, RedisError, WrongKeyType } from "../model/Errors.ts"
+import type { GroupFull, InvalidOptions, LayoutMismatch, RedisError, WrongKeyType } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import type { WorkerRecord } from "../model/Registry.ts"
 import { newRequestId, newWorkerId } from "../model/RequestId.ts"
@@ -31,8 +31,8 @@ export {
 } from "../scripts/LeaseScripts.ts"
 export type { SweepResult, SweptDead } from "../scripts/SweepScripts.ts"
 
-/** Errors a script call can end with (InvalidOptions: a size argument outside the script's own limit, see Replies.ts). */
-export type ScriptFailure = RedisError | LayoutMismatch | WrongKeyType | InvalidOptions
+/** Errors a script call can end with (InvalidOptions: a size argument outside the script's own limit; GroupFull: an add past a group's maxSize; see Replies.ts). */
+export type ScriptFailure = RedisError | LayoutMismatch | WrongKeyType | InvalidOptions | GroupFull
 
 /**
  * Send one call of `script` on `client` for the queue of `keys` (KEYS by default from

@@ -10,11 +10,11 @@
  */
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../../redis/Client.ts"
-import type { InvalidOptions, LayoutMismatch, RedisError, WrongKeyType } from "../model/Errors.ts"
+import type { RedisError } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import type { Reserved, ReserveInput } from "../scripts/LeaseScripts.ts"
 import { scriptKeys } from "../scripts/Script.ts"
-import { decodeReply, redisError } from "./Replies.ts"
+import { decodeReply, type Refused, redisError } from "./Replies.ts"
 import { Scripts } from "./Scripts.ts"
 
 /** One wait for the marker. */
@@ -56,7 +56,7 @@ export interface MarkerThenReserve {
   /** The wait: the popped marker, or null when it timed out. */
   readonly woke: Effect.Effect<unknown, RedisError>
   /** The reserve call, run by Redis once the wait ended (whichever way). */
-  readonly reserved: Effect.Effect<Reserved, RedisError | LayoutMismatch | WrongKeyType | InvalidOptions>
+  readonly reserved: Effect.Effect<Reserved, RedisError | Refused>
 }
 
 /**

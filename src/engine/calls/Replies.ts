@@ -7,6 +7,7 @@
 import * as Effect from "effect/Effect"
 import { NoAnswer, redactText } from "../../redis/Client.ts"
 import {
+  GroupFull,
   InvalidOptions,
   JobNotWaiting,
   LayoutMismatch,
@@ -32,10 +33,12 @@ export const Refusal = {
   WrongState: "WRONG_STATE",
   /** `{'ACTIVE_JOBS', n}`: obliterate found n jobs active and was not forced. */
   ActiveJobs: "ACTIVE_JOBS",
+  /** `{'GROUP_FULL', group, maxSize, waiting}`: an add would pass a group's maxSize (lua/add.lua). */
+  GroupFull: "GROUP_FULL",
 } as const
 
 /** The typed errors of a script's refusal. */
-export type Refused = LayoutMismatch | WrongKeyType | InvalidOptions
+export type Refused = LayoutMismatch | WrongKeyType | InvalidOptions | GroupFull
 
 const UNAVAILABLE = [
   "ECONNREFUSED",
@@ -127,6 +130,8 @@ export const scriptError = (keys: QueueKeys, reply: unknown): Refused | undefine
         value: Number.isNaN(Number(reply[3])) ? reply[3] : Number(reply[3]),
         reason: `one ${String(reply[1])} call takes a whole number from 0 to ${String(reply[4])}; split the call (nothing was written)`,
       })
+    case Refusal.GroupFull:
+      return new GroupFull({ group: String(reply[1]), maxSize: Number(reply[2]), size: Number(reply[3]) })
     case Refusal.TooManySchedules:
       return new InvalidOptions({
         field: "name",

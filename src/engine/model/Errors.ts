@@ -7,6 +7,7 @@ import { type InvalidOptions, show } from "../../redis/Errors.ts"
 
 export { InvalidOptions } from "../../redis/Errors.ts"
 export { QueueHasActiveJobs, WrongJobState } from "./OpsErrors.ts"
+export { GroupFull, WorkerNotRunning } from "./StateErrors.ts"
 
 /** The job is no longer leased under this token: it was reclaimed, completed or released. Nothing was changed. */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{

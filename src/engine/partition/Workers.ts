@@ -30,7 +30,7 @@ export const concurrencyPerPartition = (concurrency: number, partitions: number)
 
 /**
  * One handle over several engine workers: `failed` when one of them is, else the least
- * advanced state; summed running jobs; closed together.
+ * advanced state; summed running jobs; closed, paused and resumed together.
  */
 export const combineHandles = (handles: ReadonlyArray<WorkerHandle>): WorkerHandle => {
   if (handles.length === 1) return handles[0]!
@@ -38,6 +38,8 @@ export const combineHandles = (handles: ReadonlyArray<WorkerHandle>): WorkerHand
     state: () => leastAdvanced(handles.map((h) => h.state())),
     running: () => handles.reduce((n, h) => n + h.running(), 0),
     close: Effect.forEach(handles, (h) => h.close, { concurrency: "unbounded", discard: true }),
+    pause: (options) => Effect.forEach(handles, (h) => h.pause(options), { concurrency: "unbounded", discard: true }),
+    resume: Effect.forEach(handles, (h) => h.resume, { concurrency: "unbounded", discard: true }),
   }
 }
 

@@ -34,16 +34,16 @@ export const setGroupLimitsOn = (
 ): Effect.Effect<void, ControlError> =>
   typeof group === "string" ? c.setGroupLimits(group, limits as GroupLimits | null) : c.setGroupLimits(undefined, group)
 
-/** Limits checked: an object of whole numbers from 1, `max` and `perMs` together, at least one; or null. */
+/** Limits checked: an object of whole numbers from 1 (`concurrency`, `max` and `perMs` together, `maxSize`), at least one; or null. */
 export const checkGroupLimits = (value: unknown): Checked<GroupLimits | null> => {
   if (value === null) return Result.succeed(null)
   const o = checkObject("limits", value)
   if (Result.isFailure(o)) return Result.fail(o.failure)
-  const known = checkKnownKeys("limits", o.success, ["concurrency", "max", "perMs"])
+  const known = checkKnownKeys("limits", o.success, ["concurrency", "max", "perMs", "maxSize"])
   if (Result.isFailure(known)) return Result.fail(known.failure)
   const bounds = { min: 1, max: MAX_GROUP_LIMIT }
   const out: Record<string, number> = {}
-  for (const name of ["concurrency", "max", "perMs"] as const) {
+  for (const name of ["concurrency", "max", "perMs", "maxSize"] as const) {
     const v = o.success[name]
     if (v === undefined) continue
     const n = checkInteger(`limits.${name}`, v, bounds)
@@ -58,7 +58,11 @@ export const checkGroupLimits = (value: unknown): Checked<GroupLimits | null> =>
   }
   if (Object.keys(out).length === 0) {
     return Result.fail(
-      new InvalidOptions({ field: "limits", value, reason: "must set concurrency, or max and perMs (null clears)" }),
+      new InvalidOptions({
+        field: "limits",
+        value,
+        reason: "must set concurrency, max and perMs, or maxSize (null clears)",
+      }),
     )
   }
   return Result.succeed(out)

@@ -6,10 +6,10 @@ import type { NewJob } from "../calls/Commands.ts"
 import { checkJobBackoff, type JobBackoff } from "../model/Backoff.ts"
 import { namePayload } from "../model/Carrier.ts"
 import { InvalidOptions } from "../model/Errors.ts"
-import { isWellFormed, NOT_WELL_FORMED } from "../model/GroupName.ts"
 import { checkCustomId, newJobId } from "../model/JobId.ts"
 import { checkJobName } from "../model/JobName.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
+import { checkDedupe } from "./JobDedupe.ts"
 import { checkOrder } from "./JobOrder.ts"
 
 export { newJobId } from "../model/JobId.ts"
@@ -63,6 +63,8 @@ export interface WithoutDedupe extends JobOptionsBase {
   readonly dedupeKey?: undefined
   readonly dedupeTtlMs?: undefined
   readonly dedupeUntil?: undefined
+  readonly dedupeExtend?: undefined
+  readonly dedupeReplace?: undefined
 }
 
 /** A dedupe key held for `dedupeTtlMs`. */
@@ -72,6 +74,10 @@ export interface DedupeForTtl extends JobOptionsBase {
   /** How long a dedupe key holds, in ms. Default 3 600 000 (1 h). Range 1 ms – 30 days. */
   readonly dedupeTtlMs?: number | undefined
   readonly dedupeUntil?: undefined
+  /** A duplicate add holds the key `dedupeTtlMs` from now again (BullMQ's `deduplication.extend`). Default false. */
+  readonly dedupeExtend?: boolean | undefined
+  /** A duplicate add replaces the holder's payload while it waits or is delayed (and its delay, if given): BullMQ's debounce `replace`. Default false. */
+  readonly dedupeReplace?: boolean | undefined
 }
 
 /** A dedupe key held until the job finishes (not together with `dedupeTtlMs`). */
@@ -84,6 +90,9 @@ export interface DedupeUntilFinished extends JobOptionsBase {
    * completes, dies or is cancelled (instead of for `dedupeTtlMs`). Default: unset (a TTL).
    */
   readonly dedupeUntil: "finished"
+  readonly dedupeExtend?: undefined
+  /** As for a TTL key. Default false. */
+  readonly dedupeReplace?: boolean | undefined
 }
 
 /**
@@ -93,8 +102,7 @@ export interface DedupeUntilFinished extends JobOptionsBase {
  */
 export type JobOptions = WithoutDedupe | DedupeForTtl | DedupeUntilFinished
 
-/** `dedupeTtlMs` as sent to the add script for a key held until the job finishes. */
-export const DEDUPE_UNTIL_FINISHED = -1
+export { DEDUPE_UNTIL_FINISHED } from "./JobDedupe.ts"
 
 /** One job of an `addBulk` call: its payload (before encoding) and options. */
 export interface BulkJob<T> {
@@ -114,6 +122,8 @@ const JOB_OPTION_KEYS = [
   "dedupeKey",
   "dedupeTtlMs",
   "dedupeUntil",
+  "dedupeExtend",
+  "dedupeReplace",
   "timeoutMs",
   "priority",
   "lifo",
@@ -141,31 +151,6 @@ type OwnResolved = "id" | "dedupeKey" | "dedupeUntil" | "timeoutMs" | "lifo" | "
 /** A job's `timeoutMs` validated (1 ms – 24 h); 0 for none. */
 const checkTimeout = (field: string, value: unknown): Checked<number> =>
   checkIntegerOr(`${field}.timeoutMs`, value, 0, Limits.timeoutMs)
-
-/**
- * Whether a job's dedupe key is held until it finishes: its own `dedupeUntil`, else the
- * defaults' unless it gives its own `dedupeTtlMs`; else the {@link InvalidOptions}.
- */
-const checkDedupeUntil = (
-  field: string,
-  given: Record<string, unknown>,
-  defaults: JobOptions,
-  dedupeKey: unknown,
-): Checked<boolean> => {
-  const fail = (name: string, value: unknown, reason: string) =>
-    Result.fail(new InvalidOptions({ field: `${field}.${name}`, value, reason }))
-  if (given.dedupeUntil === undefined) {
-    return Result.succeed(given.dedupeTtlMs === undefined && defaults.dedupeUntil === "finished")
-  }
-  if (given.dedupeUntil !== "finished") {
-    return fail("dedupeUntil", given.dedupeUntil, 'must be "finished" (or left out, for a key held dedupeTtlMs)')
-  }
-  if (given.dedupeTtlMs !== undefined) {
-    return fail("dedupeTtlMs", given.dedupeTtlMs, 'cannot be given with dedupeUntil: "finished"; give one of them')
-  }
-  if (dedupeKey === undefined) return fail("dedupeUntil", given.dedupeUntil, "needs a dedupeKey")
-  return Result.succeed(true)
-}
 
 /** Job options validated, with defaults from `defaults`; else the {@link InvalidOptions} of the first bad one. */
 export const checkJobOptions = (
@@ -216,45 +201,6 @@ export const checkJobOptions = (
   }))
 }
 
-/**
- * The dedupe key ("" for none) and how long it is held (`ttl`, or
- * {@link DEDUPE_UNTIL_FINISHED}) of a job's options; else the {@link InvalidOptions}.
- */
-const checkDedupe = (
-  field: string,
-  given: Record<string, unknown>,
-  defaults: JobOptions,
-  ttl: number,
-): Checked<{ readonly dedupeKey: string; readonly dedupeTtlMs: number }> => {
-  const dedupeKey = given.dedupeKey ?? defaults.dedupeKey
-  if (
-    dedupeKey !== undefined &&
-    (typeof dedupeKey !== "string" || dedupeKey.length === 0 || dedupeKey.length > Limits.dedupeKeyLength)
-  ) {
-    return Result.fail(
-      new InvalidOptions({
-        field: `${field}.dedupeKey`,
-        value: dedupeKey,
-        reason: `must be a non-empty string of at most ${Limits.dedupeKeyLength} characters`,
-      }),
-    )
-  }
-  if (typeof dedupeKey === "string" && !isWellFormed(dedupeKey)) {
-    return Result.fail(new InvalidOptions({ field: `${field}.dedupeKey`, value: dedupeKey, reason: NOT_WELL_FORMED }))
-  }
-  if (given.dedupeTtlMs !== undefined && dedupeKey === undefined) {
-    return Result.fail(
-      new InvalidOptions({ field: `${field}.dedupeTtlMs`, value: given.dedupeTtlMs, reason: "needs a dedupeKey" }),
-    )
-  }
-  const untilFinished = checkDedupeUntil(field, given, defaults, dedupeKey)
-  if (Result.isFailure(untilFinished)) return Result.fail(untilFinished.failure)
-  return Result.succeed({
-    dedupeKey: (dedupeKey as string | undefined) ?? "",
-    dedupeTtlMs: untilFinished.success ? DEDUPE_UNTIL_FINISHED : ttl,
-  })
-}
-
 /** {@link checkJobOptions}, throwing its error (synchronous option parsing). */
 export const resolveJobOptions = (field: string, value: unknown, defaults: JobOptions = {}): ResolvedJobOptions =>
   orThrow(checkJobOptions(field, value, defaults))
@@ -268,6 +214,8 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   maxAttempts: options.maxAttempts,
   dedupeKey: options.dedupeKey,
   dedupeTtlMs: options.dedupeTtlMs,
+  ...(options.dedupeExtend ? { dedupeExtend: true } : {}),
+  ...(options.dedupeReplace ? { dedupeReplace: true } : {}),
   timeoutMs: options.timeoutMs,
   priority: options.priority,
   lifo: options.lifo,

@@ -225,9 +225,11 @@ export const makeJobCommands = (client: RedisClient, k: QueueKeys) => ({
   getJob: (id: string) => runScript(client, k, Scripts.getJob, id).pipe(Effect.map((r) => jobInfoOf(id, r))),
   /** Cancel a job: the state it was in, or undefined when unknown or already finished. */
   cancel: (id: string) => runScript(client, k, Scripts.cancel, id),
-  /** Give a waiting or delayed job a new priority: the state it is in, else `JobNotWaiting`. */
-  changePriority: (id: string, priority: number) =>
-    runScript(client, k, Scripts.changePriority, { id, priority }).pipe(Effect.flatMap((r) => priorityChanged(id, r))),
+  /** Give a waiting or delayed job a new priority (`lifo`: at its front): the state it is in, else `JobNotWaiting`. */
+  changePriority: (id: string, priority: number, lifo = false) =>
+    runScript(client, k, Scripts.changePriority, { id, priority, lifo }).pipe(
+      Effect.flatMap((r) => priorityChanged(id, r)),
+    ),
   /** Pause the queue: true when it was not paused before. */
   pause: runScript(client, k, Scripts.pause, undefined),
   /** Resume the queue: true when it was paused. */

@@ -13,7 +13,7 @@ import { InvalidOptions, JobNotWaiting, QueueClosed } from "../model/Errors.ts"
 import { validateConcurrency, validateRateLimit } from "../model/Flow.ts"
 import { isWellFormed, NOT_WELL_FORMED } from "../model/GroupName.ts"
 import type { QueueKeys } from "../model/Keys.ts"
-import { type Checked, checkInteger, Limits } from "../model/Validate.ts"
+import { type Checked, checkInteger, checkKnownKeys, checkObject, Limits } from "../model/Validate.ts"
 import { readOnly } from "./Adding.ts"
 import { makeJobCommands } from "./JobCommands.ts"
 import type { ControlError, JobControl, QueueApi } from "./QueueApi.ts"
@@ -49,17 +49,30 @@ export const validateDedupeKey = (key: unknown): string => {
   return key
 }
 
-/** `changePriority`'s arguments checked (the id, then the priority: 0 .. 1 000 000), before anything is sent. */
+/** `changePriority`'s options checked: an object with at most `lifo`, a boolean (default false). */
+const checkPriorityOptions = (given: unknown): Checked<boolean> =>
+  Result.flatMap(checkObject("options", given), (o) =>
+    Result.flatMap(checkKnownKeys("options", o, ["lifo"]), () =>
+      o.lifo === undefined || typeof o.lifo === "boolean"
+        ? Result.succeed(o.lifo === true)
+        : Result.fail(new InvalidOptions({ field: "options.lifo", value: o.lifo, reason: "must be true or false" })),
+    ),
+  )
+
+/** `changePriority`'s arguments checked (the id, the priority: 0 .. 1 000 000, the options), before anything is sent. */
 const checkedPriority =
   <A>(
-    f: (id: string, priority: number) => Effect.Effect<A, ControlError | JobNotWaiting>,
-  ): ((id: unknown, priority: unknown) => Effect.Effect<A, ControlError | JobNotWaiting>) =>
-  (id, priority) =>
+    f: (id: string, priority: number, lifo: boolean) => Effect.Effect<A, ControlError | JobNotWaiting>,
+  ): ((id: unknown, priority: unknown, options?: unknown) => Effect.Effect<A, ControlError | JobNotWaiting>) =>
+  (id, priority, options) =>
     Effect.suspend(() => {
       try {
         const jobId = validateJobId(id)
         return Effect.fromResult(checkInteger("priority", priority, Limits.priority)).pipe(
-          Effect.flatMap((p) => f(jobId, p)),
+          Effect.flatMap((p) =>
+            Effect.map(Effect.fromResult(checkPriorityOptions(options)), (lifo) => [p, lifo] as const),
+          ),
+          Effect.flatMap(([p, lifo]) => f(jobId, p, lifo)),
         )
       } catch (e) {
         return Effect.fail(e as InvalidOptions)
@@ -123,7 +136,7 @@ export const makeJobControl = (core: ControlledQueue): JobControl => {
   return {
     getJob: checked(validateJobId, (id) => open(readOnly(cmds.getJob(id)))),
     cancel: checked(validateJobId, (id) => open(cmds.cancel(id))),
-    changePriority: checkedPriority((id, priority) => open(cmds.changePriority(id, priority))),
+    changePriority: checkedPriority((id, priority, lifo) => open(cmds.changePriority(id, priority, lifo))),
     pause: open(cmds.pause),
     resume: open(cmds.resume),
     isPaused: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.paused)),
@@ -177,8 +190,8 @@ export const makePartitionedControl = (
   return {
     getJob: checked(validateJobId, (id) => all((c) => c.getJob(id)).pipe(Effect.map((r) => r.find((j) => j)))),
     cancel: checked(validateJobId, (id) => all((c) => c.cancel(id)).pipe(Effect.map((r) => r.find((w) => w)))),
-    changePriority: checkedPriority((id, priority) =>
-      all((c) => Effect.result(c.changePriority(id, priority))).pipe(Effect.flatMap(onePartition(id))),
+    changePriority: checkedPriority((id, priority, lifo) =>
+      all((c) => Effect.result(c.changePriority(id, priority, { lifo }))).pipe(Effect.flatMap(onePartition(id))),
     ),
     pause: all((c) => c.pause).pipe(Effect.map((r) => r.some((x) => x))),
     resume: all((c) => c.resume).pipe(Effect.map((r) => r.some((x) => x))),

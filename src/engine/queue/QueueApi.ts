@@ -34,14 +34,21 @@ export type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 /** What job control can fail with. */
 export type ControlError = InvalidOptions | QueueClosed | ScriptFailure | RedisUnavailable
 
+/** Options of `changePriority`. */
+export interface PriorityOptions {
+  /** To the front of its priority (runs next among it) instead of the back; for a waiting job (a delayed one goes to the back when due). Default false. */
+  readonly lifo?: boolean | undefined
+}
+
 /** The job-control calls of a queue (one or partitioned), as Effects; payloads as stored (JSON text). */
 export interface JobControl {
   readonly getJob: (id: string) => Effect.Effect<JobInfo<string> | undefined, ControlError>
   readonly cancel: (id: string) => Effect.Effect<CancelledFrom | undefined, ControlError>
-  /** Give a waiting or delayed job a new priority: the state it is in; {@link JobNotWaiting} for any other. */
+  /** Give a waiting or delayed job a new priority (`lifo`: at its front): the state it is in; {@link JobNotWaiting} for any other. */
   readonly changePriority: (
     id: string,
     priority: number,
+    options?: PriorityOptions,
   ) => Effect.Effect<"waiting" | "delayed", ControlError | JobNotWaiting>
   readonly pause: Effect.Effect<boolean, ControlError>
   readonly resume: Effect.Effect<boolean, ControlError>

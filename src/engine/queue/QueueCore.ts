@@ -15,7 +15,7 @@ import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orTh
 import { makeAdds, readOnly, unknownOutcome } from "./Adding.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { makeGroupControl } from "./Groups.ts"
-import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions } from "./Job.ts"
+import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions, type ResolvedJobOptions } from "./Job.ts"
 import { makeJobControl } from "./JobControl.ts"
 import { makeManual } from "./Manual.ts"
 import { makeQueueOps } from "./Operations.ts"
@@ -64,6 +64,19 @@ export interface QueueSettings {
   readonly maxCallBytes?: number
 }
 
+/** The dedupe options of resolved `defaultJobOptions`, as each add takes them again. */
+const dedupeDefaults = (d: ResolvedJobOptions): JobOptions => {
+  const key = d.dedupeKey ? { dedupeKey: d.dedupeKey } : {}
+  const replace = d.dedupeReplace ? { dedupeReplace: true } : {}
+  if (d.dedupeTtlMs === DEDUPE_UNTIL_FINISHED) return { dedupeUntil: "finished", ...key, ...replace } as JobOptions
+  return {
+    dedupeTtlMs: d.dedupeTtlMs,
+    ...(d.dedupeExtend ? { dedupeExtend: true } : {}),
+    ...key,
+    ...replace,
+  } as JobOptions
+}
+
 /** Queue options validated (`extraKeys` are the face's own, such as `connection`); cold path, so as a generator. */
 export const checkQueueOptions = (value: unknown, extraKeys: ReadonlyArray<string> = []): Checked<QueueSettings> =>
   Result.gen(function* () {
@@ -89,10 +102,7 @@ export const checkQueueOptions = (value: unknown, extraKeys: ReadonlyArray<strin
     const defaultJobOptions: JobOptions = {
       delayMs: defaults.delayMs,
       maxAttempts: defaults.maxAttempts,
-      ...(defaults.dedupeTtlMs === DEDUPE_UNTIL_FINISHED
-        ? { dedupeUntil: "finished" as const }
-        : { dedupeTtlMs: defaults.dedupeTtlMs }),
-      ...(defaults.dedupeKey ? { dedupeKey: defaults.dedupeKey } : {}),
+      ...dedupeDefaults(defaults),
       ...(defaults.timeoutMs > 0 ? { timeoutMs: defaults.timeoutMs } : {}),
       ...(defaults.backoff === undefined ? {} : { backoff: JSON.parse(defaults.backoff) }),
     }

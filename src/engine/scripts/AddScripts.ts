@@ -20,6 +20,10 @@ export interface NewJob {
   readonly lifo?: boolean | undefined
   /** The job's own backoff as JSON text (absent: none, the worker's applies). */
   readonly backoff?: string | undefined
+  /** A duplicate of this job (its dedupe key held) holds the key `dedupeTtlMs` from now again. */
+  readonly dedupeExtend?: boolean | undefined
+  /** A duplicate of this job replaces the holder's payload (and delay) while it waits or is delayed. */
+  readonly dedupeReplace?: boolean | undefined
 }
 
 /** One add call: its request id (a re-send carries the same) and its jobs. */
@@ -68,7 +72,9 @@ export const add = defineScript({
         j.delayMs,
         j.maxAttempts,
         j.dedupeKey,
-        j.dedupeTtlMs,
+        // the debounce modes ride on dedupeTtlMs ("e" extend, "r" replace): a field more per job
+        // would take a 10,000-job addBulk past the arguments one call can spread
+        `${j.dedupeTtlMs}${j.dedupeExtend ? "e" : ""}${j.dedupeReplace ? "r" : ""}`,
         j.timeoutMs ?? 0,
         j.priority ?? 0,
         j.lifo ? 1 : 0,

@@ -14,6 +14,12 @@ export interface GroupLimits {
   readonly max?: number | undefined
   /** The rate window in ms, with `max`. */
   readonly perMs?: number | undefined
+  /**
+   * At most this many of the group's jobs waiting (BullMQ Pro's `maxSize`): an add (delayed or
+   * not) that would pass it is refused whole with `GroupFull`, writing nothing. Jobs delayed,
+   * retried, released or becoming due are not refused. Default none.
+   */
+  readonly maxSize?: number | undefined
 }
 
 /** One group as `groups()` lists it. */
@@ -37,17 +43,22 @@ export interface GroupPage {
   readonly defaults: GroupLimits | undefined
 }
 
-/** Limits as the scripts store them: "<concurrency>|<max>|<perMs>", "" for a field not set. */
-export const encodeLimits = (l: GroupLimits): string => `${l.concurrency ?? ""}|${l.max ?? ""}|${l.perMs ?? ""}`
+/**
+ * Limits as the scripts store them: "<concurrency>|<max>|<perMs>", "" for a field not set, and
+ * "|<maxSize>" after them only when it is set (so limits without one read as before).
+ */
+export const encodeLimits = (l: GroupLimits): string =>
+  `${l.concurrency ?? ""}|${l.max ?? ""}|${l.perMs ?? ""}${l.maxSize === undefined ? "" : `|${l.maxSize}`}`
 
 /** {@link encodeLimits} read back; undefined for "" (none). */
 export const decodeLimits = (s: string): GroupLimits | undefined => {
   if (s === "") return undefined
-  const [c, m, p] = s.split("|").map((x) => (x === "" || x === undefined ? undefined : Number(x)))
+  const [c, m, p, z] = s.split("|").map((x) => (x === "" || x === undefined ? undefined : Number(x)))
   return {
     ...(c === undefined ? {} : { concurrency: c }),
     ...(m === undefined ? {} : { max: m }),
     ...(p === undefined ? {} : { perMs: p }),
+    ...(z === undefined ? {} : { maxSize: z }),
   }
 }
 

@@ -121,17 +121,19 @@ export const changePriority = defineScript({
     "receiptsAt",
     ...READY_KEYS,
   ],
-  argv: ["layout", "id", "priority", "requestId"],
+  argv: ["layout", "id", "priority", "requestId", "lifo"],
   // the request id as cancel's
   args: ({
     id,
     priority,
     requestId = newRequestId(),
+    lifo = false,
   }: {
     readonly id: string
     readonly priority: number
     readonly requestId?: string
-  }): Argv => [LAYOUT_VERSION, id, priority, requestId],
+    readonly lifo?: boolean
+  }): Argv => [LAYOUT_VERSION, id, priority, requestId, lifo ? "1" : "0"],
   decode: (reply): PriorityChange => {
     const r = list<number | string>(reply)
     return r[0] === 1 ? { changed: true, was: r[1] as "waiting" | "delayed" } : { changed: false, state: String(r[1]) }

@@ -37,6 +37,11 @@ export interface WorkerHooks<A> {
   readonly cancelled?: (job: { readonly id: string; readonly token: number }) => void
   /** The job went to dead, with its reason (one of {@link DEAD_REASONS}; "lease-expired" when found by this worker's sweep). */
   readonly dead?: (job: { readonly id: string; readonly token: number }, reason: DeadReason, error: unknown) => void
+  /**
+   * The worker had work and now has none: its last reserve found no job ready, and no job
+   * of its own runs or waits for its ack (Drained.ts). Once per move to idle.
+   */
+  readonly drained?: () => void
   /** A Redis or infrastructure error the worker survived (it keeps retrying). */
   readonly error?: (error: unknown) => void
 }
@@ -128,6 +133,7 @@ export const safeHooks = <A>(hooks: WorkerHooks<A>, lastResort: (error: unknown)
     leaseLost: guard("lease-lost", hooks.leaseLost),
     dead: guard("dead", hooks.dead),
     cancelled: guard("cancelled", hooks.cancelled),
+    drained: guard("drained", hooks.drained),
     error,
   }
 }

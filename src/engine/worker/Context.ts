@@ -12,7 +12,7 @@ import type * as Fiber from "effect/Fiber"
 import type { RedisClient } from "../../redis/Client.ts"
 import { type Commands, SCRIPT_CHUNK } from "../calls/Commands.ts"
 import { type AckLanes, makeAckLanes } from "../model/AckLanes.ts"
-import type { InvalidPayload } from "../model/Errors.ts"
+import type { InvalidPayload, WorkerNotRunning } from "../model/Errors.ts"
 import { makeRegistryBeat, type WorkerSelf } from "../model/Registry.ts"
 import { newWorkerId } from "../model/RequestId.ts"
 import { makeBatcher } from "../queue/Batcher.ts"
@@ -53,6 +53,14 @@ export interface PlainRuns {
   readonly idle: Array<() => void>
 }
 
+/** What the `drained` hook is judged by (written only by Drained.ts). */
+export interface IdleWatch {
+  /** A job was started since the last `drained` (or since the start). */
+  hadWork: boolean
+  /** The last reserve call that landed found fewer jobs than it asked for. */
+  empty: boolean
+}
+
 /** A started worker. */
 export interface WorkerHandle {
   readonly state: () => WorkerState
@@ -60,6 +68,16 @@ export interface WorkerHandle {
   readonly running: () => number
   /** Graceful shutdown (see the state machine). Never fails, always ends; a second call waits for the first. */
   readonly close: Effect.Effect<void>
+  /** Stop leasing new jobs (Pause.ts); `wait`: end once the running handlers have. Never fails. */
+  readonly pause: (options?: PauseOptions) => Effect.Effect<void>
+  /** Lease again after `pause`; fails when the worker is closing, closed or failed. */
+  readonly resume: Effect.Effect<void, WorkerNotRunning>
+}
+
+/** Options of `pause`. */
+export interface PauseOptions {
+  /** Resolve only once the handlers running now have ended and settled. Default false: once no new job will start. */
+  readonly wait?: boolean | undefined
 }
 
 /** The batcher of stand-alone completes: one call in flight at a time, so one ack lane of its own. */
@@ -108,6 +126,8 @@ export interface WorkerContext<A> {
   readonly state: WorkerState
   /** The worker's state cell: a move wakes the reserve loop; a refused move is reported on the error hook. */
   readonly lifecycle: StateCell
+  /** What the `drained` hook is judged by (Drained.ts: its only writer). */
+  readonly idle: IdleWatch
   /** Leases this worker self-fenced since it started (reported to the queue's counter by its heartbeat). */
   selfFenced: number
   /** How many times the main connection was replaced as silent (a heartbeat got no reply). */
@@ -174,6 +194,7 @@ export const makeContext = <A>(
       () => ctx.wakeLoop(),
       "running",
     ),
+    idle: { hadWork: false, empty: false },
     selfFenced: 0,
     replaced: 0,
     wakeLoop: () => tell(ctx.sched, WAKE),

@@ -11,6 +11,7 @@ import * as Exit from "effect/Exit"
 import type { Reservation } from "../calls/Commands.ts"
 import { endProcess, type Run, traceSettle, type WorkerIdentity } from "../telemetry/WorkerTelemetry.ts"
 import type { WorkerContext } from "./Context.ts"
+import { noteRunOver } from "./Drained.ts"
 import type { Held } from "./Lease.ts"
 import { leaseTo } from "./LeaseState.ts"
 import { refuse } from "./Settle.ts"
@@ -58,4 +59,5 @@ export const runOver = <A>(ctx: WorkerContext<A>, held: Held): void => {
   if (s.phase === "ended" && s.ended === "shutdown") {
     if (leaseTo(held, "release")) ctx.toRelease.push(held)
   } else if (s.phase === "settling" && s.ended === undefined) leaseTo(held, "answer")
+  noteRunOver(ctx)
 }

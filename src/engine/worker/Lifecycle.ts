@@ -37,7 +37,7 @@ export const LANDING_MS = 2_000
 export const supervised = <A>(ctx: WorkerContext<A>, loop: string, effect: Effect.Effect<unknown, unknown>) =>
   supervise(effect, {
     onFailure: (cause, stopped) => {
-      if (stopped && ctx.state === "running") transition(ctx, "failed")
+      if (stopped && (ctx.state === "running" || ctx.state === "paused")) transition(ctx, "failed")
       if (stopped) ctx.wakeLoop()
       ctx.hooks.error?.(new WorkerLoopFailed({ queue: ctx.commands.keys.queue, loop, cause, stopped }))
     },
@@ -70,8 +70,9 @@ const plainIdle = <A>(ctx: WorkerContext<A>) =>
     })
   })
 
-/** Until the jobs running or settling now (in fibers or not) have ended. */
-const jobsEnded = <A>(ctx: WorkerContext<A>) => Effect.andThen(Fiber.awaitAll([...ctx.jobFibers]), plainIdle(ctx))
+/** Until the jobs running or settling now (in fibers or not) have ended (also `pause({ wait: true })`, Pause.ts). */
+export const jobsEnded = <A>(ctx: WorkerContext<A>) =>
+  Effect.andThen(Fiber.awaitAll([...ctx.jobFibers]), plainIdle(ctx))
 
 /** Drain: let running handlers finish, up to the grace period. */
 const drain = <A>(ctx: WorkerContext<A>) =>

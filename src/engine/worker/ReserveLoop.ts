@@ -2,13 +2,15 @@
  * The reserve loop: up to `MAX_RESERVES_IN_FLIGHT` (Slots.ts) calls out at once, each for free
  * slots only (never more jobs than `concurrency`), so Redis runs one call while this
  * process starts the jobs of another. When a call finds the queue empty and none is out,
- * it blocks on the marker. It runs while the worker is `running`; close interrupts it.
+ * it blocks on the marker. It runs while the worker is `running` (`paused`: it leases
+ * nothing, Pause.ts); close interrupts it.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { RESERVE_MAX_JOBS, RESERVE_MAX_RIDERS } from "../scripts/LeaseScripts.ts"
 import type { Landed, WorkerContext } from "./Context.ts"
+import { lookAgain, noteLanded } from "./Drained.ts"
 import { place, prefetchPaused } from "./Fragile.ts"
 import { giveBack, reservedJobs } from "./GiveBack.ts"
 import { monotonicNow } from "./Lease.ts"
@@ -16,7 +18,7 @@ import { holdLease, takeWaiting } from "./Prefetch.ts"
 import { blockOnMarker, blockThenReserve, reserveBehind, sendReserve } from "./Reserve.ts"
 import { flushRiders, standDown } from "./Riders.ts"
 import { startJob, startWaiting } from "./RunJob.ts"
-import { beginCall, expectCall, hold, holdBack, nextLanded, noteFragile, takeAllLanded } from "./Scheduling.ts"
+import { beginCall, expectCall, hold, holdBack, nextLanded, noteFragile, takeAllLanded, waitFor } from "./Scheduling.ts"
 import { canSend, canStartWaiting, freeSlots, lingering, waitEvent } from "./Slots.ts"
 
 /** Pauses after a failed reserve call or marker wait, in a row; the last one repeated. */
@@ -131,6 +133,7 @@ const takeLanded = <A>(ctx: WorkerContext<A>, st: LoopState, l: Landed) =>
     }
     st.failures = 0
     st.short = next === "short" ? due : undefined
+    if (Exit.isSuccess(l.reserved)) noteLanded(ctx, l.reserved.value.jobs.length, next === "short")
     if (next === "limited") holdLimited(ctx, due)
   })
 
@@ -185,11 +188,40 @@ const turn = <A>(ctx: WorkerContext<A>, st: LoopState) => {
   return idle(ctx, st.short !== undefined)
 }
 
-/** The reserve loop (see the top of this file). */
+/** Until the worker is no longer paused, or a reserve call landed. */
+const untilResumed = <A>(ctx: WorkerContext<A>) =>
+  Effect.callback<void>((wake) => {
+    if (ctx.state !== "paused" || ctx.sched.landed.length > 0) return wake(Effect.void)
+    return Effect.sync(waitFor(ctx.sched, false, () => wake(Effect.void)))
+  })
+
+/**
+ * The reserve loop's turn while paused: a call that landed gives its jobs back; else the
+ * riders go on their own, prefetched jobs go back, and the loop waits for resume (or close).
+ */
+const pausedTurn = <A>(ctx: WorkerContext<A>) =>
+  Effect.gen(function* () {
+    const l = nextLanded(ctx.sched)
+    if (l !== undefined) {
+      if (!l.handled) yield* giveBack(ctx, reservedJobs(l.reserved))
+      return
+    }
+    yield* standDown(ctx)
+    yield* giveBack(ctx, takeWaiting(ctx))
+    lookAgain(ctx)
+    yield* untilResumed(ctx)
+  })
+
+/** The reserve loop (see the top of this file); while the worker is paused (Pause.ts), its paused turn. */
 export const reserveLoop = <A>(ctx: WorkerContext<A>) =>
   Effect.gen(function* () {
     const st: LoopState = { failures: 0, short: undefined }
-    while (ctx.state === "running") {
+    while (ctx.state === "running" || ctx.state === "paused") {
+      if (ctx.state === "paused") {
+        st.short = undefined
+        yield* pausedTurn(ctx)
+        continue
+      }
       // once no fragile job is live and its pause is over, prefetch stops checking (Fragile.ts)
       if (ctx.sched.fragileAt !== undefined && !prefetchPaused(ctx)) noteFragile(ctx.sched, undefined)
       if (canStartWaiting(ctx)) yield* startWaiting(ctx)

@@ -17,6 +17,7 @@ import type { Job } from "../queue/Job.ts"
 import { ackCancelled, completeLanded, type Delivery, deliver, failLanded } from "./Acks.ts"
 import { encodeOutcome } from "./Callbacks.ts"
 import type { WorkerContext } from "./Context.ts"
+import { lookAgain } from "./Drained.ts"
 import { leaseEnded } from "./Heartbeat.ts"
 import type { Held } from "./Lease.ts"
 import { leaseTo } from "./LeaseState.ts"
@@ -110,6 +111,8 @@ export const sendFail = <A>(ctx: WorkerContext<A>, r: LeaseRef, held: Held, opti
     if (d._tag !== "undelivered") ctx.ackLanes.give(lane)
     if (d._tag === "undelivered") undelivered(ctx, held, "fail", d)
     if (d._tag !== "answered") return undefined
+    // the job is back in the queue (a retry, a snooze, a hold): not drained until a reserve looks again
+    if (d.value !== "lost" && d.value !== "dead") lookAgain(ctx)
     if (d.value !== "lost" || !d.uncertain) return d.value
     // a snooze or hold stores no error to tell whether an uncertain first attempt landed
     if (options.mode === "snooze" || options.mode === "hold") return undefined

@@ -27,13 +27,14 @@ import { makeContext, type WorkerContext, type WorkerHandle, type WorkerProgram 
 import { leaseLoops, register } from "./Heartbeat.ts"
 import { memoizedClose, shutdown, supervised } from "./Lifecycle.ts"
 import { trackWorker, untrackWorker } from "./LiveWorkers.ts"
+import { pause, resume } from "./Pause.ts"
 import { endLoop, reserveLoop } from "./ReserveLoop.ts"
 import { timeOut } from "./Steer.ts"
 import { sweepLoop } from "./SweepLoop.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
 
 export type { WorkerHooks } from "./Callbacks.ts"
-export type { WorkerHandle, WorkerProgram } from "./Context.ts"
+export type { PauseOptions, WorkerHandle, WorkerProgram } from "./Context.ts"
 export { BLOCK_REPLY_SLACK_MS } from "./Reserve.ts"
 export { leastAdvanced, WORKER_STATE_ORDER, type WorkerState } from "./WorkerState.ts"
 
@@ -79,6 +80,8 @@ const startLoops = <A>(ctx: WorkerContext<A>): Effect.Effect<WorkerHandle> =>
       state: () => ctx.state,
       running: () => ctx.sched.busy,
       close: memoizedClose(shutdown(ctx, { reserver, loops }, () => untrackWorker(handle))),
+      pause: (options) => pause(ctx, options),
+      resume: resume(ctx),
     }
     trackWorker(handle)
     return handle

@@ -1,6 +1,10 @@
 /**
  * A worker's states, their order and the moves between them, in one place:
  *
+ *                          pause ▲│ resume
+ *                                │▼
+ *                             paused ──close──┐ (a loop given up: failed)
+ *                                             ▼
  *   starting ──reached Redis──► running ──close──► draining ──► releasing ──► closed
  *     │  │                         │                  ▲                          ▲ ▲
  *     │  │                  a loop given up         close                        │ │
@@ -12,6 +16,8 @@
  *              worker exists: that one is made once its queue answered, `running`); it
  *              holds nothing, so close ends at once.
  * - running:   the reserve loop leases jobs up to free concurrency.
+ * - paused:    `pause()`: no new reservations (jobs leased and not started go back);
+ *              running handlers go on, their leases heartbeated; `resume()` runs again.
  * - draining:  close began: no new reservations; running handlers get `shutdownGraceMs`.
  * - releasing: handlers still running are aborted; each job is released once its handler
  *              has ended (its lease heartbeated meanwhile, up to `shutdownAbortGraceMs`),
@@ -26,10 +32,10 @@
 import { IllegalStateMove } from "../model/Errors.ts"
 
 /** The named states of a worker (see the module's drawing). */
-export type WorkerState = "starting" | "running" | "draining" | "releasing" | "closed" | "failed"
+export type WorkerState = "starting" | "running" | "paused" | "draining" | "releasing" | "closed" | "failed"
 
-/** The states a worker walks from start to close, in order (`failed` is off this path). */
-export const WORKER_STATE_ORDER: ReadonlyArray<Exclude<WorkerState, "failed">> = [
+/** The states a worker walks from start to close, in order (`paused` and `failed` are off this path). */
+export const WORKER_STATE_ORDER: ReadonlyArray<Exclude<WorkerState, "failed" | "paused">> = [
   "starting",
   "running",
   "draining",
@@ -40,7 +46,8 @@ export const WORKER_STATE_ORDER: ReadonlyArray<Exclude<WorkerState, "failed">> =
 /** Every move a worker may make: from a state, the states it may go to. */
 export const WORKER_MOVES: { readonly [S in WorkerState]: ReadonlyArray<WorkerState> } = {
   starting: ["running", "closed", "failed"],
-  running: ["draining", "failed"],
+  running: ["paused", "draining", "failed"],
+  paused: ["running", "draining", "failed"],
   draining: ["releasing"],
   releasing: ["closed"],
   failed: ["draining", "closed"],
@@ -52,12 +59,15 @@ export const canMove = (from: WorkerState, to: WorkerState): boolean => WORKER_M
 
 /**
  * The least advanced of several states, for one handle over several workers: `failed` when
- * any is, else the earliest in {@link WORKER_STATE_ORDER} (`closed` for none).
+ * any is, else `paused` when any is (they pause together), else the earliest in
+ * {@link WORKER_STATE_ORDER} (`closed` for none).
  */
 export const leastAdvanced = (states: ReadonlyArray<WorkerState>): WorkerState => {
   if (states.includes("failed")) return "failed"
+  if (states.includes("paused")) return "paused"
   let least = WORKER_STATE_ORDER.length - 1
-  for (const s of states) least = Math.min(least, WORKER_STATE_ORDER.indexOf(s as Exclude<WorkerState, "failed">))
+  for (const s of states)
+    least = Math.min(least, WORKER_STATE_ORDER.indexOf(s as Exclude<WorkerState, "failed" | "paused">))
   return WORKER_STATE_ORDER[least] ?? "closed"
 }
 
