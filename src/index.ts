@@ -15,6 +15,8 @@ export {
   JobGone,
   WaitForTimeout,
 } from "./engine/events/QueueEvents.ts"
+export { HandlerCrashed, HandlerModuleFailed } from "./engine/isolation/Errors.ts"
+export type { Isolation } from "./engine/isolation/Pool.ts"
 export type { Backoff, JobBackoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
@@ -76,6 +78,7 @@ export type { BatchHandler, BatchJob, BatchOptions } from "./promise/Batch.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export {
   type BatchWorkerOptions,
+  type IsolatedWorkerOptions,
   Worker,
   type WorkerEventName,
   type WorkerEvents,
