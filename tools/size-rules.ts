@@ -47,6 +47,10 @@ export const EXEMPT: Readonly<Record<string, string>> = {
     "reserve expands ready, groups, active, flow and events in one call; its named phases (issue 30 point 1) are next, not a split to fit",
   "src/promise/Worker.ts":
     "the Promise worker class: its constructor's three forms (function, batch, handler module with isolation), typed events and close in one class",
+  "src/effect/LeaseWorker.ts":
+    "the Effect worker's make and layer, each in three typed forms (function, batch, handler module with isolation), with their hooks' types",
+  "src/effect/LeaseWorker.ts#make":
+    "make wires one worker's scope in order (hooks, connections, the isolated pool, the engine): each step is a line or two, not a concept to split",
   "src/effect/LeaseQueue.ts#function":
     "make builds the Effect face's member record; it goes with the one capability table (issue 30 point 2), not a split at line 80",
 }

@@ -92,6 +92,20 @@ describe.each(["thread", "process"] as const)("isolation: %s", (isolation) => {
     expect(seen.map((s) => `${s.event} ${s.id}`)).toEqual([`cancelled ${stuck}`, `completed ${next}`])
   })
 
+  it("close past its grace stops a handler that ignores its signal; its job is released, attempts unchanged", async () => {
+    const q = name(`close-${isolation}`)
+    const queue = useQueue(q)
+    const worker = useIsolated(q, "spin.ts", { isolation, shutdownGraceMs: 100, shutdownAbortGraceMs: 400 })
+    const seen = record(worker)
+    await worker.ready
+    const stuck = await queue.add({ forever: true })
+    await until("the stuck job to run", async () => (await queue.getJob(stuck))?.state === "active")
+    await worker.close()
+    expect(worker.state).toBe("closed")
+    expect(await queue.getJob(stuck)).toMatchObject({ state: "waiting", attempt: 1, failures: 0, lostLeases: 0 })
+    expect(seen).toEqual([])
+  })
+
   const crashes = [
     { mode: "uncaught", expect: { exitCode: 1 } },
     { mode: "exit", expect: { exitCode: 7 } },
