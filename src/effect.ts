@@ -44,6 +44,7 @@ export {
   JobTimedOut,
   LayoutMismatch,
   LeaseLost,
+  LoopBlocked,
   NotReplicated,
   OutcomeUnknown,
   QueueClosed,

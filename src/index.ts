@@ -30,6 +30,7 @@ export {
   JobTimedOut,
   LayoutMismatch,
   LeaseLost,
+  LoopBlocked,
   NotReplicated,
   OutcomeUnknown,
   QueueClosed,

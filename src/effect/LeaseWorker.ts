@@ -14,7 +14,7 @@ import { Cause, Context, Effect, FiberSet, Layer, type Scope, Tracer } from "eff
 import type { ScriptFailure } from "../engine/calls/Commands.ts"
 import type { HandlerModuleFailed } from "../engine/isolation/Errors.ts"
 import type { IsolationOptions } from "../engine/isolation/Options.ts"
-import { type InvalidOptions, JobTimedOut, type QueueClosed } from "../engine/model/Errors.ts"
+import { type InvalidOptions, JobTimedOut, type LoopBlocked, type QueueClosed } from "../engine/model/Errors.ts"
 import type { DeadReason } from "../engine/model/Failure.ts"
 import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
 import { openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
@@ -84,10 +84,15 @@ export interface Hooks<A, Out, E, R> {
   readonly onFailed?:
     | ((job: Job<A>, cause: Cause.Cause<E>, willRetry: boolean) => Effect.Effect<void, never, R>)
     | undefined
-  /** The lease was lost (reclaimed by a sweep, or self-fenced): the handler was interrupted and did not ack. */
+  /**
+   * The lease was lost (reclaimed by a sweep, or self-fenced): the handler was interrupted and
+   * did not ack. `cause`: the handler blocked the event loop for a large share of the lease meanwhile.
+   */
   readonly onLeaseLost?:
-    | ((job: LeaseRef, reason: "lease-lost" | "self-fenced") => Effect.Effect<void, never, R>)
+    | ((job: LeaseRef, reason: "lease-lost" | "self-fenced", cause?: LoopBlocked) => Effect.Effect<void, never, R>)
     | undefined
+  /** A handler blocked the event loop for at least half a lease (heartbeats could not run): use `isolation: "thread"`. */
+  readonly onLoopBlocked?: ((blocked: LoopBlocked) => Effect.Effect<void, never, R>) | undefined
   /** The job was cancelled while its handler ran: the handler was interrupted (its signal's reason a `JobCancelled`), it did not ack, and the job is not retried. */
   readonly onCancelled?: ((job: LeaseRef) => Effect.Effect<void, never, R>) | undefined
   /** The job went to dead: reason `failed` (attempts used up), `timeout` (its last attempt timed out), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
@@ -266,7 +271,8 @@ export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
               return options.onFailed?.(job, cause, willRetry)
             }),
           cancelled: (job) => fire(() => options.onCancelled?.(job)),
-          leaseLost: (job, reason) => fire(() => options.onLeaseLost?.(job, reason)),
+          leaseLost: (job, reason, cause) => fire(() => options.onLeaseLost?.(job, reason, cause)),
+          loopBlocked: (blocked) => fire(() => options.onLoopBlocked?.(blocked)),
           dead: (job, reason, error) => fire(() => options.onDead?.(job, reason, error)),
           error: (error) => fire(() => onError(unwrapNotReplicated(error))),
         },

@@ -15,7 +15,15 @@ import { resolveWorkerOptions, type WorkerSettings } from "../engine/worker/Work
 import { InternalsKey, type Service } from "./LeaseQueue.ts"
 import { parseOptions } from "./Payload.ts"
 
-const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onCancelled", "onError"] as const
+const HOOK_KEYS = [
+  "onCompleted",
+  "onFailed",
+  "onLeaseLost",
+  "onLoopBlocked",
+  "onDead",
+  "onCancelled",
+  "onError",
+] as const
 
 const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
 

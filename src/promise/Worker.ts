@@ -7,7 +7,13 @@ import * as Fiber from "effect/Fiber"
 import { redisError } from "../engine/calls/Replies.ts"
 import { ISOLATION_KEYS, type IsolationOptions, resolveIsolation, workerPool } from "../engine/isolation/Options.ts"
 import type { Pool } from "../engine/isolation/Pool.ts"
-import { CallbackFailed, InvalidOptions, InvalidPayload, QueueClosed } from "../engine/model/Errors.ts"
+import {
+  CallbackFailed,
+  InvalidOptions,
+  InvalidPayload,
+  type LoopBlocked,
+  QueueClosed,
+} from "../engine/model/Errors.ts"
 import type { DeadReason } from "../engine/model/Failure.ts"
 import { DEFAULT_PREFIX } from "../engine/model/Keys.ts"
 import { validatePrefix, validateQueueName } from "../engine/model/QueueName.ts"
@@ -98,7 +104,10 @@ const decodeJson = <T>(text: string): T => {
 export interface WorkerEvents<T, R> {
   completed: [job: Job<T>, result: R]
   failed: [job: Job<T>, error: unknown, willRetry: boolean]
-  "lease-lost": [job: { id: string; token: number }, reason: "lease-lost" | "self-fenced"]
+  /** `cause`: the handler blocked the event loop for a large share of the lease meanwhile (then use `isolation: "thread"`). */
+  "lease-lost": [job: { id: string; token: number }, reason: "lease-lost" | "self-fenced", cause?: LoopBlocked]
+  /** An in-process handler blocked the event loop for at least half a lease (heartbeats could not run). */
+  "loop-blocked": [blocked: LoopBlocked]
   /** The job was cancelled while its handler ran: the handler's signal aborted (reason a `JobCancelled`); no ack, no retry. */
   cancelled: [job: { id: string; token: number }]
   /** The job went to dead: reason "failed", "timeout", "invalid-payload" or "lease-expired". */
@@ -113,8 +122,16 @@ export interface WorkerEvents<T, R> {
   closed: []
 }
 
-/** The events a {@link Worker} emits: "completed", "failed", "lease-lost", "cancelled", "dead", "error", "closed". */
-export type WorkerEventName = "completed" | "failed" | "lease-lost" | "cancelled" | "dead" | "error" | "closed"
+/** The events a {@link Worker} emits: "completed", "failed", "lease-lost", "loop-blocked", "cancelled", "dead", "error", "closed". */
+export type WorkerEventName =
+  | "completed"
+  | "failed"
+  | "lease-lost"
+  | "loop-blocked"
+  | "cancelled"
+  | "dead"
+  | "error"
+  | "closed"
 
 /**
  * A worker: starts on construction, runs `handler` for each job, at most `concurrency` at once.
@@ -208,7 +225,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
         hooks: {
           completed: (job, result) => emit("completed", job, result as R),
           failed: (job, error, willRetry) => emit("failed", job, error, willRetry),
-          leaseLost: (job, reason) => emit("lease-lost", job, reason),
+          leaseLost: (job, reason, cause) => emit("lease-lost", job, reason, cause),
+          loopBlocked: (blocked) => emit("loop-blocked", blocked),
           dead: (job, reason, error) => emit("dead", job, reason, error),
           cancelled: (job) => emit("cancelled", job),
           error: (e) => emit("error", unwrapNotReplicated(e)),
