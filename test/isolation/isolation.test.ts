@@ -51,10 +51,10 @@ describe.each(["thread", "process"] as const)("isolation: %s", (isolation) => {
   it("a handler that blocks its thread for four leases keeps its lease and completes once", async () => {
     const q = name(`spin-${isolation}`)
     const queue = useQueue(q)
-    const worker = useIsolated(q, "spin.ts", { isolation, leaseMs: 300, concurrency: 1 })
+    const worker = useIsolated(q, "spin.ts", { isolation, leaseMs: 500, concurrency: 1 })
     const seen = record(worker)
     await worker.ready
-    const id = await queue.add({ ms: 1200 })
+    const id = await queue.add({ ms: 2000 })
     await until("the spinning job to complete", () => seen.some((s) => s.event === "completed"))
     expect(seen).toEqual([{ event: "completed", id }])
     expect(await raw.exists(`leaseq:{${q}}:active`)).toBe(0)
@@ -63,10 +63,11 @@ describe.each(["thread", "process"] as const)("isolation: %s", (isolation) => {
   it("a timeout stops a handler that never yields; the next job runs on its replacement", async () => {
     const q = name(`timeout-${isolation}`)
     const queue = useQueue(q)
-    const worker = useIsolated(q, "spin.ts", { isolation, timeoutMs: 200, concurrency: 1 })
+    const worker = useIsolated(q, "spin.ts", { isolation, concurrency: 1 })
     const seen = record(worker)
     await worker.ready
-    const stuck = await queue.add({ forever: true }, { maxAttempts: 1 })
+    // the next job has no timeout: it may wait for the replacement to load
+    const stuck = await queue.add({ forever: true }, { maxAttempts: 1, timeoutMs: 200 })
     const next = await queue.add({ ms: 0 })
     await until("the next job to complete", () => seen.some((s) => s.event === "completed"))
     expect(seen.map((s) => `${s.event} ${s.id}`)).toEqual([

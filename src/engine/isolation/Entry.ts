@@ -4,10 +4,11 @@
  * one at a time, each with its own `signal` and `progress`, and answers with the result
  * or the error. Leases, heartbeats and settling stay with the worker.
  *
- * A child process also starts a watchdog thread that kills the process when its parent
+ * A child process first starts a watchdog thread that kills the process when its parent
  * is gone (it was re-parented), so a SIGKILLed worker leaves no child behind even while
- * the handler blocks the child's main thread.
+ * the handler blocks the child's main thread; it is online before the module loads.
  */
+import { once } from "node:events"
 import { parentPort, Worker as Thread, workerData } from "node:worker_threads"
 import * as Result from "effect/Result"
 import { encodePayload } from "../model/Validate.ts"
@@ -26,16 +27,24 @@ const onMessage = (f: (m: ToHandler) => void): void => {
   else process.on("message", (m) => f(m as ToHandler))
 }
 
-/** Kill this process once its parent is gone (checked every 100 ms on a thread of its own). */
+/**
+ * Kill this process once its parent (the worker, `workerData.ppid`, read before the thread
+ * started) is gone: checked every 100 ms on a thread of its own, so a handler blocking the
+ * main thread cannot delay it.
+ */
 const WATCHDOG = `
-const { ppid } = process
-setInterval(() => { if (process.ppid !== ppid) process.kill(process.pid, "SIGKILL") }, 100)
+const { workerData } = require("node:worker_threads")
+const check = () => { if (process.ppid !== workerData.ppid) process.kill(process.pid, "SIGKILL") }
+check()
+setInterval(check, 100)
 `
-
 const moduleRef: string = parentPort ? (workerData as { module: string }).module : (process.argv[2] ?? "")
 
-if (!parentPort) {
-  new Thread(WATCHDOG, { eval: true }).unref()
+/** A child process's watchdog, running before the module loads (so before any job). */
+const startWatchdog = async (): Promise<void> => {
+  const watchdog = new Thread(WATCHDOG, { eval: true, workerData: { ppid: process.ppid } })
+  await once(watchdog, "online")
+  watchdog.unref() // (only now: until the message listener is on, it keeps the process alive)
   // the worker closed the channel (it closed or died): nothing more will come
   process.on("disconnect", () => process.exit(0))
 }
@@ -74,6 +83,7 @@ const run = (handler: (job: unknown) => unknown, n: number, wire: WireJob): void
 }
 
 const start = async (): Promise<void> => {
+  if (!parentPort) await startWatchdog()
   let handler: unknown
   try {
     const loaded = (await import(moduleRef)) as { default?: unknown }
