@@ -19,6 +19,7 @@ import {
 } from "../../src/index.ts"
 import { startChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
@@ -91,6 +92,27 @@ describe.each(["thread", "process"] as const)("isolation: %s", (isolation) => {
     const next = await queue.add({ ms: 0 })
     await until("the next job to complete", () => seen.some((s) => s.event === "completed"))
     expect(seen.map((s) => `${s.event} ${s.id}`)).toEqual([`cancelled ${stuck}`, `completed ${next}`])
+  })
+
+  it("a self-fenced lease (Redis cut off) stops the handler; the next job runs on its replacement", async () => {
+    const q = name(`fence-${isolation}`)
+    const queue = useQueue(q)
+    const proxy = await proxyToSuiteRedis()
+    const worker = useIsolated(q, "spin.ts", { isolation, concurrency: 1, leaseMs: 1000, connection: proxy.url })
+    const seen = record(worker)
+    worker.on("error", () => undefined) // the cut connections are reported
+    await worker.ready
+    const stuck = await queue.add({ forever: true }, { maxAttempts: 1 })
+    await until("the stuck job to run", async () => (await queue.getJob(stuck))?.state === "active")
+    proxy.cut()
+    await until("the lease self-fenced", () => seen.some((s) => s.event === "lease-lost"))
+    proxy.heal()
+    const next = await queue.add({ ms: 0 })
+    await until("the next job to complete", () => seen.some((s) => s.event === "completed"))
+    expect(seen.filter((s) => s.id === next || s.event === "lease-lost").map((s) => `${s.event} ${s.id}`)).toEqual([
+      `lease-lost ${stuck}`,
+      `completed ${next}`,
+    ])
   })
 
   it("close past its grace stops a handler that ignores its signal; its job is released, attempts unchanged", async () => {
