@@ -31,6 +31,7 @@ export {
   JobGone,
   WaitForTimeout,
 } from "./engine/events/QueueEvents.ts"
+export { HandlerCrashed, HandlerModuleFailed } from "./engine/isolation/Errors.ts"
 export type { Backoff, JobBackoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
@@ -45,6 +46,7 @@ export {
   JobTimedOut,
   LayoutMismatch,
   LeaseLost,
+  LoopBlocked,
   NotReplicated,
   OutcomeUnknown,
   QueueClosed,

@@ -15,6 +15,8 @@ export {
   JobGone,
   WaitForTimeout,
 } from "./engine/events/QueueEvents.ts"
+export { HandlerCrashed, HandlerModuleFailed } from "./engine/isolation/Errors.ts"
+export type { Isolation } from "./engine/isolation/Pool.ts"
 export type { Backoff, JobBackoff } from "./engine/model/Backoff.ts"
 export {
   AckUndelivered,
@@ -29,6 +31,7 @@ export {
   JobTimedOut,
   LayoutMismatch,
   LeaseLost,
+  LoopBlocked,
   NotReplicated,
   OutcomeUnknown,
   QueueClosed,
@@ -80,6 +83,7 @@ export { byName, type NamedJob, UnknownJobName } from "./promise/ByName.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export {
   type BatchWorkerOptions,
+  type IsolatedWorkerOptions,
   Worker,
   type WorkerEventName,
   type WorkerEvents,

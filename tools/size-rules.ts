@@ -48,9 +48,11 @@ export const EXEMPT: Readonly<Record<string, string>> = {
   "lua/obliterate.lua#keys":
     "obliterate deletes every key of the queue in one UNLINK: its KEYS are the whole layout (KEY_NAMES), growing with each key",
   "src/promise/Worker.ts":
-    "the Promise Worker is one class: its wiring, typed events, state and lifecycle calls (close, pause, resume); splitting it would split one public object",
+    "the Promise Worker is one class: its constructor's three forms (function, batch, handler module with isolation), typed events, state and lifecycle calls (close, pause, resume); splitting it would split one public object",
   "src/effect/LeaseWorker.ts":
-    "the Effect worker: its job view, hooks and their engine form, options, handle, make and layer are one public module (LeaseWorker.*)",
+    "the Effect worker's make and layer, each in three typed forms (function, batch, handler module with isolation), with their hooks' types, handle (pause, resume) and engine form",
+  "src/effect/LeaseWorker.ts#make":
+    "make wires one worker's scope in order (hooks, connections, the isolated pool, the engine): each step is a line or two, not a concept to split",
   "src/effect/LeaseQueue.ts#function":
     "make builds the Effect face's member record; it goes with the one capability table (issue 30 point 2), not a split at line 80",
 }

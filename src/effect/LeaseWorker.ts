@@ -12,7 +12,15 @@
  */
 import { Cause, Context, Effect, FiberSet, Layer, type Scope, Tracer } from "effect"
 import type { ScriptFailure } from "../engine/calls/Commands.ts"
-import { type InvalidOptions, JobTimedOut, type QueueClosed, type WorkerNotRunning } from "../engine/model/Errors.ts"
+import type { HandlerModuleFailed } from "../engine/isolation/Errors.ts"
+import type { IsolationOptions } from "../engine/isolation/Options.ts"
+import {
+  type InvalidOptions,
+  JobTimedOut,
+  type LoopBlocked,
+  type QueueClosed,
+  type WorkerNotRunning,
+} from "../engine/model/Errors.ts"
 import type { DeadReason } from "../engine/model/Failure.ts"
 import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
 import { openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
@@ -29,7 +37,7 @@ import type {
 import { type BatchJob as BatchJobOf, batchRunner } from "./BatchWorker.ts"
 import type { Service } from "./LeaseQueue.ts"
 import type { ValidationError } from "./Payload.ts"
-import { checkStart, errorReporter } from "./WorkerStart.ts"
+import { checkStart, errorReporter, isolatedHandler } from "./WorkerStart.ts"
 
 /** A job's lease, as lease-lost and dead hooks see it. */
 export type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
@@ -88,10 +96,15 @@ export interface Hooks<A, Out, E, R> {
   readonly onFailed?:
     | ((job: Job<A>, cause: Cause.Cause<E>, willRetry: boolean) => Effect.Effect<void, never, R>)
     | undefined
-  /** The lease was lost (reclaimed by a sweep, or self-fenced): the handler was interrupted and did not ack. */
+  /**
+   * The lease was lost (reclaimed by a sweep, or self-fenced): the handler was interrupted and
+   * did not ack. `cause`: the handler blocked the event loop for a large share of the lease meanwhile.
+   */
   readonly onLeaseLost?:
-    | ((job: LeaseRef, reason: "lease-lost" | "self-fenced") => Effect.Effect<void, never, R>)
+    | ((job: LeaseRef, reason: "lease-lost" | "self-fenced", cause?: LoopBlocked) => Effect.Effect<void, never, R>)
     | undefined
+  /** A handler blocked the event loop for at least half a lease (heartbeats could not run): use `isolation: "thread"`. */
+  readonly onLoopBlocked?: ((blocked: LoopBlocked) => Effect.Effect<void, never, R>) | undefined
   /** The job was cancelled while its handler ran: the handler was interrupted (its signal's reason a `JobCancelled`), it did not ack, and the job is not retried. */
   readonly onCancelled?: ((job: LeaseRef) => Effect.Effect<void, never, R>) | undefined
   /** The job went to dead: reason `failed` (attempts used up), `timeout` (its last attempt timed out), `invalid-payload` (it did not decode) or `lease-expired` (this worker's sweep found its lease expired once too often). */
@@ -117,7 +130,10 @@ export interface Hooks<A, Out, E, R> {
  * blockTimeoutMs 5000 — see `WorkerOptions`), `durability` and the hooks. The prefix,
  * connection and `partitions` are the queue's.
  */
-export interface Options<A, Out, E, R> extends Omit<EngineOptions, "prefix" | "batch">, Hooks<A, Out, E, R> {
+export interface Options<A, Out, E, R>
+  extends Omit<EngineOptions, "prefix" | "batch">,
+    Hooks<A, Out, E, R>,
+    IsolationOptions {
   /**
    * Confirm each `complete` reached this many replicas (Redis `WAIT`, on one more
    * connection of its own so heartbeats never queue behind it). A complete not confirmed
@@ -165,8 +181,13 @@ export interface Handle {
   readonly resume: Effect.Effect<void, WorkerNotRunning>
 }
 
-/** What starting a worker can fail with: bad options, or a queue that cannot be used. */
-export type StartError = ValidationError | QueueClosed | ScriptFailure
+/** What starting a worker can fail with: bad options, a queue that cannot be used, a handler module that does not load. */
+export type StartError = ValidationError | QueueClosed | ScriptFailure | HandlerModuleFailed
+
+/** Options of a worker given a handler module (a path or file URL whose default export is the handler): `isolation` is required. */
+export interface IsolatedOptions<A, Out, E, R> extends Options<A, Out, E, R> {
+  readonly isolation: "thread" | "process"
+}
 
 const HOOK_DRAIN_MS = 2_000
 
@@ -204,7 +225,8 @@ const engineHooks = <A, Out, E, RH>(
       return options.onFailed?.(job, cause, willRetry)
     }),
   cancelled: (job) => fire(() => options.onCancelled?.(job)),
-  leaseLost: (job, reason) => fire(() => options.onLeaseLost?.(job, reason)),
+  leaseLost: (job, reason, cause) => fire(() => options.onLeaseLost?.(job, reason, cause)),
+  loopBlocked: (blocked) => fire(() => options.onLoopBlocked?.(blocked)),
   dead: (job, reason, error) => fire(() => options.onDead?.(job, reason, error)),
   drained: () => fire(() => options.onDrained?.()),
   error: (error) => fire(() => onError(unwrapNotReplicated(error))),
@@ -230,14 +252,20 @@ export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
   handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
   options?: Options<A, Out, E, RH>,
 ): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH>
+/** An isolated worker: the handler module's default export (a plain function, `job.progress` plain too) runs in threads or processes. */
+export function make<I, A, QueueOut, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  module: string | URL,
+  options: IsolatedOptions<A, QueueOut, unknown, RH>,
+): Effect.Effect<Handle, StartError, I | Scope.Scope | RH>
 export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
   queue: Context.Key<I, Service<A, QueueOut>>,
-  given: (job: never) => Effect.Effect<unknown, E, R>,
+  given: ((job: never) => Effect.Effect<unknown, E, R>) | string | URL,
   options: Options<A, Out, E, RH> | BatchOptions<A, Out, E, RH> = {},
 ): Effect.Effect<Handle, StartError, I | Scope.Scope | Exclude<R, Scope.Scope> | RH> {
   return Effect.gen(function* () {
     const service = yield* queue
-    const { internals, durability, settings } = yield* checkStart(service, given, options)
+    const { internals, durability, settings, isolated } = yield* checkStart(service, given, options)
     const { queue: served, client, codec } = internals
 
     // without the span current here: a handler's spans are children of its job's process span
@@ -271,10 +299,14 @@ export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
       Effect.sync(() => openWorkerConnections(client, keys.length, durability)),
       (c) => Effect.promise(() => c.close(200)),
     )
+    // an isolated worker's handler runs in its pool, closed after the engine (released in reverse order)
+    const run = isolated
+      ? yield* isolatedHandler(isolated, settings, service.name, (e) => fire(() => onError(e)))
+      : (batch?.run ?? oneJobHandler(given as (job: Job<A>) => Effect.Effect<Out, E, R>, context, causes))
     const engine = yield* Effect.acquireRelease(
       startServing<A>(connections.client, keys, connections.blocking, settings, {
         decode: codec.decode,
-        handler: batch?.run ?? oneJobHandler(given as (job: Job<A>) => Effect.Effect<Out, E, R>, context, causes),
+        handler: run,
         // throws for a result JSON cannot hold or would change: the engine fails the job with it
         encodeResult: resultJson,
         hooks: engineHooks(options, fire, causes, onError),
@@ -314,9 +346,15 @@ export function layer<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
   handler: (job: Job<A>) => Effect.Effect<Out, E, R>,
   options?: Options<A, Out, E, RH>,
 ): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH>
+/** An isolated worker as a layer (see {@link make}): the handler module runs in threads or processes. */
+export function layer<I, A, QueueOut, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  module: string | URL,
+  options: IsolatedOptions<A, QueueOut, unknown, RH>,
+): Layer.Layer<never, StartError, I | RH>
 export function layer<I, A, QueueOut, E, R, RH = never>(
   queue: Context.Key<I, Service<A, QueueOut>>,
-  handler: (job: never) => Effect.Effect<unknown, E, R>,
+  handler: ((job: never) => Effect.Effect<unknown, E, R>) | string | URL,
   options: Options<A, QueueOut, E, RH> | BatchOptions<A, QueueOut, E, RH> = {},
 ): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH> {
   return Layer.effectDiscard(make(queue, handler as never, options as Options<A, QueueOut, E, RH>))

@@ -3,16 +3,28 @@
  * handler, the options (the engine's, the hooks, durability), and its default error report.
  */
 import { Effect, Result } from "effect"
+import type { HandlerModuleFailed } from "../engine/isolation/Errors.ts"
+import { ISOLATION_KEYS, type Isolated, resolveIsolation, workerPool } from "../engine/isolation/Options.ts"
 import { InvalidOptions } from "../engine/model/Errors.ts"
 import { type Checked, checkObject } from "../engine/model/Validate.ts"
 import { checkDurability } from "../engine/partition/Durability.ts"
 import { durableSettings } from "../engine/partition/Workers.ts"
+import type { Job } from "../engine/queue/Job.ts"
 import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/Callbacks.ts"
-import { resolveWorkerOptions } from "../engine/worker/WorkerOptions.ts"
+import { resolveWorkerOptions, type WorkerSettings } from "../engine/worker/WorkerOptions.ts"
 import { InternalsKey, type Service } from "./LeaseQueue.ts"
 import { parseOptions } from "./Payload.ts"
 
-const HOOK_KEYS = ["onCompleted", "onFailed", "onLeaseLost", "onDead", "onCancelled", "onDrained", "onError"] as const
+const HOOK_KEYS = [
+  "onCompleted",
+  "onFailed",
+  "onLeaseLost",
+  "onLoopBlocked",
+  "onDead",
+  "onCancelled",
+  "onDrained",
+  "onError",
+] as const
 
 const invalid = (field: string, value: unknown, reason: string) => new InvalidOptions({ field, value, reason })
 
@@ -44,17 +56,21 @@ export const checkStart = <A>(service: Service<A>, handler: unknown, options: ob
       const reason = "a worker needs a queue service built by LeaseQueue.make, layer or layerConfig"
       return yield* Effect.fail(invalid("queue", service.name, reason))
     }
-    if (typeof handler !== "function") {
+    const given = yield* Effect.fromResult(checkObject("options", options))
+    // a handler module with `isolation` (run in threads or processes), else a function
+    const isolated = yield* parseOptions(() => resolveIsolation(handler, given))
+    if (isolated === undefined && typeof handler !== "function") {
       return yield* Effect.fail(invalid("handler", handler, "must be a function (job) => Effect"))
     }
-    const given = yield* Effect.fromResult(checkObject("options", options))
     yield* Effect.fromResult(checkOwnKeys(given))
-    const resolved = yield* parseOptions(() => resolveWorkerOptions(given, [...HOOK_KEYS, "durability"]))
+    const resolved = yield* parseOptions(() =>
+      resolveWorkerOptions(given, [...HOOK_KEYS, "durability", ...ISOLATION_KEYS]),
+    )
     const durability =
       given.durability === undefined
         ? internals.queue.durability
         : yield* Effect.fromResult(checkDurability(given.durability))
-    return { internals, durability, settings: durableSettings(resolved, durability) }
+    return { internals, durability, isolated, settings: durableSettings(resolved, durability) }
   })
 
 /** The `onError` a worker reports to: the user's, or a warning log at most once per 30 s. */
@@ -74,3 +90,23 @@ export const errorReporter = <R>(
       )
     })
 }
+
+/**
+ * The engine handler of an isolated worker: its pool (closed with the scope, after the
+ * engine that was started later) runs each job; fails with {@link HandlerModuleFailed}
+ * when the module does not load.
+ */
+export const isolatedHandler = (
+  isolated: Isolated,
+  settings: WorkerSettings,
+  queue: string,
+  onError: (e: unknown) => void,
+) =>
+  Effect.gen(function* () {
+    const pool = yield* Effect.acquireRelease(
+      Effect.sync(() => workerPool(isolated, settings, queue, onError)),
+      (p) => Effect.promise(() => p.close()),
+    )
+    yield* Effect.tryPromise({ try: () => pool.ready, catch: (e) => e as HandlerModuleFailed })
+    return (job: Job<unknown>) => Effect.tryPromise({ try: () => pool.run(job), catch: (e) => e })
+  })

@@ -5,10 +5,13 @@ import { EventEmitter } from "node:events"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { redisError } from "../engine/calls/Replies.ts"
+import { ISOLATION_KEYS, type IsolationOptions, resolveIsolation, workerPool } from "../engine/isolation/Options.ts"
+import type { Pool } from "../engine/isolation/Pool.ts"
 import {
   CallbackFailed,
   InvalidOptions,
   InvalidPayload,
+  type LoopBlocked,
   QueueClosed,
   WorkerNotRunning,
 } from "../engine/model/Errors.ts"
@@ -30,7 +33,7 @@ import { type ConnectionOption, connect } from "../redis/Client.ts"
 import { type BatchHandler, type BatchOptions, batchRunner } from "./Batch.ts"
 
 /** Options of {@link Worker}. */
-export interface WorkerOptions extends Omit<EngineWorkerOptions, "batch"> {
+export interface WorkerOptions extends Omit<EngineWorkerOptions, "batch">, IsolationOptions {
   /** As for Queue. Default: `REDIS_URL`, else `redis://127.0.0.1:6379`. The worker opens one more connection for its blocking wait. */
   readonly connection?: ConnectionOption | undefined
   /**
@@ -48,6 +51,11 @@ export interface WorkerOptions extends Omit<EngineWorkerOptions, "batch"> {
   readonly durability?: Durability | undefined
   /** Not for a one-job handler: with `batch`, the handler takes `jobs` (see {@link BatchWorkerOptions}). */
   readonly batch?: undefined
+}
+
+/** Options of a {@link Worker} given a handler module: `isolation` is required (docs/workers.md, "Isolation"). */
+export interface IsolatedWorkerOptions extends WorkerOptions {
+  readonly isolation: "thread" | "process"
 }
 
 /** Options of a batch {@link Worker}: `batch: { size, waitMs }` hands the handler up to `size` jobs at once. */
@@ -99,7 +107,10 @@ const decodeJson = <T>(text: string): T => {
 export interface WorkerEvents<T, R> {
   completed: [job: Job<T>, result: R]
   failed: [job: Job<T>, error: unknown, willRetry: boolean]
-  "lease-lost": [job: { id: string; token: number }, reason: "lease-lost" | "self-fenced"]
+  /** `cause`: the handler blocked the event loop for a large share of the lease meanwhile (then use `isolation: "thread"`). */
+  "lease-lost": [job: { id: string; token: number }, reason: "lease-lost" | "self-fenced", cause?: LoopBlocked]
+  /** An in-process handler blocked the event loop for at least half a lease (heartbeats could not run). */
+  "loop-blocked": [blocked: LoopBlocked]
   /** The job was cancelled while its handler ran: the handler's signal aborted (reason a `JobCancelled`); no ack, no retry. */
   cancelled: [job: { id: string; token: number }]
   /** The job went to dead: reason "failed", "timeout", "invalid-payload" or "lease-expired". */
@@ -120,11 +131,12 @@ export interface WorkerEvents<T, R> {
   closed: []
 }
 
-/** The events a {@link Worker} emits: "completed", "failed", "lease-lost", "cancelled", "dead", "drained", "error", "closed". */
+/** The events a {@link Worker} emits: "completed", "failed", "lease-lost", "loop-blocked", "cancelled", "dead", "drained", "error", "closed". */
 export type WorkerEventName =
   | "completed"
   | "failed"
   | "lease-lost"
+  | "loop-blocked"
   | "cancelled"
   | "dead"
   | "drained"
@@ -163,33 +175,45 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
   readonly #stopStart: () => Promise<void>
   /** A batch worker's: hand what is gathered at once (close). */
   readonly #closeBatches: () => void
+  /** An isolated worker's threads or processes. */
+  readonly #pool: Pool | undefined
 
   /** A batch worker: `handler` gets up to `batch.size` jobs at once (docs/flow-control.md). */
   constructor(name: string, handler: BatchHandler<T, R>, options: BatchWorkerOptions)
+  /** An isolated worker: `module` (a path or file URL) default-exports the handler, run in threads or processes. */
+  constructor(name: string, module: string | URL, options: IsolatedWorkerOptions)
   constructor(name: string, handler: (job: Job<T>) => Promise<R> | R, options?: WorkerOptions)
   constructor(
     name: string,
-    given: ((job: Job<T>) => Promise<R> | R) | BatchHandler<T, R>,
+    given: ((job: Job<T>) => Promise<R> | R) | BatchHandler<T, R> | string | URL,
     options: WorkerOptions | BatchWorkerOptions = {},
   ) {
     super()
     this.name = validateQueueName(name)
-    if (typeof given !== "function") {
+    const isolated = resolveIsolation(given, options as Record<string, unknown>)
+    if (isolated === undefined && typeof given !== "function") {
       throw new InvalidOptions({
         field: "handler",
         value: given,
         reason: "must be a function (job) => Promise<result>",
       })
     }
-    const resolved = resolveWorkerOptions(options, ["connection", ...LAYOUT_KEYS])
+    const resolved = resolveWorkerOptions(options, ["connection", ...LAYOUT_KEYS, ...ISOLATION_KEYS])
     const batch = resolved.batch && batchRunner(given as BatchHandler<T, R>, resolved.batch)
-    const handler = batch ? batch.run : (given as (job: Job<T>) => Promise<R> | R)
-    this.#closeBatches = batch ? batch.close : () => undefined
     const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
     const { partitions, durability } = resolveLayout(options)
     const settings = durableSettings(resolved, durability)
     const keys = servedKeys(name, prefix, partitions)
     this.#warn = stderrWarner(`worker of queue "${this.name}"`)
+    // from here nothing throws: the pool starts only for options that were valid
+    const pool = isolated && workerPool(isolated, resolved, this.name, (e) => this.#emit("error", e))
+    this.#pool = pool
+    const handler = pool
+      ? (job: Job<T>) => pool.run(job as Job<unknown>) as Promise<R>
+      : batch
+        ? batch.run
+        : (given as (job: Job<T>) => Promise<R> | R)
+    this.#closeBatches = batch ? batch.close : () => undefined
     this.#start = { lifecycle: makeStateCell((e) => this.#emit("error", e)) }
     // every failed connection attempt is reported, so a wrong URL or a Redis that is down is seen at once
     const base = connect(options.connection, {
@@ -201,7 +225,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
     }
     const emit = <K extends keyof WorkerEvents<T, R>>(event: K, ...args: WorkerEvents<T, R>[K]) =>
       this.#emit(event, ...args)
-    const program = Effect.suspend(() =>
+    const loaded = pool ? Effect.tryPromise({ try: () => pool.ready, catch: (e) => e }) : Effect.void
+    const serving = Effect.suspend(() =>
       startServing<T>(client, keys, blocking, settings, {
         decode: (text) => Effect.try({ try: () => JSON.parse(text) as T, catch: invalidJson }),
         handler: (job) => runHandler(handler, job),
@@ -210,7 +235,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
         hooks: {
           completed: (job, result) => emit("completed", job, result as R),
           failed: (job, error, willRetry) => emit("failed", job, error, willRetry),
-          leaseLost: (job, reason) => emit("lease-lost", job, reason),
+          leaseLost: (job, reason, cause) => emit("lease-lost", job, reason, cause),
+          loopBlocked: (blocked) => emit("loop-blocked", blocked),
           dead: (job, reason, error) => emit("dead", job, reason, error),
           cancelled: (job) => emit("cancelled", job),
           drained: () => emit("drained"),
@@ -218,6 +244,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
         },
       }),
     )
+    const program = Effect.flatMap(loaded, () => serving)
     const starting = Effect.runFork(program)
     this.#stopStart = () => Effect.runPromise(Fiber.interrupt(starting)).then(() => undefined)
     this.ready = Effect.runPromise(Fiber.join(starting)).then(
@@ -226,7 +253,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
       },
       async (e) => {
         if (!this.#closing) transition(this.#start, "failed")
-        await this.#closeConnections()
+        await Promise.all([this.#closeConnections(), pool?.close()])
         // closed before it could start (see close): say so rather than how the start was cut off
         throw this.#closing ? new QueueClosed({ queue: this.name }) : e
       },
@@ -333,7 +360,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
           await this.ready.catch(() => undefined)
           if (this.#handle) await Effect.runPromise(this.#handle.close)
         }
-        await this.#closeConnections()
+        await Promise.all([this.#closeConnections(), this.#pool?.close()])
         if (!this.#handle) transition(this.#start, "closed")
         this.#emit("closed")
       })()

@@ -6,6 +6,7 @@ import * as Data from "effect/Data"
 import { type InvalidOptions, show } from "../../redis/Errors.ts"
 
 export { InvalidOptions } from "../../redis/Errors.ts"
+export { LoopBlocked } from "./LoopBlocked.ts"
 export { QueueHasActiveJobs, WrongJobState } from "./OpsErrors.ts"
 export { GroupFull, WorkerNotRunning } from "./StateErrors.ts"
 

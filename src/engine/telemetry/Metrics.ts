@@ -50,6 +50,10 @@ const makeInstruments = (meter: OtelApi.Meter) => {
       description: "Completes and fails refused because the lease's token was no longer current (fencing at work).",
       unit: "{ack}",
     }),
+    blocked: meter.createCounter("leaseq.worker.loop_blocked", {
+      description: "Times an in-process handler blocked a worker's event loop for at least half a lease.",
+      unit: "{block}",
+    }),
     heartbeat: histogram("leaseq.heartbeat.duration", "Round trip of one heartbeat (extend) call."),
     wait: histogram("leaseq.job.wait.duration", "Time from a job's add to the start of its first run."),
   }

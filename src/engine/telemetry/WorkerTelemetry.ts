@@ -257,6 +257,9 @@ export const leaseEndedTelemetry = (
   held.span?.event(LEASE_ENDED, { "leaseq.reason": refused ? "ack-refused" : why })
 }
 
+/** Count a block of the event loop (LoopMonitor.ts). */
+export const loopBlockedTelemetry = (queue: string) => meter()?.blocked.add(1, queueAttributes(queue))
+
 /** Record one heartbeat's round trip. */
 export const heartbeatTelemetry = (w: WorkerIdentity, ms: number) =>
   meter()?.heartbeat.record(ms / 1000, queueAttributes(w.queue))

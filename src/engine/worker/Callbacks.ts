@@ -15,7 +15,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { CallbackFailed, InvalidPayload } from "../model/Errors.ts"
+import { CallbackFailed, InvalidPayload, type LoopBlocked } from "../model/Errors.ts"
 import { type DEAD_REASONS, type DeadReason, describeError } from "../model/Failure.ts"
 import { serializePayload } from "../model/Validate.ts"
 import type { Job } from "../queue/Job.ts"
@@ -25,11 +25,17 @@ export interface WorkerHooks<A> {
   readonly completed?: (job: Job<A>, result: unknown) => void
   /** A handler failed; `willRetry` is false when the job went to dead. */
   readonly failed?: (job: Job<A>, error: unknown, willRetry: boolean) => void
-  /** The lease was lost (reclaimed by a sweep, or self-fenced): the handler was aborted and did not ack. */
+  /**
+   * The lease was lost (reclaimed by a sweep, or self-fenced): the handler was aborted and
+   * did not ack. `cause`: the handler blocked the event loop meanwhile, when it did.
+   */
   readonly leaseLost?: (
     job: { readonly id: string; readonly token: number },
     reason: "lease-lost" | "self-fenced",
+    cause?: LoopBlocked,
   ) => void
+  /** An in-process handler blocked the event loop for at least half a lease (see LoopMonitor.ts). */
+  readonly loopBlocked?: (blocked: LoopBlocked) => void
   /**
    * The job was cancelled while its handler ran: the handler was aborted (signal reason a
    * `JobCancelled`) and did not ack; the job is not retried.
@@ -134,6 +140,7 @@ export const safeHooks = <A>(hooks: WorkerHooks<A>, lastResort: (error: unknown)
     dead: guard("dead", hooks.dead),
     cancelled: guard("cancelled", hooks.cancelled),
     drained: guard("drained", hooks.drained),
+    loopBlocked: guard("loop-blocked", hooks.loopBlocked),
     error,
   }
 }

@@ -12,14 +12,16 @@ import type * as Fiber from "effect/Fiber"
 import type { RedisClient } from "../../redis/Client.ts"
 import { type Commands, SCRIPT_CHUNK } from "../calls/Commands.ts"
 import { type AckLanes, makeAckLanes } from "../model/AckLanes.ts"
-import type { InvalidPayload, WorkerNotRunning } from "../model/Errors.ts"
+import { type InvalidPayload, LoopBlocked, type WorkerNotRunning } from "../model/Errors.ts"
 import { makeRegistryBeat, type WorkerSelf } from "../model/Registry.ts"
 import { newWorkerId } from "../model/RequestId.ts"
 import { makeBatcher } from "../queue/Batcher.ts"
 import type { Job } from "../queue/Job.ts"
+import { loopBlockedTelemetry } from "../telemetry/WorkerTelemetry.ts"
 import { makeStopSignal, type StopSignal } from "./Acks.ts"
 import { safeHooks, stderrWarner, type WorkerHooks } from "./Callbacks.ts"
 import { type Held, type LeaseTable, makeLeaseTable } from "./Lease.ts"
+import { type LoopMonitor, makeLoopMonitor } from "./LoopMonitor.ts"
 import { type Finished, makeScheduling, type Scheduling, tell, WAKE } from "./Scheduling.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
 import { makeStateCell, type StateCell, type WorkerState } from "./WorkerState.ts"
@@ -130,6 +132,8 @@ export interface WorkerContext<A> {
   readonly idle: IdleWatch
   /** Leases this worker self-fenced since it started (reported to the queue's counter by its heartbeat). */
   selfFenced: number
+  /** The event-loop check while in-process handlers run (LoopMonitor.ts). */
+  readonly loop: LoopMonitor
   /** How many times the main connection was replaced as silent (a heartbeat got no reply). */
   replaced: number
   /** Wake the reserve loop if it waits (tells the scheduling state `Wake`). */
@@ -196,6 +200,14 @@ export const makeContext = <A>(
     ),
     idle: { hadWork: false, empty: false },
     selfFenced: 0,
+    loop: makeLoopMonitor(
+      settings.leaseMs,
+      () => ctx.sched.busy > 0,
+      (ms) => {
+        loopBlockedTelemetry(commands.keys.queue)
+        hooks.loopBlocked(new LoopBlocked({ queue: commands.keys.queue, blockedMs: ms, leaseMs: settings.leaseMs }))
+      },
+    ),
     replaced: 0,
     wakeLoop: () => tell(ctx.sched, WAKE),
     report: (e) => Effect.sync(() => hooks.error?.(e)),

@@ -25,7 +25,9 @@ export const leaseEnded = <A>(ctx: WorkerContext<A>, h: Held, why: "lease-lost" 
   if (why === "self-fenced") ctx.selfFenced++
   // a lease found gone once its ack was out: that ack was refused
   leaseEndedTelemetry(identity(ctx), h, why, h.state.phase === "settling")
-  ctx.hooks.leaseLost?.({ id: h.id, token: h.token }, why)
+  // a lease lost while (or right after) a handler blocked the event loop says so
+  const blocked = ctx.loop.cause(ctx.commands.keys.queue)
+  ctx.hooks.leaseLost?.({ id: h.id, token: h.token }, why, blocked)
 }
 
 /** The worker as its spans and metrics name it. */

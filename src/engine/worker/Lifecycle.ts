@@ -130,6 +130,7 @@ export const shutdown = <A>(ctx: WorkerContext<A>, fibers: WorkerFibers, onClose
     yield* abort(ctx)
     yield* release(ctx)
     yield* Fiber.interruptAll(fibers.loops)
+    ctx.loop.stop()
     // out of the registry at once (sent after the last heartbeat on the same connection);
     // if this fails the record goes stale and a sweep drops it
     yield* ctx.commands.workerLeave(ctx.workerId).pipe(Effect.timeoutOption(LEAVE_MS), Effect.exit)

@@ -28,8 +28,11 @@ export const MAX_RESERVES_IN_FLIGHT = 2
  */
 export const LINGER_MS = 2
 
-/** Take a slot for a job that starts. */
-export const takeSlot = <A>(ctx: WorkerContext<A>): void => tell(ctx.sched, SLOT_TAKEN)
+/** Take a slot for a job that starts (and watch the event loop while handlers run: LoopMonitor.ts). */
+export const takeSlot = <A>(ctx: WorkerContext<A>): void => {
+  tell(ctx.sched, SLOT_TAKEN)
+  ctx.loop.touch()
+}
 
 /**
  * Give a job's slot back and wake the reserve loop if it waits and now has something to

@@ -1,0 +1,51 @@
+/**
+ * Isolation through the Effect face (issue 32): `LeaseWorker.layer(queue, module,
+ * { isolation })` runs the module's default export in threads; a handler that blocks its
+ * thread past its lease completes once; a module that does not load fails the layer.
+ */
+import { expect, it } from "@effect/vitest"
+import { Cause, Context, Deferred, Effect, Exit, Layer } from "effect"
+import { describe } from "vitest"
+import { HandlerModuleFailed, LeaseQueue, LeaseWorker } from "../../src/effect.ts"
+import { queueNamer, redisUrl } from "../support/redis.ts"
+
+const q = queueNamer("isolation-effect")
+
+class Jobs extends Context.Service<Jobs, LeaseQueue.Service<{ readonly ms: number }>>()("test/IsolationJobs") {}
+const fixture = (file: string) => new URL(`./fixtures/${file}`, import.meta.url)
+
+describe("isolation, Effect face", () => {
+  it.live("a handler module in a thread blocks past its lease and completes once", () =>
+    Effect.gen(function* () {
+      const jobs = yield* Jobs
+      const completed: string[] = []
+      const lost: string[] = []
+      const done = yield* Deferred.make<void>()
+      yield* Layer.launch(
+        LeaseWorker.layer(Jobs, fixture("spin.ts"), {
+          isolation: "thread",
+          leaseMs: 500,
+          onCompleted: (job) =>
+            Effect.andThen(
+              Effect.sync(() => completed.push(job.id)),
+              Deferred.succeed(done, undefined),
+            ),
+          onLeaseLost: (job) => Effect.sync(() => lost.push(job.id)),
+        }),
+      ).pipe(Effect.forkScoped)
+      const id = yield* jobs.add({ ms: 2000 })
+      yield* Deferred.await(done).pipe(Effect.timeout("30 seconds"))
+      expect(completed).toEqual([id])
+      expect(lost).toEqual([])
+    }).pipe(Effect.scoped, Effect.provide(LeaseQueue.layer(Jobs, { name: q("spin"), connection: redisUrl() }))),
+  )
+
+  it.live("a module that does not load fails the worker's start with HandlerModuleFailed", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(
+        LeaseWorker.make(Jobs, fixture("load-fails.ts"), { isolation: "thread" }).pipe(Effect.scoped),
+      )
+      expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toBeInstanceOf(HandlerModuleFailed)
+    }).pipe(Effect.provide(LeaseQueue.layer(Jobs, { name: q("load"), connection: redisUrl() }))),
+  )
+})
