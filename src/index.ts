@@ -15,7 +15,7 @@ export {
   JobGone,
   WaitForTimeout,
 } from "./engine/events/QueueEvents.ts"
-export { HandlerCrashed, HandlerModuleFailed } from "./engine/isolation/Errors.ts"
+export { HandlerCrashed, HandlerModuleFailed } from "./engine/isolation/IsolationErrors.ts"
 export type { Isolation } from "./engine/isolation/Pool.ts"
 export type { Backoff, JobBackoff } from "./engine/model/Backoff.ts"
 export {

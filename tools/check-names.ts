@@ -24,6 +24,10 @@ const SAME_CONCEPT: Readonly<Record<string, Shared>> = {
     files: ["engine/worker/Batch.ts", "promise/Batch.ts"],
     reason: "batches of the worker: the engine's, and the Promise face's batch job",
   },
+  "ByName.ts": {
+    files: ["effect/ByName.ts", "engine/queue/ByName.ts", "promise/ByName.ts"],
+    reason: "a handler per job name: the engine's dispatch, and each face's typed `byName`",
+  },
   "Errors.ts": {
     files: ["engine/model/Errors.ts", "redis/Errors.ts"],
     reason: "leaseq's errors: the client layer's own, which the engine's re-exports with the rest",

@@ -22,6 +22,8 @@ export const ENGINE_ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // the consumer side: it meets the producer side (queue/) only through calls/ and model/
   worker: ["admin", "telemetry", "calls", "scripts", "model"],
   partition: ["worker", "queue", "admin", "calls", "model"],
+  // handlers in threads or processes: a pool the faces hand the worker; it speaks the worker's job shape
+  isolation: ["worker", "queue", "calls", "model"],
 }
 
 /** Imports that point against {@link ENGINE_ALLOWED} today, each to be fixed by moving code (not now: issue 30). */

@@ -45,14 +45,14 @@ export const EXEMPT: Readonly<Record<string, string>> = {
     "the fair groups' state machine in one closure table (built only when a script reaches a group), owned through ready.lua",
   "lua/reserve.lua#expanded":
     "reserve expands ready, groups, active, flow and events in one call; its named phases (issue 30 point 1) are next, not a split to fit",
+  "lua/add.lua":
+    "add is one atomic operation: validate each job by name (J), then group maxSize and dedupe (extend, replace) before its first write; its phases are functions, not a split to fit",
   "lua/obliterate.lua#keys":
     "obliterate deletes every key of the queue in one UNLINK: its KEYS are the whole layout (KEY_NAMES), growing with each key",
   "src/promise/Worker.ts":
     "the Promise Worker is one class: its constructor's three forms (function, batch, handler module with isolation), typed events, state and lifecycle calls (close, pause, resume); splitting it would split one public object",
   "src/effect/LeaseWorker.ts":
     "the Effect worker's make and layer, each in three typed forms (function, batch, handler module with isolation), with their hooks' types, handle (pause, resume) and engine form",
-  "src/effect/LeaseWorker.ts#make":
-    "make wires one worker's scope in order (hooks, connections, the isolated pool, the engine): each step is a line or two, not a concept to split",
   "src/effect/LeaseQueue.ts#function":
     "make builds the Effect face's member record; it goes with the one capability table (issue 30 point 2), not a split at line 80",
 }

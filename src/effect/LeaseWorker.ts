@@ -12,7 +12,7 @@
  */
 import { Cause, Context, Effect, FiberSet, Layer, type Scope, Tracer } from "effect"
 import type { ScriptFailure } from "../engine/calls/Commands.ts"
-import type { HandlerModuleFailed } from "../engine/isolation/Errors.ts"
+import type { HandlerModuleFailed } from "../engine/isolation/IsolationErrors.ts"
 import type { IsolationOptions } from "../engine/isolation/Options.ts"
 import {
   type InvalidOptions,

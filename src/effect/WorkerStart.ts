@@ -3,7 +3,7 @@
  * handler, the options (the engine's, the hooks, durability), and its default error report.
  */
 import { Effect, Result } from "effect"
-import type { HandlerModuleFailed } from "../engine/isolation/Errors.ts"
+import type { HandlerModuleFailed } from "../engine/isolation/IsolationErrors.ts"
 import { ISOLATION_KEYS, type Isolated, resolveIsolation, workerPool } from "../engine/isolation/Options.ts"
 import { InvalidOptions } from "../engine/model/Errors.ts"
 import { type Checked, checkObject } from "../engine/model/Validate.ts"

@@ -19,7 +19,7 @@
 import type { ResourceLimits } from "node:worker_threads"
 import { QueueClosed } from "../model/Errors.ts"
 import type { Job } from "../queue/Job.ts"
-import { HandlerCrashed, HandlerModuleFailed } from "./Errors.ts"
+import { HandlerCrashed, HandlerModuleFailed } from "./IsolationErrors.ts"
 import { type Channel, type Events, openProcess, openThread, revive, stopsAtOnce } from "./Members.ts"
 import { type FromHandler, toWire } from "./Protocol.ts"
 
