@@ -261,11 +261,13 @@ describe("the dashboard in Chromium", () => {
 
   it("an action without the token, or from another site, is refused and changes nothing in Redis", async () => {
     const q = newQueue()
-    worker(q.name, async () => {
+    const w = worker(q.name, async () => {
       throw new Error("dies")
     })
     await q.add({ n: 1 }, { maxAttempts: 1 })
     await until("the job is dead", async () => (await q.stats()).dead === 1)
+    // closed before the dump: a live worker's registry beat would change Redis on its own
+    await w.close()
     const raw = rawClient()
     onCleanup(() => raw.quit())
     const before = await dumpQueue(raw, q.name, PREFIX)
