@@ -42,6 +42,19 @@ describe("addFlow", () => {
     expect(deps.children.map((c) => c.state)).toEqual(["completed", "completed"])
   })
 
+  it("with no sweep, the worker that acked the last child (another queue) drains its outbox at once", async () => {
+    const [qa, qb] = [name(), name()]
+    const a = useQueue<string>(qa)
+    const tree = await a.addFlow({ payload: "parent", children: [{ queue: qb, payload: "child" }] })
+    const runs: string[] = []
+    useWorker<string>(qb, async (job) => void runs.push(job.payload), { sweep: false })
+    useWorker<string>(qa, async (job) => void runs.push(job.payload), { sweep: false })
+    await until("the parent ran", () => runs.includes("parent"))
+    expect(runs).toEqual(["child", "parent"])
+    expect(await shared.raw.llen(queueKeys(qb).depOutbox)).toBe(0)
+    expect((await a.getJob(tree.id))?.state).not.toBe("waiting-children")
+  })
+
   it("refuses a bad node anywhere by its path, and writes nothing", async () => {
     const q = name()
     const queue = useQueue<string>(q)

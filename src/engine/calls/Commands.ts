@@ -167,7 +167,7 @@ const runner = (client: RedisClient, keys: QueueKeys): Run => {
 }
 
 /** The calls about leased jobs: reserve, extend, complete, fail, release. */
-const leaseCommands = (run: Run) => {
+const leaseCommands = (run: Run, outbox: OutboxSignal) => {
   const defaultWorkerId = newWorkerId()
   return {
     /**
@@ -221,7 +221,11 @@ const leaseCommands = (run: Run) => {
      * (model/AckLanes.ts): a call re-sent after a lost reply answers what it did.
      */
     complete: (items: ReadonlyArray<Completion>, lane?: string) =>
-      chunked(items, (part) => run(Scripts.complete, { items: part, lane })),
+      chunked(items, (part) =>
+        run(Scripts.complete, { items: part, lane }).pipe(
+          Effect.tap((acked) => Effect.sync(() => (acked.notes ? outbox.poke() : undefined))),
+        ),
+      ),
 
     /**
      * Fail a leased job: retried later (after its own backoff's delay when it has one, else
@@ -264,11 +268,50 @@ const adminCommands = (run: Run, client: RedisClient, keys: QueueKeys) => ({
 })
 
 /** The scripts of one queue, as Effects. */
+/**
+ * Whether a completion of this command set left notes for parents in its queue's outbox
+ * (flows, docs/flows.md): `poke` when one did, `wait` until one did (once per poke, however
+ * many came meanwhile). A worker drains the outbox when woken; nothing waits without flows.
+ */
+export interface OutboxSignal {
+  readonly poke: () => void
+  readonly wait: Effect.Effect<void>
+}
+
+const outboxSignal = (): OutboxSignal => {
+  let pending = false
+  let wake: (() => void) | undefined
+  return {
+    poke: () => {
+      pending = true
+      const w = wake
+      wake = undefined
+      w?.()
+    },
+    wait: Effect.callback<void>((resume) => {
+      if (pending) {
+        pending = false
+        return resume(Effect.void)
+      }
+      wake = () => {
+        pending = false
+        resume(Effect.void)
+      }
+      return Effect.sync(() => {
+        wake = undefined
+      })
+    }),
+  }
+}
+
 export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
   const run = runner(client, keys)
+  const outbox = outboxSignal()
   return {
     keys,
     client,
+    /** Poked when a completion left notes in the outbox (see {@link OutboxSignal}). */
+    outbox,
     /** Check once that the queue's keys are leaseq's and the layout is known. */
     open: run(Scripts.open, undefined),
 
@@ -285,7 +328,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
      */
     markerThenReserve: (blocking: RedisClient, wait: MarkerWait, input: ReserveInput) =>
       markerThenReserve(blocking, keys, wait, input),
-    ...leaseCommands(run),
+    ...leaseCommands(run, outbox),
     ...adminCommands(run, client, keys),
   }
 }
