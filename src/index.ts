@@ -73,6 +73,15 @@ export type {
 } from "./engine/queue/Schedules.ts"
 export type { WorkerState } from "./engine/worker/Worker.ts"
 export type { BatchHandler, BatchJob, BatchOptions } from "./promise/Batch.ts"
+export type {
+  ChildFailurePolicy,
+  Dependency,
+  DependencyOptions,
+  DependencyPage,
+  DependencyRef,
+  FlowIds,
+  FlowJob,
+} from "./promise/Dependencies.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export {
   type BatchWorkerOptions,

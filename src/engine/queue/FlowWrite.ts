@@ -166,9 +166,11 @@ export const writeFlow = (client: RedisClient, prefix: string, root: Planned, ro
     walk(root)
     yield* checkDependedOn(client, calls, all)
     if (!rootStored) yield* addLevel(client, calls, [{ p: root, parent: undefined }])
+    // a stored root (addChildren, seal) is registered even with nothing new: its seal goes there
+    const registers = (p: Planned) => waitsForChildren(p) || (rootStored && p === root)
     let level: ReadonlyArray<Planned> = [root]
     while (level.length > 0) {
-      for (const p of level) if (waitsForChildren(p)) yield* registerParent(client, calls, p)
+      for (const p of level.filter(registers)) yield* registerParent(client, calls, p)
       const next = level.flatMap((p) => p.children.map((c) => ({ p: c, parent: p })))
       if (next.length > 0) yield* addLevel(client, calls, next)
       level = next.map((n) => n.p)
