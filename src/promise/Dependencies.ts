@@ -4,11 +4,10 @@
  * `seal`, `getDependencies`. Not flow control (`QueueFlow.ts`: rate limit, concurrency cap).
  */
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import type { ChildFailurePolicy, DependencyRef, EncodedFlowNode } from "../engine/model/Dependencies.ts"
 import type { InvalidPayload } from "../engine/model/Errors.ts"
-import type { Checked } from "../engine/model/Validate.ts"
 import type { AddChildrenOptions, DependencyPage, FlowIds } from "../engine/queue/Dependencies.ts"
+import { encodeFlow } from "../engine/queue/FlowPlan.ts"
 import type { JobOptions } from "../engine/queue/Job.ts"
 import { ManualQueue } from "./Manual.ts"
 
@@ -43,22 +42,9 @@ export interface DependencyOptions {
 
 /** The dependency calls of a queue (see the top of this file). */
 export abstract class QueueDependencies<T> extends ManualQueue<T> {
-  /** @internal A flow node's payloads encoded, each error naming its path. */
-  protected encodeFlow(path: string, node: FlowJob<unknown>): Checked<EncodedFlowNode, InvalidPayload> {
-    if (typeof node !== "object" || node === null) return Result.succeed(node as unknown as EncodedFlowNode)
-    const at = (f: string) => (path ? `${path}.${f}` : f)
-    const text = this.encodeText(at("payload"), node.payload)
-    if (Result.isFailure(text)) return Result.fail(text.failure)
-    let children: EncodedFlowNode[] | undefined
-    if (Array.isArray(node.children)) {
-      children = []
-      for (let i = 0; i < node.children.length; i++) {
-        const c = this.encodeFlow(`${at("children")}[${i}]`, node.children[i]!)
-        if (Result.isFailure(c)) return c
-        children.push(c.success)
-      }
-    }
-    return Result.succeed({ ...node, payload: text.success, ...(children ? { children } : {}) } as EncodedFlowNode)
+  /** @internal A flow's payloads encoded as JSON text, each error naming its path. */
+  protected encodeFlow(path: string, node: FlowJob<unknown>): Effect.Effect<EncodedFlowNode, InvalidPayload> {
+    return encodeFlow(node, (field, payload) => Effect.fromResult(this.encodeText(field, payload)), path)
   }
 
   /**
@@ -70,11 +56,7 @@ export abstract class QueueDependencies<T> extends ManualQueue<T> {
    */
   addFlow(flow: FlowJob<T>): Promise<FlowIds> {
     return Effect.runPromise(
-      Effect.suspend((): Effect.Effect<FlowIds, unknown> => {
-        const encoded = this.encodeFlow("", flow)
-        if (Result.isFailure(encoded)) return Effect.fail(encoded.failure)
-        return this.queue.dependencies.addFlow(encoded.success)
-      }),
+      Effect.flatMap(this.encodeFlow("", flow), (encoded) => this.queue.dependencies.addFlow(encoded)),
     )
   }
 
@@ -105,15 +87,9 @@ export abstract class QueueDependencies<T> extends ManualQueue<T> {
     options?: AddChildrenOptions,
   ): Promise<ReadonlyArray<FlowIds>> {
     return Effect.runPromise(
-      Effect.suspend((): Effect.Effect<ReadonlyArray<FlowIds>, unknown> => {
-        const encoded: EncodedFlowNode[] = []
-        for (let i = 0; i < children.length; i++) {
-          const c = this.encodeFlow(`children[${i}]`, children[i]!)
-          if (Result.isFailure(c)) return Effect.fail(c.failure)
-          encoded.push(c.success)
-        }
-        return this.queue.dependencies.addChildren(parentId, encoded, options)
-      }),
+      Effect.forEach(children, (c, i) => this.encodeFlow(`children[${i}]`, c)).pipe(
+        Effect.flatMap((encoded) => this.queue.dependencies.addChildren(parentId, encoded, options)),
+      ),
     )
   }
 

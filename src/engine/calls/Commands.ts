@@ -16,6 +16,7 @@ import type { DeadTarget } from "../scripts/AdminScripts.ts"
 import type { Completion, ExtendRef, LeaseRef, ReserveInput } from "../scripts/LeaseScripts.ts"
 import { type ScriptDef, scriptKeys } from "../scripts/Script.ts"
 import { type MarkerWait, markerThenReserve } from "./Marker.ts"
+import { type OutboxSignal, outboxSignal, pokeOnNotes } from "./OutboxSignal.ts"
 import { decodeReply, redisError } from "./Replies.ts"
 import { Scripts } from "./Scripts.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, verifyQueue } from "./Verify.ts"
@@ -221,11 +222,7 @@ const leaseCommands = (run: Run, outbox: OutboxSignal) => {
      * (model/AckLanes.ts): a call re-sent after a lost reply answers what it did.
      */
     complete: (items: ReadonlyArray<Completion>, lane?: string) =>
-      chunked(items, (part) =>
-        run(Scripts.complete, { items: part, lane }).pipe(
-          Effect.tap((acked) => Effect.sync(() => (acked.notes ? outbox.poke() : undefined))),
-        ),
-      ),
+      chunked(items, (part) => run(Scripts.complete, { items: part, lane }).pipe(Effect.tap(pokeOnNotes(outbox)))),
 
     /**
      * Fail a leased job: retried later (after its own backoff's delay when it has one, else
@@ -268,42 +265,6 @@ const adminCommands = (run: Run, client: RedisClient, keys: QueueKeys) => ({
 })
 
 /** The scripts of one queue, as Effects. */
-/**
- * Whether a completion of this command set left notes for parents in its queue's outbox
- * (flows, docs/flows.md): `poke` when one did, `wait` until one did (once per poke, however
- * many came meanwhile). A worker drains the outbox when woken; nothing waits without flows.
- */
-export interface OutboxSignal {
-  readonly poke: () => void
-  readonly wait: Effect.Effect<void>
-}
-
-const outboxSignal = (): OutboxSignal => {
-  let pending = false
-  let wake: (() => void) | undefined
-  return {
-    poke: () => {
-      pending = true
-      const w = wake
-      wake = undefined
-      w?.()
-    },
-    wait: Effect.callback<void>((resume) => {
-      if (pending) {
-        pending = false
-        return resume(Effect.void)
-      }
-      wake = () => {
-        pending = false
-        resume(Effect.void)
-      }
-      return Effect.sync(() => {
-        wake = undefined
-      })
-    }),
-  }
-}
-
 export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
   const run = runner(client, keys)
   const outbox = outboxSignal()

@@ -3,6 +3,7 @@
  * docs/flows.md): every node's queue, payload, options and policies, the whole tree at most
  * 10,000 jobs; the first bad node's path names the field (`children[2].options.priority`).
  */
+import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import {
   type ChildFailurePolicy,
@@ -10,6 +11,7 @@ import {
   checkFlowQueue,
   checkPolicy,
   DEFAULT_CHILD_FAILURE,
+  type EncodedFlowNode,
   FLOW_NODE_KEYS,
   MAX_FLOW_NODES,
 } from "../model/Dependencies.ts"
@@ -119,4 +121,34 @@ export const planFlow = (
     if (e instanceof Refused) return Result.fail(e.error)
     throw e
   }
+}
+
+/** A flow as a face takes it: payloads not yet encoded (see {@link EncodedFlowNode}). */
+export interface FlowNodeInput<P = unknown> extends Omit<EncodedFlowNode, "payload" | "children"> {
+  readonly payload: P
+  readonly children?: ReadonlyArray<FlowNodeInput> | undefined
+}
+
+/**
+ * Encode every payload of a flow with `encode` (given each node's path field and queue,
+ * undefined for the root's queue by default), the first error naming its path. A node that
+ * is not an object is passed on as is, for {@link planFlow} to refuse by its path.
+ */
+export const encodeFlow = <E>(
+  node: FlowNodeInput,
+  encode: (field: string, payload: unknown, queue: string | undefined) => Effect.Effect<string, E>,
+  path = "",
+  inherited: string | undefined = undefined,
+): Effect.Effect<EncodedFlowNode, E> => {
+  if (typeof node !== "object" || node === null) return Effect.succeed(node as unknown as EncodedFlowNode)
+  const at = (f: string) => (path ? `${path}.${f}` : f)
+  const queue = typeof node.queue === "string" ? node.queue : inherited
+  return Effect.gen(function* () {
+    const payload = yield* encode(at("payload"), node.payload, queue)
+    if (!Array.isArray(node.children)) return { ...node, payload } as EncodedFlowNode
+    const children: EncodedFlowNode[] = []
+    for (let i = 0; i < node.children.length; i++)
+      children.push(yield* encodeFlow(node.children[i]!, encode, `${at("children")}[${i}]`, queue))
+    return { ...node, payload, children } as EncodedFlowNode
+  })
 }
