@@ -239,3 +239,32 @@ local function deps_page(pid, after, count)
   for i, m in ipairs(members) do out[#out + 1], out[#out + 2] = m, states[i] or '' end
   return out, #members < count and '' or members[#members]
 end
+
+-- deps_verify(cursor, count): one page of verify over the parents waiting for children (see
+--   lua/deps-verify.lua): {next cursor, line, …}.
+local function deps_verify(cursor, count)
+  local scan = redis.call('ZSCAN', DEP.waiting, cursor, 'COUNT', count)
+  local out = {scan[1]}
+  local page = scan[2]
+  for i = 1, #page, 2 do
+    local pid = page[i]
+    local members = redis.call('ZRANGE', DEP.children, '[' .. pid .. '|', '[' .. pid .. '|\255', 'BYLEX', 'LIMIT', 0, count + 1)
+    local says, open = deps_pending(pid)
+    if #members > count then
+      out[#out + 1] = 'deps-large ' .. pid .. ' has more than ' .. count .. ' children: not checked'
+    else
+      local pending = 0
+      if #members > 0 then
+        for _, st in ipairs(redis.call('HMGET', DEP.state, unpack(members))) do
+          if st and not string.find(st, '|', 1, true) then pending = pending + 1 end
+        end
+      end
+      if pending ~= says then
+        out[#out + 1] = 'deps-count ' .. pid .. ' counts ' .. says .. ' pending but ' .. pending .. ' of its children are'
+      elseif says == 0 and not open then
+        out[#out + 1] = 'deps-stuck ' .. pid .. ' is sealed with nothing pending but still waits for children'
+      end
+    end
+  end
+  return out
+end

@@ -5,10 +5,12 @@
  * done); a cancelled parent, a purged child; verify() on a queue with parents waiting.
  */
 import { describe, expect, it } from "vitest"
-import { queueNamer } from "../support/redis.ts"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { queueNamer, sharedClients } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
 
 const name = queueNamer("flows-policy")
+const shared = sharedClients()
 
 /** A parent with one child in the same queue, and the child leased and failed for good. */
 const deadChild = async (policy?: "wait" | "fail" | "ignore" | "remove") => {
@@ -112,7 +114,10 @@ describe("verify", () => {
   it("finds no violation in a queue with parents waiting for children", async () => {
     const q = name()
     const queue = useQueue<string>(q)
-    await queue.addFlow({ payload: "p", children: [{ payload: "c" }, { payload: "d" }] })
+    const tree = await queue.addFlow({ payload: "p", children: [{ payload: "c" }, { payload: "d" }] })
     expect((await queue.verify()).lines).toEqual([])
+    // a count that disagrees with the children is reported
+    await shared.raw.hset(queueKeys(q).depCount, tree.id, 5)
+    expect((await queue.verify()).lines).toEqual([`deps-count ${tree.id} counts 5 pending but 2 of its children are`])
   })
 })

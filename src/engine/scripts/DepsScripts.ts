@@ -98,6 +98,18 @@ export const depsOutbox = defineScript({
   },
 })
 
+/** `deps-verify`: a page of the parents waiting for children checked against their children (read-only). */
+export const depsVerify = defineScript({
+  name: "deps-verify",
+  keys: ["meta", ...READY_KEYS],
+  argv: ["layout", "cursor", "count"],
+  args: (i: { readonly cursor: string; readonly count: number }): Argv => [LAYOUT_VERSION, i.cursor, i.count],
+  decode: (reply): { readonly cursor: string; readonly lines: ReadonlyArray<string> } => {
+    const r = list(reply)
+    return { cursor: String(r[0]), lines: r.slice(1).map(String) }
+  },
+})
+
 /** One child of a parent, as a page of `deps-page` answers it. */
 export interface ChildEntry {
   /** The child's queue, "" for the parent's own. */
