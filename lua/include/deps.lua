@@ -99,6 +99,12 @@ local function deps_waiting_count()
   return redis.call('ZCARD', DEP.waiting)
 end
 
+-- deps_waiting_page(after, count, rev): a page of the parents waiting for children by the
+--   time they began (zset_page, lua/include/zset-page.lua).
+local function deps_waiting_page(after, count, rev)
+  return zset_page(DEP.waiting, after, count, rev)
+end
+
 -- deps_pending(id): the children the parent `id` still waits for, and whether it is open.
 local function deps_pending(id)
   local r = redis.call('HMGET', DEP.count, id, 'o|' .. id)

@@ -116,6 +116,8 @@ describe("verify", () => {
     const queue = useQueue<string>(q)
     const tree = await queue.addFlow({ payload: "p", children: [{ payload: "c" }, { payload: "d" }] })
     expect((await queue.verify()).lines).toEqual([])
+    const listed = await queue.getJobs("waiting-children")
+    expect(listed.jobs.map((j) => j.id)).toEqual([tree.id])
     // a count that disagrees with the children is reported
     await shared.raw.hset(queueKeys(q).depCount, tree.id, 5)
     expect((await queue.verify()).lines).toEqual([`deps-count ${tree.id} counts 5 pending but 2 of its children are`])
