@@ -68,6 +68,30 @@ describe("addFlow", () => {
   })
 })
 
+describe("job.dependencies()", () => {
+  it("the parent's handler reads its children's results, paged", async () => {
+    const q = name()
+    const queue = useQueue<string>(q)
+    const tree = await queue.addFlow({ payload: "sum", children: [1, 2, 3].map((n) => ({ payload: String(n) })) })
+    let seen: Array<string | undefined> = []
+    let pages = 0
+    useWorker<string>(q, async (job) => {
+      if (job.payload !== "sum") return Number(job.payload) * 10
+      let cursor: string | undefined
+      do {
+        const page = await job.dependencies!({ cursor, count: 2 })
+        pages++
+        seen = [...seen, ...page.children.map((c) => c.result)]
+        cursor = page.cursor
+      } while (cursor)
+      return "ok"
+    })
+    await queue.waitFor(tree.id, { timeoutMs: 10_000 })
+    expect(seen.sort()).toEqual(["10", "20", "30"])
+    expect(pages).toBe(2)
+  })
+})
+
 describe("dependsOn", () => {
   it("a completed (retained) job counts at once; a missing one is refused and nothing is written", async () => {
     const q = name()

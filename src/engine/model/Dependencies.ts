@@ -116,3 +116,30 @@ export const FLOW_NODE_KEYS = [
   "onFailure",
   "open",
 ] as const
+
+/** How a child ended, as its parent counted it. */
+export type ChildOutcome = "completed" | "dead" | "cancelled" | "removed"
+
+/** A child of a parent, as `dependencies()` and `getDependencies` answer it. */
+export interface Dependency {
+  readonly queue: string
+  readonly id: string
+  readonly policy: ChildFailurePolicy
+  /** "pending" until it counted, else the outcome that counted: completed, dead, cancelled, removed. */
+  readonly state: "pending" | ChildOutcome
+  /** The result (JSON text) of a completed child retained in the parent's queue; undefined otherwise. */
+  readonly result: string | undefined
+}
+
+/** A page of a parent's children. */
+export interface DependencyPage {
+  readonly children: ReadonlyArray<Dependency>
+  /** Pass it back for the next page; undefined at the end. */
+  readonly cursor: string | undefined
+  /** Children still pending. */
+  readonly pending: number
+  /** True while the parent takes more children (`open`, until `seal`). */
+  readonly open: boolean
+  /** True while the parent waits for children (`waiting-children`). */
+  readonly waiting: boolean
+}

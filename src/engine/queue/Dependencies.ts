@@ -10,40 +10,16 @@ import type { RedisClient } from "../../redis/Client.ts"
 import { drainOutbox } from "../admin/Outbox.ts"
 import { runScript, type ScriptFailure } from "../calls/Commands.ts"
 import { Scripts } from "../calls/Scripts.ts"
-import type { ChildFailurePolicy, EncodedFlowNode } from "../model/Dependencies.ts"
+import type { ChildFailurePolicy, DependencyPage, EncodedFlowNode } from "../model/Dependencies.ts"
 import { InvalidOptions, QueueClosed, type RedisError } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { checkKnownKeys, checkObject } from "../model/Validate.ts"
-import type { Note } from "../scripts/DepsScripts.ts"
 import { type FlowIds, type Planned, planFlow } from "./FlowPlan.ts"
 import { writeChildren, writeFlow } from "./FlowWrite.ts"
 import type { JobOptions } from "./Job.ts"
 
+export type { Dependency, DependencyPage } from "../model/Dependencies.ts"
 export type { FlowIds } from "./FlowPlan.ts"
-
-/** A child of a parent, as `dependencies()` and `getDependencies` answer it. */
-export interface Dependency {
-  readonly queue: string
-  readonly id: string
-  readonly policy: ChildFailurePolicy
-  /** "pending" until it counted, else the outcome that counted: completed, dead, cancelled, removed. */
-  readonly state: "pending" | Note["outcome"]
-  /** The result (JSON text) of a completed child retained in the parent's queue; undefined otherwise. */
-  readonly result: string | undefined
-}
-
-/** A page of a parent's children. */
-export interface DependencyPage {
-  readonly children: ReadonlyArray<Dependency>
-  /** Pass it back for the next page; undefined at the end. */
-  readonly cursor: string | undefined
-  /** Children still pending. */
-  readonly pending: number
-  /** True while the parent takes more children (`open`, until `seal`). */
-  readonly open: boolean
-  /** True while the parent waits for children (`waiting-children`). */
-  readonly waiting: boolean
-}
 
 /** Most children one page reads (default 100). */
 export const MAX_DEPENDENCY_PAGE = 1000

@@ -2,8 +2,10 @@
  * The job a handler receives for a lease this worker holds, in both the fiber path
  * (RunJob.ts) and the plain one (PlainRun.ts).
  */
+import * as Effect from "effect/Effect"
 import type { Reservation } from "../calls/Commands.ts"
 import { scheduledForOf } from "../model/Schedule.ts"
+import { readDependencies } from "../queue/Dependencies.ts"
 import type { Job } from "../queue/Job.ts"
 import type { WorkerContext } from "./Context.ts"
 import { type Held, signalOf } from "./Lease.ts"
@@ -21,6 +23,7 @@ export class HeldJob<A> implements Job<A> {
   readonly token: number
   readonly progress: (value: unknown) => void
   readonly #held: Held
+  readonly #commands: WorkerContext<A>["commands"]
   constructor(r: Reservation, payload: A, held: Held, ctx: WorkerContext<A>) {
     this.id = r.id
     this.payload = payload
@@ -28,6 +31,7 @@ export class HeldJob<A> implements Job<A> {
     this.maxAttempts = r.maxAttempts
     this.token = r.token
     this.#held = held
+    this.#commands = ctx.commands
     this.progress = reportProgress(ctx, held)
   }
   get signal(): AbortSignal {
@@ -36,5 +40,9 @@ export class HeldJob<A> implements Job<A> {
   /** The tick a schedule made this job for (read from its id `<schedule>@<tick>`), else undefined. */
   get scheduledFor(): number | undefined {
     return scheduledForOf(this.id)
+  }
+  /** A page of this job's children (flows): see {@link Job.dependencies}. */
+  dependencies(page?: { readonly cursor?: string | undefined; readonly count?: number | undefined }) {
+    return Effect.runPromise(readDependencies(this.#commands.client, this.#commands.keys, this.id, page))
   }
 }
