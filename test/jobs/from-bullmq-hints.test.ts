@@ -107,6 +107,12 @@ const CASES: ReadonlyArray<Case> = [
     fixed: (q) => q.setRetention({ dead: { count: 10 } }),
   },
   {
+    bullmq: ["failParentOnFailure", "ignoreDependencyOnFailure", "removeDependencyOnFail"],
+    refused: (q) => q.add({}, { failParentOnFailure: true } as never),
+    hint: /addFlow\(\{ payload, onChildFailure: "fail", children \}\)/,
+    fixed: (q) => q.addFlow({ payload: {}, onChildFailure: "fail", children: [{ payload: {} }] }),
+  },
+  {
     bullmq: ["repeat"],
     refused: (q) => q.add({}, { repeat: { every: 1000 } } as never),
     hint: /queue\.schedule\(name, \{ every \}/,
@@ -207,7 +213,7 @@ const NOT_REFUSED = [
   ...["new", "closed", "completed", "error", "failed", "stalled"], // `new Worker(…)`, the Worker's events
   ...["setGlobalConcurrency", "getJobCounts", "getWorkers", "retryJobs", "drain", "obliterate", "resume"],
   ...["getNextJob", "moveToCompleted", "moveToFailed", "extendLock", "setAsFailed", "QueueEvents"],
-  ...["exportPrometheusMetrics", "FlowProducer"],
+  ...["exportPrometheusMetrics", "FlowProducer", "getChildrenValues"],
 ]
 
 describe("BullMQ's options and call shapes, through the real API", () => {

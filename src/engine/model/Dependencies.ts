@@ -143,3 +143,9 @@ export interface DependencyPage {
   /** True while the parent waits for children (`waiting-children`). */
   readonly waiting: boolean
 }
+
+/** Which page of a parent's children to read: `count` 1–1000 (default 100), `cursor` from the last page. */
+export interface DependencyPageOptions {
+  readonly cursor?: string | undefined
+  readonly count?: number | undefined
+}

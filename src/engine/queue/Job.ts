@@ -5,7 +5,7 @@
 import * as Result from "effect/Result"
 import type { NewJob } from "../calls/Commands.ts"
 import { checkJobBackoff, type JobBackoff } from "../model/Backoff.ts"
-import type { DependencyPage } from "../model/Dependencies.ts"
+import type { DependencyPage, DependencyPageOptions } from "../model/Dependencies.ts"
 import { InvalidOptions } from "../model/Errors.ts"
 import { isWellFormed, NOT_WELL_FORMED } from "../model/GroupName.ts"
 import { checkCustomId, newJobId } from "../model/JobId.ts"
@@ -293,14 +293,6 @@ export interface Job<A> {
    * epoch (Redis clock); undefined for a job added otherwise.
    */
   readonly scheduledFor?: number | undefined
-  /**
-   * A parent's children (flows, docs/flows.md): a page of them with each one's queue, id,
-   * state and result (a retained child of this queue), as `queue.getDependencies(job.id)`.
-   * `count` 1–1000 (default 100); pass the page's `cursor` for the next. Absent on jobs
-   * not run by a worker.
-   */
-  readonly dependencies?: (page?: {
-    readonly cursor?: string | undefined
-    readonly count?: number | undefined
-  }) => Promise<DependencyPage>
+  /** A page of this parent's children (flows, docs/flows.md), as `queue.getDependencies(job.id, page)`. */
+  readonly dependencies?: (page?: DependencyPageOptions) => Promise<DependencyPage>
 }
