@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { renderExposition } from "../../src/metrics/Exposition.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
 
@@ -116,6 +117,8 @@ describe("verify", () => {
     const queue = useQueue<string>(q)
     const tree = await queue.addFlow({ payload: "p", children: [{ payload: "c" }, { payload: "d" }] })
     expect((await queue.verify()).lines).toEqual([])
+    const text = await renderExposition({ prefix: "leaseq", queues: [await queue.stats()], notRead: 0, unreadable: [] })
+    expect(text).toContain(`leaseq_jobs{queue="${q}",state="waiting-children"} 1`)
     const listed = await queue.getJobs("waiting-children")
     expect(listed.jobs.map((j) => j.id)).toEqual([tree.id])
     // a count that disagrees with the children is reported
