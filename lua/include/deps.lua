@@ -222,6 +222,30 @@ local function deps_ended(k, ids, outcome, used)
   return #notes
 end
 
+-- deps_dropped(ids): the jobs `ids` are being deleted (drop_jobs, include/finish: drained,
+--   cleaned, purged, trimmed): a 'removed' note for each of their parents, to the outbox (a
+--   parent that already counted the child answers 'again'). Called only when a per-job hash
+--   of the queue other than data exists (drop_jobs' EXISTS), so a queue without flows pays
+--   nothing; one HMGET otherwise.
+local function deps_dropped(ids)
+  local ps = redis.call('HMGET', DEP.parents, unpack(ids))
+  local notes = {}
+  for i, id in ipairs(ids) do
+    if ps[i] then
+      for pq, pid in string.gmatch(ps[i], '([^,|]*)|([^,]+)') do
+        notes[#notes + 1] = pq .. '|' .. pid .. '|' .. id .. '|removed'
+      end
+    end
+  end
+  for i = 1, #notes, 500 do redis.call('RPUSH', DEP.outbox, unpack(notes, i, math.min(i + 499, #notes))) end
+end
+
+-- deps_forget(ids): the jobs `ids` ended and told their parents, and are deleted now (a
+--   completed job not retained): their parents record goes first, so no 'removed' note follows.
+local function deps_forget(ids)
+  redis.call('HDEL', DEP.parents, unpack(ids))
+end
+
 -- deps_outbox(limit): the oldest `limit` notes of the outbox.
 local function deps_outbox(limit)
   return redis.call('LRANGE', DEP.outbox, 0, limit - 1)

@@ -65,6 +65,21 @@ describe("onChildFailure", () => {
   })
 })
 
+describe("removed children", () => {
+  it("a child drained from wait, or a dead child cleaned, tells its parent (no parent left waiting for ever)", async () => {
+    const q = name()
+    const queue = useQueue<string>(q)
+    const drained = await queue.addFlow({ payload: "p", children: [{ payload: "c" }] })
+    await queue.drain()
+    await queue.sweep()
+    expect((await queue.getJob(drained.id))?.error).toMatchObject({ child: { outcome: "removed" } })
+    const { queue: other, parent } = await deadChild()
+    await other.clean("dead")
+    await other.sweep()
+    expect((await other.getJob(parent))?.state).toBe("dead")
+  })
+})
+
 describe("cancel", () => {
   it('a parent waiting for children can be cancelled; a cancelled child fails its parent under "fail"', async () => {
     const q = name()
