@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { renderExposition } from "../../src/metrics/Exposition.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
-import { useQueue } from "../support/use.ts"
+import { until } from "../support/until.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("flows-policy")
 const shared = sharedClients()
@@ -62,6 +63,27 @@ describe("onChildFailure", () => {
     await queue.purgeDead([child])
     await queue.sweep()
     expect((await queue.getJob(parent))?.state).toBe("dead")
+  })
+})
+
+describe("with workers and no sweep", () => {
+  it('a child\'s worker that moved it to dead drains the note: a "fail" parent dies at once', async () => {
+    const q = name()
+    const queue = useQueue<string>(q)
+    const tree = await queue.addFlow({
+      payload: "p",
+      onChildFailure: "fail",
+      children: [{ payload: "bad", options: { maxAttempts: 1 } }],
+    })
+    useWorker<string>(
+      q,
+      async (job) => {
+        if (job.payload === "bad") throw new Error("boom")
+      },
+      { sweep: false },
+    )
+    await until("the parent died", async () => (await queue.getJob(tree.id))?.state === "dead")
+    expect((await queue.getJob(tree.id))?.error).toMatchObject({ reason: "child-failed" })
   })
 })
 

@@ -229,7 +229,9 @@ const leaseCommands = (run: Run, outbox: OutboxSignal) => {
      * `options.backoff`'s, else `delayMs`), moved to dead, or `lost` when its lease was.
      * `options.lane` as complete's `lane`.
      */
-    fail: (lease: LeaseRef, options: Omit<FailInput, "lease">) => run(Scripts.fail, { lease, ...options }),
+    fail: (lease: LeaseRef, options: Omit<FailInput, "lease">) =>
+      // a job gone to dead may have parents: the outbox is drained now (flows; one read without)
+      run(Scripts.fail, { lease, ...options }).pipe(Effect.tap(pokeOnNotes(outbox, (r) => r === "dead"))),
 
     /**
      * Give leased jobs back (graceful shutdown); true per job released, false when its

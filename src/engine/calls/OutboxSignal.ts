@@ -41,8 +41,8 @@ export const outboxSignal = (): OutboxSignal => {
   }
 }
 
-/** Poke `outbox` when an ack's answer says it left notes (`complete`'s `notes`). */
+/** Poke `outbox` when an answer may have left notes (default: `complete`'s `notes`). */
 export const pokeOnNotes =
-  (outbox: OutboxSignal) =>
-  (acked: { readonly notes?: boolean }): Effect.Effect<void> =>
-    Effect.sync(() => (acked.notes ? outbox.poke() : undefined))
+  <A>(outbox: OutboxSignal, left: (answer: A) => boolean = (a) => (a as { readonly notes?: boolean }).notes === true) =>
+  (answer: A): Effect.Effect<void> =>
+    Effect.sync(() => (left(answer) ? outbox.poke() : undefined))
