@@ -45,7 +45,8 @@
   ARGV[3] requestId  random, one per call ("" = none): a re-sent call finds its receipt and answers the same
 
   Returns
-    {1, was}   cancelled; was: waiting, delayed or active
+    {1, was}   cancelled; was: waiting, delayed, active or waiting-children (a parent waiting for
+               its children: lua/include/deps.lua; its own parents get a note in the outbox)
     {0}        nothing done: no such job, or it already finished (completed, dead, cancelled)
     A re-send of a call that cancelled (its receipt) answers the same {1, was}.
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
@@ -56,6 +57,7 @@
 --!include finish
 --!include events
 --!include receipts
+--!include deps
 
 local meta = redis.call('HMGET', KEYS[5], 'layout', 'keepCancelled')
 if meta[1] and meta[1] ~= ARGV[1] then return {'LAYOUT_MISMATCH', meta[1]} end
@@ -78,6 +80,8 @@ if active_leave({active = KEYS[1], lease = KEYS[6], holder = KEYS[17]}, {id}, 'c
   was = 'active'
 elseif delayed_remove(id) == 1 then
   was = 'delayed'
+elseif deps_fail(id) then
+  was = 'waiting-children'
 elseif ready_remove(id) > 0 then
   was = 'waiting'
 else
@@ -89,6 +93,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[4], now, id)
 redis.call('HINCRBY', KEYS[5], 'cancelled', 1)
 free_dedupe(KEYS[12], KEYS[15], KEYS[16], {id})
+-- its parents are told (lua/include/deps.lua): one HEXISTS without flows
+deps_ended({meta = KEYS[5]}, {id}, 'cancelled')
 local maxlen = events_maxlen(KEYS[5])
 emit_event(KEYS[18], maxlen, 'cancelled', id, 'was', was)
 if was ~= 'delayed' and maxlen > 0 and redis.call('ZCARD', KEYS[1]) == 0 and ready_count() == 0 then

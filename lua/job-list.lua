@@ -23,7 +23,7 @@
                     marker; read and written only by lua/include/ready.lua
 
   ARGV[1] layout  layout version (not checked: a view)
-  ARGV[2] state   waiting | delayed | active | completed | cancelled | dead
+  ARGV[2] state   waiting | delayed | active | completed | cancelled | dead | waiting-children
   ARGV[3] order   asc (waiting: the next to run first; else the lowest score first) | desc
   ARGV[4] cursor  "" for the first page; waiting: the jobs read so far; else "<score>:<id>"
   ARGV[5] count   the most jobs in the page (1 .. 1000)

@@ -53,6 +53,7 @@
 local META = KEYS[11]
 --!include layout-guard
 --!include ready
+--!include deps
 
 local hashes = {
   data = KEYS[4], lease = KEYS[5], max = KEYS[6], fails = KEYS[7], lost = KEYS[8], err = KEYS[9], result = KEYS[10],
@@ -70,7 +71,8 @@ else
 end
 -- membership of the states a job with data may be in (cancelled is checked after them)
 local function in_set(key) return function(id) return redis.call('ZSCORE', key, id) end end
-local states = {in_set(KEYS[1]), delayed_due_at, in_set(KEYS[2]), in_set(KEYS[3])}
+-- (and waiting for children: lua/include/deps.lua)
+local states = {in_set(KEYS[1]), delayed_due_at, in_set(KEYS[2]), in_set(KEYS[3]), deps_waiting_since}
 local fields = scan[2]
 local candidates, lines = {}, {}
 for i = 1, #fields, 2 do

@@ -24,10 +24,11 @@
 local META = KEYS[5]
 --!include layout-guard
 --!include ready
+--!include deps
 
 local function in_set(key) return function(job) return redis.call('ZSCORE', key, job) end end
--- active, delayed, dead, done, cancelled
-local states = {in_set(KEYS[1]), delayed_due_at, in_set(KEYS[2]), in_set(KEYS[3]), in_set(KEYS[6])}
+-- active, delayed, dead, done, cancelled, waiting for children (lua/include/deps.lua)
+local states = {in_set(KEYS[1]), delayed_due_at, in_set(KEYS[2]), in_set(KEYS[3]), in_set(KEYS[6]), deps_waiting_since}
 local out = {0}
 for i = 2, #ARGV do
   local id = ARGV[i]

@@ -80,6 +80,15 @@ export type {
 export type { PauseOptions, WorkerState } from "./engine/worker/Worker.ts"
 export type { BatchHandler, BatchJob, BatchOptions } from "./promise/Batch.ts"
 export { byName, type NamedJob, UnknownJobName } from "./promise/ByName.ts"
+export type {
+  ChildFailurePolicy,
+  Dependency,
+  DependencyOptions,
+  DependencyPage,
+  DependencyRef,
+  FlowIds,
+  FlowJob,
+} from "./promise/Dependencies.ts"
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export {
   type BatchWorkerOptions,

@@ -1,11 +1,13 @@
 --!include dedupe
+--!include deps
 -- dead: the moves into and out of the dead jobs (no other file writes dead: see
 -- test/scripts/script-descriptors.test.ts, "the active group … and dead").
 --
 -- to_dead(k, now, ids): the jobs `ids` (already out of their state) die at `now`: into
 --   dead, counted in meta.dead, and a dedupe key a job held until finished is freed
 --   (free_dedupe, lua/include/dedupe.lua). Their data and last
---   error stay for an operator to retry or purge.
+--   error stay for an operator to retry or purge. Their parents, if any, are told
+--   (deps_ended: a note in the outbox; one HEXISTS of meta.deps when none is used).
 --   k  table of key names: dead, meta, dkey, dedupe, dedupeid
 local function to_dead(k, now, ids)
   local n = #ids
@@ -18,6 +20,7 @@ local function to_dead(k, now, ids)
   for i = 1, 2 * n, 500 do redis.call('ZADD', k.dead, unpack(args, i, math.min(i + 499, 2 * n))) end
   redis.call('HINCRBY', k.meta, 'dead', n)
   free_dedupe(k.dkey, k.dedupe, k.dedupeid, ids)
+  deps_ended(k, ids, 'dead')
 end
 
 -- dead_leave(k, ids): the dead jobs `ids` leave dead (retried or purged; their data is the

@@ -1,4 +1,5 @@
 --!include ready
+--!include deps
 -- finish: what is kept of a job that finished (completed, cancelled, purged from dead,
 -- or trimmed from the retained completed jobs), and dropping it. The per-job hashes of
 -- ready.lua (a job's priority) are dropped with the others.
@@ -42,6 +43,8 @@ local function drop_jobs(k, ids, withResult)
   local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey, k.backoff, k.errors, k.logs}
   for _, key in ipairs(ready_job_hashes()) do rest[#rest + 1] = key end
   if redis.call('EXISTS', unpack(rest)) > 0 then
+    -- a deleted child's parents are told (lua/include/deps.lua: depParents is one of `rest`)
+    deps_dropped(ids)
     for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end
   end
   -- a job's group record (lua/include/ready.lua): one HDEL, only in a queue with groups, so

@@ -1,5 +1,6 @@
 --!include zset-page
 --!include ready
+--!include deps
 -- job-page: one page of the jobs in one state, the same pages and cursors for every listing
 -- (lua/job-list.lua, the engine's getJobs; lua/jobs-peek.lua, the dashboard's).
 --
@@ -41,6 +42,10 @@ local function job_page(state, rev, cursor, count, sets, put, out)
   if state == 'delayed' then
     page, last, ended = delayed_page(after, count, rev)
     out[2] = delayed_count()
+  elseif state == 'waiting-children' then
+    -- parents waiting for their children, by when they began (lua/include/deps.lua)
+    page, last, ended = deps_waiting_page(after, count, rev)
+    out[2] = deps_waiting_count()
   else
     -- cancelled ids kept without their data (scored below 0: CANCELLED_GONE) are not listed
     local gone = state == 'cancelled' and redis.call('ZCOUNT', sets[state], '-inf', '(0') or 0

@@ -1,10 +1,12 @@
 --!include ready
+--!include deps
 -- job-state: where one job is, the lookup get-job and job-peek share (a delayed job is
 -- found through ready.lua).
 --
 -- job_state(k, id): the state of the job `id`, which has data (waiting when it is in no
 --   set), its score there (false when waiting), and for an active job its lease's token
---   and holder entry (else false, false). At most five O(log N) ZSCOREs.
+--   and holder entry (else false, false). At most six O(log N) ZSCOREs (waiting-children:
+--   lua/include/deps.lua).
 --   k  table of key names: active, dead, done, cancelled, lease, holder
 local function job_state(k, id)
   local score = redis.call('ZSCORE', k.active, id)
@@ -15,5 +17,7 @@ local function job_state(k, id)
     score = redis.call('ZSCORE', s[1], id)
     if score then return s[2], score, false, false end
   end
+  score = deps_waiting_since(id)
+  if score then return 'waiting-children', score, false, false end
   return 'waiting', false, false, false
 end

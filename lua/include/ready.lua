@@ -44,6 +44,11 @@
 local READY_WAIT, READY_DELAYED, READY_MARKER = KEYS[#KEYS - 4], KEYS[#KEYS - 3], KEYS[#KEYS - 2]
 local READY_PRIORITIZED, READY_PRIORITY = KEYS[#KEYS - 1], KEYS[#KEYS]
 local READY_ADDED, READY_SINCE = KEYS[#KEYS - 13], KEYS[#KEYS - 12]
+-- the dependencies' keys lead the group (DEPS_KEYS in Keys.ts): only lua/include/deps.lua uses them
+local READY_DEPS = {
+  parents = KEYS[#KEYS - 19], outbox = KEYS[#KEYS - 18], waiting = KEYS[#KEYS - 17],
+  children = KEYS[#KEYS - 16], state = KEYS[#KEYS - 15], count = KEYS[#KEYS - 14],
+}
 -- a priority's band of scores in prioritized is [p * 2^32, (p + 1) * 2^32): exact in a double
 -- up to the highest priority (1,000,000 * 2^32 < 2^53)
 local READY_BAND, READY_MID = 4294967296, 2147483648
@@ -210,9 +215,10 @@ local function ready_priority_scan(cursor, count)
   return redis.call('HSCAN', READY_PRIORITY, cursor, 'COUNT', count)
 end
 
--- ready_job_hashes(): the per-job hashes kept here, for drop_jobs (include/finish).
+-- ready_job_hashes(): the per-job hashes kept here, for drop_jobs (include/finish), and
+-- depParents (a child's parents: lua/include/deps.lua, whose keys lead this group).
 local function ready_job_hashes()
-  return {READY_PRIORITY, READY_ADDED}
+  return {READY_PRIORITY, READY_ADDED, READY_DEPS.parents}
 end
 
 -- ready_count_ungrouped(): how many jobs without a group are ready.

@@ -41,6 +41,7 @@ import type { JobControl, QueueApi } from "../engine/queue/QueueApi.ts"
 import { checkQueueOptions, type QueueSettingsInput } from "../engine/queue/QueueCore.ts"
 import { schedulePageWith, schedulesWith, scheduleWith } from "../engine/queue/Schedules.ts"
 import { type ConnectionOption, connect, DEFAULT_REDIS_URL, type RedisClient } from "../redis/Client.ts"
+import { dependencyMembers } from "./Dependencies.ts"
 import {
   makePayloadCodec,
   type PayloadCodec,
@@ -248,6 +249,7 @@ export const make = <A = unknown, Out = unknown>(
       resumeGroup: core.groupControl.resumeGroup,
       groups: core.groupControl.groups,
       ...manualMembers(core.manual, codec),
+      ...dependencyMembers(core, codec, settings.maxPayloadBytes),
       [InternalsKey]: { queue: core, client, connectionErrors, codec, workers },
     }
     // `Out` is what the queue's type declares its handlers return (stored JSON, as for the payload)

@@ -35,6 +35,7 @@ import type {
   ScheduleWhen,
 } from "../engine/queue/Schedules.ts"
 import type { RedisClient } from "../redis/Client.ts"
+import type { DependencyMembers } from "./Dependencies.ts"
 import type { PayloadCodec } from "./Payload.ts"
 import type { QueueOperations } from "./QueueOps.ts"
 
@@ -66,7 +67,7 @@ export const InternalsKey: unique symbol = Symbol.for("leaseq/effect/QueueIntern
  * handlers return (the `result` of `getJob` and `waitFor`; default unknown). Every method
  * validates first and writes nothing on bad input.
  */
-export interface Service<A, Out = unknown> extends QueueOperations<A> {
+export interface Service<A, Out = unknown> extends QueueOperations<A>, DependencyMembers<A> {
   /** The queue name. */
   readonly name: string
   /** The key prefix (default "leaseq"). */

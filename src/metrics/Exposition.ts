@@ -172,6 +172,8 @@ export const renderExposition = async (snapshot: FleetSnapshot): Promise<string>
   for (const s of snapshot.queues) {
     const queue = s.queue
     for (const state of JOB_STATES) jobs.set({ queue, state }, s[state])
+    // parents waiting for their children (flows, docs/flows.md)
+    jobs.set({ queue, state: "waiting-children" }, s.waitingChildren)
     gauges.expired.set({ queue }, s.expired)
     gauges.workers.set({ queue }, s.workers)
     gauges.paused.set({ queue }, s.paused ? 1 : 0)

@@ -33,7 +33,7 @@ import { deadByIds } from "../engine/queue/JobControl.ts"
 import type { ListedDeadJob, PriorityOptions } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
-import { ManualQueue } from "./Manual.ts"
+import { type DependencyOptions, QueueDependencies } from "./Dependencies.ts"
 
 /** Options of {@link Queue}. */
 export interface QueueOptions extends QueueSettingsInput, LayoutInput {
@@ -53,7 +53,7 @@ export type { BulkJob } from "../engine/queue/Job.ts"
  * ```
  * Throws {@link InvalidQueueName} / {@link InvalidOptions} from the constructor for bad arguments.
  */
-export class Queue<T = unknown, R = unknown> extends ManualQueue<T> {
+export class Queue<T = unknown, R = unknown> extends QueueDependencies<T> {
   /** The queue name. */
   readonly name: string
   /** The key prefix (default "leaseq"). */
@@ -97,13 +97,13 @@ export class Queue<T = unknown, R = unknown> extends ManualQueue<T> {
    * (nothing written), {@link OutcomeUnknown} (with the job id) when it was sent and no reply
    * came — then a new add may store the job twice, unless it has a `dedupeKey`.
    */
-  add(payload: T, options?: JobOptions): Promise<string> {
+  add(payload: T, options?: JobOptions & DependencyOptions): Promise<string> {
     return this.#run(
       Effect.suspend((): Effect.Effect<string, unknown> => {
         // biome-ignore lint/complexity/noArguments: a third argument is BullMQ's add(name, data, opts), refused with a hint
         const text = Result.flatMap(checkAddArity([...arguments]), () => this.encodeText("payload", payload))
         if (Result.isFailure(text)) return Effect.fail(text.failure)
-        return this.queue.add({ payload: text.success, options })
+        return this.addDependent(text.success, options) ?? this.queue.add({ payload: text.success, options })
       }),
     )
   }

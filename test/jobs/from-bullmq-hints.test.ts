@@ -107,6 +107,12 @@ const CASES: ReadonlyArray<Case> = [
     fixed: (q) => q.setRetention({ dead: { count: 10 } }),
   },
   {
+    bullmq: ["failParentOnFailure", "ignoreDependencyOnFailure", "removeDependencyOnFail"],
+    refused: (q) => q.add({}, { failParentOnFailure: true } as never),
+    hint: /addFlow\(\{ payload, onChildFailure: "fail", children \}\)/,
+    fixed: (q) => q.addFlow({ payload: {}, onChildFailure: "fail", children: [{ payload: {} }] }),
+  },
+  {
     bullmq: ["repeat"],
     refused: (q) => q.add({}, { repeat: { every: 1000 } } as never),
     hint: /queue\.schedule\(name, \{ every \}/,
@@ -210,6 +216,7 @@ const NOT_REFUSED = [
   ...["exportPrometheusMetrics", "FlowProducer"],
   ...["failedReason", "stacktrace", "getJobLogs"], // reads of a job: getJob(id).error, errors, logs
   ...["drained", "group", "GroupMaxSizeExceededError"], // the Worker's event; Pro's group option and its error
+  ...["exportPrometheusMetrics", "FlowProducer", "getChildrenValues"],
 ]
 
 describe("BullMQ's options and call shapes, through the real API", () => {

@@ -275,6 +275,15 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   schedulesPeek: { input: { count: 5, limits: { cut: 10, loadMax: 20, budget: 30, hide: false } }, groups: 0 },
   sweep: { input: 100, groups: 0 },
   stats: { input: undefined, groups: 0 },
+  depsChildren: {
+    input: { parent: "p", seal: true, children: [{ queue: "", id: "c", policy: "wait" }] },
+    groups: 1,
+  },
+  depsLink: { input: { parentQueue: "", parent: "p", ids: ["a", "b"] }, groups: 2 },
+  depsApply: { input: [{ parent: "p", queue: "", child: "c", outcome: "completed" }], groups: 1 },
+  depsOutbox: { input: { limit: 10, applied: ["a"] }, groups: 1 },
+  depsPage: { input: { parent: "p", after: "", count: 10 }, groups: 0 },
+  depsVerify: { input: { cursor: "0", count: 10 }, groups: 0 },
   deadList: { input: { offset: 0, count: 10 }, groups: 0 },
   deadRetry: { input: { ids: ["a", "b"] }, groups: 2 },
   deadPurge: { input: { all: 10 }, groups: 0 },
@@ -395,6 +404,7 @@ describe("reply decoders", () => {
       2,
       4,
       ["t1", "7"],
+      0,
       "added",
       "6",
     ])

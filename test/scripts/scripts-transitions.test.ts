@@ -23,9 +23,11 @@ const include = (file: string) => readFileSync(new URL(`../../lua/include/${file
  * (dead_targets reads the ARGV of dead-retry itself: ARGV[2] mode, ARGV[3] limit, ids).
  */
 const source = `${include("dedupe")}
-${include("dead")}
 ${include("zset-page")}
 ${include("ready").replace("--!include groups", () => include("groups"))}
+${include("events")}
+${include("deps")}
+${include("dead")}
 ${include("finish")}
 ${include("job-state")}
 local job = {

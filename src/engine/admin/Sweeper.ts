@@ -7,6 +7,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Commands, SweepResult, SweptDead } from "../calls/Commands.ts"
+import { drainOutbox } from "./Outbox.ts"
 import { tickSchedules } from "./Ticker.ts"
 
 /** Options of one sweep pass. */
@@ -92,6 +93,8 @@ export const sweepPass = Effect.fnUntraced(function* (commands: Commands, option
     if (!r.more || over) {
       // the ticks run even when the budget is spent: a due tick is never starved by a backlog
       const ticks = yield* tickSchedules(commands.client, commands.keys)
+      // the notes finished children left for parents in other queues (one call when there are none)
+      yield* drainOutbox(commands.client, commands.keys)
       return { ...totals, incomplete: r.more, scheduled: ticks.made, nextTickMs: ticks.nextTickMs }
     }
   }

@@ -16,6 +16,7 @@ import type { DeadTarget } from "../scripts/AdminScripts.ts"
 import type { Completion, ExtendRef, LeaseRef, ReserveInput } from "../scripts/LeaseScripts.ts"
 import { type ScriptDef, scriptKeys } from "../scripts/Script.ts"
 import { type MarkerWait, markerThenReserve } from "./Marker.ts"
+import { type OutboxSignal, outboxSignal, pokeOnNotes } from "./OutboxSignal.ts"
 import { decodeReply, redisError } from "./Replies.ts"
 import { Scripts } from "./Scripts.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, verifyQueue } from "./Verify.ts"
@@ -167,7 +168,7 @@ const runner = (client: RedisClient, keys: QueueKeys): Run => {
 }
 
 /** The calls about leased jobs: reserve, extend, complete, fail, release. */
-const leaseCommands = (run: Run) => {
+const leaseCommands = (run: Run, outbox: OutboxSignal) => {
   const defaultWorkerId = newWorkerId()
   return {
     /**
@@ -225,14 +226,16 @@ const leaseCommands = (run: Run) => {
      * (model/AckLanes.ts): a call re-sent after a lost reply answers what it did.
      */
     complete: (items: ReadonlyArray<Completion>, lane?: string) =>
-      chunked(items, (part) => run(Scripts.complete, { items: part, lane })),
+      chunked(items, (part) => run(Scripts.complete, { items: part, lane }).pipe(Effect.tap(pokeOnNotes(outbox)))),
 
     /**
      * Fail a leased job: retried later (after its own backoff's delay when it has one, else
      * `options.backoff`'s, else `delayMs`), moved to dead, or `lost` when its lease was.
      * `options.lane` as complete's `lane`.
      */
-    fail: (lease: LeaseRef, options: Omit<FailInput, "lease">) => run(Scripts.fail, { lease, ...options }),
+    fail: (lease: LeaseRef, options: Omit<FailInput, "lease">) =>
+      // a job gone to dead may have parents: the outbox is drained now (flows; one read without)
+      run(Scripts.fail, { lease, ...options }).pipe(Effect.tap(pokeOnNotes(outbox, (r) => r === "dead"))),
 
     /**
      * Give leased jobs back (graceful shutdown); true per job released, false when its
@@ -271,9 +274,12 @@ const adminCommands = (run: Run, client: RedisClient, keys: QueueKeys) => ({
 /** The scripts of one queue, as Effects. */
 export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
   const run = runner(client, keys)
+  const outbox = outboxSignal()
   return {
     keys,
     client,
+    /** Poked when a completion left notes in the outbox (see {@link OutboxSignal}). */
+    outbox,
     /** Check once that the queue's keys are leaseq's and the layout is known. */
     open: run(Scripts.open, undefined),
 
@@ -290,7 +296,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
      */
     markerThenReserve: (blocking: RedisClient, wait: MarkerWait, input: ReserveInput) =>
       markerThenReserve(blocking, keys, wait, input),
-    ...leaseCommands(run),
+    ...leaseCommands(run, outbox),
     ...adminCommands(run, client, keys),
   }
 }

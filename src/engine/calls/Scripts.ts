@@ -11,6 +11,7 @@
 import { complete, fail, release } from "../scripts/AckScripts.ts"
 import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
+import { depsApply, depsChildren, depsLink, depsOutbox, depsPage, depsVerify } from "../scripts/DepsScripts.ts"
 import { groupLimits, groupList, groupPause } from "../scripts/GroupScripts.ts"
 import {
   cancel,
@@ -46,6 +47,12 @@ export { defineScript, type Script, type ScriptDef } from "../scripts/Script.ts"
 /** Every script, by operation. */
 export const Scripts = {
   add,
+  depsChildren,
+  depsLink,
+  depsApply,
+  depsOutbox,
+  depsPage,
+  depsVerify,
   reserve,
   extend,
   complete,

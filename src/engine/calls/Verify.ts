@@ -212,6 +212,17 @@ const checkRate = <E>(call: ScriptCall<E>, tally: Tally) =>
       tally.report(`rate-count * meta.rateCount is ${says} but the rate window's ${entries} entries lease ${counted}`)
   })
 
+/** Each parent waiting for children: its pending count against its children (flows, lua/include/deps.lua). */
+const checkDependencies = <E>(call: ScriptCall<E>, pageSize: number, tally: Tally) =>
+  Effect.gen(function* () {
+    let cursor = "0"
+    do {
+      const page = yield* call(Scripts.depsVerify, { cursor, count: pageSize })
+      cursor = page.cursor
+      for (const line of page.lines) tally.report(line)
+    } while (cursor !== "0")
+  })
+
 /**
  * Report the candidates that are orphans for sure: a job promoted, retried or released
  * into wait after wait was read is not one. Reads wait again (only when there are
@@ -237,7 +248,7 @@ const confirmOrphans = <E>(call: ScriptCall<E>, pageSize: number, candidates: Re
  * in data) and every payload a job; a lease token exactly for the active jobs;
  * per-job fields (max, fails, lost, err, result) only for jobs that exist; each group's
  * active count (and their total) equal to its jobs in active; the rate window's count
- * equal to the sum of its entries.
+ * equal to the sum of its entries; each parent's pending count equal to its children pending.
  *
  * Cost: O(jobs) in total, in calls of O(pageSize) each; the caller holds the ids of
  * the waiting jobs. Approximate under concurrent change (see the module comment).
@@ -252,6 +263,7 @@ export const verifyQueue = <E>(
     const sets = yield* checkSets(call, options.pageSize, tally)
     yield* checkGroups(call, options.pageSize, sets.groupActive, tally)
     yield* checkRate(call, tally)
+    yield* checkDependencies(call, options.pageSize, tally)
     const candidates = yield* checkHashes(call, options.pageSize, wait.waiting, tally)
     yield* confirmOrphans(call, options.pageSize, candidates, tally)
     return {

@@ -59,6 +59,8 @@ export type JobEvent =
   | (EventBase & { readonly kind: "retried"; readonly was: string })
   /** The queue-wide `drained`: a job left (completed, failed, cancelled, swept to dead) and none is left waiting or active. */
   | (EventBase & { readonly kind: "drained" })
+  /** A parent's last dependency ended: it left waiting-children (flows, docs/flows.md). */
+  | (EventBase & { readonly kind: "dependencies-done" })
 
 /** The kind of a {@link JobEvent}. */
 export type JobEventKind = JobEvent["kind"]
@@ -129,6 +131,7 @@ const decodeOne = (base: EventBase, f: Record<string, string | undefined>): JobE
     case "paused":
     case "resumed":
     case "drained":
+    case "dependencies-done":
       return { ...base, kind: f.kind }
     case "active":
       return { ...base, kind: "active", token: num(f.token), workerId: f.worker ?? "" }

@@ -34,7 +34,13 @@ const MISSING: Readonly<Record<string, string>> = {
     "dead jobs are kept per queue: queue.setRetention({ dead: { count, ageMs } }) (a queue policy stored in Redis), or removed by queue.purgeDead(ids)",
   autorun: "a leaseq Worker starts when it is constructed; construct it when it should run",
   lifo: "lifo is a job option: add(payload, { lifo: true })",
-  parent: "leaseq has no flows (parent and child jobs)",
+  parent:
+    "a child is added with its parent: queue.addFlow({ payload, children }), or the parent waits for it: add(payload, { dependsOn: [id] })",
+  failParentOnFailure: 'the parent sets it for its children: addFlow({ payload, onChildFailure: "fail", children })',
+  ignoreDependencyOnFailure:
+    'the parent sets it for its children: addFlow({ payload, onChildFailure: "ignore", children })',
+  removeDependencyOnFail:
+    'the parent sets it for its children: addFlow({ payload, onChildFailure: "remove", children })',
   connection: "give connection to the Queue or Worker, not to a job",
 }
 

@@ -131,6 +131,18 @@ export interface QueueKeys {
   readonly errors: string
   /** HASH id -> the job's log lines (`job.log`), oldest first, one JSON string a line, the newest 100. */
   readonly logs: string
+  /** HASH child id -> its parents ("<queue>|<id>" joined by ",", queue "" = this one): dependencies (lua/include/deps.lua, docs/flows.md). */
+  readonly depParents: string
+  /** LIST of notes "<parent queue>|<parent id>|<child id>|<outcome>" a finished child left for a parent the script could not reach; drained by the sweep. */
+  readonly depOutbox: string
+  /** ZSET parent id -> when it began waiting for its children: the state `waiting-children`. */
+  readonly depWaiting: string
+  /** ZSET (score 0) "<parent id>|<child queue>|<child id>" of every parent's children, paged BYLEX. */
+  readonly depChildren: string
+  /** HASH "<parent id>|<child queue>|<child id>" -> the dependency's policy, then "<policy>|<outcome>" once it counted. */
+  readonly depState: string
+  /** HASH parent id -> children pending; "o|<id>" while the parent is open; "d|<id>" its delay once released. */
+  readonly depCount: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -179,6 +191,12 @@ export const KEY_TYPES = {
   waitSince: "zset",
   errors: "hash",
   logs: "hash",
+  depParents: "hash",
+  depOutbox: "list",
+  depWaiting: "zset",
+  depChildren: "zset",
+  depState: "hash",
+  depCount: "hash",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -190,6 +208,12 @@ export const KEY_NAMES = Object.keys(KEY_TYPES) as ReadonlyArray<KeyName>
 /** In {@link READY_KEYS}: the waiting jobs' add times (lua/include/ready.lua), the fair groups' keys (groups.lua). */
 const AGE_KEYS = ["addedAt", "waitSince"] as const
 const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gindex"] as const
+/**
+ * In {@link READY_KEYS}, first: the dependencies' keys (a parent waiting for its children, the
+ * notes a finished child leaves), read and written only by lua/include/deps.lua. "Dependencies",
+ * not "flow": include/flow.lua is flow control (rate limit, concurrency cap).
+ */
+export const DEPS_KEYS = ["depParents", "depOutbox", "depWaiting", "depChildren", "depState", "depCount"] as const
 
 /**
  * The ready group: the keys of the jobs ready to run or delayed, and the wake-up marker.
@@ -198,7 +222,16 @@ const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gin
  * header says `KEYS[i..] ready`), so the include finds them at the end of KEYS and a new
  * ordering rule adds its keys here without renumbering any script's own keys.
  */
-export const READY_KEYS = [...AGE_KEYS, ...GROUP_KEYS, "wait", "delayed", "marker", "prioritized", "priority"] as const
+export const READY_KEYS = [
+  ...DEPS_KEYS,
+  ...AGE_KEYS,
+  ...GROUP_KEYS,
+  "wait",
+  "delayed",
+  "marker",
+  "prioritized",
+  "priority",
+] as const
 
 /** The keys of the leased jobs: only `lua/include/active.lua` writes them (enter, extend, leave). */
 export const ACTIVE_KEYS = ["active", "lease", "holder"] as const

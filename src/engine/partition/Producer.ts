@@ -19,6 +19,7 @@ import { SWEEP_DEAD_LISTED, type SweepPassOptions, type SweepTotals } from "../a
 import { type DeadHead, type DeadJob, lookups, type QueueStats, type ScriptFailure } from "../calls/Commands.ts"
 import type { QueueClosed } from "../model/Errors.ts"
 import { partitionName } from "../model/QueueName.ts"
+import { partitionedDependencies } from "../queue/Dependencies.ts"
 import { makePartitionedGroups } from "../queue/Groups.ts"
 import { checkJobOptions } from "../queue/Job.ts"
 import { makePartitionedControl } from "../queue/JobControl.ts"
@@ -51,6 +52,7 @@ export const addStats = (a: QueueStats, b: QueueStats): QueueStats => {
     active: a.active + b.active,
     expired: a.expired + b.expired,
     delayed: a.delayed + b.delayed,
+    waitingChildren: a.waitingChildren + b.waitingChildren,
     dead: a.dead + b.dead,
     retained: a.retained + b.retained,
     // a worker of a partitioned queue registers in every partition it serves
@@ -258,6 +260,7 @@ export const makePartitionedCore = (
       (group) => partitionOfDedupeKey(group, partitions),
     ),
     manual: makePartitionedManual(name, parts),
+    dependencies: partitionedDependencies(name),
     markClosed: () => {
       for (const p of parts) p.markClosed()
     },

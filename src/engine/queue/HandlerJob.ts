@@ -3,6 +3,8 @@
  * what it is, its lease's token and signal, and the calls it makes while it runs.
  */
 
+import type { DependencyPage, DependencyPageOptions } from "../model/Dependencies.ts"
+
 /** A job as a handler receives it. */
 export interface Job<A> {
   /** The job id (a ULID, or the `id` it was added with). */
@@ -41,4 +43,6 @@ export interface Job<A> {
    * epoch (Redis clock); undefined for a job added otherwise.
    */
   readonly scheduledFor?: number | undefined
+  /** A page of this parent's children (flows, docs/flows.md), as `queue.getDependencies(job.id, page)`. */
+  readonly dependencies?: (page?: DependencyPageOptions) => Promise<DependencyPage>
 }

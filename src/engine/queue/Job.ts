@@ -1,6 +1,7 @@
 /**
  * Job options: validation, defaults, and the job a handler receives.
  */
+
 import * as Result from "effect/Result"
 import type { NewJob } from "../calls/Commands.ts"
 import { checkJobBackoff, type JobBackoff } from "../model/Backoff.ts"

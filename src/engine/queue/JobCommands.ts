@@ -16,7 +16,7 @@ import type { LimitChange } from "../scripts/JobScripts.ts"
 import { decodeRetention, RETENTION_FIELDS, type Retention, retentionArgs } from "./Retention.ts"
 
 /** Where a job is. `completed` and `cancelled` jobs are seen while retained (the queue's retention, `setRetention`). */
-export type JobState = "waiting" | "delayed" | "active" | "completed" | "dead" | "cancelled"
+export type JobState = "waiting" | "waiting-children" | "delayed" | "active" | "completed" | "dead" | "cancelled"
 
 /** What the queue knows about one job (see `getJob`). `P` is the payload's type. */
 export interface JobInfo<P = unknown, R = unknown> {

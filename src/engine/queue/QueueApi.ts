@@ -23,6 +23,7 @@ import type { WorkerInfo } from "../model/Registry.ts"
 import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 import type { GroupLimits, GroupPage } from "../scripts/GroupScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
+import type { DependencyControl } from "./Dependencies.ts"
 import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
 import type { ManualProcessing } from "./Manual.ts"
 import type { QueueOps } from "./OpsApi.ts"
@@ -147,6 +148,8 @@ export interface QueueApi {
   readonly groupControl: GroupControl
   /** Lease jobs and settle them by id and token, for a consumer that is not a Worker (see `Manual.ts`). */
   readonly manual: ManualProcessing
+  /** Flows: jobs that wait for other jobs (see `Dependencies.ts`; partitioned: refused). */
+  readonly dependencies: DependencyControl
   /** Refuse every later call with {@link QueueClosed} (the face closes the connection). */
   readonly markClosed: () => void
   readonly isClosed: () => boolean

@@ -13,6 +13,7 @@ import { DEFAULT_PREFIX, type QueueKeys, queueKeys } from "../model/Keys.ts"
 import { checkPrefix } from "../model/QueueName.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
 import { makeAdds, readOnly, unknownOutcome } from "./Adding.ts"
+import { makeDependencyControl } from "./Dependencies.ts"
 import { warnIfEvicting } from "./EvictionPolicy.ts"
 import { makeGroupControl } from "./Groups.ts"
 import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions, type ResolvedJobOptions } from "./Job.ts"
@@ -210,6 +211,13 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
     ops: makeQueueOps({ name, keys, calls, isClosed }),
     groupControl: makeGroupControl({ name, keys, client: calls.client, isClosed }),
     manual: makeManual({ name, keys, calls, isClosed }),
+    dependencies: makeDependencyControl({
+      name,
+      keys,
+      client: calls.client,
+      defaultJobOptions: settings.defaultJobOptions,
+      isClosed,
+    }),
     markClosed: () => {
       closed = true
     },

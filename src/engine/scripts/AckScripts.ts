@@ -40,8 +40,17 @@ export const complete = defineScript({
   rest: ["id", "token", "result"],
   args: ({ items, lane }: AckInput<"items", Completion>): Argv =>
     pushCompletions([LAYOUT_VERSION, ...laneArgs(lane)], items),
-  decode: flags,
+  // 2: completed, and notes for its parents went to the outbox (flows: drain it now)
+  decode: (reply): Acked => {
+    const r = list(reply)
+    const out: boolean[] & { notes?: boolean } = r.map((x) => x === 1 || x === 2)
+    if (r.includes(2)) out.notes = true
+    return out
+  },
 })
+
+/** `complete`'s answer: true per job completed; `notes` when the call left notes for parents in the outbox. */
+export type Acked = ReadonlyArray<boolean> & { readonly notes?: boolean }
 
 /**
  * How `fail` treats the job: retry unless attempts are used up, dead after this failure, or

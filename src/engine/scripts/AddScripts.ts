@@ -24,6 +24,11 @@ export interface NewJob {
   readonly dedupeExtend?: boolean | undefined
   /** A duplicate of this job replaces the holder's payload (and delay) while it waits or is delayed. */
   readonly dedupeReplace?: boolean | undefined
+  /**
+   * The job's dependencies (absent or "": none): "<hold>;<parents>", hold "1" when it waits for
+   * children, parents "<queue>|<id>,…" the jobs waiting for it (see lua/add.lua, docs/flows.md).
+   */
+  readonly deps?: string | undefined
 }
 
 /** One add call: its request id (a re-send carries the same) and its jobs. */
@@ -81,8 +86,11 @@ export const add = defineScript({
         j.backoff ?? "",
       )
     }
-    // the groups, one per job, only when a job of the call has one (see lua/add.lua)
-    if (jobs.some((j) => j.group)) for (const j of jobs) args.push(j.group ?? "")
+    // the groups, one per job, only when a job of the call has one or has dependencies, then
+    // the dependencies, only when a job has some (see lua/add.lua): an add without flows sends none
+    const deps = jobs.some((j) => j.deps)
+    if (deps || jobs.some((j) => j.group)) for (const j of jobs) args.push(j.group ?? "")
+    if (deps) for (const j of jobs) args.push(j.deps ?? "")
     return args
   },
   decode: (reply): Array<string> => list<string>(reply).slice(1),

@@ -16,6 +16,8 @@ export interface QueueStats {
   /** Active leases past their deadline that no sweep has reclaimed yet. */
   readonly expired: number
   readonly delayed: number
+  /** Parents waiting for their children (`waiting-children`: docs/flows.md). */
+  readonly waitingChildren: number
   readonly dead: number
   /** Completed jobs retained (the queue's retention, `setRetention`). */
   readonly retained: number
@@ -99,7 +101,7 @@ export const open = defineScript({
 const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
   const r = list<number | string | null>(reply)
   const meta: Record<string, number> = {}
-  for (let i = 12; i + 1 < r.length; i += 2) meta[String(r[i])] = Number(r[i + 1])
+  for (let i = 13; i + 1 < r.length; i += 2) meta[String(r[i])] = Number(r[i + 1])
   const busiest = list<string>(r[11])
   const busiestGroups: Array<{ group: string; waiting: number }> = []
   for (let i = 0; i + 1 < busiest.length; i += 2)
@@ -111,6 +113,7 @@ const queueStats = (reply: unknown): Omit<QueueStats, "queue"> => {
     active: Number(r[1]),
     expired: Number(r[2]),
     delayed: Number(r[3]),
+    waitingChildren: Number(r[12]),
     dead: Number(r[4]),
     retained: Number(r[5]),
     workers: Number(r[9]),

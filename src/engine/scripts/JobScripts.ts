@@ -7,7 +7,7 @@ import { newRequestId } from "../model/RequestId.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** The states `cancel` can stop a job in. */
-export type CancelledFrom = "waiting" | "delayed" | "active"
+export type CancelledFrom = "waiting" | "delayed" | "active" | "waiting-children"
 
 /** The keys of a job look-up (get-job, and the dashboard's job-peek): every state and per-job hash, then the ready group. */
 export const JOB_LOOKUP_KEYS = [

@@ -40,6 +40,8 @@ export interface Reserved {
    * than asked: the ms until it may allow more, 0 when not known (the concurrency cap).
    */
   readonly limitMs?: number
+  /** Set when a completion left notes for parents in the outbox (flows, docs/flows.md): drain it now. */
+  readonly notes?: boolean
 }
 
 /** Most jobs a worker asks for in one reserve call (the script takes 0 to 1000). */
@@ -132,7 +134,13 @@ export const reserve = defineScript({
     const r = list(reply)
     const statuses = String(r[2])
     const completed: boolean[] = []
-    for (let i = 0; i < statuses.length; i++) completed.push(statuses.charCodeAt(i) === 49)
+    // "2": completed, and notes for its parents went to the outbox (lua/include/deps.lua)
+    let notes = false
+    for (let i = 0; i < statuses.length; i++) {
+      const c = statuses.charCodeAt(i)
+      completed.push(c === 49 || c === 50)
+      if (c === 50) notes = true
+    }
     const jobs: Reservation[] = []
     const fields = r[3] === "" ? [] : String(r[3]).split("|")
     const deadline = Number(r[1])
@@ -148,8 +156,10 @@ export const reserve = defineScript({
       })
     }
     // a flow limit's wait comes last, after the payloads, only when one held the call back
-    if (r.length > 4 + jobs.length) return { jobs, nextDueMs: Number(r[0]), completed, limitMs: Number(r.at(-1)) }
-    return { jobs, nextDueMs: Number(r[0]), completed }
+    const more = notes ? { notes } : {}
+    if (r.length > 4 + jobs.length)
+      return { jobs, nextDueMs: Number(r[0]), completed, limitMs: Number(r.at(-1)), ...more }
+    return { jobs, nextDueMs: Number(r[0]), completed, ...more }
   },
 })
 

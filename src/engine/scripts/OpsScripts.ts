@@ -9,7 +9,15 @@ import { KEY_NAMES, LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
 /** The states a listing reads. */
-export const LIST_STATES = ["waiting", "delayed", "active", "completed", "cancelled", "dead"] as const
+export const LIST_STATES = [
+  "waiting",
+  "delayed",
+  "active",
+  "completed",
+  "cancelled",
+  "dead",
+  "waiting-children",
+] as const
 
 /** A state {@link LIST_STATES} names. */
 export type ListState = (typeof LIST_STATES)[number]

@@ -7,6 +7,7 @@ import type { Reservation, ScriptFailure } from "../calls/Commands.ts"
 import { splitPayload } from "../model/Carrier.ts"
 import type { InvalidOptions } from "../model/Errors.ts"
 import { scheduledForOf } from "../model/Schedule.ts"
+import { readDependencies } from "../queue/Dependencies.ts"
 import type { Job } from "../queue/Job.ts"
 import type { WorkerContext } from "./Context.ts"
 import { logLine } from "./JobLog.ts"
@@ -55,6 +56,10 @@ export class HeldJob<A> implements Job<A> {
   /** The tick a schedule made this job for (read from its id `<schedule>@<tick>`), else undefined. */
   get scheduledFor(): number | undefined {
     return scheduledForOf(this.id)
+  }
+  /** A page of this job's children (flows): see {@link Job.dependencies}. */
+  dependencies(page?: { readonly cursor?: string | undefined; readonly count?: number | undefined }) {
+    return Effect.runPromise(readDependencies(this.#ctx.commands.client, this.#ctx.commands.keys, this.id, page))
   }
 }
 

@@ -103,6 +103,8 @@ const reserveCall = <A>(ctx: WorkerContext<A>, call: Call, ride: ReadonlyArray<R
   Effect.gen(function* () {
     const reserved = yield* replyOf(ctx, call)
     answerRiders(ride, reserved)
+    // a rider left notes for parents in the outbox (flows): the outbox loop drains them now
+    if (Exit.isSuccess(reserved) && reserved.value.notes) ctx.commands.outbox.poke()
     const starts =
       Exit.isSuccess(reserved) && ctx.state === "running" ? yield* freshen(ctx, reserved.value.jobs, call.sentAt) : []
     const quiet = Exit.isFailure(reserved) && call.quietFailure !== undefined && (yield* call.quietFailure)

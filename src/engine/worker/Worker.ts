@@ -28,6 +28,7 @@ import { leaseLoops, register } from "./Heartbeat.ts"
 import { memoizedClose, shutdown, supervised } from "./Lifecycle.ts"
 import { trackWorker, untrackWorker } from "./LiveWorkers.ts"
 import { pause, resume } from "./Pause.ts"
+import { outboxLoop } from "./Outbox.ts"
 import { endLoop, reserveLoop } from "./ReserveLoop.ts"
 import { timeOut } from "./Steer.ts"
 import { sweepLoop } from "./SweepLoop.ts"
@@ -69,6 +70,7 @@ const startLoops = <A>(ctx: WorkerContext<A>): Effect.Effect<WorkerHandle> =>
     const loops: Array<Fiber.Fiber<unknown, unknown>> = []
     loops.push(yield* Effect.forkDetach(supervised(ctx, "heartbeat", lease.heartbeat)))
     loops.push(yield* Effect.forkDetach(supervised(ctx, "fence", lease.fence)))
+    loops.push(yield* Effect.forkDetach(supervised(ctx, "outbox", outboxLoop(ctx))))
     if (settings.sweep) {
       const { intervalMs, limit } = settings.sweep
       loops.push(yield* Effect.forkDetach(supervised(ctx, "sweep", sweepLoop(ctx, intervalMs, limit))))

@@ -27,6 +27,7 @@ export type WorkerCommands = Pick<
   Commands,
   | "keys"
   | "client"
+  | "outbox"
   | "reserve"
   | "markerThenReserve"
   | "extend"
@@ -162,6 +163,8 @@ export const makeFake = (queue = "unit") => {
   const commands: WorkerCommands = {
     keys,
     client: inertClient("client"),
+    // no flows in the fake: nothing pokes the outbox, the worker's outbox loop waits for ever
+    outbox: { poke: () => undefined, wait: Effect.never },
     reserve: (...a) =>
       Effect.suspend(() => {
         calls.push({

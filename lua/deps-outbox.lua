@@ -1,0 +1,30 @@
+--[[
+  deps-outbox — remove the notes of this queue's outbox that were applied, and read the
+  next ones (the notes finished children left for parents in other queues, or for a parent
+  here that one of them fails).
+
+  KEYS[1] meta     HASH  layout version
+  KEYS[2..] ready  READY_KEYS (src/engine/model/Keys.ts): the dependencies' keys (only
+                   lua/include/deps.lua)
+
+  ARGV[1] layout   layout version
+  ARGV[2] limit    the most notes to read (0 to 1000)
+  ARGV[3..] note   the notes applied (one copy of each is removed)
+
+  Returns
+    {removed, note_1, …}  how many were removed, then the oldest `limit` notes left
+                   ("<parent queue>|<parent id>|<child id>|<outcome>")
+    {'LAYOUT_MISMATCH', found} layout mismatch; nothing written
+]]
+local META = KEYS[1]
+--!include layout-guard
+--!include ready
+--!include deps
+local acked = {}
+for i = 3, #ARGV do acked[#acked + 1] = ARGV[i] end
+local out = {deps_ack(acked)}
+local limit = tonumber(ARGV[2])
+if limit > 0 then
+  for _, note in ipairs(deps_outbox(limit)) do out[#out + 1] = note end
+end
+return out

@@ -1,0 +1,300 @@
+--!include ready
+--!include events
+-- deps: dependencies between jobs (flows: a parent waits for its children). Not flow
+-- control (include/flow.lua: rate limit, concurrency cap): docs/flows.md.
+--
+-- The one owner of the waiting-children state and of the notes a finished child leaves for
+-- its parents. Its keys lead the READY_KEYS group (src/engine/model/Keys.ts, DEPS_KEYS; found
+-- by ready.lua as READY_DEPS), so
+-- every script that declares that group can end a child or release a parent through these
+-- functions, and no script names them:
+--   depParents  HASH  child id -> its parents, "<queue>|<id>" joined by "," (queue "" = this
+--                     queue); dropped with the child's other fields (drop_jobs)
+--   depOutbox   LIST  notes "<parent queue>|<parent id>|<child id>|<outcome>" for parents in
+--                     other queues, appended by the child's terminal transition; applied by
+--                     deps-apply on the parent's queue, then removed by deps-ack
+--   depWaiting  ZSET  parent id -> when it began waiting for children (the state
+--                     `waiting-children`)
+--   depChildren ZSET  (score 0) "<parent id>|<child queue>|<child id>" of every child, paged BYLEX
+--   depState    HASH  "<parent id>|<child queue>|<child id>" -> "<policy>" while pending,
+--                     "<policy>|<outcome>" once it counted (the idempotence of a note)
+--   depCount    HASH  parent id -> children pending; "o|<id>" -> 1 while open (takes more
+--                     children, never released); "d|<id>" -> its delay (ms) once released
+-- meta.deps is set once a job of the queue has a parent or children: a queue without flows
+-- reads that one field (complete: in the HMGET it makes anyway) and does nothing more.
+local DEP = READY_DEPS
+
+-- deps_parents_hash(): the per-job hash of a child's parents, for drop_jobs (include/finish).
+local function deps_parents_hash()
+  return DEP.parents
+end
+
+-- deps_link(meta, ids, parents): record the parents of the jobs `ids` (parents[i]:
+--   "<queue>|<id>,…" for ids[i]), appended to those already recorded (a link already there
+--   is not written twice); sets meta.deps.
+local function deps_link(meta, ids, parents)
+  if #ids == 0 then return end
+  local had = redis.call('HMGET', DEP.parents, unpack(ids))
+  local args = {}
+  for i, id in ipairs(ids) do
+    local v = had[i] or ''
+    for entry in string.gmatch(parents[i], '[^,]+') do
+      if not string.find(',' .. v .. ',', ',' .. entry .. ',', 1, true) then
+        v = v == '' and entry or (v .. ',' .. entry)
+      end
+    end
+    args[#args + 1], args[#args + 2] = id, v
+  end
+  redis.call('HSET', DEP.parents, unpack(args))
+  redis.call('HSET', meta, 'deps', '1')
+end
+
+-- deps_hold(meta, ids, delays, now): the new jobs `ids` wait for children (open: they take
+--   children until sealed, deps-children); delays[i] (ms, 0 none) applies once released.
+local function deps_hold(meta, ids, delays, now)
+  if #ids == 0 then return end
+  local z, c = {}, {}
+  for i, id in ipairs(ids) do
+    z[#z + 1], z[#z + 2] = now, id
+    c[#c + 1], c[#c + 2] = 'o|' .. id, '1'
+    if tonumber(delays[i]) > 0 then c[#c + 1], c[#c + 2] = 'd|' .. id, delays[i] end
+  end
+  redis.call('ZADD', DEP.waiting, unpack(z))
+  redis.call('HSET', DEP.count, unpack(c))
+  redis.call('HSET', meta, 'deps', '1')
+end
+
+-- deps_new(), deps_take(D, id, field, delay), deps_added(meta, D, now): add's dependencies.
+--   field (one per job, ARGV[4 + 11n..] of add) is "" for none, else "<hold>;<parents>":
+--   hold "1" = the job waits for children (waiting-children, open until sealed by
+--   deps-children; its delay applies once released), parents "<queue>|<id>,…" = the jobs
+--   waiting for it (queue "" = this one). deps_take notes a job added (true when it is held:
+--   add leaves it out of ready and delayed); deps_added writes them all.
+local function deps_new()
+  return {ids = {}, parents = {}, hold = {}, delays = {}}
+end
+local function deps_take(D, id, field, delay)
+  if field == '' then return false end
+  local parents = string.sub(field, 3)
+  if parents ~= '' then
+    D.ids[#D.ids + 1] = id
+    D.parents[#D.ids] = parents
+  end
+  if string.sub(field, 1, 1) ~= '1' then return false end
+  D.hold[#D.hold + 1], D.delays[#D.hold + 1] = id, delay
+  return true
+end
+local function deps_added(meta, D, now)
+  deps_link(meta, D.ids, D.parents)
+  deps_hold(meta, D.hold, D.delays, now)
+end
+
+-- deps_waiting_since(id): when the job `id` began waiting for children, or false.
+local function deps_waiting_since(id)
+  return redis.call('ZSCORE', DEP.waiting, id)
+end
+
+-- deps_waiting_count(): how many jobs wait for children.
+local function deps_waiting_count()
+  return redis.call('ZCARD', DEP.waiting)
+end
+
+-- deps_waiting_page(after, count, rev): a page of the parents waiting for children by the
+--   time they began (zset_page, lua/include/zset-page.lua).
+local function deps_waiting_page(after, count, rev)
+  return zset_page(DEP.waiting, after, count, rev)
+end
+
+-- deps_pending(id): the children the parent `id` still waits for, and whether it is open.
+local function deps_pending(id)
+  local r = redis.call('HMGET', DEP.count, id, 'o|' .. id)
+  return tonumber(r[1]) or 0, r[2] and true or false
+end
+
+-- deps_release(now, id, events, maxlen): the parent `id` in waiting-children, sealed and
+--   with nothing pending, becomes ready (or delayed by its own delay): through ready.lua at
+--   its priority and group. One `dependencies-done` event. Returns true when released.
+local function deps_release(now, id, events, maxlen)
+  local c = redis.call('HMGET', DEP.count, id, 'o|' .. id, 'd|' .. id)
+  if c[2] or (tonumber(c[1]) or 0) > 0 then return false end
+  if redis.call('ZREM', DEP.waiting, id) == 0 then return false end
+  redis.call('HDEL', DEP.count, id, 'd|' .. id)
+  local delay = tonumber(c[3]) or 0
+  if delay > 0 then
+    to_delayed({now + delay, id})
+  else
+    ready_push({id}, false)
+  end
+  ready_wake()
+  if events then emit_event(events, maxlen, 'dependencies-done', id) end
+  return true
+end
+
+-- deps_children(pid, children, seal, now, events, maxlen): register the children of the
+--   parent `pid` (children: cq, cid, policy triples): each once (HSETNX), counted pending;
+--   seal: it takes no more and is released once nothing is pending. Returns
+--   'ok', pending | 'NOT_WAITING' (the parent is not in waiting-children) | 'SEALED'.
+local function deps_children(pid, children, seal, now, events, maxlen)
+  if not redis.call('ZSCORE', DEP.waiting, pid) then return 'NOT_WAITING', 0 end
+  local open = redis.call('HEXISTS', DEP.count, 'o|' .. pid) == 1
+  if not open and #children > 0 then return 'SEALED', 0 end
+  local added = 0
+  for i = 1, #children, 3 do
+    local member = pid .. '|' .. children[i] .. '|' .. children[i + 1]
+    if redis.call('HSETNX', DEP.state, member, children[i + 2]) == 1 then
+      redis.call('ZADD', DEP.children, 0, member)
+      added = added + 1
+    end
+  end
+  if added > 0 then redis.call('HINCRBY', DEP.count, pid, added) end
+  if seal and open then
+    redis.call('HDEL', DEP.count, 'o|' .. pid)
+    deps_release(now, pid, events, maxlen)
+  end
+  return 'ok', tonumber(redis.call('HGET', DEP.count, pid)) or 0
+end
+
+-- deps_apply(now, pid, cq, cid, outcome, events, maxlen): a child's end, once: 'completed'
+--   counts done; another outcome (dead, cancelled, removed) follows the dependency's
+--   policy: 'ignore' counts done, 'remove' counts done and leaves the children listing,
+--   'fail' fails the parent, 'wait' (the default) keeps the parent waiting (a dead child may
+--   be retried; a cancelled or removed one cannot come back: it fails the parent).
+--   Returns 'counted' | 'again' (applied before) | 'unknown' (no such child) | 'waiting' |
+--   'fail' (the caller moves the parent to dead, see deps_fail).
+local function deps_apply(now, pid, cq, cid, outcome, events, maxlen)
+  local member = pid .. '|' .. cq .. '|' .. cid
+  local st = redis.call('HGET', DEP.state, member)
+  if not st then return 'unknown' end
+  if string.find(st, '|', 1, true) then return 'again' end
+  if outcome ~= 'completed' then
+    if st == 'wait' and outcome == 'dead' then return 'waiting' end
+    if st == 'fail' or st == 'wait' then
+      redis.call('HSET', DEP.state, member, st .. '|' .. outcome)
+      return 'fail'
+    end
+    if st == 'remove' then redis.call('ZREM', DEP.children, member) end
+  end
+  redis.call('HSET', DEP.state, member, st .. '|' .. outcome)
+  redis.call('HINCRBY', DEP.count, pid, -1)
+  deps_release(now, pid, events, maxlen)
+  return 'counted'
+end
+
+-- deps_fail(pid): the parent `pid` leaves waiting-children to die (the caller's to_dead);
+--   true when it was waiting.
+local function deps_fail(pid)
+  if redis.call('ZREM', DEP.waiting, pid) == 0 then return false end
+  redis.call('HDEL', DEP.count, pid, 'o|' .. pid, 'd|' .. pid)
+  return true
+end
+
+-- deps_ended(k, ids, outcome, used): the jobs `ids` ended (outcome 'completed', 'dead',
+--   'cancelled', 'removed'): a note for each of their parents, atomically with the end.
+--   A parent in this queue takes a 'completed' note at once (deps_apply, events to k.events
+--   when given); every other note goes to the outbox. `used`: meta.deps as the caller read
+--   it (nil: read here). Returns how many notes went to the outbox.
+local function deps_ended(k, ids, outcome, used)
+  if used == nil then used = redis.call('HEXISTS', k.meta, 'deps') == 1 end
+  if not used or #ids == 0 then return 0 end
+  local ps = {}
+  for i = 1, #ids, 500 do
+    local part = redis.call('HMGET', DEP.parents, unpack(ids, i, math.min(i + 499, #ids)))
+    for _, p in ipairs(part) do ps[#ps + 1] = p end
+  end
+  local notes, now, maxlen = {}, nil, 0
+  for i, id in ipairs(ids) do
+    if ps[i] then
+      for pq, pid in string.gmatch(ps[i], '([^,|]*)|([^,]+)') do
+        if pq == '' and outcome == 'completed' then
+          if not now then
+            local t = redis.call('TIME')
+            now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            if k.events then maxlen = events_maxlen(k.meta) end
+          end
+          deps_apply(now, pid, '', id, outcome, k.events, maxlen)
+        else
+          notes[#notes + 1] = pq .. '|' .. pid .. '|' .. id .. '|' .. outcome
+        end
+      end
+    end
+  end
+  for i = 1, #notes, 500 do redis.call('RPUSH', DEP.outbox, unpack(notes, i, math.min(i + 499, #notes))) end
+  return #notes
+end
+
+-- deps_dropped(ids): the jobs `ids` are being deleted (drop_jobs, include/finish: drained,
+--   cleaned, purged, trimmed): a 'removed' note for each of their parents, to the outbox (a
+--   parent that already counted the child answers 'again'). Called only when a per-job hash
+--   of the queue other than data exists (drop_jobs' EXISTS), so a queue without flows pays
+--   nothing; one HMGET otherwise.
+local function deps_dropped(ids)
+  local ps = redis.call('HMGET', DEP.parents, unpack(ids))
+  local notes = {}
+  for i, id in ipairs(ids) do
+    if ps[i] then
+      for pq, pid in string.gmatch(ps[i], '([^,|]*)|([^,]+)') do
+        notes[#notes + 1] = pq .. '|' .. pid .. '|' .. id .. '|removed'
+      end
+    end
+  end
+  for i = 1, #notes, 500 do redis.call('RPUSH', DEP.outbox, unpack(notes, i, math.min(i + 499, #notes))) end
+end
+
+-- deps_forget(ids): the jobs `ids` ended and told their parents, and are deleted now (a
+--   completed job not retained): their parents record goes first, so no 'removed' note follows.
+local function deps_forget(ids)
+  redis.call('HDEL', DEP.parents, unpack(ids))
+end
+
+-- deps_outbox(limit): the oldest `limit` notes of the outbox.
+local function deps_outbox(limit)
+  return redis.call('LRANGE', DEP.outbox, 0, limit - 1)
+end
+
+-- deps_ack(notes): remove the applied notes (one copy each).
+local function deps_ack(notes)
+  local n = 0
+  for _, note in ipairs(notes) do n = n + redis.call('LREM', DEP.outbox, 1, note) end
+  return n
+end
+
+-- deps_page(pid, after, count): a page of the parent's children, after the member `after`
+--   ('' from the start): {member, state, …} and the last member ('' at the end).
+local function deps_page(pid, after, count)
+  local from = after == '' and ('[' .. pid .. '|') or ('(' .. after)
+  local members = redis.call('ZRANGE', DEP.children, from, '[' .. pid .. '|\255', 'BYLEX', 'LIMIT', 0, count)
+  if #members == 0 then return {}, '' end
+  local states = redis.call('HMGET', DEP.state, unpack(members))
+  local out = {}
+  for i, m in ipairs(members) do out[#out + 1], out[#out + 2] = m, states[i] or '' end
+  return out, #members < count and '' or members[#members]
+end
+
+-- deps_verify(cursor, count): one page of verify over the parents waiting for children (see
+--   lua/deps-verify.lua): {next cursor, line, …}.
+local function deps_verify(cursor, count)
+  local scan = redis.call('ZSCAN', DEP.waiting, cursor, 'COUNT', count)
+  local out = {scan[1]}
+  local page = scan[2]
+  for i = 1, #page, 2 do
+    local pid = page[i]
+    local members = redis.call('ZRANGE', DEP.children, '[' .. pid .. '|', '[' .. pid .. '|\255', 'BYLEX', 'LIMIT', 0, count + 1)
+    local says, open = deps_pending(pid)
+    if #members > count then
+      out[#out + 1] = 'deps-large ' .. pid .. ' has more than ' .. count .. ' children: not checked'
+    else
+      local pending = 0
+      if #members > 0 then
+        for _, st in ipairs(redis.call('HMGET', DEP.state, unpack(members))) do
+          if st and not string.find(st, '|', 1, true) then pending = pending + 1 end
+        end
+      end
+      if pending ~= says then
+        out[#out + 1] = 'deps-count ' .. pid .. ' counts ' .. says .. ' pending but ' .. pending .. ' of its children are'
+      elseif says == 0 and not open then
+        out[#out + 1] = 'deps-stuck ' .. pid .. ' is sealed with nothing pending but still waits for children'
+      end
+    end
+  end
+  return out
+end

@@ -1,0 +1,64 @@
+/**
+ * The outbox of a queue's dependencies (flows, docs/flows.md): the notes its finished
+ * children left for parents the child's script could not reach (another queue: another
+ * hash slot), applied on each parent's queue, then removed. Run by the sweep (every pass,
+ * in-process in workers and by `leaseq sweep`) and by a worker right after an ack that left
+ * notes.
+ */
+import * as Effect from "effect/Effect"
+import type { RedisClient } from "../../redis/Client.ts"
+import { runScript, type ScriptFailure } from "../calls/Commands.ts"
+import { Scripts } from "../calls/Scripts.ts"
+import type { RedisError } from "../model/Errors.ts"
+import { type QueueKeys, queueKeys } from "../model/Keys.ts"
+import type { Note } from "../scripts/DepsScripts.ts"
+
+/** Most notes one drain round reads. */
+export const DRAIN_NOTES = 500
+
+/** Notes read from the outbox of `keys`' queue, by the parent queue each goes to. */
+const byParentQueue = (keys: QueueKeys, notes: ReadonlyArray<string>) => {
+  const byQueue = new Map<string, { readonly raw: string[]; readonly notes: Note[] }>()
+  for (const raw of notes) {
+    const [pq, parent, child, outcome] = raw.split("|") as [string, string, string, Note["outcome"]]
+    const queue = pq === "" ? keys.queue : pq
+    const g = byQueue.get(queue) ?? { raw: [], notes: [] }
+    g.raw.push(raw)
+    g.notes.push({ parent, queue: pq === "" ? "" : keys.queue, child, outcome })
+    byQueue.set(queue, g)
+  }
+  return byQueue
+}
+
+/**
+ * Apply the notes of the outbox of the queue of `keys` to their parents (each parent's
+ * queue applies a note once however often it is sent), then remove them: a crash in between
+ * applies them again, a no-op. At most `rounds` rounds of {@link DRAIN_NOTES}: how many
+ * notes were applied.
+ */
+export const drainOutbox = (
+  client: RedisClient,
+  keys: QueueKeys,
+  rounds = 4,
+): Effect.Effect<number, ScriptFailure | RedisError> =>
+  Effect.gen(function* () {
+    let applied: string[] = []
+    let total = 0
+    for (let round = 0; round < rounds; round++) {
+      const { notes } = yield* runScript(client, keys, Scripts.depsOutbox, { limit: DRAIN_NOTES, applied })
+      applied = []
+      for (const [queue, g] of byParentQueue(keys, notes)) {
+        yield* runScript(
+          client,
+          queue === keys.queue ? keys : queueKeys(queue, keys.prefix),
+          Scripts.depsApply,
+          g.notes,
+        )
+        applied.push(...g.raw)
+        total += g.notes.length
+      }
+      if (notes.length < DRAIN_NOTES) break
+    }
+    if (applied.length > 0) yield* runScript(client, keys, Scripts.depsOutbox, { limit: 0, applied })
+    return total
+  })

@@ -1,0 +1,154 @@
+/**
+ * A flow checked before anything is written (flows: jobs that wait for other jobs,
+ * docs/flows.md): every node's queue, payload, options and policies, the whole tree at most
+ * 10,000 jobs; the first bad node's path names the field (`children[2].options.priority`).
+ */
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import {
+  type ChildFailurePolicy,
+  checkDependencyRef,
+  checkFlowQueue,
+  checkPolicy,
+  DEFAULT_CHILD_FAILURE,
+  type EncodedFlowNode,
+  FLOW_NODE_KEYS,
+  MAX_FLOW_NODES,
+} from "../model/Dependencies.ts"
+import { InvalidOptions } from "../model/Errors.ts"
+import { type Checked, checkKnownKeys, checkObject } from "../model/Validate.ts"
+import type { NewJob } from "../scripts/AddScripts.ts"
+import { checkJobOptions, type JobOptions, newJob } from "./Job.ts"
+
+/** The ids of a flow's jobs, as its tree. */
+export interface FlowIds {
+  readonly id: string
+  readonly queue: string
+  readonly children: ReadonlyArray<FlowIds>
+}
+
+/** One node of a flow, checked: its job ready to send. */
+export interface Planned {
+  readonly path: string
+  readonly queue: string
+  readonly job: NewJob
+  /** A custom id: the job may exist already, so it is linked after its add (deps-link). */
+  readonly customId: boolean
+  /** Its policy as its parent's dependency. */
+  readonly policy: ChildFailurePolicy
+  readonly open: boolean
+  readonly children: ReadonlyArray<Planned>
+  readonly dependsOn: ReadonlyArray<{
+    readonly queue: string
+    readonly id: string
+    readonly policy: ChildFailurePolicy
+    readonly path: string
+  }>
+}
+
+/** Whether the node waits for other jobs (it is held in waiting-children when added). */
+export const waitsForChildren = (p: Planned) => p.open || p.children.length > 0 || p.dependsOn.length > 0
+
+/** A check that failed inside {@link planFlow}'s walk (thrown, caught once at its top). */
+class Refused {
+  readonly error: InvalidOptions
+  constructor(error: InvalidOptions) {
+    this.error = error
+  }
+}
+const must = <A>(r: Checked<A>): A => {
+  if (Result.isFailure(r)) throw new Refused(r.failure)
+  return r.success
+}
+const refuse = (field: string, value: unknown, reason: string): never => {
+  throw new Refused(new InvalidOptions({ field, value, reason }))
+}
+/** The items of an optional array at `field` (none when left out). */
+const arrayAt = (field: string, value: unknown): ReadonlyArray<unknown> => {
+  if (value === undefined) return []
+  return Array.isArray(value) ? value : refuse(field, value, "must be an array")
+}
+
+/** Check a whole flow before anything is written; the first bad node's path names the field. */
+export const planFlow = (
+  root: unknown,
+  rootQueue: string,
+  defaultsOf: (queue: string) => JobOptions,
+  rootPath = "",
+): Checked<Planned> => {
+  let nodes = 0
+  const node = (path: string, value: unknown, queue: string, policy: ChildFailurePolicy): Planned => {
+    if (++nodes > MAX_FLOW_NODES)
+      refuse(
+        path,
+        nodes,
+        `a flow holds at most ${MAX_FLOW_NODES} jobs; add a larger one in parts (open: true, then addChildren)`,
+      )
+    const v = must(checkObject(path || "flow", value))
+    must(checkKnownKeys(path || "flow", v, FLOW_NODE_KEYS))
+    const at = (f: string) => (path ? `${path}.${f}` : f)
+    const q = must(checkFlowQueue(at("queue"), v.queue, queue))
+    if (typeof v.payload !== "string") refuse(at("payload"), v.payload, "is missing")
+    const options = must(checkJobOptions(at("options"), v.options ?? {}, defaultsOf(q)))
+    if (options.dedupeKey !== "")
+      refuse(
+        at("options.dedupeKey"),
+        options.dedupeKey,
+        "is not supported in a flow (a deduplicated job would be another job); leave it out",
+      )
+    const own = must(checkPolicy(at("onFailure"), v.onFailure, policy))
+    const theirs = must(checkPolicy(at("onChildFailure"), v.onChildFailure, DEFAULT_CHILD_FAILURE))
+    if (v.open !== undefined && typeof v.open !== "boolean") refuse(at("open"), v.open, "must be true or false")
+    const children = arrayAt(at("children"), v.children).map((c, i) => node(`${at("children")}[${i}]`, c, q, theirs))
+    const dependsOn = arrayAt(at("dependsOn"), v.dependsOn).map((d, i) => {
+      const p = `${at("dependsOn")}[${i}]`
+      return { ...must(checkDependencyRef(p, d, q, theirs)), path: p }
+    })
+    return {
+      path,
+      queue: q,
+      job: newJob(v.payload as string, options),
+      customId: options.id !== undefined,
+      policy: own,
+      open: v.open === true,
+      children,
+      dependsOn,
+    }
+  }
+  try {
+    return Result.succeed(node(rootPath, root, rootQueue, DEFAULT_CHILD_FAILURE))
+  } catch (e) {
+    if (e instanceof Refused) return Result.fail(e.error)
+    throw e
+  }
+}
+
+/** A flow as a face takes it: payloads not yet encoded (see {@link EncodedFlowNode}). */
+export interface FlowNodeInput<P = unknown> extends Omit<EncodedFlowNode, "payload" | "children"> {
+  readonly payload: P
+  readonly children?: ReadonlyArray<FlowNodeInput> | undefined
+}
+
+/**
+ * Encode every payload of a flow with `encode` (given each node's path field and queue,
+ * undefined for the root's queue by default), the first error naming its path. A node that
+ * is not an object is passed on as is, for {@link planFlow} to refuse by its path.
+ */
+export const encodeFlow = <E>(
+  node: FlowNodeInput,
+  encode: (field: string, payload: unknown, queue: string | undefined) => Effect.Effect<string, E>,
+  path = "",
+  inherited: string | undefined = undefined,
+): Effect.Effect<EncodedFlowNode, E> => {
+  if (typeof node !== "object" || node === null) return Effect.succeed(node as unknown as EncodedFlowNode)
+  const at = (f: string) => (path ? `${path}.${f}` : f)
+  const queue = typeof node.queue === "string" ? node.queue : inherited
+  return Effect.gen(function* () {
+    const payload = yield* encode(at("payload"), node.payload, queue)
+    if (!Array.isArray(node.children)) return { ...node, payload } as EncodedFlowNode
+    const children: EncodedFlowNode[] = []
+    for (let i = 0; i < node.children.length; i++)
+      children.push(yield* encodeFlow(node.children[i]!, encode, `${at("children")}[${i}]`, queue))
+    return { ...node, payload, children } as EncodedFlowNode
+  })
+}

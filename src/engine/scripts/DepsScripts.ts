@@ -1,0 +1,160 @@
+/**
+ * The descriptors of the dependencies' scripts (flows: a parent waits for its children;
+ * docs/flows.md): `deps-children`, `deps-link`, `deps-apply`, `deps-outbox`, `deps-page`.
+ * Not flow control (rate limit, concurrency cap: `set-limits`).
+ */
+import type { ChildFailurePolicy } from "../model/Dependencies.ts"
+import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
+import { type Argv, defineScript, list } from "./Script.ts"
+
+export type { ChildFailurePolicy } from "../model/Dependencies.ts"
+
+/** One child as a parent registers it: its queue ("" = the parent's), id and policy. */
+export interface ChildRef {
+  readonly queue: string
+  readonly id: string
+  readonly policy: ChildFailurePolicy
+}
+
+/** `deps-children`: the children the parent now waits for, or why it takes none. */
+export type ChildrenAnswer =
+  | { readonly status: "ok"; readonly pending: number }
+  | { readonly status: "NOT_WAITING" | "SEALED" }
+
+/** `deps-children`: register children of a parent waiting for them, and seal it. */
+export const depsChildren = defineScript({
+  name: "deps-children",
+  keys: ["meta", "events", ...READY_KEYS],
+  argv: ["layout", "parent", "seal"],
+  rest: ["queue", "id", "policy"],
+  args: (i: { readonly parent: string; readonly seal: boolean; readonly children: ReadonlyArray<ChildRef> }): Argv => {
+    const args: Array<string | number> = [LAYOUT_VERSION, i.parent, i.seal ? 1 : 0]
+    for (const c of i.children) args.push(c.queue, c.id, c.policy)
+    return args
+  },
+  decode: (reply): ChildrenAnswer => {
+    const r = list(reply)
+    return r[0] === "ok" ? { status: "ok", pending: Number(r[1]) } : { status: r[0] as "NOT_WAITING" | "SEALED" }
+  },
+})
+
+/** Where a job `deps-link` was asked about stands: linked (not finished), finished, or missing. */
+export type LinkState = "linked" | "completed" | "dead" | "cancelled" | "missing"
+
+/** `deps-link`: jobs that exist record a parent; each one's state. */
+export const depsLink = defineScript({
+  name: "deps-link",
+  keys: ["meta", "data", "active", "dead", "done", "cancelled", "lease", "holder", ...READY_KEYS],
+  argv: ["layout", "parent"],
+  rest: ["id"],
+  args: (i: { readonly parentQueue: string; readonly parent: string; readonly ids: ReadonlyArray<string> }): Argv => [
+    LAYOUT_VERSION,
+    `${i.parentQueue}|${i.parent}`,
+    ...i.ids,
+  ],
+  decode: (reply): ReadonlyArray<LinkState> => list<LinkState>(reply),
+})
+
+/** A child's end as a parent's queue applies it. */
+export interface Note {
+  readonly parent: string
+  /** The child's queue, "" for the parent's own. */
+  readonly queue: string
+  readonly child: string
+  readonly outcome: "completed" | "dead" | "cancelled" | "removed"
+}
+
+/** What applying a note did (see lua/include/deps.lua, deps_apply). */
+export type NoteStatus = "counted" | "again" | "unknown" | "waiting" | "failed"
+
+/** `deps-apply`: apply notes to parents of this queue, each once. */
+export const depsApply = defineScript({
+  name: "deps-apply",
+  keys: ["meta", "events", "dead", "err", "dkey", "dedupe", "dedupeid", ...READY_KEYS],
+  argv: ["layout"],
+  rest: ["parent", "queue", "child", "outcome"],
+  args: (notes: ReadonlyArray<Note>): Argv => {
+    const args: Array<string | number> = [LAYOUT_VERSION]
+    for (const n of notes) args.push(n.parent, n.queue, n.child, n.outcome)
+    return args
+  },
+  decode: (reply): ReadonlyArray<NoteStatus> => list<NoteStatus>(reply),
+})
+
+/** `deps-outbox`: remove the notes applied, read the next ones. */
+export const depsOutbox = defineScript({
+  name: "deps-outbox",
+  keys: ["meta", ...READY_KEYS],
+  argv: ["layout", "limit"],
+  rest: ["note"],
+  args: (i: { readonly limit: number; readonly applied: ReadonlyArray<string> }): Argv => [
+    LAYOUT_VERSION,
+    i.limit,
+    ...i.applied,
+  ],
+  decode: (reply): { readonly removed: number; readonly notes: ReadonlyArray<string> } => {
+    const r = list(reply)
+    return { removed: Number(r[0]), notes: r.slice(1).map(String) }
+  },
+})
+
+/** `deps-verify`: a page of the parents waiting for children checked against their children (read-only). */
+export const depsVerify = defineScript({
+  name: "deps-verify",
+  keys: ["meta", ...READY_KEYS],
+  argv: ["layout", "cursor", "count"],
+  args: (i: { readonly cursor: string; readonly count: number }): Argv => [LAYOUT_VERSION, i.cursor, i.count],
+  decode: (reply): { readonly cursor: string; readonly lines: ReadonlyArray<string> } => {
+    const r = list(reply)
+    return { cursor: String(r[0]), lines: r.slice(1).map(String) }
+  },
+})
+
+/** One child of a parent, as a page of `deps-page` answers it. */
+export interface ChildEntry {
+  /** The child's queue, "" for the parent's own. */
+  readonly queue: string
+  readonly id: string
+  readonly policy: ChildFailurePolicy
+  /** The outcome that counted, or undefined while pending. */
+  readonly outcome: Note["outcome"] | undefined
+  /** The result (JSON text) of a retained child of the parent's queue, "" for none, "#<bytes>" when over 64 KiB. */
+  readonly result: string
+}
+
+/** A page of a parent's children. */
+export interface ChildrenPage {
+  readonly cursor: string
+  readonly pending: number
+  readonly open: boolean
+  readonly waiting: boolean
+  readonly children: ReadonlyArray<ChildEntry>
+}
+
+/** `deps-page`: a page of a parent's children. */
+export const depsPage = defineScript({
+  name: "deps-page",
+  keys: ["meta", "result", ...READY_KEYS],
+  argv: ["layout", "parent", "after", "count"],
+  args: (i: { readonly parent: string; readonly after: string; readonly count: number }): Argv => [
+    LAYOUT_VERSION,
+    i.parent,
+    i.after,
+    i.count,
+  ],
+  decode: (reply): ChildrenPage => {
+    const r = list(reply)
+    const children: ChildEntry[] = []
+    for (let i = 4; i + 3 < r.length; i += 4) {
+      const [policy, outcome] = String(r[i + 2]).split("|")
+      children.push({
+        queue: String(r[i]),
+        id: String(r[i + 1]),
+        policy: policy as ChildFailurePolicy,
+        outcome: outcome as Note["outcome"] | undefined,
+        result: String(r[i + 3]),
+      })
+    }
+    return { cursor: String(r[0]), pending: Number(r[1]), open: r[2] === 1, waiting: r[3] === 1, children }
+  },
+})

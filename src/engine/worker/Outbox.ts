@@ -1,0 +1,22 @@
+/**
+ * The worker's outbox loop (flows, docs/flows.md): a completion that left notes for
+ * parents in other queues pokes the command set's outbox signal (`Commands.outbox`), and
+ * this loop drains the outbox at once (admin/Outbox.ts), so a parent becomes ready one
+ * round trip after its last child's ack. It waits on the signal without a Redis call: a
+ * queue without flows never pokes it. A drain that fails is left to the next poke and to
+ * the sweep (the backstop: `leaseq sweep`, the worker's sweep loop).
+ */
+import * as Effect from "effect/Effect"
+import { drainOutbox } from "../admin/Outbox.ts"
+import type { WorkerContext } from "./Context.ts"
+
+/** The outbox loop, to be supervised: wait for a poke, drain, again. */
+export const outboxLoop = <A>(ctx: WorkerContext<A>) =>
+  Effect.forever(
+    Effect.andThen(
+      ctx.commands.outbox.wait,
+      drainOutbox(ctx.commands.client, ctx.commands.keys).pipe(
+        Effect.catch((e) => Effect.sync(() => ctx.hooks.error?.(e))),
+      ),
+    ),
+  )
