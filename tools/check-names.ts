@@ -28,6 +28,15 @@ const SAME_CONCEPT: Readonly<Record<string, Shared>> = {
     files: ["effect/ByName.ts", "engine/queue/ByName.ts", "promise/ByName.ts"],
     reason: "a handler per job name: the engine's dispatch, and each face's typed `byName`",
   },
+  "Dependencies.ts": {
+    files: [
+      "effect/Dependencies.ts",
+      "engine/model/Dependencies.ts",
+      "engine/queue/Dependencies.ts",
+      "promise/Dependencies.ts",
+    ],
+    reason: "flows' dependencies: their model (types, checks), the engine's calls, and each face's",
+  },
   "Errors.ts": {
     files: ["engine/model/Errors.ts", "redis/Errors.ts"],
     reason: "leaseq's errors: the client layer's own, which the engine's re-exports with the rest",

@@ -55,6 +55,12 @@ export const ENGINE_EXCEPTIONS: readonly LayerException[] = [
       "Job<A>, the job a handler gets, is the worker's word, not the producer's: it belongs in model/ (review aesthetics-f43eb35, layering (b))",
   },
   {
+    files: ["engine/worker/HeldJob.ts"],
+    imports: "engine/queue/Dependencies.ts",
+    reason:
+      "job.dependencies() reads a parent's children page: that read (readDependencies) is a script call of calls/, not of the producer's queue/",
+  },
+  {
     files: ["engine/worker/Context.ts"],
     imports: "engine/queue/Batcher.ts",
     reason: "adaptive batching of script calls serves adds and acks alike: it belongs in calls/",

@@ -53,6 +53,10 @@ export const EXEMPT: Readonly<Record<string, string>> = {
     "the Promise Worker is one class: its constructor's three forms (function, batch, handler module with isolation), typed events, state and lifecycle calls (close, pause, resume); splitting it would split one public object",
   "src/effect/LeaseWorker.ts":
     "the Effect worker's make and layer, each in three typed forms (function, batch, handler module with isolation), with their hooks' types, handle (pause, resume) and engine form",
+  "lua/reserve.lua#keys":
+    "reserve takes its own keys, the ready group (with the dependencies' six keys, issue 31) and the riders' errors and logs: its phases (issue 30 point 1) are next, not a split to fit",
+  "src/engine/calls/Commands.ts":
+    "the command set: one record of every call a queue makes (now with the outbox signal); the capability table (issue 30 point 2) replaces it, not a split at 300",
   "lua/open.lua#keys":
     "it checks the type of every key of the queue (the `all` group): the errors, logs and dependencies' keys (issues 31, 34) took it past 45",
   "src/effect/LeaseQueue.ts#function":

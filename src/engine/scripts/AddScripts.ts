@@ -37,6 +37,22 @@ export interface AddInput {
   readonly jobs: ReadonlyArray<NewJob>
 }
 
+/** One job's ten fields of add's ARGV, in `rest` order. */
+const jobArgs = (j: NewJob): Array<string | number> => [
+  j.id,
+  j.payload,
+  j.delayMs,
+  j.maxAttempts,
+  j.dedupeKey,
+  // the debounce modes ride on dedupeTtlMs ("e" extend, "r" replace): a field more per job
+  // would cost every add one more argument per job
+  `${j.dedupeTtlMs}${j.dedupeExtend ? "e" : ""}${j.dedupeReplace ? "r" : ""}`,
+  j.timeoutMs ?? 0,
+  j.priority ?? 0,
+  j.lifo ? 1 : 0,
+  j.backoff ?? "",
+]
+
 /** `add`: the id of each job (for a deduplicated job, the id of the job holding its key). */
 export const add = defineScript({
   name: "add",
@@ -70,22 +86,7 @@ export const add = defineScript({
   ],
   args: ({ requestId, jobs }: AddInput): Argv => {
     const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
-    for (const j of jobs) {
-      args.push(
-        j.id,
-        j.payload,
-        j.delayMs,
-        j.maxAttempts,
-        j.dedupeKey,
-        // the debounce modes ride on dedupeTtlMs ("e" extend, "r" replace): a field more per job
-        // would take a 10,000-job addBulk past the arguments one call can spread
-        `${j.dedupeTtlMs}${j.dedupeExtend ? "e" : ""}${j.dedupeReplace ? "r" : ""}`,
-        j.timeoutMs ?? 0,
-        j.priority ?? 0,
-        j.lifo ? 1 : 0,
-        j.backoff ?? "",
-      )
-    }
+    for (const j of jobs) args.push(...jobArgs(j))
     // the groups, one per job, only when a job of the call has one or has dependencies, then
     // the dependencies, only when a job has some (see lua/add.lua): an add without flows sends none
     const deps = jobs.some((j) => j.deps)
