@@ -284,6 +284,10 @@ export class Model {
       else this.#ready(j, true)
     }
     this.#promoteDue(now)
+    // the sweep trims the completed jobs to the retention count too (a count lowered since
+    // they finished): the oldest beyond it are gone; cancelled ones it trims by age only
+    const done = this.inState("completed").sort((a, b) => a.finished - b.finished)
+    for (const old of done.slice(0, Math.max(0, done.length - this.retention.completed))) this.jobs.delete(old.id)
     return { reclaimed }
   }
 
