@@ -8,10 +8,12 @@
  * a case here fails the coverage test.
  */
 import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { Queue } from "../../src/index.ts"
-import { dumpQueue, queueNamer, rawClient } from "../support/redis.ts"
+import { type Queue, Worker } from "../../src/index.ts"
+import { onCleanup } from "../support/cleanup.ts"
+import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("from-bullmq")
@@ -159,6 +161,20 @@ const CASES: ReadonlyArray<Case> = [
     refused: (_, queue) => worker(queue, { batches: { size: 10 } }),
     hint: /did you mean batch\?/,
     fixed: (_, queue) => started(worker(queue, { batch: { size: 10 } })),
+  },
+  {
+    bullmq: ["useWorkerThreads"],
+    refused: (_, queue) => worker(queue, { useWorkerThreads: true }),
+    hint: /new Worker\(name, moduleUrlOrPath, \{ isolation: "thread" \}\)/,
+    fixed: async (_, queue) => {
+      const w = new Worker(queue, join(import.meta.dirname, "../isolation/fixtures/echo.ts"), {
+        connection: redisUrl(),
+        isolation: "thread",
+        sweep: false,
+      })
+      onCleanup(() => w.close())
+      await started(w)
+    },
   },
   {
     bullmq: ["autorun"],

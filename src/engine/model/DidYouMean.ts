@@ -32,6 +32,8 @@ const MISSING: Readonly<Record<string, string>> = {
     "keepCompleted moved to queue.setRetention({ completed: { count, ageMs } }) (a queue policy stored in Redis)",
   removeOnFail:
     "dead jobs are kept per queue: queue.setRetention({ dead: { count, ageMs } }) (a queue policy stored in Redis), or removed by queue.purgeDead(ids)",
+  useWorkerThreads:
+    'a handler runs off the main thread as a module: new Worker(name, moduleUrlOrPath, { isolation: "thread" }) (or "process")',
   autorun: "a leaseq Worker starts when it is constructed; construct it when it should run",
   lifo: "lifo is a job option: add(payload, { lifo: true })",
   parent:
