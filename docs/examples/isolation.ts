@@ -10,18 +10,18 @@ const worker = new Worker("isolation-example", new URL("./handlers/hash.ts", imp
   connection,
   isolation: "thread", // or "process"
   concurrency: 2, // two threads
-  leaseMs: 500, // shorter than a job: the heartbeats run here, not in the handler's thread
+  leaseMs: 1500, // shorter than a job: the heartbeats run here, not in the handler's thread
 })
 // #endregion
 const lost: string[] = []
 worker.on("lease-lost", (job, reason) => lost.push(`${job.id} ${reason}`))
 await worker.ready
 
-const ids = await queue.addBulk(Array.from({ length: 4 }, () => ({ payload: { rounds: 600_000 } })))
+const ids = await queue.addBulk(Array.from({ length: 2 }, () => ({ payload: { rounds: 1_500_000 } })))
 const results = await Promise.all(ids.map((id) => queue.waitFor(id)))
 if (lost.length > 0 || results.some((r) => r.state !== "completed")) throw new Error(`leases lost: ${lost}`)
 console.log(
-  "hashed 4 jobs in threads, each longer than its lease:",
+  "hashed 2 jobs in threads, each longer than its lease:",
   results.map((r) => r.result),
 )
 await worker.close()
