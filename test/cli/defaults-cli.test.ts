@@ -4,14 +4,12 @@
  * `leaseq stats` shows completed and failed totals and their per-second rates. The CLI is
  * spawned from source on this Node (24) against the suite's Redis.
  */
-import { spawn } from "node:child_process"
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { formatStats, queueRate, statsReport } from "../../src/cli/Admin.ts"
 import { makeCommands, type QueueStats } from "../../src/engine/calls/Commands.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
-import { COMPILE_CACHE, ROOT } from "../support/child.ts"
+import { runCli } from "../support/child.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
 
@@ -24,25 +22,13 @@ afterAll(async () => {
   await client.close()
 })
 
-/** `leaseq <args> --url <suite redis>` from source on this Node (24). */
-const leaseq = (args: ReadonlyArray<string>): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve, reject) => {
-    const { REDIS_URL: _, ...env } = process.env
-    const child = spawn(process.execPath, [join(ROOT, "src/cli/main.ts"), ...args, "--url", redisUrl()], {
-      env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString()
-    })
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString()
-    })
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+/** `leaseq <args> --url <suite redis>` from source on this Node (24) (test/support/child.ts `runCli`). */
+const leaseq = async (
+  args: ReadonlyArray<string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> => {
+  const r = await runCli([...args, "--url", redisUrl()])
+  return { code: r.code, stdout: r.out, stderr: r.err }
+}
 
 /** The commands of a fresh queue under `prefix`, its keys deleted after the file. */
 const fresh = (prefix?: string) => {

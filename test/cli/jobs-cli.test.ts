@@ -3,12 +3,10 @@
  * process against real Redis: text and --json, exit codes, partitioned queues, bad input
  * writing nothing, and the commands listed in the help.
  */
-import { spawn } from "node:child_process"
-import { join } from "node:path"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
-import { COMPILE_CACHE, ROOT } from "../support/child.ts"
+import { runCli } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 
@@ -27,26 +25,11 @@ interface Run {
   readonly stderr: string
 }
 
-/** `leaseq <args> --url <suite redis>` from source on this Node (24). */
-const leaseq = (args: ReadonlyArray<string>, withUrl = true): Promise<Run> =>
-  new Promise((resolve, reject) => {
-    const { REDIS_URL: _, ...env } = process.env
-    const child = spawn(
-      process.execPath,
-      [join(ROOT, "src/cli/main.ts"), ...args, ...(withUrl ? ["--url", redisUrl()] : [])],
-      { env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...env }, stdio: ["ignore", "pipe", "pipe"] },
-    )
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString()
-    })
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString()
-    })
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+/** `leaseq <args> --url <suite redis>` from source on this Node (24) (test/support/child.ts `runCli`). */
+const leaseq = async (args: ReadonlyArray<string>, withUrl = true): Promise<Run> => {
+  const r = await runCli([...args, ...(withUrl ? ["--url", redisUrl()] : [])])
+  return { code: r.code, stdout: r.out, stderr: r.err }
+}
 
 const queue = (partitions = 1) => {
   const q = name()

@@ -3,13 +3,11 @@
  * process against real Redis: text (escaped) and --json, paging by cursor, refusals with
  * exit 1 naming the state, obliterate asking --yes, bad flags writing nothing.
  */
-import { spawn } from "node:child_process"
-import { join } from "node:path"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue } from "../../src/index.ts"
-import { COMPILE_CACHE, ROOT } from "../support/child.ts"
+import { runCli } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 
@@ -22,25 +20,13 @@ afterAll(() => {
   raw.disconnect()
 })
 
-/** `leaseq <args> --url <suite redis>` from source on this Node (24). */
-const leaseq = (args: ReadonlyArray<string>): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve, reject) => {
-    const { REDIS_URL: _, ...env } = process.env
-    const child = spawn(process.execPath, [join(ROOT, "src/cli/main.ts"), ...args, "--url", redisUrl()], {
-      env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString()
-    })
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString()
-    })
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+/** `leaseq <args> --url <suite redis>` from source on this Node (24) (test/support/child.ts `runCli`). */
+const leaseq = async (
+  args: ReadonlyArray<string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> => {
+  const r = await runCli([...args, "--url", redisUrl()])
+  return { code: r.code, stdout: r.out, stderr: r.err }
+}
 
 const newQueue = () => {
   const q = name()
