@@ -47,6 +47,8 @@ local function drop_jobs(k, ids, withResult)
     deps_dropped(ids)
     for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end
   end
+  -- a dropped parent's children edges: recorded for the sweep (deps_gone, include/deps)
+  deps_gone(ids)
   -- a job's group record (lua/include/ready.lua): one HDEL, only in a queue with groups, so
   -- it does not make every drop delete from every per-job hash
   ready_forget(ids)
