@@ -5,9 +5,8 @@
 --
 -- The one owner of the waiting-children state and of the notes a finished child leaves for
 -- its parents. Its keys lead the READY_KEYS group (src/engine/model/Keys.ts, DEPS_KEYS; found
--- by ready.lua as READY_DEPS), so
--- every script that declares that group can end a child or release a parent through these
--- functions, and no script names them:
+-- by ready.lua as READY_DEPS), so every script that declares that group can end a child or
+-- release a parent through these functions (and deps-gone.lua's), and no script names them:
 --   depParents  HASH  child id -> its parents, "<queue>|<id>" joined by "," (queue "" = this
 --                     queue); dropped with the child's other fields (drop_jobs)
 --   depOutbox   LIST  notes "<parent queue>|<parent id>|<child id>|<outcome>" for parents in
@@ -20,8 +19,7 @@
 --                     "<policy>|<outcome>" once it counted (the idempotence of a note)
 --   depCount    HASH  parent id -> children pending; "o|<id>" -> 1 while open (takes more
 --                     children, never released); "d|<id>" -> its delay (ms) once released
---   depGone     ZSET  (score 0) parents whose job data was dropped (drop_jobs): the sweep
---                     deletes their depChildren/depState edges a bounded page a pass
+--   depGone     ZSET  (score 0) dropped parents whose edges the sweep deletes: deps-gone.lua
 -- meta.deps is set once a job of the queue has a parent or children: a queue without flows
 -- reads that one field (complete: in the HMGET it makes anyway) and does nothing more.
 local DEP = READY_DEPS
@@ -240,46 +238,6 @@ local function deps_dropped(ids)
     end
   end
   for i = 1, #notes, 500 do redis.call('RPUSH', DEP.outbox, unpack(notes, i, math.min(i + 499, #notes))) end
-end
-
--- deps_gone(ids): the jobs `ids` are being deleted (drop_jobs): each one that has children
---   edges is recorded in depGone for the sweep (deps_gone_sweep). One EXISTS when the queue
---   has no edges; else one BYLEX probe (O(log N)) per id, never O(children).
-local function deps_gone(ids)
-  if redis.call('EXISTS', DEP.children) == 0 then return end
-  local gone = {}
-  for _, id in ipairs(ids) do
-    if #redis.call('ZRANGE', DEP.children, '[' .. id .. '|', '[' .. id .. '|\255', 'BYLEX', 'LIMIT', 0, 1) > 0 then
-      gone[#gone + 1], gone[#gone + 2] = 0, id
-    end
-  end
-  if #gone > 0 then redis.call('ZADD', DEP.gone, unpack(gone)) end
-end
-
--- DEPS_GONE_PAGE: the most edges deps_gone_sweep deletes in one call.
-local DEPS_GONE_PAGE = 1000
-
--- deps_gone_sweep(limit): delete the edges (depChildren members, depState fields) of the
---   parents in depGone, at most min(limit, DEPS_GONE_PAGE) edges, a parent leaving depGone
---   once it has none. Returns how many edges went, and 1 when work remains (else 0).
-local function deps_gone_sweep(limit)
-  local budget = math.min(tonumber(limit), DEPS_GONE_PAGE)
-  local deleted = 0
-  while budget > 0 do
-    local first = redis.call('ZRANGE', DEP.gone, 0, 0)
-    if #first == 0 then return deleted, 0 end
-    local pid = first[1]
-    local members = redis.call('ZRANGE', DEP.children, '[' .. pid .. '|', '[' .. pid .. '|\255', 'BYLEX', 'LIMIT', 0, budget)
-    if #members > 0 then
-      redis.call('ZREM', DEP.children, unpack(members))
-      redis.call('HDEL', DEP.state, unpack(members))
-      deleted = deleted + #members
-    end
-    if #members < budget then redis.call('ZREM', DEP.gone, pid) end
-    -- a parent with no edges left costs one of the budget too: the loop stays bounded
-    budget = budget - math.max(#members, 1)
-  end
-  return deleted, redis.call('EXISTS', DEP.gone)
 end
 
 -- deps_forget(ids): the jobs `ids` ended and told their parents, and are deleted now (a

@@ -1,5 +1,6 @@
 --!include ready
 --!include deps
+--!include deps-gone
 -- finish: what is kept of a job that finished (completed, cancelled, purged from dead,
 -- or trimmed from the retained completed jobs), and dropping it. The per-job hashes of
 -- ready.lua (a job's priority) are dropped with the others.

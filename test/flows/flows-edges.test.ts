@@ -36,6 +36,27 @@ describe("a dropped parent's edges", () => {
     expect(await queue.getJob(tree.id)).toBeUndefined()
     expect(await edgesOf(q, tree.id)).toEqual({ members: 0, fields: 0 })
     expect(await shared.raw.exists(queueKeys(q).depGone)).toBe(0)
+    expect((await queue.verify()).lines).toEqual([])
+  })
+
+  it("verify reports the edges of a parent that is gone and not left to the sweep; not those of one waiting for the sweep", async () => {
+    const q = name()
+    const queue = useQueue<string>(q)
+    await queue.addFlow({ payload: "parent", children: [{ payload: "a" }] })
+    useWorker<string>(q, async () => undefined, { sweep: false })
+    await until("the parent completed", async () => (await queue.stats()).counters.completed === 2)
+    expect((await queue.verify()).lines).toEqual([])
+    await queue.setRetention({ completed: { count: 0 } })
+    await queue.sweep()
+    // edges written by hand for a parent that never existed: nothing will delete them
+    const k = queueKeys(q)
+    await shared.raw.zadd(k.depChildren, 0, "ghost||x")
+    await shared.raw.hset(k.depState, "ghost||x", "wait|completed")
+    await shared.raw.zadd(k.depGone, 0, "dropped")
+    await shared.raw.zadd(k.depChildren, 0, "dropped||y")
+    expect((await queue.verify()).lines).toEqual(["deps-orphan ghost is gone but its children edges remain"])
+    await queue.sweep()
+    expect(await edgesOf(q, "dropped")).toEqual({ members: 0, fields: 0 })
   })
 
   it("a parent of 2,500 children is cleaned over several bounded sweep calls", async () => {
