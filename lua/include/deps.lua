@@ -156,7 +156,7 @@ end
 
 -- deps_apply(now, pid, cq, cid, outcome, events, maxlen): a child's end, once: 'completed'
 --   counts done; another outcome (dead, cancelled, removed) follows the dependency's
---   policy: 'ignore' counts done, 'remove' counts done and leaves the children listing,
+--   policy: 'ignore' counts done, 'remove' counts done and leaves the listing (deps-page),
 --   'fail' fails the parent, 'wait' (the default) keeps the parent waiting (a dead child may
 --   be retried; a cancelled or removed one cannot come back: it fails the parent).
 --   Returns 'counted' | 'again' (applied before) | 'unknown' (no such child) | 'waiting' |
@@ -172,7 +172,6 @@ local function deps_apply(now, pid, cq, cid, outcome, events, maxlen)
       redis.call('HSET', DEP.state, member, st .. '|' .. outcome)
       return 'fail'
     end
-    if st == 'remove' then redis.call('ZREM', DEP.children, member) end
   end
   redis.call('HSET', DEP.state, member, st .. '|' .. outcome)
   redis.call('HINCRBY', DEP.count, pid, -1)

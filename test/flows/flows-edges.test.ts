@@ -39,6 +39,27 @@ describe("a dropped parent's edges", () => {
     expect((await queue.verify()).lines).toEqual([])
   })
 
+  it('a "remove" child that died leaves the listing, and its edge goes with the dropped parent', async () => {
+    const q = name()
+    const queue = useQueue<string>(q)
+    const tree = await queue.addFlow({
+      payload: "parent",
+      onChildFailure: "remove",
+      children: [{ payload: "child", options: { maxAttempts: 1 } }],
+    })
+    const [c] = await queue.reserve()
+    expect(await queue.fail(tree.children[0]!.id, c!.token, new Error("boom"))).toBe("dead")
+    await queue.sweep()
+    expect((await queue.getDependencies(tree.id)).children).toEqual([])
+    const [p] = await queue.reserve()
+    expect(p!.id).toBe(tree.id)
+    await queue.complete(tree.id, p!.token)
+    expect(await edgesOf(q, tree.id)).toEqual({ members: 1, fields: 1 })
+    await queue.setRetention({ completed: { count: 0 } })
+    await queue.sweep()
+    expect(await edgesOf(q, tree.id)).toEqual({ members: 0, fields: 0 })
+  })
+
   it("verify reports the edges of a parent that is gone and not left to the sweep; not those of one waiting for the sweep", async () => {
     const q = name()
     const queue = useQueue<string>(q)
