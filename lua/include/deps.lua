@@ -5,9 +5,8 @@
 --
 -- The one owner of the waiting-children state and of the notes a finished child leaves for
 -- its parents. Its keys lead the READY_KEYS group (src/engine/model/Keys.ts, DEPS_KEYS; found
--- by ready.lua as READY_DEPS), so
--- every script that declares that group can end a child or release a parent through these
--- functions, and no script names them:
+-- by ready.lua as READY_DEPS), so every script that declares that group can end a child or
+-- release a parent through these functions (and deps-gone.lua's), and no script names them:
 --   depParents  HASH  child id -> its parents, "<queue>|<id>" joined by "," (queue "" = this
 --                     queue); dropped with the child's other fields (drop_jobs)
 --   depOutbox   LIST  notes "<parent queue>|<parent id>|<child id>|<outcome>" for parents in
@@ -20,6 +19,7 @@
 --                     "<policy>|<outcome>" once it counted (the idempotence of a note)
 --   depCount    HASH  parent id -> children pending; "o|<id>" -> 1 while open (takes more
 --                     children, never released); "d|<id>" -> its delay (ms) once released
+--   depGone     ZSET  (score 0) dropped parents whose edges the sweep deletes: deps-gone.lua
 -- meta.deps is set once a job of the queue has a parent or children: a queue without flows
 -- reads that one field (complete: in the HMGET it makes anyway) and does nothing more.
 local DEP = READY_DEPS
@@ -156,7 +156,7 @@ end
 
 -- deps_apply(now, pid, cq, cid, outcome, events, maxlen): a child's end, once: 'completed'
 --   counts done; another outcome (dead, cancelled, removed) follows the dependency's
---   policy: 'ignore' counts done, 'remove' counts done and leaves the children listing,
+--   policy: 'ignore' counts done, 'remove' counts done and leaves the listing (deps-page),
 --   'fail' fails the parent, 'wait' (the default) keeps the parent waiting (a dead child may
 --   be retried; a cancelled or removed one cannot come back: it fails the parent).
 --   Returns 'counted' | 'again' (applied before) | 'unknown' (no such child) | 'waiting' |
@@ -172,7 +172,6 @@ local function deps_apply(now, pid, cq, cid, outcome, events, maxlen)
       redis.call('HSET', DEP.state, member, st .. '|' .. outcome)
       return 'fail'
     end
-    if st == 'remove' then redis.call('ZREM', DEP.children, member) end
   end
   redis.call('HSET', DEP.state, member, st .. '|' .. outcome)
   redis.call('HINCRBY', DEP.count, pid, -1)

@@ -1,5 +1,6 @@
 --!include ready
 --!include deps
+--!include deps-gone
 -- finish: what is kept of a job that finished (completed, cancelled, purged from dead,
 -- or trimmed from the retained completed jobs), and dropping it. The per-job hashes of
 -- ready.lua (a job's priority) are dropped with the others.
@@ -47,6 +48,8 @@ local function drop_jobs(k, ids, withResult)
     deps_dropped(ids)
     for _, key in ipairs(rest) do redis.call('HDEL', key, unpack(ids)) end
   end
+  -- a dropped parent's children edges: recorded for the sweep (deps_gone, include/deps)
+  deps_gone(ids)
   -- a job's group record (lua/include/ready.lua): one HDEL, only in a queue with groups, so
   -- it does not make every drop delete from every per-job hash
   ready_forget(ids)

@@ -27,6 +27,7 @@ ${include("zset-page")}
 ${include("ready").replace("--!include groups", () => include("groups"))}
 ${include("events")}
 ${include("deps")}
+${include("deps-gone")}
 ${include("dead")}
 ${include("finish")}
 ${include("job-state")}

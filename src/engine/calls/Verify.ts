@@ -212,7 +212,7 @@ const checkRate = <E>(call: ScriptCall<E>, tally: Tally) =>
       tally.report(`rate-count * meta.rateCount is ${says} but the rate window's ${entries} entries lease ${counted}`)
   })
 
-/** Each parent waiting for children: its pending count against its children (flows, lua/include/deps.lua). */
+/** Each parent waiting for children: its pending count against its children; then each edge's parent exists (flows, lua/include/deps.lua). */
 const checkDependencies = <E>(call: ScriptCall<E>, pageSize: number, tally: Tally) =>
   Effect.gen(function* () {
     let cursor = "0"
@@ -220,6 +220,17 @@ const checkDependencies = <E>(call: ScriptCall<E>, pageSize: number, tally: Tall
       const page = yield* call(Scripts.depsVerify, { cursor, count: pageSize })
       cursor = page.cursor
       for (const line of page.lines) tally.report(line)
+    } while (cursor !== "0")
+    // every edge's parent exists, waits, or is in depGone (the sweep deletes its edges)
+    const orphans = new Set<string>()
+    do {
+      const page = yield* call(Scripts.depsVerify, { cursor, count: pageSize, mode: "edges" })
+      cursor = page.cursor
+      for (const line of page.lines) {
+        if (orphans.has(line)) continue
+        orphans.add(line)
+        tally.report(line)
+      }
     } while (cursor !== "0")
   })
 

@@ -143,6 +143,8 @@ export interface QueueKeys {
   readonly depState: string
   /** HASH parent id -> children pending; "o|<id>" while the parent is open; "d|<id>" its delay once released. */
   readonly depCount: string
+  /** ZSET (score 0) parent ids whose job data was dropped: their children's edges (depChildren, depState) wait for the sweep to delete them, a page a pass. */
+  readonly depGone: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -197,6 +199,7 @@ export const KEY_TYPES = {
   depChildren: "zset",
   depState: "hash",
   depCount: "hash",
+  depGone: "zset",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -213,7 +216,15 @@ const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gin
  * notes a finished child leaves), read and written only by lua/include/deps.lua. "Dependencies",
  * not "flow": include/flow.lua is flow control (rate limit, concurrency cap).
  */
-export const DEPS_KEYS = ["depParents", "depOutbox", "depWaiting", "depChildren", "depState", "depCount"] as const
+export const DEPS_KEYS = [
+  "depGone",
+  "depParents",
+  "depOutbox",
+  "depWaiting",
+  "depChildren",
+  "depState",
+  "depCount",
+] as const
 
 /**
  * The ready group: the keys of the jobs ready to run or delayed, and the wake-up marker.

@@ -98,12 +98,20 @@ export const depsOutbox = defineScript({
   },
 })
 
-/** `deps-verify`: a page of the parents waiting for children checked against their children (read-only). */
+/**
+ * `deps-verify`: a page of the parents waiting for children checked against their children,
+ * or (mode "edges") a page of all children edges checked for a parent that is gone (read-only).
+ */
 export const depsVerify = defineScript({
   name: "deps-verify",
-  keys: ["meta", ...READY_KEYS],
-  argv: ["layout", "cursor", "count"],
-  args: (i: { readonly cursor: string; readonly count: number }): Argv => [LAYOUT_VERSION, i.cursor, i.count],
+  keys: ["meta", "data", ...READY_KEYS],
+  argv: ["layout", "cursor", "count", "mode"],
+  args: (i: {
+    readonly cursor: string
+    readonly count: number
+    /** Default "waiting". */
+    readonly mode?: "waiting" | "edges" | undefined
+  }): Argv => [LAYOUT_VERSION, i.cursor, i.count, i.mode ?? "waiting"],
   decode: (reply): { readonly cursor: string; readonly lines: ReadonlyArray<string> } => {
     const r = list(reply)
     return { cursor: String(r[0]), lines: r.slice(1).map(String) }

@@ -20,7 +20,7 @@ export interface SweepResult {
   readonly dedupeDropped: number
   /** Finished jobs (completed, cancelled, dead) deleted by the queue's retention (count or age). */
   readonly trimmed: number
-  /** True when expired leases, due delayed jobs, expired dedupe keys or finished jobs beyond the retention remain: call again. */
+  /** True when expired leases, due delayed jobs, expired dedupe keys, finished jobs beyond the retention or dropped parents' edges remain: call again. */
   readonly more: boolean
   /** ms until the earliest live lease expires, or -1 when nothing is active. */
   readonly nextDeadlineMs: number
