@@ -14,7 +14,7 @@ import type { JobControl } from "../engine/queue/QueueApi.ts"
 import { type Retention, resolveRetention } from "../engine/queue/Retention.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
-import { flowCommand } from "./Flow.ts"
+import { flowCommand } from "./FlowTree.ts"
 import { groupCommands } from "./Groups.ts"
 import { limitCommands } from "./Limits.ts"
 import {
