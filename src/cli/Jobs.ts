@@ -14,6 +14,7 @@ import type { JobControl } from "../engine/queue/QueueApi.ts"
 import { type Retention, resolveRetention } from "../engine/queue/Retention.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
+import { flowCommand } from "./FlowTree.ts"
 import { groupCommands } from "./Groups.ts"
 import { limitCommands } from "./Limits.ts"
 import {
@@ -247,4 +248,5 @@ export const jobCommands = ({ program, io, url, setJob }: CommandGroup): void =>
   groupCommands({ program, io, url, setJob })
   limitCommands({ program, io, url, setJob })
   retentionCommand({ program, io, url, setJob })
+  flowCommand({ program, io, url, setJob })
 }

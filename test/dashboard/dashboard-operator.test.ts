@@ -110,16 +110,33 @@ describe("jobs by state on the queue page", () => {
     await page.select("#jobs-state", "dead")
     await listed(page, 1, 1, "dead")
     expect(await listedIds(page)).toEqual([dead])
-    expect(await textOf(page, `#jobs tr[data-id="${dead}"] td:nth-child(3)`)).toBe(
+    expect(await textOf(page, `#jobs tr[data-id="${dead}"] td:nth-child(4)`)).toBe(
       new Date((await q.getJob(dead))?.finishedAt as number).toISOString(),
     )
     await page.select("#jobs-state", "delayed")
     await listed(page, 1, 1, "delayed")
     expect(await listedIds(page)).toEqual([delayed])
-    expect(await textOf(page, `#jobs tr[data-id="${delayed}"] td:nth-child(3)`)).toMatch(/^(59|60) min$/)
+    expect(await textOf(page, `#jobs tr[data-id="${delayed}"] td:nth-child(4)`)).toMatch(/^(59|60) min$/)
     await page.select("#jobs-state", "completed")
     await page.waitForSelector("#jobs-none")
     expect(await textOf(page, "#jobs-none")).toBe("No completed jobs.")
+  })
+})
+
+describe("job rows", () => {
+  it("each cell of a row sits under its own heading: the name under 'name', the payload under 'payload'", async () => {
+    const q = newQueue()
+    const id = await q.add({ to: "a@example.com" }, { name: "welcome-mail" })
+    const page = await openPage(browser, base, `#/queue/${q.name}`)
+    await listed(page, 1, 1, "waiting")
+    const byHeading = await page.$eval("#jobs", (t) => {
+      const heads = [...t.querySelectorAll("thead th")].map((th) => th.textContent ?? "")
+      const cells = [...t.querySelectorAll("tbody tr td")].map((td) => td.textContent ?? "")
+      return Object.fromEntries(heads.map((h, i) => [h, cells[i]]))
+    })
+    expect(byHeading.job).toBe(id)
+    expect(byHeading.name).toBe("welcome-mail")
+    expect(byHeading.payload).toContain("a@example.com")
   })
 })
 

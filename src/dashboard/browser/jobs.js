@@ -181,10 +181,11 @@ const build = (d) => {
     el(
       "tr",
       { "data-id": j.id },
+      // in the order of `head`
       el("td", {}, jobLink(d.queue, j.id)),
+      cell(j.name, "name"),
       cell(j.addedAt > 0 ? when(j.addedAt) : "–"),
       d.state === "waiting" ? null : atCell(d, j),
-      cell(j.name, "name"),
       payloadCell(j.payload),
     ),
   )
