@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import { validateJobId } from "../engine/queue/JobControl.ts"
 import type { QueueApi } from "../engine/queue/QueueApi.ts"
 import type { RedisClient } from "../redis/Client.ts"
+import type { CommandGroup } from "./CommandGroup.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, wholeNumber, withCommonFlags } from "./Flags.ts"
 import {
@@ -138,19 +139,8 @@ export const runFlow = (io: Io, url: string, id: string, flags: FlowFlags): Effe
     }),
   )
 
-/** What `flow` is built with: the shape of Jobs.ts's `CommandGroup` (which registers it). */
-interface FlowCommandInput {
-  readonly program: Command
-  readonly io: Io
-  readonly url: (
-    flags: CommonFlags,
-    run: (url: string) => Effect.Effect<ExitCodeValue, CliFailure>,
-  ) => Effect.Effect<ExitCodeValue, CliFailure>
-  readonly setJob: (job: Effect.Effect<ExitCodeValue, CliFailure>) => void
-}
-
 /** `leaseq flow` (registered by Jobs.ts's `jobCommands`). */
-export const flowCommand = ({ program, io, url, setJob }: FlowCommandInput): void => {
+export const flowCommand = ({ program, io, url, setJob }: CommandGroup): void => {
   const cmd = withCommonFlags(program.command("flow").description("show a job and its children (a flow) as a tree"))
     .argument("<id>", "the job id")
     .requiredOption("--queue <name>", "the queue of the job (required)", queueName)

@@ -6,6 +6,7 @@
 import { type Command, InvalidArgumentError, Option } from "commander"
 import * as Effect from "effect/Effect"
 import { type GroupLimits, type GroupPage, MAX_GROUP_PAGE } from "../engine/queue/Groups.ts"
+import type { CommandGroup } from "./CommandGroup.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, wholeNumber, withCommonFlags } from "./Flags.ts"
 import {
@@ -89,19 +90,8 @@ export const runGroups = (io: Io, url: string, flags: GroupsFlags): Effect.Effec
     }),
   )
 
-/** What `groups` is built with: the shape of Jobs.ts's `CommandGroup` (which registers it). */
-interface GroupCommandsInput {
-  readonly program: Command
-  readonly io: Io
-  readonly url: (
-    flags: CommonFlags,
-    run: (url: string) => Effect.Effect<ExitCodeValue, CliFailure>,
-  ) => Effect.Effect<ExitCodeValue, CliFailure>
-  readonly setJob: (job: Effect.Effect<ExitCodeValue, CliFailure>) => void
-}
-
 /** `groups` of one queue (registered by Jobs.ts's `jobCommands`). */
-export const groupCommands = ({ program, io, url, setJob }: GroupCommandsInput): void => {
+export const groupCommands = ({ program, io, url, setJob }: CommandGroup): void => {
   const groups = withCommonFlags(
     program
       .command("groups")

@@ -12,6 +12,7 @@ import type { AttemptError, CancelledFrom, JobInfo } from "../engine/queue/JobCo
 import { validateJobId } from "../engine/queue/JobControl.ts"
 import type { JobControl } from "../engine/queue/QueueApi.ts"
 import { type Retention, resolveRetention } from "../engine/queue/Retention.ts"
+import type { CommandGroup } from "./CommandGroup.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
 import { flowCommand } from "./FlowTree.ts"
@@ -152,17 +153,6 @@ export const runPause = (
       return ExitCode.ok
     }),
   )
-
-/** What a group of commands is built with (the CLI program, its output, the URL resolver, the job setter). */
-export interface CommandGroup {
-  readonly program: Command
-  readonly io: Io
-  readonly url: (
-    flags: CommonFlags,
-    run: (url: string) => Effect.Effect<ExitCodeValue, CliFailure>,
-  ) => Effect.Effect<ExitCodeValue, CliFailure>
-  readonly setJob: (job: Effect.Effect<ExitCodeValue, CliFailure>) => void
-}
 
 /** `job`, `cancel`, `pause`, `resume`, `limits` (Limits.ts) and `groups` (Groups.ts) of one queue. */
 /** Flags of `leaseq retention`. */

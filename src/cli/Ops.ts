@@ -9,9 +9,10 @@ import { Option } from "commander"
 import * as Effect from "effect/Effect"
 import type { JobPage, QueueOps } from "../engine/queue/OpsApi.ts"
 import { CLEAN_STATES, LIST_STATES } from "../engine/scripts/OpsScripts.ts"
+import type { CommandGroup } from "./CommandGroup.ts"
 import { openQueueApi, withRedis } from "./Connection.ts"
 import { queueName, wholeNumber, withCommonFlags } from "./Flags.ts"
-import type { CommandGroup, JobFlags } from "./Jobs.ts"
+import type { JobFlags } from "./Jobs.ts"
 import {
   type CliFailure,
   clip,

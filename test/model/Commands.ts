@@ -757,20 +757,7 @@ export class Sweep extends Base {
     this.kind = expire ? "expire" : "sweep"
   }
   async step(m: Model, r: Real): Promise<void> {
-    if (this.expire) {
-      const now = await r.now()
-      const last = Math.max(
-        0,
-        ...m
-          .spans()
-          .filter((s) => s.hi - now < LONG / 2)
-          .map((s) => s.hi),
-      )
-      await until("the short leases and delays ran out", async () => (await r.now()) > last, {
-        everyMs: 10,
-        timeoutMs: 5_000,
-      })
-    }
+    if (this.expire) await passShortSpans(m, r)
     const now = await clearOfSpans(m, r)
     const real = await r.q.sweep()
     await checkQuick(m, r, now)
