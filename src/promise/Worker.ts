@@ -7,15 +7,7 @@ import * as Fiber from "effect/Fiber"
 import { redisError } from "../engine/calls/Replies.ts"
 import { ISOLATION_KEYS, type IsolationOptions, resolveIsolation, workerPool } from "../engine/isolation/Options.ts"
 import type { Pool } from "../engine/isolation/Pool.ts"
-import {
-  CallbackFailed,
-  InvalidOptions,
-  InvalidPayload,
-  type LoopBlocked,
-  QueueClosed,
-  WorkerNotRunning,
-} from "../engine/model/Errors.ts"
-import type { DeadReason } from "../engine/model/Failure.ts"
+import { CallbackFailed, InvalidOptions, QueueClosed, WorkerNotRunning } from "../engine/model/Errors.ts"
 import { DEFAULT_PREFIX } from "../engine/model/Keys.ts"
 import { validatePrefix, validateQueueName } from "../engine/model/QueueName.ts"
 import { orThrow } from "../engine/model/Validate.ts"
@@ -23,7 +15,6 @@ import { type Durability, unwrapNotReplicated } from "../engine/partition/Durabi
 import { LAYOUT_KEYS, resolveLayout } from "../engine/partition/Queue.ts"
 import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { Job } from "../engine/queue/Job.ts"
-import { JobSpan } from "../engine/telemetry/Spans.ts"
 import { resultJson, stderrWarner } from "../engine/worker/Callbacks.ts"
 import { checkPauseOptions } from "../engine/worker/Pause.ts"
 import type { PauseOptions, WorkerHandle } from "../engine/worker/Worker.ts"
@@ -31,6 +22,10 @@ import { type WorkerOptions as EngineWorkerOptions, resolveWorkerOptions } from 
 import { makeStateCell, type StateCell, transition, type WorkerState } from "../engine/worker/WorkerState.ts"
 import { type ConnectionOption, connect } from "../redis/Client.ts"
 import { type BatchHandler, type BatchOptions, batchRunner } from "./Batch.ts"
+import { decodeJson, invalidJson, runHandler } from "./PromiseHandler.ts"
+import type { WorkerEventName, WorkerEvents } from "./WorkerEvents.ts"
+
+export type { WorkerEventName, WorkerEvents } from "./WorkerEvents.ts"
 
 /** Options of {@link Worker}. */
 export interface WorkerOptions extends Omit<EngineWorkerOptions, "batch">, IsolationOptions {
@@ -62,86 +57,6 @@ export interface IsolatedWorkerOptions extends WorkerOptions {
 export interface BatchWorkerOptions extends Omit<WorkerOptions, "batch"> {
   readonly batch: BatchOptions
 }
-
-/**
- * Run a Promise handler as an Effect that ends only once the handler's promise has
- * settled: when the fiber is interrupted (lease lost, self-fenced, close past its grace),
- * it waits for the promise, so the job's slot stays taken (and, at close, its lease stays
- * held) while the handler may still run. The engine bounds that wait at close.
- */
-const runHandler = <T, R>(handler: (job: Job<T>) => Promise<R> | R, job: Job<T>): Effect.Effect<R, unknown> =>
-  Effect.flatMap(Effect.service(JobSpan), (span) => {
-    let promise: Promise<R>
-    try {
-      // a traced job's process span is the active OpenTelemetry span while the handler runs
-      promise = Promise.resolve(span ? span.runIn(() => handler(job)) : handler(job))
-    } catch (e) {
-      return Effect.fail(e)
-    }
-    // waiting for the promise to settle is set up only when interrupted (rare)
-    return Effect.tryPromise({ try: () => promise, catch: (e) => e }).pipe(
-      Effect.onInterrupt(() =>
-        Effect.promise(() =>
-          promise.then(
-            () => undefined,
-            () => undefined,
-          ),
-        ),
-      ),
-    )
-  })
-
-/** The error for a payload that is not JSON (what `JSON.parse` threw). */
-const invalidJson = (e: unknown) => new InvalidPayload({ field: "payload", reason: `is not valid JSON: ${String(e)}` })
-
-/** A payload's JSON text decoded, or an {@link InvalidPayload} thrown. */
-const decodeJson = <T>(text: string): T => {
-  try {
-    return JSON.parse(text) as T
-  } catch (e) {
-    throw invalidJson(e)
-  }
-}
-
-/** Events a {@link Worker} emits. */
-export interface WorkerEvents<T, R> {
-  completed: [job: Job<T>, result: R]
-  failed: [job: Job<T>, error: unknown, willRetry: boolean]
-  /** `cause`: the handler blocked the event loop for a large share of the lease meanwhile (then use `isolation: "thread"`). */
-  "lease-lost": [job: { id: string; token: number }, reason: "lease-lost" | "self-fenced", cause?: LoopBlocked]
-  /** An in-process handler blocked the event loop for at least half a lease (heartbeats could not run). */
-  "loop-blocked": [blocked: LoopBlocked]
-  /** The job was cancelled while its handler ran: the handler's signal aborted (reason a `JobCancelled`); no ack, no retry. */
-  cancelled: [job: { id: string; token: number }]
-  /** The job went to dead: reason "failed", "timeout", "invalid-payload" or "lease-expired". */
-  dead: [job: { id: string; token: number }, reason: DeadReason, error: unknown]
-  /**
-   * Redis or infrastructure errors the worker survived (e.g. `RedisUnavailable` naming the
-   * server, once per failed connection attempt), listeners and other callbacks that threw
-   * (`CallbackFailed`), loops that failed (`WorkerLoopFailed`). With no listener, one line
-   * goes to stderr instead, at most once per 30 s.
-   */
-  error: [error: unknown]
-  /**
-   * The worker had work and now has none (BullMQ's worker `drained`): its last reserve found
-   * no job ready, and none of its jobs runs or waits for its ack. Once per move to idle, not
-   * per empty poll; not while paused. A partitioned worker tells it per partition.
-   */
-  drained: []
-  closed: []
-}
-
-/** The events a {@link Worker} emits: "completed", "failed", "lease-lost", "loop-blocked", "cancelled", "dead", "drained", "error", "closed". */
-export type WorkerEventName =
-  | "completed"
-  | "failed"
-  | "lease-lost"
-  | "loop-blocked"
-  | "cancelled"
-  | "dead"
-  | "drained"
-  | "error"
-  | "closed"
 
 /**
  * A worker: starts on construction, runs `handler` for each job, at most `concurrency` at once.
