@@ -31,12 +31,20 @@ interface Report {
 /** Each test file's seconds and test count (count undefined when the source does not say). */
 type Durations = Map<string, { seconds: number; tests: number | undefined }>
 
+/** A test file's path in the repo, also for a report written by another checkout (a fresh clone). */
+const repoPath = (name: string): string => {
+  const rel = relative(ROOT, name)
+  if (!rel.startsWith("..")) return rel
+  const at = name.lastIndexOf("/test/")
+  return at >= 0 ? name.slice(at + 1) : rel
+}
+
 const fromReports = (paths: readonly string[]): Durations => {
   const out: Durations = new Map()
   for (const path of paths) {
     const report = JSON.parse(readFileSync(path, "utf8")) as Report
     for (const r of report.testResults)
-      out.set(relative(ROOT, r.name), { seconds: (r.endTime - r.startTime) / 1000, tests: r.assertionResults.length })
+      out.set(repoPath(r.name), { seconds: (r.endTime - r.startTime) / 1000, tests: r.assertionResults.length })
   }
   return out
 }
