@@ -44,5 +44,5 @@ const done = new Promise<void>((resolve) => {
 await done
 console.log(`completed ${completed}, failed ${failed}`)
 if (completed !== 2 || failed !== 1) throw new Error("expected 2 completed and 1 failed")
-await queue.purgeDead(ids)
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

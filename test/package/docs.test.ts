@@ -12,37 +12,52 @@
  * so a snippet cannot say something the tested example does not. Each example's first line
  * ends with its run line (`Run: npm run example docs/examples/x.ts`), and the test runs that
  * line itself, in a shell from the repository's root (so it works as written from a clone after
- * `npm install`), with `REDIS_URL` set to the suite's Redis; a run line in the docs must be one
- * of those lines.
+ * `npm install`), with `REDIS_URL` set to a database of the suite's Redis that only the
+ * examples use; a run line in the docs must be one of those lines. An example removes what it
+ * made before it ends (a user runs them on a shared dev Redis): the database is empty after each.
  */
 import { spawnSync } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { describe, expect, it } from "vitest"
-import { redisUrl } from "../support/redis.ts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { rawClient, redisUrl } from "../support/redis.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const dir = new URL("../../docs/examples/", import.meta.url)
 const examples = readdirSync(dir).filter((f) => f.endsWith(".ts"))
 
+/** The database of the suite's Redis the examples run in; no other test file uses it. */
+const EXAMPLES_DB = 5
+const exampleUrl = () => `${redisUrl()}/${EXAMPLES_DB}`
+
 describe("docs examples", () => {
+  let raw: ReturnType<typeof rawClient>
+  beforeAll(async () => {
+    raw = rawClient(exampleUrl())
+    await raw.flushdb()
+  })
+  afterAll(() => raw.disconnect())
+
   it("there are examples", () => {
     expect(examples.length).toBeGreaterThan(0)
   })
   for (const file of examples) {
-    it(`${file} runs, by its own run line`, () => {
+    it(`${file} runs, by its own run line, and leaves no key in Redis`, async () => {
       const line = runLine(file)
       expect(line, `${file}: its first line must end with "Run: npm run example docs/examples/${file}"`).toBe(
         `npm run example docs/examples/${file}`,
       )
       const r = spawnSync("sh", ["-c", line!], {
         cwd: ROOT,
-        env: { ...process.env, REDIS_URL: redisUrl() },
+        env: { ...process.env, REDIS_URL: exampleUrl() },
         encoding: "utf8",
         timeout: 60_000,
       })
+      const left = (await raw.keys("*")).sort()
+      await raw.flushdb() // the next example starts from an empty database whatever this one left
       expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0)
       expect(r.stdout.length).toBeGreaterThan(0)
+      expect(left, `${file} left keys in Redis: obliterate its queues before it ends`).toEqual([])
     })
   }
   it("every command in the docs that runs an example is that example's run line", () => {
