@@ -72,6 +72,45 @@ describe("docs examples", () => {
   })
 })
 
+describe("what the docs say of Node", () => {
+  const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"))
+  it("the README names the `node` devDependency npm scripts run on, and the README and getting-started the engines floor", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8")
+    const pinned = String(manifest.devDependencies.node).split(".").slice(0, 2).join(".")
+    expect(readme).toContain(`run on the \`node\` devDependency (${pinned})`)
+    const floor = String(manifest.engines.node).replace(/^>=/, "")
+    expect(readme).toContain(`Node 22 (≥ ${floor})`)
+    expect(readFileSync(join(ROOT, "docs/getting-started.md"), "utf8")).toContain(`Node 22 (≥ ${floor})`)
+  })
+})
+
+// issue 34's "Done when": what a team adopting leaseq reads first stays on the page
+describe("what an adopting team reads first", () => {
+  const section = (file: string, heading: string) => {
+    const text = readFileSync(join(ROOT, file), "utf8")
+    const at = text.indexOf(`\n## ${heading}\n`)
+    expect(at, `${file} has a section "${heading}"`).toBeGreaterThan(0)
+    const end = text.indexOf("\n## ", at + 1)
+    return text.slice(at, end < 0 ? undefined : end)
+  }
+  it("operations.md opens with a 'Before production' checklist: sweeper, AOF, noeviction, policy owners, the dashboard token", () => {
+    const text = readFileSync(join(ROOT, "docs/operations.md"), "utf8")
+    expect(text.indexOf("\n## Before production\n")).toBe(text.indexOf("\n## "))
+    const list = section("docs/operations.md", "Before production")
+    for (const item of ["sweeper", "AOF", "noeviction", "setRetention", "setRateLimit", "dashboard token"])
+      expect(list, item).toContain(item)
+  })
+  it("from-bullmq.md says what ported code meets: failed per attempt, completed's result bound, getJobs rows, stored policies, backoff", () => {
+    const rows = section("docs/from-bullmq.md", "What leaseq does differently, and why")
+      .split("\n")
+      .filter((l) => l.startsWith("| "))
+      .map((l) => l.split("|")[1]!.trim())
+    expect(rows).toEqual(
+      expect.arrayContaining(["`failed` event", "`completed` event", "`getJobs` rows", "retention, limits", "backoff"]),
+    )
+  })
+})
+
 /** The command at the end of an example's first line (`… Run: <command>`). */
 function runLine(file: string): string | undefined {
   const first = readFileSync(new URL(file, dir), "utf8").split("\n")[0]!

@@ -337,6 +337,33 @@ await handler.close()
         }
       })
 
+      // docs/getting-started.md: "A `.ts` sample runs with `node first.ts` on Node ≥ 22.18
+      // (22.12–22.17: `--experimental-strip-types`)" (the floor is 22.12, the repo's Node 24)
+      it("a .ts sample runs as getting-started says: `node first.ts`, with --experimental-strip-types below 22.18", () => {
+        const q = name()
+        writeFileSync(
+          join(app, "first.ts"),
+          `import { Queue } from "leaseq"
+const queue: Queue<{ to: string }> = new Queue<{ to: string }>(${JSON.stringify(q)})
+const id: string = await queue.add({ to: "ada@example.com" })
+console.log("added", typeof id)
+await queue.obliterate()
+await queue.close()
+`,
+        )
+        const [major, minor] = (version === "floor" ? NODE_FLOOR : process.version.slice(1)).split(".").map(Number)
+        const flags = major! > 22 || (major === 22 && minor! >= 18) ? [] : ["--experimental-strip-types"]
+        const r = spawnSync(node(), [...flags, "first.ts"], {
+          cwd: app,
+          env: { ...process.env, REDIS_URL: redisUrl() },
+          encoding: "utf8",
+        })
+        expect(r.status, r.stderr).toBe(0)
+        expect(r.stdout.trim()).toBe("added string")
+        // and below 22.18 the flag is needed, as the page says
+        if (flags.length > 0) expect(spawnSync(node(), ["first.ts"], { cwd: app, encoding: "utf8" }).status).not.toBe(0)
+      })
+
       it("the bin runs, and CommonJS can require the package", () => {
         const r = spawnSync(node(), [join(app, "node_modules/leaseq/dist/cli/main.js"), "--help"], { encoding: "utf8" })
         expect(r.status, r.stderr).toBe(0)
