@@ -3,8 +3,8 @@ import { Queue, Worker } from "leaseq"
 
 const connection = process.env.REDIS_URL
 const queue = new Queue<{ email: string }>("batches-example", { connection })
-// one attempt each, so the bad row goes to dead at once (and is purged at the end)
-const ids = await queue.addBulk(
+// one attempt each, so the bad row goes to dead at once
+await queue.addBulk(
   ["a@example.com", "not-an-email", "b@example.com"].map((email) => ({
     payload: { email },
     options: { maxAttempts: 1 },
