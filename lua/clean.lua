@@ -25,7 +25,8 @@
   KEYS[15] backoff   HASH  id -> the job's own backoff
   KEYS[16] errors   HASH  id -> the errors of its failed attempts (dropped with the job)
   KEYS[17] logs     HASH  id -> its log lines (likewise)
-  KEYS[18..] ready   READY_KEYS (src/engine/model/Keys.ts): read by drop_jobs for the per-job
+  KEYS[18] holder   HASH  id -> the holder entry of a completed job's run (dropped with it)
+  KEYS[19..] ready   READY_KEYS (src/engine/model/Keys.ts): read by drop_jobs for the per-job
                      hashes lua/include/ready.lua keeps (a job's priority)
 
   ARGV[1] layout       layout version
@@ -57,6 +58,7 @@ if #ids > 0 then
   local job = {
     data = KEYS[6], max = KEYS[7], fails = KEYS[8], lost = KEYS[9], err = KEYS[10], progress = KEYS[11],
     timeout = KEYS[12], dkey = KEYS[13], result = KEYS[14], backoff = KEYS[15], errors = KEYS[16], logs = KEYS[17],
+    holder = KEYS[18],
   }
   for i = 1, #ids, 500 do
     local part = {unpack(ids, i, math.min(i + 499, #ids))}

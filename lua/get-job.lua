@@ -16,7 +16,8 @@
   KEYS[10] err      HASH  id -> last error (JSON)
   KEYS[11] result   HASH  id -> result of a retained completed job
   KEYS[12] dkey     HASH  id -> dedupe key
-  KEYS[13] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job's lease
+  KEYS[13] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job's lease (or
+                    of the run that completed a retained job)
   KEYS[14] progress HASH  id -> latest progress (JSON)
   KEYS[15] timeout  HASH  id -> the job's own timeoutMs
   KEYS[16] meta     HASH  layout version
@@ -36,7 +37,8 @@
       score: active: lease deadline; delayed: due time; completed, dead, cancelled: when it
              finished (ms, Redis clock); waiting: false
       token: the fencing token of an active job's lease
-      holder: an active job's holder entry ("<workerId>|<startedAt>|<until>")
+      holder: an active job's holder entry ("<workerId>|<startedAt>|<until>"), or a retained
+              completed job's, of the run that completed it
       timeoutMs: the job's own timeout (false: none, the worker's default applies)
       priority: the job's priority (0, the default, when none is recorded)
       addedAt: when the job was added (ms), for an id that carries no time (a custom id, a
@@ -57,6 +59,8 @@ if not payload then return {0} end
 local state, score, token, holder = job_state({
   active = KEYS[1], dead = KEYS[2], done = KEYS[3], cancelled = KEYS[4], lease = KEYS[7], holder = KEYS[13],
 }, id)
+-- a retained completed job keeps its run's holder entry (lua/include/active.lua): its start
+if state == 'completed' then holder = redis.call('HGET', KEYS[13], id) end
 return {
   1, state, payload,
   redis.call('HGET', KEYS[6], id) or '3',

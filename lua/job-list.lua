@@ -18,7 +18,8 @@
   KEYS[8] max       HASH  id -> maxAttempts (no field: 3)
   KEYS[9] err       HASH  id -> last error (JSON)
   KEYS[10] result   HASH  id -> result of a retained completed job
-  KEYS[11] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job
+  KEYS[11] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job (or of the
+                    run of a retained completed one)
   KEYS[12..] ready   READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
@@ -37,7 +38,8 @@
         {reason, name, message (at most 512 bytes), tag} (an error over 16 KiB: its length
         as the message, not decoded)
       result: a completed job's result when at most 1 KiB, else false; resultBytes its length
-      startedAt: an active job's start (ms, Redis clock), from its holder entry
+      startedAt: when an active job's run started, or a completed job's last run (ms, Redis
+        clock), from its holder entry
     {'OUT_OF_RANGE', 'job-list', 'count', value, 1000}  a count outside 1 .. 1000
 ]]
 --!include zset-page
@@ -92,7 +94,8 @@ local function put(entry, score)
   if state == 'completed' then
     rlen = redis.call('HSTRLEN', KEYS[10], id)
     if rlen > 0 and rlen <= 1024 then result = redis.call('HGET', KEYS[10], id) end
-  elseif state == 'active' then
+  end
+  if state == 'completed' or state == 'active' then
     local h = redis.call('HGET', KEYS[11], id)
     local at = h and string.match(h, '|(%d+)|')
     started = at and tonumber(at) or false

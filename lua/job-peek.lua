@@ -19,7 +19,8 @@
   KEYS[10] err      HASH  id -> last error (JSON)
   KEYS[11] result   HASH  id -> result of a retained completed job
   KEYS[12] dkey     HASH  id -> dedupe key
-  KEYS[13] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job's lease
+  KEYS[13] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job's lease (or
+                    of the run that completed a retained job)
   KEYS[14] progress HASH  id -> latest progress (JSON)
   KEYS[15] timeout  HASH  id -> the job's own timeoutMs
   KEYS[16] meta     HASH  layout version
@@ -63,6 +64,7 @@ local payload, plen = peek(KEYS[5], id, hide)
 local state, score, token, holder = job_state({
   active = KEYS[1], dead = KEYS[2], done = KEYS[3], cancelled = KEYS[4], lease = KEYS[7], holder = KEYS[13],
 }, id)
+if state == 'completed' then holder = redis.call('HGET', KEYS[13], id) end
 local err, elen = peek(KEYS[10], id, false)
 local result, rlen = peek(KEYS[11], id, hide)
 local progress, glen = peek(KEYS[14], id, false)

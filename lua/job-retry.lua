@@ -13,7 +13,7 @@
   KEYS[7]  done       ZSET  id -> completion time
   KEYS[8]  cancelled  ZSET  id -> time of the cancel
   KEYS[9]  lease      HASH  id -> fencing token
-  KEYS[10] holder     HASH  id -> holder of the lease
+  KEYS[10] holder     HASH  id -> holder of the lease (a completed job's run's: deleted)
   KEYS[11] data       HASH  id -> payload
   KEYS[12] fails    HASH  id -> failures
   KEYS[13] lost     HASH  id -> lost leases
@@ -38,6 +38,7 @@ local META = KEYS[1]
 --!include events
 --!include ready
 --!include dead
+--!include active
 --!include job-state
 --!include job-op
 
@@ -55,6 +56,8 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 op_record(k, req, now, state)
 if state == 'dead' then dead_leave({dead = from}, {id}) else redis.call('ZREM', from, id) end
+-- a completed job's holder entry (its run's start, lua/include/active.lua) goes with its result
+if state == 'completed' then active_forget(k, {id}) end
 for _, key in ipairs({KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16]}) do redis.call('HDEL', key, id) end
 ready_push({id}, false)
 ready_wake()

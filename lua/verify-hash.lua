@@ -9,7 +9,7 @@
                            none, the id is returned as a candidate: the caller checks
                            it against the ids it saw in wait (orphan-data)
     lease:                 the job is active (orphan-lease)
-    holder:                the job is active (orphan-holder)
+    holder:                the job is active, or retained completed (its run's) (orphan-holder)
     max, fails, lost, err, progress, timeout, priority, backoff, errors, logs: the job has a
                            payload in data (orphan-field)
     result:                the job is retained in done (orphan-result)
@@ -88,7 +88,7 @@ for i = 1, #fields, 2 do
     end
     if not found and not redis.call('ZSCORE', KEYS[15], id) then candidates[#candidates + 1] = id end
   elseif name == 'lease' or name == 'holder' then
-    if not redis.call('ZSCORE', KEYS[1], id) then
+    if not redis.call('ZSCORE', KEYS[1], id) and not (name == 'holder' and redis.call('ZSCORE', KEYS[3], id)) then
       lines[#lines + 1] = 'orphan-' .. name .. ' ' .. id .. ' has a lease ' .. (name == 'lease' and 'token' or 'holder') .. ' but is not active'
     end
   elseif name == 'result' then

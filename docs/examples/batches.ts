@@ -3,8 +3,8 @@ import { Queue, Worker } from "leaseq"
 
 const connection = process.env.REDIS_URL
 const queue = new Queue<{ email: string }>("batches-example", { connection })
-// one attempt each, so the bad row goes to dead at once (and is purged at the end)
-const ids = await queue.addBulk(
+// one attempt each, so the bad row goes to dead at once
+await queue.addBulk(
   ["a@example.com", "not-an-email", "b@example.com"].map((email) => ({
     payload: { email },
     options: { maxAttempts: 1 },
@@ -44,5 +44,5 @@ const done = new Promise<void>((resolve) => {
 await done
 console.log(`completed ${completed}, failed ${failed}`)
 if (completed !== 2 || failed !== 1) throw new Error("expected 2 completed and 1 failed")
-await queue.purgeDead(ids)
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -34,4 +34,5 @@ console.log("dashboard-example waiting:", mine.waiting > 0)
 
 server.close()
 await dashboard.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -47,4 +47,8 @@ const program = Effect.gen(function* () {
   // #endregion
 })
 
-await Effect.runPromise(Effect.scoped(program).pipe(Effect.provide(Layer.mergeAll(OrdersLive, AuditsLive))))
+const QueuesLive = Layer.mergeAll(OrdersLive, AuditsLive)
+await Effect.runPromise(Effect.scoped(program).pipe(Effect.provide(QueuesLive)))
+// its worker closed with the scope: remove what this example made, every partition
+const cleanUp = Effect.all([Orders.use((q) => q.obliterate()), Audits.use((q) => q.obliterate())])
+await Effect.runPromise(cleanUp.pipe(Effect.provide(QueuesLive)))

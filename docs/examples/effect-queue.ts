@@ -52,6 +52,9 @@ const more = Effect.gen(function* () {
   // refused: invalid option options.maxAttempts = 0: must be from 1 to 1000
   // #endregion
   yield* Console.log(message)
+  // remove what this example made: its jobs and every key of its queues
+  yield* invoices.obliterate()
+  yield* reports.obliterate()
 })
 
 // the layer's connection is closed when the program ends

@@ -40,3 +40,5 @@ const program = Effect.gen(function* () {
 })
 
 await Effect.runPromise(Effect.scoped(program).pipe(Effect.provide(QueuesLive)))
+// its worker closed with the scope: remove what this example made
+await Effect.runPromise(Orders.use((orders) => orders.obliterate()).pipe(Effect.provide(OrdersLive)))

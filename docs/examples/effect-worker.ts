@@ -61,3 +61,5 @@ await Effect.runPromise(
 process.kill(process.pid, "SIGTERM") // what a process manager sends to stop the service
 await Effect.runPromise(Fiber.await(fiber))
 console.log("worker layer stopped")
+// remove what this example made: its jobs and every key of its queue
+await Effect.runPromise(Thumbnails.use((thumbnails) => thumbnails.obliterate()).pipe(Effect.provide(ThumbnailsLive)))

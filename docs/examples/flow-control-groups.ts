@@ -48,4 +48,5 @@ await last
 await worker.close()
 await queue.setGroupLimits(null) // clears the default; setGroupLimits(group, null) one group's own
 await queue.setGroupLimits("tenant-big", null)
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

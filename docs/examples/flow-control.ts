@@ -49,4 +49,5 @@ await queue.setConcurrency(null)
 // #endregion
 
 await worker.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

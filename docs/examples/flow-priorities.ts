@@ -46,4 +46,5 @@ try {
 // #endregion
 
 await worker.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -30,4 +30,5 @@ const deps = await queue.getDependencies(tree.id) // each child: queue, id, stat
 console.log("children:", deps.children.map((c) => c.state).join(", "))
 
 await worker.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -31,5 +31,6 @@ const done = await queue.waitFor(id, { timeoutMs: 30_000 }) // no QueueEvents ob
 console.log("charged", done.result?.receipt)
 
 await worker.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()
 // #endregion

@@ -21,5 +21,6 @@ const worker = new Worker<Email, string>(
 worker.on("completed", async (job, result) => {
   console.log("completed", job.id, result)
   await worker.close()
+  await queue.obliterate() // a sample: remove its queue, jobs and all
   await queue.close()
 })

@@ -29,5 +29,5 @@ await queue.verify() // every job in exactly one state (page by page: { maxLines
 
 const after = await queue.stats()
 console.log(`after retry and purge: ${after.waiting} waiting, ${after.dead} dead`)
-await queue.purgeDead((await queue.deadJobs()).jobs.map((j) => j.id)) // leave nothing behind
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

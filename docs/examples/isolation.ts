@@ -25,4 +25,5 @@ console.log(
   results.map((r) => r.result),
 )
 await worker.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

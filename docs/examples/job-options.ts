@@ -16,5 +16,5 @@ console.log("deduplicated:", first === again, "bulk ids:", ids.length)
 const stats = await queue.stats()
 console.log(`waiting ${stats.waiting}, delayed ${stats.delayed}`)
 
-// clean up what this example made (the delayed job is still there): a real app would not
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -20,4 +20,5 @@ console.log("accepted after the cancel:", next !== first) // true
 // or freed by hand, whatever holds it (a TTL or "until finished")
 console.log("cleared:", await queue.clearDedupe("invoice-7")) // true
 await queue.cancel(next)
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -38,4 +38,5 @@ await queue.eventRetention() // 100000
 console.log("retention:", await queue.eventRetention())
 
 await worker.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

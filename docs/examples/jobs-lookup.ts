@@ -38,4 +38,5 @@ await worker.close()
 console.log("cancel again:", await queue.cancel(running)) // undefined: already finished
 // #endregion
 
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -34,4 +34,5 @@ console.log("complete again:", again instanceof LeaseLost ? "LeaseLost" : again)
 console.log("reserved while it waits:", (await queue.reserve()).length) // 0: its backoff runs
 const stats = await queue.stats()
 console.log("delayed:", stats.delayed, "completed:", stats.counters.completed, "failed:", stats.counters.failed)
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -27,4 +27,5 @@ await done
 console.log("ran after resume:", ran)
 
 await worker.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -29,4 +29,5 @@ console.log(info?.state, info?.result, info?.finishedAt) // completed { receipt:
 // #endregion
 
 await worker.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -51,5 +51,5 @@ await finished
 console.log("the slow job ran:", slowStarted)
 
 await worker.close()
-await queue.purgeDead((await queue.deadJobs()).jobs.map((j) => j.id))
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -27,4 +27,5 @@ console.log(
 
 server.close()
 await metrics.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

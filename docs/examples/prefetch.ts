@@ -33,4 +33,5 @@ const strict = await drain(200, { prefetch: 0 })
 console.log("prefetch 0: most active at once", strict)
 if (strict > 1) throw new Error("prefetch 0 held more than concurrency")
 
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -29,4 +29,5 @@ process.once("SIGTERM", async () => {
 // #endregion
 
 await new Promise((resolve) => worker.once("completed", resolve))
+await queue.obliterate() // remove what this example made (its worker is idle, and closes next)
 process.kill(process.pid, "SIGTERM")

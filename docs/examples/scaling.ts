@@ -44,4 +44,5 @@ await queue.addBulk(Array.from({ length: 16 }, (_, id) => ({ payload: { id } }))
 await all
 console.log(`${handled.size} orders handled; left waiting over the 8 partitions: ${(await queue.stats()).waiting}`)
 await worker.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

@@ -36,4 +36,5 @@ await queue.unschedule("heartbeat") // no later tick makes a job
 await queue.unschedule("nightly-report")
 // #endregion
 await worker.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()

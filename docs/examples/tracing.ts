@@ -53,6 +53,7 @@ const worker = new Worker<{ to: string }>(
 worker.on("completed", () => completed())
 await done
 await worker.close()
+await queue.obliterate() // remove what this example made: its jobs and every key of its queue
 await queue.close()
 // #endregion
 

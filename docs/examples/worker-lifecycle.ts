@@ -36,6 +36,7 @@ await new Promise<void>((resolve) => {
   })
 })
 console.log("completed", seen, "state", worker.state)
+await queue.obliterate() // remove what this example made (its worker is idle, and closes next)
 await queue.close()
 
 // #region shutdown

@@ -1,4 +1,5 @@
 --!include ready
+--!include active
 --!include deps
 --!include deps-gone
 -- finish: what is kept of a job that finished (completed, cancelled, purged from dead,
@@ -13,6 +14,8 @@
 --            own timeout, dedupe key, own backoff, errors per attempt, log lines
 --   done     ZSET  id -> completion time of a retained completed job
 --   result   HASH  id -> its result
+--   holder   HASH  id -> the holder entry a completed job kept (lua/include/active.lua): passed by
+--            the scripts that drop completed jobs (complete, reserve, sweep, clean, job-retry)
 
 -- retain_jobs(k, now, ids, results): keep the completed jobs `ids` (with their data) as
 --   done at `now`, with each one's result (results[i], '' for none): one ZADD, one HSET.
@@ -40,6 +43,7 @@ local function drop_jobs(k, ids, withResult)
     error('drop_jobs: the keys table lacks backoff, errors or logs (the caller must declare them)')
   end
   redis.call('HDEL', k.data, unpack(ids))
+  if k.holder then active_forget(k, ids) end
   if withResult then redis.call('HDEL', k.result, unpack(ids)) end
   local rest = {k.max, k.fails, k.lost, k.err, k.progress, k.timeout, k.dkey, k.backoff, k.errors, k.logs}
   for _, key in ipairs(ready_job_hashes()) do rest[#rest + 1] = key end

@@ -6,11 +6,13 @@
  * nothing. Redis-side costs are read from a redis-server of this file's own (INFO), so no
  * other test's traffic counts.
  */
+
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { LIST_PEEK_LIMITS } from "../../src/dashboard/JobList.ts"
 import { type DashboardHandler, dashboardHandler } from "../../src/dashboard.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { makeOpener, OPENER_CAPACITY } from "../../src/metrics/Fleet.ts"
@@ -464,6 +466,44 @@ describe("Redis work per reading is bounded by bytes", () => {
       console.log(
         `PEEK-BYTES: hidePayloads=${hidePayloads} queue page ${sent.queue} B, job page ${sent.job} B from Redis`,
       )
+    }
+  })
+
+  it("a job list of 30 completed jobs with 10 kB results sends kilobytes from Redis: each result cut in Redis; with hidePayloads none", async () => {
+    const raw = rawClient(own.url)
+    onCleanup(() => raw.quit())
+    const q = new Queue<number>(name(), { connection: own.url, prefix: PREFIX })
+    onCleanup(() => q.close())
+    await q.addBulk(Array.from({ length: 30 }, (_, i) => ({ payload: i })))
+    const w = new Worker<number>(q.name, async (job) => `${job.payload}`.padEnd(10_000, "r"), {
+      connection: own.url,
+      prefix: PREFIX,
+      concurrency: 10,
+    })
+    onCleanup(() => w.close())
+    w.on("error", () => {})
+    await until("every job completed", async () => (await q.stats()).counters.completed === 30)
+    await w.close()
+    for (const hidePayloads of [false, true]) {
+      const { port } = await serve(dashboardHandler({ connection: own.url, prefix: PREFIX, hidePayloads }))
+      const before = await sentBytes(raw)
+      const reply = await rawRequest(port, `/api/jobs?queue=${q.name}&state=completed`)
+      expect(statusOf(reply), bodyOf(reply).slice(0, 300)).toBe(200)
+      const sent = (await sentBytes(raw)) - before
+      expect(sent, "bytes from Redis").toBeLessThan(50_000)
+      const rows = (
+        JSON.parse(bodyOf(reply).replace(/^[0-9a-f]+\r\n|\r\n0\r\n\r\n$/g, "")) as {
+          page: { jobs: Array<{ result?: { text: string | null; length: number } }> }
+        }
+      ).page.jobs
+      expect(rows).toHaveLength(30)
+      for (const r of rows) {
+        expect(r.result?.length).toBe(10_002)
+        if (hidePayloads) expect(r.result?.text).toBeNull()
+        else expect(r.result?.text).toMatch(/^"\d+r{150,}/)
+        if (!hidePayloads) expect(r.result!.text!.length).toBeLessThanOrEqual(LIST_PEEK_LIMITS.cut)
+      }
+      console.log(`PEEK-BYTES: hidePayloads=${hidePayloads} job list of 30 results of 10 kB: ${sent} B from Redis`)
     }
   })
 

@@ -52,6 +52,28 @@ const newQueue = () => {
 const listedIds = (page: Page) =>
   page.$$eval("#jobs tbody tr", (trs) => trs.map((tr) => tr.getAttribute("data-id") ?? ""))
 
+/** The cells of job `id`'s row in the job list, by their column's heading. */
+const rowByHeading = (page: Page, id: string) =>
+  page.$eval(
+    "#jobs",
+    (t, id) => {
+      const heads = [...t.querySelectorAll("thead th")].map((th) => th.textContent ?? "")
+      const cells = [...t.querySelectorAll(`tbody tr[data-id="${id}"] td`)].map((td) => td.textContent ?? "")
+      return Object.fromEntries(heads.map((h, i) => [h, cells[i]])) as Record<string, string>
+    },
+    id,
+  )
+
+/** A span of `ms` as the page writes it (dom.js `ago`). */
+const span = (ms: number) =>
+  ms < 1000
+    ? `${Math.round(ms)} ms`
+    : ms < 60000
+      ? `${(ms / 1000).toFixed(1)} s`
+      : ms < 3600000
+        ? `${Math.round(ms / 60000)} min`
+        : `${(ms / 3600000).toFixed(1)} h`
+
 /** Wait until the job list shows `n` rows of `state` on page `k` (its caption says so). */
 const listed = (page: Page, k: number, n: number, state: string) =>
   page.waitForFunction(
@@ -89,7 +111,6 @@ describe("jobs by state on the queue page", () => {
     await page.select("#jobs-order", "desc")
     await listed(page, 1, 50, "waiting")
     expect(await listedIds(page)).toEqual(ids.slice(70).reverse())
-    await shoot(page, "#jobs-section", join(SHOTS, "dashboard-jobs.png"), 300)
     const id = ids[100] as string
     await page.click(`#jobs tr[data-id="${id}"] a`)
     await page.waitForFunction((h) => location.hash === h, {}, `#/job/${q.name}/${id}`)
@@ -137,6 +158,42 @@ describe("job rows", () => {
     expect(byHeading.job).toBe(id)
     expect(byHeading.name).toBe("welcome-mail")
     expect(byHeading.payload).toContain("a@example.com")
+  })
+
+  it("a completed row shows its attempts, how long its run took and its result; a dead row its attempts and last error", async () => {
+    const q = newQueue()
+    useWorker<{ kind: string }>(
+      q.name,
+      async (job) => {
+        if (job.payload.kind === "doomed") throw new Error("card declined for a@example.com")
+        if (job.payload.kind === "flaky" && job.attempt === 1) throw new Error("try again")
+        return { receipt: `r-${job.payload.kind}` }
+      },
+      { prefix: PREFIX, backoff: { type: "fixed", delayMs: 0 } },
+    )
+    const ok = await q.add({ kind: "ok" }, { name: "charge" })
+    const flaky = await q.add({ kind: "flaky" })
+    const doomed = await q.add({ kind: "doomed" }, { maxAttempts: 2 })
+    await until("two completed, one dead", async () => {
+      const s = await q.stats()
+      return s.counters.completed === 2 && s.dead === 1
+    })
+    const page = await openPage(browser, base, `#/queue/${q.name}`)
+    await page.waitForSelector("#jobs-state")
+    await page.select("#jobs-state", "completed")
+    await listed(page, 1, 2, "completed")
+    const okRow = await rowByHeading(page, ok)
+    const okInfo = (await q.getJob(ok))!
+    expect(okRow).toMatchObject({ name: "charge", attempts: "1 / 3", result: '{"receipt":"r-ok"}' })
+    // finished − started, both on the Redis clock, as the page writes a span
+    expect(okRow.duration).toBe(span(okInfo.finishedAt! - okInfo.startedAt!))
+    expect(await rowByHeading(page, flaky)).toMatchObject({ attempts: "2 / 3", result: '{"receipt":"r-flaky"}' })
+    await shoot(page, "#jobs-section", join(SHOTS, "dashboard-jobs.png"), 300)
+    await page.select("#jobs-state", "dead")
+    await listed(page, 1, 1, "dead")
+    const deadRow = await rowByHeading(page, doomed)
+    expect(deadRow).toMatchObject({ attempts: "2 / 2", "last error": "Error: card declined for a@example.com" })
+    expect(deadRow).not.toHaveProperty("duration")
   })
 })
 

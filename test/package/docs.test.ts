@@ -12,37 +12,52 @@
  * so a snippet cannot say something the tested example does not. Each example's first line
  * ends with its run line (`Run: npm run example docs/examples/x.ts`), and the test runs that
  * line itself, in a shell from the repository's root (so it works as written from a clone after
- * `npm install`), with `REDIS_URL` set to the suite's Redis; a run line in the docs must be one
- * of those lines.
+ * `npm install`), with `REDIS_URL` set to a database of the suite's Redis that only the
+ * examples use; a run line in the docs must be one of those lines. An example removes what it
+ * made before it ends (a user runs them on a shared dev Redis): the database is empty after each.
  */
 import { spawnSync } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { describe, expect, it } from "vitest"
-import { redisUrl } from "../support/redis.ts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { rawClient, redisUrl } from "../support/redis.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const dir = new URL("../../docs/examples/", import.meta.url)
 const examples = readdirSync(dir).filter((f) => f.endsWith(".ts"))
 
+/** The database of the suite's Redis the examples run in; no other test file uses it. */
+const EXAMPLES_DB = 5
+const exampleUrl = () => `${redisUrl()}/${EXAMPLES_DB}`
+
 describe("docs examples", () => {
+  let raw: ReturnType<typeof rawClient>
+  beforeAll(async () => {
+    raw = rawClient(exampleUrl())
+    await raw.flushdb()
+  })
+  afterAll(() => raw.disconnect())
+
   it("there are examples", () => {
     expect(examples.length).toBeGreaterThan(0)
   })
   for (const file of examples) {
-    it(`${file} runs, by its own run line`, () => {
+    it(`${file} runs, by its own run line, and leaves no key in Redis`, async () => {
       const line = runLine(file)
       expect(line, `${file}: its first line must end with "Run: npm run example docs/examples/${file}"`).toBe(
         `npm run example docs/examples/${file}`,
       )
       const r = spawnSync("sh", ["-c", line!], {
         cwd: ROOT,
-        env: { ...process.env, REDIS_URL: redisUrl() },
+        env: { ...process.env, REDIS_URL: exampleUrl() },
         encoding: "utf8",
         timeout: 60_000,
       })
+      const left = (await raw.keys("*")).sort()
+      await raw.flushdb() // the next example starts from an empty database whatever this one left
       expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0)
       expect(r.stdout.length).toBeGreaterThan(0)
+      expect(left, `${file} left keys in Redis: obliterate its queues before it ends`).toEqual([])
     })
   }
   it("every command in the docs that runs an example is that example's run line", () => {
@@ -54,6 +69,45 @@ describe("docs examples", () => {
       })),
     )
     expect(said.filter(({ cmd }) => cmd.includes(" ") && !lines.has(cmd))).toEqual([])
+  })
+})
+
+describe("what the docs say of Node", () => {
+  const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"))
+  it("the README names the `node` devDependency npm scripts run on, and the README and getting-started the engines floor", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8")
+    const pinned = String(manifest.devDependencies.node).split(".").slice(0, 2).join(".")
+    expect(readme).toContain(`run on the \`node\` devDependency (${pinned})`)
+    const floor = String(manifest.engines.node).replace(/^>=/, "")
+    expect(readme).toContain(`Node 22 (≥ ${floor})`)
+    expect(readFileSync(join(ROOT, "docs/getting-started.md"), "utf8")).toContain(`Node 22 (≥ ${floor})`)
+  })
+})
+
+// issue 34's "Done when": what a team adopting leaseq reads first stays on the page
+describe("what an adopting team reads first", () => {
+  const section = (file: string, heading: string) => {
+    const text = readFileSync(join(ROOT, file), "utf8")
+    const at = text.indexOf(`\n## ${heading}\n`)
+    expect(at, `${file} has a section "${heading}"`).toBeGreaterThan(0)
+    const end = text.indexOf("\n## ", at + 1)
+    return text.slice(at, end < 0 ? undefined : end)
+  }
+  it("operations.md opens with a 'Before production' checklist: sweeper, AOF, noeviction, policy owners, the dashboard token", () => {
+    const text = readFileSync(join(ROOT, "docs/operations.md"), "utf8")
+    expect(text.indexOf("\n## Before production\n")).toBe(text.indexOf("\n## "))
+    const list = section("docs/operations.md", "Before production")
+    for (const item of ["sweeper", "AOF", "noeviction", "setRetention", "setRateLimit", "dashboard token"])
+      expect(list, item).toContain(item)
+  })
+  it("from-bullmq.md says what ported code meets: failed per attempt, completed's result bound, getJobs rows, stored policies, backoff", () => {
+    const rows = section("docs/from-bullmq.md", "What leaseq does differently, and why")
+      .split("\n")
+      .filter((l) => l.startsWith("| "))
+      .map((l) => l.split("|")[1]!.trim())
+    expect(rows).toEqual(
+      expect.arrayContaining(["`failed` event", "`completed` event", "`getJobs` rows", "retention, limits", "backoff"]),
+    )
   })
 })
 

@@ -36,30 +36,47 @@ const nodes: Record<string, string> = { [process.version.slice(1)]: process.exec
 
 const npm = (args: string[], cwd: string): string => execFileSync("npm", args, { cwd, encoding: "utf8" })
 
+/** `npm install` of `what` from the registry, failing with a message that says what was needed and why. */
+const fromRegistry = (what: string, args: string[], cwd = root): void => {
+  try {
+    npm(args, cwd)
+  } catch (e) {
+    const said = String((e as { stderr?: unknown }).stderr ?? e).trim()
+    throw new Error(
+      `the pack test installs ${what} from the npm registry and could not (is the registry reachable? npm config get registry): ${said}`,
+    )
+  }
+}
+
 /** A Node binary of `version` from the npm registry's `node` package, kept in .tmp/ for the next run. */
 const fetchNode = (version: string): string => {
   const dir = join(root, ".tmp", `node-${version}`)
   const bin = join(dir, "node_modules", "node", "bin", "node")
-  if (!existsSync(bin)) npm(["install", "--prefix", dir, "--no-audit", "--no-fund", `node@${version}`], root)
+  if (!existsSync(bin))
+    fromRegistry(`Node ${version} (the engines floor)`, [
+      "install",
+      "--prefix",
+      dir,
+      "--no-audit",
+      "--no-fund",
+      `node@${version}`,
+    ])
   return bin
 }
 
 /** The newest TypeScript and @types/node from the npm registry, in .tmp/ (a user's fresh install gets these). */
 const fetchNewestTypes = (): string => {
   const dir = join(root, ".tmp", "types-newest")
-  npm(
-    [
-      "install",
-      "--prefix",
-      dir,
-      "--no-audit",
-      "--no-fund",
-      "--loglevel=error",
-      "typescript@latest",
-      "@types/node@latest",
-    ],
-    root,
-  )
+  fromRegistry("the newest TypeScript and @types/node", [
+    "install",
+    "--prefix",
+    dir,
+    "--no-audit",
+    "--no-fund",
+    "--loglevel=error",
+    "typescript@latest",
+    "@types/node@latest",
+  ])
   return join(dir, "node_modules")
 }
 /** The toolchains the packed types are checked with: the repo's pins, and the newest. */
@@ -91,7 +108,11 @@ beforeAll(() => {
   mkdirSync(app)
   const dependencies = { leaseq: `file:${tarball}`, effect: APP_EFFECT }
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module", dependencies }))
-  npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], app)
+  fromRegistry(
+    `the app's dependencies (effect ${APP_EFFECT}, leaseq's own)`,
+    ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"],
+    app,
+  )
   nodes[NODE_FLOOR] = fetchNode(NODE_FLOOR)
   toolchains.newest = fetchNewestTypes()
 }, 300_000)
@@ -211,8 +232,10 @@ worker.on("completd", () => {})
 export const made = LeaseQueue.make<{ to: string }, { sent: boolean }>({ name: "types" })
 `,
       )
+      const version = (pkg: string) => JSON.parse(readFileSync(join(modules, pkg, "package.json"), "utf8")).version
+      const versions = `typescript ${version("typescript")}, @types/node ${version("@types/node")}`
       const r = spawnSync(join(modules, ".bin/tsc"), ["-p", app], { encoding: "utf8" })
-      expect(r.status, r.stdout + r.stderr).toBe(0)
+      expect(r.status, `${versions}: ${r.stdout}${r.stderr}`).toBe(0)
     },
   )
 
@@ -312,6 +335,33 @@ await handler.close()
             body: readFileSync(join(browserDir, f), "utf8"),
           })
         }
+      })
+
+      // docs/getting-started.md: "A `.ts` sample runs with `node first.ts` on Node ≥ 22.18
+      // (22.12–22.17: `--experimental-strip-types`)" (the floor is 22.12, the repo's Node 24)
+      it("a .ts sample runs as getting-started says: `node first.ts`, with --experimental-strip-types below 22.18", () => {
+        const q = name()
+        writeFileSync(
+          join(app, "first.ts"),
+          `import { Queue } from "leaseq"
+const queue: Queue<{ to: string }> = new Queue<{ to: string }>(${JSON.stringify(q)})
+const id: string = await queue.add({ to: "ada@example.com" })
+console.log("added", typeof id)
+await queue.obliterate()
+await queue.close()
+`,
+        )
+        const [major, minor] = (version === "floor" ? NODE_FLOOR : process.version.slice(1)).split(".").map(Number)
+        const flags = major! > 22 || (major === 22 && minor! >= 18) ? [] : ["--experimental-strip-types"]
+        const r = spawnSync(node(), [...flags, "first.ts"], {
+          cwd: app,
+          env: { ...process.env, REDIS_URL: redisUrl() },
+          encoding: "utf8",
+        })
+        expect(r.status, r.stderr).toBe(0)
+        expect(r.stdout.trim()).toBe("added string")
+        // and below 22.18 the flag is needed, as the page says
+        if (flags.length > 0) expect(spawnSync(node(), ["first.ts"], { cwd: app, encoding: "utf8" }).status).not.toBe(0)
       })
 
       it("the bin runs, and CommonJS can require the package", () => {

@@ -37,7 +37,7 @@ const record = (id: string, running = 0) => ({
 })
 
 describe("the holder of a lease", () => {
-  it("reserve records the worker id and the run start; complete, fail and release delete it", async () => {
+  it("reserve records the worker id and the run start; fail and release delete it, a retained completed job keeps it", async () => {
     const { keys, c } = setup()
     const [a, b, d] = [newJob(), newJob(), newJob()]
     await run(c.add([a, b, d]))
@@ -56,7 +56,8 @@ describe("the holder of a lease", () => {
     expect(await run(c.complete([ja]))).toEqual([true])
     expect(await run(c.fail(jb, { delayMs: 0, error: "{}", mode: "retry" }))).toBe("retry")
     expect(await run(c.release([jd]))).toEqual([true])
-    expect(await raw.exists(keys.holder)).toBe(0)
+    // the completed job (retained by default) keeps its run's entry, for its startedAt
+    expect(await raw.hkeys(keys.holder)).toEqual([ja.id])
   })
 
   it("a sweep that reclaims an expired lease deletes its holder entry", async () => {

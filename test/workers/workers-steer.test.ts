@@ -72,7 +72,10 @@ describe("the worker registry", () => {
     release.resolve()
     await worker.close()
     expect(await queue.workers()).toEqual([])
-    expect(await raw.exists(queueKeys(q).holder, queueKeys(q).workers, queueKeys(q).workersAt)).toBe(0)
+    expect(await raw.exists(queueKeys(q).workers, queueKeys(q).workersAt)).toBe(0)
+    // no lease is held; the completed job (retained) keeps its run's holder entry, for its startedAt
+    expect(await raw.zcard(queueKeys(q).active)).toBe(0)
+    expect(await raw.hkeys(queueKeys(q).holder)).toEqual([id])
   })
 })
 
@@ -95,8 +98,13 @@ describe("the worker registry's running count", () => {
     await queue.addBulk(Array.from({ length: 5 }, (_, n) => ({ payload: { n } })))
     await until("the 5 jobs run", () => started === 5)
     // a record is as of its heartbeat: the first one sent after now counts the 5 running
-    const heldBy = async (workerId: string) =>
-      Object.values(await raw.hgetall(queueKeys(q).holder)).filter((h) => h.split("|")[0] === workerId).length
+    // the holder entries of the jobs active (a retained completed job keeps its run's entry)
+    const heldBy = async (workerId: string) => {
+      const active = new Set(await raw.zrange(queueKeys(q).active, 0, -1))
+      return Object.entries(await raw.hgetall(queueKeys(q).holder)).filter(
+        ([id, h]) => active.has(id) && h.split("|")[0] === workerId,
+      ).length
+    }
     const recordAfter = async (t: number) =>
       until("a heartbeat after that moment", async () => {
         const [w] = await queue.workers()

@@ -110,10 +110,51 @@ const payloadCell = (p) =>
   )
 
 /**
- * What the table shows: the signature of the jobs it was built from, and its time cells.
- * @type {{ sig: string, atCells: HTMLTableCellElement[] }}
+ * A clipped value (a result) as a cell: its start, or its length when not loaded.
+ * @param {ListedRow["payload"] | undefined} v
  */
-const shown = { sig: "", atCells: [] }
+const clippedText = (v) =>
+  v === undefined
+    ? "–"
+    : v.text === null
+      ? `(${v.length} bytes, not shown)`
+      : v.text + (v.length > v.text.length ? " …" : "")
+
+/**
+ * The outcome cell of job `j`: a completed job's result, another's last error.
+ * @param {JobsView} d
+ * @param {ListedRow} j
+ */
+const outcomeCell = (d, j) => {
+  if (d.state === "completed") return cell(clippedText(j.result), "result")
+  const e = j.error
+  if (e === undefined) return cell("–", "error")
+  if (e.cut === null) return cell(`(an error of ${e.length} bytes: see the job)`, "error bad")
+  const name = e.cut.tag ?? e.cut.name ?? e.cut.reason ?? "Error"
+  const reason = e.cut.reason !== undefined && e.cut.reason !== "failed" ? ` (${e.cut.reason})` : ""
+  return cell(`${name}${reason}: ${e.cut.message}`, "error bad")
+}
+
+/**
+ * How long job `j` of page `d` ran (completed) or has run so far (active, on the Redis clock).
+ * @param {JobsView} d
+ * @param {ListedRow} j
+ */
+const durationText = (d, j) => {
+  if (j.startedAt === undefined) return "–"
+  const end = d.state === "completed" ? j.at : d.page.now
+  return end === undefined ? "–" : ago(Math.max(0, end - j.startedAt))
+}
+
+/** The states whose rows say how long their run took (completed) or takes (active). */
+const TIMED = new Set(["active", "completed"])
+
+/**
+ * What the table shows: the signature of the jobs it was built from, and its cells that move
+ * with the clock (the time column, an active job's duration).
+ * @type {{ sig: string, atCells: HTMLTableCellElement[], durCells: HTMLTableCellElement[] }}
+ */
+const shown = { sig: "", atCells: [], durCells: [] }
 
 /**
  * The time cell of job `j` of page `d`, kept to update in place.
@@ -123,6 +164,17 @@ const shown = { sig: "", atCells: [] }
 const atCell = (d, j) => {
   const c = cell(atText(d, j), "num at")
   shown.atCells.push(c)
+  return c
+}
+
+/**
+ * The duration cell of job `j` of page `d`, kept to update in place.
+ * @param {JobsView} d
+ * @param {ListedRow} j
+ */
+const durCell = (d, j) => {
+  const c = cell(durationText(d, j), "num duration")
+  shown.durCells.push(c)
   return c
 }
 
@@ -158,6 +210,10 @@ const render = (d) => {
       const j = d.page.jobs[i]
       if (j !== undefined) c.textContent = atText(d, j)
     })
+    shown.durCells.forEach((c, i) => {
+      const j = d.page.jobs[i]
+      if (j !== undefined) c.textContent = durationText(d, j)
+    })
     return
   }
   shown.sig = sig
@@ -170,11 +226,16 @@ const render = (d) => {
  */
 const build = (d) => {
   shown.atCells = []
+  shown.durCells = []
+  const timed = TIMED.has(d.state)
   const head = [
     ["job"],
     ["name"],
     ["added"],
     ...(d.state === "waiting" ? [] : [[AT_TITLE[d.state], "num"]]),
+    ["attempts", "num"],
+    ...(timed ? [["duration", "num"]] : []),
+    [d.state === "completed" ? "result" : "last error"],
     ["payload"],
   ]
   const rows = d.page.jobs.map((j) =>
@@ -186,6 +247,9 @@ const build = (d) => {
       cell(j.name, "name"),
       cell(j.addedAt > 0 ? when(j.addedAt) : "–"),
       d.state === "waiting" ? null : atCell(d, j),
+      cell(`${j.attempt} / ${j.maxAttempts}`, "num attempts"),
+      timed ? durCell(d, j) : null,
+      outcomeCell(d, j),
       payloadCell(j.payload),
     ),
   )

@@ -261,7 +261,17 @@ export interface ListedRow {
   readonly payload: Clipped
   /** The job's name (absent: none, or the payload was not loaded). */
   readonly name?: string
+  /** Its attempt (running, next or last) of maxAttempts; when an active or completed job's run started (ms, Redis clock). */
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly startedAt?: number
+  /** A completed job's result (text null: hidden or not loaded); another's last error (cut null: not loaded). */
+  readonly result?: Clipped
+  readonly error?: { readonly cut: RowError | null; readonly length: number }
 }
+
+/** A last error as a row carries it, cut in Redis. */
+type RowError = { readonly reason?: string; readonly name?: string; readonly tag?: string; readonly message: string }
 
 /** The states the list pages through. */
 export type JobState = "waiting" | "delayed" | "active" | "completed" | "cancelled" | "dead"

@@ -73,6 +73,8 @@ export interface QueueKeys {
    * lookup shows: the text before the first "|"), when the run started (ms, Redis clock),
    * and the latest deadline extend may give the lease (start + timeoutMs + lease; 0 = no
    * timeout). A lease expired at its `until` is reclaimed as a failure with reason "timeout".
+   * A completed job keeps the entry of the run that completed it while it is retained (its
+   * `startedAt`), dropped with its data (lua/include/active.lua).
    */
   readonly holder: string
   /** HASH id -> timeoutMs, for jobs added with a `timeoutMs` (the worker's default applies to the others). */

@@ -53,6 +53,8 @@ export interface JobInfo<P = unknown, R = unknown> {
   readonly error?: unknown
   /** Completed, dead or cancelled: when (ms, Redis clock). */
   readonly finishedAt?: number
+  /** An active job: when its run started; a retained completed job: when the run that completed it did (ms, Redis clock). */
+  readonly startedAt?: number
   /** The dedupe key the job was added with. */
   readonly dedupeKey?: string
   /** The latest value its handler reported with `job.progress(value)` (kept until the job's data goes). */
@@ -131,6 +133,13 @@ const parsed = (text: unknown): unknown => {
 }
 
 /** The reply of get-job as a {@link JobInfo} with the payload as stored (JSON text). */
+/** When the run of an active or a retained completed job started, from its holder entry ("<workerId>|<startedAt>|<until>"). */
+const startedAtOf = (state: JobState, holder: unknown): Pick<JobInfo, "startedAt"> => {
+  if ((state !== "active" && state !== "completed") || typeof holder !== "string") return {}
+  const at = /\|(\d+)\|/.exec(holder)?.[1]
+  return at === undefined ? {} : { startedAt: Number(at) }
+}
+
 /** An active job's lease from get-job's reply: token, deadline and (when recorded) the holder's worker id. */
 const leaseOf = (r: ReadonlyArray<unknown>, deadline: number): NonNullable<JobInfo["lease"]> => {
   const holder = r[11]
@@ -202,6 +211,7 @@ export const jobInfoOf = (
     ...((state === "completed" || state === "dead" || state === "cancelled") && score !== undefined
       ? { finishedAt: score }
       : {}),
+    ...startedAtOf(state, r[11]),
     ...extrasOf(r),
     priority: Number(r[priorityAt] ?? 0),
     ...nameAndListsOf(carried.name, r, listsAt),

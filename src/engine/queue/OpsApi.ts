@@ -63,7 +63,7 @@ export interface ListedJob<P = string> {
   readonly result?: unknown
   /** A retained completed job's result length in bytes (0: none). */
   readonly resultBytes?: number
-  /** An active job: when its run started (ms, Redis clock). */
+  /** An active job: when its run started; a retained completed job: when the run that completed it did (ms, Redis clock). */
   readonly startedAt?: number
 }
 

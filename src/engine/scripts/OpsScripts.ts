@@ -150,7 +150,7 @@ export const drain = defineScript({
 /** `clean`: {deleted, left in the state}. */
 export const clean = defineScript({
   name: "clean",
-  keys: ["dead", "done", "cancelled", "meta", "events", ...JOB_FIELDS, ...READY_KEYS],
+  keys: ["dead", "done", "cancelled", "meta", "events", ...JOB_FIELDS, "holder", ...READY_KEYS],
   argv: ["layout", "state", "olderThanMs", "limit"],
   args: (p: { readonly state: CleanState; readonly olderThanMs: number; readonly limit: number }): Argv => [
     LAYOUT_VERSION,

@@ -137,13 +137,36 @@ export interface PeekedPage {
     readonly name?: string | undefined
     /** When the job was added (ms), for an id that carries no time; undefined for a ULID. */
     readonly addedAt: number | undefined
+    readonly failures: number
+    readonly lostLeases: number
+    readonly maxAttempts: number
+    /** When an active job's run, or a completed job's last run, started (ms, Redis clock). */
+    readonly startedAt: number | undefined
+    /**
+     * A completed job's result (its start, as a payload is peeked), or another job's last
+     * error as JSON `{reason, name, tag, message}` cut in Redis; `text` null: none or not loaded.
+     */
+    readonly outcome: Peeked
   }>
 }
 
 /** `jobs-peek`: a page of the jobs in one state (job-list's pages and cursors), payloads cut in Redis. */
 export const jobsPeek = defineScript({
   name: "jobs-peek",
-  keys: ["active", "dead", "done", "cancelled", "data", ...READY_KEYS],
+  keys: [
+    "active",
+    "dead",
+    "done",
+    "cancelled",
+    "data",
+    "fails",
+    "lost",
+    "max",
+    "err",
+    "result",
+    "holder",
+    ...READY_KEYS,
+  ],
   argv: ["layout", "state", "order", "cursor", "count", "cut", "loadMax", "budget", "hide"],
   args: (a: ListInput & { readonly limits: PeekLimits }): Argv => [
     LAYOUT_VERSION,
@@ -156,7 +179,7 @@ export const jobsPeek = defineScript({
   decode: (reply): PeekedPage => {
     const r = list<unknown>(reply)
     const rows: Array<PeekedPage["rows"][number]> = []
-    for (let i = 2; i + 4 < r.length; i += 5) {
+    for (let i = 2; i + 10 < r.length; i += 11) {
       const payload = text(r[i + 2])
       const carried = payload === null ? undefined : splitPayload(payload)
       rows.push({
@@ -165,6 +188,11 @@ export const jobsPeek = defineScript({
         payload: { text: carried === undefined ? null : carried.payload, length: Number(r[i + 3]) },
         ...(carried?.name === undefined ? {} : { name: carried.name }),
         addedAt: typeof r[i + 4] === "number" ? Number(r[i + 4]) : undefined,
+        failures: Number(r[i + 5]),
+        lostLeases: Number(r[i + 6]),
+        maxAttempts: Number(r[i + 7]),
+        startedAt: typeof r[i + 8] === "number" ? Number(r[i + 8]) : undefined,
+        outcome: { text: text(r[i + 9]), length: Number(r[i + 10]) },
       })
     }
     return { next: String(r[0] ?? ""), total: Number(r[1]), rows }
