@@ -24,6 +24,7 @@ import {
   setLimits,
   setRetention,
 } from "../scripts/JobScripts.ts"
+import { flowEpoch, flowShare } from "../scripts/FlowScripts.ts"
 import { extend, reserve } from "../scripts/LeaseScripts.ts"
 import {
   clean,
@@ -76,6 +77,8 @@ export const Scripts = {
   clearDedupe,
   setLimits,
   setRetention,
+  flowEpoch,
+  flowShare,
   workers,
   workerLeave,
   leases,
