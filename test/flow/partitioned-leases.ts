@@ -8,12 +8,12 @@ import type { QueueKeys } from "../../src/engine/model/Keys.ts"
 
 /** The lease times (ms, sorted) of the jobs leased in the partitions of `keys`. */
 export const leaseTimes = async (
-  raw: (k: QueueKeys) => Pick<Redis, "xrange">,
+  raw: (k: QueueKeys) => Pick<Redis, "xrange"> | Promise<Pick<Redis, "xrange">>,
   keys: ReadonlyArray<QueueKeys>,
 ): Promise<number[]> => {
   const times: number[] = []
   for (const k of keys) {
-    for (const [id, f] of await raw(k).xrange(k.events, "-", "+")) {
+    for (const [id, f] of await (await raw(k)).xrange(k.events, "-", "+")) {
       if (f[f.indexOf("kind") + 1] !== "active") continue
       const n = f[f.indexOf("id") + 1]!.split(",").length
       for (let i = 0; i < n; i++) times.push(Number(id.split("-")[0]))
