@@ -11,19 +11,24 @@
 
   ARGV[1] layout  layout version
   ARGV[2] need    "split": only when partition 0 holds a split limit; "any": always
+  ARGV[3] gapMs   with "split": none when the last epoch is younger than this (another
+                  rebalancer ran that recently: one rebalance per gap, however many workers)
 
   Returns
     {epoch}  the epoch, stored as meta.flowCounter
     {0}      need "split" and no split limit is stored (nothing written)
+    {-1}     need "split" and the last epoch is younger than gapMs (nothing written)
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
 ]]
 local meta = redis.call('HMGET', KEYS[1], 'layout', 'flowCounter', 'rateTotal', 'concurrencyTotal')
 if meta[1] and meta[1] ~= ARGV[1] then return {'LAYOUT_MISMATCH', meta[1]} end
 if ARGV[2] == 'split' and not meta[3] and not meta[4] then return {0} end
-if not meta[1] then redis.call('HSET', KEYS[1], 'layout', ARGV[1]) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local epoch = math.max((tonumber(meta[2]) or 0) + 1, now)
+local last = tonumber(meta[2]) or 0
+if ARGV[2] == 'split' and last > now - (tonumber(ARGV[3]) or 0) then return {-1} end
+local epoch = math.max(last + 1, now)
+if not meta[1] then redis.call('HSET', KEYS[1], 'layout', ARGV[1]) end
 local e = string.format('%d', epoch)
 redis.call('HSET', KEYS[1], 'flowCounter', e)
 return {e}

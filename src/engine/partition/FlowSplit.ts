@@ -12,9 +12,9 @@
  *    a newer epoch has looked at.
  *
  * A rebalancer that dies between steps loses nothing: the next one recomputes from its
- * looks. The sweep of a partitioned queue runs one; so does a partitioned worker, every
- * {@link REBALANCE_EVERY_MS}. A queue without limits pays one small call (the epoch, which
- * answers "none") per rebalance, nothing per job.
+ * looks. The sweep of a partitioned queue runs one; so do partitioned workers, one per
+ * {@link REBALANCE_EVERY_MS} for the queue however many there are. A queue without limits pays one small call (the epoch, which
+ * answers "none") per worker every {@link REBALANCE_IDLE_MS}, nothing per job.
  */
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../../redis/Client.ts"
@@ -25,6 +25,15 @@ import type { ShareLook } from "../scripts/FlowScripts.ts"
 
 /** How often a partitioned worker rebalances its queue's split limits: 200 ms. */
 export const REBALANCE_EVERY_MS = 200
+
+/** How often it looks again when the queue has no split limit: 5 s (a limit set meanwhile starts split evenly). */
+export const REBALANCE_IDLE_MS = 5000
+
+/**
+ * How a rebalance ended: `none` (no split limit set), `skipped` (another ran less than the
+ * gap ago), `done`, or `overtaken` (a newer rebalance or set looked first).
+ */
+export type Rebalanced = "none" | "skipped" | "done" | "overtaken"
 
 /** `total` split over `n` partitions as evenly as whole numbers allow, the remainder one each from `start` on. */
 export const splitEvenly = (total: number, n: number, start = 0): ReadonlyArray<number> =>
@@ -88,18 +97,23 @@ const viewOf = (looks: ReadonlyArray<ShareLook>, limit: Limit) => {
 }
 
 /**
- * One rebalance of a partitioned queue's split limits over `parts` (index order). True when
- * it ran to the end (false: no split limit, or a newer rebalance or set overtook it).
+ * One rebalance of a partitioned queue's split limits over `parts` (index order), unless
+ * another took its epoch less than `gapMs` ago (default 0: always).
  */
-export const rebalance = (client: RedisClient, parts: ReadonlyArray<QueueKeys>): Effect.Effect<boolean, ScriptFailure> =>
+export const rebalance = (
+  client: RedisClient,
+  parts: ReadonlyArray<QueueKeys>,
+  gapMs = 0,
+): Effect.Effect<Rebalanced, ScriptFailure> =>
   Effect.gen(function* () {
-    const epoch = yield* runScript(client, parts[0]!, Scripts.flowEpoch, "split")
-    if (epoch === 0) return false
+    const epoch = yield* runScript(client, parts[0]!, Scripts.flowEpoch, gapMs)
+    if (epoch === 0) return "none" as const
+    if (epoch < 0) return "skipped" as const
     const replies = yield* Effect.forEach(parts, (k) => runScript(client, k, Scripts.flowShare, { op: "look", epoch }), {
       concurrency: "unbounded",
     })
     const looks = replies.flatMap((r) => (r.kind === "look" ? [r.look] : []))
-    if (looks.length < parts.length) return false
+    if (looks.length < parts.length) return "overtaken" as const
     const views = { rate: viewOf(looks, "rate"), concurrency: viewOf(looks, "concurrency") }
     const start = epoch % parts.length
     const targets = {
@@ -147,7 +161,7 @@ export const rebalance = (client: RedisClient, parts: ReadonlyArray<QueueKeys>):
       },
       { concurrency: "unbounded" },
     )
-    return done.every((d) => d)
+    return done.every((d) => d) ? ("done" as const) : ("overtaken" as const)
   })
 
 /**
@@ -164,7 +178,7 @@ export const setSplitLimit = (
   },
 ): Effect.Effect<void, ScriptFailure> =>
   Effect.gen(function* () {
-    const epoch = yield* runScript(client, parts[0]!, Scripts.flowEpoch, "any")
+    const epoch = yield* runScript(client, parts[0]!, Scripts.flowEpoch, undefined)
     const shares = change.max === null ? parts.map(() => "" as const) : splitEvenly(change.max, parts.length)
     const total = change.max ?? ""
     yield* Effect.forEach(

@@ -10,7 +10,8 @@
  *   ({@link openWorkerConnections}).
  * - Each engine worker sweeps its own partition (when sweeping is on).
  * - Over several partitions, a rebalance of the queue's split limits runs every
- *   {@link REBALANCE_EVERY_MS} (FlowSplit.ts): one small call when no limit is set.
+ *   {@link REBALANCE_EVERY_MS} (FlowSplit.ts); without a limit one small call every
+ *   {@link REBALANCE_IDLE_MS}.
  */
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -20,7 +21,7 @@ import { DEFAULT_PREFIX, partitionKeys, type QueueKeys, queueKeys } from "../mod
 import { leastAdvanced, startWorker, type WorkerHandle, type WorkerProgram } from "../worker/Worker.ts"
 import type { WorkerSettings } from "../worker/WorkerOptions.ts"
 import { type DurabilitySettings, withDurability } from "./Durability.ts"
-import { REBALANCE_EVERY_MS, rebalance } from "./FlowSplit.ts"
+import { REBALANCE_EVERY_MS, REBALANCE_IDLE_MS, rebalance } from "./FlowSplit.ts"
 
 /** The keys a worker serves: the queue's own, or each partition's (`partitions` > 1). */
 export const servedKeys = (name: string, prefix: string = DEFAULT_PREFIX, partitions = 1): ReadonlyArray<QueueKeys> =>
@@ -78,7 +79,10 @@ export const startServing = <A>(
     // a failed rebalance (Redis away) is left to the next one: the shares stay as they are
     const balancing = yield* Effect.forkDetach(
       Effect.forever(
-        Effect.andThen(Effect.ignore(rebalance(client, keys)), Effect.sleep(`${REBALANCE_EVERY_MS} millis`)),
+        rebalance(client, keys, REBALANCE_EVERY_MS - 20).pipe(
+          Effect.orElseSucceed(() => "done" as const),
+          Effect.flatMap((r) => Effect.sleep(r === "none" ? REBALANCE_IDLE_MS : REBALANCE_EVERY_MS)),
+        ),
       ),
       { startImmediately: true },
     )

@@ -6,12 +6,16 @@
 import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
-/** `flow-epoch`: the next epoch (need "split": 0 when partition 0 holds no split limit). */
+/**
+ * `flow-epoch`: the next epoch; for a rebalance (`gapMs` given) 0 when partition 0 holds no
+ * split limit, -1 when another rebalance took one less than `gapMs` ago.
+ */
 export const flowEpoch = defineScript({
   name: "flow-epoch",
   keys: ["meta"],
-  argv: ["layout", "need"],
-  args: (need: "split" | "any"): Argv => [LAYOUT_VERSION, need],
+  argv: ["layout", "need", "gapMs"],
+  args: (gapMs: number | undefined): Argv =>
+    gapMs === undefined ? [LAYOUT_VERSION, "any", ""] : [LAYOUT_VERSION, "split", String(gapMs)],
   decode: (reply): number => Number(list(reply)[0]),
 })
 
