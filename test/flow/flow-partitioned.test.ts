@@ -72,7 +72,10 @@ describe("limits of a partitioned queue", () => {
       async () => {
         most = Math.max(most, ++running)
         const active = await Promise.all(keysOf(q).map((k) => shared.raw.zcard(k.active)))
-        sampledMost = Math.max(sampledMost, active.reduce((a, b) => a + b, 0))
+        sampledMost = Math.max(
+          sampledMost,
+          active.reduce((a, b) => a + b, 0),
+        )
         await new Promise((r) => setTimeout(r, 5))
         running--
         done++
@@ -104,6 +107,7 @@ describe("limits of a partitioned queue", () => {
     expect(held.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(4)
     await queue.setConcurrency(null)
     expect(await queue.concurrency()).toBe(null)
-    for (const k of keys) expect(await shared.raw.hmget(k.meta, "concurrency", "concurrencyTotal")).toEqual([null, null])
+    for (const k of keys)
+      expect(await shared.raw.hmget(k.meta, "concurrency", "concurrencyTotal")).toEqual([null, null])
   })
 })

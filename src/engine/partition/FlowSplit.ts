@@ -21,7 +21,9 @@ import type { RedisClient } from "../../redis/Client.ts"
 import { runScript, type ScriptFailure } from "../calls/Commands.ts"
 import { Scripts } from "../calls/Scripts.ts"
 import type { QueueKeys } from "../model/Keys.ts"
-import type { ShareLook } from "../scripts/FlowScripts.ts"
+
+/** A partition's split limits as `flow-share`'s look saw them (-1: not set). */
+type ShareLook = Extract<ReturnType<typeof Scripts.flowShare.decode>, { readonly kind: "look" }>["look"]
 
 /** How often a partitioned worker rebalances its queue's split limits: 200 ms. */
 export const REBALANCE_EVERY_MS = 200
@@ -109,9 +111,13 @@ export const rebalance = (
     const epoch = yield* runScript(client, parts[0]!, Scripts.flowEpoch, gapMs)
     if (epoch === 0) return "none" as const
     if (epoch < 0) return "skipped" as const
-    const replies = yield* Effect.forEach(parts, (k) => runScript(client, k, Scripts.flowShare, { op: "look", epoch }), {
-      concurrency: "unbounded",
-    })
+    const replies = yield* Effect.forEach(
+      parts,
+      (k) => runScript(client, k, Scripts.flowShare, { op: "look", epoch }),
+      {
+        concurrency: "unbounded",
+      },
+    )
     const looks = replies.flatMap((r) => (r.kind === "look" ? [r.look] : []))
     if (looks.length < parts.length) return "overtaken" as const
     const views = { rate: viewOf(looks, "rate"), concurrency: viewOf(looks, "concurrency") }
@@ -172,10 +178,12 @@ export const rebalance = (
 export const setSplitLimit = (
   client: RedisClient,
   parts: ReadonlyArray<QueueKeys>,
-  change: { readonly limit: "rate"; readonly max: number | null; readonly perMs: number } | {
-    readonly limit: "concurrency"
-    readonly max: number | null
-  },
+  change:
+    | { readonly limit: "rate"; readonly max: number | null; readonly perMs: number }
+    | {
+        readonly limit: "concurrency"
+        readonly max: number | null
+      },
 ): Effect.Effect<void, ScriptFailure> =>
   Effect.gen(function* () {
     const epoch = yield* runScript(client, parts[0]!, Scripts.flowEpoch, undefined)
@@ -189,7 +197,15 @@ export const setSplitLimit = (
           k,
           Scripts.flowShare,
           change.limit === "rate"
-            ? { op: "set", epoch, rate: shares[i]!, concurrency: "", rateTotal: total, concTotal: "-", perMs: change.perMs }
+            ? {
+                op: "set",
+                epoch,
+                rate: shares[i]!,
+                concurrency: "",
+                rateTotal: total,
+                concTotal: "-",
+                perMs: change.perMs,
+              }
             : { op: "set", epoch, rate: "", concurrency: shares[i]!, rateTotal: "-", concTotal: total, perMs: "" },
         ),
       { concurrency: "unbounded", discard: true },
