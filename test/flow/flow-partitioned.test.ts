@@ -89,6 +89,45 @@ describe("limits of a partitioned queue", () => {
     expect((await queue.stats()).partitions!.map((p) => p.counters.completed)).toEqual([10, 10, 10, 10])
   })
 
+  it("racing rebalances beside a busy worker: every atomic snapshot holds at most the cap active, and the shares held within it", async () => {
+    const q = name()
+    const queue = useQueue<number>(q, { partitions: N })
+    await queue.setConcurrency(3)
+    // custom ids spread the jobs by hash (unevenly), so the shares must move
+    await queue.addBulk(Array.from({ length: 160 }, (_, n) => ({ payload: n, options: { id: `j${n}` } })))
+    let done = 0
+    useWorker<number>(q, async () => void done++, { partitions: N, concurrency: 16 })
+    const keys = keysOf(q)
+    let stop = false
+    // three more rebalancers with no gap, racing the worker's own
+    const racers = Array.from({ length: 3 }, async () => {
+      while (!stop) await run(rebalance(shared.client, keys))
+    })
+    let snapshots = 0
+    let mostActive = 0
+    let mostHeld = 0
+    while (done < 160) {
+      const m = shared.raw.multi()
+      for (const k of keys) m.zcard(k.active).hget(k.meta, "concurrency")
+      const r = ((await m.exec()) ?? []).map(([, v]) => Number(v))
+      let active = 0
+      let held = 0
+      for (let i = 0; i < N; i++) {
+        active += r[2 * i]!
+        held += Math.max(r[2 * i]!, r[2 * i + 1]!)
+      }
+      mostActive = Math.max(mostActive, active)
+      mostHeld = Math.max(mostHeld, held)
+      snapshots++
+    }
+    stop = true
+    await Promise.all(racers)
+    expect(snapshots).toBeGreaterThan(10)
+    expect(mostActive).toBeLessThanOrEqual(3)
+    expect(mostHeld).toBeLessThanOrEqual(3)
+    expect(mostActive).toBeGreaterThan(0)
+  })
+
   it("a rebalance that an older epoch's looks overtook raises nothing; clearing the limit clears every share", async () => {
     const q = name()
     const queue = useQueue<number>(q, { partitions: N })
