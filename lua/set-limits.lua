@@ -2,7 +2,9 @@
   set-limits — set or clear a queue-wide flow limit (enforced by reserve, see include/flow), or
   lift a RateLimited hold.
 
-  KEYS[1] meta    HASH  layout version; rateMax, ratePer, rateCount, concurrency, heldUntil
+  KEYS[1] meta    HASH  layout version; rateMax, ratePer, rateCount, concurrency, heldUntil; a
+                  limit set here is this queue's own: its rateTotal or concurrencyTotal (a
+                  partitioned queue's split, see flow-share) goes
   KEYS[2] rate    LIST  the rate limit's window (emptied with the rate limit)
   KEYS[3..] ready READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                   marker; read and written only by lua/include/ready.lua
@@ -36,17 +38,18 @@ local function lift_hold()
 end
 if ARGV[2] == 'rate' then
   if ARGV[3] == '' then
-    redis.call('HDEL', KEYS[1], 'rateMax', 'ratePer', 'rateCount')
+    redis.call('HDEL', KEYS[1], 'rateMax', 'ratePer', 'rateCount', 'rateTotal')
     lift_hold()
     -- emptied with RPOP (a command the documented ACL grants; DEL is not granted)
     local n = redis.call('LLEN', KEYS[2])
     if n > 0 then redis.call('RPOP', KEYS[2], n) end
   else
     redis.call('HSET', KEYS[1], 'rateMax', ARGV[3], 'ratePer', ARGV[4])
+    redis.call('HDEL', KEYS[1], 'rateTotal')
   end
 elseif ARGV[2] == 'concurrency' then
-  if ARGV[3] == '' then redis.call('HDEL', KEYS[1], 'concurrency')
-  else redis.call('HSET', KEYS[1], 'concurrency', ARGV[3]) end
+  if ARGV[3] == '' then redis.call('HDEL', KEYS[1], 'concurrency', 'concurrencyTotal')
+  else redis.call('HSET', KEYS[1], 'concurrency', ARGV[3]) redis.call('HDEL', KEYS[1], 'concurrencyTotal') end
 elseif ARGV[2] == 'hold' and ARGV[3] == '' then
   lift_hold()
 else

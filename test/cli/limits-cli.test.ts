@@ -41,13 +41,18 @@ describe("leaseq limits", () => {
     expect(await queue.rateLimit()).toBeNull()
   })
 
-  it("a partitioned queue's limits are set on every partition", async () => {
+  it("a partitioned queue's limit is the whole queue's, split over its partitions", async () => {
     const q = name()
     const queue = new Queue(q, { connection: redisUrl(), partitions: 2 })
     onCleanup(() => queue.close())
     await queue.addBulk([{ payload: 1 }, { payload: 2 }])
     expect((await runCli(["limits", "--queue", q, "--concurrency", "3", "--url", redisUrl()])).code).toBe(0)
-    for (const p of [0, 1]) expect(await shared.raw.hget(`leaseq:{${q}~${p}}:meta`, "concurrency")).toBe("3")
+    const metas = [0, 1].map((p) => `leaseq:{${q}~${p}}:meta`)
+    for (const m of metas) expect(await shared.raw.hget(m, "concurrencyTotal")).toBe("3")
+    const shares = await Promise.all(metas.map(async (m) => Number(await shared.raw.hget(m, "concurrency"))))
+    expect(shares.reduce((a, b) => a + b, 0)).toBe(3)
+    expect((await runCli(["limits", "--queue", q, "--url", redisUrl()])).out).toContain("concurrency 3")
+    expect(await queue.concurrency()).toBe(3)
   })
 
   it("--hold off lifts a RateLimited hold (a partitioned queue: every partition's)", async () => {

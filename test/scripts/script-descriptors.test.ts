@@ -298,6 +298,8 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   resume: { input: undefined, groups: 0 },
   clearDedupe: { input: "k", groups: 0 },
   setLimits: { input: { limit: "rate", value: 10, perMs: 1000 }, groups: 0 },
+  flowEpoch: { input: 200, groups: 0 },
+  flowShare: { input: { op: "look", epoch: 1 }, groups: 0 },
   setRetention: { input: [1000, 3_600_000, 1000, 3_600_000, "", ""], groups: 0 },
   verifyOrphans: { input: ["a"], groups: 1 },
   open: { input: undefined, groups: -1 },

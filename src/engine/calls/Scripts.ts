@@ -12,6 +12,7 @@ import { complete, fail, release } from "../scripts/AckScripts.ts"
 import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
 import { depsApply, depsChildren, depsLink, depsOutbox, depsPage, depsVerify } from "../scripts/DepsScripts.ts"
+import { flowEpoch, flowShare } from "../scripts/FlowScripts.ts"
 import { groupLimits, groupList, groupPause } from "../scripts/GroupScripts.ts"
 import {
   cancel,
@@ -76,6 +77,8 @@ export const Scripts = {
   clearDedupe,
   setLimits,
   setRetention,
+  flowEpoch,
+  flowShare,
   workers,
   workerLeave,
   leases,

@@ -104,13 +104,17 @@ export interface FlowLimits {
   readonly heldMs: number
 }
 
-/** The flow limits from a queue's meta hash (fields as lua/include/flow.lua names them) at `now` (Redis clock). */
+/**
+ * The flow limits from a queue's meta hash (fields as lua/include/flow.lua names them) at
+ * `now` (Redis clock). A partition of a partitioned queue shows the whole queue's limit
+ * (meta.rateTotal, meta.concurrencyTotal: lua/flow-share.lua), not its share.
+ */
 export const flowLimitsOf = (meta: Readonly<Record<string, number>>, now: number): FlowLimits => {
   const max = meta.rateMax
   const perMs = meta.ratePer
   return {
-    rateLimit: max !== undefined && perMs !== undefined ? { max, perMs } : null,
-    concurrency: meta.concurrency ?? null,
+    rateLimit: max !== undefined && perMs !== undefined ? { max: meta.rateTotal ?? max, perMs } : null,
+    concurrency: meta.concurrency === undefined ? null : (meta.concurrencyTotal ?? meta.concurrency),
     heldMs: Math.max(0, (meta.heldUntil ?? 0) - now),
   }
 }

@@ -34,6 +34,7 @@ import {
   readOnly,
   unlessClosed,
 } from "../queue/QueueCore.ts"
+import { rebalance, setSplitLimit } from "./FlowSplit.ts"
 import { makePartitionedManual } from "./Manual.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
@@ -218,12 +219,13 @@ export const makePartitionedCore = (
   }
   const all = <A, E>(f: (p: QueueCore, i: number) => Effect.Effect<A, E>) =>
     Effect.forEach(parts, f, { concurrency: "unbounded" })
+  const keys = parts.map((p) => p.keys)
 
   return {
     name,
     partitions,
     parts,
-    keysByPartition: parts.map((p) => p.keys),
+    keysByPartition: keys,
     ensureOpen: all((p) => p.ensureOpen).pipe(Effect.asVoid),
     add: (job: EncodedJob) => Effect.suspend(() => parts[pick(job.options)]!.add(job)),
     addBulk: (jobs: ReadonlyArray<EncodedJob>) => bulkAdd(parts, settings, pick, jobs),
@@ -231,7 +233,11 @@ export const makePartitionedCore = (
       Effect.map((each): PartitionedStats => ({ ...each.reduce(addStats), queue: name, partitions: each })),
     ),
     sweep: (options: SweepPassOptions = {}) =>
-      all((p) => p.sweep(options)).pipe(Effect.map((each) => sumSweeps(name, each))),
+      all((p) => p.sweep(options)).pipe(
+        Effect.map((each) => sumSweeps(name, each)),
+        // the split limits follow where jobs wait (one small call when none is set)
+        Effect.tap(() => rebalance(client, keys)),
+      ),
     workers: all((p) => p.workers).pipe(Effect.map((each) => each.flat())),
     deadList: (offset: number, count: number) =>
       unlessClosed(name, () => parts[0]!.isClosed())(readOnly(mergedDeadList(parts, offset, count))),
@@ -248,6 +254,7 @@ export const makePartitionedCore = (
     control: makePartitionedControl(
       parts.map((p) => p.control),
       (key) => partitionOfDedupeKey(key, partitions),
+      (change) => unlessClosed(name, () => parts[0]!.isClosed())(setSplitLimit(client, keys, change)),
     ),
     // one place for a queue's schedules: partition 0 holds them and gets their jobs
     schedules: parts[0]!.schedules,

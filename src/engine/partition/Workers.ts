@@ -9,14 +9,19 @@
  * - Cost: N + 1 connections (N blocking, 1 for commands), + 1 with `durability`
  *   ({@link openWorkerConnections}).
  * - Each engine worker sweeps its own partition (when sweeping is on).
+ * - Over several partitions, a rebalance of the queue's split limits runs every
+ *   {@link REBALANCE_EVERY_MS} (FlowSplit.ts); without a limit one small call every
+ *   {@link REBALANCE_IDLE_MS}.
  */
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type { RedisClient } from "../../redis/Client.ts"
 import { makeCommands } from "../calls/Commands.ts"
 import { DEFAULT_PREFIX, partitionKeys, type QueueKeys, queueKeys } from "../model/Keys.ts"
 import { leastAdvanced, startWorker, type WorkerHandle, type WorkerProgram } from "../worker/Worker.ts"
 import type { WorkerSettings } from "../worker/WorkerOptions.ts"
 import { type DurabilitySettings, withDurability } from "./Durability.ts"
+import { REBALANCE_EVERY_MS, REBALANCE_IDLE_MS, rebalance } from "./FlowSplit.ts"
 
 /** The keys a worker serves: the queue's own, or each partition's (`partitions` > 1). */
 export const servedKeys = (name: string, prefix: string = DEFAULT_PREFIX, partitions = 1): ReadonlyArray<QueueKeys> =>
@@ -69,7 +74,19 @@ export const startServing = <A>(
     })
     // stopped while starting (closed before it reached every partition): close those started
     yield* startEach.pipe(Effect.onInterrupt(() => combineHandles(handles).close))
-    return combineHandles(handles)
+    const handle = combineHandles(handles)
+    if (keys.length === 1) return handle
+    // a failed rebalance (Redis away) is left to the next one: the shares stay as they are
+    const balancing = yield* Effect.forkDetach(
+      Effect.forever(
+        rebalance(client, keys, REBALANCE_EVERY_MS - 20).pipe(
+          Effect.orElseSucceed(() => "done" as const),
+          Effect.flatMap((r) => Effect.sleep(r === "none" ? REBALANCE_IDLE_MS : REBALANCE_EVERY_MS)),
+        ),
+      ),
+      { startImmediately: true },
+    )
+    return { ...handle, close: Effect.andThen(Fiber.interrupt(balancing), handle.close) }
   })
 
 /** The connections a worker opens beside its command connection `base`. */

@@ -178,12 +178,18 @@ const onePartition =
  * Job control of a partitioned queue: `getJob`, `cancel` and `changePriority` ask every
  * partition at once (a job is in exactly one); `pause`/`resume` change every partition; `isPaused` is true
  * when any partition is paused; `clearDedupe` goes to the key's partition (`dedupeKey`
- * routes adds there too); the rate limit and concurrency cap are set alike on every
- * partition and hold per partition (read from the first); `clearHold` lifts every partition's hold.
+ * routes adds there too); the rate limit and concurrency cap hold for the queue as a
+ * whole, set by `setLimit` (a share in each partition, see partition/FlowSplit.ts) and
+ * read from the first partition; `clearHold` lifts every partition's hold.
  */
 export const makePartitionedControl = (
   each: ReadonlyArray<JobControl>,
   partitionOf: (dedupeKey: string) => number,
+  setLimit: (
+    change:
+      | { readonly limit: "rate"; readonly max: number | null; readonly perMs: number }
+      | { readonly limit: "concurrency"; readonly max: number | null },
+  ) => Effect.Effect<void, ControlError>,
 ): JobControl => {
   const all = <A>(f: (c: JobControl) => Effect.Effect<A, ControlError>) =>
     Effect.forEach(each, f, { concurrency: "unbounded" })
@@ -197,11 +203,13 @@ export const makePartitionedControl = (
     resume: all((c) => c.resume).pipe(Effect.map((r) => r.some((x) => x))),
     isPaused: all((c) => c.isPaused).pipe(Effect.map((r) => r.some((x) => x))),
     clearDedupe: checked(validateDedupeKey, (key) => each[partitionOf(key)]!.clearDedupe(key)),
-    // the limits are each partition's own (a reserve is atomic in one partition only)
-    setRateLimit: checked(validateRateLimit, (l) => Effect.asVoid(all((c) => c.setRateLimit(l)))),
+    // the limits of the whole queue, split over the partitions (a reserve is atomic in one only)
+    setRateLimit: checked(validateRateLimit, (l) =>
+      setLimit({ limit: "rate", max: l?.max ?? null, perMs: l?.perMs ?? 0 }),
+    ),
     rateLimit: each[0]!.rateLimit,
     clearHold: all((c) => c.clearHold).pipe(Effect.map((r) => r.some((x) => x))),
-    setConcurrency: checked(validateConcurrency, (n) => Effect.asVoid(all((c) => c.setConcurrency(n)))),
+    setConcurrency: checked(validateConcurrency, (n) => setLimit({ limit: "concurrency", max: n })),
     concurrency: each[0]!.concurrency,
     // validated once before any partition is written (each partition's own check then passes)
     setRetention: checked(resolveRetention, (r) => all((c) => c.setRetention(r)).pipe(Effect.asVoid)),
