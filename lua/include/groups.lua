@@ -19,7 +19,8 @@
 --   G.state  HASH  "a\0<g>" jobs active (a 0 stays while the group has jobs waiting), "p\0<g>"
 --                  paused, "c\0<g>" own limits and "c\0" the default ("<concurrency>|<max>|<perMs>", "" for none), "w\0<g>" rate window
 --                  "<start>|<leased>", "seq" the order sequence, "lim" how many groups have own
---                  limits (with no default and none, serving and ending read no limits)
+--                  limits (with no default and none, serving and ending read no limits; set at
+--                  the first push, so a state begun before it keeps reading them)
 --   G.index  ZSET  score 0, every group with jobs waiting or active, own limits, paused, or an open
 --                  rate window under the default limits
 --   G.count  ZSET  group -> its jobs waiting, for the groups with any (the busiest first: metrics)
@@ -140,6 +141,8 @@ local function groups_lib()
   local function group_push(ids, groups, prios, front)
     local n = #ids
     local seq = redis.call('HINCRBY', G.state, 'seq', n) - n
+    -- the groups' state begins: no group has own limits unless set_limits already counted one
+    if seq == 0 then redis.call('HSETNX', G.state, 'lim', '0') end
     local zargs, hargs, touched, list = {}, {}, {}, {}
     local pushed = {}
     for i, id in ipairs(ids) do
@@ -202,11 +205,12 @@ local function groups_lib()
     end
   end
 
-  -- group_limited(): true when a group limit may apply (a default, or a group with its own):
-  -- false lets group_serve and group_left skip reading them (one HMGET a call).
+  -- group_limited(): true when a group limit may apply (a default, or a group with its own;
+  -- or no "lim" count, kept since the groups' state began, to say there is none): false lets
+  -- group_serve and group_left skip reading them (one HMGET a call).
   local function group_limited()
     local st = redis.call('HMGET', G.state, 'c\0', 'lim')
-    return st[1] ~= false or (tonumber(st[2]) or 0) > 0
+    return st[1] ~= false or not st[2] or tonumber(st[2]) > 0
   end
 
   -- group_serve(g, want, now, limited): lease up to `want` jobs of the group g, within its
@@ -396,7 +400,11 @@ local function groups_lib()
       -- "lim" counts the groups with own limits (see G.state)
       local changed
       if spec then changed = redis.call('HSET', G.state, 'c\0' .. g, spec) else changed = redis.call('HDEL', G.state, 'c\0' .. g) end
-      if changed == 1 then redis.call('HINCRBY', G.state, 'lim', spec and 1 or -1) end
+      -- counted from the start of the groups' state only (one begun without "lim" reads limits)
+      if changed == 1 then
+        local st = redis.call('HMGET', G.state, 'lim', 'seq')
+        if st[1] or not st[2] then redis.call('HINCRBY', G.state, 'lim', spec and 1 or -1) end
+      end
     end
     if g == '' then
       local woke, kept = false, skip

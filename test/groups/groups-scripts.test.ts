@@ -112,6 +112,19 @@ describe("groups: concurrency", () => {
     expect((await t.queue.verify()).violations).toBe(0)
   })
 
+  it("a groups' state begun without the 'lim' count (an earlier version) keeps reading each group's limits", async () => {
+    const t = setup()
+    await t.add("A", 3)
+    // as an earlier version left it: an own limit of concurrency 1 and no count
+    await shared.raw.hdel(t.keys.gstate, "lim")
+    await shared.raw.hset(t.keys.gstate, "c\0A", "1||")
+    await t.queue.setGroupLimits("B", { concurrency: 5 })
+    await t.queue.setGroupLimits("B", null)
+    expect(await shared.raw.hget(t.keys.gstate, "lim")).toBe(null)
+    expect(t.names(await t.reserve(10))).toEqual(["A0"])
+    expect(await t.reserve(10)).toEqual([])
+  })
+
   it("a re-sent reserve answers the same leases and counts no slot twice", async () => {
     const t = setup()
     await t.queue.setGroupLimits({ concurrency: 2 })
