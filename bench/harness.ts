@@ -55,13 +55,21 @@ export const eachRun = async (
   await fresh(ctx)
 }
 
-/** Fill the queue with `n` jobs (untimed), in bulk calls of 1,000; `probeAt(i)` marks the jobs a scenario times. */
-export const fill = async (a: DisposableAdapter, n: number, probeAt?: (i: number) => boolean): Promise<void> => {
+/**
+ * Fill the queue with `n` jobs (untimed), in bulk calls of 1,000; `probeAt(i)` marks the jobs a
+ * scenario times; `chars` (default 32) is the length of each payload's string.
+ */
+export const fill = async (
+  a: DisposableAdapter,
+  n: number,
+  probeAt?: (i: number) => boolean,
+  chars?: number,
+): Promise<void> => {
   const p = await a.producer(QUEUE)
   try {
     for (let from = 0; from < n; from += 1000) {
       const batch = []
-      for (let i = from; i < Math.min(n, from + 1000); i++) batch.push(payload(i, probeAt?.(i)))
+      for (let i = from; i < Math.min(n, from + 1000); i++) batch.push(payload(i, probeAt?.(i), chars))
       await p.addBulk(batch)
     }
   } finally {

@@ -15,8 +15,9 @@ export interface Payload {
   readonly probe?: boolean
 }
 
-export const payload = (n: number, probe?: boolean): Payload =>
-  probe ? { n, s: "x".repeat(32), probe: true } : { n, s: "x".repeat(32) }
+/** The payload of job `n`: its string of `chars` (default 32) characters. */
+export const payload = (n: number, probe?: boolean, chars = 32): Payload =>
+  probe ? { n, s: "x".repeat(chars), probe: true } : { n, s: "x".repeat(chars) }
 
 export interface BenchJob {
   readonly id: string

@@ -1,6 +1,6 @@
 /**
- * add.seq, add.c64, add.bulk100: producer throughput, one job at a time, 64
- * adds in flight, and bulk calls of 100. Clock starts after a first add has
+ * add.seq, add.c16, add.c64, add.bulk100: producer throughput, one job at a time, 16
+ * and 64 adds in flight, and bulk calls of 100. Clock starts after a first add has
  * connected the producer and loaded its scripts.
  */
 import type { Producer } from "../adapters/types.ts"
@@ -68,6 +68,7 @@ export const addSection: Section = {
     const { sizes } = ctx.config
     const kinds: Kind[] = [
       { id: "add.seq", title: "add, one at a time", n: sizes.addSeqJobs, inFlight: 1, bulk: 0 },
+      { id: "add.c16", title: "add, 16 in flight", n: sizes.addConcurrentJobs, inFlight: 16, bulk: 0 },
       { id: "add.c64", title: "add, 64 in flight", n: sizes.addConcurrentJobs, inFlight: 64, bulk: 0 },
       { id: "add.bulk100", title: "add, bulk 100", n: sizes.addBulkJobs, inFlight: 1, bulk: 100 },
     ]

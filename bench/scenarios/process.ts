@@ -1,7 +1,8 @@
 /**
  * process.c1, process.c16, process.c100: a filled queue drained by one worker
- * with a no-op handler. Timed from the first handler call to the last
- * acknowledged completion, so start-up and connection are not counted.
+ * with a no-op handler; process.kb10.c16: the same at concurrency 16 with payloads of
+ * 10 KB. Timed from the first handler call to the last acknowledged completion, so
+ * start-up and connection are not counted.
  */
 import type { DisposableAdapter } from "../adapters/index.ts"
 import type { LibName } from "../adapters/types.ts"
@@ -39,12 +40,12 @@ const drain = async (a: DisposableAdapter, lib: LibName, c: number, n: number): 
   }
 }
 
-const runOne = async (ctx: BenchContext, s: ScenarioResult, c: number, n: number): Promise<void> => {
+const runOne = async (ctx: BenchContext, s: ScenarioResult, c: number, n: number, chars?: number): Promise<void> => {
   await eachRun(
     ctx,
     ctx.config.sizes.reps,
     async (a, lib) => {
-      await fill(a, n)
+      await fill(a, n, undefined, chars)
       const cpu0 = process.cpuUsage()
       const { value: elapsed, server } = await measureServer(ctx, () => drain(a, lib, c, n), { slowlog: false })
       const cpu = process.cpuUsage(cpu0)
@@ -72,6 +73,16 @@ export const processSection: Section = {
       const s = ctx.results.scenario(id, title, "jobs/s", "higher")
       ctx.log(s.title)
       await runOne(ctx, s, c, n)
+    }
+    if (wanted(ctx.config, "process.kb10.c16")) {
+      const s = ctx.results.scenario(
+        "process.kb10.c16",
+        `process, 10 KB payloads, no-op handler, concurrency 16 (${fmt(n)} jobs)`,
+        "jobs/s",
+        "higher",
+      )
+      ctx.log(s.title)
+      await runOne(ctx, s, 16, n, 10 * 1024)
     }
   },
 }

@@ -18,7 +18,9 @@
 --   G.job    HASH  id -> "<group>\0<order>" of each job added with a group, while it exists
 --   G.state  HASH  "a\0<g>" jobs active (a 0 stays while the group has jobs waiting), "p\0<g>"
 --                  paused, "c\0<g>" own limits and "c\0" the default ("<concurrency>|<max>|<perMs>", "" for none), "w\0<g>" rate window
---                  "<start>|<leased>", "seq" the order sequence
+--                  "<start>|<leased>", "seq" the order sequence, "lim" how many groups have own
+--                  limits (with no default and none, serving and ending read no limits; set at
+--                  the first push, so a state begun before it keeps reading them)
 --   G.index  ZSET  score 0, every group with jobs waiting or active, own limits, paused, or an open
 --                  rate window under the default limits
 --   G.count  ZSET  group -> its jobs waiting, for the groups with any (the busiest first: metrics)
@@ -139,6 +141,8 @@ local function groups_lib()
   local function group_push(ids, groups, prios, front)
     local n = #ids
     local seq = redis.call('HINCRBY', G.state, 'seq', n) - n
+    -- the groups' state begins: no group has own limits unless set_limits already counted one
+    if seq == 0 then redis.call('HSETNX', G.state, 'lim', '0') end
     local zargs, hargs, touched, list = {}, {}, {}, {}
     local pushed = {}
     for i, id in ipairs(ids) do
@@ -201,10 +205,31 @@ local function groups_lib()
     end
   end
 
-  -- group_serve(g, want, now): lease up to `want` jobs of the group g, within its limits: their
-  -- ids, and whether it stays in the round robin (jobs left, under its limits). A group that
-  -- reaches its rate window's max is held till the window ends.
-  local function group_serve(g, want, now)
+  -- group_limited(): true when a group limit may apply (a default, or a group with its own;
+  -- or no "lim" count, kept since the groups' state began, to say there is none): false lets
+  -- group_serve and group_left skip reading them (one HMGET a call).
+  local function group_limited()
+    local st = redis.call('HMGET', G.state, 'c\0', 'lim')
+    return st[1] ~= false or not st[2] or tonumber(st[2]) > 0
+  end
+
+  -- group_serve(g, want, now, limited): lease up to `want` jobs of the group g, within its
+  -- limits (none to read when `limited` is false): their ids, and whether it stays in the round
+  -- robin (jobs left, under its limits). A group that reaches its rate window's max is held
+  -- till the window ends.
+  local function group_serve(g, want, now, limited)
+    if not limited then
+      local members = redis.call('ZRANGE', G.wait, '[' .. g .. '\0', '(' .. g .. '\1', 'BYLEX', 'LIMIT', 0, want + 1)
+      local more = #members > want
+      if more then members[want + 1] = nil end
+      local ids, n = {}, #members
+      if n == 0 then return ids, false end
+      redis.call('ZREM', G.wait, unpack(members))
+      group_counted(g, n)
+      for i, m in ipairs(members) do ids[i] = group_member_id(m) end
+      redis.call('HINCRBY', G.state, 'a\0' .. g, n)
+      return ids, more
+    end
     local st = redis.call('HMGET', G.state, 'a\0' .. g, 'c\0' .. g, 'c\0', 'w\0' .. g)
     local active = tonumber(st[1]) or 0
     local conc, max, per = group_limits(st[2], st[3])
@@ -264,6 +289,7 @@ local function groups_lib()
   -- a participant a call did not reach keeps its turn and is served first by the next call.
   local function group_take(count, now, plain_take)
     group_unhold(now)
+    local limited = group_limited()
     local out, n = {}, 0
     while n < count do
       local parts = redis.call('ZRANGE', G.ready, 0, count - n - 1)
@@ -279,7 +305,7 @@ local function groups_lib()
           got = plain_take(want) or {}
           more = #got == want
         else
-          got, more = group_serve(p, want, now)
+          got, more = group_serve(p, want, now, limited)
         end
         for _, e in ipairs(got) do
           n = n + 1
@@ -320,10 +346,12 @@ local function groups_lib()
     if #mine == 0 then return end
     if forget then redis.call('HDEL', G.job, unpack(mine)) end
     local woke = false
+    -- without limits a group with jobs active is never held: only an emptied one is looked at
+    local limited = group_limited()
     for _, g in ipairs(list) do
       -- a count down to 0 stays (one HDEL a job saved) until the group is tidied away
       local a = redis.call('HINCRBY', G.state, 'a\0' .. g, -per[g])
-      if not redis.call('ZSCORE', G.ready, g) then
+      if (limited or a <= 0) and not redis.call('ZSCORE', G.ready, g) then
         if group_arm(g, false) then
           woke = true
         elseif a <= 0 then
@@ -366,8 +394,17 @@ local function groups_lib()
   -- held, passed over; 0 stores the spec, a later page only looks. Answers the `skip` of the
   -- next page, or -1 when the last was looked at (always -1 for a group's own).
   local function group_set_limits(g, spec, skip)
-    if g ~= '' or skip == 0 then
-      if spec then redis.call('HSET', G.state, 'c\0' .. g, spec) else redis.call('HDEL', G.state, 'c\0' .. g) end
+    if g == '' and skip == 0 then
+      if spec then redis.call('HSET', G.state, 'c\0', spec) else redis.call('HDEL', G.state, 'c\0') end
+    elseif g ~= '' then
+      -- "lim" counts the groups with own limits (see G.state)
+      local changed
+      if spec then changed = redis.call('HSET', G.state, 'c\0' .. g, spec) else changed = redis.call('HDEL', G.state, 'c\0' .. g) end
+      -- counted from the start of the groups' state only (one begun without "lim" reads limits)
+      if changed == 1 then
+        local st = redis.call('HMGET', G.state, 'lim', 'seq')
+        if st[1] or not st[2] then redis.call('HINCRBY', G.state, 'lim', spec and 1 or -1) end
+      end
     end
     if g == '' then
       local woke, kept = false, skip

@@ -60,9 +60,15 @@ local G = {
 }
 --!include groups
 
+-- is_ulid(id): true when `id` is a ULID (26 characters of Crockford's base 32), without
+-- decoding its time (ten look-ups a job, which add does not need).
+local function is_ulid(id)
+  return #id == 26 and not string.find(id, '[^0-9A-HJKMNP-TV-Z]')
+end
+
 -- ulid_time(id): the time (ms) a ULID id carries, or false for an id that is not a ULID.
 local function ulid_time(id)
-  if #id ~= 26 or string.find(id, '[^0-9A-HJKMNP-TV-Z]') then return false end
+  if not is_ulid(id) then return false end
   local t = 0
   for i = 1, 10 do t = t * 32 + string.find('0123456789ABCDEFGHJKMNPQRSTVWXYZ', string.sub(id, i, i), 1, true) - 1 end
   return t
@@ -73,7 +79,7 @@ end
 local function ready_note_added(ids, now)
   local args = {}
   for _, id in ipairs(ids) do
-    if not ulid_time(id) then args[#args + 1], args[#args + 2] = id, now end
+    if not is_ulid(id) then args[#args + 1], args[#args + 2] = id, now end
   end
   for i = 1, #args, 500 do redis.call('HSET', READY_ADDED, unpack(args, i, math.min(i + 499, #args))) end
 end
@@ -81,7 +87,7 @@ end
 -- ready_added_at(id): when the job `id` was added (ms) as recorded by ready_note_added, or
 -- false (a ULID carries its own time; or nothing was recorded).
 local function ready_added_at(id)
-  if ulid_time(id) then return false end
+  if is_ulid(id) then return false end
   local at = redis.call('HGET', READY_ADDED, id)
   return at and tonumber(at) or false
 end

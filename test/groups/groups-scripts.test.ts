@@ -91,6 +91,40 @@ describe("groups: concurrency", () => {
     expect((await t.queue.verify()).violations).toBe(0)
   })
 
+  it("own limits hold while any group has them: setting one twice and clearing one never set count once", async () => {
+    const t = setup()
+    await t.queue.setGroupLimits("A", { concurrency: 1 })
+    await t.queue.setGroupLimits("A", { concurrency: 1 })
+    await t.queue.setGroupLimits("B", null)
+    await t.queue.setGroupLimits("B", null)
+    expect(await shared.raw.hget(t.keys.gstate, "lim")).toBe("1")
+    await t.add("A", 3)
+    await t.add("B", 3)
+    const first = await t.reserve(10)
+    // A at its concurrency of 1, B without limits: all of B's
+    expect(t.names(first).sort()).toEqual(["A0", "B0", "B1", "B2"])
+    expect(await t.reserve(10)).toEqual([])
+    await t.queue.setGroupLimits("A", null)
+    expect(await shared.raw.hget(t.keys.gstate, "lim")).toBe("0")
+    // cleared: A's jobs are served without a limit read, all at once
+    expect(t.names(await t.reserve(10)).sort()).toEqual(["A1", "A2"])
+    expect(await t.active("A")).toBe(3)
+    expect((await t.queue.verify()).violations).toBe(0)
+  })
+
+  it("a groups' state begun without the 'lim' count (an earlier version) keeps reading each group's limits", async () => {
+    const t = setup()
+    await t.add("A", 3)
+    // as an earlier version left it: an own limit of concurrency 1 and no count
+    await shared.raw.hdel(t.keys.gstate, "lim")
+    await shared.raw.hset(t.keys.gstate, "c\0A", "1||")
+    await t.queue.setGroupLimits("B", { concurrency: 5 })
+    await t.queue.setGroupLimits("B", null)
+    expect(await shared.raw.hget(t.keys.gstate, "lim")).toBe(null)
+    expect(t.names(await t.reserve(10))).toEqual(["A0"])
+    expect(await t.reserve(10)).toEqual([])
+  })
+
   it("a re-sent reserve answers the same leases and counts no slot twice", async () => {
     const t = setup()
     await t.queue.setGroupLimits({ concurrency: 2 })

@@ -96,4 +96,31 @@ describe("Batcher", () => {
     // first the held call alone; then at most 3 items and at most weight 10 per call
     expect(batches).toEqual([[0], [1, 1, 1], [1, 4, 4], [4], [25], [2]])
   })
+
+  it("awaitCallers: callers that submit again after a Promise continuation join the next call", async () => {
+    const sizes = async (awaitCallers: boolean) => {
+      const batches: number[][] = []
+      const b = makeBatcher(
+        (items: ReadonlyArray<number>) =>
+          Effect.promise(async () => {
+            batches.push([...items])
+            await new Promise((resolve) => setTimeout(resolve, 1))
+            return items
+          }),
+        { maxItems: 100, awaitCallers },
+      )
+      // 4 callers, each adding 5 items one after the other through the Promise face
+      await Promise.all(
+        [0, 1, 2, 3].map(async (c) => {
+          for (let k = 0; k < 5; k++) expect(await Effect.runPromise(b.submit(c * 10 + k))).toBe(c * 10 + k)
+        }),
+      )
+      expect(batches.flat().sort((x, y) => x - y)).toHaveLength(20)
+      return batches.map((x) => x.length)
+    }
+    // the first call alone, the three that came meanwhile, then all four callers each call
+    expect(await sizes(true)).toEqual([1, 3, 4, 4, 4, 4])
+    // without it, a caller answered first goes alone while the others are still resuming
+    expect((await sizes(false)).length).toBeGreaterThan(6)
+  })
 })

@@ -97,7 +97,7 @@ const makeAdder = (bounded: (until: number) => RedisClient, keys: QueueKeys, max
       }
       return addJobs(bounded(until), keys, jobs)
     },
-    { maxItems: 1000, maxWeight: maxCallBytes, weight: (i) => callBytes(i.job) },
+    { maxItems: 1000, maxWeight: maxCallBytes, weight: (i) => callBytes(i.job), awaitCallers: true },
   )
 
 /** What a BullMQ user is told when add's first argument looks like BullMQ's job name. */
