@@ -100,7 +100,7 @@ describe("the worker registry's running count", () => {
     // a record is as of its heartbeat: the first one sent after now counts the 5 running
     // the holder entries of the jobs active (a retained completed job keeps its run's entry)
     const heldBy = async (workerId: string) => {
-      const active = new Set(await raw.zrange(queueKeys(q).active, 0, -1))
+      const active = new Set(await raw.zrange(queueKeys(q).active, "0", "-1"))
       return Object.entries(await raw.hgetall(queueKeys(q).holder)).filter(
         ([id, h]) => active.has(id) && h.split("|")[0] === workerId,
       ).length

@@ -7,7 +7,7 @@
  * first schedules) and `jobs-peek` (a page of the jobs in one state), payloads cut.
  */
 
-import { splitPayload, storedPayload } from "../model/Carrier.ts"
+import { splitPayload } from "../model/Carrier.ts"
 import { LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import type { StoredSchedule } from "../model/Schedule.ts"
 import { JOB_LOOKUP_KEYS } from "./JobScripts.ts"
@@ -24,6 +24,20 @@ export interface PeekLimits {
   readonly budget: number
   /** No payload (nor result) loaded at all. */
   readonly hide: boolean
+}
+
+/**
+ * A peeked stored payload as the user's payload: the creation context and name in front split
+ * off, and its length without them (else every named or traced payload would read as cut).
+ */
+const peekedPayload = (
+  stored: string | null,
+  storedLength: number,
+): { readonly value: Peeked; readonly name?: string | undefined } => {
+  if (stored === null) return { value: { text: null, length: storedLength } }
+  const carried = splitPayload(stored)
+  const front = Buffer.byteLength(stored.slice(0, stored.length - carried.payload.length), "utf8")
+  return { value: { text: carried.payload, length: storedLength - front }, name: carried.name }
 }
 
 /** A value as peeked: its first bytes (null when missing or not loaded) and its whole length in bytes. */
@@ -64,7 +78,7 @@ export const deadPeek = defineScript({
         id: String(r[i]),
         diedAt: Number(r[i + 1]),
         error: { text: text(r[i + 2]), length: Number(r[i + 3]) },
-        payload: { text: payload === null ? null : storedPayload(payload), length: Number(r[i + 5]) },
+        payload: peekedPayload(payload, Number(r[i + 5])).value,
         failures: Number(r[i + 6]),
         lostLeases: Number(r[i + 7]),
       })
@@ -180,13 +194,12 @@ export const jobsPeek = defineScript({
     const r = list<unknown>(reply)
     const rows: Array<PeekedPage["rows"][number]> = []
     for (let i = 2; i + 10 < r.length; i += 11) {
-      const payload = text(r[i + 2])
-      const carried = payload === null ? undefined : splitPayload(payload)
+      const { value, name } = peekedPayload(text(r[i + 2]), Number(r[i + 3]))
       rows.push({
         id: String(r[i]),
         score: String(r[i + 1] ?? ""),
-        payload: { text: carried === undefined ? null : carried.payload, length: Number(r[i + 3]) },
-        ...(carried?.name === undefined ? {} : { name: carried.name }),
+        payload: value,
+        ...(name === undefined ? {} : { name }),
         addedAt: typeof r[i + 4] === "number" ? Number(r[i + 4]) : undefined,
         failures: Number(r[i + 5]),
         lostLeases: Number(r[i + 6]),
