@@ -1,25 +1,21 @@
 /**
- * Lease times of a partitioned queue from Redis (for the limit tests): every `active`
- * event of every partition's stream, at its entry id's time (the Redis clock, ms), one
- * time per job leased.
+ * Lease start times of a partitioned queue from Redis (for the limit tests): the start a
+ * reserve stored in the job's holder entry ("<workerId>|<startedAt>|<until>", the reserve's
+ * own Redis clock, the time its rate window counts), read while the handler runs.
  */
 import type { Redis } from "ioredis"
 import type { QueueKeys } from "../../src/engine/model/Keys.ts"
 
-/** The lease times (ms, sorted) of the jobs leased in the partitions of `keys`. */
-export const leaseTimes = async (
-  raw: (k: QueueKeys) => Pick<Redis, "xrange"> | Promise<Pick<Redis, "xrange">>,
+/** The start (ms, Redis clock) of the lease job `id` holds now, from whichever partition of `keys` holds it. */
+export const leaseStart = async (
+  raw: (k: QueueKeys) => Pick<Redis, "hget"> | Promise<Pick<Redis, "hget">>,
   keys: ReadonlyArray<QueueKeys>,
-): Promise<number[]> => {
-  const times: number[] = []
-  for (const k of keys) {
-    for (const [id, f] of await (await raw(k)).xrange(k.events, "-", "+")) {
-      if (f[f.indexOf("kind") + 1] !== "active") continue
-      const n = f[f.indexOf("id") + 1]!.split(",").length
-      for (let i = 0; i < n; i++) times.push(Number(id.split("-")[0]))
-    }
-  }
-  return times.sort((a, b) => a - b)
+  id: string,
+): Promise<number> => {
+  const held = await Promise.all(keys.map(async (k) => (await raw(k)).hget(k.holder, id)))
+  const entry = held.find((h) => h !== null)
+  if (entry === undefined || entry === null) throw new Error(`no partition holds a lease of ${id}`)
+  return Number(entry.split("|")[1])
 }
 
 /** The most times of the sorted `ts` that fall in any window (t - perMs, t]: what the rate limit bounds. */
