@@ -61,11 +61,18 @@ export interface Note {
   /** The child's queue, "" for the parent's own. */
   readonly queue: string
   readonly child: string
-  readonly outcome: "completed" | "dead" | "cancelled" | "removed"
+  /**
+   * "parent-cancelled" turns the note round (a cancelled parent's cascade): `parent` is a job
+   * of the applying queue to cancel, `queue` and `child` the parent cancelled.
+   */
+  readonly outcome: ChildEnd | "parent-cancelled"
 }
 
+/** How a child ended, as its parent counts it. */
+export type ChildEnd = "completed" | "dead" | "cancelled" | "removed"
+
 /** What applying a note did (see lua/include/deps.lua, deps_apply). */
-export type NoteStatus = "counted" | "again" | "unknown" | "waiting" | "failed"
+export type NoteStatus = "counted" | "again" | "unknown" | "ended" | "waiting" | "failed" | "cancelling"
 
 /** `deps-apply`: apply notes to parents of this queue, each once. */
 export const depsApply = defineScript({
@@ -125,7 +132,7 @@ export interface ChildEntry {
   readonly id: string
   readonly policy: ChildFailurePolicy
   /** The outcome that counted, or undefined while pending. */
-  readonly outcome: Note["outcome"] | undefined
+  readonly outcome: ChildEnd | undefined
   /** The result (JSON text) of a retained child of the parent's queue, "" for none, "#<bytes>" when over 64 KiB. */
   readonly result: string
 }
@@ -159,7 +166,7 @@ export const depsPage = defineScript({
         queue: String(r[i]),
         id: String(r[i + 1]),
         policy: policy as ChildFailurePolicy,
-        outcome: outcome as Note["outcome"] | undefined,
+        outcome: outcome as ChildEnd | undefined,
         result: String(r[i + 3]),
       })
     }
