@@ -251,6 +251,13 @@ local function deps_forget(ids)
   redis.call('HDEL', DEP.parents, unpack(ids))
 end
 
+-- deps_parents_scan(cursor, count): one HSCAN page of the jobs' parents records: the next
+--   cursor and {child id, "<queue>|<id>,…", …} (obliterate's, lua/deps-parents.lua).
+local function deps_parents_scan(cursor, count)
+  local r = redis.call('HSCAN', DEP.parents, cursor, 'COUNT', count)
+  return r[1], r[2]
+end
+
 -- deps_outbox(limit): the oldest `limit` notes of the outbox.
 local function deps_outbox(limit)
   return redis.call('LRANGE', DEP.outbox, 0, limit - 1)

@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
+import { farewellParents } from "../admin/Outbox.ts"
 import { runScript } from "../calls/Commands.ts"
 import { operationError } from "../calls/Replies.ts"
 import { Scripts } from "../calls/Scripts.ts"
@@ -146,7 +147,13 @@ export const makeQueueOps = (core: ControlledQueue, chunk: number = OPS_CHUNK): 
       }),
     obliterate: (options) =>
       take(checkObliterateOptions(options)).pipe(
-        Effect.flatMap((o) => run(Scripts.obliterate, o.force)),
+        // parents in other queues are told first: none waits for ever on this queue's children
+        Effect.flatMap((o) =>
+          Effect.suspend(
+            (): Effect.Effect<number, OpsError> =>
+              core.isClosed() ? Effect.fail(new QueueClosed({ queue: core.name })) : farewellParents(client, keys, o.force),
+          ).pipe(Effect.andThen(run(Scripts.obliterate, o.force))),
+        ),
         Effect.flatMap((r): Effect.Effect<{ readonly active: number }, OpsError> => {
           const refused = operationError(keys, r)
           return refused ? Effect.fail(refused) : Effect.succeed({ active: Number(r[1]) })

@@ -1,6 +1,6 @@
 /**
  * The descriptors of the dependencies' scripts (flows: a parent waits for its children;
- * docs/flows.md): `deps-children`, `deps-link`, `deps-apply`, `deps-outbox`, `deps-page`.
+ * docs/flows.md): `deps-children`, `deps-link`, `deps-apply`, `deps-outbox`, `deps-page`, `deps-parents`.
  * Not flow control (rate limit, concurrency cap: `set-limits`).
  */
 import type { ChildFailurePolicy } from "../model/Dependencies.ts"
@@ -102,6 +102,28 @@ export const depsOutbox = defineScript({
   decode: (reply): { readonly removed: number; readonly notes: ReadonlyArray<string> } => {
     const r = list(reply)
     return { removed: Number(r[0]), notes: r.slice(1).map(String) }
+  },
+})
+
+/** `deps-parents`: a page of the jobs with a parent in another queue (obliterate tells those parents first). */
+export const depsParents = defineScript({
+  name: "deps-parents",
+  keys: ["meta", "active", ...READY_KEYS],
+  argv: ["layout", "cursor", "count"],
+  args: (i: { readonly cursor: string; readonly count: number }): Argv => [LAYOUT_VERSION, i.cursor, i.count],
+  decode: (
+    reply,
+  ): {
+    readonly cursor: string
+    readonly active: number
+    readonly links: ReadonlyArray<{ readonly queue: string; readonly parent: string; readonly child: string }>
+  } => {
+    const r = list(reply)
+    const links = r.slice(2).map((raw) => {
+      const [queue, parent, child] = String(raw).split("|") as [string, string, string]
+      return { queue, parent, child }
+    })
+    return { cursor: String(r[0]), active: Number(r[1]), links }
   },
 })
 
