@@ -89,7 +89,7 @@ local function deps_cascade_sweep(k, limit, now, maxlen)
           end
         end
       end
-      for i = 1, #notes, 500 do redis.call('RPUSH', DEP.outbox, unpack(notes, i, math.min(i + 499, #notes))) end
+      deps_cascade_notes(notes)
       if #members < budget then
         -- every edge done: the parent leaves the list (its edges go with its data, deps_gone)
         redis.call('ZREM', DEP.gone, id)

@@ -45,6 +45,12 @@ local function deps_cancel_asked(cid, ref)
   return true
 end
 
+-- deps_cascade_notes(notes): the "parent-cancelled" notes for children in other queues, to
+--   the outbox (applied there by deps-apply, like a child's end).
+local function deps_cascade_notes(notes)
+  for i = 1, #notes, 500 do redis.call('RPUSH', DEP.outbox, unpack(notes, i, math.min(i + 499, #notes))) end
+end
+
 -- deps_still_wanted(id): true when a parent of the job `id` may still wait on it: one of
 --   this queue in waiting-children, or any of another queue (not readable from here).
 local function deps_still_wanted(id)

@@ -161,13 +161,10 @@ export class Queue<T = unknown, R = unknown> extends QueueDependencies<T> {
   }
 
   /**
-   * Cancel job `id` for good: resolves to the state it was in (waiting, delayed, active), or
-   * undefined when unknown or already finished. An active job's lease is revoked at once (its
-   * late complete or fail is refused, it is not retried; its worker learns it at its next
-   * heartbeat). O(log N); O(N) in the jobs waiting at priority 0 for such a job. A parent
-   * waiting for children (`waiting-children`): its pending children no other parent waits on
-   * are cancelled too, recursively, by the sweep in bounded pages; `{ children: "keep" }`
-   * keeps them (docs/flows.md).
+   * Cancel job `id` for good: the state it was in, or undefined when unknown or finished. An
+   * active job's lease is revoked at once (its late ack is refused, no retry; its worker learns
+   * it at its next heartbeat). A parent's pending children are cancelled too, unless `{ children:
+   * "keep" }` (docs/flows.md). O(log N); O(N) in the jobs waiting at priority 0 for such a job.
    */
   cancel(id: string, options?: CancelOptions): Promise<CancelledFrom | undefined> {
     return this.#run(this.queue.control.cancel(id, options))

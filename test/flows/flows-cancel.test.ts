@@ -5,8 +5,8 @@
  * kept. No parent is left with a dangling count, and verify stays clean.
  */
 import { describe, expect, it } from "vitest"
-import { InvalidOptions } from "../../src/index.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { InvalidOptions } from "../../src/index.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
 

@@ -62,7 +62,10 @@ describe("obliterate a child's queue", () => {
     const other = useQueue<string>(q2)
     const tree = await queue.addFlow({
       payload: "parent",
-      children: [{ payload: "child", queue: q2 }, { payload: "busy", queue: q2 }],
+      children: [
+        { payload: "child", queue: q2 },
+        { payload: "busy", queue: q2 },
+      ],
     })
     await other.reserve()
     await expect(other.obliterate()).rejects.toBeInstanceOf(QueueHasActiveJobs)

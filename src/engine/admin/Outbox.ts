@@ -66,6 +66,27 @@ export const drainOutbox = (
 /** Most parents records one `deps-parents` call reads before an obliterate. */
 const FAREWELL_PAGE = 500
 
+/** Tell the parents `links` names (in other queues) that their child in the queue of `keys` is removed. */
+const tellRemoved = (
+  client: RedisClient,
+  keys: QueueKeys,
+  links: ReadonlyArray<{ readonly queue: string; readonly parent: string; readonly child: string }>,
+) =>
+  Effect.gen(function* () {
+    const byQueue = new Map<string, Note[]>()
+    for (const l of links) {
+      const notes = byQueue.get(l.queue) ?? []
+      notes.push({ parent: l.parent, queue: keys.queue, child: l.child, outcome: "removed" })
+      byQueue.set(l.queue, notes)
+    }
+    for (const [queue, notes] of byQueue) {
+      for (let i = 0; i < notes.length; i += DRAIN_NOTES) {
+        yield* runScript(client, queueKeys(queue, keys.prefix), Scripts.depsApply, notes.slice(i, i + DRAIN_NOTES))
+      }
+    }
+    return links.length
+  })
+
 /**
  * Before the queue of `keys` is obliterated (docs/flows.md): its outbox is applied, then every
  * parent in another queue of one of its jobs is told the child is `removed` (each parent's
@@ -80,30 +101,16 @@ export const farewellParents = (
   force: boolean,
 ): Effect.Effect<number, ScriptFailure | RedisError> =>
   Effect.gen(function* () {
-    let cursor = "0"
-    let told = 0
-    let first = true
-    do {
+    const first = yield* runScript(client, keys, Scripts.depsParents, { cursor: "0", count: FAREWELL_PAGE })
+    if (first.active > 0 && !force) return 0
+    // a child's end still in the outbox goes first: a parent that counted it is not failed
+    while ((yield* drainOutbox(client, keys)) > 0) {}
+    let told = yield* tellRemoved(client, keys, first.links)
+    let cursor = first.cursor
+    while (cursor !== "0") {
       const page = yield* runScript(client, keys, Scripts.depsParents, { cursor, count: FAREWELL_PAGE })
-      if (first) {
-        if (page.active > 0 && !force) return 0
-        first = false
-        // a child's end still in the outbox goes first: a parent that counted it is not failed
-        while ((yield* drainOutbox(client, keys)) > 0) {}
-      }
-      const byQueue = new Map<string, Note[]>()
-      for (const l of page.links) {
-        const notes = byQueue.get(l.queue) ?? []
-        notes.push({ parent: l.parent, queue: keys.queue, child: l.child, outcome: "removed" })
-        byQueue.set(l.queue, notes)
-      }
-      for (const [queue, notes] of byQueue) {
-        for (let i = 0; i < notes.length; i += DRAIN_NOTES) {
-          yield* runScript(client, queueKeys(queue, keys.prefix), Scripts.depsApply, notes.slice(i, i + DRAIN_NOTES))
-        }
-        told += notes.length
-      }
+      told += yield* tellRemoved(client, keys, page.links)
       cursor = page.cursor
-    } while (cursor !== "0")
+    }
     return told
   })

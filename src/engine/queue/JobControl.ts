@@ -96,7 +96,11 @@ const validateCancel = (id: unknown, options: unknown): { readonly id: string; r
   const jobId = validateJobId(id)
   if (options === undefined) return { id: jobId, children: "cancel" }
   if (typeof options !== "object" || options === null) {
-    throw new InvalidOptions({ field: "options", value: options, reason: 'must be an object such as { children: "keep" }' })
+    throw new InvalidOptions({
+      field: "options",
+      value: options,
+      reason: 'must be an object such as { children: "keep" }',
+    })
   }
   const children = (options as { readonly children?: unknown }).children
   if (children !== undefined && children !== "cancel" && children !== "keep") {

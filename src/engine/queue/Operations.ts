@@ -90,11 +90,9 @@ const jobId = (id: unknown): Effect.Effect<string, OpsError> =>
 export const makeQueueOps = (core: ControlledQueue, chunk: number = OPS_CHUNK): QueueOps => {
   const { client } = core.calls
   const keys: QueueKeys = core.keys
-  const run = <In, Out>(script: ScriptDef<In, Out>, input: In): Effect.Effect<Out, OpsError> =>
-    Effect.suspend(
-      (): Effect.Effect<Out, OpsError> =>
-        core.isClosed() ? Effect.fail(new QueueClosed({ queue: core.name })) : runScript(client, keys, script, input),
-    )
+  const open = <Out>(call: Effect.Effect<Out, OpsError>): Effect.Effect<Out, OpsError> =>
+    Effect.suspend(() => (core.isClosed() ? Effect.fail(new QueueClosed({ queue: core.name })) : call))
+  const run = <In, Out>(script: ScriptDef<In, Out>, input: In) => open(runScript(client, keys, script, input))
   /** A call on one job: a refusal naming the job's state, else the state it was in. */
   const onJob = <In extends OneJob>(script: ScriptDef<In, ReadonlyArray<unknown>>, input: In) =>
     run(script, input).pipe(
@@ -149,10 +147,7 @@ export const makeQueueOps = (core: ControlledQueue, chunk: number = OPS_CHUNK): 
       take(checkObliterateOptions(options)).pipe(
         // parents in other queues are told first: none waits for ever on this queue's children
         Effect.flatMap((o) =>
-          Effect.suspend(
-            (): Effect.Effect<number, OpsError> =>
-              core.isClosed() ? Effect.fail(new QueueClosed({ queue: core.name })) : farewellParents(client, keys, o.force),
-          ).pipe(Effect.andThen(run(Scripts.obliterate, o.force))),
+          open(farewellParents(client, keys, o.force)).pipe(Effect.andThen(run(Scripts.obliterate, o.force))),
         ),
         Effect.flatMap((r): Effect.Effect<{ readonly active: number }, OpsError> => {
           const refused = operationError(keys, r)
