@@ -25,19 +25,14 @@ afterAll(() => {
   tmp.remove()
 })
 
-/** Per job id: the epoch ms (the workers' clock, CHAOS_TIMES=1) of each start and each return. */
-const timesOf = (workers: ReadonlyArray<Child>) => {
-  const started = new Map<string, number[]>()
-  const returned = new Map<string, number[]>()
-  for (const w of workers) {
-    for (const l of w.lines) {
-      const [kind, id, , a, b] = l.text.split(" ")
-      const into = kind === "started" ? started : kind === "returned" ? returned : undefined
-      const at = Number(kind === "started" ? b : a)
-      if (into && id) into.set(id, [...(into.get(id) ?? []), at])
-    }
+/** Per job id: the epoch ms (the workers' clock, CHAOS_TIMES=1) of each `kind` line; `at`: the field holding it. */
+const timesOf = (workers: ReadonlyArray<Child>, kind: string, at: number) => {
+  const out = new Map<string, number[]>()
+  const lines = workers.flatMap((w) => w.lines.map((l) => l.text.split(" ")))
+  for (const parts of lines.filter((p) => p[0] === kind)) {
+    out.set(parts[1]!, [...(out.get(parts[1]!) ?? []), Number(parts[at])])
   }
-  return { started, returned }
+  return out
 }
 
 describe("flows across a Redis crash", () => {
@@ -85,7 +80,8 @@ describe("flows across a Redis crash", () => {
       { timeoutMs: size(120_000, 600_000), everyMs: 200 },
     )
     expect(s.waitingChildren).toBe(0)
-    const { started, returned } = timesOf(workers)
+    const started = timesOf(workers, "started", 4)
+    const returned = timesOf(workers, "returned", 3)
     const twice = flows.filter((f) => started.get(f.parent)?.length !== 1)
     const early = flows.filter((f) =>
       f.children.some((c) => Math.min(...(returned.get(c) ?? [Number.POSITIVE_INFINITY])) > started.get(f.parent)![0]!),
@@ -99,6 +95,12 @@ describe("flows across a Redis crash", () => {
     expect(await other.verify()).toMatchObject({ violations: 0 })
     const exits = await Promise.all(workers.map((w) => w.stop("SIGTERM")))
     expect(exits.map((e) => e.code)).toEqual([0, 0, 0])
-    report("flows-redis-crash", { flows: FLOWS, jobs: FLOWS * 5, doneAtCrash, twice: twice.length, early: early.length })
+    report("flows-redis-crash", {
+      flows: FLOWS,
+      jobs: FLOWS * 5,
+      doneAtCrash,
+      twice: twice.length,
+      early: early.length,
+    })
   }, 900_000)
 })
