@@ -105,6 +105,20 @@ describe("cancel a parent", () => {
     expect((await queue.verify()).lines).toEqual([])
   })
 
+  it("a shared child whose other parent is in another queue is kept (that queue is out of the child's reach)", async () => {
+    const q = name()
+    const q2 = name()
+    const queue = useQueue<string>(q)
+    const other = useQueue<string>(q2)
+    const child = await queue.add("shared")
+    const here = await queue.add("here", { dependsOn: [child] })
+    await other.add("there", { dependsOn: [{ queue: q, id: child }] })
+    await queue.cancel(here)
+    await queue.sweep()
+    expect(await stateOf(queue, child)).toBe("waiting")
+    expect((await queue.verify()).lines).toEqual([])
+  })
+
   it("a parent of 2,500 children: cancelled in bounded sweep calls (no call O(children))", async () => {
     const q = name()
     const queue = useQueue<string>(q)
