@@ -43,21 +43,22 @@
   ARGV[1] layout  layout version
   ARGV[2] id      the job id
   ARGV[3] requestId  random, one per call ("" = none): a re-sent call finds its receipt and answers the same
+  ARGV[4] children   "cancel" (or absent): a parent waiting for children has its pending children
+                     cancelled too, those no other parent waits on, by the sweep in bounded pages
+                     (lua/include/deps-cascade.lua); "keep": they stay
 
   Returns
     {1, was}   cancelled; was: waiting, delayed, active or waiting-children (a parent waiting for
-               its children: lua/include/deps.lua; its own parents get a note in the outbox)
+               its children: lua/include/deps.lua; its own parents get a note in the outbox; its
+               children are queued for the cascade, ARGV[4])
     {0}        nothing done: no such job, or it already finished (completed, dead, cancelled)
     A re-send of a call that cancelled (its receipt) answers the same {1, was}.
     {'LAYOUT_MISMATCH', found}  layout mismatch; nothing written
 ]]
---!include dedupe
 --!include ready
---!include active
 --!include finish
---!include events
 --!include receipts
---!include deps
+--!include cancel-job
 
 local meta = redis.call('HMGET', KEYS[5], 'layout', 'keepCancelled')
 if meta[1] and meta[1] ~= ARGV[1] then return {'LAYOUT_MISMATCH', meta[1]} end
@@ -66,40 +67,14 @@ local again = receipt_again(KEYS[20], KEYS[21], req)
 if again then return again end
 
 local id = ARGV[2]
-if redis.call('HEXISTS', KEYS[7], id) == 0 then return {0} end
-for _, finished in ipairs({KEYS[2], KEYS[3], KEYS[4]}) do
-  if redis.call('ZSCORE', finished, id) then return {0} end
-end
-
--- the first write removes the job from its state: it never grows memory, so a cancel
--- runs even with maxmemory reached and noeviction
-local was
--- an active job's lease and group slot are freed; its group is kept with its data (a retry
--- runs it in its group), dropped with the data (drop_jobs), as for a completed job
-if active_leave({active = KEYS[1], lease = KEYS[6], holder = KEYS[17]}, {id}, 'cancelled') == 1 then
-  was = 'active'
-elseif delayed_remove(id) == 1 then
-  was = 'delayed'
-elseif deps_fail(id) then
-  was = 'waiting-children'
-elseif ready_remove(id) > 0 then
-  was = 'waiting'
-else
-  return {0}
-end
-
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[4], now, id)
-redis.call('HINCRBY', KEYS[5], 'cancelled', 1)
-free_dedupe(KEYS[12], KEYS[15], KEYS[16], {id})
--- its parents are told (lua/include/deps.lua): one HEXISTS without flows
-deps_ended({meta = KEYS[5]}, {id}, 'cancelled')
 local maxlen = events_maxlen(KEYS[5])
-emit_event(KEYS[18], maxlen, 'cancelled', id, 'was', was)
-if was ~= 'delayed' and maxlen > 0 and redis.call('ZCARD', KEYS[1]) == 0 and ready_count() == 0 then
-  emit_event(KEYS[18], maxlen, 'drained', '')
-end
+local was = cancel_job({
+  active = KEYS[1], lease = KEYS[6], holder = KEYS[17], dead = KEYS[2], done = KEYS[3], cancelled = KEYS[4],
+  data = KEYS[7], meta = KEYS[5], dkey = KEYS[12], dedupe = KEYS[15], dedupeid = KEYS[16], events = KEYS[18],
+}, id, now, maxlen, ARGV[4] ~= 'keep')
+if not was then return {0} end
 
 local job = {
   data = KEYS[7], max = KEYS[8], fails = KEYS[9], lost = KEYS[10], err = KEYS[11], dkey = KEYS[12],

@@ -21,16 +21,20 @@
   ARGV[1] layout   layout version
   ARGV[2..] parent, queue, child, outcome  one group per note: the parent's id, the child's
                    queue ("" = this one), its id, its outcome (completed, dead, cancelled,
-                   removed); at most 1000
+                   removed); at most 1000. Outcome parent-cancelled turns it round (a
+                   cancelled parent's cascade, lua/include/deps-cascade.lua): `parent` is a
+                   child of this queue to cancel, `queue` and `child` the cancelled parent
 
   Returns
-    {status_1, …}  per note: counted, again, unknown, waiting, failed (see deps_apply)
+    {status_1, …}  per note: counted, again, unknown, ended, waiting, failed (see deps_apply);
+                   for parent-cancelled: cancelling (queued for the sweep) or unknown
     {'LAYOUT_MISMATCH', found} layout mismatch; nothing written
 ]]
 local META = KEYS[1]
 --!include layout-guard
 --!include ready
 --!include deps
+--!include deps-cascade
 --!include dead
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -38,7 +42,12 @@ local maxlen = events_maxlen(META)
 local out = {}
 for i = 2, #ARGV, 4 do
   local pid, cq, cid, outcome = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local st = deps_apply(now, pid, cq, cid, outcome, KEYS[2], maxlen)
+  local st
+  if outcome == 'parent-cancelled' then
+    st = deps_cancel_asked(pid, cq .. '|' .. cid) and 'cancelling' or 'unknown'
+  else
+    st = deps_apply(now, pid, cq, cid, outcome, KEYS[2], maxlen)
+  end
   if st == 'fail' then
     st = 'failed'
     if deps_fail(pid) then

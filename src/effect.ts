@@ -68,7 +68,7 @@ export { Limits } from "./engine/model/Validate.ts"
 export type { Durability } from "./engine/partition/Durability.ts"
 export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export type { JobOptions } from "./engine/queue/Job.ts"
-export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
+export type { CancelChildren, CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
 export type { ControlError } from "./engine/queue/JobControl.ts"
 export type { FailOptions, LeaseRefused, ReservedJob, ReserveOptions } from "./engine/queue/Manual.ts"
 export type {
@@ -81,7 +81,7 @@ export type {
   ListState,
   MovedFrom,
 } from "./engine/queue/OpsApi.ts"
-export type { PriorityOptions } from "./engine/queue/QueueApi.ts"
+export type { CancelOptions, PriorityOptions } from "./engine/queue/QueueApi.ts"
 export type {
   ScheduleChange,
   ScheduledJob,

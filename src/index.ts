@@ -54,7 +54,7 @@ export type { Durability } from "./engine/partition/Durability.ts"
 export type { PartitionedStats } from "./engine/partition/Producer.ts"
 export { EvictionPolicyWarning } from "./engine/queue/EvictionPolicy.ts"
 export type { Job, JobOptions } from "./engine/queue/Job.ts"
-export type { CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
+export type { CancelChildren, CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
 export type { FailOptions, ReservedJob, ReserveOptions } from "./engine/queue/Manual.ts"
 export type {
   CleanResult,
@@ -66,7 +66,7 @@ export type {
   ListState,
   MovedFrom,
 } from "./engine/queue/OpsApi.ts"
-export type { PriorityOptions } from "./engine/queue/QueueApi.ts"
+export type { CancelOptions, PriorityOptions } from "./engine/queue/QueueApi.ts"
 export type {
   ScheduleChange,
   ScheduledJob,

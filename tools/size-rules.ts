@@ -57,6 +57,10 @@ export const EXEMPT: Readonly<Record<string, string>> = {
     "the command set: one record of every call a queue makes (now with the outbox signal); the capability table (issue 30 point 2) replaces it, not a split at 300",
   "lua/open.lua#keys":
     "it checks the type of every key of the queue (the `all` group): the errors, logs and dependencies' keys (issues 31, 34) took it past 45",
+  "lua/sweep.lua#expanded":
+    "the sweep is the one bounded backstop of background work (reclaim, promote, trims, dropped parents' edges, the cancel cascade of issue 31): each a function of its include, not a split to fit",
+  "lua/include/deps.lua":
+    "the one owner of the waiting-children state and of the notes a child's end leaves (a test keeps list commands here); its parts deps-gone and deps-cascade are apart already",
   "src/effect/LeaseQueue.ts#function":
     "make builds the Effect face's member record; it goes with the one capability table (issue 30 point 2), not a split at line 80",
 }

@@ -5,7 +5,8 @@
 -- DEP keys), kept apart to bound the file's size.
 
 -- deps_gone(ids): the jobs `ids` are being deleted (drop_jobs): each one that has children
---   edges is recorded in depGone for the sweep (deps_gone_sweep). One EXISTS when the queue
+--   edges is recorded in depGone for the sweep (deps_gone_sweep; one already there for the
+--   cascade, deps-cascade.lua, keeps its score: the cascade records it after). One EXISTS when the queue
 --   has no edges; else one BYLEX probe (O(log N)) per id, never O(children).
 local function deps_gone(ids)
   if redis.call('EXISTS', DEP.children) == 0 then return end
@@ -15,21 +16,22 @@ local function deps_gone(ids)
       gone[#gone + 1], gone[#gone + 2] = 0, id
     end
   end
-  if #gone > 0 then redis.call('ZADD', DEP.gone, unpack(gone)) end
+  if #gone > 0 then redis.call('ZADD', DEP.gone, 'NX', unpack(gone)) end
 end
 
 -- DEPS_GONE_PAGE: the most edges deps_gone_sweep deletes in one call.
 local DEPS_GONE_PAGE = 1000
 
 -- deps_gone_sweep(limit): delete the edges (depChildren members, depState fields) of the
---   parents in depGone, at most min(limit, DEPS_GONE_PAGE) edges, a parent leaving depGone
---   once it has none. Returns how many edges went, and 1 when work remains (else 0).
+--   parents in depGone (score 0; the others are the cascade's), at most min(limit,
+--   DEPS_GONE_PAGE) edges, a parent leaving depGone once it has none. Returns how many edges
+--   went, and 1 when work remains in depGone, the cascade's included (else 0).
 local function deps_gone_sweep(limit)
   local budget = math.min(tonumber(limit), DEPS_GONE_PAGE)
   local deleted = 0
   while budget > 0 do
-    local first = redis.call('ZRANGE', DEP.gone, 0, 0)
-    if #first == 0 then return deleted, 0 end
+    local first = redis.call('ZRANGE', DEP.gone, 0, 0, 'BYSCORE', 'LIMIT', 0, 1)
+    if #first == 0 then break end
     local pid = first[1]
     local members = redis.call('ZRANGE', DEP.children, '[' .. pid .. '|', '[' .. pid .. '|\255', 'BYLEX', 'LIMIT', 0, budget)
     if #members > 0 then

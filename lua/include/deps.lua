@@ -159,13 +159,19 @@ end
 --   policy: 'ignore' counts done, 'remove' counts done and leaves the listing (deps-page),
 --   'fail' fails the parent, 'wait' (the default) keeps the parent waiting (a dead child may
 --   be retried; a cancelled or removed one cannot come back: it fails the parent).
---   Returns 'counted' | 'again' (applied before) | 'unknown' (no such child) | 'waiting' |
---   'fail' (the caller moves the parent to dead, see deps_fail).
+--   Returns 'counted' | 'again' (applied before) | 'unknown' (no such child) | 'ended' (the
+--   parent no longer waits) | 'waiting' | 'fail' (the caller moves the parent to dead, see deps_fail).
 local function deps_apply(now, pid, cq, cid, outcome, events, maxlen)
   local member = pid .. '|' .. cq .. '|' .. cid
   local st = redis.call('HGET', DEP.state, member)
   if not st then return 'unknown' end
   if string.find(st, '|', 1, true) then return 'again' end
+  -- a parent no longer waiting (cancelled, or failed by another child) counts nothing more:
+  -- the edge is marked, the parent's count is gone with its waiting (no count left dangling)
+  if not redis.call('ZSCORE', DEP.waiting, pid) then
+    redis.call('HSET', DEP.state, member, st .. '|' .. outcome)
+    return 'ended'
+  end
   if outcome ~= 'completed' then
     if st == 'wait' and outcome == 'dead' then return 'waiting' end
     if st == 'fail' or st == 'wait' then
@@ -243,6 +249,13 @@ end
 --   completed job not retained): their parents record goes first, so no 'removed' note follows.
 local function deps_forget(ids)
   redis.call('HDEL', DEP.parents, unpack(ids))
+end
+
+-- deps_parents_scan(cursor, count): one HSCAN page of the jobs' parents records: the next
+--   cursor and {child id, "<queue>|<id>,…", …} (obliterate's, lua/deps-parents.lua).
+local function deps_parents_scan(cursor, count)
+  local r = redis.call('HSCAN', DEP.parents, cursor, 'COUNT', count)
+  return r[1], r[2]
 end
 
 -- deps_outbox(limit): the oldest `limit` notes of the outbox.

@@ -24,7 +24,7 @@ import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import type { ControlError } from "../engine/queue/JobControl.ts"
 import type { FailOptions, LeaseRefused, ReservedJob, ReserveOptions } from "../engine/queue/Manual.ts"
-import type { ListedDeadJob, PriorityOptions } from "../engine/queue/QueueApi.ts"
+import type { CancelOptions, ListedDeadJob, PriorityOptions } from "../engine/queue/QueueApi.ts"
 import type { Retention, RetentionInput } from "../engine/queue/Retention.ts"
 import type {
   ScheduledJob,
@@ -145,9 +145,11 @@ export interface Service<A, Out = unknown> extends QueueOperations<A>, Dependenc
   /**
    * Cancel job `id` for good: the state it was in, or undefined when unknown or already
    * finished. An active job's lease is revoked at once (its complete is refused, it is not
-   * retried). O(log N); O(N) in the jobs waiting for a waiting job.
+   * retried). O(log N); O(N) in the jobs waiting for a waiting job. A parent waiting for
+   * children: its pending children no other parent waits on are cancelled too, by the sweep
+   * in bounded pages; `{ children: "keep" }` keeps them (docs/flows.md).
    */
-  readonly cancel: (id: string) => Effect.Effect<CancelledFrom | undefined, ControlError>
+  readonly cancel: (id: string, options?: CancelOptions) => Effect.Effect<CancelledFrom | undefined, ControlError>
   /**
    * Give job `id` a new `priority` (0 .. 1 000 000, lower runs first): a waiting job moves to
    * the back of it (`{ lifo: true }`: to its front), a delayed one has it when due. Succeeds

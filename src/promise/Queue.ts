@@ -30,7 +30,7 @@ import { checkAddArity } from "../engine/queue/Adding.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
 import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/queue/JobCommands.ts"
 import { deadByIds } from "../engine/queue/JobControl.ts"
-import type { ListedDeadJob, PriorityOptions } from "../engine/queue/QueueApi.ts"
+import type { CancelOptions, ListedDeadJob, PriorityOptions } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
 import { type DependencyOptions, QueueDependencies } from "./Dependencies.ts"
@@ -161,13 +161,13 @@ export class Queue<T = unknown, R = unknown> extends QueueDependencies<T> {
   }
 
   /**
-   * Cancel job `id` for good: resolves to the state it was in (waiting, delayed, active), or
-   * undefined when unknown or already finished. An active job's lease is revoked at once (its
-   * late complete or fail is refused, it is not retried; its worker learns it at its next
-   * heartbeat). O(log N); O(N) in the jobs waiting at priority 0 for such a job.
+   * Cancel job `id` for good: the state it was in, or undefined when unknown or finished. An
+   * active job's lease is revoked at once (its late ack is refused, no retry; its worker learns
+   * it at its next heartbeat). A parent's pending children are cancelled too, unless `{ children:
+   * "keep" }` (docs/flows.md). O(log N); O(N) in the jobs waiting at priority 0 for such a job.
    */
-  cancel(id: string): Promise<CancelledFrom | undefined> {
-    return this.#run(this.queue.control.cancel(id))
+  cancel(id: string, options?: CancelOptions): Promise<CancelledFrom | undefined> {
+    return this.#run(this.queue.control.cancel(id, options))
   }
 
   /** Job `id` to the back of `priority` (0 .. 1 000 000; `lifo`: its front) if waiting, or has it when due if delayed (its state); else `JobNotWaiting`. */

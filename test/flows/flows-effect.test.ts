@@ -35,4 +35,18 @@ describe("flows on the Effect face", () => {
       expect(parent!.id).toBe(tree.id)
     }).pipe(Effect.provide(LeaseQueue.layer(Tasks, { name: q, connection: redisUrl(), schema: Task })))
   })
+
+  it.effect('cancel takes { children: "keep" } or cancels the children with the parent (the sweep carries it)', () => {
+    const q = name()
+    return Effect.gen(function* () {
+      const tasks = yield* Tasks
+      const kept = yield* tasks.addFlow({ payload: { step: "p1" }, children: [{ payload: { step: "c1" } }] })
+      const gone = yield* tasks.addFlow({ payload: { step: "p2" }, children: [{ payload: { step: "c2" } }] })
+      expect(yield* tasks.cancel(kept.id, { children: "keep" })).toBe("waiting-children")
+      expect(yield* tasks.cancel(gone.id)).toBe("waiting-children")
+      yield* tasks.sweep()
+      expect((yield* tasks.getJob(kept.children[0]!.id))?.state).toBe("waiting")
+      expect((yield* tasks.getJob(gone.children[0]!.id))?.state).toBe("cancelled")
+    }).pipe(Effect.provide(LeaseQueue.layer(Tasks, { name: q, connection: redisUrl(), schema: Task })))
+  })
 })

@@ -9,6 +9,8 @@
  * leases at most kills × concurrency. No group ever ran more than its cap at once (from
  * the handlers' own start/return times and from sampling `groups()`), and the schedule
  * made one job for every tick, none missed, from its first to its last.
+ * Flows in the mix: parents of 5 children each (1 job in 20 a child); none runs before each
+ * of its children returned, none twice unless a killed worker held it, none is left waiting.
  * The second test races heartbeats (every 20 ms) against completes.
  */
 import type { Redis } from "ioredis"
@@ -36,6 +38,10 @@ const G0_CAP = 4
 const capOf = (group: string) => (group === "g0" ? G0_CAP : GROUP_CAP)
 /** The queue's rate limit: about twice the pace this test runs at (~700 jobs/s on 2 shared cores), so it bites only at peaks. */
 const RATE = { max: 1_500, perMs: 1_000 } as const
+/** Flows in the mix: parents with FLOW_CHILDREN children each, 1 job in 20 a child. */
+const FLOWS = JOBS / 100
+const FLOW_CHILDREN = 5
+const FLOW_JOBS = FLOWS * (FLOW_CHILDREN + 1)
 /** The schedule ticking every second during the run; its jobs' ids are `chaos-tick@<tick>`. */
 const TICK = "chaos-tick"
 
@@ -166,6 +172,44 @@ const peak = (list: Array<{ at: number; delta: number }>) => {
   return most
 }
 
+/**
+ * The flows' faults (docs/flows.md): a parent that started before one of its children returned
+ * (the handlers' clocks, CHAOS_TIMES=1), one that ran again without a killed worker to explain
+ * it (duplicateRuns), one not completed.
+ */
+const flowFaults = (
+  children: ReadonlyArray<Child>,
+  flows: ReadonlyArray<{ readonly parent: string; readonly children: ReadonlyArray<string> }>,
+  killed: ReadonlySet<Child>,
+  done: ReadonlySet<string>,
+) => {
+  const first = (kind: string, at: (parts: string[]) => string | undefined) => {
+    const out = new Map<string, number>()
+    for (const c of children) {
+      for (const l of c.lines) {
+        const parts = l.text.split(" ")
+        if (parts[0] === kind)
+          out.set(parts[1]!, Math.min(out.get(parts[1]!) ?? Number.POSITIVE_INFINITY, Number(at(parts))))
+      }
+    }
+    return out
+  }
+  const started = first("started", (p) => p[4])
+  const returned = first("returned", (p) => p[3])
+  const early = flows.filter((f) =>
+    f.children.some((c) => (returned.get(c) ?? Number.POSITIVE_INFINITY) > (started.get(f.parent) ?? 0)),
+  )
+  const { starts } = runsOf(children)
+  const parents = new Map(flows.flatMap((f) => (starts.has(f.parent) ? [[f.parent, starts.get(f.parent)!]] : [])))
+  const twice = duplicateRuns(parents, killed)
+  return {
+    early: early.map((f) => f.parent),
+    unexplainedTwice: twice.unexplained,
+    ranTwice: twice.duplicates,
+    stuck: flows.filter((f) => !done.has(f.parent)).map((f) => f.parent),
+  }
+}
+
 /** The most active of each group seen by sampling `groups()` until `stop`. */
 const sampleGroups = (queue: {
   groups: () => Promise<{ groups: ReadonlyArray<{ group: string; active: number }> }>
@@ -247,6 +291,15 @@ describe("worker crashes", () => {
         }))
         ids.push(...(await queue.addBulk(chunk)))
       }
+      const flows: Array<{ parent: string; children: string[] }> = []
+      for (let i = 0; i < FLOWS; i++) {
+        const children = Array.from({ length: FLOW_CHILDREN }, () => ({
+          payload: { n: -2 },
+          options: { maxAttempts: 50 },
+        }))
+        const tree = await queue.addFlow({ payload: { n: -3 }, options: { maxAttempts: 50 }, children })
+        flows.push({ parent: tree.id, children: tree.children.map((c) => c.id) })
+      }
       const groupOf = new Map<string, string>()
       for (const [n, id] of ids.entries()) {
         const group = optionsOf(n).group
@@ -262,7 +315,7 @@ describe("worker crashes", () => {
       // (and the ticks made so far) are done; then stop the schedule and finish its last ticks
       const allDone = async () => {
         const { added, completed } = (await queue.stats()).counters
-        return added > JOBS && completed >= added
+        return added > JOBS + FLOW_JOBS && completed >= added
       }
       const timing = { timeoutMs: size(240_000, 900_000), everyMs: 200 }
       await until(`${JOBS} jobs completed`, allDone, timing)
@@ -296,9 +349,9 @@ describe("worker crashes", () => {
       expect(ticks.length).toBeGreaterThan(1)
       const missed = ticks.slice(1).flatMap((t, i) => (t - ticks[i]! === 1_000 ? [] : [`${ticks[i]} -> ${t}`]))
       expect(missed).toEqual([])
-      expect(stats.counters.added).toBe(JOBS + ticks.length)
-      expect(stats.counters.completed).toBe(JOBS + ticks.length)
-      expect(await queue.verify()).toEqual({ violations: 0, jobs: JOBS + ticks.length, lines: [] })
+      expect(stats.counters.added).toBe(JOBS + FLOW_JOBS + ticks.length)
+      expect(stats.counters.completed).toBe(JOBS + FLOW_JOBS + ticks.length)
+      expect(await queue.verify()).toEqual({ violations: 0, jobs: JOBS + FLOW_JOBS + ticks.length, lines: [] })
 
       // who ran what: started/done lines per child
       const { starts, doneAt, leaseLostLines } = runsOf(children)
@@ -324,6 +377,11 @@ describe("worker crashes", () => {
       // every group ran several at once (its cap was in play, not an idle limit)
       expect(GROUPS.filter((g) => (ran.most[g] ?? 0) < 2)).toEqual([])
 
+      // flows: 0 parents run early, 0 run twice unless a killed worker held them, 0 stuck
+      const flowed = flowFaults(children, flows, new Set(kills.map((k) => k.child)), done)
+      expect(stats.waitingChildren).toBe(0)
+      expect(flowed).toMatchObject({ early: [], unexplainedTwice: [], stuck: [] })
+
       const recovery = summary(recoveries)
       report("worker-crashes", {
         jobs: JOBS,
@@ -339,6 +397,8 @@ describe("worker crashes", () => {
         groupMostAtOnce: ran.most,
         groupMostSampled: sampled.most,
         ticks: ticks.length,
+        flows: FLOWS,
+        parentsRanTwice: flowed.ranTwice,
         limitedRate: stats.counters.limitedRate,
         recoveryMedianMs: recovery.median,
         recoveryMaxMs: recovery.max,

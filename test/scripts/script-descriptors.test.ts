@@ -283,6 +283,7 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   depsApply: { input: [{ parent: "p", queue: "", child: "c", outcome: "completed" }], groups: 1 },
   depsOutbox: { input: { limit: 10, applied: ["a"] }, groups: 1 },
   depsPage: { input: { parent: "p", after: "", count: 10 }, groups: 0 },
+  depsParents: { input: { cursor: "0", count: 10 }, groups: 0 },
   depsVerify: { input: { cursor: "0", count: 10 }, groups: 0 },
   deadList: { input: { offset: 0, count: 10 }, groups: 0 },
   deadRetry: { input: { ids: ["a", "b"] }, groups: 2 },

@@ -62,3 +62,55 @@ export const drainOutbox = (
     if (applied.length > 0) yield* runScript(client, keys, Scripts.depsOutbox, { limit: 0, applied })
     return total
   })
+
+/** Most parents records one `deps-parents` call reads before an obliterate. */
+const FAREWELL_PAGE = 500
+
+/** Tell the parents `links` names (in other queues) that their child in the queue of `keys` is removed. */
+const tellRemoved = (
+  client: RedisClient,
+  keys: QueueKeys,
+  links: ReadonlyArray<{ readonly queue: string; readonly parent: string; readonly child: string }>,
+) =>
+  Effect.gen(function* () {
+    const byQueue = new Map<string, Note[]>()
+    for (const l of links) {
+      const notes = byQueue.get(l.queue) ?? []
+      notes.push({ parent: l.parent, queue: keys.queue, child: l.child, outcome: "removed" })
+      byQueue.set(l.queue, notes)
+    }
+    for (const [queue, notes] of byQueue) {
+      for (let i = 0; i < notes.length; i += DRAIN_NOTES) {
+        yield* runScript(client, queueKeys(queue, keys.prefix), Scripts.depsApply, notes.slice(i, i + DRAIN_NOTES))
+      }
+    }
+    return links.length
+  })
+
+/**
+ * Before the queue of `keys` is obliterated (docs/flows.md): its outbox is applied, then every
+ * parent in another queue of one of its jobs is told the child is `removed` (each parent's
+ * policy decides: "wait" and "fail" fail it, "ignore" and "remove" count it), a page of
+ * parents records a call, so no parent waits for ever on a queue that is gone. Nothing is
+ * told when jobs are active and `force` is false (obliterate refuses then). Answers how many
+ * parents' edges were told.
+ */
+export const farewellParents = (
+  client: RedisClient,
+  keys: QueueKeys,
+  force: boolean,
+): Effect.Effect<number, ScriptFailure | RedisError> =>
+  Effect.gen(function* () {
+    const first = yield* runScript(client, keys, Scripts.depsParents, { cursor: "0", count: FAREWELL_PAGE })
+    if (first.active > 0 && !force) return 0
+    // a child's end still in the outbox goes first: a parent that counted it is not failed
+    while ((yield* drainOutbox(client, keys)) > 0) {}
+    let told = yield* tellRemoved(client, keys, first.links)
+    let cursor = first.cursor
+    while (cursor !== "0") {
+      const page = yield* runScript(client, keys, Scripts.depsParents, { cursor, count: FAREWELL_PAGE })
+      told += yield* tellRemoved(client, keys, page.links)
+      cursor = page.cursor
+    }
+    return told
+  })

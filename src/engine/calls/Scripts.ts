@@ -11,7 +11,15 @@
 import { complete, fail, release } from "../scripts/AckScripts.ts"
 import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
-import { depsApply, depsChildren, depsLink, depsOutbox, depsPage, depsVerify } from "../scripts/DepsScripts.ts"
+import {
+  depsApply,
+  depsChildren,
+  depsLink,
+  depsOutbox,
+  depsPage,
+  depsParents,
+  depsVerify,
+} from "../scripts/DepsScripts.ts"
 import { flowEpoch, flowShare } from "../scripts/FlowScripts.ts"
 import { groupLimits, groupList, groupPause } from "../scripts/GroupScripts.ts"
 import {
@@ -52,6 +60,7 @@ export const Scripts = {
   depsLink,
   depsApply,
   depsOutbox,
+  depsParents,
   depsPage,
   depsVerify,
   reserve,

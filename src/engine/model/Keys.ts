@@ -145,7 +145,7 @@ export interface QueueKeys {
   readonly depState: string
   /** HASH parent id -> children pending; "o|<id>" while the parent is open; "d|<id>" its delay once released. */
   readonly depCount: string
-  /** ZSET (score 0) parent ids whose job data was dropped: their children's edges (depChildren, depState) wait for the sweep to delete them, a page a pass. */
+  /** ZSET: the sweep's flow work. Score 0: parent ids whose job data was dropped (their children's edges, depChildren and depState, deleted a page a pass); 1: parents cancelled with their children; 2: children to cancel (lua/include/deps-cascade.lua). */
   readonly depGone: string
 }
 

@@ -12,7 +12,7 @@ import { splitPayload } from "../model/Carrier.ts"
 import type { RedisError } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { scheduledForOf } from "../model/Schedule.ts"
-import type { LimitChange } from "../scripts/JobScripts.ts"
+import type { CancelChildren, LimitChange } from "../scripts/JobScripts.ts"
 import { decodeRetention, RETENTION_FIELDS, type Retention, retentionArgs } from "./Retention.ts"
 
 /** Where a job is. `completed` and `cancelled` jobs are seen while retained (the queue's retention, `setRetention`). */
@@ -105,7 +105,7 @@ export const linesOf = <A>(text: unknown): Array<A> | undefined => {
   return out
 }
 
-export type { CancelledFrom } from "../scripts/JobScripts.ts"
+export type { CancelChildren, CancelledFrom } from "../scripts/JobScripts.ts"
 
 const ULID = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 /** The time (ms) in a ULID's first 10 characters, or 0 for an id that is not a ULID. */
@@ -234,7 +234,7 @@ export const makeJobCommands = (client: RedisClient, k: QueueKeys) => ({
   /** Look a job up by id: O(1) hash reads and at most five O(log N) ZSCOREs. */
   getJob: (id: string) => runScript(client, k, Scripts.getJob, id).pipe(Effect.map((r) => jobInfoOf(id, r))),
   /** Cancel a job: the state it was in, or undefined when unknown or already finished. */
-  cancel: (id: string) => runScript(client, k, Scripts.cancel, id),
+  cancel: (id: string, children: CancelChildren = "cancel") => runScript(client, k, Scripts.cancel, { id, children }),
   /** Give a waiting or delayed job a new priority (`lifo`: at its front): the state it is in, else `JobNotWaiting`. */
   changePriority: (id: string, priority: number, lifo = false) =>
     runScript(client, k, Scripts.changePriority, { id, priority, lifo }).pipe(

@@ -15,7 +15,7 @@ import { isWellFormed, NOT_WELL_FORMED } from "../model/GroupName.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { type Checked, checkInteger, checkKnownKeys, checkObject, Limits } from "../model/Validate.ts"
 import { readOnly } from "./Adding.ts"
-import { makeJobCommands } from "./JobCommands.ts"
+import { type CancelChildren, makeJobCommands } from "./JobCommands.ts"
 import type { ControlError, JobControl, QueueApi } from "./QueueApi.ts"
 import { resolveRetention } from "./Retention.ts"
 
@@ -91,6 +91,41 @@ const checked =
       }
     })
 
+/** Checks `cancel`'s options: `children` is "cancel" (the default) or "keep". */
+const validateCancel = (id: unknown, options: unknown): { readonly id: string; readonly children: CancelChildren } => {
+  const jobId = validateJobId(id)
+  if (options === undefined) return { id: jobId, children: "cancel" }
+  if (typeof options !== "object" || options === null) {
+    throw new InvalidOptions({
+      field: "options",
+      value: options,
+      reason: 'must be an object such as { children: "keep" }',
+    })
+  }
+  const children = (options as { readonly children?: unknown }).children
+  if (children !== undefined && children !== "cancel" && children !== "keep") {
+    throw new InvalidOptions({
+      field: "children",
+      value: children,
+      reason: 'must be "cancel" (a parent\'s pending children are cancelled too, the default) or "keep"',
+    })
+  }
+  return { id: jobId, children: children ?? "cancel" }
+}
+
+/** `cancel` after its options are checked (a bad one changes nothing). */
+const checkedCancel =
+  <A>(f: (id: string, children: CancelChildren) => Effect.Effect<A, ControlError>) =>
+  (id: unknown, options?: unknown): Effect.Effect<A, ControlError> =>
+    Effect.suspend(() => {
+      try {
+        const c = validateCancel(id, options)
+        return f(c.id, c.children)
+      } catch (e) {
+        return Effect.fail(e as InvalidOptions)
+      }
+    })
+
 /**
  * The ids given to `retryDead` / `purgeDead`: an array of at most {@link Limits.bulk} job
  * ids (non-empty strings), else {@link InvalidOptions} naming `ids`.
@@ -135,7 +170,7 @@ export const makeJobControl = (core: ControlledQueue): JobControl => {
     )
   return {
     getJob: checked(validateJobId, (id) => open(readOnly(cmds.getJob(id)))),
-    cancel: checked(validateJobId, (id) => open(cmds.cancel(id))),
+    cancel: checkedCancel((id, children) => open(cmds.cancel(id, children))),
     changePriority: checkedPriority((id, priority, lifo) => open(cmds.changePriority(id, priority, lifo))),
     pause: open(cmds.pause),
     resume: open(cmds.resume),
@@ -195,7 +230,9 @@ export const makePartitionedControl = (
     Effect.forEach(each, f, { concurrency: "unbounded" })
   return {
     getJob: checked(validateJobId, (id) => all((c) => c.getJob(id)).pipe(Effect.map((r) => r.find((j) => j)))),
-    cancel: checked(validateJobId, (id) => all((c) => c.cancel(id)).pipe(Effect.map((r) => r.find((w) => w)))),
+    cancel: checkedCancel((id, children) =>
+      all((c) => c.cancel(id, { children })).pipe(Effect.map((r) => r.find((w) => w))),
+    ),
     changePriority: checkedPriority((id, priority, lifo) =>
       all((c) => Effect.result(c.changePriority(id, priority, { lifo }))).pipe(Effect.flatMap(onePartition(id))),
     ),

@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
+import { farewellParents } from "../admin/Outbox.ts"
 import { runScript } from "../calls/Commands.ts"
 import { operationError } from "../calls/Replies.ts"
 import { Scripts } from "../calls/Scripts.ts"
@@ -89,11 +90,9 @@ const jobId = (id: unknown): Effect.Effect<string, OpsError> =>
 export const makeQueueOps = (core: ControlledQueue, chunk: number = OPS_CHUNK): QueueOps => {
   const { client } = core.calls
   const keys: QueueKeys = core.keys
-  const run = <In, Out>(script: ScriptDef<In, Out>, input: In): Effect.Effect<Out, OpsError> =>
-    Effect.suspend(
-      (): Effect.Effect<Out, OpsError> =>
-        core.isClosed() ? Effect.fail(new QueueClosed({ queue: core.name })) : runScript(client, keys, script, input),
-    )
+  const open = <Out>(call: Effect.Effect<Out, OpsError>): Effect.Effect<Out, OpsError> =>
+    Effect.suspend(() => (core.isClosed() ? Effect.fail(new QueueClosed({ queue: core.name })) : call))
+  const run = <In, Out>(script: ScriptDef<In, Out>, input: In) => open(runScript(client, keys, script, input))
   /** A call on one job: a refusal naming the job's state, else the state it was in. */
   const onJob = <In extends OneJob>(script: ScriptDef<In, ReadonlyArray<unknown>>, input: In) =>
     run(script, input).pipe(
@@ -146,7 +145,10 @@ export const makeQueueOps = (core: ControlledQueue, chunk: number = OPS_CHUNK): 
       }),
     obliterate: (options) =>
       take(checkObliterateOptions(options)).pipe(
-        Effect.flatMap((o) => run(Scripts.obliterate, o.force)),
+        // parents in other queues are told first: none waits for ever on this queue's children
+        Effect.flatMap((o) =>
+          open(farewellParents(client, keys, o.force)).pipe(Effect.andThen(run(Scripts.obliterate, o.force))),
+        ),
         Effect.flatMap((r): Effect.Effect<{ readonly active: number }, OpsError> => {
           const refused = operationError(keys, r)
           return refused ? Effect.fail(refused) : Effect.succeed({ active: Number(r[1]) })

@@ -24,7 +24,7 @@ import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 import type { GroupLimits, GroupPage } from "../scripts/GroupScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
 import type { DependencyControl } from "./Dependencies.ts"
-import type { CancelledFrom, JobInfo } from "./JobCommands.ts"
+import type { CancelChildren, CancelledFrom, JobInfo } from "./JobCommands.ts"
 import type { ManualProcessing } from "./Manual.ts"
 import type { QueueOps } from "./OpsApi.ts"
 import type { Retention } from "./Retention.ts"
@@ -41,10 +41,20 @@ export interface PriorityOptions {
   readonly lifo?: boolean | undefined
 }
 
+/** Options of `cancel`. */
+export interface CancelOptions {
+  /**
+   * A parent waiting for its children (flows, docs/flows.md): `"cancel"` its pending children
+   * too, those no other parent waits on, recursively, by the sweep a bounded page a call;
+   * `"keep"` them. Default `"cancel"`.
+   */
+  readonly children?: CancelChildren | undefined
+}
+
 /** The job-control calls of a queue (one or partitioned), as Effects; payloads as stored (JSON text). */
 export interface JobControl {
   readonly getJob: (id: string) => Effect.Effect<JobInfo<string> | undefined, ControlError>
-  readonly cancel: (id: string) => Effect.Effect<CancelledFrom | undefined, ControlError>
+  readonly cancel: (id: string, options?: CancelOptions) => Effect.Effect<CancelledFrom | undefined, ControlError>
   /** Give a waiting or delayed job a new priority (`lifo`: at its front): the state it is in; {@link JobNotWaiting} for any other. */
   readonly changePriority: (
     id: string,

@@ -1,6 +1,6 @@
 /**
  * The descriptors of the dependencies' scripts (flows: a parent waits for its children;
- * docs/flows.md): `deps-children`, `deps-link`, `deps-apply`, `deps-outbox`, `deps-page`.
+ * docs/flows.md): `deps-children`, `deps-link`, `deps-apply`, `deps-outbox`, `deps-page`, `deps-parents`.
  * Not flow control (rate limit, concurrency cap: `set-limits`).
  */
 import type { ChildFailurePolicy } from "../model/Dependencies.ts"
@@ -61,11 +61,18 @@ export interface Note {
   /** The child's queue, "" for the parent's own. */
   readonly queue: string
   readonly child: string
-  readonly outcome: "completed" | "dead" | "cancelled" | "removed"
+  /**
+   * "parent-cancelled" turns the note round (a cancelled parent's cascade): `parent` is a job
+   * of the applying queue to cancel, `queue` and `child` the parent cancelled.
+   */
+  readonly outcome: ChildEnd | "parent-cancelled"
 }
 
+/** How a child ended, as its parent counts it. */
+export type ChildEnd = "completed" | "dead" | "cancelled" | "removed"
+
 /** What applying a note did (see lua/include/deps.lua, deps_apply). */
-export type NoteStatus = "counted" | "again" | "unknown" | "waiting" | "failed"
+export type NoteStatus = "counted" | "again" | "unknown" | "ended" | "waiting" | "failed" | "cancelling"
 
 /** `deps-apply`: apply notes to parents of this queue, each once. */
 export const depsApply = defineScript({
@@ -98,6 +105,28 @@ export const depsOutbox = defineScript({
   },
 })
 
+/** `deps-parents`: a page of the jobs with a parent in another queue (obliterate tells those parents first). */
+export const depsParents = defineScript({
+  name: "deps-parents",
+  keys: ["meta", "active", ...READY_KEYS],
+  argv: ["layout", "cursor", "count"],
+  args: (i: { readonly cursor: string; readonly count: number }): Argv => [LAYOUT_VERSION, i.cursor, i.count],
+  decode: (
+    reply,
+  ): {
+    readonly cursor: string
+    readonly active: number
+    readonly links: ReadonlyArray<{ readonly queue: string; readonly parent: string; readonly child: string }>
+  } => {
+    const r = list(reply)
+    const links = r.slice(2).map((raw) => {
+      const [queue, parent, child] = String(raw).split("|") as [string, string, string]
+      return { queue, parent, child }
+    })
+    return { cursor: String(r[0]), active: Number(r[1]), links }
+  },
+})
+
 /**
  * `deps-verify`: a page of the parents waiting for children checked against their children,
  * or (mode "edges") a page of all children edges checked for a parent that is gone (read-only).
@@ -125,7 +154,7 @@ export interface ChildEntry {
   readonly id: string
   readonly policy: ChildFailurePolicy
   /** The outcome that counted, or undefined while pending. */
-  readonly outcome: Note["outcome"] | undefined
+  readonly outcome: ChildEnd | undefined
   /** The result (JSON text) of a retained child of the parent's queue, "" for none, "#<bytes>" when over 64 KiB. */
   readonly result: string
 }
@@ -159,7 +188,7 @@ export const depsPage = defineScript({
         queue: String(r[i]),
         id: String(r[i + 1]),
         policy: policy as ChildFailurePolicy,
-        outcome: outcome as Note["outcome"] | undefined,
+        outcome: outcome as ChildEnd | undefined,
         result: String(r[i + 3]),
       })
     }

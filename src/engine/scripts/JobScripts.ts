@@ -9,6 +9,12 @@ import { type Argv, defineScript, list } from "./Script.ts"
 /** The states `cancel` can stop a job in. */
 export type CancelledFrom = "waiting" | "delayed" | "active" | "waiting-children"
 
+/**
+ * What a cancel does to a parent's pending children (flows, docs/flows.md): `"cancel"` them too
+ * (those no other parent waits on), or `"keep"` them.
+ */
+export type CancelChildren = "cancel" | "keep"
+
 /** The keys of a job look-up (get-job, and the dashboard's job-peek): every state and per-job hash, then the ready group. */
 export const JOB_LOOKUP_KEYS = [
   "active",
@@ -90,10 +96,21 @@ export const cancel = defineScript({
     "logs",
     ...READY_KEYS,
   ],
-  argv: ["layout", "id", "requestId"],
+  argv: ["layout", "id", "requestId", "children"],
   // the request id (default: drawn when the call's ARGV is built, so a re-send carries the same) is the call's receipt
-  args: (i: string | { readonly id: string; readonly requestId: string }): Argv =>
-    typeof i === "string" ? [LAYOUT_VERSION, i, newRequestId()] : [LAYOUT_VERSION, i.id, i.requestId],
+  args: (
+    i:
+      | string
+      | {
+          readonly id: string
+          readonly requestId?: string | undefined
+          /** A parent's pending children: cancelled too (default) or kept. */
+          readonly children?: CancelChildren | undefined
+        },
+  ): Argv =>
+    typeof i === "string"
+      ? [LAYOUT_VERSION, i, newRequestId(), "cancel"]
+      : [LAYOUT_VERSION, i.id, i.requestId ?? newRequestId(), i.children ?? "cancel"],
   decode: (reply): CancelledFrom | undefined => {
     const r = list<number | string>(reply)
     return r[0] === 1 ? (r[1] as CancelledFrom) : undefined
