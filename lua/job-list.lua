@@ -18,7 +18,7 @@
   KEYS[8] max       HASH  id -> maxAttempts (no field: 3)
   KEYS[9] err       HASH  id -> last error (JSON)
   KEYS[10] result   HASH  id -> result of a retained completed job
-  KEYS[11] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job
+  KEYS[11] holder   HASH  id -> "<workerId>|<token>|<startedAt>|<until>" of an active job (include/active)
   KEYS[12..] ready   READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
@@ -94,7 +94,7 @@ local function put(entry, score)
     if rlen > 0 and rlen <= 1024 then result = redis.call('HGET', KEYS[10], id) end
   elseif state == 'active' then
     local h = redis.call('HGET', KEYS[11], id)
-    local at = h and string.match(h, '|(%d+)|')
+    local at = h and string.match(h, '|(%d+)|%d+$')
     started = at and tonumber(at) or false
   end
   out[#out + 1] = err

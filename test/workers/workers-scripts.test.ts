@@ -9,6 +9,7 @@ import { extendAnswer, makeCommands } from "../../src/engine/calls/Commands.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { newJob, run } from "../support/jobs.ts"
+import { dropLease } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, untilRedisClock } from "../support/until.ts"
 
@@ -211,7 +212,7 @@ describe("a cancelled job", () => {
     // what a cancel of an active job leaves: the lease gone, the job marked cancelled
     for (const j of jobs) {
       await raw.zrem(keys.active, j.id)
-      await raw.hdel(keys.lease, j.id)
+      await dropLease(raw, keys, j.id)
     }
     await raw.zadd(keys.cancelled, await redisNow(raw), a.id)
     expect((await run(c.extend(jobs, 5_000))).map(extendAnswer)).toEqual(["cancelled", "lost"])

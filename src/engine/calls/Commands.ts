@@ -266,6 +266,9 @@ const adminCommands = (run: Run, client: RedisClient, keys: QueueKeys) => ({
   /** Dead jobs deleted: these ids, or the oldest `all`. */
   deadPurge: (target: DeadTarget) => run(Scripts.deadPurge, target),
 
+  /** One bounded step of moving the queue to this key layout (see lua/upgrade.lua). */
+  upgradeStep: (count: number, force: boolean) => run(Scripts.upgrade, { count, force }),
+
   /** Check the queue's invariants page by page (see Verify.ts). Defaults: 100 lines, pages of 100. */
   verify: (maxLines: number = DEFAULT_VERIFY_LINES, pageSize: number = DEFAULT_VERIFY_PAGE) =>
     verifyQueue(run, { maxLines, pageSize }),
