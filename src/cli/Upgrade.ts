@@ -1,7 +1,7 @@
 /**
  * `leaseq upgrade --queue <name>`: move one queue (every partition of a partitioned one) to
  * this leaseq's key layout while producers and workers of the old and the new version run
- * (src/engine/admin/Upgrade.ts). Resumable: run it again after a crash. Exit 1 when workers
+ * (src/engine/admin/LayoutUpgrade.ts). Resumable: run it again after a crash. Exit 1 when workers
  * of the old layout were still live at `--wait-ms` (the move stays where it was).
  */
 import * as Effect from "effect/Effect"

@@ -12,8 +12,8 @@ import { describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { type QueueKeys, queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect } from "../../src/redis/Client.ts"
-import { deferred, onCleanup } from "../support/cleanup.ts"
 import { ROOT, startChild } from "../support/child.ts"
+import { deferred, onCleanup } from "../support/cleanup.ts"
 import { queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
@@ -48,7 +48,11 @@ const oldQueue = (q: string): OldQueue => {
   onCleanup(() => queue.close())
   return queue
 }
-const oldWorker = (q: string, handler: (job: { id: string; payload: { n: number } }) => Promise<void>, options = {}) => {
+const oldWorker = (
+  q: string,
+  handler: (job: { id: string; payload: { n: number } }) => Promise<void>,
+  options = {},
+) => {
   const worker = new old.Worker(q, handler, { connection, ...options })
   onCleanup(() => worker.close())
   return worker
@@ -125,8 +129,14 @@ describe("upgrade: layout 1 to 2 with old and new clients running", () => {
         added++
       }
     }
-    const oldProducing = produce((n) => oldQ.add({ n }), () => oldAdding)
-    const newProducing = produce((n) => newQ.add({ n }), () => newAdding)
+    const oldProducing = produce(
+      (n) => oldQ.add({ n }),
+      () => oldAdding,
+    )
+    const newProducing = produce(
+      (n) => newQ.add({ n }),
+      () => newAdding,
+    )
 
     await until("the old worker holds 10 jobs", () => oldHeld.length === 10)
     // layout 1 leases: the token in `lease`, the holder entry without it

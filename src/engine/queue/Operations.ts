@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
-import { upgradeQueue } from "../admin/Upgrade.ts"
+import { upgradeQueue } from "../admin/LayoutUpgrade.ts"
 import { runScript } from "../calls/Commands.ts"
 import { operationError } from "../calls/Replies.ts"
 import { Scripts } from "../calls/Scripts.ts"

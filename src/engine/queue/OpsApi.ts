@@ -4,7 +4,7 @@
  * obliterate, and promote, reschedule, retry or update one job. Payloads are JSON text here.
  */
 import type * as Effect from "effect/Effect"
-import type { UpgradeResult } from "../admin/Upgrade.ts"
+import type { UpgradeResult } from "../admin/LayoutUpgrade.ts"
 import type { ScriptFailure } from "../calls/Commands.ts"
 import type {
   InvalidOptions,
@@ -15,7 +15,7 @@ import type {
 } from "../model/Errors.ts"
 import type { ListState } from "../scripts/OpsScripts.ts"
 
-export type { UpgradeResult } from "../admin/Upgrade.ts"
+export type { UpgradeResult } from "../admin/LayoutUpgrade.ts"
 export type { CleanState, ListState } from "../scripts/OpsScripts.ts"
 
 /** Options of `getJobs`. */
