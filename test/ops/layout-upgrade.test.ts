@@ -9,6 +9,7 @@
 import { join } from "node:path"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
+import * as LeaseQueue from "../../src/effect/LeaseQueue.ts"
 import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { type QueueKeys, queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect } from "../../src/redis/Client.ts"
@@ -263,5 +264,23 @@ describe("upgrade: a move killed between its calls resumes", () => {
     await expect(queue.upgrade({ force: "yes" } as never)).rejects.toMatchObject({ field: "force" })
     expect(await queue.upgrade()).toMatchObject({ done: true, layout: "2", steps: 1, moved: 0 })
     expect(await meta(queueKeys(q), "upgrade")).toBeNull()
+  })
+
+  it("the Effect face moves a layout 1 queue the same", async () => {
+    const q = name()
+    const keys = queueKeys(q)
+    await oldQueue(q).add({ n: 1 })
+    expect(await meta(keys, "layout")).toBe("1")
+    const result = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const lq = yield* LeaseQueue.make<{ n: number }>({ name: q, connection })
+          return yield* lq.upgrade({ pageSize: 10 })
+        }),
+      ),
+    )
+    expect(result).toMatchObject({ done: true, layout: "2", waitingFor: [] })
+    expect(await meta(keys, "layout")).toBe("2")
+    expect(await meta(keys, "upgrade")).toBeNull()
   })
 })
