@@ -60,7 +60,13 @@ const entries = (await admin.slowlog("GET", "-1")) as Array<[number, number, num
 const sha = loadScript("upgrade").sha
 const calls = entries.filter((e) => String(e[3]?.[0]).toLowerCase() === "evalsha" && e[3]?.[1] === sha)
 const longest = Math.max(...calls.map((e) => e[2]))
-if (process.env.UPGRADE_CALLS) console.log(calls.map((e) => e[2]).reverse().join(" "))
+if (process.env.UPGRADE_CALLS)
+  console.log(
+    calls
+      .map((e) => e[2])
+      .reverse()
+      .join(" "),
+  )
 const mem1 = await usedMemory(admin)
 console.log(
   `upgrade of ${waiting} waiting + ${2 * active} active (${active} leased by a layout 1 worker): ${ms.toFixed(0)} ms, ${result.steps} calls, ${result.moved} entries moved; longest call ${result.longestCallMs} ms (client), ${longest} us (Redis, of ${calls.length} upgrade calls); done ${result.done}, layout ${result.layout}`,
