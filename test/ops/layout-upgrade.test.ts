@@ -22,6 +22,7 @@ import { useQueue, useWorker } from "../support/use.ts"
 /** The frozen layout 1 engine's Promise face (plain JS, no types shipped with it). */
 interface OldQueue {
   add(payload: unknown): Promise<string>
+  reserve(options: { count: number }): Promise<Array<{ id: string; token: number }>>
   addBulk(jobs: ReadonlyArray<{ payload: unknown }>): Promise<string[]>
   close(): Promise<void>
 }
@@ -282,5 +283,33 @@ describe("upgrade: a move killed between its calls resumes", () => {
     expect(result).toMatchObject({ done: true, layout: "2", waitingFor: [] })
     expect(await meta(keys, "layout")).toBe("2")
     expect(await meta(keys, "upgrade")).toBeNull()
+  })
+
+  it("during the move a lease still in layout 1's form is honoured by this version's calls", async () => {
+    const q = name()
+    const keys = queueKeys(q)
+    const oldQ = oldQueue(q)
+    await oldQ.add({ n: 1 })
+    await oldQ.add({ n: 2 })
+    const [a, b] = await oldQ.reserve({ count: 2 })
+    const client = connect(connection)
+    onCleanup(() => client.close())
+    // one step: the copy pass (both leases rewritten) ends, no worker is registered: layout 2
+    expect(await Effect.runPromise(makeCommands(client, keys).upgradeStep(500, false))).toMatchObject({
+      kind: "step",
+      phase: "clean",
+    })
+    expect(await meta(keys, "layout")).toBe("2")
+    // b as a layout 1 worker would have taken it behind the copy pass: no token in its holder entry
+    const entry = String(await shared.raw.hget(keys.holder, b!.id)).split("|")
+    await shared.raw.hset(keys.holder, b!.id, [entry[0], entry[2], entry[3]].join("|"))
+    expect(await shared.raw.hget(keys.lease, b!.id)).toBe(String(b!.token))
+    const queue = useQueue(q)
+    await queue.complete(b!.id, b!.token)
+    await queue.complete(a!.id, a!.token)
+    expect(await queue.upgrade()).toMatchObject({ done: true, layout: "2" })
+    const s = await queue.stats()
+    expect(s.counters).toMatchObject({ completed: 2, refused: 0 })
+    expect(await queue.verify()).toMatchObject({ violations: 0 })
   })
 })
