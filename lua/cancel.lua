@@ -61,7 +61,7 @@
 --!include cancel-job
 
 local meta = redis.call('HMGET', KEYS[5], 'layout', 'keepCancelled')
-if meta[1] and meta[1] ~= ARGV[1] then return {'LAYOUT_MISMATCH', meta[1]} end
+if meta[1] and meta[1] ~= ARGV[1] and meta[1] ~= '1' then return {'LAYOUT_MISMATCH', meta[1]} end
 local req = ARGV[3] or ''
 local again = receipt_again(KEYS[20], KEYS[21], req)
 if again then return again end

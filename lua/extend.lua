@@ -2,15 +2,15 @@
   extend — heartbeat: push the deadline of many leases to Redis-now + leaseMs, store the
   progress their handlers reported, and refresh the calling worker's registry record.
 
-  A lease is still held when the job is in active and lease[id] equals the token,
+  A lease is still held when the job is in active and its token (include/active) is the token,
   even if its deadline has passed and no sweep has reclaimed it yet. A lease is never
   extended past its holder entry's `until` (run start + timeoutMs + lease, set by
   reserve for a job with a timeout), so a handler that ignores its timeout is reclaimed.
 
   KEYS[1] active    ZSET  id -> lease deadline (ms)
-  KEYS[2] lease     HASH  id -> fencing token
+  KEYS[2] lease     HASH  id -> fencing token (layout 1, see include/active)
   KEYS[3] meta      HASH  layout version
-  KEYS[4] holder    HASH  id -> "<workerId>|<startedAt>|<until>" (until 0 = no timeout)
+  KEYS[4] holder    HASH  id -> "<workerId>|<token>|<startedAt>|<until>" (until 0 = no timeout)
   KEYS[5] cancelled ZSET  id -> time cancelled: a lost lease whose job is here was cancelled
   KEYS[6] progress  HASH  id -> latest progress (JSON)
   KEYS[7] workers   HASH  worker id -> its record (JSON)
@@ -28,7 +28,7 @@
   ARGV[7..] id, token, progress  one triple per lease, at most 1000 (progress: JSON text to
                     store for that job, "" = none new)
 
-  Cost: O(1) commands per call (HMGET lease, HMGET holder, one ZADD, at most one HSET of
+  Cost: O(1) commands per call (HMGET holder, HMGET lease for layout 1 entries, one ZADD, at most one HSET of
   progress, two registry writes; a ZSCORE per lost lease, an XADD per progress stored);
   O(n) work for n leases.
 
@@ -73,8 +73,7 @@ local ids = {}
 for i = 7, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
 local out = {}
 if #ids == 0 then return out end
-local tokens = redis.call('HMGET', KEYS[2], unpack(ids))
-local holders = redis.call('HMGET', KEYS[4], unpack(ids))
+local tokens, holders = active_read({lease = KEYS[2], holder = KEYS[4]}, ids)
 local zargs, pargs, obliterated = {}, {}, nil
 for i, id in ipairs(ids) do
   local base = 4 + i * 3

@@ -18,8 +18,8 @@
   KEYS[8] max       HASH  id -> maxAttempts (no field: 3)
   KEYS[9] err       HASH  id -> last error (JSON)
   KEYS[10] result   HASH  id -> result of a retained completed job
-  KEYS[11] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job (or of the
-                    run of a retained completed one)
+  KEYS[11] holder   HASH  id -> "<workerId>|<token>|<startedAt>|<until>" of an active job (include/active;
+                    a retained completed job keeps its run's, without the token)
   KEYS[12..] ready   READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
 
@@ -97,7 +97,7 @@ local function put(entry, score)
   end
   if state == 'completed' or state == 'active' then
     local h = redis.call('HGET', KEYS[11], id)
-    local at = h and string.match(h, '|(%d+)|')
+    local at = h and string.match(h, '|(%d+)|%d+$')
     started = at and tonumber(at) or false
   end
   out[#out + 1] = err

@@ -3,10 +3,11 @@
   (read-only, O(log N + limit) for N active jobs: never a scan of the in-flight set).
 
   KEYS[1] active  ZSET  id -> lease deadline (ms, Redis clock)
-  KEYS[2] lease   HASH  id -> fencing token of the current lease
+  KEYS[2] lease   HASH  id -> fencing token of the current lease (layout 1, see include/active)
   KEYS[3] fails   HASH  id -> handler failures so far
   KEYS[4] lost    HASH  id -> lost leases so far
   KEYS[5] max     HASH  id -> maxAttempts (no field: 3, the default)
+  KEYS[6] holder  HASH  id -> "<workerId>|<token>|<startedAt>|<until>" (include/active)
 
   ARGV[1] layout   layout version (not enforced: a read-only view)
   ARGV[2] limit    the most leases returned (1 to 1000)
@@ -18,6 +19,7 @@
       then 6 values per lease, soonest deadline first (token, failures and lostLeases
       false when the hash has no field; maxAttempts then 3, the default)
 ]]
+--!include active
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit = tonumber(ARGV[2])
@@ -26,7 +28,7 @@ local out = {now, redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[1], '-
 if #rows == 0 then return out end
 local ids = {}
 for i = 1, #rows, 2 do ids[#ids + 1] = rows[i] end
-local tokens = redis.call('HMGET', KEYS[2], unpack(ids))
+local tokens = active_tokens({lease = KEYS[2], holder = KEYS[6]}, ids)
 local fails = redis.call('HMGET', KEYS[3], unpack(ids))
 local lost = redis.call('HMGET', KEYS[4], unpack(ids))
 local max = redis.call('HMGET', KEYS[5], unpack(ids))

@@ -7,8 +7,9 @@
   fields (include/finish drop_jobs) and goes with obliterate. O(size of the job's log).
 
   KEYS[1] meta   HASH  layout version
-  KEYS[2] lease  HASH  id -> fencing token of the current lease (read only)
+  KEYS[2] lease  HASH  id -> fencing token of the current lease (layout 1, read only)
   KEYS[3] logs   HASH  id -> the job's log lines
+  KEYS[4] holder HASH  id -> the lease's holder entry, with its token (include/active; read only)
 
   ARGV[1] layout  layout version
   ARGV[2] id      the job
@@ -22,10 +23,11 @@
 ]]
 local META = KEYS[1]
 --!include layout-guard
+--!include active
 local LOGS_KEPT = 100
 
 local id = ARGV[2]
-if redis.call('HGET', KEYS[2], id) ~= ARGV[3] then return {0} end
+if active_tokens({lease = KEYS[2], holder = KEYS[4]}, {id})[1] ~= ARGV[3] then return {0} end
 local text = redis.call('HGET', KEYS[3], id)
 local add = table.concat(ARGV, '\n', 4)
 text = text and (text .. '\n' .. add) or add

@@ -22,7 +22,8 @@
 local META = KEYS[1]
 --!include layout-guard
 local names = {'keep', 'keepMs', 'keepCancelled', 'keepCancelledMs', 'keepDead', 'keepDeadMs'}
-local set = {'layout', ARGV[1]}
+-- a queue's layout once written changes only through upgrade (lua/upgrade.lua)
+local set = {'layout', layout or ARGV[1]}
 for i, name in ipairs(names) do
   local v = ARGV[i + 1]
   if v == '' then

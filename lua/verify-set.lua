@@ -5,13 +5,13 @@
 
   Checks per member: it is in no earlier sorted set (order: active, delayed, dead,
   done; a member of wait is checked by verify-wait), its payload is in data, and an
-  active job has a lease token.
+  active job has a lease (its holder entry: both key layouts write one, include/active).
 
   KEYS[1] active   ZSET
   KEYS[2] dead     ZSET
   KEYS[3] done     ZSET
   KEYS[4] data     HASH  id -> payload
-  KEYS[5] lease    HASH  id -> fencing token
+  KEYS[5] holder   HASH  id -> the lease's holder entry
   KEYS[6] meta     HASH  (field layout)
   KEYS[7..] ready  READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
@@ -61,7 +61,7 @@ for i = 1, #scan[2], 2 do
     lines[#lines + 1] = 'no-data ' .. id .. ' is in ' .. name .. ' without a payload'
   end
   if which == 1 and redis.call('HEXISTS', KEYS[5], id) == 0 then
-    lines[#lines + 1] = 'no-lease ' .. id .. ' is active without a lease token'
+    lines[#lines + 1] = 'no-lease ' .. id .. ' is active without a lease entry'
   end
 end
 local groups = {}

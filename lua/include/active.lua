@@ -9,22 +9,90 @@
 -- src/engine/model/Keys.ts):
 --   active  ZSET  id -> lease deadline (ms, Redis clock); its size is the queue's jobs in
 --                 flight, so leaving it frees a slot of the queue's concurrency (flow.lua)
---   lease   HASH  id -> fencing token of the current lease
---   holder  HASH  id -> "<workerId>|<startedAt>|<until>" of the current lease, or of the run
---                 that completed a job: kept with it, for its start time, until its data goes
---                 (active_forget, called by drop_jobs in lua/include/finish.lua)
+--   lease   HASH  id -> fencing token of the current lease (key layout 1 only: a queue of
+--                 layout 2 has none once `upgrade` is done, and writes none)
+--   holder  HASH  id -> "<workerId>|<token>|<startedAt>|<until>" of the current lease: the one
+--                 hash of a lease in key layout 2. Layout 1 wrote "<workerId>|<startedAt>|<until>"
+--                 with the token in `lease`; both forms are read (a queue moves by `upgrade`,
+--                 lua/upgrade.lua), and every reader of layout 1 parses the new form alike
+--                 (`until` last, `startedAt` before it, the worker id first).
+--                 A completed job keeps its run's entry without the token,
+--                 "<workerId>|<startedAt>|<until>" (active_keep_run), for its start time, until
+--                 its data goes (active_forget, called by drop_jobs in lua/include/finish.lua).
 
--- active_tokens(a, ids): the token each job `ids` is leased under (false for none), one HMGET.
-local function active_tokens(a, ids)
-  return redis.call('HMGET', a.lease, unpack(ids))
+-- active_read(a, ids): the token each job `ids` is leased under (false for none) and its
+--   holder entry (false for none), one HMGET; a second (of `lease`) only for entries of the
+--   layout 1 form, which carry no token.
+local function active_read(a, ids)
+  local holders = redis.call('HMGET', a.holder, unpack(ids))
+  local tokens, old = {}, nil
+  for i = 1, #ids do
+    local h = holders[i]
+    local tok = h and string.match(h, '^[^|]*|(%d+)|%d+|%d+$')
+    if tok then
+      tokens[i] = tok
+    else
+      tokens[i] = false
+      old = old or {}
+      old[#old + 1] = i
+    end
+  end
+  if old then
+    local ask = {}
+    for k, i in ipairs(old) do ask[k] = ids[i] end
+    local got = redis.call('HMGET', a.lease, unpack(ask))
+    for k, i in ipairs(old) do tokens[i] = got[k] end
+  end
+  return tokens, holders
 end
 
--- active_take(a, zargs, leases, holders): lease jobs: zargs deadline, id pairs (ZADD),
---   leases id, token pairs, holders id, holder-entry pairs (HSET each).
-local function active_take(a, zargs, leases, holders)
+-- active_tokens(a, ids): the token each job `ids` is leased under (false for none).
+local function active_tokens(a, ids)
+  return (active_read(a, ids))
+end
+
+-- active_take(a, zargs, holders, leases): lease jobs: zargs deadline, id pairs (ZADD),
+--   holders id, "<workerId>|<token>|<startedAt>|<until>" pairs (HSET); leases id, token
+--   pairs, given only while the queue is of key layout 1 (its layout 1 clients read them).
+local function active_take(a, zargs, holders, leases)
   redis.call('ZADD', a.active, unpack(zargs))
-  redis.call('HSET', a.lease, unpack(leases))
   redis.call('HSET', a.holder, unpack(holders))
+  if leases then redis.call('HSET', a.lease, unpack(leases)) end
+end
+
+-- active_upgrade(a, ids): write the holder entry of each job `ids` still in the layout 1
+--   form with its token from `lease` (the form every layout 1 reader also parses); lua/upgrade.
+--   Returns how many it rewrote.
+local function active_upgrade(a, ids)
+  if #ids == 0 then return 0 end
+  local holders = redis.call('HMGET', a.holder, unpack(ids))
+  local tokens = redis.call('HMGET', a.lease, unpack(ids))
+  local set = {}
+  for i, id in ipairs(ids) do
+    local h = holders[i]
+    if h and tokens[i] and not string.match(h, '^[^|]*|%d+|%d+|%d+$') then
+      local w, start, untilMs = string.match(h, '^([^|]*)|(%d+)|?(%d*)$')
+      if w then
+        set[#set + 1] = id
+        set[#set + 1] = w .. '|' .. tokens[i] .. '|' .. start .. '|' .. (untilMs ~= '' and untilMs or '0')
+      end
+    end
+  end
+  if #set > 0 then redis.call('HSET', a.holder, unpack(set)) end
+  return #set / 2
+end
+
+-- active_drop_tokens(a, ids, last): the layout 1 token entries of `ids` deleted (their
+--   holder entries carry the token: active_upgrade first); `last` deletes what is left of
+--   the `lease` hash. lua/upgrade. Returns how many entries went.
+local function active_drop_tokens(a, ids, last)
+  local n = 0
+  if #ids > 0 then
+    active_upgrade(a, ids)
+    n = redis.call('HDEL', a.lease, unpack(ids))
+  end
+  if last then redis.call('DEL', a.lease) end
+  return n
 end
 
 -- active_extend(a, zargs): move the deadlines of jobs still active (deadline, id pairs; XX).
@@ -48,6 +116,24 @@ local function active_leave(a, ids, why)
   if why ~= 'completed' then redis.call('HDEL', a.holder, unpack(ids)) end
   if n > 0 or #ids > 1 then ready_left(ids, why == 'missing') end
   return n
+end
+
+-- active_keep_run(a, ids, holders): the holder entries the completed jobs `ids` keep
+--   (active_leave; `holders` their entries as active_read gave them) rewritten without the
+--   token, "<workerId>|<startedAt>|<until>": a record of the run, never a lease a late ack
+--   could match (active_read finds no token in it). One HSET, only for entries that carry one.
+local function active_keep_run(a, ids, holders)
+  local set = {}
+  for i, id in ipairs(ids) do
+    local h = holders[i]
+    local w, start, untilMs = nil, nil, nil
+    if h then w, start, untilMs = string.match(h, '^([^|]*)|%d+|(%d+)|(%d+)$') end
+    if w then
+      set[#set + 1] = id
+      set[#set + 1] = w .. '|' .. start .. '|' .. untilMs
+    end
+  end
+  if #set > 0 then redis.call('HSET', a.holder, unpack(set)) end
 end
 
 -- active_forget(a, ids): drop the holder entries the completed jobs `ids` kept (active_leave),

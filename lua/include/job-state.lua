@@ -1,5 +1,6 @@
 --!include ready
 --!include deps
+--!include active
 -- job-state: where one job is, the lookup get-job and job-peek share (a delayed job is
 -- found through ready.lua).
 --
@@ -10,7 +11,10 @@
 --   k  table of key names: active, dead, done, cancelled, lease, holder
 local function job_state(k, id)
   local score = redis.call('ZSCORE', k.active, id)
-  if score then return 'active', score, redis.call('HGET', k.lease, id), redis.call('HGET', k.holder, id) end
+  if score then
+    local tokens, holders = active_read(k, {id})
+    return 'active', score, tokens[1], holders[1]
+  end
   score = delayed_due_at(id)
   if score then return 'delayed', score, false, false end
   for _, s in ipairs({{k.dead, 'dead'}, {k.done, 'completed'}, {k.cancelled, 'cancelled'}}) do

@@ -26,6 +26,7 @@ import {
   writeJson,
   writeText,
 } from "./Output.ts"
+import { upgradeCommands } from "./Upgrade.ts"
 
 type Run = Effect.Effect<ExitCodeValue, CliFailure>
 
@@ -188,6 +189,7 @@ export const opsCommands = (group: CommandGroup): void => {
   })
 
   destructiveCommands(group)
+  upgradeCommands(group)
 
   for (const [name, what] of [
     ["promote", "make a delayed job ready now"],

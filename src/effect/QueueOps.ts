@@ -16,6 +16,7 @@ import type {
   MovedFrom,
   OpsError,
   QueueOps,
+  UpgradeResult,
 } from "../engine/queue/OpsApi.ts"
 import type { PayloadCodec } from "./Payload.ts"
 
@@ -29,6 +30,7 @@ export type {
   ListState,
   MovedFrom,
   OpsError,
+  UpgradeResult,
 } from "../engine/queue/OpsApi.ts"
 
 /** The operator's calls of a queue service; `A` is the payload type. The same as the Promise face's (docs/operations.md). */
@@ -48,6 +50,13 @@ export interface QueueOperations<A> {
   ) => Effect.Effect<CleanResult, OpsError>
   /** Delete the whole queue; fails with QueueHasActiveJobs while jobs are active, unless `force: true`. */
   readonly obliterate: (options?: { readonly force?: boolean }) => Effect.Effect<{ readonly active: number }, OpsError>
+  /** Move the queue to this key layout while old and new clients run, resumable (the Promise face's `upgrade`, docs/operations.md). */
+  readonly upgrade: (options?: {
+    readonly pageSize?: number
+    readonly force?: boolean
+    readonly pollMs?: number
+    readonly waitMs?: number
+  }) => Effect.Effect<UpgradeResult, OpsError>
   /** Make a delayed job ready now; WrongJobState in any other state. */
   readonly promote: (id: string) => Effect.Effect<MovedFrom, OpsError>
   /** Run a waiting or delayed job `delayMs` from now (0: now); WrongJobState in any other state. */
@@ -76,6 +85,7 @@ export const opsMembers = <A>(ops: QueueOps, codec: PayloadCodec<A>): QueueOpera
   drain: (options) => ops.drain(options),
   clean: (state, options) => ops.clean(state, options),
   obliterate: (options) => ops.obliterate(options),
+  upgrade: (options) => ops.upgrade(options),
   promote: (id) => ops.promote(id),
   reschedule: (id, options) => ops.reschedule(id, options),
   retry: (id) => ops.retry(id),

@@ -15,6 +15,7 @@ import type {
   ListOptions,
   ListState,
   MovedFrom,
+  UpgradeResult,
 } from "../engine/queue/OpsApi.ts"
 import { Grouping } from "./Grouping.ts"
 
@@ -27,6 +28,7 @@ export type {
   ListOptions,
   ListState,
   MovedFrom,
+  UpgradeResult,
 } from "../engine/queue/OpsApi.ts"
 
 /** A page whose payloads are parsed as JSON (a payload that is not JSON is kept as stored). */
@@ -86,6 +88,26 @@ export abstract class QueueOperations<T> extends Grouping<T> {
    */
   obliterate(options: { readonly force?: boolean } = {}): Promise<{ readonly active: number }> {
     return Effect.runPromise(this.queue.ops.obliterate(options))
+  }
+
+  /**
+   * Move the queue to this leaseq's key layout (2) while producers and workers of the old
+   * (1) and the new version run: bounded calls (`pageSize` entries each, default 500), the
+   * state kept in the queue, so running it again after a crash resumes. Waits (`waitMs`,
+   * default 60 s, looking every `pollMs`, default 1 s) while workers of layout 1 are live,
+   * then answers `done: false` and `waitingFor` (their ids); `force: true` moves on anyway
+   * (their held jobs are then retried as a crashed worker's). Once done, layout 1 clients are
+   * refused with LayoutMismatch. See docs/operations.md, "Upgrading the key layout".
+   */
+  upgrade(
+    options: {
+      readonly pageSize?: number
+      readonly force?: boolean
+      readonly pollMs?: number
+      readonly waitMs?: number
+    } = {},
+  ): Promise<UpgradeResult> {
+    return Effect.runPromise(this.queue.ops.upgrade(options))
   }
 
   /** Make delayed job `id` ready now (at the back of the waiting jobs). Rejects with `WrongJobState` in any other state. */

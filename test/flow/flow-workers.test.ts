@@ -3,11 +3,13 @@
  * times), the concurrency cap over 4 workers (sampled and from the events), a SIGKILLed
  * worker's slot freed by the sweep, and RateLimited / Snooze spending no attempt.
  */
+
 import { describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { RateLimited, Snooze } from "../../src/index.ts"
 import { startWorkerChild } from "../support/child.ts"
 import { report } from "../support/figures.ts"
+import { entryStartedAt } from "../support/lease.ts"
 import { queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
@@ -17,7 +19,7 @@ const shared = sharedClients()
 
 /** The start time (ms, Redis clock) of the lease job `id` holds now, from its holder entry. */
 const leaseStart = async (holder: string, id: string): Promise<number> =>
-  Number(((await shared.raw.hget(holder, id)) ?? "").split("|")[1])
+  entryStartedAt((await shared.raw.hget(holder, id)) ?? "")
 
 /** The most leases that fall in any window [t, t + perMs) of the sorted start times `ts`. */
 const busiestWindow = (ts: ReadonlyArray<number>, perMs: number): number => {

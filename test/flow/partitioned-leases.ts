@@ -3,8 +3,10 @@
  * reserve stored in the job's holder entry ("<workerId>|<startedAt>|<until>", the reserve's
  * own Redis clock, the time its rate window counts), read while the handler runs.
  */
+
 import type { Redis } from "ioredis"
 import type { QueueKeys } from "../../src/engine/model/Keys.ts"
+import { entryStartedAt } from "../support/lease.ts"
 
 /** The start (ms, Redis clock) of the lease job `id` holds now, from whichever partition of `keys` holds it. */
 export const leaseStart = async (
@@ -15,7 +17,7 @@ export const leaseStart = async (
   const held = await Promise.all(keys.map(async (k) => (await raw(k)).hget(k.holder, id)))
   const entry = held.find((h) => h !== null)
   if (entry === undefined || entry === null) throw new Error(`no partition holds a lease of ${id}`)
-  return Number(entry.split("|")[1])
+  return entryStartedAt(entry)
 }
 
 /** The most times of the sorted `ts` that fall in any window (t - perMs, t]: what the rate limit bounds. */

@@ -6,6 +6,7 @@ import { Queue, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { run } from "../support/jobs.ts"
+import { leaseToken } from "../support/lease.ts"
 import { dumpQueue, queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
 
 const name = queueNamer("jobs-lookup")
@@ -170,7 +171,7 @@ describe("cancel", () => {
     const l = await lease(c)
     expect(await queue.cancel(id)).toBe("active")
     expect(await shared.raw.zscore(keys.active, id)).toBeNull()
-    expect(await shared.raw.hget(keys.lease, id)).toBeNull()
+    expect(await leaseToken(shared.raw, keys, id)).toBeNull()
     // what the holder's worker reads to tell a cancel from a lost lease
     expect(await shared.raw.zscore(keys.cancelled, id)).not.toBeNull()
     // -1: the lease is gone because the job was cancelled (not an ordinary lost lease)

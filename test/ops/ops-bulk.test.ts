@@ -16,6 +16,7 @@ import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { newJob, run } from "../support/jobs.ts"
+import { leaseToken } from "../support/lease.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl, sharedClients } from "../support/redis.ts"
 import { jobInEveryState, STATES } from "./support.ts"
 
@@ -168,7 +169,7 @@ describe("obliterate", () => {
   it("forced, deletes every key (schedules too); the active job's late complete is refused; a re-send answers the same", async () => {
     const q = name()
     const { queue, keys, c, ids } = await jobInEveryState(shared.client, q)
-    const token = Number(await shared.raw.hget(keys.lease, ids.active))
+    const token = Number(await leaseToken(shared.raw, keys, ids.active))
     await queue.schedule("nightly", { every: 60_000 }, { payload: { n: 1 } })
     expect(await queue.obliterate({ force: true })).toEqual({ active: 1 })
     expect(Object.values(await dumpQueue(shared.raw, q)).filter((v) => v !== null)).toEqual([])

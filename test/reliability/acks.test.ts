@@ -8,6 +8,7 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { leaseCount, leaseToken } from "../support/lease.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 import { until } from "./support.ts"
@@ -91,7 +92,7 @@ describe("acknowledgements", () => {
     const stats = await queue.stats()
     expect(stats).toMatchObject({ waiting: 0, active: 0, dead: 0 })
     expect(stats.counters).toMatchObject({ completed: 1, lostLeases: 0, dead: 0 })
-    expect(await raw.hget(keys.lease, id)).toBeNull()
+    expect(await leaseToken(raw, keys, id)).toBeNull()
   })
 
   it("N4: close() while a reserve carrying a finished job is stalled: the complete lands, its event fires, the late reserve's job is released", async () => {
@@ -144,7 +145,7 @@ describe("acknowledgements", () => {
     expect(worker.running).toBe(0)
     // the late reserve leased the second job; it was given back at once, attempts untouched
     expect(await raw.zcard(keys.active)).toBe(0)
-    expect(await raw.hlen(keys.lease)).toBe(0)
+    expect(await leaseCount(raw, keys)).toBe(0)
     const stats = await queue.stats()
     expect(stats).toMatchObject({ waiting: 1, active: 0, dead: 0 })
     expect(stats.counters).toMatchObject({ completed: 1, released: 1, lostLeases: 0 })

@@ -178,7 +178,7 @@ describe("Promise face", () => {
     await raw.hset(queueKeys(other).meta, "layout", "99")
     const producer = useQueue(other)
     const worker = useWorker(other, async () => {})
-    const why = new RegExp(`queue ${other} uses key layout version "99", this leaseq speaks version "1"`)
+    const why = new RegExp(`queue ${other} uses key layout version "99", this leaseq speaks version "2"`)
     await refuses(() => caught(() => producer.add("x")), { tag: "LayoutMismatch" }, why, [other])
     await refuses(() => caught(() => worker.ready), { tag: "LayoutMismatch" }, why, [other])
   })
@@ -299,7 +299,7 @@ describe("CLI", () => {
     await refuses(
       () => leaseq(["sweep", "--url", redisUrl(), "--queue", other]),
       { exit: 1 },
-      /layout version "99", this leaseq speaks version "1"/,
+      /layout version "99", this leaseq speaks version "2"/,
       [other],
     )
   })

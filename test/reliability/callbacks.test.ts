@@ -11,6 +11,7 @@ import { CallbackFailed, InvalidOptions, InvalidPayload } from "../../src/engine
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { type Backoff, Queue, Worker } from "../../src/index.ts"
 import { captureStderr, onCleanup } from "../support/cleanup.ts"
+import { leaseToken, setLeaseToken } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, until } from "./support.ts"
 
@@ -86,7 +87,7 @@ describe("listeners that throw (N5)", () => {
 
     const a = await queue.add({ job: "A" })
     await until("A started", () => starts.A?.length === 1)
-    await raw.hset(keys.lease, a, "999999") // A's lease now belongs to another holder
+    await setLeaseToken(raw, keys, a, "999999") // A's lease now belongs to another holder
     await until("A reported lost (the listener threw)", () => lost.some((l) => l.id === a))
 
     const b = await queue.add({ job: "B" })
@@ -97,7 +98,7 @@ describe("listeners that throw (N5)", () => {
     await until(
       "B's lease extended by heartbeats past two lease lengths",
       async () => {
-        const [deadline, holder] = await Promise.all([raw.zscore(keys.active, b), raw.hget(keys.lease, b)])
+        const [deadline, holder] = await Promise.all([raw.zscore(keys.active, b), leaseToken(raw, keys, b)])
         if (holder !== String(token)) throw new Error(`B's lease changed hands: token ${holder}, was ${token}`)
         return Number(deadline) > firstDeadline + 2000
       },

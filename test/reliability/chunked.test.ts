@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCommands, type NewJob, type Reservation } from "../../src/engine/calls/Commands.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
+import { leaseCount } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 
 const name = queueNamer("rel-chunked")
@@ -53,7 +54,7 @@ describe(`N10: ${LEASES} leases in one Commands call`, () => {
     expect(released).toHaveLength(LEASES)
     expect(released.every((x) => x)).toBe(true)
     expect(await raw.zcard(keys.active)).toBe(0)
-    expect(await raw.hlen(keys.lease)).toBe(0)
+    expect(await leaseCount(raw, keys)).toBe(0)
     expect(await raw.llen(keys.wait)).toBe(LEASES)
     expect(await raw.hget(keys.meta, "released")).toBe(String(LEASES))
     expect(await raw.hlen(keys.lost)).toBe(0)

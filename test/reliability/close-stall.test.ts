@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { deferred } from "../support/cleanup.ts"
+import { leaseCount } from "../support/lease.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 import { proxyToSuiteRedis, until } from "./support.ts"
@@ -57,6 +58,6 @@ describe("F3: close while nothing reaches Redis, which runs it all after the wor
     expect(await raw.lrange(keys.wait, 0, -1)).toEqual([second])
     const stats = await queue.stats()
     expect(stats.counters).toMatchObject({ added: 2, completed: 1, released: 1, lostLeases: 0 })
-    expect(await raw.hlen(keys.lease)).toBe(0)
+    expect(await leaseCount(raw, keys)).toBe(0)
   })
 })

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Worker } from "../../src/index.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { leaseToken } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 import { proxyToSuiteRedis, redisNow, startWorkerChild, until } from "./support.ts"
@@ -96,7 +97,7 @@ describe("fencing", () => {
     // a sweep now (any sweep: a worker's, or cron's) leaves the lease alone
     const early = await queue.sweep()
     expect(early.reclaimed).toBe(0)
-    expect(await raw.hget(keys.lease, id)).toBe(token)
+    expect(await leaseToken(raw, keys, id)).toBe(token)
 
     // the worker wakes and fences itself while the job is still its own
     child.process.kill("SIGCONT")
@@ -109,7 +110,7 @@ describe("fencing", () => {
       return r.reclaimed > 0 ? { at: await redisNow(raw) } : false
     })
     expect(reclaimed.at).toBeGreaterThanOrEqual(serverDeadline)
-    expect(await raw.hget(keys.lease, id)).toBeNull()
+    expect(await leaseToken(raw, keys, id)).toBeNull()
   })
 
   it("K2: leaseGraceMs and shutdownAbortGraceMs are checked, with errors naming the field, the value and the range", () => {

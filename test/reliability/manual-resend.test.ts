@@ -8,6 +8,7 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { partitionName } from "../../src/engine/model/QueueName.ts"
+import { leaseToken } from "../support/lease.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
 import { proxyToSuiteRedis, until } from "./support.ts"
@@ -45,7 +46,7 @@ describe("a manual reserve whose reply was lost", () => {
     expect(jobs.map((j) => j.payload)).toEqual([0, 1])
     // the re-send leased nothing more: two active, both held under the tokens answered
     expect(await raw.zcard(keys.active)).toBe(2)
-    for (const j of jobs) expect(await raw.hget(keys.lease, j.id)).toBe(String(j.token))
+    for (const j of jobs) expect(await leaseToken(raw, keys, j.id)).toBe(String(j.token))
     for (const j of jobs) await queue.complete(j.id, j.token)
     const next = await queue.reserve({ count: 5 })
     expect(next.map((j) => [j.payload, j.attempt])).toEqual([

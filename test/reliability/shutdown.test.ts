@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { leaseToken } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 import { proxyToSuiteRedis, until } from "./support.ts"
@@ -145,7 +146,7 @@ describe("shutdown", () => {
     expect(errors[0]).toMatchObject({ _tag: "ShutdownOverrun", jobId: id, token })
     expect((errors[0] as Error).message).toContain(id)
     // still leased to the handler that may be running: nobody else can start it before the lease ends
-    expect(await raw.hget(keys.lease, id)).toBe(String(token))
+    expect(await leaseToken(raw, keys, id)).toBe(String(token))
     expect(await raw.hget(keys.meta, "released")).toBeNull()
     finish.resolve()
   })

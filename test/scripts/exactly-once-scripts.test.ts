@@ -5,6 +5,7 @@ import { KEY_NAMES, queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { newJob, run } from "../support/jobs.ts"
+import { leaseCount, leaseToken } from "../support/lease.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, untilRedisClock } from "../support/until.ts"
 
@@ -270,7 +271,7 @@ describe("N3: a reserve call run twice (a re-send) answers the same and changes 
     expect(await run(call(0))).toEqual({ ...first, jobs: [] })
     expect(await raw.zcard(keys.active)).toBe(0)
     expect((await raw.lrange(keys.wait, 0, -1)).sort()).toEqual([js[1]!.id, js[2]!.id].sort())
-    expect(await raw.hlen(keys.lease)).toBe(0)
+    expect(await leaseCount(raw, keys)).toBe(0)
     // the given-back leases' holder entries are gone; the completed rider keeps its run's (its start)
     expect(await raw.hkeys(keys.holder)).toEqual([a!.id])
     expect(await meta(keys.meta, "released")).toBe(2)
@@ -327,7 +328,7 @@ describe("K3: fencing tokens never repeat", () => {
     expect(second!.id).toBe(j.id)
     expect(second!.token).toBeGreaterThan(first!.token)
     expect(Number.isSafeInteger(second!.token)).toBe(true)
-    expect(await raw.hget(keys.lease, j.id)).toBe(String(second!.token))
+    expect(await leaseToken(raw, keys, j.id)).toBe(String(second!.token))
     expect(await run(c.extend([{ id: j.id, token: first!.token }], 60_000))).toEqual([0])
     expect(await run(c.complete([{ id: j.id, token: first!.token }]))).toEqual([false])
     expect(await run(c.complete([{ id: j.id, token: second!.token }]))).toEqual([true])

@@ -3,6 +3,7 @@ import { makeCommands, runScript } from "../../src/engine/calls/Commands.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { newJob, run } from "../support/jobs.ts"
+import { setLeaseToken } from "../support/lease.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
 
 const name = queueNamer("refused-cancelled")
@@ -15,7 +16,7 @@ const leased = async () => {
   await run(c.add([newJob(), newJob()]))
   const [cancelled, moved] = (await run(c.reserve(2, 60_000, 0))).jobs
   expect(await run(runScript(shared.client, keys, Scripts.cancel, cancelled!.id))).toBe("active")
-  await shared.raw.hset(keys.lease, moved!.id, String(moved!.token + 1))
+  await setLeaseToken(shared.raw, keys, moved!.id, String(moved!.token + 1))
   const refused = async () => Number((await shared.raw.hget(keys.meta, "refused")) ?? 0)
   return { keys, c, cancelled: cancelled!, moved: moved!, refused }
 }

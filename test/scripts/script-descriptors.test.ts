@@ -274,6 +274,7 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
   },
   schedulesPeek: { input: { count: 5, limits: { cut: 10, loadMax: 20, budget: 30, hide: false } }, groups: 0 },
   sweep: { input: 100, groups: 0 },
+  upgrade: { input: { count: 100, force: false }, groups: 0 },
   stats: { input: undefined, groups: 0 },
   depsChildren: {
     input: { parent: "p", seal: true, children: [{ queue: "", id: "c", policy: "wait" }] },

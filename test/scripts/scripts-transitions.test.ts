@@ -30,6 +30,7 @@ ${include("deps")}
 ${include("deps-gone")}
 ${include("dead")}
 ${include("finish")}
+${include("active").replace("--!include ready", "")}
 ${include("job-state")}
 local job = {
   data = KEYS[6], max = KEYS[7], fails = KEYS[8], lost = KEYS[9], err = KEYS[10], progress = KEYS[11],
@@ -322,18 +323,22 @@ describe("include/finish.lua errors_push", () => {
 })
 
 describe("include/job-state.lua", () => {
-  it("job_state: active (with its token and holder), delayed (through ready), dead, completed, cancelled, else waiting", async () => {
+  it("job_state: active (with its token and holder, in either layout's form), delayed (through ready), dead, completed, cancelled, else waiting", async () => {
     const raw = shared.raw
     const keys = queueKeys(name())
     await raw.zadd(keys.active, 500, "a")
-    await raw.hset(keys.lease, "a", "7")
-    await raw.hset(keys.holder, "a", "w|1|0")
+    await raw.hset(keys.holder, "a", "w|7|1|0")
+    // a lease in the form of key layout 1: the token in `lease`, the holder entry without it
+    await raw.zadd(keys.active, 600, "b")
+    await raw.hset(keys.lease, "b", "8")
+    await raw.hset(keys.holder, "b", "w|1|0")
     await call(raw, keys, "to_delayed", [[900, "d"]])
     await raw.zadd(keys.dead, 10, "x")
     await raw.zadd(keys.done, 20, "c")
     await raw.zadd(keys.cancelled, 30, "k")
     const state = (id: string) => call(raw, keys, "job_state", [id])
-    expect(await state("a")).toEqual(["active", "500", "7", "w|1|0"])
+    expect(await state("a")).toEqual(["active", "500", "7", "w|7|1|0"])
+    expect(await state("b")).toEqual(["active", "600", "8", "w|1|0"])
     expect(await state("d")).toEqual(["delayed", "900", null, null])
     expect(await state("x")).toEqual(["dead", "10", null, null])
     expect(await state("c")).toEqual(["completed", "20", null, null])

@@ -13,6 +13,7 @@ import { scriptKeys } from "../../src/engine/scripts/Script.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { newJob, run } from "../support/jobs.ts"
+import { leaseToken } from "../support/lease.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, untilRedisClock } from "../support/until.ts"
 
@@ -53,7 +54,7 @@ describe("add / reserve", () => {
     expect(r.deadline).toBeGreaterThanOrEqual(before + 5_000)
     expect(r.deadline).toBeLessThanOrEqual(after + 5_000)
     expect(Number(await raw.zscore(keys.active, j.id))).toBe(r.deadline)
-    expect(await raw.hget(keys.lease, j.id)).toBe(String(r.token))
+    expect(await leaseToken(raw, keys, j.id)).toBe(String(r.token))
     expect(await raw.llen(keys.wait)).toBe(0)
     // reserved: the payload still lives in the per-queue hash
     expect(await raw.hget(keys.data, j.id)).toBe(j.payload)
@@ -203,7 +204,7 @@ describe("leases and fencing", () => {
     )
     expect(await run(c.release([{ id: old!.id, token: old!.token }]))).toEqual([false])
     expect(await raw.dump(keys.active)).toBe(before)
-    expect(await raw.hget(keys.lease, j.id)).toBe(String(now!.token))
+    expect(await leaseToken(raw, keys, j.id)).toBe(String(now!.token))
     // the late complete and fail are counted as refused acknowledgements (fencing at work)
     expect((await run(c.stats)).counters.refused).toBe(2)
     expect(await run(c.complete([{ id: now!.id, token: now!.token }]))).toEqual([true])
@@ -387,7 +388,7 @@ describe("admin", () => {
     expect(await raw.hget(keys.result, a!.id)).toBe('{"s":"x|y,z"}')
     expect(await raw.hget(keys.result, d!.id)).toBeNull()
     expect((await raw.zrange(keys.done, "0", "-1")).sort()).toEqual([a!.id, d!.id].sort())
-    expect(await raw.hget(keys.lease, b!.id)).toBe(String(b!.token))
+    expect(await leaseToken(raw, keys, b!.id)).toBe(String(b!.token))
   })
 
   it("a reserve whose riders entry or results disagree with its count m is refused and writes nothing", async () => {

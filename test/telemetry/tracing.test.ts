@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { setLeaseToken } from "../support/lease.ts"
 import { installOtel, total } from "../support/otel.ts"
 import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
@@ -160,7 +161,7 @@ describe("tracing, Promise face", () => {
       q,
       async (job) => {
         // another holder's token: the next heartbeat is told the lease is gone
-        await raw.hset(queueKeys(q).lease, job.id, String(job.token + 1))
+        await setLeaseToken(raw, queueKeys(q), job.id, String(job.token + 1))
         await new Promise((r) => job.signal.addEventListener("abort", r))
       },
       1500,
@@ -214,7 +215,7 @@ describe("tracing, Promise face", () => {
     const lost = deferred<string>()
     const worker = workerOf<string>(q, async (job) => {
       // the lease moves on while the handler finishes: its complete must be refused
-      await raw.hset(queueKeys(q).lease, job.id, String(job.token + 1))
+      await setLeaseToken(raw, queueKeys(q), job.id, String(job.token + 1))
     })
     worker.on("lease-lost", (_job, reason) => lost.resolve(reason))
     expect(await lost.promise).toBe("lease-lost")

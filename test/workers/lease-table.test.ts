@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { leaseToken } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
@@ -29,7 +30,7 @@ const reclaimAsSweep = async (q: string, id: string) => {
   await raw
     .multi()
     .zrem(keys.active, id)
-    .hdel(keys.lease, id)
+    .hdel(keys.holder, id)
     .hincrby(keys.lost, id, 1)
     .hincrby(keys.meta, "lost", 1)
     .rpush(keys.wait, id)
@@ -71,7 +72,7 @@ describe("lease table", () => {
       )
       const id = yield* queue.add({ n: 1 }, { maxAttempts: 3 })
       const first = yield* Effect.promise(() =>
-        until("the job leased", async () => (await raw.hget(keys.lease, id)) ?? false),
+        until("the job leased", async () => (await leaseToken(raw, keys, id)) ?? false),
       )
       yield* Effect.promise(() => reclaimAsSweep(q, id))
       yield* Effect.promise(() =>
@@ -144,7 +145,7 @@ describe("lease table", () => {
       "Redis time past the newer lease's deadline as it was then",
       async () => (await redisNow(raw)) > deadline + 500,
     )
-    expect(await raw.hget(keys.lease, id)).toBe(String(t2))
+    expect(await leaseToken(raw, keys, id)).toBe(String(t2))
     expect(Number(await raw.zscore(keys.active, id))).toBeGreaterThan(deadline)
     expect(aborted).toEqual([t1])
 

@@ -12,6 +12,7 @@ import { AUTO_PREFETCH_UPTO, prefetchNow, recordHandlerMs } from "../../src/engi
 import { makeScheduling } from "../../src/engine/worker/Scheduling.ts"
 import { Queue, Worker } from "../../src/index.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { setLeaseToken } from "../support/lease.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 
@@ -200,7 +201,7 @@ describe("prefetch against Redis", () => {
     await until("both jobs held", async () => (await queue.stats()).active === 2)
     const waiting = ids.find((id) => id !== started[0])!
     // another holder took the waiting job's lease (its token is no longer this worker's)
-    await raw.hset(keys.lease, waiting, "1")
+    await setLeaseToken(raw, keys, waiting, "1")
     await until("the heartbeat found the lease lost", async () => lost.includes(waiting))
     gate.resolve()
     await until("the first job completed", async () => (await queue.stats()).counters.completed === 1)

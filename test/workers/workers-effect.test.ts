@@ -9,6 +9,7 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe } from "vitest"
 import { InvalidOptions, JobTimedOut, LeaseQueue, LeaseWorker } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { dropLease } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 
@@ -108,7 +109,7 @@ describe("the Effect face", () => {
       yield* wait(started)
       yield* Effect.promise(async () => {
         await raw.zrem(keys.active, id)
-        await raw.hdel(keys.lease, id)
+        await dropLease(raw, keys, id)
         await raw.zadd(keys.cancelled, Date.now(), id)
       })
       expect(yield* wait(cancelled)).toBe(id)

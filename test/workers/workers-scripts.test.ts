@@ -9,6 +9,7 @@ import { extendAnswer, makeCommands } from "../../src/engine/calls/Commands.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { newJob, run } from "../support/jobs.ts"
+import { dropLease } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, untilRedisClock } from "../support/until.ts"
 
@@ -46,8 +47,9 @@ describe("the holder of a lease", () => {
     const after = await redisNow(raw)
     expect(jobs.map((j) => j.timeoutMs)).toEqual([0, 0, 0])
     for (const j of jobs) {
-      const [worker, start, until] = String(await raw.hget(keys.holder, j.id)).split("|")
+      const [worker, token, start, until] = String(await raw.hget(keys.holder, j.id)).split("|")
       expect(worker).toBe("host:1:abc")
+      expect(token).toBe(String(j.token))
       expect(Number(start)).toBeGreaterThanOrEqual(before)
       expect(Number(start)).toBeLessThanOrEqual(after)
       expect(until).toBe("0")
@@ -87,7 +89,7 @@ describe("timeoutMs on the server", () => {
       [plain.id, 9_000],
       [timed.id, 250],
     ])
-    const start = Number(String(await raw.hget(keys.holder, timed.id)).split("|")[1])
+    const start = Number(String(await raw.hget(keys.holder, timed.id)).split("|")[2])
     expect(await raw.hget(keys.holder, timed.id)).toMatch(new RegExp(`\\|${start + 250 + 5_000}$`))
   })
 
@@ -98,7 +100,7 @@ describe("timeoutMs on the server", () => {
     await run(c.add([j]))
     const { jobs } = await run(c.reserve(1, LEASE, 100))
     const r = jobs[0]!
-    const until = Number(String(await raw.hget(keys.holder, j.id)).split("|")[2])
+    const until = Number(String(await raw.hget(keys.holder, j.id)).split("|")[3])
     expect(until).toBe(r.deadline + 100)
     // a heartbeat that ignores the timeout: each extend is capped at the limit
     await untilRedisClock(raw, r.deadline - LEASE + 150)
@@ -119,7 +121,7 @@ describe("timeoutMs on the server", () => {
     const again = (await run(c.reserve(1, LEASE, 100))).jobs[0]!
     expect(again).toMatchObject({ id: j.id, attempt: 2, timeoutMs: 100 })
     await untilRedisClock(raw, again.deadline - LEASE + 150)
-    const limit = Number(String(await raw.hget(keys.holder, j.id)).split("|")[2])
+    const limit = Number(String(await raw.hget(keys.holder, j.id)).split("|")[3])
     expect(await run(c.extend([again], LEASE))).toEqual([limit])
     await untilRedisClock(raw, limit)
     const second = await run(c.sweep(100))
@@ -212,7 +214,7 @@ describe("a cancelled job", () => {
     // what a cancel of an active job leaves: the lease gone, the job marked cancelled
     for (const j of jobs) {
       await raw.zrem(keys.active, j.id)
-      await raw.hdel(keys.lease, j.id)
+      await dropLease(raw, keys, j.id)
     }
     await raw.zadd(keys.cancelled, await redisNow(raw), a.id)
     expect((await run(c.extend(jobs, 5_000))).map(extendAnswer)).toEqual(["cancelled", "lost"])

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { InvalidOptions, JobCancelled, JobTimedOut, Queue, Worker } from "../../src/index.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { dropLease } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, until } from "../support/until.ts"
 
@@ -268,7 +269,7 @@ describe("a cancelled active job", () => {
     await started.promise
     // what cancelling an active job leaves: the lease revoked, the job marked cancelled
     await raw.zrem(keys.active, id)
-    await raw.hdel(keys.lease, id)
+    await dropLease(raw, keys, id)
     await raw.zadd(keys.cancelled, await redisNow(raw), id)
     const why = await reason.promise
     expect(why).toBeInstanceOf(JobCancelled)

@@ -131,9 +131,18 @@ export const lookups = (client: RedisClient, keys: QueueKeys) => {
     deadCount: read("ZCARD", [keys.dead]).pipe(Effect.map(Number)),
     /** True when job `id` is retained as completed (in `done`). */
     isRetained: (id: string) => read("ZSCORE", [keys.done, id]).pipe(Effect.map(present)),
-    /** The fencing token of job `id`'s current lease (as stored), or undefined when it has none. */
+    /**
+     * The fencing token of job `id`'s current lease (as stored), or undefined when it has none:
+     * from its holder entry (key layout 2), else from `lease` (an entry of layout 1's form).
+     * Both read at once: one round trip.
+     */
     leaseToken: (id: string) =>
-      read("HGET", [keys.lease, id]).pipe(Effect.map((t) => (present(t) ? String(t) : undefined))),
+      Effect.all([read("HGET", [keys.holder, id]), read("HGET", [keys.lease, id])], { concurrency: 2 }).pipe(
+        Effect.map(([h, t]) => {
+          const token = present(h) ? /^[^|]*\|(\d+)\|\d+\|\d+$/.exec(String(h))?.[1] : undefined
+          return token ?? (present(t) ? String(t) : undefined)
+        }),
+      ),
     /** True when the queue's meta has a layout (add writes it; an obliterated queue has none). */
     hasLayout: read("HEXISTS", [keys.meta, "layout"]).pipe(Effect.map((n) => Number(n) === 1)),
     /** True when job `id` was cancelled (in `cancelled`: the newest max(keep, 1000) cancels). */
@@ -265,6 +274,9 @@ const adminCommands = (run: Run, client: RedisClient, keys: QueueKeys) => ({
 
   /** Dead jobs deleted: these ids, or the oldest `all`. */
   deadPurge: (target: DeadTarget) => run(Scripts.deadPurge, target),
+
+  /** One bounded step of moving the queue to this key layout (see lua/upgrade.lua). */
+  upgradeStep: (count: number, force: boolean) => run(Scripts.upgrade, { count, force }),
 
   /** Check the queue's invariants page by page (see Verify.ts). Defaults: 100 lines, pages of 100. */
   verify: (maxLines: number = DEFAULT_VERIFY_LINES, pageSize: number = DEFAULT_VERIFY_PAGE) =>

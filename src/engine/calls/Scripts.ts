@@ -48,6 +48,7 @@ import { deadPeek, jobPeek, jobsPeek, schedulesPeek } from "../scripts/PeekScrip
 import { workerLeave, workers } from "../scripts/RegistryScripts.ts"
 import { schedule, schedules, tick, unschedule } from "../scripts/ScheduleScripts.ts"
 import { sweep } from "../scripts/SweepScripts.ts"
+import { upgrade } from "../scripts/UpgradeScripts.ts"
 import { verifyGroups, verifyHash, verifyOrphans, verifyRate, verifySet, verifyWait } from "../scripts/VerifyScripts.ts"
 import { delayedList, leases } from "../scripts/ViewScripts.ts"
 
@@ -114,6 +115,7 @@ export const Scripts = {
   verifyGroups,
   verifyRate,
   log,
+  upgrade,
 } as const
 
 /** The name of a script. */

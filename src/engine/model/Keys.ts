@@ -6,8 +6,11 @@
  */
 import { isQueueName, parsePartitionName, partitionName, validatePrefix, validateQueueName } from "./QueueName.ts"
 
-/** The key-layout version this client reads and writes (stored in `meta.layout`). */
-export const LAYOUT_VERSION = "1"
+/**
+ * The key-layout version this client reads and writes (stored in `meta.layout`). It also
+ * reads and writes a queue of layout 1 (the one before), which `upgrade` moves to this one.
+ */
+export const LAYOUT_VERSION = "2"
 
 /** Default key prefix. */
 export const DEFAULT_PREFIX = "leaseq"
@@ -34,7 +37,7 @@ export interface QueueKeys {
   readonly data: string
   /** HASH id -> maxAttempts. */
   readonly max: string
-  /** HASH id -> fencing token of the current lease. */
+  /** HASH id -> fencing token of the current lease: key layout 1 only (layout 2 keeps it in `holder`). */
   readonly lease: string
   /** HASH id -> handler failures. */
   readonly fails: string
@@ -68,9 +71,11 @@ export interface QueueKeys {
    */
   readonly events: string
   /**
-   * HASH id -> "<workerId>|<startedAt>|<until>" for each leased job, written by reserve with
-   * the lease and deleted with it: the worker holding the lease (the `lease.workerId` a job
-   * lookup shows: the text before the first "|"), when the run started (ms, Redis clock),
+   * HASH id -> "<workerId>|<token>|<startedAt>|<until>" for each leased job (layout 2: the one
+   * hash of a lease; layout 1 wrote "<workerId>|<startedAt>|<until>" and the token in `lease`),
+   * written by reserve and deleted with the lease: the worker holding the lease (the
+   * `lease.workerId` a job lookup shows: the text before the first "|"), its fencing token,
+   * when the run started (ms, Redis clock),
    * and the latest deadline extend may give the lease (start + timeoutMs + lease; 0 = no
    * timeout). A lease expired at its `until` is reclaimed as a failure with reason "timeout".
    * A completed job keeps the entry of the run that completed it while it is retained (its

@@ -5,6 +5,7 @@
  * its own out. No call is added per heartbeat.
  */
 import { hostname } from "node:os"
+import { LAYOUT_VERSION } from "./Keys.ts"
 
 /** The registry record a worker's heartbeat writes (see {@link WorkerInfo} for what is read back). */
 export interface WorkerRecord {
@@ -83,6 +84,8 @@ export const workerRecord = (self: WorkerSelf, ttlMs: number): WorkerRecord => (
     running: self.running(),
     state: self.state(),
     startedAt: self.startedAt,
+    // the key layout it speaks: `upgrade` waits for the workers of an older one to leave
+    layout: LAYOUT_VERSION,
   }),
   ttlMs,
 })

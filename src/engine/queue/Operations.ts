@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
+import { upgradeQueue } from "../admin/LayoutUpgrade.ts"
 import { farewellParents } from "../admin/Outbox.ts"
 import { runScript } from "../calls/Commands.ts"
 import { operationError } from "../calls/Replies.ts"
@@ -26,6 +27,7 @@ import {
   checkListOptions,
   checkObliterateOptions,
   checkRescheduleOptions,
+  checkUpgradeOptions,
 } from "./OpsChecks.ts"
 
 /** Most jobs one drain or clean script call removes: each call stays short (bench/ops.ts measures it). */
@@ -154,6 +156,7 @@ export const makeQueueOps = (core: ControlledQueue, chunk: number = OPS_CHUNK): 
           return refused ? Effect.fail(refused) : Effect.succeed({ active: Number(r[1]) })
         }),
       ),
+    upgrade: (options) => take(checkUpgradeOptions(options)).pipe(Effect.flatMap((o) => upgradeQueue(core.calls, o))),
     promote: (id) => jobId(id).pipe(Effect.flatMap((id) => onJob(Scripts.promote, { requestId: newRequestId(), id }))),
     reschedule: (id, options) =>
       Effect.gen(function* () {

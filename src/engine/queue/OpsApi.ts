@@ -4,6 +4,7 @@
  * obliterate, and promote, reschedule, retry or update one job. Payloads are JSON text here.
  */
 import type * as Effect from "effect/Effect"
+import type { UpgradeResult } from "../admin/LayoutUpgrade.ts"
 import type { ScriptFailure } from "../calls/Commands.ts"
 import type {
   InvalidOptions,
@@ -14,6 +15,7 @@ import type {
 } from "../model/Errors.ts"
 import type { ListState } from "../scripts/OpsScripts.ts"
 
+export type { UpgradeResult } from "../admin/LayoutUpgrade.ts"
 export type { CleanState, ListState } from "../scripts/OpsScripts.ts"
 
 /** Options of `getJobs`. */
@@ -111,6 +113,11 @@ export interface QueueOps {
   readonly clean: (state: unknown, options?: unknown) => Effect.Effect<CleanResult, OpsError>
   /** Delete the whole queue; refused with QueueHasActiveJobs while jobs are active unless `force`. */
   readonly obliterate: (options?: unknown) => Effect.Effect<{ readonly active: number }, OpsError>
+  /**
+   * Move the queue to this client's key layout while clients of both run (see
+   * lua/upgrade.lua), in bounded calls; resumable: run it again after a crash.
+   */
+  readonly upgrade: (options?: unknown) => Effect.Effect<UpgradeResult, OpsError>
   /** Make a delayed job ready now. */
   readonly promote: (id: unknown) => Effect.Effect<MovedFrom, OpsError>
   /** Run a waiting or delayed job `delayMs` from now (0: now). */

@@ -95,6 +95,20 @@ export const checkObliterateOptions = (options: unknown): Checked<{ readonly for
     return { force: o.force === true }
   })
 
+/** `upgrade` options: `pageSize` (1 .. 1000, default 500), `force` (default false), `pollMs` (10 ms .. 1 min, default 1 s), `waitMs` (0 .. 1 h, default 1 min). */
+export const checkUpgradeOptions = (
+  options: unknown,
+): Checked<{ readonly pageSize: number; readonly force: boolean; readonly pollMs: number; readonly waitMs: number }> =>
+  Result.gen(function* () {
+    const o = yield* checkObject("options", options)
+    yield* checkKnownKeys("options", o, ["pageSize", "force", "pollMs", "waitMs"])
+    const { force } = yield* checkObliterateOptions({ force: o.force })
+    const pageSize = yield* checkIntegerOr("pageSize", o.pageSize, 500, { min: 1, max: 1000 })
+    const pollMs = yield* checkIntegerOr("pollMs", o.pollMs, 1000, { min: 10, max: 60_000 })
+    const waitMs = yield* checkIntegerOr("waitMs", o.waitMs, 60_000, { min: 0, max: 3_600_000 })
+    return { pageSize, force, pollMs, waitMs }
+  })
+
 /** `reschedule` options: `delayMs`, required (0 .. 365 days). */
 export const checkRescheduleOptions = (options: unknown): Checked<{ readonly delayMs: number }> =>
   Result.gen(function* () {

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { InvalidOptions, QueueHasActiveJobs, WrongJobState } from "../model/Errors.ts"
 import type { JobPage, ListState, MovedFrom, OpsError, QueueOps } from "./OpsApi.ts"
-import { checkListOptions, checkObliterateOptions } from "./OpsChecks.ts"
+import { checkListOptions, checkObliterateOptions, checkUpgradeOptions } from "./OpsChecks.ts"
 
 /** A partitioned cursor: `<partition>~<the partition's cursor>`. */
 const CURSOR = /^([0-9]{1,4})~(.*)$/s
@@ -99,6 +99,21 @@ export const makePartitionedOps = (name: string, each: ReadonlyArray<QueueOps>):
         if (active > 0 && !force) return yield* Effect.fail(new QueueHasActiveJobs({ queue: name, active }))
         const r = yield* all((o) => o.obliterate({ force }))
         return { active: r.reduce((n, x) => n + x.active, 0) }
+      }),
+    upgrade: (options) =>
+      Effect.gen(function* () {
+        yield* Effect.fromResult(checkUpgradeOptions(options))
+        const r = yield* all((o) => o.upgrade(options))
+        const waiting = r.find((x) => !x.done)
+        return {
+          queue: name,
+          done: waiting === undefined,
+          layout: waiting?.layout ?? r[0]!.layout,
+          steps: r.reduce((n, x) => n + x.steps, 0),
+          moved: r.reduce((n, x) => n + x.moved, 0),
+          longestCallMs: Math.max(...r.map((x) => x.longestCallMs)),
+          waitingFor: r.flatMap((x) => x.waitingFor),
+        }
       }),
     promote: (id) => onJob(each, (o) => o.promote(id)),
     reschedule: (id, options) => onJob(each, (o) => o.reschedule(id, options)),

@@ -57,7 +57,7 @@ export interface LogInput {
 /** `log`: the lines the job's log holds after the call, or undefined when its lease was not held under the token. */
 export const log = defineScript({
   name: "log",
-  keys: ["meta", "lease", "logs"],
+  keys: ["meta", "lease", "logs", "holder"],
   argv: ["layout", "id", "token"],
   rest: ["line"],
   args: (p: LogInput): Argv => [LAYOUT_VERSION, p.id, p.token, ...p.lines],

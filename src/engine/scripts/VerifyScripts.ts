@@ -68,7 +68,7 @@ export interface ScanPage {
 /** `verify-set`: a ZSCAN page of one sorted set, its members counted and checked. */
 export const verifySet = defineScript({
   name: "verify-set",
-  keys: ["active", "dead", "done", "data", "lease", "meta", ...READY_KEYS],
+  keys: ["active", "dead", "done", "data", "holder", "meta", ...READY_KEYS],
   argv: ["layout", "set", "cursor", "count"],
   args: (i: { readonly set: (typeof VERIFY_SETS)[number]; readonly cursor: string; readonly count: number }): Argv => [
     LAYOUT_VERSION,

@@ -43,7 +43,7 @@ const num = (v: unknown): number | null => (v === null || v === undefined || v =
 /** `leases`: the first `limit` leases by deadline, with the total and the expired count. */
 export const leases = defineScript({
   name: "leases",
-  keys: ["active", "lease", "fails", "lost", "max"],
+  keys: ["active", "lease", "fails", "lost", "max", "holder"],
   argv: ["layout", "limit"],
   args: limitArgs,
   decode: (reply): LeasesView => {

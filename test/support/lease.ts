@@ -1,0 +1,42 @@
+/**
+ * A lease as stored, for tests that read or tamper with one: in key layout 2 a lease is
+ * its holder entry `<workerId>|<token>|<startedAt>|<until>` (lua/include/active.lua); the
+ * `lease` hash of layout 1 is gone.
+ */
+import type { Redis } from "ioredis"
+import type { QueueKeys } from "../../src/engine/model/Keys.ts"
+
+const ENTRY = /^([^|]*)\|(\d+)\|(\d+)\|(\d+)$/
+
+/** The token job `id` is leased under, as text, or null when it holds no lease. */
+export const leaseToken = async (raw: Redis, keys: QueueKeys, id: string): Promise<string | null> => {
+  const entry = await raw.hget(keys.holder, id)
+  const m = entry === null ? null : ENTRY.exec(entry)
+  return m ? m[2]! : await raw.hget(keys.lease, id)
+}
+
+/** Give job `id`'s lease the token `token`, as if another holder now had it. */
+export const setLeaseToken = async (raw: Redis, keys: QueueKeys, id: string, token: string): Promise<void> => {
+  const entry = await raw.hget(keys.holder, id)
+  const m = entry === null ? null : ENTRY.exec(entry)
+  await raw.hset(keys.holder, id, m ? `${m[1]}|${token}|${m[3]}|${m[4]}` : `test|${token}|0|0`)
+}
+
+/** Delete job `id`'s lease entry (the job stays in active: its holder's next call finds no lease). */
+export const dropLease = async (raw: Redis, keys: QueueKeys, id: string): Promise<void> => {
+  await raw.hdel(keys.holder, id)
+  await raw.hdel(keys.lease, id)
+}
+
+/**
+ * How many leases are stored: holder entries that carry a token (a retained completed job
+ * keeps its run's entry without one, `<workerId>|<startedAt>|<until>`).
+ */
+export const leaseCount = async (raw: Redis, keys: QueueKeys): Promise<number> =>
+  (await raw.hvals(keys.holder)).filter((entry) => ENTRY.test(entry)).length
+
+/** When the run of a holder entry started (ms, Redis clock): its second to last field, in either layout's form. */
+export const entryStartedAt = (entry: string): number => {
+  const parts = entry.split("|")
+  return Number(parts[parts.length - 2])
+}
