@@ -19,7 +19,7 @@
   KEYS[10] err      HASH  id -> last error (JSON)
   KEYS[11] result   HASH  id -> result of a retained completed job
   KEYS[12] dkey     HASH  id -> dedupe key
-  KEYS[13] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job's lease (or
+  KEYS[13] holder   HASH  id -> "<workerId>|<token>|<startedAt>|<until>" (layout 1: no token) of an active job's lease (or
                     of the run that completed a retained job)
   KEYS[14] progress HASH  id -> latest progress (JSON)
   KEYS[15] timeout  HASH  id -> the job's own timeoutMs

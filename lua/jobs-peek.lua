@@ -19,7 +19,7 @@
   KEYS[8] max       HASH  id -> maxAttempts (no field: 3)
   KEYS[9] err       HASH  id -> last error (JSON)
   KEYS[10] result   HASH  id -> result of a retained completed job
-  KEYS[11] holder   HASH  id -> "<workerId>|<startedAt>|<until>" of an active job (or of the
+  KEYS[11] holder   HASH  id -> "<workerId>|<token>|<startedAt>|<until>" (layout 1: no token) of an active job (or of the
                     run of a retained completed one)
   KEYS[12..] ready   READY_KEYS (src/engine/model/Keys.ts): the jobs ready and delayed, the wake-up
                     marker; read and written only by lua/include/ready.lua
@@ -106,7 +106,7 @@ local function put(entry, score)
   end
   local started = false
   if state == 'active' or state == 'completed' then
-    local at = string.match(redis.call('HGET', KEYS[11], id) or '', '|(%d+)|')
+    local at = string.match(redis.call('HGET', KEYS[11], id) or '', '|(%d+)|%d*$')
     started = at and tonumber(at) or false
   end
   out[#out + 1] = started

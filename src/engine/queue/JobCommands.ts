@@ -136,7 +136,7 @@ const parsed = (text: unknown): unknown => {
 /** When the run of an active or a retained completed job started, from its holder entry ("<workerId>|<startedAt>|<until>"). */
 const startedAtOf = (state: JobState, holder: unknown): Pick<JobInfo, "startedAt"> => {
   if ((state !== "active" && state !== "completed") || typeof holder !== "string") return {}
-  const at = /\|(\d+)\|/.exec(holder)?.[1]
+  const at = /\|(\d+)\|\d*$/.exec(holder)?.[1] // the second to last field, in either layout's form
   return at === undefined ? {} : { startedAt: Number(at) }
 }
 
