@@ -128,6 +128,25 @@ describe("K1: an add call run twice (a re-send) is stored once", () => {
   })
 })
 
+describe("a completed job's kept run entry is not a lease", () => {
+  it("a late fail, release or complete with the token of the run that completed it is refused, and the job stays completed", async () => {
+    const { keys, c } = setup()
+    const j = job()
+    await run(c.add([j]))
+    const [r] = (await run(c.reserve(1, 60_000, 100))).jobs
+    expect(await run(c.complete([{ id: j.id, token: r!.token }]))).toEqual([true])
+    // the retained job keeps its run's holder entry (its start), without the token
+    expect(await raw.hexists(keys.holder, j.id)).toBe(1)
+    expect(await leaseToken(raw, keys, j.id)).toBeNull()
+    expect(await run(c.fail(r!, { delayMs: 0, error: "{}", mode: "retry" }))).toBe("lost")
+    expect(await run(c.release([r!]))).toEqual([false])
+    expect(await run(c.complete([{ id: j.id, token: r!.token }]))).toEqual([false])
+    expect(await raw.llen(keys.wait)).toBe(0)
+    expect(await raw.zscore(keys.done, j.id)).not.toBeNull()
+    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 1, lines: [] })
+  })
+})
+
 describe("reserve drops second copies of a job (defence in depth)", () => {
   it("a copy in the same batch, or of a job whose payload is already stored, is dropped and counted", async () => {
     const { keys, c } = setup()
