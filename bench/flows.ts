@@ -14,11 +14,11 @@
  *
  * The Redis at `<port>` is FLUSHALLed.
  */
-import { FlowProducer, Queue as BullQueue, Worker as BullWorker } from "bullmq"
+import { Queue as BullQueue, Worker as BullWorker, FlowProducer } from "bullmq"
 import { Queue, Worker } from "../src/index.ts"
-import { ROOT } from "./paths.ts"
 import { connect, flushAll, probe, scriptNames } from "./lib/redis.ts"
 import { fmt, median, quantile, waitFor } from "./lib/stats.ts"
+import { ROOT } from "./paths.ts"
 
 const args = process.argv.slice(2)
 const onlyAt = args.indexOf("--only")
@@ -130,9 +130,13 @@ const fanIn = async (lib: Lib, flows: number, n: number): Promise<number[]> => {
     const q = new Queue("pa", { connection: url })
     await q.setRetention({ completed: { count: 0 } })
     await new Queue("pb", { connection: url }).setRetention({ completed: { count: 0 } })
-    const parents = new Worker("pa", () => {
-      parentStarted = performance.now()
-    }, { connection: url, concurrency: 1 })
+    const parents = new Worker(
+      "pa",
+      () => {
+        parentStarted = performance.now()
+      },
+      { connection: url, concurrency: 1 },
+    )
     const children = new Worker("pb", () => undefined, { connection: url, concurrency: 10 })
     children.on("completed", () => {
       childrenDone++
@@ -155,9 +159,13 @@ const fanIn = async (lib: Lib, flows: number, n: number): Promise<number[]> => {
     }
   } else {
     const fp = new FlowProducer({ connection })
-    const parents = new BullWorker("pa", async () => {
-      parentStarted = performance.now()
-    }, { connection, concurrency: 1 })
+    const parents = new BullWorker(
+      "pa",
+      async () => {
+        parentStarted = performance.now()
+      },
+      { connection, concurrency: 1 },
+    )
     const children = new BullWorker("pb", async () => undefined, { connection, concurrency: 10 })
     children.on("completed", () => {
       childrenDone++
@@ -212,7 +220,9 @@ const runFlow = async (lib: Lib, flow: "1x1000" | "tree", conc: number, measure:
       await waitFor("flow", () => done === total, 300_000, 2)
       t.end = performance.now()
     }
-    const server = measure ? (await probe(admin, names, go)).server : (await go(), undefined)
+    let server: Awaited<ReturnType<typeof probe>>["server"] | undefined
+    if (measure) server = (await probe(admin, names, go)).server
+    else await go()
     await w.close()
     await q.close()
     return { ms: t.end - t.start, server }
@@ -229,7 +239,9 @@ const runFlow = async (lib: Lib, flow: "1x1000" | "tree", conc: number, measure:
     await waitFor("flow", () => done === total, 300_000, 2)
     t.end = performance.now()
   }
-  const server = measure ? (await probe(admin, names, go)).server : (await go(), undefined)
+  let server: Awaited<ReturnType<typeof probe>>["server"] | undefined
+  if (measure) server = (await probe(admin, names, go)).server
+  else await go()
   await w.close()
   await fp.close()
   return { ms: t.end - t.start, server }

@@ -11,7 +11,15 @@
 import { complete, fail, release } from "../scripts/AckScripts.ts"
 import { add } from "../scripts/AddScripts.ts"
 import { deadList, deadPurge, deadRetry, open, stats } from "../scripts/AdminScripts.ts"
-import { depsApply, depsChildren, depsLink, depsOutbox, depsPage, depsVerify } from "../scripts/DepsScripts.ts"
+import {
+  depsApply,
+  depsChildren,
+  depsLink,
+  depsOutbox,
+  depsPage,
+  depsSeal,
+  depsVerify,
+} from "../scripts/DepsScripts.ts"
 import { groupLimits, groupList, groupPause } from "../scripts/GroupScripts.ts"
 import {
   cancel,
@@ -48,6 +56,7 @@ export { defineScript, type Script, type ScriptDef } from "../scripts/Script.ts"
 export const Scripts = {
   add,
   depsChildren,
+  depsSeal,
   depsLink,
   depsApply,
   depsOutbox,

@@ -145,6 +145,8 @@ export interface QueueKeys {
   readonly depCount: string
   /** ZSET (score 0) parent ids whose job data was dropped: their children's edges (depChildren, depState) wait for the sweep to delete them, a page a pass. */
   readonly depGone: string
+  /** ZSET parent id -> its build deadline (ms, Redis clock): a node of a multi-call `addFlow` not yet sealed; the sweep fails it past the deadline. */
+  readonly depBuild: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -200,6 +202,7 @@ export const KEY_TYPES = {
   depState: "hash",
   depCount: "hash",
   depGone: "zset",
+  depBuild: "zset",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -217,6 +220,7 @@ const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gin
  * not "flow": include/flow.lua is flow control (rate limit, concurrency cap).
  */
 export const DEPS_KEYS = [
+  "depBuild",
   "depGone",
   "depParents",
   "depOutbox",
