@@ -53,8 +53,12 @@ export const planCalls = (root: Planned, rootStored: boolean) => {
   // exist), then registers them; then its nodes join their queue's batch
   const apart = (level: ReadonlyArray<Placed>) => {
     const regs = new Map<Planned, Planned[]>()
-    for (const { p, parent } of level)
-      if (parent && explicit(p, parent)) regs.set(parent, [...(regs.get(parent) ?? []), p])
+    for (const { p, parent } of level) {
+      if (!parent || !explicit(p, parent)) continue
+      const known = regs.get(parent)
+      if (known) known.push(p)
+      else regs.set(parent, [p])
+    }
     return regs
   }
   const batch = (n: Placed) => {
