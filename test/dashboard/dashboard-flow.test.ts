@@ -2,16 +2,22 @@
 /**
  * The job page's flow section in a real Chromium (flows, docs/flows.md): a job's parents and
  * children, each with its state, linked both ways; the children bounded to a first page.
+ * The screenshot for docs/dashboard.md is written when LEASEQ_SCREENSHOTS=1.
  */
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
 import type { Browser, Page } from "puppeteer-core"
 import { beforeAll, describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
-import { launchBrowser, openPage, serveDashboard } from "./browser.ts"
+import { launchBrowser, openPage, serveDashboard, shoot } from "./browser.ts"
 
 const PREFIX = "lqdashflow"
 const name = queueNamer("dashflow")
+const ROOT = resolve(import.meta.dirname, "../..")
+const SHOTS = process.env.LEASEQ_SCREENSHOTS === "1" ? join(ROOT, "docs") : mkdtempSync(join(tmpdir(), "leaseq-shots-"))
 
 let browser: Browser
 let base: string
@@ -69,6 +75,7 @@ describe("the job page's flow section", () => {
     expect(await rows(page, "job-parents")).toEqual([`${tree.id} waiting-children`])
     await listing(page, "job-children", 1)
     expect(await rows(page, "job-children")).toEqual([`${g.id} waiting`])
+    await shoot(page, "#job-flow", join(SHOTS, "dashboard-flow.png"), 300)
     // and back up to the root
     await follow(page, `#job-parents tr[data-id="${tree.id}"] td:nth-child(2) a`)
     await page.waitForFunction((h) => location.hash === h, {}, `#/job/${a.name}/${tree.id}`)

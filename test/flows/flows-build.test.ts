@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { InvalidOptions } from "../../src/index.ts"
 import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
 import { until } from "../support/until.ts"
@@ -115,5 +116,16 @@ describe("a multi-call addFlow cut part-way", () => {
     )
     for (const p of parents) expect((await queue.getDependencies(p.id)).open).toBe(false)
     expect((await queue.stats()).waiting).toBe(21) // the 20 leaves and the warm job
+  })
+
+  it("a parent whose custom id names a job that exists and waits for nothing is refused; its child is not added", async () => {
+    const queue = useQueue<string>(name())
+    await queue.add("already", { id: "taken" })
+    const refused = await queue
+      .addFlow({ payload: "p", options: { id: "taken" }, children: [{ payload: "c" }] })
+      .catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(InvalidOptions)
+    expect((refused as InvalidOptions).message).toContain("not waiting for children")
+    expect((await queue.stats()).waiting).toBe(1)
   })
 })

@@ -45,6 +45,7 @@ export const flowSection = (d) => {
     "section",
     { id: "job-flow" },
     el("h3", { text: `Flow: ${f.parents.length + f.parentsMore} parent(s), ${f.pending} child(ren) pending` }),
+    el("h4", { text: "Parents" }),
     f.parents.length > 0
       ? table(
           "job-parents",
@@ -53,6 +54,7 @@ export const flowSection = (d) => {
         )
       : el("p", { class: "muted", text: "No parent: this job is a flow's root." }),
     f.parentsMore > 0 ? el("p", { class: "muted", text: `… ${f.parentsMore} more parent(s)` }) : null,
+    el("h4", { text: "Children" }),
     f.children.length > 0
       ? table(
           "job-children",

@@ -36,9 +36,10 @@ export const planCalls = (root: Planned, rootStored: boolean) => {
     for (const c of p.children) walk(c, p, depth + 1)
   }
   walk(root, undefined, 0)
-  // registered by deps-children on the parent's queue, not by the child's own add
+  // registered by deps-children on the parent's queue, not by the child's own add (a parent
+  // with a custom id may be a job that exists: deps-children refuses one not waiting)
   const explicit = (c: Planned, parent: Planned) =>
-    c.queue !== parent.queue || c.customId || (rootStored && parent === root)
+    c.queue !== parent.queue || c.customId || parent.customId || (rootStored && parent === root)
   const steps: Step[] = []
   const batches = new Map<string, Placed[]>()
   const callOf = new Map<Planned, Step>()

@@ -168,7 +168,7 @@ export const writeFlow = (
     )
     const { holds, seals } = holdsOf(plan, buildMs)
     const refused = (p: Planned) => (status: "NOT_WAITING" | "SEALED") =>
-      rootStored && p === root ? notTaking(p, status) : buildExpired(p, buildMs)
+      (rootStored && p === root) || p.customId ? notTaking(p, status) : buildExpired(p, buildMs)
     const depsOf = ({ p, parent }: Placed): string => {
       if (!parent) return `${holds.get(p)};`
       const ref = `${calls.refOf(p.queue, parent.queue)}|${parent.job.id}`
