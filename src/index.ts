@@ -81,6 +81,7 @@ export type { PauseOptions, WorkerState } from "./engine/worker/Worker.ts"
 export type { BatchHandler, BatchJob, BatchOptions } from "./promise/Batch.ts"
 export { byName, type NamedJob, UnknownJobName } from "./promise/ByName.ts"
 export type {
+  AddFlowOptions,
   ChildFailurePolicy,
   Dependency,
   DependencyOptions,

@@ -20,6 +20,7 @@
 --   depCount    HASH  parent id -> children pending; "o|<id>" -> 1 while open (takes more
 --                     children, never released); "d|<id>" -> its delay (ms) once released
 --   depGone     ZSET  (score 0) dropped parents whose edges the sweep deletes: deps-gone.lua
+--   depBuild    ZSET  parent id -> build deadline (ms) of an unsealed addFlow: deps-build.lua
 -- meta.deps is set once a job of the queue has a parent or children: a queue without flows
 -- reads that one field (complete: in the HMGET it makes anyway) and does nothing more.
 local DEP = READY_DEPS
@@ -34,18 +35,21 @@ end
 --   is not written twice); sets meta.deps.
 local function deps_link(meta, ids, parents)
   if #ids == 0 then return end
-  local had = redis.call('HMGET', DEP.parents, unpack(ids))
-  local args = {}
-  for i, id in ipairs(ids) do
-    local v = had[i] or ''
-    for entry in string.gmatch(parents[i], '[^,]+') do
-      if not string.find(',' .. v .. ',', ',' .. entry .. ',', 1, true) then
-        v = v == '' and entry or (v .. ',' .. entry)
+  for from = 1, #ids, 500 do
+    local to = math.min(from + 499, #ids)
+    local had = redis.call('HMGET', DEP.parents, unpack(ids, from, to))
+    local args = {}
+    for i = from, to do
+      local v = had[i - from + 1] or ''
+      for entry in string.gmatch(parents[i], '[^,]+') do
+        if not string.find(',' .. v .. ',', ',' .. entry .. ',', 1, true) then
+          v = v == '' and entry or (v .. ',' .. entry)
+        end
       end
+      args[#args + 1], args[#args + 2] = ids[i], v
     end
-    args[#args + 1], args[#args + 2] = id, v
+    redis.call('HSET', DEP.parents, unpack(args))
   end
-  redis.call('HSET', DEP.parents, unpack(args))
   redis.call('HSET', meta, 'deps', '1')
 end
 
@@ -59,34 +63,9 @@ local function deps_hold(meta, ids, delays, now)
     c[#c + 1], c[#c + 2] = 'o|' .. id, '1'
     if tonumber(delays[i]) > 0 then c[#c + 1], c[#c + 2] = 'd|' .. id, delays[i] end
   end
-  redis.call('ZADD', DEP.waiting, unpack(z))
-  redis.call('HSET', DEP.count, unpack(c))
+  for i = 1, #z, 500 do redis.call('ZADD', DEP.waiting, unpack(z, i, math.min(i + 499, #z))) end
+  for i = 1, #c, 500 do redis.call('HSET', DEP.count, unpack(c, i, math.min(i + 499, #c))) end
   redis.call('HSET', meta, 'deps', '1')
-end
-
--- deps_new(), deps_take(D, id, field, delay), deps_added(meta, D, now): add's dependencies.
---   field (one per job, ARGV[4 + 11n..] of add) is "" for none, else "<hold>;<parents>":
---   hold "1" = the job waits for children (waiting-children, open until sealed by
---   deps-children; its delay applies once released), parents "<queue>|<id>,…" = the jobs
---   waiting for it (queue "" = this one). deps_take notes a job added (true when it is held:
---   add leaves it out of ready and delayed); deps_added writes them all.
-local function deps_new()
-  return {ids = {}, parents = {}, hold = {}, delays = {}}
-end
-local function deps_take(D, id, field, delay)
-  if field == '' then return false end
-  local parents = string.sub(field, 3)
-  if parents ~= '' then
-    D.ids[#D.ids + 1] = id
-    D.parents[#D.ids] = parents
-  end
-  if string.sub(field, 1, 1) ~= '1' then return false end
-  D.hold[#D.hold + 1], D.delays[#D.hold + 1] = id, delay
-  return true
-end
-local function deps_added(meta, D, now)
-  deps_link(meta, D.ids, D.parents)
-  deps_hold(meta, D.hold, D.delays, now)
 end
 
 -- deps_waiting_since(id): when the job `id` began waiting for children, or false.
@@ -130,6 +109,32 @@ local function deps_release(now, id, events, maxlen)
   return true
 end
 
+-- deps_register(pid, members, policies): count the children `members` ("<pid>|<cq>|<cid>",
+--   each with its policy) pending for `pid`, each once; an HMGET, HSET, ZADD a 500, one HINCRBY.
+local function deps_register(pid, members, policies)
+  local added = 0
+  for i = 1, #members, 500 do
+    local j = math.min(i + 499, #members)
+    local had = redis.call('HMGET', DEP.state, unpack(members, i, j))
+    local h, z, seen = {}, {}, {}
+    for k = i, j do
+      local m = members[k]
+      if not had[k - i + 1] and not seen[m] then
+        seen[m] = true
+        h[#h + 1], h[#h + 2] = m, policies[k]
+        z[#z + 1], z[#z + 2] = 0, m
+        added = added + 1
+      end
+    end
+    if #h > 0 then
+      redis.call('HSET', DEP.state, unpack(h))
+      redis.call('ZADD', DEP.children, unpack(z))
+    end
+  end
+  if added > 0 then redis.call('HINCRBY', DEP.count, pid, added) end
+  return added
+end
+
 -- deps_children(pid, children, seal, now, events, maxlen): register the children of the
 --   parent `pid` (children: cq, cid, policy triples): each once (HSETNX), counted pending;
 --   seal: it takes no more and is released once nothing is pending. Returns
@@ -138,15 +143,11 @@ local function deps_children(pid, children, seal, now, events, maxlen)
   if not redis.call('ZSCORE', DEP.waiting, pid) then return 'NOT_WAITING', 0 end
   local open = redis.call('HEXISTS', DEP.count, 'o|' .. pid) == 1
   if not open and #children > 0 then return 'SEALED', 0 end
-  local added = 0
+  local members, policies = {}, {}
   for i = 1, #children, 3 do
-    local member = pid .. '|' .. children[i] .. '|' .. children[i + 1]
-    if redis.call('HSETNX', DEP.state, member, children[i + 2]) == 1 then
-      redis.call('ZADD', DEP.children, 0, member)
-      added = added + 1
-    end
+    members[#members + 1], policies[#members + 1] = pid .. '|' .. children[i] .. '|' .. children[i + 1], children[i + 2]
   end
-  if added > 0 then redis.call('HINCRBY', DEP.count, pid, added) end
+  deps_register(pid, members, policies)
   if seal and open then
     redis.call('HDEL', DEP.count, 'o|' .. pid)
     deps_release(now, pid, events, maxlen)

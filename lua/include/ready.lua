@@ -48,7 +48,7 @@ local READY_ADDED, READY_SINCE = KEYS[#KEYS - 13], KEYS[#KEYS - 12]
 local READY_DEPS = {
   parents = KEYS[#KEYS - 19], outbox = KEYS[#KEYS - 18], waiting = KEYS[#KEYS - 17],
   children = KEYS[#KEYS - 16], state = KEYS[#KEYS - 15], count = KEYS[#KEYS - 14],
-  gone = KEYS[#KEYS - 20],
+  gone = KEYS[#KEYS - 20], build = KEYS[#KEYS - 21],
 }
 -- a priority's band of scores in prioritized is [p * 2^32, (p + 1) * 2^32): exact in a double
 -- up to the highest priority (1,000,000 * 2^32 < 2^53)

@@ -17,6 +17,7 @@ import type { InvalidOptions, RedisError } from "../engine/model/Errors.ts"
 import type { QueueKeys } from "../engine/model/Keys.ts"
 import { type JobInfo, jobInfoOf, makeJobCommands, ulidTimeOf } from "../engine/queue/JobCommands.ts"
 import type { RedisClient } from "../redis/Client.ts"
+import { FLOW_LIMITS, flowOf } from "./JobFlow.ts"
 
 /** Stream entries read for a job's timeline: from its start, and the newest. */
 export const TIMELINE_LIMITS = { fromStart: 500, newest: 500 } as const
@@ -165,11 +166,12 @@ export const makeJobReader = (client: RedisClient, options: { readonly hidePaylo
   const limits = { ...JOB_PEEK_LIMITS, hide: options.hidePayloads }
   const one = (queue: string, keys: QueueKeys, id: string) =>
     Effect.gen(function* () {
-      const [job, now, timeline] = yield* Effect.all(
+      const [job, now, timeline, flow] = yield* Effect.all(
         [
           runScript(client, keys, Scripts.jobPeek, { id, limits }).pipe(Effect.map((r) => peekedJob(id, r))),
           redisNow(client),
           timelineOf(client, queue, keys.events, id),
+          flowOf(client, keys, id),
         ],
         { concurrency: "unbounded" },
       )
@@ -183,6 +185,8 @@ export const makeJobReader = (client: RedisClient, options: { readonly hidePaylo
         timeline: options.hidePayloads ? timeline.events.map(withoutResult) : timeline.events,
         timelineGap: timeline.gap,
         limits: TIMELINE_LIMITS,
+        flow,
+        flowLimits: FLOW_LIMITS,
       }
     })
 

@@ -14,6 +14,7 @@ import { Cause, Context, Effect, FiberSet, Layer, type Scope, Tracer } from "eff
 import type { ScriptFailure } from "../engine/calls/Commands.ts"
 import type { HandlerModuleFailed } from "../engine/isolation/IsolationErrors.ts"
 import type { IsolationOptions } from "../engine/isolation/Options.ts"
+import type { DependencyPage, DependencyPageOptions } from "../engine/model/Dependencies.ts"
 import {
   type InvalidOptions,
   JobTimedOut,
@@ -46,7 +47,7 @@ export type { LeaseRef } from "../engine/scripts/LeaseScripts.ts"
  * A job as an Effect handler (and the hooks) see it: id, payload, attempt, maxAttempts,
  * token, signal as for the Promise face; `progress` is an Effect.
  */
-export interface Job<A> extends Omit<EngineJob<A>, "progress" | "log"> {
+export interface Job<A> extends Omit<EngineJob<A>, "progress" | "log" | "dependencies"> {
   /**
    * Report how far the job got: any JSON value (at most 64 KiB of JSON), stored within
    * 250 ms (values set meanwhile coalesced to the latest; the last one set before the handler
@@ -56,6 +57,10 @@ export interface Job<A> extends Omit<EngineJob<A>, "progress" | "log"> {
   readonly progress: (value: unknown) => Effect.Effect<void, InvalidOptions>
   /** Add a line to the job's log, as the Promise face's `job.log` (fails with InvalidOptions or the Redis error). */
   readonly log: (line: string) => Effect.Effect<void, InvalidOptions | ScriptFailure>
+  /** A page of this parent's children (flows), as the Promise face's `job.dependencies<R>()`: `R` their result type as declared. */
+  readonly dependencies: <R = unknown>(
+    page?: DependencyPageOptions,
+  ) => Effect.Effect<DependencyPage<R>, InvalidOptions | ScriptFailure>
 }
 
 /** The Effect face's view of an engine job (one per job: hooks and handler see the same object). */
@@ -76,6 +81,11 @@ const asEffectJob = <A>(job: EngineJob<A>): Job<A> => {
     name: job.name,
     progress: (value) => Effect.try({ try: () => job.progress(value), catch: (e) => e as InvalidOptions }),
     log: (line) => logEffectOf(job, line),
+    dependencies: <R>(page?: DependencyPageOptions) =>
+      Effect.tryPromise({
+        try: () => (job.dependencies ? job.dependencies<R>(page) : Promise.reject(new Error("not a held job"))),
+        catch: (e) => e as InvalidOptions | ScriptFailure,
+      }),
   }
   effectJobs.set(job as EngineJob<unknown>, made as Job<unknown>)
   return made

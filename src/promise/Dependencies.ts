@@ -6,13 +6,13 @@
 import * as Effect from "effect/Effect"
 import type { ChildFailurePolicy, DependencyRef, EncodedFlowNode } from "../engine/model/Dependencies.ts"
 import type { InvalidPayload } from "../engine/model/Errors.ts"
-import type { AddChildrenOptions, DependencyPage, FlowIds } from "../engine/queue/Dependencies.ts"
+import type { AddChildrenOptions, AddFlowOptions, DependencyPage, FlowIds } from "../engine/queue/Dependencies.ts"
 import { encodeFlow } from "../engine/queue/FlowPlan.ts"
 import type { JobOptions } from "../engine/queue/Job.ts"
 import { ManualQueue } from "./Manual.ts"
 
 export type { ChildFailurePolicy, DependencyRef } from "../engine/model/Dependencies.ts"
-export type { Dependency, DependencyPage, FlowIds } from "../engine/queue/Dependencies.ts"
+export type { AddFlowOptions, Dependency, DependencyPage, FlowIds } from "../engine/queue/Dependencies.ts"
 
 /** One job of a flow: its payload and options, and the jobs it waits for. */
 export interface FlowJob<T = unknown> {
@@ -52,11 +52,13 @@ export abstract class QueueDependencies<T> extends ManualQueue<T> {
    * queue's prefix: resolves to the tree of ids (`id` the parent's). All checked before
    * anything is written (an error names the node's path, `children[2].options.priority`);
    * written in bounded calls (a parent first, waiting for its children, then its children),
-   * so no parent runs before all its children ended. At most 10,000 jobs a call.
+   * so no parent runs before all its children ended. At most 10,000 jobs a call; a flow in
+   * one queue is one call, all or nothing. A flow over several calls that stops part-way (a
+   * crash) has its parents failed by the sweep after `options.buildTimeoutMs` (default 60 s).
    */
-  addFlow(flow: FlowJob<T>): Promise<FlowIds> {
+  addFlow(flow: FlowJob<T>, options?: AddFlowOptions): Promise<FlowIds> {
     return Effect.runPromise(
-      Effect.flatMap(this.encodeFlow("", flow), (encoded) => this.queue.dependencies.addFlow(encoded)),
+      Effect.flatMap(this.encodeFlow("", flow), (encoded) => this.queue.dependencies.addFlow(encoded, options)),
     )
   }
 
@@ -101,12 +103,13 @@ export abstract class QueueDependencies<T> extends ManualQueue<T> {
   /**
    * A page of the children of `parentId`: each one's queue, id, policy, state (`pending`,
    * or the outcome that counted) and result (a retained child of this queue). `count` 1–1000
-   * (default 100); pass the page's `cursor` for the next. O(log N + count).
+   * (default 100); pass the page's `cursor` for the next. O(log N + count). `R`: the
+   * children's result type as you declare it (each child's `value`, decoded; not checked).
    */
-  getDependencies(
+  getDependencies<R = unknown>(
     parentId: string,
     page?: { readonly cursor?: string | undefined; readonly count?: number | undefined },
-  ): Promise<DependencyPage> {
-    return Effect.runPromise(this.queue.dependencies.getDependencies(parentId, page))
+  ): Promise<DependencyPage<R>> {
+    return Effect.runPromise(this.queue.dependencies.getDependencies(parentId, page)) as Promise<DependencyPage<R>>
   }
 }

@@ -138,7 +138,10 @@ export interface QueueAdapter {
   readonly groups: GroupsAdapter
   readonly setRetention: (policy: unknown) => Promise<void>
   readonly retention: () => Promise<Retention>
-  readonly worker: (plan: (job: Omit<Job<Payload>, "log">) => Plan, options?: WorkerOpts) => Promise<WorkerAdapter>
+  readonly worker: (
+    plan: (job: Omit<Job<Payload>, "log" | "dependencies">) => Plan,
+    options?: WorkerOpts,
+  ) => Promise<WorkerAdapter>
   /** Close the queue (Promise: `close()`; Effect: its scope closes). */
   readonly close: () => Promise<void>
 }
@@ -177,7 +180,7 @@ const newSeen = (): Seen => ({
   drained: 0,
 })
 
-const recordRun = (seen: Seen, job: Omit<Job<Payload>, "log">) =>
+const recordRun = (seen: Seen, job: Omit<Job<Payload>, "log" | "dependencies">) =>
   seen.runs.push({ id: job.id, attempt: job.attempt, token: job.token, n: job.payload.n })
 
 /** The Promise face: `new Queue`, `new Worker`, events. */
@@ -232,7 +235,7 @@ export const promiseFace: Face = {
       close: () => queue.close(),
       worker: async (plan, options = {}) => {
         const seen = newSeen()
-        const one = async (job: Omit<Job<Payload>, "log">) => {
+        const one = async (job: Omit<Job<Payload>, "log" | "dependencies">) => {
           recordRun(seen, job)
           const what = plan(job)
           if (what === "fail") throw new Error(`planned failure of ${job.id}`)
@@ -303,7 +306,11 @@ const failureOnly = async <A, E>(effect: Effect.Effect<A, E>): Promise<A> => {
 }
 
 /** What an Effect handler does for `what` (see {@link Plan}). */
-const effectRun = (seen: Seen, job: Omit<Job<Payload>, "log">, what: Plan): Effect.Effect<number, Error> => {
+const effectRun = (
+  seen: Seen,
+  job: Omit<Job<Payload>, "log" | "dependencies">,
+  what: Plan,
+): Effect.Effect<number, Error> => {
   if (what === "fail") return Effect.fail(new Error(`planned failure of ${job.id}`))
   if (what === "bad-error") return Effect.fail(badError())
   if (what === "map-result") return Effect.succeed(new Map([["n", job.payload.n]]) as never)

@@ -2,7 +2,8 @@
  * Types that guide, on both faces: a queue's result type flows to `getJob` and `waitFor`
  * (and a worker's to its `completed` event), a dead job's reason is the union of its
  * documented values, `dedupeTtlMs` / `dedupeUntil` type-check only with a `dedupeKey`, and a
- * misspelt event name is an error naming the type of event names. `tsc --noEmit` (npm run
+ * misspelt event name is an error naming the type of event names; a child's result type, as
+ * declared, flows into the parent's `dependencies()` and `getDependencies`. `tsc --noEmit` (npm run
  * typecheck, in CI) checks the `@ts-expect-error` lines: each must be an error. At run time
  * nothing here touches Redis (the functions are never called).
  */
@@ -28,6 +29,24 @@ interface Sent {
 }
 
 describe("Promise face", () => {
+  it("a child's result type flows into the parent's dependencies() and getDependencies where declared", () => {
+    const parent = () =>
+      new Worker<Mail>("parents", async (job) => {
+        const page = await job.dependencies!<Sent>()
+        expectTypeOf(page.children[0]!.value).toEqualTypeOf<Sent | undefined>()
+        // @ts-expect-error a declared result type is not any: no such field
+        void page.children[0]!.value?.subject
+        const untyped = await job.dependencies!()
+        expectTypeOf(untyped.children[0]!.value).toEqualTypeOf<unknown>()
+        return page.children.map((c) => c.value?.messageId)
+      })
+    type P = Awaited<ReturnType<Queue<Mail>["getDependencies"]>>
+    expectTypeOf<P["children"][number]["value"]>().toEqualTypeOf<unknown>()
+    const read = (q: Queue<Mail>) => q.getDependencies<Sent>("id")
+    expectTypeOf<Awaited<ReturnType<typeof read>>["children"][number]["value"]>().toEqualTypeOf<Sent | undefined>()
+    expectTypeOf(parent).toBeFunction()
+  })
+
   it("Queue<Payload, Result>: getJob and waitFor give the result type", () => {
     type Q = Queue<Mail, Sent>
     expectTypeOf<Awaited<ReturnType<Q["getJob"]>>>().toEqualTypeOf<JobInfo<Mail, Sent> | undefined>()
@@ -81,6 +100,25 @@ class Mails extends Context.Service<Mails, LeaseQueue.Service<Mail, Sent>>()("ty
 class Untyped extends Context.Service<Untyped, LeaseQueue.Service<Mail>>()("types/UntypedMails") {}
 
 describe("Effect face", () => {
+  it("a child's result type flows into the parent's job.dependencies() and getDependencies where declared", () => {
+    const start = () =>
+      LeaseWorker.make(Untyped, (job) =>
+        Effect.gen(function* () {
+          const page = yield* job.dependencies<Sent>()
+          expectTypeOf(page.children[0]!.value).toEqualTypeOf<Sent | undefined>()
+          // @ts-expect-error a declared result type is not any: no such field
+          void page.children[0]!.value?.subject
+          return page.children.length
+        }),
+      )
+    type S = LeaseQueue.Service<Mail>
+    const read = (s: S) => s.getDependencies<Sent>("id")
+    expectTypeOf<Effect.Success<ReturnType<typeof read>>["children"][number]["value"]>().toEqualTypeOf<
+      Sent | undefined
+    >()
+    expectTypeOf(start).toBeFunction()
+  })
+
   it("Service<Payload, Result>: getJob and waitFor give the result type", () => {
     type S = LeaseQueue.Service<Mail, Sent>
     expectTypeOf<Effect.Success<ReturnType<S["getJob"]>>>().toEqualTypeOf<JobInfo<Mail, Sent> | undefined>()

@@ -280,6 +280,13 @@ const samples: { readonly [K in keyof typeof Scripts]: { readonly input: unknown
     input: { parent: "p", seal: true, children: [{ queue: "", id: "c", policy: "wait" }] },
     groups: 1,
   },
+  depsSeal: {
+    input: [
+      { id: "p", keepOpen: false },
+      { id: "q", keepOpen: true },
+    ],
+    groups: 2,
+  },
   depsLink: { input: { parentQueue: "", parent: "p", ids: ["a", "b"] }, groups: 2 },
   depsApply: { input: [{ parent: "p", queue: "", child: "c", outcome: "completed" }], groups: 1 },
   depsOutbox: { input: { limit: 10, applied: ["a"] }, groups: 1 },

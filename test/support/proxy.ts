@@ -27,6 +27,8 @@ export class TcpProxy {
   #frozen = false
   #cut = false
   #dropReplies = false
+  /** Reply chunks still to let through before dropping ({@link dropReplies}'s `after`). */
+  #passReplies = 0
   port = 0
   /** Replies swallowed so far by {@link dropReplies} (chunks): a test waits on it to know a call reached Redis. */
   droppedReplies = 0
@@ -62,6 +64,11 @@ export class TcpProxy {
         this.#held.set(upstream, held)
       })
       upstream.on("data", (d: Buffer) => {
+        if (this.#passReplies > 0 && --this.#passReplies === 0) {
+          client.write(d)
+          this.#dropReplies = true
+          return
+        }
         if (!this.#dropReplies && !pair.frozen) client.write(d)
         else if (this.#dropReplies) this.droppedReplies++
       })
@@ -92,6 +99,7 @@ export class TcpProxy {
   cut(): void {
     this.#cut = true
     this.#dropReplies = false
+    this.#passReplies = 0
     for (const s of this.#sockets) s.destroy()
   }
 
@@ -146,9 +154,14 @@ export class TcpProxy {
     this.#held.clear()
   }
 
-  /** Keep forwarding requests to Redis but drop its replies (until {@link cut} or {@link heal}). */
-  dropReplies(): void {
-    this.#dropReplies = true
+  /**
+   * Keep forwarding requests to Redis but drop its replies (until {@link cut} or {@link heal}),
+   * after letting `after` more reply chunks through (default 0: drop from now; a small reply
+   * is one chunk, so a client making one call at a time is cut after its `after + 1`-th call).
+   */
+  dropReplies(after = 0): void {
+    if (after <= 0) this.#dropReplies = true
+    else this.#passReplies = after
   }
 
   async close(): Promise<void> {

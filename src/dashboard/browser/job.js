@@ -1,6 +1,7 @@
 // @ts-check
 /** The job page: its state, facts, lease, progress, values (with "show all") and timeline. */
 import { cell, el, main, queueLink, status, table, visible, when } from "./dom.js"
+import { flowSection } from "./flow.js"
 import { api, bodyOf, postJob, token } from "./net.js"
 import { controls, redisClock, state, tick } from "./state.js"
 
@@ -265,6 +266,7 @@ export const job = (d) => {
   const parts = [
     head,
     ...facts(j),
+    flowSection(d),
     el("h3", { text: "Lease" }),
     lease
       ? table("lease", [["token", "num"], ["worker"], ["deadline (Redis clock)"], ["time left", "num"]], [lease])

@@ -248,6 +248,9 @@ export interface JobView {
   readonly timeline: ReadonlyArray<StreamEvent>
   readonly timelineGap: boolean
   readonly limits: { readonly fromStart: number; readonly newest: number }
+  /** Its parents and the first page of its children (../JobFlow.ts), and their bounds. */
+  readonly flow?: import("./flow.js").JobFlow | undefined
+  readonly flowLimits: { readonly parents: number; readonly children: number }
 }
 
 /** A job of a page of the list (JobList.ts's ListedRow). */

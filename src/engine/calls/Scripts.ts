@@ -18,6 +18,7 @@ import {
   depsOutbox,
   depsPage,
   depsParents,
+  depsSeal,
   depsVerify,
 } from "../scripts/DepsScripts.ts"
 import { flowEpoch, flowShare } from "../scripts/FlowScripts.ts"
@@ -58,6 +59,7 @@ export { defineScript, type Script, type ScriptDef } from "../scripts/Script.ts"
 export const Scripts = {
   add,
   depsChildren,
+  depsSeal,
   depsLink,
   depsApply,
   depsOutbox,

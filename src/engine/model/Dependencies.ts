@@ -120,8 +120,11 @@ export const FLOW_NODE_KEYS = [
 /** How a child ended, as its parent counted it. */
 export type ChildOutcome = "completed" | "dead" | "cancelled" | "removed"
 
-/** A child of a parent, as `dependencies()` and `getDependencies` answer it. */
-export interface Dependency {
+/**
+ * A child of a parent, as `dependencies()` and `getDependencies` answer it; `R` the child's
+ * result type as the caller declares it (`job.dependencies<R>()`, not checked: default unknown).
+ */
+export interface Dependency<R = unknown> {
   readonly queue: string
   readonly id: string
   readonly policy: ChildFailurePolicy
@@ -129,11 +132,13 @@ export interface Dependency {
   readonly state: "pending" | ChildOutcome
   /** The result (JSON text) of a completed child retained in the parent's queue; undefined otherwise. */
   readonly result: string | undefined
+  /** That result decoded from its JSON text, typed `R` as declared; undefined without one. */
+  readonly value: R | undefined
 }
 
-/** A page of a parent's children. */
-export interface DependencyPage {
-  readonly children: ReadonlyArray<Dependency>
+/** A page of a parent's children (`R`: their result type, as {@link Dependency}). */
+export interface DependencyPage<R = unknown> {
+  readonly children: ReadonlyArray<Dependency<R>>
   /** Pass it back for the next page; undefined at the end. */
   readonly cursor: string | undefined
   /** Children still pending. */

@@ -152,6 +152,8 @@ export interface QueueKeys {
   readonly depCount: string
   /** ZSET: the sweep's flow work. Score 0: parent ids whose job data was dropped (their children's edges, depChildren and depState, deleted a page a pass); 1: parents cancelled with their children; 2: children to cancel (lua/include/deps-cascade.lua). */
   readonly depGone: string
+  /** ZSET parent id -> its build deadline (ms, Redis clock): a node of a multi-call `addFlow` not yet sealed; the sweep fails it past the deadline. */
+  readonly depBuild: string
 }
 
 /** Expected Redis type of each key (checked once when a client opens a queue). */
@@ -207,6 +209,7 @@ export const KEY_TYPES = {
   depState: "hash",
   depCount: "hash",
   depGone: "zset",
+  depBuild: "zset",
 } as const satisfies Record<Exclude<keyof QueueKeys, "queue" | "prefix">, "hash" | "list" | "zset" | "stream">
 
 /** The name of one key of a queue (`wait`, `active`, …): a field of {@link QueueKeys}. */
@@ -224,6 +227,7 @@ const GROUP_KEYS = ["gcount", "gwait", "gready", "gheld", "gjob", "gstate", "gin
  * not "flow": include/flow.lua is flow control (rate limit, concurrency cap).
  */
 export const DEPS_KEYS = [
+  "depBuild",
   "depGone",
   "depParents",
   "depOutbox",

@@ -15,7 +15,7 @@ import { InvalidOptions, QueueClosed, type RedisError } from "../model/Errors.ts
 import type { QueueKeys } from "../model/Keys.ts"
 import { checkKnownKeys, checkObject } from "../model/Validate.ts"
 import { type FlowIds, type Planned, planFlow } from "./FlowPlan.ts"
-import { writeChildren, writeFlow } from "./FlowWrite.ts"
+import { DEFAULT_FLOW_BUILD_MS, writeChildren, writeFlow } from "./FlowWrite.ts"
 import type { JobOptions } from "./Job.ts"
 
 export type { Dependency, DependencyPage } from "../model/Dependencies.ts"
@@ -23,6 +23,15 @@ export type { FlowIds } from "./FlowPlan.ts"
 
 /** Most children one page reads (default 100). */
 export const MAX_DEPENDENCY_PAGE = 1000
+
+/** A child's stored result (JSON text) decoded; a text that is not JSON as it is. */
+const decodeResult = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
 
 /** A page of the children of `parentId` in the queue of `keys`. */
 export const readDependencies = (
@@ -47,13 +56,17 @@ export const readDependencies = (
       count,
     })
     return {
-      children: page.children.map((c) => ({
-        queue: c.queue === "" ? keys.queue : c.queue,
-        id: c.id,
-        policy: c.policy,
-        state: c.outcome ?? "pending",
-        result: c.result === "" || c.result.startsWith("#") ? undefined : c.result,
-      })),
+      children: page.children.map((c) => {
+        const result = c.result === "" || c.result.startsWith("#") ? undefined : c.result
+        return {
+          queue: c.queue === "" ? keys.queue : c.queue,
+          id: c.id,
+          policy: c.policy,
+          state: c.outcome ?? "pending",
+          result,
+          value: result === undefined ? undefined : decodeResult(result),
+        }
+      }),
       cursor: page.cursor === "" ? undefined : page.cursor,
       pending: page.pending,
       open: page.open,
@@ -74,10 +87,21 @@ export interface AddChildrenOptions {
   readonly onChildFailure?: ChildFailurePolicy | undefined
 }
 
+/** Options of `addFlow`. */
+export interface AddFlowOptions {
+  /**
+   * A flow written in several calls (over several queues, or with custom ids or `dependsOn`)
+   * must be written within this many ms of its first call (Redis clock); past it, the sweep
+   * fails its unsealed parents (reason `flow-incomplete`), so a writer that stopped part-way
+   * leaves none waiting for ever. 1,000 to 3,600,000; default 60,000.
+   */
+  readonly buildTimeoutMs?: number | undefined
+}
+
 /** The dependency calls of one queue (flows: docs/flows.md), as Effects; payloads as JSON text. */
 export interface DependencyControl {
   /** Add a parent and its children (any depth, any queue under the prefix): the tree of ids. */
-  readonly addFlow: (root: EncodedFlowNode) => Effect.Effect<FlowIds, DependencyFailure>
+  readonly addFlow: (root: EncodedFlowNode, options?: AddFlowOptions) => Effect.Effect<FlowIds, DependencyFailure>
   /** Give an open parent more children (and dependencies on jobs that exist); `seal` seals it after. */
   readonly addChildren: (
     parentId: string,
@@ -147,11 +171,22 @@ export const makeDependencyControl = (c: {
       }),
     )
   return {
-    addFlow: (root) =>
+    addFlow: (root, options = {}) =>
       guard(
         Effect.gen(function* () {
+          const o = yield* Effect.fromResult(checkObject("options", options))
+          yield* Effect.fromResult(checkKnownKeys("options", o, ["buildTimeoutMs"]))
+          const buildMs = options.buildTimeoutMs ?? DEFAULT_FLOW_BUILD_MS
+          if (!Number.isInteger(buildMs) || buildMs < 1000 || buildMs > 3_600_000)
+            return yield* Effect.fail(
+              new InvalidOptions({
+                field: "buildTimeoutMs",
+                value: buildMs,
+                reason: "must be a whole number of ms from 1000 to 3600000",
+              }),
+            )
           const planned = yield* Effect.fromResult(planFlow(root, c.name, defaultsOf))
-          return yield* writeFlow(c.client, c.keys.prefix, planned)
+          return yield* writeFlow(c.client, c.keys.prefix, planned, false, buildMs)
         }),
       ),
     addChildren: (parentId, nodes, options = {}) => children(parentId, nodes, options),

@@ -1,11 +1,18 @@
 /**
  * Writing a checked flow (FlowPlan.ts) in bounded script calls, in an order that lets no
- * parent run early: a parent is added waiting for children and open; then its children are
- * registered on its queue (counted pending) and it is sealed; then its children are added,
- * each recording its parent atomically with its add. Level by level, so a child that is a
- * parent is itself open until its own children are registered. A job that exists
- * (`dependsOn`, a custom id) is linked by deps-link, atomically with reading its state; a
- * finished one is applied to its parent at once (deps-apply).
+ * parent run early and leaves none waiting for ever after a crash part-way:
+ * - a child in its parent's queue is added in the same add call as its parent, or a later
+ *   one, and registered with it by that add (atomically); a parent whose children all come
+ *   in its own call is sealed at that call's end: a flow in one queue of at most
+ *   10,000 jobs (addBulk's bound) is one call, all or nothing;
+ * - a child in another queue (or with a custom id: it may exist already, deps-link) is
+ *   registered on its parent's queue (deps-children) after the parent's add and before its own;
+ * - any other parent is added held open with a build deadline from the Redis clock
+ *   (`buildTimeoutMs`, lua/include/deps-build.lua) and sealed by the flow's last calls
+ *   (deps-seal); a flow whose writer stopped before them is never sealed, and the sweep
+ *   fails its parents past the deadline (reason `flow-incomplete`).
+ * A job that exists (`dependsOn`, a custom id) is linked by deps-link, atomically with reading
+ * its state; a finished one is applied to its parent at once (deps-apply).
  */
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../../redis/Client.ts"
@@ -15,7 +22,8 @@ import { DEFAULT_CHILD_FAILURE } from "../model/Dependencies.ts"
 import { InvalidOptions } from "../model/Errors.ts"
 import { type QueueKeys, queueKeys } from "../model/Keys.ts"
 import type { ChildRef, LinkState, Note } from "../scripts/DepsScripts.ts"
-import { type FlowIds, type Planned, waitsForChildren } from "./FlowPlan.ts"
+import type { FlowIds, Planned } from "./FlowPlan.ts"
+import { holdsOf, type Placed, planCalls, type Step, sealCalls } from "./FlowSteps.ts"
 
 /** What a linked job's state means to its parent. */
 const outcomeOf = (state: LinkState): Note["outcome"] | undefined =>
@@ -51,7 +59,7 @@ const flowCalls = (client: RedisClient, prefix: string) => {
   return { keys, refOf, link }
 }
 
-/** Most children one deps-children call registers, and jobs one add call sends, in a flow. */
+/** Most children one deps-children call registers, parents one deps-seal call seals, in a flow. */
 const FLOW_CHUNK = 1000
 
 const chunks = <A>(items: ReadonlyArray<A>, size = FLOW_CHUNK): ReadonlyArray<ReadonlyArray<A>> => {
@@ -93,31 +101,8 @@ const checkDependedOn = (client: RedisClient, calls: FlowCalls, nodes: ReadonlyA
     { discard: true },
   )
 
-/** A node to add, with the parent it tells (none for a flow's root). */
-interface Placed {
-  readonly p: Planned
-  readonly parent: Planned | undefined
-}
-
-/** Add the nodes of one level, each recording its parent, by queue in calls of at most FLOW_CHUNK. */
-const addLevel = (client: RedisClient, calls: FlowCalls, level: ReadonlyArray<Placed>) =>
-  Effect.forEach(
-    groupBy(level, (n) => n.p.queue),
-    ([queue, nodes]) =>
-      Effect.gen(function* () {
-        for (const part of chunks(nodes)) {
-          const jobs = part.map(({ p, parent }) => ({
-            ...p.job,
-            deps: `${waitsForChildren(p) ? 1 : 0};${parent ? `${calls.refOf(p.queue, parent.queue)}|${parent.job.id}` : ""}`,
-          }))
-          yield* runScript(client, calls.keys(queue), Scripts.add, { requestId: crypto.randomUUID(), jobs })
-        }
-        // a custom id may name a job that exists: it is linked (recorded once, whichever ran)
-        for (const { p, parent } of nodes)
-          if (p.customId && parent) yield* calls.link({ queue: parent.queue, id: parent.job.id }, queue, [p.job.id])
-      }),
-    { discard: true },
-  )
+/** How long a multi-call flow may take to write before the sweep fails its parents (default of `buildTimeoutMs`). */
+export const DEFAULT_FLOW_BUILD_MS = 60_000
 
 /** Why deps-children refused, as the error a caller gets. */
 const notTaking = (p: Planned, status: "NOT_WAITING" | "SEALED") =>
@@ -130,59 +115,118 @@ const notTaking = (p: Planned, status: "NOT_WAITING" | "SEALED") =>
         : `job ${p.job.id} of queue ${p.queue} is not waiting for children (add it with open: true)`,
   })
 
-/** Register a parent's children on its queue (sealing it unless open), then link the jobs it depends on. */
-const registerParent = (client: RedisClient, calls: FlowCalls, p: Planned) =>
+/** The error of a flow that took longer to write than its build deadline (the sweep failed a parent meanwhile). */
+const buildExpired = (p: Planned, buildMs: number) =>
+  new InvalidOptions({
+    field: "buildTimeoutMs",
+    value: buildMs,
+    reason: `the flow took longer to write than this: the sweep failed its parent ${p.job.id} of queue ${p.queue} (reason flow-incomplete); give a larger buildTimeoutMs`,
+  })
+
+/** Register `refs` with the parent `p` on its queue, in calls of at most FLOW_CHUNK (`seal` on the last). */
+const register = (
+  client: RedisClient,
+  calls: FlowCalls,
+  p: Planned,
+  refs: ReadonlyArray<ChildRef>,
+  seal: boolean,
+  onRefused: (status: "NOT_WAITING" | "SEALED") => InvalidOptions,
+) =>
   Effect.gen(function* () {
-    const refs: ChildRef[] = [
-      ...p.children.map((c) => ({ queue: calls.refOf(p.queue, c.queue), id: c.job.id, policy: c.policy })),
-      ...p.dependsOn.map((d) => ({ queue: calls.refOf(p.queue, d.queue), id: d.id, policy: d.policy })),
-    ]
     const parts = refs.length === 0 ? [[]] : chunks(refs)
     for (let i = 0; i < parts.length; i++) {
       const answer = yield* runScript(client, calls.keys(p.queue), Scripts.depsChildren, {
         parent: p.job.id,
-        seal: !p.open && i === parts.length - 1,
+        seal: seal && i === parts.length - 1,
         children: parts[i]!,
       })
-      if (answer.status !== "ok") return yield* Effect.fail(notTaking(p, answer.status))
+      if (answer.status !== "ok") return yield* Effect.fail(onRefused(answer.status))
     }
-    for (const [queue, ds] of groupBy(p.dependsOn, (d) => d.queue))
-      for (const part of chunks(ds.map((d) => d.id))) yield* calls.link({ queue: p.queue, id: p.job.id }, queue, part)
   })
 
 /**
  * Write a checked flow (see the order above); `rootStored`: the root is a parent stored
- * already (addChildren). Every `dependsOn` job is looked up first: a missing one fails
+ * already (addChildren: its children are registered on it, and it is sealed last when
+ * `sealStored`). Every `dependsOn` job is looked up first: a missing one fails
  * {@link InvalidOptions} naming its path, and nothing is written.
  */
-export const writeFlow = (client: RedisClient, prefix: string, root: Planned, rootStored = false) =>
+export const writeFlow = (
+  client: RedisClient,
+  prefix: string,
+  root: Planned,
+  rootStored = false,
+  buildMs = DEFAULT_FLOW_BUILD_MS,
+  sealStored = false,
+) =>
   Effect.gen(function* () {
     const calls = flowCalls(client, prefix)
-    const all: Planned[] = []
-    const walk = (p: Planned) => {
-      all.push(p)
-      p.children.forEach(walk)
+    const plan = planCalls(root, rootStored)
+    yield* checkDependedOn(
+      client,
+      calls,
+      plan.all.map((n) => n.p),
+    )
+    const { holds, seals } = holdsOf(plan, buildMs)
+    const refused = (p: Planned) => (status: "NOT_WAITING" | "SEALED") =>
+      (rootStored && p === root) || p.customId ? notTaking(p, status) : buildExpired(p, buildMs)
+    const depsOf = ({ p, parent }: Placed): string => {
+      if (!parent) return `${holds.get(p)};`
+      const ref = `${calls.refOf(p.queue, parent.queue)}|${parent.job.id}`
+      return `${holds.get(p)};${ref}${plan.explicit(p, parent) ? "" : `;${p.policy}`}`
     }
-    walk(root)
-    yield* checkDependedOn(client, calls, all)
-    if (!rootStored) yield* addLevel(client, calls, [{ p: root, parent: undefined }])
-    // a stored root (addChildren, seal) is registered even with nothing new: its seal goes there
-    const registers = (p: Planned) => waitsForChildren(p) || (rootStored && p === root)
-    let level: ReadonlyArray<Planned> = [root]
-    while (level.length > 0) {
-      for (const p of level.filter(registers)) yield* registerParent(client, calls, p)
-      const next = level.flatMap((p) => p.children.map((c) => ({ p: c, parent: p })))
-      if (next.length > 0) yield* addLevel(client, calls, next)
-      level = next.map((n) => n.p)
-    }
+    const send = (step: Step) =>
+      Effect.gen(function* () {
+        if (step.kind === "register") {
+          const refs = step.children.map((c) => ({
+            queue: calls.refOf(step.parent.queue, c.queue),
+            id: c.job.id,
+            policy: c.policy,
+          }))
+          return yield* register(client, calls, step.parent, refs, false, refused(step.parent))
+        }
+        const jobs = step.nodes.map((n) => ({ ...n.p.job, deps: depsOf(n) }))
+        yield* runScript(client, calls.keys(step.queue), Scripts.add, { requestId: crypto.randomUUID(), jobs })
+        // a custom id may name a job that exists: it is linked (recorded once, whichever ran)
+        for (const { p, parent } of step.nodes)
+          if (p.customId && parent)
+            yield* calls.link({ queue: parent.queue, id: parent.job.id }, step.queue, [p.job.id])
+      })
+    // the jobs that exist which a node depends on: registered, then linked (a finished one applied)
+    const dependOn = (p: Planned) =>
+      Effect.gen(function* () {
+        const refs = p.dependsOn.map((d) => ({ queue: calls.refOf(p.queue, d.queue), id: d.id, policy: d.policy }))
+        yield* register(client, calls, p, refs, false, refused(p))
+        for (const [queue, ds] of groupBy(p.dependsOn, (d) => d.queue))
+          for (const part of chunks(ds.map((d) => d.id)))
+            yield* calls.link({ queue: p.queue, id: p.job.id }, queue, part)
+      })
+    const seal = (part: ReadonlyArray<Planned>) =>
+      Effect.gen(function* () {
+        const answers = yield* runScript(
+          client,
+          calls.keys(part[0]!.queue),
+          Scripts.depsSeal,
+          part.map((p) => ({ id: p.job.id, keepOpen: p.open })),
+        )
+        const expired = answers.findIndex((a) => a !== "ok")
+        if (expired >= 0) return yield* Effect.fail(buildExpired(part[expired]!, buildMs))
+      })
+    yield* Effect.forEach(plan.steps, send, { discard: true })
+    yield* Effect.forEach(
+      plan.all.filter((n) => n.p.dependsOn.length > 0),
+      (n) => dependOn(n.p),
+      { discard: true },
+    )
+    yield* Effect.forEach(sealCalls(seals, plan.depthOf, FLOW_CHUNK), seal, { discard: true })
+    if (rootStored && sealStored) yield* register(client, calls, root, [], true, refused(root))
     const ids = (p: Planned): FlowIds => ({ id: p.job.id, queue: p.queue, children: p.children.map(ids) })
     return ids(root)
   })
 
 /**
  * Give the open parent `parentId` of `queue` more children (new jobs, and jobs that exist),
- * and seal it when `seal`. Fails {@link InvalidOptions} when the parent does not wait for
- * children or is sealed (nothing written).
+ * and seal it when `seal` (after them). Fails {@link InvalidOptions} when the parent does not
+ * wait for children or is sealed (nothing written).
  */
 export const writeChildren = (
   client: RedisClient,
@@ -192,6 +236,7 @@ export const writeChildren = (
   children: ReadonlyArray<Planned>,
   dependsOn: Planned["dependsOn"],
   seal: boolean,
+  buildMs = DEFAULT_FLOW_BUILD_MS,
 ) =>
   writeFlow(
     client,
@@ -203,9 +248,11 @@ export const writeChildren = (
       job: { id: parentId, payload: "", delayMs: 0, maxAttempts: 3, dedupeKey: "", dedupeTtlMs: 0 },
       customId: false,
       policy: DEFAULT_CHILD_FAILURE,
-      open: !seal,
+      open: true,
       children,
       dependsOn,
     },
     true,
+    buildMs,
+    seal,
   )

@@ -43,6 +43,10 @@ export interface Job<A> {
    * epoch (Redis clock); undefined for a job added otherwise.
    */
   readonly scheduledFor?: number | undefined
-  /** A page of this parent's children (flows, docs/flows.md), as `queue.getDependencies(job.id, page)`. */
-  readonly dependencies?: (page?: DependencyPageOptions) => Promise<DependencyPage>
+  /**
+   * A page of this parent's children (flows, docs/flows.md), as `queue.getDependencies(job.id,
+   * page)`; `R` the children's result type as you declare it (`job.dependencies<Sent>()`):
+   * each child's `value` is its result decoded, typed `R` (not checked; default unknown).
+   */
+  readonly dependencies?: <R = unknown>(page?: DependencyPageOptions) => Promise<DependencyPage<R>>
 }

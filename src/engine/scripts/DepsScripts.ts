@@ -1,6 +1,6 @@
 /**
  * The descriptors of the dependencies' scripts (flows: a parent waits for its children;
- * docs/flows.md): `deps-children`, `deps-link`, `deps-apply`, `deps-outbox`, `deps-page`, `deps-parents`.
+ * docs/flows.md): `deps-children`, `deps-seal`, `deps-link`, `deps-apply`, `deps-outbox`, `deps-page`, `deps-parents`.
  * Not flow control (rate limit, concurrency cap: `set-limits`).
  */
 import type { ChildFailurePolicy } from "../model/Dependencies.ts"
@@ -36,6 +36,23 @@ export const depsChildren = defineScript({
     const r = list(reply)
     return r[0] === "ok" ? { status: "ok", pending: Number(r[1]) } : { status: r[0] as "NOT_WAITING" | "SEALED" }
   },
+})
+
+/** `deps-seal`: per parent, sealed (ok) or no longer building (expired: the sweep failed it, its flow incomplete). */
+export type SealStatus = "ok" | "expired"
+
+/** `deps-seal`: the last call of a multi-call addFlow seals its building parents of one queue (or keeps them open). */
+export const depsSeal = defineScript({
+  name: "deps-seal",
+  keys: ["meta", "events", ...READY_KEYS],
+  argv: ["layout"],
+  rest: ["id", "keep"],
+  args: (parents: ReadonlyArray<{ readonly id: string; readonly keepOpen: boolean }>): Argv => {
+    const args: Array<string | number> = [LAYOUT_VERSION]
+    for (const p of parents) args.push(p.id, p.keepOpen ? 1 : 0)
+    return args
+  },
+  decode: (reply): ReadonlyArray<SealStatus> => list<SealStatus>(reply),
 })
 
 /** Where a job `deps-link` was asked about stands: linked (not finished), finished, or missing. */

@@ -5,6 +5,7 @@
 import * as Effect from "effect/Effect"
 import type { Reservation, ScriptFailure } from "../calls/Commands.ts"
 import { splitPayload } from "../model/Carrier.ts"
+import type { DependencyPage } from "../model/Dependencies.ts"
 import type { InvalidOptions } from "../model/Errors.ts"
 import { scheduledForOf } from "../model/Schedule.ts"
 import { readDependencies } from "../queue/Dependencies.ts"
@@ -58,8 +59,13 @@ export class HeldJob<A> implements Job<A> {
     return scheduledForOf(this.id)
   }
   /** A page of this job's children (flows): see {@link Job.dependencies}. */
-  dependencies(page?: { readonly cursor?: string | undefined; readonly count?: number | undefined }) {
-    return Effect.runPromise(readDependencies(this.#ctx.commands.client, this.#ctx.commands.keys, this.id, page))
+  dependencies<R = unknown>(page?: {
+    readonly cursor?: string | undefined
+    readonly count?: number | undefined
+  }): Promise<DependencyPage<R>> {
+    return Effect.runPromise(
+      readDependencies(this.#ctx.commands.client, this.#ctx.commands.keys, this.id, page),
+    ) as Promise<DependencyPage<R>>
   }
 }
 
