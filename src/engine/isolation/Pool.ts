@@ -16,7 +16,8 @@
  *   batch handler; each job may be settled on its own (`complete`, `fail`). A job of it
  *   stopped at once (above) ends at once and its handler's `signal` aborts; the member is
  *   stopped once no job of the batch is left open. A crash fails every open job of it.
- * - Every member that ends is replaced. A module that fails to load fails the start
+ * - Every member that ends is replaced (once gone). A process pool keeps one spare process
+ *   beyond `size`, so the job after a hard stop or a crash runs at once, not after a start. A module that fails to load fails the start
  *   (`ready` rejects); a replacement that fails to load is reported once per streak and
  *   tried again with backoff (0.5 s doubling to 30 s); jobs wait for a member meanwhile.
  */
@@ -102,8 +103,6 @@ interface Member {
 /** The pool's state and moves (one class, so each move is a method of its own). */
 class MemberPool implements Pool {
   readonly members = new Set<Member>()
-  /** Members stopped and not gone yet (already replaced). */
-  readonly stopping = new Set<Member>()
   readonly waiting: Task[] = []
   readonly timers = new Set<ReturnType<typeof setTimeout>>()
   seq = 0
@@ -115,14 +114,17 @@ class MemberPool implements Pool {
   settleReady!: (e?: unknown) => void
 
   readonly o: PoolOptions
+  /** Members kept: `size`, and for processes one spare (a stopped or crashed run's next job need not wait for a process to start). */
+  readonly target: number
 
   constructor(o: PoolOptions) {
     this.o = o
+    this.target = o.isolation === "process" ? o.size + 1 : o.size
     this.ready = new Promise<void>((resolve, reject) => {
       this.settleReady = (e) => (e === undefined ? resolve() : reject(e))
     })
     this.ready.catch(() => undefined)
-    for (let i = 0; i < o.size; i++) this.spawn()
+    for (let i = 0; i < this.target; i++) this.spawn()
   }
 
   closePart(p: Part, ok: boolean, value: unknown): void {
@@ -155,17 +157,13 @@ class MemberPool implements Pool {
     }
   }
 
-  /** Stop a member now: its run's open jobs end with their signals' reasons (else `reason`), its late answer is dropped; its replacement starts at once. */
+  /** Stop a member now: its run's open jobs end with their signals' reasons (else `reason`), its late answer is dropped, it is replaced once gone. */
   stop(m: Member, reason: unknown): void {
     const t = m.task
     m.task = undefined
     m.state = "stopping"
     m.stoppedAt = performance.now()
     m.channel.kill()
-    // its replacement starts now, not once it is gone (a stopped thread may take a while to go)
-    this.members.delete(m)
-    this.stopping.add(m)
-    this.spawn()
     if (t) this.finish(t, false, reason, (p) => (p.job.signal.aborted ? p.job.signal.reason : reason))
   }
 
@@ -228,7 +226,7 @@ class MemberPool implements Pool {
     if (m.state !== "starting") return
     m.state = "idle"
     this.loadFailures = 0
-    if (!this.started && ++this.readyCount === this.o.size) {
+    if (!this.started && ++this.readyCount === this.target) {
       this.started = true
       this.settleReady()
     }
@@ -286,12 +284,11 @@ class MemberPool implements Pool {
     }
     m.state = "gone"
     this.members.delete(m)
-    this.stopping.delete(m)
     if (was === "stopping" && m.stoppedAt !== undefined) this.o.onStopped?.(performance.now() - m.stoppedAt)
     const t = m.task
     m.task = undefined
     if (t) this.crashed(m, t, code, signal)
-    if (was !== "stopping") this.spawn()
+    this.spawn()
   }
 
   spawn(): void {
@@ -368,7 +365,7 @@ class MemberPool implements Pool {
     this.started = true
     for (const timer of this.timers) clearTimeout(timer)
     for (const t of this.waiting.splice(0)) this.finish(t, false, closing)
-    const all = [...this.members, ...this.stopping]
+    const all = [...this.members]
     for (const m of all) {
       if (m.task) this.finish(m.task, false, closing)
       m.channel.kill()
