@@ -16,84 +16,26 @@
  *   batch handler; each job may be settled on its own (`complete`, `fail`). A job of it
  *   stopped at once (above) ends at once and its handler's `signal` aborts; the member is
  *   stopped once no job of the batch is left open. A crash fails every open job of it.
- * - Every member that ends is replaced (once gone). A process pool keeps one spare process
- *   beyond `size`, so the job after a hard stop or a crash runs at once, not after a start. A module that fails to load fails the start
- *   (`ready` rejects); a replacement that fails to load is reported once per streak and
- *   tried again with backoff (0.5 s doubling to 30 s); jobs wait for a member meanwhile.
+ * - Every member that ends is replaced once gone; a process pool keeps one spare (the job
+ *   after a stop or crash need not wait for a start). A module that fails to load fails the
+ *   start (`ready` rejects); a replacement that fails is reported once per streak and tried
+ *   again with backoff (0.5 s doubling to 30 s); jobs wait for a member meanwhile.
  */
-import type { ResourceLimits } from "node:worker_threads"
 import { QueueClosed } from "../model/Errors.ts"
 import type { Job } from "../queue/Job.ts"
 import type { BatchEntry, BatchRun } from "../worker/Batch.ts"
-import { HandlerCrashed, HandlerModuleFailed } from "./IsolationErrors.ts"
+import { HandlerModuleFailed } from "./IsolationErrors.ts"
 import { type Channel, type Events, openProcess, openThread, revive, stopsAtOnce } from "./Members.ts"
-import { type FromHandler, toWire, type WireJob } from "./Protocol.ts"
+import type { Pool, PoolOptions } from "./PoolApi.ts"
+import { type FromHandler, toWire } from "./Protocol.ts"
+import { closePart, crashed, finish, type Part, type Task, wire } from "./Runs.ts"
 
-/** Where an isolated handler runs. */
-export type Isolation = "thread" | "process"
-
-/** What a pool is made with. */
-export interface PoolOptions {
-  readonly isolation: Isolation
-  /** The handler module, as a file URL. */
-  readonly module: string
-  /** Members (threads or processes): the worker's concurrency. */
-  readonly size: number
-  readonly queue: string
-  /** After the shutdown aborts a handler, how long it may take to end before it is stopped (ms). */
-  readonly abortGraceMs: number
-  /** Threads only: the V8 heap limits of each thread. */
-  readonly resourceLimits?: ResourceLimits | undefined
-  /** A replacement that failed to load (once per streak). */
-  readonly onError: (e: unknown) => void
-  /** Told how long each hard stop took, from the decision to the member gone (ms). */
-  readonly onStopped?: ((ms: number) => void) | undefined
-}
-
-/** A running pool. */
-export interface Pool {
-  /** Resolves once every member has loaded the module; rejects with {@link HandlerModuleFailed} if it cannot. */
-  readonly ready: Promise<void>
-  /** Run `job`'s handler on a free member. */
-  readonly run: (job: Job<unknown>) => Promise<unknown>
-  /** Run the module's batch handler on `entries` (settling each) on a free member. */
-  readonly runBatch: (entries: ReadonlyArray<BatchEntry<unknown>>) => BatchRun
-  /** The members' process ids (process isolation) or thread ids. */
-  readonly ids: () => number[]
-  /** Stop every member; runs not ended reject with QueueClosed. */
-  readonly close: () => Promise<void>
-}
-
-/** One job of a run (a run of one job has one). */
-interface Part {
-  readonly job: Job<unknown>
-  readonly settle: (ok: boolean, value: unknown) => void
-  readonly onAbort: () => void
-  open: boolean
-}
-
-/** One run on a member: one job's handler, or one call of the batch handler. */
-interface Task {
-  readonly n: number
-  readonly batch: boolean
-  /** Its jobs; at dispatch, only those still open (a part's index is its place here then). */
-  parts: Part[]
-  /** The run's own end (a batch's `done`). */
-  readonly end: (ok: boolean, value: unknown) => void
-  ended: boolean
-  member?: Member | undefined
-  stopTimer?: ReturnType<typeof setTimeout> | undefined
-}
-
-const wire = (job: Job<unknown>): WireJob => {
-  const { id, payload, attempt, maxAttempts, token, scheduledFor } = job
-  return { id, payload, attempt, maxAttempts, token, scheduledFor }
-}
+export type { Isolation, Pool, PoolOptions } from "./PoolApi.ts"
 
 interface Member {
   channel: Channel
   state: "starting" | "idle" | "busy" | "stopping" | "gone"
-  task: Task | undefined
+  task: Task<Member> | undefined
   /** What a thread threw before it exited. */
   thrown?: unknown
   stoppedAt?: number | undefined
@@ -103,7 +45,7 @@ interface Member {
 /** The pool's state and moves (one class, so each move is a method of its own). */
 class MemberPool implements Pool {
   readonly members = new Set<Member>()
-  readonly waiting: Task[] = []
+  readonly waiting: Array<Task<Member>> = []
   readonly timers = new Set<ReturnType<typeof setTimeout>>()
   seq = 0
   closed = false
@@ -127,22 +69,6 @@ class MemberPool implements Pool {
     for (let i = 0; i < this.target; i++) this.spawn()
   }
 
-  closePart(p: Part, ok: boolean, value: unknown): void {
-    if (!p.open) return
-    p.open = false
-    p.job.signal.removeEventListener("abort", p.onAbort)
-    p.settle(ok, value)
-  }
-
-  /** End a run: every part still open settles (`each` gives a part its own value), then the run itself. */
-  finish(t: Task, ok: boolean, value: unknown, each?: (p: Part) => unknown): void {
-    if (t.ended) return
-    t.ended = true
-    if (t.stopTimer) clearTimeout(t.stopTimer)
-    for (const p of t.parts) this.closePart(p, ok, each ? each(p) : ok && t.batch ? undefined : value)
-    t.end(ok, value)
-  }
-
   dispatch(): void {
     for (const m of this.members) {
       if (this.waiting.length === 0) return
@@ -164,7 +90,7 @@ class MemberPool implements Pool {
     m.state = "stopping"
     m.stoppedAt = performance.now()
     m.channel.kill()
-    if (t) this.finish(t, false, reason, (p) => (p.job.signal.aborted ? p.job.signal.reason : reason))
+    if (t) finish(t, false, reason, (p) => (p.job.signal.aborted ? p.job.signal.reason : reason))
   }
 
   /**
@@ -173,20 +99,20 @@ class MemberPool implements Pool {
    * aborts; the member is stopped when no job of its run is left open. Another reason (the
    * shutdown's) aborts its handler's signal, and the member is stopped after the grace.
    */
-  abortPart(t: Task, p: Part): void {
+  abortPart(t: Task<Member>, p: Part): void {
     const reason = p.job.signal.reason
     const m = t.member
     const i = t.parts.indexOf(p)
     if (m === undefined || m.task !== t) {
-      this.closePart(p, false, reason)
+      closePart(p, false, reason)
       if (t.parts.some((q) => q.open)) return
       const w = this.waiting.indexOf(t)
       if (w >= 0) this.waiting.splice(w, 1)
-      this.finish(t, false, reason)
+      finish(t, false, reason)
       return
     }
     if (stopsAtOnce(reason)) {
-      this.closePart(p, false, reason)
+      closePart(p, false, reason)
       if (t.parts.some((q) => q.open)) m.channel.send({ t: "abort", n: t.n, i, reason: toWire(reason) })
       else this.stop(m, reason)
       return
@@ -243,15 +169,15 @@ class MemberPool implements Pool {
     }
     m.task = undefined
     m.state = "idle"
-    if (msg.ok) this.finish(t, true, msg.result)
-    else this.finish(t, false, revive(msg.error))
+    if (msg.ok) finish(t, true, msg.result)
+    else finish(t, false, revive(msg.error))
     this.dispatch()
   }
 
   /** A job's progress, or (a batch's) its settle by the handler; dropped once the job is closed. */
   onPartMessage(p: Part | undefined, msg: Extract<FromHandler, { t: "progress" | "settle" }>): void {
     if (p === undefined || !p.open) return
-    if (msg.t === "settle") this.closePart(p, msg.ok, msg.ok ? msg.result : revive(msg.error))
+    if (msg.t === "settle") closePart(p, msg.ok, msg.ok ? msg.result : revive(msg.error))
     else
       try {
         p.job.progress(msg.value)
@@ -264,14 +190,6 @@ class MemberPool implements Pool {
     if (msg.t === "ready") this.onReady(m)
     else if (msg.t === "load-failed") this.loadFailed(m, msg.reason)
     else this.onRunMessage(m, msg)
-  }
-
-  /** A member that ended while it ran `t`: that run crashed (each open job of it, with its own id and token). */
-  crashed(m: Member, t: Task, code: number | null, signal: string | null): void {
-    const how = signal ? { signal } : { exitCode: code ?? undefined }
-    const crash = (p: Part) =>
-      new HandlerCrashed({ jobId: p.job.id, token: p.job.token, isolation: this.o.isolation, cause: m.thrown, ...how })
-    this.finish(t, false, crash(t.parts.find((p) => p.open) ?? t.parts[0]!), crash)
   }
 
   onExit(m: Member, code: number | null, signal: string | null): void {
@@ -287,7 +205,7 @@ class MemberPool implements Pool {
     if (was === "stopping" && m.stoppedAt !== undefined) this.o.onStopped?.(performance.now() - m.stoppedAt)
     const t = m.task
     m.task = undefined
-    if (t) this.crashed(m, t, code, signal)
+    if (t) crashed(t, { isolation: this.o.isolation, cause: m.thrown, code, signal })
     this.spawn()
   }
 
@@ -319,20 +237,20 @@ class MemberPool implements Pool {
   }
 
   /** Queue a run of the parts `make` gives (those already aborted end at once; a run left with none ends so). */
-  enqueue(batch: boolean, make: (t: Task) => Part[], end: Task["end"]): void {
-    const t: Task = { n: ++this.seq, batch, parts: [], end, ended: false }
+  enqueue(batch: boolean, make: (t: Task<Member>) => Part[], end: Task<Member>["end"]): void {
+    const t: Task<Member> = { n: ++this.seq, batch, parts: [], end, ended: false }
     t.parts = make(t)
     for (const p of t.parts) {
-      if (p.job.signal.aborted) this.closePart(p, false, p.job.signal.reason)
+      if (p.job.signal.aborted) closePart(p, false, p.job.signal.reason)
       else p.job.signal.addEventListener("abort", p.onAbort, { once: true })
     }
     if (t.parts.some((p) => p.open)) {
       this.waiting.push(t)
       this.dispatch()
-    } else this.finish(t, false, t.parts[0]?.job.signal.reason)
+    } else finish(t, false, t.parts[0]?.job.signal.reason)
   }
 
-  part(t: Task, job: Job<unknown>, settle: Part["settle"]): Part {
+  part(t: Task<Member>, job: Job<unknown>, settle: Part["settle"]): Part {
     const p: Part = { job, settle, open: true, onAbort: () => this.abortPart(t, p) }
     return p
   }
@@ -352,7 +270,8 @@ class MemberPool implements Pool {
   runBatch(entries: ReadonlyArray<BatchEntry<unknown>>): BatchRun {
     const done = new Promise<unknown>((resolve, reject) => {
       if (this.closed) return reject(new QueueClosed({ queue: this.o.queue }))
-      const parts = (t: Task) => entries.map((e) => this.part(t, e.job, (ok, v) => (ok ? e.complete(v) : e.fail(v))))
+      const parts = (t: Task<Member>) =>
+        entries.map((e) => this.part(t, e.job, (ok: boolean, v: unknown) => (ok ? e.complete(v) : e.fail(v))))
       this.enqueue(true, parts, (ok, v) => (ok ? resolve(undefined) : reject(v)))
     })
     return { done }
@@ -364,10 +283,10 @@ class MemberPool implements Pool {
     if (!this.started) this.settleReady(closing)
     this.started = true
     for (const timer of this.timers) clearTimeout(timer)
-    for (const t of this.waiting.splice(0)) this.finish(t, false, closing)
+    for (const t of this.waiting.splice(0)) finish(t, false, closing)
     const all = [...this.members]
     for (const m of all) {
-      if (m.task) this.finish(m.task, false, closing)
+      if (m.task) finish(m.task, false, closing)
       m.channel.kill()
     }
     await Promise.all(all.map((m) => m.exited))
