@@ -2,7 +2,8 @@
  * What runs in each thread or child process of an isolated worker (Pool.ts starts it):
  * loads the handler module (its default export), then runs the jobs the worker sends,
  * one at a time, each with its own `signal` and `progress`, and answers with the result
- * or the error; a batch is one call with every job (each with `complete` and `fail`). Leases, heartbeats and settling stay with the worker.
+ * or the error; a batch is one call with every job (each with `complete` and `fail`).
+ * Leases, heartbeats and settling stay with the worker.
  *
  * A child process first starts a watchdog thread that kills the process when its parent
  * is gone (it was re-parented), so a SIGKILLed worker leaves no child behind even while
