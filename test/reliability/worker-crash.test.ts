@@ -9,7 +9,7 @@
  * leases at most kills × concurrency. No group ever ran more than its cap at once (from
  * the handlers' own start/return times and from sampling `groups()`), and the schedule
  * made one job for every tick, none missed, from its first to its last.
- * Every fourth worker started runs its handlers in worker threads (`isolation: "thread"`,
+ * Every eighth worker started runs its handlers in worker threads (`isolation: "thread"`,
  * a pool of {@link THREAD_CONCURRENCY}), so a share of the jobs runs in thread mode.
  * The second test races heartbeats (every 20 ms) against completes.
  */
@@ -29,9 +29,9 @@ const WORKERS = 4
 const LEASE_MS = 3_000
 const CONCURRENCY = 32
 const WORK = "work:5"
-/** Every fourth worker: the same work in a pool of worker threads, smaller (each thread loads the handler module). */
+/** Every eighth worker: the same work in a pool of worker threads, small (each thread's start costs the CPU a worker's run needs). */
 const THREAD_WORK = "thread-work:5"
-const THREAD_CONCURRENCY = 4
+const THREAD_CONCURRENCY = 2
 /** The chaos schedule (not a synchronisation): a kill every 300–700 ms (see startChaos). */
 const KILL_EVERY_MS = [300, 700] as const
 /** The groups of the grouped share (every 10th job) and their caps: the default, and g0's own. */
@@ -239,7 +239,7 @@ describe("worker crashes", () => {
       const alive = new Set<Child>()
       const options = { leaseMs: LEASE_MS, concurrency: CONCURRENCY, sweep: { intervalMs: 500 } }
       const spawnOne = () => {
-        const threaded = children.length % 4 === 3
+        const threaded = children.length % 8 === 3
         const c = threaded
           ? startWorkerChild(
               server.url,
