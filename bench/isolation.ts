@@ -7,7 +7,10 @@
  *    compare within a round), beside an in-process run at concurrency 1 (one core's pace);
  * 2. a no-op handler: per-job time of the pool alone (one job at a time, no Redis), and of a
  *    worker at concurrency 1 in-process vs thread (the difference is the overhead per job);
- * 3. hard stop: from a job's signal aborting (a timeout) to its thread (process) gone, p50/p99.
+ * 3. hard stop: from a job's signal aborting (a timeout) to its thread (process) gone, p50/p99;
+ *    with `ISO_BEFORE=<path of another Pool.ts>` (e.g. an older tree's), that pool's figures
+ *    beside, rounds alternating. Also: abort → the run settled, and → the next job done.
+ * 4. the ideal ceiling here and now: the same 20 ms loop in 2 bare worker_threads, jobs/s.
  *
  *   node bench/isolation.ts <redis port> [cpu jobs=200] [no-op jobs=2000]
  *
@@ -15,6 +18,7 @@
  */
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
+import { Worker as Thread } from "node:worker_threads"
 import { Queue as BullQueue, Worker as BullWorker } from "bullmq"
 import { startPool } from "../src/engine/isolation/Pool.ts"
 import { JobTimedOut } from "../src/engine/model/Errors.ts"
@@ -119,10 +123,15 @@ const poolNoop = async (isolation: "thread" | "process", count: number) => {
   return us
 }
 
-const hardStop = async (isolation: "thread" | "process", count: number) => {
+type StartPool = typeof startPool
+
+/** Stops of a spinning job: abort → member gone (kill → exit), → its run settled, → the next job done. */
+const hardStop = async (start: StartPool, isolation: "thread" | "process", count: number) => {
   const stops: number[] = []
+  const settled: number[] = []
+  const next: number[] = []
   let stopped: () => void = () => {}
-  const pool = startPool({
+  const pool = start({
     isolation,
     module: SPIN.href,
     size: 1,
@@ -137,16 +146,50 @@ const hardStop = async (isolation: "thread" | "process", count: number) => {
   await pool.ready
   for (let i = 0; i < count; i++) {
     await pool.run(fakeJob(i, { spin: false }).job) // a member is up
+    await new Promise((r) => setTimeout(r, 100)) // and the spare (processes), if any
     const { job, controller } = fakeJob(i, { spin: true })
     const running = pool.run(job).catch(() => undefined)
     await new Promise((r) => setTimeout(r, 20)) // let it start spinning
     const gone = new Promise<void>((r) => (stopped = r))
+    const t = performance.now()
     controller.abort(new JobTimedOut({ queue: "bench", jobId: job.id, token: i, timeoutMs: 1 }))
     await running
+    settled.push(performance.now() - t)
+    await pool.run(fakeJob(i, { spin: false }).job)
+    next.push(performance.now() - t)
     await gone
   }
   await pool.close()
-  return { p50: pct(stops, 0.5), p99: pct(stops, 0.99), n: stops.length }
+  return { stops, settled, next }
+}
+
+/** The ideal ceiling now: `jobs` runs of the 20 ms loop over 2 bare worker_threads (no queue, no pool), jobs/s. */
+const bareThreads = async (jobs: number, n: number) => {
+  const code = `
+    const { parentPort, workerData } = require("node:worker_threads")
+    const { createHash } = require("node:crypto")
+    parentPort.on("message", (count) => {
+      for (let j = 0; j < count; j++) {
+        let h = Buffer.alloc(64, 1)
+        for (let i = 0; i < workerData; i++) h = createHash("sha256").update(h).digest()
+      }
+      parentPort.postMessage("done")
+    })`
+  const threads = [0, 1].map(() => new Thread(code, { eval: true, workerData: n }))
+  await Promise.all(threads.map((t) => new Promise((r) => t.once("online", r))))
+  const t = performance.now()
+  await Promise.all(
+    threads.map(
+      (th) =>
+        new Promise((r) => {
+          th.once("message", r)
+          th.postMessage(jobs / 2)
+        }),
+    ),
+  )
+  const perSecond = (jobs / (performance.now() - t)) * 1000
+  await Promise.all(threads.map((th) => th.terminate()))
+  return perSecond
 }
 
 const n = calibrate()
@@ -155,11 +198,13 @@ for (let round = 1; round <= 3; round++) {
   const single = await leaseqRun(`iso-cpu-inproc-${round}`, 25, n, { concurrency: 1 })
   const lt = await leaseqRun(`iso-cpu-thread-${round}`, cpuJobs, n, { isolation: "thread", concurrency: 2 })
   const bt = await bullRun(`iso-cpu-bull-${round}`, cpuJobs, n, 2)
+  const bare = await bareThreads(Math.min(cpuJobs, 100), n)
   const ideal = 2 * single.perSecond
   console.log(
     `cpu round ${round}, ${cpuJobs} jobs, concurrency 2: leaseq thread ${lt.perSecond.toFixed(1)} jobs/s, ` +
       `BullMQ useWorkerThreads ${bt.perSecond.toFixed(1)} jobs/s (×${(lt.perSecond / bt.perSecond).toFixed(2)}); ` +
-      `2 × one core in-process ${ideal.toFixed(1)} (${(1000 / single.perSecond).toFixed(1)} ms/job): ${((lt.perSecond / ideal) * 100).toFixed(0)} %`,
+      `2 × one core in-process ${ideal.toFixed(1)} (${(1000 / single.perSecond).toFixed(1)} ms/job): ${((lt.perSecond / ideal) * 100).toFixed(0)} %; ` +
+      `2 bare threads now ${bare.toFixed(1)}: ${((lt.perSecond / bare) * 100).toFixed(0)} %`,
   )
 }
 
@@ -171,10 +216,30 @@ const overhead = (1 / thread.perSecond - 1 / inproc.perSecond) * 1e6
 console.log(
   `no-op ${noopJobs} jobs, concurrency 1: in-process ${inproc.perSecond.toFixed(0)} jobs/s, thread ${thread.perSecond.toFixed(0)} jobs/s: +${overhead.toFixed(0)} µs/job`,
 )
+const before = process.env.ISO_BEFORE
+  ? ((await import(new URL(process.env.ISO_BEFORE, `file://${process.cwd()}/`).href)) as { startPool: StartPool })
+      .startPool
+  : undefined
+const pools: Array<[string, StartPool]> = [
+  ["now", startPool],
+  ...(before ? [["before", before] as [string, StartPool]] : []),
+]
+const p = (xs: number[]) => `p50 ${pct(xs, 0.5).toFixed(1)} ms, p99 ${pct(xs, 0.99).toFixed(1)} ms`
 for (const isolation of ["thread", "process"] as const) {
-  const s = await hardStop(isolation, 30)
-  console.log(
-    `hard stop (timeout → ${isolation} gone), ${s.n} stops: p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms`,
+  const all = new Map(
+    pools.map(([label]) => [label, { stops: [] as number[], settled: [] as number[], next: [] as number[] }]),
   )
+  for (let round = 0; round < 3; round++)
+    for (const [label, start] of pools) {
+      const s = await hardStop(start, isolation, 10)
+      const into = all.get(label)!
+      into.stops.push(...s.stops)
+      into.settled.push(...s.settled)
+      into.next.push(...s.next)
+    }
+  for (const [label, s] of all)
+    console.log(
+      `hard stop (timeout), ${isolation}, ${label}, ${s.stops.length} stops: → ${isolation} gone ${p(s.stops)}; → run settled ${p(s.settled)}; → next job done ${p(s.next)}`,
+    )
 }
 process.exit(0)

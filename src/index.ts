@@ -93,6 +93,7 @@ export type {
 export { type BulkJob, Queue, type QueueOptions } from "./promise/Queue.ts"
 export {
   type BatchWorkerOptions,
+  type IsolatedBatchWorkerOptions,
   type IsolatedWorkerOptions,
   Worker,
   type WorkerEventName,

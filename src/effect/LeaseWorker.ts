@@ -199,6 +199,11 @@ export interface IsolatedOptions<A, Out, E, R> extends Options<A, Out, E, R> {
   readonly isolation: "thread" | "process"
 }
 
+/** Options of a batch worker given a handler module: its default export is the batch handler (a plain function of `jobs`). */
+export interface IsolatedBatchOptions<A, Out, E, R> extends BatchOptions<A, Out, E, R> {
+  readonly isolation: "thread" | "process"
+}
+
 const HOOK_DRAIN_MS = 2_000
 
 /** The engine's handler for a one-job `handler`, run with `context`; each failed job's full cause goes to `causes`. */
@@ -266,6 +271,11 @@ export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
 export function make<I, A, QueueOut, RH = never>(
   queue: Context.Key<I, Service<A, QueueOut>>,
   module: string | URL,
+  options: IsolatedBatchOptions<A, QueueOut | undefined, unknown, RH>,
+): Effect.Effect<Handle, StartError, I | Scope.Scope | RH>
+export function make<I, A, QueueOut, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  module: string | URL,
   options: IsolatedOptions<A, QueueOut, unknown, RH>,
 ): Effect.Effect<Handle, StartError, I | Scope.Scope | RH>
 export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
@@ -301,8 +311,10 @@ export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
     yield* served.ensureOpen
     // the engine gives hooks a squashed error; keep each failed job's full, typed cause
     const causes = new WeakMap<Job<A>, Cause.Cause<E>>()
-    const batch = settings.batch && batchRunner(given as never, settings.batch, context, asEffectJob<A>, causes)
-    const closeBatches = Effect.sync(() => batch?.close())
+    const batch =
+      settings.batch && !isolated
+        ? batchRunner(given as never, settings.batch, context, asEffectJob<A>, causes)
+        : undefined
 
     const keys = servedKeys(service.name, service.prefix, served.partitions)
     const connections = yield* Effect.acquireRelease(
@@ -310,9 +322,12 @@ export function make<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
       (c) => Effect.promise(() => c.close(200)),
     )
     // an isolated worker's handler runs in its pool, closed after the engine (released in reverse order)
-    const run = isolated
+    const pooled = isolated
       ? yield* isolatedHandler(isolated, settings, service.name, (e) => fire(() => onError(e)))
-      : (batch?.run ?? oneJobHandler(given as (job: Job<A>) => Effect.Effect<Out, E, R>, context, causes))
+      : undefined
+    const runner = pooled ?? batch
+    const run = runner?.run ?? oneJobHandler(given as (job: Job<A>) => Effect.Effect<Out, E, R>, context, causes)
+    const closeBatches = Effect.sync(() => runner?.close())
     const engine = yield* Effect.acquireRelease(
       startServing<A>(connections.client, keys, connections.blocking, settings, {
         decode: codec.decode,
@@ -357,6 +372,11 @@ export function layer<I, A, QueueOut, Out extends QueueOut, E, R, RH = never>(
   options?: Options<A, Out, E, RH>,
 ): Layer.Layer<never, StartError, I | Exclude<R, Scope.Scope> | RH>
 /** An isolated worker as a layer (see {@link make}): the handler module runs in threads or processes. */
+export function layer<I, A, QueueOut, RH = never>(
+  queue: Context.Key<I, Service<A, QueueOut>>,
+  module: string | URL,
+  options: IsolatedBatchOptions<A, QueueOut | undefined, unknown, RH>,
+): Layer.Layer<never, StartError, I | RH>
 export function layer<I, A, QueueOut, RH = never>(
   queue: Context.Key<I, Service<A, QueueOut>>,
   module: string | URL,

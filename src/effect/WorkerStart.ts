@@ -4,7 +4,13 @@
  */
 import { Effect, Result } from "effect"
 import type { HandlerModuleFailed } from "../engine/isolation/IsolationErrors.ts"
-import { ISOLATION_KEYS, type Isolated, resolveIsolation, workerPool } from "../engine/isolation/Options.ts"
+import {
+  ISOLATION_KEYS,
+  type Isolated,
+  isolatedRunner,
+  resolveIsolation,
+  workerPool,
+} from "../engine/isolation/Options.ts"
 import { InvalidOptions } from "../engine/model/Errors.ts"
 import { type Checked, checkObject } from "../engine/model/Validate.ts"
 import { checkDurability } from "../engine/partition/Durability.ts"
@@ -93,8 +99,8 @@ export const errorReporter = <R>(
 
 /**
  * The engine handler of an isolated worker: its pool (closed with the scope, after the
- * engine that was started later) runs each job; fails with {@link HandlerModuleFailed}
- * when the module does not load.
+ * engine that was started later) runs each job (or batch), and `close`, to call when the
+ * worker closes; fails with {@link HandlerModuleFailed} when the module does not load.
  */
 export const isolatedHandler = (
   isolated: Isolated,
@@ -108,5 +114,9 @@ export const isolatedHandler = (
       (p) => Effect.promise(() => p.close()),
     )
     yield* Effect.tryPromise({ try: () => pool.ready, catch: (e) => e as HandlerModuleFailed })
-    return (job: Job<unknown>) => Effect.tryPromise({ try: () => pool.run(job), catch: (e) => e })
+    const runner = isolatedRunner(pool, settings.batch)
+    return {
+      run: (job: Job<unknown>) => Effect.tryPromise({ try: () => runner.run(job), catch: (e) => e }),
+      close: runner.close,
+    }
   })

@@ -5,7 +5,13 @@ import { EventEmitter } from "node:events"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { redisError } from "../engine/calls/Replies.ts"
-import { ISOLATION_KEYS, type IsolationOptions, resolveIsolation, workerPool } from "../engine/isolation/Options.ts"
+import {
+  ISOLATION_KEYS,
+  type IsolationOptions,
+  isolatedRunner,
+  resolveIsolation,
+  workerPool,
+} from "../engine/isolation/Options.ts"
 import type { Pool } from "../engine/isolation/Pool.ts"
 import { CallbackFailed, InvalidOptions, QueueClosed, WorkerNotRunning } from "../engine/model/Errors.ts"
 import { DEFAULT_PREFIX } from "../engine/model/Keys.ts"
@@ -58,6 +64,11 @@ export interface BatchWorkerOptions extends Omit<WorkerOptions, "batch"> {
   readonly batch: BatchOptions
 }
 
+/** Options of a batch {@link Worker} given a handler module: its default export is the batch handler. */
+export interface IsolatedBatchWorkerOptions extends BatchWorkerOptions {
+  readonly isolation: "thread" | "process"
+}
+
 /**
  * A worker: starts on construction, runs `handler` for each job, at most `concurrency` at once.
  *
@@ -95,6 +106,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
 
   /** A batch worker: `handler` gets up to `batch.size` jobs at once (docs/flow-control.md). */
   constructor(name: string, handler: BatchHandler<T, R>, options: BatchWorkerOptions)
+  /** An isolated batch worker: `module` (a path or file URL) default-exports the batch handler, run in threads or processes. */
+  constructor(name: string, module: string | URL, options: IsolatedBatchWorkerOptions)
   /** An isolated worker: `module` (a path or file URL) default-exports the handler, run in threads or processes. */
   constructor(name: string, module: string | URL, options: IsolatedWorkerOptions)
   constructor(name: string, handler: (job: Job<T>) => Promise<R> | R, options?: WorkerOptions)
@@ -114,7 +127,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
       })
     }
     const resolved = resolveWorkerOptions(options, ["connection", ...LAYOUT_KEYS, ...ISOLATION_KEYS])
-    const batch = resolved.batch && batchRunner(given as BatchHandler<T, R>, resolved.batch)
+    const batch = resolved.batch && !isolated ? batchRunner(given as BatchHandler<T, R>, resolved.batch) : undefined
     const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
     const { partitions, durability } = resolveLayout(options)
     const settings = durableSettings(resolved, durability)
@@ -123,12 +136,9 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
     // from here nothing throws: the pool starts only for options that were valid
     const pool = isolated && workerPool(isolated, resolved, this.name, (e) => this.#emit("error", e))
     this.#pool = pool
-    const handler = pool
-      ? (job: Job<T>) => pool.run(job as Job<unknown>) as Promise<R>
-      : batch
-        ? batch.run
-        : (given as (job: Job<T>) => Promise<R> | R)
-    this.#closeBatches = batch ? batch.close : () => undefined
+    const runner = pool ? isolatedRunner(pool, resolved.batch) : batch
+    const handler = runner ? (runner.run as (job: Job<T>) => Promise<R>) : (given as (job: Job<T>) => Promise<R> | R)
+    this.#closeBatches = runner ? runner.close : () => undefined
     this.#start = { lifecycle: makeStateCell((e) => this.#emit("error", e)) }
     // every failed connection attempt is reported, so a wrong URL or a Redis that is down is seen at once
     const base = connect(options.connection, {

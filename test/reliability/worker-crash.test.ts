@@ -11,6 +11,8 @@
  * made one job for every tick, none missed, from its first to its last.
  * Flows in the mix: parents of 5 children each (1 job in 20 a child); none runs before each
  * of its children returned, none twice unless a killed worker held it, none is left waiting.
+ * Every eighth worker started runs its handlers in worker threads (`isolation: "thread"`,
+ * a pool of {@link THREAD_CONCURRENCY}), so a share of the jobs runs in thread mode.
  * The second test races heartbeats (every 20 ms) against completes.
  */
 import type { Redis } from "ioredis"
@@ -29,6 +31,9 @@ const WORKERS = 4
 const LEASE_MS = 3_000
 const CONCURRENCY = 32
 const WORK = "work:5"
+/** Every eighth worker: the same work in a pool of worker threads, small (each thread's start costs the CPU a worker's run needs). */
+const THREAD_WORK = "thread-work:5"
+const THREAD_CONCURRENCY = 2
 /** The chaos schedule (not a synchronisation): a kill every 300–700 ms (see startChaos). */
 const KILL_EVERY_MS = [300, 700] as const
 /** The groups of the grouped share (every 10th job) and their caps: the default, and g0's own. */
@@ -274,10 +279,21 @@ describe("worker crashes", () => {
       await queue.setRateLimit(RATE)
       await queue.schedule(TICK, { every: 1_000 }, { payload: { n: -1 } })
       const children: Child[] = []
+      const threadWorkers = new Set<Child>()
       const alive = new Set<Child>()
       const options = { leaseMs: LEASE_MS, concurrency: CONCURRENCY, sweep: { intervalMs: 500 } }
       const spawnOne = () => {
-        const c = startWorkerChild(server.url, q, WORK, options, { CHAOS_TIMES: "1" })
+        const threaded = children.length % 8 === 3
+        const c = threaded
+          ? startWorkerChild(
+              server.url,
+              q,
+              THREAD_WORK,
+              { ...options, concurrency: THREAD_CONCURRENCY },
+              { CHAOS_TIMES: "1" },
+            )
+          : startWorkerChild(server.url, q, WORK, options, { CHAOS_TIMES: "1" })
+        if (threaded) threadWorkers.add(c)
         children.push(c)
         alive.add(c)
         return c
@@ -366,6 +382,12 @@ describe("worker crashes", () => {
       expect(stats.counters.lostLeases).toBeLessThanOrEqual(kills.length * Math.max(CONCURRENCY, AUTO_PREFETCH_UPTO))
       expect(stats.counters.lostLeases).toBeGreaterThanOrEqual(duplicates)
       expect(kills.length).toBeGreaterThan(0)
+      // a share of the jobs ran in thread mode
+      const inThreads = [...threadWorkers].reduce(
+        (n, c) => n + c.lines.filter((l) => l.text.startsWith("done ")).length,
+        0,
+      )
+      expect(inThreads).toBeGreaterThan(0)
 
       // no group ever ran more than its cap at once: by the handlers' clocks, and as sampled
       const ran = mostAtOnce(children, groupOf)
@@ -389,6 +411,8 @@ describe("worker crashes", () => {
         concurrency: CONCURRENCY,
         leaseMs: LEASE_MS,
         kills: kills.length,
+        threadWorkers: threadWorkers.size,
+        completedInThreads: inThreads,
         lost: lost.length,
         duplicates,
         heldByKilled: held,

@@ -7,6 +7,8 @@ import { resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import type { ResourceLimits } from "node:worker_threads"
 import { InvalidOptions } from "../model/Errors.ts"
+import type { Job } from "../queue/Job.ts"
+import { type BatchSettings, makeBatchCollector } from "../worker/Batch.ts"
 import { type Isolation, type Pool, startPool } from "./Pool.ts"
 
 /** Options of a worker whose handler is a module run off the worker's thread. */
@@ -73,8 +75,6 @@ export const resolveIsolation = (handler: unknown, options: Record<string, unkno
       value: typeof handler,
       reason: "with isolation, give the handler module's path or file URL (its default export is the handler)",
     })
-  if (options.batch !== undefined)
-    throw new InvalidOptions({ field: "batch", value: options.batch, reason: "is not supported with isolation" })
   const limits = options.resourceLimits
   if (limits !== undefined && (isolation !== "thread" || typeof limits !== "object" || limits === null))
     throw new InvalidOptions({
@@ -86,9 +86,10 @@ export const resolveIsolation = (handler: unknown, options: Record<string, unkno
 }
 
 /**
- * The pool of a worker's `isolated` handler: one member per slot of `concurrency`; a handler
- * aborted by close gets half of `shutdownAbortGraceMs` to end on its own before it is stopped
- * (so its job is released, not left to expire).
+ * The pool of a worker's `isolated` handler: one member per slot of `concurrency` (with
+ * `batch`, one per `batch.size` slots: a member runs a whole batch); a handler aborted by
+ * close gets half of `shutdownAbortGraceMs` to end on its own before it is stopped (so its
+ * job is released, not left to expire).
  */
 export const workerPool = (
   isolated: {
@@ -96,14 +97,29 @@ export const workerPool = (
     readonly module: string
     readonly resourceLimits?: ResourceLimits | undefined
   },
-  settings: { readonly concurrency: number; readonly shutdownAbortGraceMs: number },
+  settings: {
+    readonly concurrency: number
+    readonly shutdownAbortGraceMs: number
+    readonly batch?: BatchSettings | undefined
+  },
   queue: string,
   onError: (e: unknown) => void,
 ): Pool =>
   startPool({
     ...isolated,
-    size: settings.concurrency,
+    size: settings.batch ? Math.ceil(settings.concurrency / settings.batch.size) : settings.concurrency,
     queue,
     abortGraceMs: Math.floor(settings.shutdownAbortGraceMs / 2),
     onError,
   })
+
+/**
+ * The engine's per-job handler of an isolated worker, and `close` (the worker closes: a
+ * batch gathered is handed at once): each job on its own, or with `batch` gathered into
+ * batches, each run on one member (the module's default export gets `jobs`).
+ */
+export const isolatedRunner = (pool: Pool, batch: BatchSettings | undefined) => {
+  if (batch === undefined) return { run: (job: Job<unknown>) => pool.run(job), close: () => undefined }
+  const collector = makeBatchCollector<unknown>(batch, (entries) => pool.runBatch(entries))
+  return { run: (job: Job<unknown>) => collector.take(job).outcome, close: collector.close }
+}

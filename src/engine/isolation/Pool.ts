@@ -12,65 +12,30 @@
  *   to end before it is stopped the same way. A stopped member's late answer is dropped.
  * - Crash: a member that ends while it runs a job (uncaught exception, `process.exit`,
  *   `resourceLimits`, a signal) rejects that run with {@link HandlerCrashed}.
- * - Every member that ends is replaced. A module that fails to load fails the start
- *   (`ready` rejects); a replacement that fails to load is reported once per streak and
- *   tried again with backoff (0.5 s doubling to 30 s); jobs wait for a member meanwhile.
+ * - A batch (`runBatch`, the `batch` option) runs on one member as one call of the module's
+ *   batch handler; each job may be settled on its own (`complete`, `fail`). A job of it
+ *   stopped at once (above) ends at once and its handler's `signal` aborts; the member is
+ *   stopped once no job of the batch is left open. A crash fails every open job of it.
+ * - Every member that ends is replaced once gone; a process pool keeps one spare (the job
+ *   after a stop or crash need not wait for a start). A module that fails to load fails the
+ *   start (`ready` rejects); a replacement that fails is reported once per streak and tried
+ *   again with backoff (0.5 s doubling to 30 s); jobs wait for a member meanwhile.
  */
-import type { ResourceLimits } from "node:worker_threads"
 import { QueueClosed } from "../model/Errors.ts"
 import type { Job } from "../queue/Job.ts"
-import { HandlerCrashed, HandlerModuleFailed } from "./IsolationErrors.ts"
+import type { BatchEntry, BatchRun } from "../worker/Batch.ts"
+import { HandlerModuleFailed } from "./IsolationErrors.ts"
 import { type Channel, type Events, openProcess, openThread, revive, stopsAtOnce } from "./Members.ts"
+import type { Pool, PoolOptions } from "./PoolApi.ts"
 import { type FromHandler, toWire } from "./Protocol.ts"
+import { closePart, crashed, finish, type Part, type Task, wire } from "./Runs.ts"
 
-/** Where an isolated handler runs. */
-export type Isolation = "thread" | "process"
-
-/** What a pool is made with. */
-export interface PoolOptions {
-  readonly isolation: Isolation
-  /** The handler module, as a file URL. */
-  readonly module: string
-  /** Members (threads or processes): the worker's concurrency. */
-  readonly size: number
-  readonly queue: string
-  /** After the shutdown aborts a handler, how long it may take to end before it is stopped (ms). */
-  readonly abortGraceMs: number
-  /** Threads only: the V8 heap limits of each thread. */
-  readonly resourceLimits?: ResourceLimits | undefined
-  /** A replacement that failed to load (once per streak). */
-  readonly onError: (e: unknown) => void
-  /** Told how long each hard stop took, from the decision to the member gone (ms). */
-  readonly onStopped?: ((ms: number) => void) | undefined
-}
-
-/** A running pool. */
-export interface Pool {
-  /** Resolves once every member has loaded the module; rejects with {@link HandlerModuleFailed} if it cannot. */
-  readonly ready: Promise<void>
-  /** Run `job`'s handler on a free member. */
-  readonly run: (job: Job<unknown>) => Promise<unknown>
-  /** The members' process ids (process isolation) or thread ids. */
-  readonly ids: () => number[]
-  /** Stop every member; runs not ended reject with QueueClosed. */
-  readonly close: () => Promise<void>
-}
-
-interface Task {
-  readonly job: Job<unknown>
-  readonly n: number
-  readonly resolve: (v: unknown) => void
-  readonly reject: (e: unknown) => void
-  readonly onAbort: () => void
-  settled: boolean
-  member?: Member | undefined
-  stopTimer?: ReturnType<typeof setTimeout> | undefined
-}
+export type { Isolation, Pool, PoolOptions } from "./PoolApi.ts"
 
 interface Member {
   channel: Channel
   state: "starting" | "idle" | "busy" | "stopping" | "gone"
-  task: Task | undefined
+  task: Task<Member> | undefined
   /** What a thread threw before it exited. */
   thrown?: unknown
   stoppedAt?: number | undefined
@@ -80,7 +45,7 @@ interface Member {
 /** The pool's state and moves (one class, so each move is a method of its own). */
 class MemberPool implements Pool {
   readonly members = new Set<Member>()
-  readonly waiting: Task[] = []
+  readonly waiting: Array<Task<Member>> = []
   readonly timers = new Set<ReturnType<typeof setTimeout>>()
   seq = 0
   closed = false
@@ -91,23 +56,17 @@ class MemberPool implements Pool {
   settleReady!: (e?: unknown) => void
 
   readonly o: PoolOptions
+  /** Members kept: `size`, and for processes one spare (a stopped or crashed run's next job need not wait for a process to start). */
+  readonly target: number
 
   constructor(o: PoolOptions) {
     this.o = o
+    this.target = o.isolation === "process" ? o.size + 1 : o.size
     this.ready = new Promise<void>((resolve, reject) => {
       this.settleReady = (e) => (e === undefined ? resolve() : reject(e))
     })
     this.ready.catch(() => undefined)
-    for (let i = 0; i < o.size; i++) this.spawn()
-  }
-
-  settle(t: Task, ok: boolean, value: unknown): void {
-    if (t.settled) return
-    t.settled = true
-    if (t.stopTimer) clearTimeout(t.stopTimer)
-    t.job.signal.removeEventListener("abort", t.onAbort)
-    if (ok) t.resolve(value)
-    else t.reject(value)
+    for (let i = 0; i < this.target; i++) this.spawn()
   }
 
   dispatch(): void {
@@ -118,34 +77,48 @@ class MemberPool implements Pool {
       m.state = "busy"
       m.task = t
       t.member = m
-      const { id, payload, attempt, maxAttempts, token, scheduledFor } = t.job
-      m.channel.send({ t: "run", n: t.n, job: { id, payload, attempt, maxAttempts, token, scheduledFor } })
+      t.parts = t.parts.filter((p) => p.open)
+      if (t.batch) m.channel.send({ t: "batch", n: t.n, jobs: t.parts.map((p) => wire(p.job)) })
+      else m.channel.send({ t: "run", n: t.n, job: wire(t.parts[0]!.job) })
     }
   }
 
-  /** Stop a member now: its run rejects with `reason`, its late answer is dropped, it is replaced once gone. */
+  /** Stop a member now: its run's open jobs end with their signals' reasons (else `reason`), its late answer is dropped, it is replaced once gone. */
   stop(m: Member, reason: unknown): void {
     const t = m.task
     m.task = undefined
     m.state = "stopping"
     m.stoppedAt = performance.now()
     m.channel.kill()
-    if (t) this.settle(t, false, reason)
+    if (t) finish(t, false, reason, (p) => (p.job.signal.aborted ? p.job.signal.reason : reason))
   }
 
-  /** A run's signal aborted: a waiting one is dropped; a running one is stopped (at once, or after the grace at close). */
-  abortTask(t: Task): void {
-    const reason = t.job.signal.reason
+  /**
+   * A job's signal aborted. Waiting, it leaves its run (and a run left with no job is
+   * dropped). Running, a reason that stops at once ends it now and its handler's signal
+   * aborts; the member is stopped when no job of its run is left open. Another reason (the
+   * shutdown's) aborts its handler's signal, and the member is stopped after the grace.
+   */
+  abortPart(t: Task<Member>, p: Part): void {
+    const reason = p.job.signal.reason
     const m = t.member
+    const i = t.parts.indexOf(p)
     if (m === undefined || m.task !== t) {
-      const i = this.waiting.indexOf(t)
-      if (i >= 0) this.waiting.splice(i, 1)
-      this.settle(t, false, reason)
-    } else if (stopsAtOnce(reason)) this.stop(m, reason)
-    else {
-      m.channel.send({ t: "abort", n: t.n, reason: toWire(reason) })
-      t.stopTimer = setTimeout(() => m.task === t && this.stop(m, reason), this.o.abortGraceMs)
+      closePart(p, false, reason)
+      if (t.parts.some((q) => q.open)) return
+      const w = this.waiting.indexOf(t)
+      if (w >= 0) this.waiting.splice(w, 1)
+      finish(t, false, reason)
+      return
     }
+    if (stopsAtOnce(reason)) {
+      closePart(p, false, reason)
+      if (t.parts.some((q) => q.open)) m.channel.send({ t: "abort", n: t.n, i, reason: toWire(reason) })
+      else this.stop(m, reason)
+      return
+    }
+    m.channel.send({ t: "abort", n: t.n, i, reason: toWire(reason) })
+    t.stopTimer ??= setTimeout(() => m.task === t && this.stop(m, reason), this.o.abortGraceMs)
   }
 
   later(f: () => void, ms: number): void {
@@ -179,42 +152,44 @@ class MemberPool implements Pool {
     if (m.state !== "starting") return
     m.state = "idle"
     this.loadFailures = 0
-    if (!this.started && ++this.readyCount === this.o.size) {
+    if (!this.started && ++this.readyCount === this.target) {
       this.started = true
       this.settleReady()
     }
     this.dispatch()
   }
 
-  /** A run's progress or answer; a stopped run's late word is dropped (its task is no longer the member's). */
+  /** A run's progress, a batch job's settle, or the run's answer; a stopped run's late word is dropped (its task is no longer the member's). */
   onRunMessage(m: Member, msg: Extract<FromHandler, { n: number }>): void {
     const t = m.task
     if (t === undefined || t.n !== msg.n) return
-    if (msg.t === "progress") {
-      try {
-        t.job.progress(msg.value)
-      } catch (e) {
-        this.o.onError(e)
-      }
+    if (msg.t === "progress" || msg.t === "settle") {
+      this.onPartMessage(t.parts[msg.i], msg)
       return
     }
     m.task = undefined
     m.state = "idle"
-    if (msg.ok) this.settle(t, true, msg.result)
-    else this.settle(t, false, revive(msg.error))
+    if (msg.ok) finish(t, true, msg.result)
+    else finish(t, false, revive(msg.error))
     this.dispatch()
+  }
+
+  /** A job's progress, or (a batch's) its settle by the handler; dropped once the job is closed. */
+  onPartMessage(p: Part | undefined, msg: Extract<FromHandler, { t: "progress" | "settle" }>): void {
+    if (p === undefined || !p.open) return
+    if (msg.t === "settle") closePart(p, msg.ok, msg.ok ? msg.result : revive(msg.error))
+    else
+      try {
+        p.job.progress(msg.value)
+      } catch (e) {
+        this.o.onError(e)
+      }
   }
 
   onMessage(m: Member, msg: FromHandler): void {
     if (msg.t === "ready") this.onReady(m)
     else if (msg.t === "load-failed") this.loadFailed(m, msg.reason)
     else this.onRunMessage(m, msg)
-  }
-
-  /** A member that ended while it ran `t`: that run crashed. */
-  crashed(m: Member, t: Task, code: number | null, signal: string | null): void {
-    const crash = { jobId: t.job.id, token: t.job.token, isolation: this.o.isolation, cause: m.thrown }
-    this.settle(t, false, new HandlerCrashed(signal ? { ...crash, signal } : { ...crash, exitCode: code ?? undefined }))
   }
 
   onExit(m: Member, code: number | null, signal: string | null): void {
@@ -230,8 +205,8 @@ class MemberPool implements Pool {
     if (was === "stopping" && m.stoppedAt !== undefined) this.o.onStopped?.(performance.now() - m.stoppedAt)
     const t = m.task
     m.task = undefined
-    if (t) this.crashed(m, t, code, signal)
-    if (!this.closed) this.spawn()
+    if (t) crashed(t, { isolation: this.o.isolation, cause: m.thrown, code, signal })
+    this.spawn()
   }
 
   spawn(): void {
@@ -261,16 +236,45 @@ class MemberPool implements Pool {
     return [...this.members].map((m) => m.channel.id)
   }
 
+  /** Queue a run of the parts `make` gives (those already aborted end at once; a run left with none ends so). */
+  enqueue(batch: boolean, make: (t: Task<Member>) => Part[], end: Task<Member>["end"]): void {
+    const t: Task<Member> = { n: ++this.seq, batch, parts: [], end, ended: false }
+    t.parts = make(t)
+    for (const p of t.parts) {
+      if (p.job.signal.aborted) closePart(p, false, p.job.signal.reason)
+      else p.job.signal.addEventListener("abort", p.onAbort, { once: true })
+    }
+    if (t.parts.some((p) => p.open)) {
+      this.waiting.push(t)
+      this.dispatch()
+    } else finish(t, false, t.parts[0]?.job.signal.reason)
+  }
+
+  part(t: Task<Member>, job: Job<unknown>, settle: Part["settle"]): Part {
+    const p: Part = { job, settle, open: true, onAbort: () => this.abortPart(t, p) }
+    return p
+  }
+
   run(job: Job<unknown>): Promise<unknown> {
     return new Promise((resolve, reject) => {
       if (this.closed) return reject(new QueueClosed({ queue: this.o.queue }))
-      const signal = job.signal
-      if (signal.aborted) return reject(signal.reason)
-      const t: Task = { job, n: ++this.seq, resolve, reject, settled: false, onAbort: () => this.abortTask(t) }
-      signal.addEventListener("abort", t.onAbort, { once: true })
-      this.waiting.push(t)
-      this.dispatch()
+      const settle = (ok: boolean, v: unknown) => (ok ? resolve(v) : reject(v))
+      this.enqueue(
+        false,
+        (t) => [this.part(t, job, settle)],
+        () => undefined,
+      )
     })
+  }
+
+  runBatch(entries: ReadonlyArray<BatchEntry<unknown>>): BatchRun {
+    const done = new Promise<unknown>((resolve, reject) => {
+      if (this.closed) return reject(new QueueClosed({ queue: this.o.queue }))
+      const parts = (t: Task<Member>) =>
+        entries.map((e) => this.part(t, e.job, (ok: boolean, v: unknown) => (ok ? e.complete(v) : e.fail(v))))
+      this.enqueue(true, parts, (ok, v) => (ok ? resolve(undefined) : reject(v)))
+    })
+    return { done }
   }
 
   async close(): Promise<void> {
@@ -279,10 +283,10 @@ class MemberPool implements Pool {
     if (!this.started) this.settleReady(closing)
     this.started = true
     for (const timer of this.timers) clearTimeout(timer)
-    for (const t of this.waiting.splice(0)) this.settle(t, false, closing)
+    for (const t of this.waiting.splice(0)) finish(t, false, closing)
     const all = [...this.members]
     for (const m of all) {
-      if (m.task) this.settle(m.task, false, closing)
+      if (m.task) finish(m.task, false, closing)
       m.channel.kill()
     }
     await Promise.all(all.map((m) => m.exited))

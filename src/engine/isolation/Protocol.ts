@@ -29,7 +29,9 @@ export interface WireError {
 /** Worker → handler side. */
 export type ToHandler =
   | { readonly t: "run"; readonly n: number; readonly job: WireJob }
-  | { readonly t: "abort"; readonly n: number; readonly reason: WireError }
+  | { readonly t: "batch"; readonly n: number; readonly jobs: ReadonlyArray<WireJob> }
+  /** `i`: which job of a batch (its place in `jobs`). */
+  | { readonly t: "abort"; readonly n: number; readonly i: number; readonly reason: WireError }
 
 /** Handler side → worker. */
 export type FromHandler =
@@ -37,7 +39,11 @@ export type FromHandler =
   | { readonly t: "load-failed"; readonly reason: string }
   | { readonly t: "done"; readonly n: number; readonly ok: true; readonly result: unknown }
   | { readonly t: "done"; readonly n: number; readonly ok: false; readonly error: WireError }
-  | { readonly t: "progress"; readonly n: number; readonly value: unknown }
+  /** `i`: which job of a batch (0 for a run of one job). */
+  | { readonly t: "progress"; readonly n: number; readonly i: number; readonly value: unknown }
+  /** A batch job settled by the handler (`complete`, `fail`) before the batch ends. */
+  | { readonly t: "settle"; readonly n: number; readonly i: number; readonly ok: true; readonly result: unknown }
+  | { readonly t: "settle"; readonly n: number; readonly i: number; readonly ok: false; readonly error: WireError }
 
 /** A thrown value as it crosses. */
 export const toWire = (e: unknown): WireError => {

@@ -10,6 +10,7 @@ import { type Delivery, deliver, untilStopped } from "./Acks.ts"
 import type { Finished, RideAnswer, Rider, WorkerContext } from "./Context.ts"
 import type { Held } from "./Lease.ts"
 import { FLUSH_RIDERS, type SchedEvent, STAND_DOWN, tell } from "./Scheduling.ts"
+import { freeSlots } from "./Slots.ts"
 
 export const makeRider = (item: Finished): Rider => {
   let answered: RideAnswer | undefined
@@ -53,7 +54,19 @@ export const ridesNext = <A>(ctx: WorkerContext<A>): boolean =>
   (ctx.sched.loopWaits || ctx.sched.reserving) &&
   ctx.state === "running" &&
   // held back by a flow limit, no call follows a freed slot (but the concurrency cap's: see Scheduling.ts)
-  (ctx.sched.limitedUntil === undefined || ctx.sched.limitEndsOnSlot)
+  (ctx.sched.limitedUntil === undefined || ctx.sched.limitEndsOnSlot) &&
+  !batchHeldBack(ctx)
+
+/**
+ * A batch worker's loop sends no call until a whole batch of slots is free (Slots.ts
+ * `canSend`): a complete that frees one slot of too few would wait for its batch's others,
+ * which may run for long (a job of the batch still running, or stuck).
+ */
+const batchHeldBack = <A>(ctx: WorkerContext<A>): boolean => {
+  const batch = ctx.settings.batch
+  if (batch === undefined || ctx.sched.reserving) return false
+  return freeSlots(ctx) + 1 < Math.min(batch.size, ctx.settings.concurrency)
+}
 
 /** A rider's answer (or "stopped": close stopped waiting) as a delivery, or "resend": it must go on its own. */
 export const rideDelivery = (
