@@ -37,6 +37,8 @@ export type SizeRule = "file" | "function" | "lua-lines" | "lua-keys" | "lua-exp
  * (without failing) so the list can shrink.
  */
 export const EXEMPT: Readonly<Record<string, string>> = {
+  "src/dashboard/browser/types.d.ts":
+    "types only: every reading the browser page receives, one interface each, mirroring Read.ts and JobView.ts; split by reading it would scatter one wire format",
   "lua/reserve.lua":
     "one atomic reserve: promote, flow limits, take, lease, riders and events in one call (issue 30 point 1 names its phases)",
   "lua/include/ready.lua":
