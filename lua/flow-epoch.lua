@@ -12,7 +12,8 @@
   ARGV[1] layout  layout version
   ARGV[2] need    "split": only when partition 0 holds a split limit; "any": always
   ARGV[3] gapMs   with "split": none when the last epoch is younger than this (another
-                  rebalancer ran that recently: one rebalance per gap, however many workers)
+                  rebalancer ran that recently: one rebalance per gap, however many workers;
+                  0: never refused)
 
   Returns
     {epoch}  the epoch, stored as meta.flowCounter
@@ -26,7 +27,10 @@ if ARGV[2] == 'split' and not meta[3] and not meta[4] then return {0} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local last = tonumber(meta[2]) or 0
-if ARGV[2] == 'split' and last > now - (tonumber(ARGV[3]) or 0) then return {-1} end
+local gap = tonumber(ARGV[3]) or 0
+-- gap 0 (an asked-for rebalance) is never refused: an epoch counted past the clock (two
+-- epochs in one ms, or set's raise) would otherwise read as younger than no gap at all
+if ARGV[2] == 'split' and gap > 0 and last > now - gap then return {-1} end
 local epoch = math.max(last + 1, now)
 if not meta[1] then redis.call('HSET', KEYS[1], 'layout', ARGV[1]) end
 local e = string.format('%d', epoch)

@@ -91,7 +91,7 @@ local function active_drop_tokens(a, ids, last)
     active_upgrade(a, ids)
     n = redis.call('HDEL', a.lease, unpack(ids))
   end
-  if last then redis.call('DEL', a.lease) end
+  if last then redis.call('UNLINK', a.lease) end
   return n
 end
 

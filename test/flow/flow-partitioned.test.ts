@@ -139,6 +139,9 @@ describe("limits of a partitioned queue", () => {
     // an old rebalancer looks, then a newer one looks at every partition: the old one's raise is refused
     const old = await run(runScript(client, keys[0]!, Scripts.flowEpoch, undefined))
     await run(runScript(client, keys[1]!, Scripts.flowShare, { op: "look", epoch: old }))
+    // the counter ahead of the clock (two epochs in one ms, or set's raise): an asked-for
+    // rebalance (no gap) still runs
+    await shared.raw.hset(keys[0]!.meta, "flowCounter", String(Number(old) + 60_000))
     expect(await run(rebalance(client, keys))).toBe("done")
     const raised = await run(
       runScript(client, keys[1]!, Scripts.flowShare, { op: "raise", epoch: old, rate: "", concurrency: 10 }),
