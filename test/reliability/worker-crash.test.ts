@@ -237,17 +237,18 @@ const sampleGroups = (queue: {
 }
 
 /**
- * The chaos schedule: every 300–700 ms, SIGKILL a random ready worker and start a
- * replacement, while another worker is up (a replacement takes a second or two to start).
+ * The chaos schedule: every 300–700 ms, SIGKILL a random ready worker that `killable` allows
+ * and start a replacement, while another worker is up (a replacement takes a second or two to
+ * start).
  */
-const startChaos = (alive: Set<Child>, spawnOne: () => Child) => {
+const startChaos = (alive: Set<Child>, spawnOne: () => Child, killable: (c: Child) => boolean) => {
   const kills: Array<{ child: Child; at: number }> = []
   let finished = false
   const running = (async () => {
     while (!finished) {
       const [lo, hi] = KILL_EVERY_MS
       await new Promise((r) => setTimeout(r, lo + Math.random() * (hi - lo)))
-      const ready = [...alive].filter((c) => c.lines.some((l) => l.text === "ready"))
+      const ready = [...alive].filter((c) => c.lines.some((l) => l.text === "ready") && killable(c))
       if (finished || ready.length < 2) continue
       const victim = ready[Math.floor(Math.random() * ready.length)]!
       alive.delete(victim)
@@ -325,7 +326,10 @@ describe("worker crashes", () => {
       onCleanup(sampled.stop)
       for (let i = 0; i < WORKERS; i++) spawnOne()
 
-      const chaos = startChaos(alive, spawnOne)
+      // a thread worker is killed only once it completed a job, so some jobs surely ran in
+      // threads (the check below) however the random kills fall
+      const doneOne = (c: Child) => c.lines.some((l) => l.text.startsWith("done "))
+      const chaos = startChaos(alive, spawnOne, (c) => !threadWorkers.has(c) || doneOne(c))
       onCleanup(chaos.stop)
       // every job was added before the first worker, so completed = added means all of them
       // (and the ticks made so far) are done; then stop the schedule and finish its last ticks
