@@ -55,8 +55,6 @@ export const EXEMPT: Readonly<Record<string, string>> = {
     "the Effect worker's make and layer, each in three typed forms (function, batch, handler module with isolation), with their hooks' types, handle (pause, resume) and engine form",
   "lua/reserve.lua#keys":
     "reserve takes its own keys, the ready group (with the dependencies' six keys, issue 31) and the riders' errors and logs: its phases (issue 30 point 1) are next, not a split to fit",
-  "src/engine/calls/Commands.ts":
-    "the command set: one record of every call a queue makes (now with the outbox signal); the capability table (issue 30 point 2) replaces it, not a split at 300",
   "lua/sweep.lua#keys":
     "the sweep's one bounded pass covers every kind of cleanup of a queue, each with its own keys, and ends with the ready group: the dependencies' eighth key (depBuild, issue 31) took it past 45",
   "lua/open.lua#keys":

@@ -8,7 +8,7 @@
  * `LeaseLost` at once when none has.
  */
 import * as Effect from "effect/Effect"
-import { lookups } from "../calls/Commands.ts"
+import { lookups } from "../calls/Lookups.ts"
 import { LeaseLost, type RedisError } from "../model/Errors.ts"
 import { leased, type ManualProcessing } from "../queue/Manual.ts"
 import { type QueueCore, readOnly } from "../queue/QueueCore.ts"

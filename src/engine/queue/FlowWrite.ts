@@ -16,7 +16,8 @@
  */
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../../redis/Client.ts"
-import { lookups, runScript } from "../calls/Commands.ts"
+import { runScript } from "../calls/Commands.ts"
+import { lookups } from "../calls/Lookups.ts"
 import { Scripts } from "../calls/Scripts.ts"
 import { DEFAULT_CHILD_FAILURE } from "../model/Dependencies.ts"
 import { InvalidOptions } from "../model/Errors.ts"

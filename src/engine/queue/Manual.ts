@@ -17,7 +17,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { type Commands, lookups, type Reservation, type ScriptFailure } from "../calls/Commands.ts"
+import type { Commands, Reservation, ScriptFailure } from "../calls/Commands.ts"
+import { lookups } from "../calls/Lookups.ts"
 import { type AckLanes, makeAckLanes } from "../model/AckLanes.ts"
 import { DEFAULT_BACKOFF } from "../model/Backoff.ts"
 import { splitPayload } from "../model/Carrier.ts"

@@ -13,7 +13,8 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import { type Commands, lookups, type ScriptFailure } from "../calls/Commands.ts"
+import type { Commands, ScriptFailure } from "../calls/Commands.ts"
+import { lookups } from "../calls/Lookups.ts"
 import type { RedisError } from "../model/Errors.ts"
 import { type Held, monotonicNow } from "./Lease.ts"
 
