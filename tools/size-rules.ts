@@ -51,8 +51,6 @@ export const EXEMPT: Readonly<Record<string, string>> = {
     "add is one atomic operation: validate each job by name (J), then group maxSize and dedupe (extend, replace) before its first write; its phases are functions, not a split to fit",
   "lua/obliterate.lua#keys":
     "obliterate deletes every key of the queue in one UNLINK: its KEYS are the whole layout (KEY_NAMES), growing with each key",
-  "src/effect/LeaseWorker.ts":
-    "the Effect worker's make and layer, each in three typed forms (function, batch, handler module with isolation), with their hooks' types, handle (pause, resume) and engine form",
   "lua/reserve.lua#keys":
     "reserve takes its own keys, the ready group (with the dependencies' six keys, issue 31) and the riders' errors and logs: its phases (issue 30 point 1) are next, not a split to fit",
   "lua/sweep.lua#keys":

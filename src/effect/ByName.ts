@@ -3,7 +3,7 @@
  */
 import * as Effect from "effect/Effect"
 import { handlerFor, UnknownJobName } from "../engine/queue/ByName.ts"
-import type { Job } from "./LeaseWorker.ts"
+import type { Job } from "./EffectJob.ts"
 
 export { UnknownJobName } from "../engine/queue/ByName.ts"
 
