@@ -9,6 +9,7 @@
 
 export type { SweepPassOptions, SweepTotals } from "./engine/admin/Sweeper.ts"
 export type { DeadJob, QueueStats } from "./engine/calls/Commands.ts"
+export { EvictionPolicyWarning } from "./engine/calls/EvictionPolicy.ts"
 export type { EventsFrom, JobEvent, JobEventKind } from "./engine/events/Events.ts"
 export {
   type FinishedJob,
@@ -52,7 +53,6 @@ export type { WorkerInfo } from "./engine/model/Registry.ts"
 export { Limits } from "./engine/model/Validate.ts"
 export type { Durability } from "./engine/partition/Durability.ts"
 export type { PartitionedStats } from "./engine/partition/Producer.ts"
-export { EvictionPolicyWarning } from "./engine/queue/EvictionPolicy.ts"
 export type { Job, JobOptions } from "./engine/queue/Job.ts"
 export type { CancelChildren, CancelledFrom, JobInfo, JobState } from "./engine/queue/JobCommands.ts"
 export type { FailOptions, ReservedJob, ReserveOptions } from "./engine/queue/Manual.ts"

@@ -6,16 +6,14 @@
  * 1. Top-level folders may import only the folders listed for them in `ALLOWED` below
  *    (the files directly in `src/` are the package's entry points and may import anything).
  * 2. Inside `engine/`, a sub-folder may import only the sub-folders listed for it in
- *    `ENGINE_ALLOWED` (tools/layer-rules.ts), or a file a named exception there
- *    (`ENGINE_EXCEPTIONS`) lists; an exception no import uses any more fails too, so that
- *    list only shrinks.
+ *    `ENGINE_ALLOWED` (tools/layer-rules.ts).
  * 3. No loop of folders at any depth: if any file of folder A imports folder B, no file of
  *    B (or of a folder B reaches) may import A. A folder's files may import its own
  *    sub-folders' files only when no sub-folder imports back into that folder.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve, sep } from "node:path"
-import { ENGINE_EXCEPTIONS, engineProblem, exceptionKey } from "./layer-rules.ts"
+import { engineProblem } from "./layer-rules.ts"
 
 /** Which top-level folders each top-level folder may import. Anything else fails. */
 export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
@@ -49,8 +47,6 @@ const top = (folder: string): string => folder.split(sep)[0] ?? "."
 const problems: string[] = []
 /** Folder → folders it imports, with one example import per edge. */
 const edges = new Map<string, Map<string, string>>()
-/** The named exceptions some import still uses. */
-const used = new Set<string>()
 /** A root-relative path with `/` separators (the tables' form). */
 const rel = (file: string): string => relative(root, file).split(sep).join("/")
 
@@ -65,9 +61,7 @@ for (const file of files(root)) {
     const out = edges.get(from) ?? new Map<string, string>()
     if (!out.has(to)) out.set(to, example)
     edges.set(from, out)
-    const excepted = exceptionKey(rel(file), rel(target))
-    if (excepted !== undefined) used.add(excepted)
-    const inEngine = engineProblem(rel(file), rel(target), excepted !== undefined)
+    const inEngine = engineProblem(rel(file), rel(target))
     if (inEngine !== undefined) problems.push(`${inEngine}: ${example}`)
     const [a, b] = [top(from), top(to)]
     if (a === b || a === ".") continue
@@ -77,12 +71,6 @@ for (const file of files(root)) {
       problems.push(`${a}/ may not import ${b === "." ? "the entry points" : `${b}/`}: ${example}`)
   }
 }
-
-// an exception whose file is still there but no longer imports its target goes from the list
-for (const e of ENGINE_EXCEPTIONS)
-  for (const file of e.files)
-    if (existsSync(join(root, file)) && !used.has(`${file} → ${e.imports}`))
-      problems.push(`${file} no longer imports ${e.imports}: remove it from ENGINE_EXCEPTIONS in tools/layer-rules.ts`)
 
 /** Folder loops: Tarjan's strongly connected components over the folder graph. */
 const index = new Map<string, number>()

@@ -5,10 +5,10 @@
  */
 import * as Effect from "effect/Effect"
 import { runScript } from "../engine/calls/Commands.ts"
+import { readDependencies } from "../engine/calls/DependencyPage.ts"
 import { redisError } from "../engine/calls/Replies.ts"
 import { Scripts } from "../engine/calls/Scripts.ts"
 import { type QueueKeys, queueKeys } from "../engine/model/Keys.ts"
-import { readDependencies } from "../engine/queue/Dependencies.ts"
 import type { RedisClient } from "../redis/Client.ts"
 
 /**

@@ -4,7 +4,7 @@
  * none, so for leaseq's keys the server behaves like `noeviction`: no warning.
  */
 import { describe, expect, it } from "vitest"
-import { EvictionPolicyWarning, evictsLeaseqKeys } from "../../src/engine/queue/EvictionPolicy.ts"
+import { EvictionPolicyWarning, evictsLeaseqKeys } from "../../src/engine/calls/EvictionPolicy.ts"
 import { Queue } from "../../src/index.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { onCleanup } from "../support/cleanup.ts"

@@ -6,7 +6,7 @@
 import { Deferred, Effect, Exit, Fiber } from "effect"
 import * as Scheduler from "effect/Scheduler"
 import { describe, expect, it } from "vitest"
-import { makeBatcher } from "../../src/engine/queue/Batcher.ts"
+import { makeBatcher } from "../../src/engine/calls/Batcher.ts"
 
 /** A `run` that echoes its inputs, records each batch, and holds the first call until `open`. */
 const recorder = <I>() => {

@@ -1,5 +1,5 @@
 /**
- * The adaptive batcher (src/engine/queue/Batcher.ts) under the TestClock: a call takes virtual
+ * The adaptive batcher (src/engine/calls/Batcher.ts) under the TestClock: a call takes virtual
  * time, and what is submitted meanwhile goes in the next call, within the limits; a failed
  * call fails every item it carried and the batcher goes on with the next.
  */
@@ -7,7 +7,7 @@ import { it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
-import { makeBatcher } from "../../src/engine/queue/Batcher.ts"
+import { makeBatcher } from "../../src/engine/calls/Batcher.ts"
 import { settle } from "./support/fake.ts"
 
 /** A run that takes 10 ms of virtual time, records its batch, and fails any batch holding a negative number. */

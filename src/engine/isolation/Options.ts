@@ -7,7 +7,7 @@ import { resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import type { ResourceLimits } from "node:worker_threads"
 import { InvalidOptions } from "../model/Errors.ts"
-import type { Job } from "../queue/Job.ts"
+import type { Job } from "../model/HandlerJob.ts"
 import { type BatchSettings, makeBatchCollector } from "../worker/Batch.ts"
 import { type Isolation, type Pool, startPool } from "./Pool.ts"
 

@@ -22,7 +22,7 @@
  *   again with backoff (0.5 s doubling to 30 s); jobs wait for a member meanwhile.
  */
 import { QueueClosed } from "../model/Errors.ts"
-import type { Job } from "../queue/Job.ts"
+import type { Job } from "../model/HandlerJob.ts"
 import type { BatchEntry, BatchRun } from "../worker/Batch.ts"
 import { HandlerModuleFailed } from "./IsolationErrors.ts"
 import { type Channel, type Events, openProcess, openThread, revive, stopsAtOnce } from "./Members.ts"

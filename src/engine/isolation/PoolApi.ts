@@ -2,7 +2,7 @@
  * What an isolated worker's pool (Pool.ts) is made with and what it offers.
  */
 import type { ResourceLimits } from "node:worker_threads"
-import type { Job } from "../queue/Job.ts"
+import type { Job } from "../model/HandlerJob.ts"
 import type { BatchEntry, BatchRun } from "../worker/Batch.ts"
 
 /** Where an isolated handler runs. */

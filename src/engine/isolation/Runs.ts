@@ -3,7 +3,7 @@
  * batch handler with every job of its batch; each job of a run (a part) settles once, and
  * a run's end settles every part still open.
  */
-import type { Job } from "../queue/Job.ts"
+import type { Job } from "../model/HandlerJob.ts"
 import { HandlerCrashed } from "./IsolationErrors.ts"
 import type { WireJob } from "./Protocol.ts"
 

@@ -6,12 +6,12 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { RedisClient } from "../../redis/Client.ts"
+import { makeBatcher } from "../calls/Batcher.ts"
 import { addJobs, type Commands, type NewJob, type ScriptFailure } from "../calls/Commands.ts"
 import { InvalidOptions, OutcomeUnknown, QueueClosed, RedisUnavailable } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { type Checked, Limits } from "../model/Validate.ts"
 import { carry, type TraceParent, traceSend } from "../telemetry/Telemetry.ts"
-import { makeBatcher } from "./Batcher.ts"
 import { checkJobOptions, type JobOptions, newJob, type ResolvedJobOptions } from "./Job.ts"
 
 /**

@@ -8,8 +8,8 @@
 import * as Effect from "effect/Effect"
 import type { RedisClient } from "../../redis/Client.ts"
 import { drainOutbox } from "../admin/Outbox.ts"
-import { runScript, type ScriptFailure } from "../calls/Commands.ts"
-import { Scripts } from "../calls/Scripts.ts"
+import type { ScriptFailure } from "../calls/Commands.ts"
+import { readDependencies } from "../calls/DependencyPage.ts"
 import type { ChildFailurePolicy, DependencyPage, EncodedFlowNode } from "../model/Dependencies.ts"
 import { InvalidOptions, QueueClosed, type RedisError } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
@@ -20,59 +20,6 @@ import type { JobOptions } from "./Job.ts"
 
 export type { Dependency, DependencyPage } from "../model/Dependencies.ts"
 export type { FlowIds } from "./FlowPlan.ts"
-
-/** Most children one page reads (default 100). */
-export const MAX_DEPENDENCY_PAGE = 1000
-
-/** A child's stored result (JSON text) decoded; a text that is not JSON as it is. */
-const decodeResult = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return text
-  }
-}
-
-/** A page of the children of `parentId` in the queue of `keys`. */
-export const readDependencies = (
-  client: RedisClient,
-  keys: QueueKeys,
-  parentId: string,
-  options: { readonly cursor?: string | undefined; readonly count?: number | undefined } = {},
-): Effect.Effect<DependencyPage, ScriptFailure | InvalidOptions> =>
-  Effect.gen(function* () {
-    const count = options.count ?? 100
-    if (!Number.isInteger(count) || count < 1 || count > MAX_DEPENDENCY_PAGE)
-      return yield* Effect.fail(
-        new InvalidOptions({
-          field: "count",
-          value: count,
-          reason: `must be a whole number from 1 to ${MAX_DEPENDENCY_PAGE}`,
-        }),
-      )
-    const page = yield* runScript(client, keys, Scripts.depsPage, {
-      parent: parentId,
-      after: options.cursor ?? "",
-      count,
-    })
-    return {
-      children: page.children.map((c) => {
-        const result = c.result === "" || c.result.startsWith("#") ? undefined : c.result
-        return {
-          queue: c.queue === "" ? keys.queue : c.queue,
-          id: c.id,
-          policy: c.policy,
-          state: c.outcome ?? "pending",
-          result,
-          value: result === undefined ? undefined : decodeResult(result),
-        }
-      }),
-      cursor: page.cursor === "" ? undefined : page.cursor,
-      pending: page.pending,
-      open: page.open,
-      waiting: page.waiting,
-    }
-  })
 
 /** What the dependency calls can fail with. */
 export type DependencyFailure = InvalidOptions | QueueClosed | ScriptFailure | RedisError

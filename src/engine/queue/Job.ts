@@ -224,4 +224,4 @@ export const newJob = (payload: string, options: ResolvedJobOptions): NewJob => 
   ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
 })
 
-export type { Job } from "./HandlerJob.ts"
+export type { Job } from "../model/HandlerJob.ts"

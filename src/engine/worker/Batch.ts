@@ -12,7 +12,7 @@
  * completes (result undefined); when it throws, every one not yet settled fails with
  * that error (each spending its own attempt).
  */
-import type { Job } from "../queue/Job.ts"
+import type { Job } from "../model/HandlerJob.ts"
 
 /** The `batch` option: how many jobs one handler call gets, and how long to wait to fill it. */
 export interface BatchOptions {

@@ -17,8 +17,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { CallbackFailed, InvalidPayload, type LoopBlocked } from "../model/Errors.ts"
 import { type DEAD_REASONS, type DeadReason, describeError } from "../model/Failure.ts"
+import type { Job } from "../model/HandlerJob.ts"
 import { serializePayload } from "../model/Validate.ts"
-import type { Job } from "../queue/Job.ts"
 
 /** What happened to jobs, for events and hooks. */
 export interface WorkerHooks<A> {

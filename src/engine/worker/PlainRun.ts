@@ -20,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { Reservation } from "../calls/Commands.ts"
 import { splitPayload } from "../model/Carrier.ts"
-import type { Job } from "../queue/Job.ts"
+import type { Job } from "../model/HandlerJob.ts"
 import {
   endProcess,
   type Run as Recording,

@@ -8,7 +8,7 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type { Reservation } from "../calls/Commands.ts"
 import { splitPayload } from "../model/Carrier.ts"
-import type { Job } from "../queue/Job.ts"
+import type { Job } from "../model/HandlerJob.ts"
 import {
   type Run,
   recordsNothing,

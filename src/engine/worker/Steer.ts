@@ -15,7 +15,7 @@
 import * as Effect from "effect/Effect"
 import { planRetry } from "../model/Backoff.ts"
 import { JobTimedOut } from "../model/Errors.ts"
-import type { Job } from "../queue/Job.ts"
+import type { Job } from "../model/HandlerJob.ts"
 import type { WorkerContext } from "./Context.ts"
 import type { Held } from "./Lease.ts"
 import { leaseTo } from "./LeaseState.ts"

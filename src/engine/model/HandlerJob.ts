@@ -3,7 +3,7 @@
  * what it is, its lease's token and signal, and the calls it makes while it runs.
  */
 
-import type { DependencyPage, DependencyPageOptions } from "../model/Dependencies.ts"
+import type { DependencyPage, DependencyPageOptions } from "./Dependencies.ts"
 
 /** A job as a handler receives it. */
 export interface Job<A> {
