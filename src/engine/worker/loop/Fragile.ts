@@ -1,0 +1,79 @@
+/**
+ * Fragile jobs and prefetch. A prefetched job is leased but not started: if its worker dies
+ * (killed by the job it runs, say), the job's lease expires and the sweep counts a lost
+ * lease against it, an attempt it never ran. A job with attempts to spare pays one attempt
+ * and runs later; a *fragile* job — on its last attempt, or one that already lost a lease
+ * or failed (so possibly the job that kills workers) — could go to dead without ever
+ * running, or take its neighbours' attempts with it.
+ *
+ * So a worker never holds a fragile job unstarted, never holds jobs unstarted beside a
+ * fragile one, and does not start a suspect (it lost a lease or failed before) while
+ * another of its reserve calls is out (that call's jobs would be leased to it unstarted if
+ * the suspect killed it). Of a landed call, the jobs it would hold from the first fragile
+ * one on (or all of them, when a job it starts now is fragile) are released at once — unstarted,
+ * attempts unchanged, back at the head of the queue — and the worker asks for no prefetch
+ * while it runs a fragile job and for {@link FRAGILE_PAUSE_MS} after one last landed (a
+ * queue of `maxAttempts: 1` jobs, all fragile, is then served without prefetch and
+ * without releases).
+ */
+import type { Reservation } from "../../calls/Commands.ts"
+import { monotonicNow } from "../lease/LeaseTable.ts"
+import type { LoopDeps } from "./LoopDeps.ts"
+import { noteFragile } from "./Scheduling.ts"
+
+/** After a fragile job landed, the worker asks for no prefetch for this long (ms). */
+export const FRAGILE_PAUSE_MS = 1_000
+
+/** It lost a lease or failed before (attempt > 1): maybe the job that kills its workers. */
+export const isSuspect = (r: Reservation): boolean => r.attempt > 1
+
+/** A suspect, or on its last attempt: one more lost lease could send it to dead. */
+export const isFragile = (r: Reservation): boolean => isSuspect(r) || r.attempt >= r.maxAttempts
+
+/**
+ * True while the worker asks for no prefetch: a fragile job landed within
+ * {@link FRAGILE_PAUSE_MS}, or one it holds is still live (running). A worker that never
+ * saw a fragile job checks nothing; once none is left, the reserve loop notes it
+ * (ReserveLoop.ts) and it stops checking.
+ */
+export const prefetchPaused = (ctx: LoopDeps): boolean => {
+  const at = ctx.sched.fragileAt
+  if (at === undefined) return false
+  if (monotonicNow() - at < FRAGILE_PAUSE_MS) return true
+  for (const h of ctx.table.held.values()) {
+    if (h.state.ended === undefined && (h.attempt > 1 || h.attempt >= h.maxAttempts)) return true
+  }
+  return false
+}
+
+/** A landed call's jobs, split: those to start now, those to hold (prefetched), those to give back. */
+export interface Placed<S> {
+  readonly start: ReadonlyArray<S>
+  readonly hold: ReadonlyArray<S>
+  readonly release: ReadonlyArray<S>
+}
+
+/**
+ * Split the jobs of a landed call, in order: the first `free` start now, the rest are held,
+ * except that none is held from the first fragile one on, nor at all when one that starts
+ * is fragile, and that a suspect (one that lost a lease or failed before) does not start
+ * while another reserve call is out (see the top of this file). Notes when a fragile job landed.
+ */
+export const place = <S extends { readonly r: Reservation }>(
+  ctx: LoopDeps,
+  jobs: ReadonlyArray<S>,
+  free: number,
+): Placed<S> => {
+  let start = jobs.slice(0, Math.max(0, free))
+  const rest = jobs.slice(start.length)
+  // while another call is out, a suspect does not start: that call's jobs would be leased
+  // to this worker, unstarted, if the job killed it; given back, it comes again in a call
+  // of its own (prefetch pauses, so one call at a time asks only for free slots)
+  const deferred = ctx.sched.inFlight.size > 0 ? start.filter((s) => isSuspect(s.r)) : []
+  if (deferred.length > 0) start = start.filter((s) => !isSuspect(s.r))
+  const fragileStarts = start.some((s) => isFragile(s.r))
+  const firstFragile = rest.findIndex((s) => isFragile(s.r))
+  if (deferred.length > 0 || fragileStarts || firstFragile >= 0) noteFragile(ctx.sched, monotonicNow())
+  const cut = fragileStarts ? 0 : firstFragile >= 0 ? firstFragile : rest.length
+  return { start, hold: rest.slice(0, cut), release: [...deferred, ...rest.slice(cut)] }
+}
