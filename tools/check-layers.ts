@@ -6,14 +6,17 @@
  * 1. Top-level folders may import only the folders listed for them in `ALLOWED` below
  *    (the files directly in `src/` are the package's entry points and may import anything).
  * 2. Inside `engine/`, a sub-folder may import only the sub-folders listed for it in
- *    `ENGINE_ALLOWED` (tools/layer-rules.ts).
+ *    `ENGINE_ALLOWED` (tools/layer-rules.ts); inside `engine/worker/`, a room (`loop/`,
+ *    `run/`, `lease/`) only the rooms `WORKER_ROOMS` lists for it and the worker's base files.
  * 3. No loop of folders at any depth: if any file of folder A imports folder B, no file of
- *    B (or of a folder B reaches) may import A. A folder's files may import its own
- *    sub-folders' files only when no sub-folder imports back into that folder.
+ *    B (or of a folder B reaches) may import A. A folder's files that reach none of its
+ *    sub-folders (its base: `engine/worker/`'s options, hooks, states) count as a node of
+ *    their own, so its sub-folders may import them; its other files (its assembly:
+ *    `Worker.ts`) import the sub-folders, which may then not import them back.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve, sep } from "node:path"
-import { engineProblem } from "./layer-rules.ts"
+import { engineProblem, roomProblem } from "./layer-rules.ts"
 
 /** Which top-level folders each top-level folder may import. Anything else fails. */
 export const ALLOWED: Readonly<Record<string, readonly string[]>> = {
@@ -50,17 +53,64 @@ const edges = new Map<string, Map<string, string>>()
 /** A root-relative path with `/` separators (the tables' form). */
 const rel = (file: string): string => relative(root, file).split(sep).join("/")
 
+/** Each file's relative imports inside the root, resolved. */
+const imports = new Map<string, Array<{ readonly target: string; readonly spec: string }>>()
 for (const file of files(root)) {
+  const found = [...readFileSync(file, "utf8").matchAll(SPECIFIER)].map((m) => ({
+    target: resolve(dirname(file), m[1] as string),
+    spec: m[1] as string,
+  }))
+  imports.set(
+    file,
+    found.filter((i) => i.target.startsWith(root)),
+  )
+}
+
+/** Whether `folder` lies strictly inside `parent`. */
+const inside = (folder: string, parent: string): boolean =>
+  parent === "." ? folder !== "." : folder.startsWith(`${parent}${sep}`)
+
+/**
+ * The files that reach one of their own folder's sub-folders (directly, or through a file
+ * of the same folder that does): a folder's *assembly*. The rest of its files are its *base*,
+ * a node of their own in the folder graph, so its sub-folders may import them (rule 3).
+ */
+const assembly = new Set<string>()
+for (let grew = true; grew; ) {
+  grew = false
+  for (const [file, list] of imports) {
+    if (assembly.has(file)) continue
+    const folder = folderOf(file)
+    const reaches = list.some(
+      (i) => inside(folderOf(i.target), folder) || (folderOf(i.target) === folder && assembly.has(i.target)),
+    )
+    if (reaches) {
+      assembly.add(file)
+      grew = true
+    }
+  }
+}
+const assembled = new Set([...assembly].map(folderOf))
+/** A file's node in the folder graph: its folder, or its folder's base (for a folder with an assembly). */
+const nodeOf = (file: string): string => {
+  const folder = folderOf(file)
+  return assembly.has(file) || !assembled.has(folder) ? folder : `${folder} (base)`
+}
+
+for (const [file, list] of imports) {
   const from = folderOf(file)
-  for (const m of readFileSync(file, "utf8").matchAll(SPECIFIER)) {
-    const target = resolve(dirname(file), m[1] as string)
-    if (!target.startsWith(root)) continue
+  for (const { target, spec } of list) {
     const to = folderOf(target)
+    const example = `${relative(process.cwd(), file)} imports ${spec}`
+    const [nodeFrom, nodeTo] = [nodeOf(file), nodeOf(target)]
+    if (nodeFrom !== nodeTo) {
+      const out = edges.get(nodeFrom) ?? new Map<string, string>()
+      if (!out.has(nodeTo)) out.set(nodeTo, example)
+      edges.set(nodeFrom, out)
+    }
     if (to === from) continue
-    const example = `${relative(process.cwd(), file)} imports ${m[1]}`
-    const out = edges.get(from) ?? new Map<string, string>()
-    if (!out.has(to)) out.set(to, example)
-    edges.set(from, out)
+    const inRooms = roomProblem(rel(file), rel(target), !assembly.has(target))
+    if (inRooms !== undefined) problems.push(`${inRooms}: ${example}`)
     const inEngine = engineProblem(rel(file), rel(target))
     if (inEngine !== undefined) problems.push(`${inEngine}: ${example}`)
     const [a, b] = [top(from), top(to)]

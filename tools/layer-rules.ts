@@ -50,3 +50,44 @@ export const engineProblem = (from: string, to: string): string | undefined => {
   if (allowed.includes(b)) return undefined
   return `${shown(a)} may not import ${shown(b)} (ENGINE_ALLOWED in tools/layer-rules.ts)`
 }
+
+/**
+ * Inside `engine/worker/`: which of the worker's rooms may import which. The reserve loop
+ * (`loop/`) leases jobs and is handed a `startRun` function by the worker, so it never
+ * imports the run; the run of a job (`run/`) takes and frees slots and rides completes by
+ * telling the loop, and settles through the lease; the lease keeper (`lease/`: the lease
+ * table, heartbeat, fence, acks) imports neither. Every room may import the worker's base
+ * files (those of `engine/worker/` that import no room: options, hooks, states, the
+ * program); the worker's assembly (`Worker.ts`, `Context.ts`, `Lifecycle.ts`) imports the
+ * rooms, and no room imports it. A room's own sub-folders count as it.
+ */
+export const WORKER_ROOMS: Readonly<Record<string, readonly string[]>> = {
+  lease: [],
+  loop: ["lease"],
+  run: ["loop", "lease"],
+}
+
+/** The worker room of a root-relative path (`engine/worker/loop/x.ts` → `loop`), "." for a file directly in engine/worker/, undefined outside. */
+export const workerRoom = (path: string): string | undefined => {
+  const parts = path.split("/")
+  if (parts[0] !== "engine" || parts[1] !== "worker") return undefined
+  return parts.length > 3 ? (parts[2] as string) : "."
+}
+
+/**
+ * What is wrong with `from` importing `to` inside the worker (root-relative files), or
+ * undefined when {@link WORKER_ROOMS} allows it (`toBase`: `to` imports no room).
+ */
+export const roomProblem = (from: string, to: string, toBase: boolean): string | undefined => {
+  const [a, b] = [workerRoom(from), workerRoom(to)]
+  if (a === undefined || b === undefined || a === b || a === ".") return undefined
+  const allowed = WORKER_ROOMS[a]
+  if (allowed === undefined)
+    return `engine/worker/${a}/ is not in the worker's rooms table (WORKER_ROOMS in tools/layer-rules.ts)`
+  if (b === ".")
+    return toBase
+      ? undefined
+      : `engine/worker/${a}/ may import only the worker's base files, not ${to}, which imports its rooms (WORKER_ROOMS in tools/layer-rules.ts)`
+  if (allowed.includes(b)) return undefined
+  return `engine/worker/${a}/ may not import engine/worker/${b}/ (WORKER_ROOMS in tools/layer-rules.ts)`
+}

@@ -7,7 +7,7 @@ import type { ScriptFailure } from "../engine/calls/Commands.ts"
 import type { DependencyPage, DependencyPageOptions } from "../engine/model/Dependencies.ts"
 import type { InvalidOptions } from "../engine/model/Errors.ts"
 import type { Job as EngineJob } from "../engine/queue/Job.ts"
-import { logEffectOf } from "../engine/worker/HeldJob.ts"
+import { logEffectOf } from "../engine/worker/run/HeldJob.ts"
 
 /**
  * A job as an Effect handler (and the hooks) see it: id, payload, attempt, maxAttempts,

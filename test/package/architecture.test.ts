@@ -3,7 +3,7 @@
  * checked against the tree: the greps it prints answer what it prints (the list owners, no
  * script naming a ready key), its key list names every key of `KEY_TYPES`, the ready group
  * it spells out is `READY_KEYS`, the `lua/` row names every script, the worker table has a
- * row per file of `src/engine/worker/`, every include function it names exists, the LISTs it
+ * row per file of `src/engine/worker/` and its rooms, every include function it names exists, the LISTs it
  * names are the list keys of `KEY_TYPES`, each "`a.lua` includes `b`" is an `--!include`
  * line, and each recipe's "N files (`<commit>`: M Lua" is what git counts for that commit. A
  * new key, script, worker file or list command then fails here until the map says so.
@@ -99,9 +99,11 @@ describe("docs/architecture.md against the tree", () => {
     expect(scripts.filter((s) => !named.has(s) && !(glob(s) && named.has(`${glob(s)}-*`)))).toEqual([])
   })
 
-  it("the worker table has a row for every file of src/engine/worker/", () => {
-    const rows = new Set([...DOC.matchAll(/^\| `(\w+\.ts)` \|/gm)].map((m) => m[1]!))
-    const files = readdirSync(join(ROOT, "src/engine/worker")).filter((f) => f.endsWith(".ts"))
+  it("the worker table has a row for every file of src/engine/worker/ and its rooms", () => {
+    const rows = new Set([...DOC.matchAll(/^\| `((?:\w+\/)?\w+\.ts)` \|/gm)].map((m) => m[1]!))
+    const files = filesUnder("src/engine/worker")
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => relative("src/engine/worker", f))
     expect(files.filter((f) => !rows.has(f))).toEqual([])
   })
 

@@ -89,6 +89,57 @@ describe("folder-direction check", () => {
   })
 })
 
+describe("the worker's rooms (WORKER_ROOMS in tools/layer-rules.ts)", () => {
+  const base = {
+    "engine/worker/WorkerOptions.ts": "export type Settings = { n: number }\n",
+    "engine/worker/Worker.ts":
+      'import { keep } from "./lease/Keep.ts"\nimport { loop } from "./loop/Loop.ts"\nimport { run } from "./run/Run.ts"\nexport const w = [keep, loop, run]\n',
+    "engine/worker/lease/Keep.ts":
+      'import type { Settings } from "../WorkerOptions.ts"\nexport const keep = (s: Settings) => s\n',
+    "engine/worker/loop/Loop.ts": 'import { keep } from "../lease/Keep.ts"\nexport const loop = keep\n',
+    "engine/worker/run/Run.ts":
+      'import { keep } from "../lease/Keep.ts"\nimport { loop } from "../loop/Loop.ts"\nexport const run = [keep, loop]\n',
+  }
+
+  it("pass rooms that import the rooms below them and the worker's base files", () => {
+    const r = runCheck(base)
+    expect(r.stderr).toBe("")
+    expect(r.status).toBe(0)
+  })
+
+  it("fail the lease keeper importing the loop, and the loop importing the run", () => {
+    const r = runCheck({
+      ...base,
+      "engine/worker/lease/Keep.ts": 'import { loop } from "../loop/Loop.ts"\nexport const keep = loop\n',
+      "engine/worker/loop/Loop.ts": 'import { run } from "../run/Run.ts"\nexport const loop = run\n',
+    })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain("engine/worker/lease/ may not import engine/worker/loop/")
+    expect(r.stderr).toContain("engine/worker/loop/ may not import engine/worker/run/")
+  })
+
+  it("fail a room importing the worker's assembly (a file that imports the rooms), naming the loop", () => {
+    const r = runCheck({
+      ...base,
+      "engine/worker/loop/Loop.ts": 'import { w } from "../Worker.ts"\nexport const loop = w\n',
+    })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain(
+      "engine/worker/loop/ may import only the worker's base files, not engine/worker/Worker.ts",
+    )
+    expect(r.stderr).toMatch(/folder loop .*engine\/worker\/loop/)
+  })
+
+  it("fail a room the table does not name", () => {
+    const r = runCheck({
+      ...base,
+      "engine/worker/extra/X.ts": 'import { keep } from "../lease/Keep.ts"\nexport const x = keep\n',
+    })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain("engine/worker/extra/ is not in the worker's rooms table")
+  })
+})
+
 describe("the engine's table (tools/layer-rules.ts)", () => {
   it("names every sub-folder of src/engine/", () => {
     const folders = readdirSync(join(ROOT, "src/engine"), { withFileTypes: true })

@@ -18,7 +18,7 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
-import { AUTO_PREFETCH_UPTO } from "../../src/engine/worker/Prefetch.ts"
+import { AUTO_PREFETCH_UPTO } from "../../src/engine/worker/loop/Prefetch.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"

@@ -10,9 +10,9 @@ import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { AckUndelivered, RedisCommandError, RedisUnavailable } from "../../src/engine/model/Errors.ts"
-import { completeLanded, deliver, failLanded, fireStop, makeStopSignal } from "../../src/engine/worker/Acks.ts"
-import type { Held } from "../../src/engine/worker/Lease.ts"
-import { HELD } from "../../src/engine/worker/LeaseState.ts"
+import { completeLanded, deliver, failLanded, fireStop, makeStopSignal } from "../../src/engine/worker/lease/Acks.ts"
+import { HELD } from "../../src/engine/worker/lease/LeaseState.ts"
+import type { Held } from "../../src/engine/worker/lease/LeaseTable.ts"
 import {
   closeWorker,
   makeFake,

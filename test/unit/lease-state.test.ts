@@ -13,7 +13,7 @@ import {
   leaseState,
   leaseTo,
   nextLease,
-} from "../../src/engine/worker/LeaseState.ts"
+} from "../../src/engine/worker/lease/LeaseState.ts"
 
 const PHASES: ReadonlyArray<LeasePhase> = ["held", "settling", "acknowledged", "ended", "released", "overrun"]
 const ENDS: ReadonlyArray<LeaseEnd | undefined> = [

@@ -11,8 +11,14 @@ import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { LeaseLost, RedisUnavailable } from "../../src/engine/model/Errors.ts"
-import { fenceAfter, fenceMargin, type Held, makeLeaseTable, signalOf } from "../../src/engine/worker/Lease.ts"
-import { HELD, leaseState } from "../../src/engine/worker/LeaseState.ts"
+import { HELD, leaseState } from "../../src/engine/worker/lease/LeaseState.ts"
+import {
+  fenceAfter,
+  fenceMargin,
+  type Held,
+  makeLeaseTable,
+  signalOf,
+} from "../../src/engine/worker/lease/LeaseTable.ts"
 import {
   advance,
   expectNeverAcked,

@@ -4,7 +4,7 @@
  * run, one timer, whatever the number of jobs started.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
-import { makeLoopMonitor } from "../../src/engine/worker/LoopMonitor.ts"
+import { makeLoopMonitor } from "../../src/engine/worker/lease/LoopMonitor.ts"
 
 beforeEach(() => {
   vi.useFakeTimers()

@@ -15,7 +15,7 @@ import {
   WrongKeyType,
 } from "../../src/engine/model/Errors.ts"
 import { LAYOUT_VERSION, queueKeys } from "../../src/engine/model/Keys.ts"
-import { refusedBeforeRun } from "../../src/engine/worker/Acks.ts"
+import { refusedBeforeRun } from "../../src/engine/worker/lease/Acks.ts"
 import { NoAnswer } from "../../src/redis/Client.ts"
 
 const replyError = (message: string) => Object.assign(new Error(message), { name: "ReplyError" })

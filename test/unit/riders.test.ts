@@ -9,8 +9,8 @@ import { it } from "@effect/vitest"
 import { Effect } from "effect"
 import { describe, expect } from "vitest"
 import { makeContext } from "../../src/engine/worker/Context.ts"
-import { flushRiders, makeRider } from "../../src/engine/worker/Riders.ts"
-import { tell } from "../../src/engine/worker/Scheduling.ts"
+import { flushRiders, makeRider } from "../../src/engine/worker/loop/Riders.ts"
+import { tell } from "../../src/engine/worker/loop/Scheduling.ts"
 import { makeFake, paths, program, replyError, settings, start, until } from "./support/fake.ts"
 
 describe("a rider", () => {

@@ -14,7 +14,7 @@ import {
   SLOT_FREED,
   SLOT_TAKEN,
   tell,
-} from "../../src/engine/worker/Scheduling.ts"
+} from "../../src/engine/worker/loop/Scheduling.ts"
 
 /** A small seeded generator (mulberry32), so a failing order can be replayed. */
 const random = (seed: number) => () => {

@@ -17,7 +17,7 @@ import {
   SLOT_TAKEN,
   tell,
   waitFor,
-} from "../../src/engine/worker/Scheduling.ts"
+} from "../../src/engine/worker/loop/Scheduling.ts"
 import {
   canSend,
   freeSlot,
@@ -26,7 +26,7 @@ import {
   lingering,
   MAX_RESERVES_IN_FLIGHT,
   waitEvent,
-} from "../../src/engine/worker/Slots.ts"
+} from "../../src/engine/worker/loop/Slots.ts"
 import { makeFake, program, settings, settle, start, until } from "./support/fake.ts"
 
 /** A worker's context without prefetch, so the rules below see only its slots (prefetch: test/workers/prefetch.test.ts). */

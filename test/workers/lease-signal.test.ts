@@ -5,8 +5,8 @@
  */
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { type Held, makeLeaseTable, signalOf } from "../../src/engine/worker/Lease.ts"
-import { HELD } from "../../src/engine/worker/LeaseState.ts"
+import { HELD } from "../../src/engine/worker/lease/LeaseState.ts"
+import { type Held, makeLeaseTable, signalOf } from "../../src/engine/worker/lease/LeaseTable.ts"
 
 const held = (token: number): Held => ({
   id: `job-${token}`,

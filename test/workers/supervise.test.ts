@@ -8,7 +8,9 @@ import { Cause, Deferred, Effect, Fiber } from "effect"
 import * as Exit from "effect/Exit"
 import { describe, expect, it } from "vitest"
 import { type CallbackFailed, InvalidPayload } from "../../src/engine/model/Errors.ts"
-import { encodeOutcome, makeRateLimiter, safeHooks, supervise } from "../../src/engine/worker/Callbacks.ts"
+import { supervise } from "../../src/engine/worker/Lifecycle.ts"
+import { encodeOutcome } from "../../src/engine/worker/run/Outcome.ts"
+import { makeRateLimiter, safeHooks } from "../../src/engine/worker/WorkerHooks.ts"
 
 describe("supervise", () => {
   it("a loop that dies twice is reported twice and restarted; it ends when the loop returns", async () => {

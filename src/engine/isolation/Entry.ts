@@ -13,7 +13,7 @@ import { once } from "node:events"
 import { parentPort, Worker as Thread, workerData } from "node:worker_threads"
 import * as Result from "effect/Result"
 import { encodePayload } from "../model/Validate.ts"
-import { progressText } from "../worker/Progress.ts"
+import { progressText } from "../worker/run/Progress.ts"
 import { type FromHandler, fromWire, type ToHandler, toWire, type WireError, type WireJob } from "./Protocol.ts"
 
 type Send = (m: FromHandler) => void

@@ -1,5 +1,5 @@
 /**
- * The error that explains a lease lost to a blocked event loop (worker/LoopMonitor.ts).
+ * The error that explains a lease lost to a blocked event loop (worker/lease/LoopMonitor.ts).
  */
 import * as Data from "effect/Data"
 

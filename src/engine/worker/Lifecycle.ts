@@ -11,18 +11,70 @@
  * then the other loops stop, the worker takes its record out of the queue's registry, and
  * it is `closed`.
  */
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { ShutdownOverrun, WorkerLoopFailed } from "../model/Errors.ts"
-import { fireStop } from "./Acks.ts"
-import { supervise } from "./Callbacks.ts"
 import type { WorkerContext } from "./Context.ts"
-import { leaseTo } from "./LeaseState.ts"
-import { recallInFlight } from "./Reserve.ts"
-import { flushRiders } from "./Riders.ts"
+import { fireStop } from "./lease/Acks.ts"
+import { leaseTo } from "./lease/LeaseState.ts"
+import { recallInFlight } from "./loop/Reserve.ts"
+import { flushRiders } from "./loop/Riders.ts"
 import { transition } from "./WorkerState.ts"
+
+/** Options of {@link supervise}. */
+export interface SuperviseOptions {
+  /** Called with the cause each time the loop fails; `stopped` when it is given up. */
+  readonly onFailure: (cause: unknown, stopped: boolean) => void
+  /** Pauses before restarts, the last one repeated. Default 100, 200, 500, 1000, 2000, 5000 ms. */
+  readonly pausesMs?: ReadonlyArray<number>
+  /** Failures in a row after which the loop is given up. Default 5. */
+  readonly maxFailures?: number
+  /** A run that lasted this long resets the count of failures in a row. Default 60 000 ms. */
+  readonly resetAfterMs?: number
+}
+
+const PAUSES_MS = [100, 200, 500, 1000, 2000, 5000] as const
+
+/**
+ * Run `loop` once. Undefined when it returned; its cause and how long it ran when it
+ * failed or died; an interrupt of the loop interrupts the caller.
+ */
+const runOnce = (loop: Effect.Effect<unknown, unknown>) =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    const exit = yield* Effect.exit(loop)
+    if (Exit.isSuccess(exit)) return undefined
+    if (Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.interrupt
+    return { cause: exit.cause, ranMs: performance.now() - started }
+  })
+
+/**
+ * Run a long-lived loop under supervision: when it fails or dies (a defect), the cause is
+ * reported and the loop starts again after a pause. After `maxFailures` failures in a
+ * row it is given up: reported with `stopped` true, and the returned effect ends. A loop
+ * that returns ends the supervision; interrupting the supervisor interrupts the loop.
+ */
+export const supervise = (loop: Effect.Effect<unknown, unknown>, options: SuperviseOptions): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const pauses = options.pausesMs ?? PAUSES_MS
+    const maxFailures = options.maxFailures ?? 5
+    const resetAfterMs = options.resetAfterMs ?? 60_000
+    let failures = 0
+    while (true) {
+      const failed = yield* runOnce(loop)
+      if (failed === undefined) return
+      // a run that lasted resetAfterMs starts the count of failures in a row again
+      failures = failed.ranMs >= resetAfterMs ? 1 : failures + 1
+      const stopped = failures >= maxFailures
+      options.onFailure(Cause.squash(failed.cause), stopped)
+      if (stopped) return
+      yield* Effect.sleep(pauses[Math.min(failures - 1, pauses.length - 1)] ?? 1000)
+    }
+  })
 
 /** Quiet: most time close waits for the reserve loop to stop (a call in flight goes on in its own fiber). */
 export const STOP_RESERVE_LOOP_MS = 1_000

@@ -11,10 +11,11 @@
  * `close` is memoized: every call waits for the one shutdown.
  *
  * This file wires the worker: it builds the shared state (Context.ts) and starts the
- * loops. The roles live beside it: Slots.ts, Riders.ts (completes that ride a reserve),
- * RunJob.ts and Settle.ts (one job), Reserve.ts and ReserveLoop.ts, Heartbeat.ts and
- * Lease.ts (leases), Sweep.ts (the in-process sweep), Lifecycle.ts (supervision, the
- * shutdown phases and their timeouts), Acks.ts (acks sent until answered).
+ * loops. The three rooms sit below it, each taking only its part of the state: loop/ (the
+ * reserve loop, its calls, slots, prefetch, riders; it starts runs through the `startRun`
+ * it is handed), run/ (one job, from its start to its settled ack) and lease/ (the lease
+ * table, heartbeat and fence, acks sent until answered). Beside it: Lifecycle.ts
+ * (supervision, the shutdown phases and their timeouts), SweepLoop.ts (the in-process sweep).
  */
 
 import * as Effect from "effect/Effect"
@@ -23,20 +24,22 @@ import type { RedisClient } from "../../redis/Client.ts"
 import type { Commands } from "../calls/Commands.ts"
 import { warnIfEvicting } from "../calls/EvictionPolicy.ts"
 import { loadOtel } from "../telemetry/Otel.ts"
-import { makeContext, type WorkerContext, type WorkerHandle, type WorkerProgram } from "./Context.ts"
-import { leaseLoops, register } from "./Heartbeat.ts"
+import { makeContext, type WorkerContext, type WorkerHandle } from "./Context.ts"
 import { memoizedClose, shutdown, supervised } from "./Lifecycle.ts"
 import { trackWorker, untrackWorker } from "./LiveWorkers.ts"
+import { leaseLoops, register } from "./lease/Heartbeat.ts"
+import { endLoop, reserveLoop } from "./loop/ReserveLoop.ts"
 import { outboxLoop } from "./OutboxLoop.ts"
 import { pause, resume } from "./Pause.ts"
-import { endLoop, reserveLoop } from "./ReserveLoop.ts"
-import { timeOut } from "./Steer.ts"
+import { timeOut } from "./run/Steer.ts"
 import { sweepLoop } from "./SweepLoop.ts"
 import type { WorkerSettings } from "./WorkerOptions.ts"
+import type { WorkerProgram } from "./WorkerProgram.ts"
 
-export type { WorkerHooks } from "./Callbacks.ts"
-export type { PauseOptions, WorkerHandle, WorkerProgram } from "./Context.ts"
-export { BLOCK_REPLY_SLACK_MS } from "./Reserve.ts"
+export type { PauseOptions, WorkerHandle } from "./Context.ts"
+export { BLOCK_REPLY_SLACK_MS } from "./loop/Reserve.ts"
+export type { WorkerHooks } from "./WorkerHooks.ts"
+export type { WorkerProgram } from "./WorkerProgram.ts"
 export { leastAdvanced, WORKER_STATE_ORDER, type WorkerState } from "./WorkerState.ts"
 
 /**
