@@ -1,45 +1,167 @@
 /**
- * Leases of a running worker: the heartbeat loop (LeaseTable.ts, with the lease table) extends
- * every lease the worker holds, and the fence loop (here) aborts a handler whose lease it
- * could not keep; here both get the worker's settings and hooks, and a reserve that lands
- * late has its leases checked before its jobs start.
+ * Keeping a worker's leases: the heartbeat loop extends every lease the worker holds in one
+ * call per `heartbeatMs` (it also carries progress and the registry record, and reports a
+ * cancelled or timed-out lease; a heartbeat with no reply within `leaseMs` is reported, and
+ * its connection replaced when it was ready), and the fence loop aborts a handler whose lease
+ * it could not keep; here both get the worker's settings and hooks (`leaseLoops`), and the
+ * worker's first registry record is written at start (`register`). A lease the server says
+ * was cancelled, or reached its timeout limit, ends with that reason.
  */
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import type { Reservation } from "../../calls/Commands.ts"
-import { LeaseLost } from "../../model/Errors.ts"
-import { heartbeatTelemetry, leaseEndedTelemetry, type WorkerIdentity } from "../../telemetry/WorkerTelemetry.ts"
+import * as Option from "effect/Option"
+import { type Commands, extendAnswer, type ScriptFailure } from "../../calls/Commands.ts"
+import { JobCancelled, JobTimedOut, LeaseLost, RedisUnavailable } from "../../model/Errors.ts"
+import type { WorkerRecord } from "../../model/Registry.ts"
+import { heartbeatTelemetry } from "../../telemetry/WorkerTelemetry.ts"
 import type { LeaseDeps } from "./LeaseDeps.ts"
-import {
-  fenceAfter,
-  type HeartbeatOptions,
-  type Held,
-  heartbeatLoop,
-  type LeaseEndFound,
-  type LeaseTable,
-  monotonicNow,
-} from "./LeaseTable.ts"
+import { identity, leaseEnded } from "./LeaseGrant.ts"
+import { EXTEND_CHUNK, fenceAfter, type Held, type LeaseEndFound, type LeaseTable, monotonicNow } from "./LeaseTable.ts"
 
-/** Tell the user a lease ended without an ack: lost to the server, or self-fenced. */
-export const leaseEnded = (ctx: LeaseDeps, h: Held, why: "lease-lost" | "self-fenced"): void => {
-  if (why === "self-fenced") ctx.selfFenced++
-  // a lease found gone once its ack was out: that ack was refused
-  leaseEndedTelemetry(identity(ctx), h, why, h.state.phase === "settling")
-  // a lease lost while (or right after) a handler blocked the event loop says so
-  const blocked = ctx.loop.cause(ctx.commands.keys.queue)
-  ctx.hooks.leaseLost?.({ id: h.id, token: h.token }, why, blocked)
-}
-
-/** The worker as its spans and metrics name it. */
-export const identity = (ctx: LeaseDeps): WorkerIdentity => {
-  let w = identities.get(ctx)
-  if (w === undefined) {
-    w = { queue: ctx.commands.keys.queue, workerId: ctx.workerId, leaseMs: ctx.settings.leaseMs }
-    identities.set(ctx, w)
+/** Options of the heartbeat and fence loops. */
+export interface HeartbeatOptions {
+  readonly queue: string
+  readonly leaseMs: number
+  readonly heartbeatMs: number
+  /** The lease length asked of the server: leaseMs + the sweep grace. */
+  readonly serverLeaseMs: number
+  /** A lease the server says is gone, cancelled or at its timeout limit (or that was self-fenced). */
+  readonly onEnd: (h: Held, why: LeaseEndFound) => void
+  readonly onError: (e: ScriptFailure) => void
+  /** Told each extend call's round trip, in ms. */
+  readonly onRoundTrip?: ((ms: number) => void) | undefined
+  /** Told when the connection was replaced as silent (a heartbeat sent on it got no reply). */
+  readonly onReplaced?: (() => void) | undefined
+  /**
+   * The worker's registry record to send with this heartbeat (`riding`: leases are extended
+   * in the same call), or undefined to send none; told when one was stored.
+   */
+  readonly registry?: {
+    readonly next: (riding: boolean) => WorkerRecord | undefined
+    readonly sent: (record: WorkerRecord) => void
   }
-  return w
 }
-const identities = new WeakMap<object, WorkerIdentity>()
+
+/** End a lease the server did not extend, with the reason it gave. */
+const endUnextended = (table: LeaseTable, h: Held, answer: "lost" | "cancelled" | "timeout", queue: string) => {
+  const ref = { queue, jobId: h.id, token: h.token }
+  if (answer === "cancelled") return table.end(h, "cancelled", new JobCancelled(ref))
+  if (answer === "timeout") return table.end(h, "timeout", new JobTimedOut({ ...ref, timeoutMs: h.timeoutMs ?? 0 }))
+  return table.end(h, "lease-lost", new LeaseLost(ref))
+}
+
+/** An extended lease gets its new local deadline; one the server did not extend ends (if still held: not settling or ended). */
+const applyExtendAnswer = (
+  table: LeaseTable,
+  options: HeartbeatOptions,
+  h: Held,
+  answer: ReturnType<typeof extendAnswer>,
+  local: number,
+) =>
+  Effect.gen(function* () {
+    if (typeof answer === "number") {
+      h.localDeadline = local
+    } else if (h.state.phase === "held") {
+      yield* endUnextended(table, h, answer, options.queue)
+      options.onEnd(h, answer === "lost" ? "lease-lost" : answer)
+    }
+  })
+
+/**
+ * Take the server's answers to one extend call: an extended lease gets its new local
+ * deadline (`local`); one the server did not extend ends with the reason it gave.
+ * `sent` is the progress each lease carried in the call.
+ */
+const applyExtendAnswers = (
+  table: LeaseTable,
+  options: HeartbeatOptions,
+  chunk: ReadonlyArray<Held>,
+  sent: ReadonlyArray<Held["progress"]>,
+  answers: ReadonlyArray<number>,
+  local: number,
+) =>
+  Effect.gen(function* () {
+    for (let j = 0; j < chunk.length; j++) {
+      const h = chunk[j]!
+      // progress sent is stored (or its job is gone): clear it unless a newer value came meanwhile
+      if (h.progress === sent[j]) h.progress = undefined
+      yield* applyExtendAnswer(table, options, h, extendAnswer(answers[j] ?? 0), local)
+    }
+  })
+
+/** One extend call for `chunk`, carrying `record` when given (told stored once answered). */
+const extendChunk = (
+  table: LeaseTable,
+  commands: Commands,
+  options: HeartbeatOptions,
+  chunk: ReadonlyArray<Held>,
+  record: WorkerRecord | undefined,
+) =>
+  Effect.gen(function* () {
+    const sent = chunk.map((h) => h.progress)
+    const sentAt = monotonicNow()
+    const answers = yield* commands.extend(chunk, options.serverLeaseMs, record)
+    options.onRoundTrip?.(monotonicNow() - sentAt)
+    if (record) options.registry?.sent(record)
+    const local = sentAt + fenceAfter(options.leaseMs, options.heartbeatMs)
+    yield* applyExtendAnswers(table, options, chunk, sent, answers, local)
+  })
+
+/**
+ * One heartbeat: extend every live lease, in chunks of {@link EXTEND_CHUNK}, each carrying
+ * its handler's new progress; the worker's record rides the first chunk (or goes alone).
+ */
+export const heartbeatOnce = (table: LeaseTable, commands: Commands, options: HeartbeatOptions) =>
+  Effect.gen(function* () {
+    const leases = table.heartbeated()
+    const record = options.registry?.next(leases.length > 0)
+    if (leases.length === 0 && record) {
+      yield* commands.extend([], options.serverLeaseMs, record)
+      options.registry?.sent(record)
+    }
+    for (let i = 0; i < leases.length; i += EXTEND_CHUNK) {
+      yield* extendChunk(table, commands, options, leases.slice(i, i + EXTEND_CHUNK), i === 0 ? record : undefined)
+    }
+  })
+
+/**
+ * The heartbeat loop: forever, one extend call every `heartbeatMs` (at a fixed rate: a slow
+ * heartbeat does not push the next one back); errors are reported and the fence takes over.
+ * A heartbeat with no reply within `leaseMs` is given up and reported too (Redis stalled,
+ * or the connection went silent, then replaced): a worker whose leases are being
+ * self-fenced says why, and does not wait on a dead connection until TCP gives up.
+ */
+export const heartbeatLoop = (table: LeaseTable, commands: Commands, options: HeartbeatOptions) =>
+  Effect.gen(function* () {
+    let last = monotonicNow()
+    while (true) {
+      yield* Effect.sleep(Math.max(1, Math.round(last + options.heartbeatMs - monotonicNow())))
+      last = monotonicNow()
+      const wasReady = commands.client.status() === "ready"
+      // an error reply is an answer (reported); none within leaseMs is silence
+      const answered = yield* heartbeatOnce(table, commands, options).pipe(
+        Effect.timeoutOption(options.leaseMs),
+        Effect.catch((e) => Effect.sync(() => Option.some(options.onError(e)))),
+      )
+      if (Option.isNone(answered)) options.onError(noHeartbeatReply(commands, options, wasReady))
+    }
+  })
+
+/**
+ * A heartbeat given up after `leaseMs` without a reply: reported, and when it was sent on
+ * a ready connection, that connection is taken for silent (half-open) and replaced, so the
+ * calls after it (reserves, acks: sent again, see Reserve.ts and Acks.ts) go on a live one.
+ */
+const noHeartbeatReply = (commands: Commands, options: HeartbeatOptions, wasReady: boolean) => {
+  const replaced = wasReady && commands.client.replaceSilent?.() === true
+  if (replaced) options.onReplaced?.()
+  return new RedisUnavailable({
+    reason:
+      `no reply to a heartbeat within ${options.leaseMs} ms (leaseMs): Redis is stalled or the connection ` +
+      `went silent (half-open); leases not extended in time are self-fenced` +
+      (replaced ? "; the connection was dropped and a new one opened" : ""),
+    server: commands.client.describe,
+  })
+}
 
 /**
  * A lease the heartbeat or the fence ended: a cancel is told on its own hook; a lease at
@@ -51,24 +173,6 @@ const onEnd = (ctx: LeaseDeps, h: Held, why: LeaseEndFound, onTimeout: (h: Held)
   else if (why === "timeout") onTimeout(h)
   else leaseEnded(ctx, h, why)
 }
-
-/** The local deadline of a lease granted or extended by a call sent at `sentAt`. */
-export const localDeadline = (ctx: LeaseDeps, sentAt: number): number =>
-  sentAt + fenceAfter(ctx.settings.leaseMs, ctx.settings.heartbeatMs)
-
-const heartbeatOptions = (ctx: LeaseDeps, onTimeout: (h: Held) => void): HeartbeatOptions => ({
-  queue: ctx.commands.keys.queue,
-  leaseMs: ctx.settings.leaseMs,
-  heartbeatMs: ctx.settings.heartbeatMs,
-  serverLeaseMs: ctx.serverLeaseMs,
-  onEnd: (h, why) => onEnd(ctx, h, why, onTimeout),
-  onError: ctx.hooks.error ?? (() => {}),
-  onRoundTrip: (ms) => heartbeatTelemetry(identity(ctx), ms),
-  onReplaced: () => {
-    ctx.replaced++
-  },
-  registry: ctx.registry,
-})
 
 /** Longest wait for the worker's first registry record at start. */
 export const REGISTER_MS = 2_000
@@ -101,25 +205,6 @@ export const leaseLoops = (ctx: LeaseDeps, onTimeout: (h: Held) => void) => {
   }
 }
 
-/**
- * The local deadline of each reserved job, counted from the reserve's send. A reply
- * that comes late (Redis stalled, or ioredis sent the call again after a reconnect)
- * would start jobs near or past that deadline, to be self-fenced at once although
- * their server leases are fresh: then one extend, sent now, says which leases are
- * still held (the others are not started) and gives them a fresh deadline.
- */
-export const freshen = (ctx: LeaseDeps, jobs: ReadonlyArray<Reservation>, sentAt: number) => {
-  const deadline = localDeadline(ctx, sentAt)
-  const late = deadline - monotonicNow() < fenceAfter(ctx.settings.leaseMs, ctx.settings.heartbeatMs) / 2
-  if (jobs.length === 0 || !late) return Effect.succeed(jobs.map((r) => ({ r, deadline })))
-  return Effect.gen(function* () {
-    const again = monotonicNow()
-    const extended = yield* Effect.exit(ctx.commands.extend(jobs, ctx.serverLeaseMs))
-    if (Exit.isFailure(extended)) return jobs.map((r) => ({ r, deadline })) // the fence decides
-    return jobs.filter((_, i) => (extended.value[i] ?? 0) > 0).map((r) => ({ r, deadline: localDeadline(ctx, again) }))
-  })
-}
-
 /** Abort every live lease past its local deadline at `now`; returns the earliest deadline still ahead. */
 const fenceDue = (table: LeaseTable, options: HeartbeatOptions, now: number) =>
   Effect.gen(function* () {
@@ -145,3 +230,17 @@ export const fenceLoop = (table: LeaseTable, options: HeartbeatOptions) =>
       yield* Effect.sleep(Math.max(1, Math.min(cap, Math.ceil(earliest - now))))
     }
   })
+
+const heartbeatOptions = (ctx: LeaseDeps, onTimeout: (h: Held) => void): HeartbeatOptions => ({
+  queue: ctx.commands.keys.queue,
+  leaseMs: ctx.settings.leaseMs,
+  heartbeatMs: ctx.settings.heartbeatMs,
+  serverLeaseMs: ctx.serverLeaseMs,
+  onEnd: (h, why) => onEnd(ctx, h, why, onTimeout),
+  onError: ctx.hooks.error ?? (() => {}),
+  onRoundTrip: (ms) => heartbeatTelemetry(identity(ctx), ms),
+  onReplaced: () => {
+    ctx.replaced++
+  },
+  registry: ctx.registry,
+})

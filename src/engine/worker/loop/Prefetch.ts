@@ -19,13 +19,8 @@
  * the freed slots alone make calls that large (so at concurrency 48 or more, "auto"
  * prefetches none).
  */
-import * as Effect from "effect/Effect"
-import type * as Fiber from "effect/Fiber"
 import type { Reservation } from "../../calls/Commands.ts"
-import { LeaseLost } from "../../model/Errors.ts"
-import { leaseEnded } from "../lease/Heartbeat.ts"
-import { HELD, leaseTo } from "../lease/LeaseState.ts"
-import type { Held } from "../lease/LeaseTable.ts"
+import { leaseTo } from "../lease/LeaseState.ts"
 import { prefetchPaused } from "./Fragile.ts"
 import type { LoopDeps } from "./LoopDeps.ts"
 import { type SchedEvent, takeAllWaiting, tell } from "./Scheduling.ts"
@@ -49,39 +44,6 @@ export const prefetchNow = (ctx: LoopDeps): number => {
   if (pace === undefined) return 0
   const quick = Math.floor((AUTO_PREFETCH_WAIT_MS * ctx.settings.concurrency) / Math.max(pace, 0.001))
   return Math.max(0, Math.min(AUTO_PREFETCH_UPTO - ctx.settings.concurrency, quick))
-}
-
-/**
- * Enter a reserved job's lease in the table (before it runs or while it waits). When the
- * server gave the job a newer token than a lease on it held here, the older one is surely
- * lost: it is ended and reported.
- */
-export const holdLease = (ctx: LoopDeps, r: Reservation, deadline: number) =>
-  Effect.suspend(() => {
-    const { held, older } = enterLease(ctx, r, deadline)
-    return older ? Effect.as(endOlder(ctx, older), held) : Effect.succeed(held)
-  })
-
-/** `holdLease`'s synchronous part: the new lease entered in the table, and the older one it replaced (if any). */
-export const enterLease = (ctx: LoopDeps, r: Reservation, deadline: number) => {
-  const held: Held = {
-    id: r.id,
-    token: r.token,
-    attempt: r.attempt,
-    maxAttempts: r.maxAttempts,
-    timeoutMs: r.timeoutMs,
-    localDeadline: deadline,
-    controller: undefined,
-    fiber: undefined as Fiber.Fiber<unknown, unknown> | undefined,
-    state: HELD,
-  }
-  return { held, older: ctx.table.add(held) }
-}
-
-/** End an older lease that a newer token on the same job replaced, as lost, and report it. */
-export const endOlder = (ctx: LoopDeps, older: Held): Effect.Effect<void> => {
-  const lost = new LeaseLost({ queue: ctx.commands.keys.queue, jobId: older.id, token: older.token })
-  return Effect.map(ctx.table.end(older, "lease-lost", lost), () => leaseEnded(ctx, older, "lease-lost"))
 }
 
 /** Take the waiting jobs out of the buffer (at close): those whose lease is still live are to be released. */

@@ -12,7 +12,7 @@ import * as Fiber from "effect/Fiber"
 import { type MarkerWait, waitForMarker } from "../../calls/Marker.ts"
 import { RESERVE_PROMOTE_LIMIT, type Reserved, type ReserveInput } from "../../scripts/LeaseScripts.ts"
 import { refusedBeforeRun } from "../lease/Acks.ts"
-import { freshen } from "../lease/Heartbeat.ts"
+import { freshen } from "../lease/LeaseGrant.ts"
 import { fenceAfter, monotonicNow } from "../lease/LeaseTable.ts"
 import { giveBack, reservedJobs } from "./GiveBack.ts"
 import type { LoopDeps } from "./LoopDeps.ts"
@@ -199,7 +199,7 @@ export const blockOnMarker = (ctx: LoopDeps, timeoutMs: number) =>
  * True when a reserve sent behind a wait of `waitMs` may be used as it lands: its leases
  * are counted from the wait's start (nothing tells when Redis ran it), so after a wait
  * longer than half the fence they would land "late" and need an extend before their jobs
- * start (Heartbeat.ts `freshen`); such long waits (a long `blockTimeoutMs`, a short lease)
+ * start (lease/LeaseGrant.ts `freshen`); such long waits (a long `blockTimeoutMs`, a short lease)
  * go alone. With the defaults (5 s against a 25 s fence) every wait takes its reserve.
  */
 export const reserveBehind = (ctx: LoopDeps, waitMs: number): boolean =>

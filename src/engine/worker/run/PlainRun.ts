@@ -30,7 +30,7 @@ import {
   type WorkerIdentity,
 } from "../../telemetry/WorkerTelemetry.ts"
 import { answerOrStopped, type Delivery } from "../lease/Acks.ts"
-import { identity } from "../lease/Heartbeat.ts"
+import { identity } from "../lease/LeaseGrant.ts"
 import { leaseTo } from "../lease/LeaseState.ts"
 import type { Held } from "../lease/LeaseTable.ts"
 import { recordHandlerMs } from "../loop/Prefetch.ts"

@@ -18,9 +18,9 @@ import {
   traceSettle,
   type WorkerIdentity,
 } from "../../telemetry/WorkerTelemetry.ts"
-import { identity } from "../lease/Heartbeat.ts"
+import { endOlder, enterLease, identity } from "../lease/LeaseGrant.ts"
 import type { Held } from "../lease/LeaseTable.ts"
-import { endOlder, enterLease, recordHandlerMs } from "../loop/Prefetch.ts"
+import { recordHandlerMs } from "../loop/Prefetch.ts"
 import { takeWaiting } from "../loop/Scheduling.ts"
 import { takeSlot } from "../loop/Slots.ts"
 import { HeldJob } from "./HeldJob.ts"
