@@ -8,10 +8,14 @@
  */
 import * as Effect from "effect/Effect"
 import { drainOutbox } from "../admin/Outbox.ts"
-import type { WorkerContext } from "./Context.ts"
+import type { Commands } from "../calls/Commands.ts"
+import type { WorkerHooks } from "./WorkerHooks.ts"
 
 /** The outbox loop, to be supervised: wait for a poke, drain, again. */
-export const outboxLoop = <A>(ctx: WorkerContext<A>) =>
+export const outboxLoop = (ctx: {
+  readonly commands: Commands
+  readonly hooks: Pick<Required<WorkerHooks<unknown>>, "error">
+}) =>
   Effect.forever(
     Effect.andThen(
       ctx.commands.outbox.wait,

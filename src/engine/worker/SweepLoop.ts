@@ -11,8 +11,16 @@
 import * as Effect from "effect/Effect"
 import { sweepPass } from "../admin/Sweeper.ts"
 import { tickSchedules } from "../admin/Ticker.ts"
-import type { SweepResult, SweptDead } from "../calls/Commands.ts"
-import type { WorkerContext } from "./Context.ts"
+import type { Commands, SweepResult, SweptDead } from "../calls/Commands.ts"
+import type { WorkerHooks } from "./WorkerHooks.ts"
+
+/** What the sweep loop uses of the worker. */
+interface SweepDeps {
+  readonly commands: Commands
+  readonly hooks: Pick<Required<WorkerHooks<unknown>>, "dead">
+  /** Report an error the worker survives on the error hook. */
+  readonly report: (e: unknown) => Effect.Effect<void>
+}
 
 /** Most time one in-process sweep pass takes before it stops for this round. */
 const SWEEP_PASS_MAX_MS = 100
@@ -43,14 +51,14 @@ export const nextWait = (untilPassMs: number, nextTickMs: number): number => {
 }
 
 /** A look (or a tick's wake): the due schedules ticked; ms to the next tick, -1 when none or on a failure (the next pass reports it). */
-const look = <A>(ctx: WorkerContext<A>) =>
+const look = (ctx: SweepDeps) =>
   tickSchedules(ctx.commands.client, ctx.commands.keys).pipe(
     Effect.map((t) => t.nextTickMs),
     Effect.catch(() => Effect.succeed(-1)),
   )
 
 /** One full pass: ms to the next tick (-1: none); jobs it moved to dead reported through the dead hook. */
-const pass = <A>(ctx: WorkerContext<A>, limit: number) =>
+const pass = (ctx: SweepDeps, limit: number) =>
   Effect.gen(function* () {
     // jobs this pass moved to dead (lease-expired) are reported through the dead hook
     const died: SweptDead[] = []
@@ -72,7 +80,7 @@ const pass = <A>(ctx: WorkerContext<A>, limit: number) =>
  * The sweep loop, to be supervised: a pass at once, then one every `intervalMs` (jittered);
  * between passes the due schedules are ticked at each tick and looked at every second.
  */
-export const sweepLoop = <A>(ctx: WorkerContext<A>, intervalMs: number, limit: number) =>
+export const sweepLoop = (ctx: SweepDeps, intervalMs: number, limit: number) =>
   Effect.gen(function* () {
     let nextTickMs = -1
     // the first pass runs at once: a due schedule ticks when a worker starts, not an interval later

@@ -25,7 +25,7 @@ export const leaseEnded = (ctx: LeaseDeps, h: Held, why: "lease-lost" | "self-fe
 }
 
 /** The worker as its spans and metrics name it. */
-export const identity = (ctx: LeaseDeps): WorkerIdentity => {
+export const identity = (ctx: Pick<LeaseDeps, "commands" | "workerId" | "settings">): WorkerIdentity => {
   let w = identities.get(ctx)
   if (w === undefined) {
     w = { queue: ctx.commands.keys.queue, workerId: ctx.workerId, leaseMs: ctx.settings.leaseMs }
@@ -36,7 +36,7 @@ export const identity = (ctx: LeaseDeps): WorkerIdentity => {
 const identities = new WeakMap<object, WorkerIdentity>()
 
 /** The local deadline of a lease granted or extended by a call sent at `sentAt`. */
-export const localDeadline = (ctx: LeaseDeps, sentAt: number): number =>
+export const localDeadline = (ctx: Pick<LeaseDeps, "settings">, sentAt: number): number =>
   sentAt + fenceAfter(ctx.settings.leaseMs, ctx.settings.heartbeatMs)
 
 /**
@@ -46,7 +46,11 @@ export const localDeadline = (ctx: LeaseDeps, sentAt: number): number =>
  * their server leases are fresh: then one extend, sent now, says which leases are
  * still held (the others are not started) and gives them a fresh deadline.
  */
-export const freshen = (ctx: LeaseDeps, jobs: ReadonlyArray<Reservation>, sentAt: number) => {
+export const freshen = (
+  ctx: Pick<LeaseDeps, "commands" | "settings" | "serverLeaseMs">,
+  jobs: ReadonlyArray<Reservation>,
+  sentAt: number,
+) => {
   const deadline = localDeadline(ctx, sentAt)
   const late = deadline - monotonicNow() < fenceAfter(ctx.settings.leaseMs, ctx.settings.heartbeatMs) / 2
   if (jobs.length === 0 || !late) return Effect.succeed(jobs.map((r) => ({ r, deadline })))

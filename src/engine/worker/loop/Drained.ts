@@ -13,8 +13,11 @@
  */
 import type { LoopDeps } from "./LoopDeps.ts"
 
+/** What the `drained` rule reads and writes. */
+type DrainedDeps = Pick<LoopDeps, "hooks" | "idle" | "sched" | "state" | "table">
+
 /** Tell `drained` when the worker had work, the queue looked empty, and nothing of its own is left. */
-const check = (ctx: LoopDeps): void => {
+const check = (ctx: DrainedDeps): void => {
   const w = ctx.idle
   if (!w.hadWork || !w.empty || ctx.state !== "running") return
   const s = ctx.sched
@@ -24,7 +27,7 @@ const check = (ctx: LoopDeps): void => {
 }
 
 /** A reserve call landed: it started `started` jobs; `short`: it found fewer than it asked for. */
-export const noteLanded = (ctx: LoopDeps, started: number, short: boolean): void => {
+export const noteLanded = (ctx: DrainedDeps, started: number, short: boolean): void => {
   const w = ctx.idle
   if (started > 0) w.hadWork = true
   w.empty = short
@@ -32,7 +35,7 @@ export const noteLanded = (ctx: LoopDeps, started: number, short: boolean): void
 }
 
 /** A run is over (its lease left the table). */
-export const noteRunOver = (ctx: LoopDeps): void => {
+export const noteRunOver = (ctx: DrainedDeps): void => {
   if (ctx.idle.empty) check(ctx)
 }
 
@@ -40,6 +43,6 @@ export const noteRunOver = (ctx: LoopDeps): void => {
  * What the last reserve saw is stale until the worker reserves again: one of its jobs goes
  * back to the queue (a retry, a snooze, a rate-limit hold), or the worker paused.
  */
-export const lookAgain = (ctx: LoopDeps): void => {
+export const lookAgain = (ctx: DrainedDeps): void => {
   ctx.idle.empty = false
 }

@@ -21,6 +21,9 @@ import { monotonicNow } from "../lease/LeaseTable.ts"
 import type { LoopDeps } from "./LoopDeps.ts"
 import { noteFragile } from "./Scheduling.ts"
 
+/** What the fragile rules read: the scheduling state and the lease table. */
+export type FragileDeps = Pick<LoopDeps, "sched" | "table">
+
 /** After a fragile job landed, the worker asks for no prefetch for this long (ms). */
 export const FRAGILE_PAUSE_MS = 1_000
 
@@ -36,7 +39,7 @@ export const isFragile = (r: Reservation): boolean => isSuspect(r) || r.attempt 
  * saw a fragile job checks nothing; once none is left, the reserve loop notes it
  * (ReserveLoop.ts) and it stops checking.
  */
-export const prefetchPaused = (ctx: LoopDeps): boolean => {
+export const prefetchPaused = (ctx: FragileDeps): boolean => {
   const at = ctx.sched.fragileAt
   if (at === undefined) return false
   if (monotonicNow() - at < FRAGILE_PAUSE_MS) return true
@@ -60,7 +63,7 @@ export interface Placed<S> {
  * while another reserve call is out (see the top of this file). Notes when a fragile job landed.
  */
 export const place = <S extends { readonly r: Reservation }>(
-  ctx: LoopDeps,
+  ctx: FragileDeps,
   jobs: ReadonlyArray<S>,
   free: number,
 ): Placed<S> => {

@@ -18,5 +18,7 @@ export const reservedJobs = (
  * to the queue, attempts unchanged. A failure is reported; a job not given back is
  * reclaimed by a sweep after its lease.
  */
-export const giveBack = (ctx: LoopDeps, jobs: ReadonlyArray<Reservation>): Effect.Effect<void> =>
-  jobs.length === 0 ? Effect.void : ctx.commands.release(jobs).pipe(Effect.catch(ctx.report))
+export const giveBack = (
+  ctx: Pick<LoopDeps, "commands" | "report">,
+  jobs: ReadonlyArray<Reservation>,
+): Effect.Effect<void> => (jobs.length === 0 ? Effect.void : ctx.commands.release(jobs).pipe(Effect.catch(ctx.report)))

@@ -12,8 +12,7 @@ import type { Job } from "../../model/HandlerJob.ts"
 import { scheduledForOf } from "../../model/Schedule.ts"
 import { type Held, signalOf } from "../lease/LeaseTable.ts"
 import { logLine } from "./JobLog.ts"
-import { reportProgress } from "./Progress.ts"
-import type { RunDeps } from "./RunDeps.ts"
+import { type ProgressDeps, reportProgress } from "./Progress.ts"
 
 /**
  * The job a handler receives, made without a per-job getter closure: `signal` is read
@@ -28,8 +27,8 @@ export class HeldJob<A> implements Job<A> {
   readonly progress: (value: unknown) => void
   readonly #held: Held
   readonly #stored: string
-  readonly #ctx: RunDeps<A>
-  constructor(r: Reservation, payload: A, held: Held, ctx: RunDeps<A>) {
+  readonly #ctx: ProgressDeps
+  constructor(r: Reservation, payload: A, held: Held, ctx: ProgressDeps) {
     this.id = r.id
     this.payload = payload
     this.attempt = r.attempt

@@ -13,6 +13,9 @@ import { InvalidOptions } from "../../model/Errors.ts"
 import type { Held } from "../lease/LeaseTable.ts"
 import type { RunDeps } from "./RunDeps.ts"
 
+/** What progress reporting uses: the queue's calls, the lease length, a fiber from plain code. */
+export type ProgressDeps = Pick<RunDeps<unknown>, "commands" | "serverLeaseMs" | "fork">
+
 /** Largest progress value, in bytes of JSON text: 64 KiB (it rides every heartbeat until stored). */
 export const MAX_PROGRESS_BYTES = 65_536
 
@@ -52,7 +55,7 @@ const timers = new WeakMap<Held, ReturnType<typeof setTimeout>>()
  * of its own: the lease's answer is left to the heartbeat). Succeeds when it was answered or
  * nothing was pending; never fails (a value not stored stays for the next heartbeat).
  */
-export const flushProgress = <A>(ctx: RunDeps<A>, held: Held): Effect.Effect<void> =>
+export const flushProgress = (ctx: ProgressDeps, held: Held): Effect.Effect<void> =>
   Effect.suspend(() => {
     const timer = timers.get(held)
     if (timer !== undefined) {
@@ -73,7 +76,7 @@ export const flushProgress = <A>(ctx: RunDeps<A>, held: Held): Effect.Effect<voi
 
 /** `job.progress` of a lease: validate now; stored within {@link PROGRESS_FLUSH_MS} (a later value replaces it). */
 export const reportProgress =
-  <A>(ctx: RunDeps<A>, held: Held) =>
+  (ctx: ProgressDeps, held: Held) =>
   (value: unknown): void => {
     const text = progressText(value)
     if (held.state.ended !== undefined) return
