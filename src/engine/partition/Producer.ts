@@ -20,11 +20,9 @@ import type { DeadJob, QueueStats, ScriptFailure } from "../calls/Commands.ts"
 import { type DeadHead, lookups } from "../calls/Lookups.ts"
 import type { QueueClosed } from "../model/Errors.ts"
 import { partitionName } from "../model/QueueName.ts"
+import { CAPABILITIES, type CapabilityName } from "../queue/Capabilities.ts"
 import { partitionedDependencies } from "../queue/Dependencies.ts"
-import { makePartitionedGroups } from "../queue/Groups.ts"
 import { checkJobOptions } from "../queue/Job.ts"
-import { makePartitionedControl } from "../queue/JobControl.ts"
-import { makePartitionedOps } from "../queue/PartitionedOps.ts"
 import type { DeadChange, DeadTarget, ListedDeadJob, QueueApi } from "../queue/QueueApi.ts"
 import {
   checkBulkSize,
@@ -35,8 +33,9 @@ import {
   readOnly,
   unlessClosed,
 } from "../queue/QueueCore.ts"
+import type { Partitions } from "../queue/Spread.ts"
+import { fanOut } from "./FanOut.ts"
 import { rebalance, setSplitLimit } from "./FlowSplit.ts"
-import { makePartitionedManual } from "./Manual.ts"
 
 /** Stats of a partitioned queue: the sums, and each partition's own. */
 export interface PartitionedStats extends QueueStats {
@@ -188,6 +187,30 @@ const overParts =
       }),
     )
 
+/** Every capability of the table over the partitions' own, as each one's spread table says. */
+const fanOutCapabilities = (parts: ReadonlyArray<QueueCore>, at: Partitions): Pick<QueueApi, CapabilityName> => ({
+  control: fanOut(
+    CAPABILITIES.control.spread,
+    parts.map((p) => p.control),
+    at,
+  ),
+  ops: fanOut(
+    CAPABILITIES.ops.spread,
+    parts.map((p) => p.ops),
+    at,
+  ),
+  groupControl: fanOut(
+    CAPABILITIES.groupControl.spread,
+    parts.map((p) => p.groupControl),
+    at,
+  ),
+  manual: fanOut(
+    CAPABILITIES.manual.spread,
+    parts.map((p) => p.manual),
+    at,
+  ),
+})
+
 /** A partitioned queue core: the {@link QueueApi} over N sub-queues, with each one's core. */
 export interface PartitionedCore extends QueueApi {
   readonly stats: Effect.Effect<PartitionedStats, QueueClosed | ScriptFailure>
@@ -221,6 +244,14 @@ export const makePartitionedCore = (
   const all = <A, E>(f: (p: QueueCore, i: number) => Effect.Effect<A, E>) =>
     Effect.forEach(parts, f, { concurrency: "unbounded" })
   const keys = parts.map((p) => p.keys)
+  const open = unlessClosed(name, () => parts[0]!.isClosed())
+  const at: Partitions = {
+    name,
+    cores: parts,
+    partitionOf: (key) => partitionOfDedupeKey(key, partitions),
+    setLimit: (change) => open(setSplitLimit(client, keys, change)),
+    open,
+  }
 
   return {
     name,
@@ -240,8 +271,7 @@ export const makePartitionedCore = (
         Effect.tap(() => rebalance(client, keys)),
       ),
     workers: all((p) => p.workers).pipe(Effect.map((each) => each.flat())),
-    deadList: (offset: number, count: number) =>
-      unlessClosed(name, () => parts[0]!.isClosed())(readOnly(mergedDeadList(parts, offset, count))),
+    deadList: (offset: number, count: number) => open(readOnly(mergedDeadList(parts, offset, count))),
     deadRetry: overParts(parts, (p) => p.deadRetry),
     deadPurge: overParts(parts, (p) => p.deadPurge),
     verify: (maxLines: number, pageSize?: number) =>
@@ -252,22 +282,9 @@ export const makePartitionedCore = (
           lines: each.flatMap((r, i) => r.lines.map((l) => `[${partitionName(name, i)}] ${l}`)).slice(0, maxLines),
         })),
       ),
-    control: makePartitionedControl(
-      parts.map((p) => p.control),
-      (key) => partitionOfDedupeKey(key, partitions),
-      (change) => unlessClosed(name, () => parts[0]!.isClosed())(setSplitLimit(client, keys, change)),
-    ),
+    ...fanOutCapabilities(parts, at),
     // one place for a queue's schedules: partition 0 holds them and gets their jobs
     schedules: parts[0]!.schedules,
-    ops: makePartitionedOps(
-      name,
-      parts.map((p) => p.ops),
-    ),
-    groupControl: makePartitionedGroups(
-      parts.map((p) => p.groupControl),
-      (group) => partitionOfDedupeKey(group, partitions),
-    ),
-    manual: makePartitionedManual(name, parts),
     dependencies: partitionedDependencies(name),
     markClosed: () => {
       for (const p of parts) p.markClosed()
