@@ -33,6 +33,9 @@ export const CAPABILITIES: { readonly [K in CapabilityName]: Capability<QueueApi
   manual: { make: makeManual, spread: MANUAL_SPREAD },
 }
 
+/** The calls of the table that neither face offers: the engine's own (`refuse`: a face's undecodable payload to dead). */
+export const ENGINE_ONLY_CALLS = ["refuse"] as const
+
 /** Every capability made for one queue, on its bounded calls. */
 export const makeCapabilities = (core: ControlledQueue): Pick<QueueApi, CapabilityName> => ({
   control: CAPABILITIES.control.make(core),
