@@ -60,4 +60,14 @@ export abstract class QueueControl<T, R> {
   clearDedupe(key: string): Promise<boolean> {
     return Effect.runPromise(this.queue.control.clearDedupe(key))
   }
+
+  /**
+   * The id of the job holding dedupe key `key` (until its `dedupeTtlMs` runs out on the Redis
+   * clock, or until it finishes with `dedupeUntil: "finished"`), or undefined when the key is
+   * free: an add with it now would be accepted. BullMQ's `getDeduplicationJobId`. Read-only,
+   * O(log N), one round trip (a partitioned queue: to the key's partition).
+   */
+  dedupeHolder(key: string): Promise<string | undefined> {
+    return Effect.runPromise(this.queue.control.dedupeHolder(key))
+  }
 }

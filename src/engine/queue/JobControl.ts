@@ -9,6 +9,7 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { Commands } from "../calls/Commands.ts"
+import { lookups } from "../calls/Lookups.ts"
 import { InvalidOptions, JobNotWaiting, QueueClosed } from "../model/Errors.ts"
 import { validateConcurrency, validateRateLimit } from "../model/Flow.ts"
 import { isWellFormed, NOT_WELL_FORMED } from "../model/GroupName.ts"
@@ -82,9 +83,9 @@ const checkedPriority =
 
 /** Run `f(value)` after validating it with `check` (a bad value fails before anything is sent). */
 const checked =
-  <V, A>(check: (v: unknown) => V, f: (v: V) => Effect.Effect<A, ControlError>) =>
-  (value: unknown): Effect.Effect<A, ControlError> =>
-    Effect.suspend(() => {
+  <V, A, E = ControlError>(check: (v: unknown) => V, f: (v: V) => Effect.Effect<A, E>) =>
+  (value: unknown): Effect.Effect<A, E | InvalidOptions> =>
+    Effect.suspend((): Effect.Effect<A, E | InvalidOptions> => {
       try {
         return f(check(value))
       } catch (e) {
@@ -164,6 +165,7 @@ export interface ControlledQueue {
 /** Job control of one queue; each call bounded by the queue's `callTimeoutMs`. */
 export const makeJobControl = (core: ControlledQueue): JobControl => {
   const cmds = makeJobCommands(core.calls.client, core.keys)
+  const look = lookups(core.calls.client, core.keys)
   const open = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | QueueClosed> =>
     Effect.suspend(
       (): Effect.Effect<A, E | QueueClosed> =>
@@ -177,6 +179,7 @@ export const makeJobControl = (core: ControlledQueue): JobControl => {
     resume: open(cmds.resume),
     isPaused: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.paused)),
     clearDedupe: checked(validateDedupeKey, (key) => open(cmds.clearDedupe(key))),
+    dedupeHolder: checked(validateDedupeKey, (key) => open(readOnly(look.dedupeHolder(key)))),
     setRateLimit: checked(validateRateLimit, (l) =>
       open(cmds.setLimits({ limit: "rate", value: l?.max ?? null, perMs: l?.perMs ?? 0 })).pipe(Effect.asVoid),
     ),
@@ -226,6 +229,7 @@ export const CONTROL_SPREAD: SpreadTable<JobControl> = {
   resume: { over: "every", merge: anyTrue },
   isPaused: { over: "every", merge: anyTrue },
   clearDedupe: { over: "hash", key: (key) => key },
+  dedupeHolder: { over: "hash", key: (key) => key },
   setRateLimit: {
     over: "custom",
     run: (_, at) =>
