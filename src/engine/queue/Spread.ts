@@ -16,6 +16,7 @@
  */
 import type * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
+import type { RedisClient } from "../../redis/Client.ts"
 import type { Commands, ScriptFailure } from "../calls/Commands.ts"
 import type { QueueClosed } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
@@ -45,6 +46,8 @@ export type ErrOf<M> = M extends (...args: never[]) => Effect.Effect<unknown, in
 export interface Partitions {
   /** The partitioned queue's own name. */
   readonly name: string
+  /** Its connection, unbounded (each partition's calls are bounded by `callTimeoutMs`). */
+  readonly client: RedisClient
   /** The partitions' keys and bounded calls, in index order. */
   readonly cores: ReadonlyArray<{ readonly keys: QueueKeys; readonly calls: Commands }>
   /** The partition a key (custom id, dedupe key, group) routes to, as `add` routes jobs. */
