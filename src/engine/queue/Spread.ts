@@ -1,7 +1,8 @@
 /**
  * How a queue call spreads over a partitioned queue's partitions, declared beside the call
  * (each capability's `*_SPREAD` table: `JobControl.ts`, `Groups.ts`, `Operations.ts`,
- * `Manual.ts`) and applied by the one generic fan-out, `partition/FanOut.ts`. A table is a
+ * `ManualSpread.ts`; stats, sweeps and dead letters: `partition/AdminSpread.ts`) and applied
+ * by the one generic fan-out, `partition/FanOut.ts`. A table is a
  * {@link SpreadTable}: one {@link Spread} per member of the capability, so a member without
  * one does not compile.
  *
@@ -12,7 +13,7 @@
  * - `hash`: the one partition the key names (`key` of the arguments: a group, a dedupe key),
  *   as `add` routes jobs by it;
  * - `custom`: a call whose spread is its own (a listing's cursor over partitions, the lease
- *   holder of a token), written here against every partition's member.
+ *   holder of a token), written in the table against every partition's member.
  */
 import type * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
