@@ -158,19 +158,26 @@ const publicPart = (decl: string): string =>
     .replace(/^\s*protected [^\n]*\n/gm, "")
 
 /**
- * The members a class of `file` inherits from bases that are not exported themselves
- * (`Queue` extends `ManualQueue` extends …): each base's declaration, followed up the chain.
+ * The members a class of `file` inherits from bases that are not exported themselves (a
+ * base class, followed up its chain, or the call groups of an interface merged with the
+ * class, as `Queue`'s): each base's declaration.
  */
 const inherited = (file: string, decl: string, depth = 0): Array<{ base: string; decl: string }> => {
   const m = /^export declare (?:abstract )?class \w+(?:<[^{]*?>)? extends (\w+)/.exec(decl)
-  if (m === null || depth > 10) return []
-  const base = m[1] as string
-  const from = declarationIn(file, base) !== undefined ? file : importOf(file, base)
-  if (from === undefined) return []
-  const found = declarationIn(from, base)
-  if (found === undefined) return []
-  const body = publicPart(found.decl).replace(/^export declare /, "declare ")
-  return [{ base, decl: body }, ...inherited(from, found.decl, depth + 1)]
+  // a class composed of call groups: `export interface X<…> extends A, B<T> {}` merged with it
+  const merged = /^export declare (?:abstract )?class /m.test(decl)
+    ? /^export interface \w+(?:<[^{]*?>)? extends ([^{]+)\{/m.exec(decl)
+    : null
+  const bases = [m?.[1], ...(merged?.[1]?.split(",").map((b) => /\w+/.exec(b)?.[0]) ?? [])]
+  if (depth > 10) return []
+  return bases.flatMap((base) => {
+    if (base === undefined) return []
+    const from = declarationIn(file, base) !== undefined ? file : importOf(file, base)
+    const found = from === undefined ? undefined : declarationIn(from, base)
+    if (from === undefined || found === undefined) return []
+    const body = publicPart(found.decl).replace(/^export declare /, "declare ")
+    return [{ base, decl: body }, ...inherited(from, found.decl, depth + 1)]
+  })
 }
 
 /** The module comment of a `.d.ts` (its first JSDoc block, when it says `@module`). */

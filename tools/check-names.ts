@@ -50,9 +50,8 @@ const SAME_CONCEPT: Readonly<Record<string, Shared>> = {
     reason: "fair groups: the engine's group calls, and `leaseq groups` over them",
   },
   "Manual.ts": {
-    files: ["engine/partition/Manual.ts", "engine/queue/Manual.ts", "promise/Manual.ts"],
-    reason:
-      "manual processing: one queue's, its partitioned twin (which issue 30 point 2's fan-out removes), the Promise face's",
+    files: ["engine/queue/Manual.ts", "promise/Manual.ts"],
+    reason: "manual processing: the engine's calls, and the Promise face's over them",
   },
   "Queue.ts": {
     files: ["engine/partition/Queue.ts", "promise/Queue.ts"],

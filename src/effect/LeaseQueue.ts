@@ -89,8 +89,9 @@ const adminMembers = (core: QueueApi) => {
   }
 }
 
-/** The service's job-control members: `getJob` decodes the payload with the queue's codec. */
+/** The service's job-control members: the engine's, each as it is (`getJob` decodes the payload with the queue's codec). */
 const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
+  ...control,
   getJob: (id: string) =>
     control
       .getJob(id)
@@ -101,19 +102,6 @@ const controlMembers = <A>(control: JobControl, codec: PayloadCodec<A>) => ({
             : codec.decode(info.payload).pipe(Effect.map((payload) => ({ ...info, payload }))),
         ),
       ),
-  cancel: control.cancel,
-  changePriority: control.changePriority,
-  pause: control.pause,
-  resume: control.resume,
-  isPaused: control.isPaused,
-  clearDedupe: control.clearDedupe,
-  setRateLimit: control.setRateLimit,
-  rateLimit: control.rateLimit,
-  clearHold: control.clearHold,
-  setConcurrency: control.setConcurrency,
-  concurrency: control.concurrency,
-  setRetention: control.setRetention,
-  retention: control.retention,
 })
 
 /** The service's manual-processing members: payloads decoded with the queue's codec (a job that does not decode goes to dead). */

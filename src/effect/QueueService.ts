@@ -169,6 +169,8 @@ export interface Service<A, Out = unknown> extends QueueOperations<A>, Dependenc
   readonly isPaused: Effect.Effect<boolean, ControlError>
   /** Free a dedupe key now (TTL or until finished); true when it was held. O(log N). */
   readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
+  /** The id of the job holding a dedupe key (TTL not run out, or until finished), or undefined when it is free. Read-only, O(log N). */
+  readonly dedupeHolder: (key: string) => Effect.Effect<string | undefined, ControlError | RedisError>
   /**
    * Create or replace schedule `name`: each tick of `when` (`{ every: ms }` or `{ cron, tz }`)
    * makes one job, once, however many sweepers run (see docs/schedules.md). A replace with

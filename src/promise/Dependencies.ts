@@ -1,15 +1,16 @@
 /**
  * The dependency calls of the Promise face's {@link Queue} (flows: jobs that wait for other
- * jobs, docs/flows.md; src/promise/Queue.ts extends this class): `addFlow`, `addChildren`,
+ * jobs, docs/flows.md; one of the call groups src/promise/Queue.ts is composed of): `addFlow`, `addChildren`,
  * `seal`, `getDependencies`. Not flow control (`QueueFlow.ts`: rate limit, concurrency cap).
  */
 import * as Effect from "effect/Effect"
 import type { ChildFailurePolicy, DependencyRef, EncodedFlowNode } from "../engine/model/Dependencies.ts"
 import type { InvalidPayload } from "../engine/model/Errors.ts"
+import type { Checked } from "../engine/model/Validate.ts"
+import type { AnyQueue } from "../engine/partition/Queue.ts"
 import type { AddChildrenOptions, AddFlowOptions, DependencyPage, FlowIds } from "../engine/queue/Dependencies.ts"
 import { encodeFlow } from "../engine/queue/FlowPlan.ts"
 import type { JobOptions } from "../engine/queue/Job.ts"
-import { ManualQueue } from "./Manual.ts"
 
 export type { ChildFailurePolicy, DependencyRef } from "../engine/model/Dependencies.ts"
 export type { AddFlowOptions, Dependency, DependencyPage, FlowIds } from "../engine/queue/Dependencies.ts"
@@ -41,9 +42,14 @@ export interface DependencyOptions {
 }
 
 /** The dependency calls of a queue (see the top of this file). */
-export abstract class QueueDependencies<T> extends ManualQueue<T> {
+export abstract class QueueDependencies<T> {
+  /** @internal */
+  abstract readonly queue: AnyQueue
+  /** @internal The payload as JSON text, checked against the queue's `maxPayloadBytes`. */
+  abstract encodeText(field: string, payload: unknown): Checked<string, InvalidPayload>
+
   /** @internal A flow's payloads encoded as JSON text, each error naming its path. */
-  protected encodeFlow(path: string, node: FlowJob<unknown>): Effect.Effect<EncodedFlowNode, InvalidPayload> {
+  encodeFlow(path: string, node: FlowJob<unknown>): Effect.Effect<EncodedFlowNode, InvalidPayload> {
     return encodeFlow(node, (field, payload) => Effect.fromResult(this.encodeText(field, payload)), path)
   }
 
@@ -63,7 +69,7 @@ export abstract class QueueDependencies<T> extends ManualQueue<T> {
   }
 
   /** @internal `add` with dependency options: a flow of one node (undefined without them: a plain add). */
-  protected addDependent(
+  addDependent(
     payload: string,
     options: (JobOptions & DependencyOptions) | undefined,
   ): Effect.Effect<string, unknown> | undefined {

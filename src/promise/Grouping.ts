@@ -1,16 +1,19 @@
 /**
- * The group calls of the Promise face's `Queue` (a base class of it): `setGroupLimits`,
- * `pauseGroup`, `resumeGroup`, `groups` (add's `group` option; see docs/flow-control.md).
- * Its base is `Scheduling` (the schedule calls).
+ * The group calls of the Promise face's `Queue` (one of the call groups it is composed of):
+ * `setGroupLimits`, `pauseGroup`, `resumeGroup`, `groups` (add's `group` option; see
+ * docs/flow-control.md).
  */
 import * as Effect from "effect/Effect"
+import type { AnyQueue } from "../engine/partition/Queue.ts"
 import { type GroupLimits, type GroupPage, setGroupLimitsOn } from "../engine/queue/Groups.ts"
-import { Scheduling } from "./Schedules.ts"
 
 export type { GroupInfo, GroupLimits, GroupPage } from "../engine/queue/Groups.ts"
 
 /** Fair groups of a queue; `T` is the payload type. */
-export abstract class Grouping<T> extends Scheduling<T> {
+export abstract class Grouping {
+  /** @internal */
+  abstract readonly queue: AnyQueue
+
   /**
    * `setGroupLimits({ concurrency, max, perMs, maxSize })`: the default limits of every group;
    * `setGroupLimits(group, { … })`: one group's own, replacing the default for it; `null`

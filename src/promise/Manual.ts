@@ -5,7 +5,6 @@
 import * as Effect from "effect/Effect"
 import type { AnyQueue } from "../engine/partition/Queue.ts"
 import type { FailOptions, ReservedJob, ReserveOptions } from "../engine/queue/Manual.ts"
-import { Retaining } from "./Retaining.ts"
 
 export type { FailOptions, ReservedJob, ReserveOptions } from "../engine/queue/Manual.ts"
 
@@ -24,14 +23,17 @@ const parsed = <T>(queue: AnyQueue, jobs: ReadonlyArray<ReservedJob<string>>) =>
   })
 
 /**
- * Manual processing on a queue (the base of `Queue`, on top of its retention, operator's and schedule calls): lease jobs with {@link reserve}, then
+ * Manual processing on a queue (one of the call groups `Queue` is composed of): lease jobs with {@link reserve}, then
  * settle each by its id and token. A stale token (the lease expired and a sweep handed the
  * job on, or it was settled already) changes nothing and rejects with `LeaseLost`
  * (`JobCancelled` when a cancel revoked the lease). Attempts, dead jobs, events and counters
  * are a Worker's. On a partitioned queue a reserve leases from one partition (the next in
  * turn that has ready jobs), and a settle finds the job's partition first.
  */
-export abstract class ManualQueue<T> extends Retaining<T> {
+export abstract class ManualQueue<T> {
+  /** @internal */
+  abstract readonly queue: AnyQueue
+
   /**
    * Lease up to `count` ready jobs (default 1, at most 500) for `leaseMs` (default 30 000):
    * resolves to each job with its `token` and lease `deadline` (none when none is ready; it

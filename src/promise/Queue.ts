@@ -28,12 +28,18 @@ import type { PartitionedStats } from "../engine/partition/Producer.ts"
 import { type AnyQueue, LAYOUT_KEYS, type LayoutInput, makeQueue, resolveLayout } from "../engine/partition/Queue.ts"
 import { checkAddArity } from "../engine/queue/Adding.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
-import { type CancelledFrom, type JobInfo, withJsonPayload } from "../engine/queue/JobCommands.ts"
 import { deadByIds } from "../engine/queue/JobControl.ts"
-import type { CancelOptions, ListedDeadJob, PriorityOptions } from "../engine/queue/QueueApi.ts"
+import type { ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import { type QueueSettingsInput, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { type ConnectionOption, connect, type RedisClient } from "../redis/Client.ts"
+import { QueueControl } from "./Control.ts"
 import { type DependencyOptions, QueueDependencies } from "./Dependencies.ts"
+import { Grouping } from "./Grouping.ts"
+import { ManualQueue } from "./Manual.ts"
+import { QueueFlow } from "./QueueFlow.ts"
+import { QueueOperations } from "./QueueOps.ts"
+import { Retaining } from "./Retaining.ts"
+import { Scheduling } from "./Schedules.ts"
 
 /** Options of {@link Queue}. */
 export interface QueueOptions extends QueueSettingsInput, LayoutInput {
@@ -42,6 +48,21 @@ export interface QueueOptions extends QueueSettingsInput, LayoutInput {
 }
 
 export type { BulkJob } from "../engine/queue/Job.ts"
+
+/**
+ * The call groups {@link Queue} is composed of (one each of the engine's capabilities, see
+ * src/engine/queue/Capabilities.ts): their methods are installed on its prototype below.
+ */
+const CALL_GROUPS = [
+  QueueControl,
+  QueueFlow,
+  Retaining,
+  QueueOperations,
+  Grouping,
+  Scheduling,
+  ManualQueue,
+  QueueDependencies,
+] as const
 
 /**
  * A queue's producer and admin handle: `T` is the payload type, `R` what its handlers return.
@@ -53,7 +74,8 @@ export type { BulkJob } from "../engine/queue/Job.ts"
  * ```
  * Throws {@link InvalidQueueName} / {@link InvalidOptions} from the constructor for bad arguments.
  */
-export class Queue<T = unknown, R = unknown> extends QueueDependencies<T> {
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above types the call groups installed on the prototype
+export class Queue<T = unknown, R = unknown> {
   /** The queue name. */
   readonly name: string
   /** The key prefix (default "leaseq"). */
@@ -67,7 +89,6 @@ export class Queue<T = unknown, R = unknown> extends QueueDependencies<T> {
   readonly #closing: { promise: Promise<void>; resolve: () => void }
 
   constructor(name: string, options: QueueOptions = {}) {
-    super()
     this.name = validateQueueName(name)
     const settings = resolveQueueOptions(options, ["connection", ...LAYOUT_KEYS])
     this.prefix = settings.prefix
@@ -87,7 +108,8 @@ export class Queue<T = unknown, R = unknown> extends QueueDependencies<T> {
     return Effect.runPromise(effect)
   }
 
-  protected encodeText(field: string, payload: unknown): Checked<string, InvalidPayload> {
+  /** @internal The payload as JSON text, checked against the queue's `maxPayloadBytes`. */
+  encodeText(field: string, payload: unknown): Checked<string, InvalidPayload> {
     return encodePayload(field, payload, this.#maxPayloadBytes)
   }
 
@@ -146,53 +168,6 @@ export class Queue<T = unknown, R = unknown> extends QueueDependencies<T> {
    */
   workers(): Promise<ReadonlyArray<WorkerInfo>> {
     return this.#run(this.queue.workers)
-  }
-
-  /**
-   * What the queue knows about job `id` — state, payload, attempts, lease, result, last
-   * error, dedupe key — or undefined when it is unknown (never added, or finished and not
-   * retained: finished jobs are kept per the queue's retention, {@link setRetention}).
-   * O(1) hash reads and at most five O(log N) lookups, in every state. For a partitioned
-   * queue every partition is asked at once.
-   */
-  async getJob(id: string): Promise<JobInfo<T, R> | undefined> {
-    const info = await this.#run(this.queue.control.getJob(id))
-    return info && (withJsonPayload<T>(info) as JobInfo<T, R>)
-  }
-
-  /**
-   * Cancel job `id` for good: the state it was in, or undefined when unknown or finished. An
-   * active job's lease is revoked at once (its late ack is refused, no retry; its worker learns
-   * it at its next heartbeat). A parent's pending children are cancelled too, unless `{ children:
-   * "keep" }` (docs/flows.md). O(log N); O(N) in the jobs waiting at priority 0 for such a job.
-   */
-  cancel(id: string, options?: CancelOptions): Promise<CancelledFrom | undefined> {
-    return this.#run(this.queue.control.cancel(id, options))
-  }
-
-  /** Job `id` to the back of `priority` (0 .. 1 000 000; `lifo`: its front) if waiting, or has it when due if delayed (its state); else `JobNotWaiting`. */
-  changePriority(id: string, priority: number, options?: PriorityOptions): Promise<"waiting" | "delayed"> {
-    return this.#run(this.queue.control.changePriority(id, priority, options))
-  }
-
-  /** Stop handing out jobs until {@link resume} (running jobs go on, adds still come in); false when paused already. O(1). */
-  pause(): Promise<boolean> {
-    return this.#run(this.queue.control.pause)
-  }
-
-  /** Hand out jobs again, waking idle workers. Resolves to false when it was not paused. O(1). */
-  resume(): Promise<boolean> {
-    return this.#run(this.queue.control.resume)
-  }
-
-  /** True while the queue is paused (for a partitioned queue: any partition). O(1). */
-  isPaused(): Promise<boolean> {
-    return this.#run(this.queue.control.isPaused)
-  }
-
-  /** Free dedupe key `key` now (TTL or until finished), so the next add with it is accepted; true when it was held. O(log N). */
-  clearDedupe(key: string): Promise<boolean> {
-    return this.#run(this.queue.control.clearDedupe(key))
   }
 
   /** One bounded sweep pass: reclaim expired leases, promote due delayed jobs. */
@@ -296,5 +271,23 @@ export class Queue<T = unknown, R = unknown> extends QueueDependencies<T> {
   /** @internal */
   closedError(): QueueClosed {
     return new QueueClosed({ queue: this.name })
+  }
+}
+
+/** The methods of every call group: the calls of {@link CALL_GROUPS}, typed on the class below. */
+export interface Queue<T = unknown, R = unknown>
+  extends QueueControl<T, R>,
+    QueueFlow,
+    Retaining,
+    QueueOperations<T>,
+    Grouping,
+    Scheduling<T>,
+    ManualQueue<T>,
+    QueueDependencies<T> {}
+
+// composition, not a chain of base classes: each call group's methods on Queue's prototype
+for (const group of CALL_GROUPS) {
+  for (const [key, method] of Object.entries(Object.getOwnPropertyDescriptors(group.prototype))) {
+    if (key !== "constructor") Object.defineProperty(Queue.prototype, key, method)
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The flow-control calls of the Promise face's {@link Queue} (src/promise/Queue.ts extends
- * this class): the queue-wide rate limit and concurrency cap, stored in Redis and enforced
+ * The flow-control calls of the Promise face's {@link Queue} (one of the call groups
+ * src/promise/Queue.ts is composed of): the queue-wide rate limit and concurrency cap, stored in Redis and enforced
  * by every worker's reserve (see docs/flow-control.md).
  */
 import * as Effect from "effect/Effect"

@@ -1,12 +1,13 @@
 /**
- * The operator's calls of the Promise face's {@link Queue} (`Queue` extends this class):
- * list jobs by state, drain, clean, obliterate, and promote, reschedule, retry or update
- * one job. Its bases are `Grouping` (the group calls) and `Scheduling` (the schedule calls). Each adapts the engine's `QueueOps` (src/engine/queue/OpsApi.ts).
+ * The operator's calls of the Promise face's {@link Queue} (one of the call groups it is
+ * composed of): list jobs by state, drain, clean, obliterate, and promote, reschedule, retry
+ * or update one job. Each adapts the engine's `QueueOps` (src/engine/queue/OpsApi.ts).
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { InvalidPayload } from "../engine/model/Errors.ts"
 import type { Checked } from "../engine/model/Validate.ts"
+import type { AnyQueue } from "../engine/partition/Queue.ts"
 import type {
   CleanResult,
   CleanState,
@@ -17,7 +18,6 @@ import type {
   MovedFrom,
   UpgradeResult,
 } from "../engine/queue/OpsApi.ts"
-import { Grouping } from "./Grouping.ts"
 
 export type {
   CleanResult,
@@ -44,10 +44,12 @@ const parsedPage = <T>(page: JobPage): JobPage<T> => ({
   }),
 })
 
-/** The operator's calls (and, from its base, the schedule calls); `T` is the payload type. See docs/operations.md. */
-export abstract class QueueOperations<T> extends Grouping<T> {
+/** The operator's calls; `T` is the payload type. See docs/operations.md. */
+export abstract class QueueOperations<T> {
+  /** @internal */
+  abstract readonly queue: AnyQueue
   /** @internal The payload as JSON text, checked against the queue's `maxPayloadBytes`. */
-  protected abstract encodeText(field: string, payload: unknown): Checked<string, InvalidPayload>
+  abstract encodeText(field: string, payload: unknown): Checked<string, InvalidPayload>
 
   /**
    * A page of the jobs in `state` (waiting, delayed, active, completed, cancelled, dead) with

@@ -1,13 +1,16 @@
 /**
- * The retention calls of the Promise face's `Queue` (a base class, as `QueueOperations`):
+ * The retention calls of the Promise face's `Queue` (one of the call groups it is composed of):
  * `setRetention` and `retention`, the queue's policy of how long finished jobs stay.
  */
 import * as Effect from "effect/Effect"
+import type { AnyQueue } from "../engine/partition/Queue.ts"
 import type { Retention, RetentionInput } from "../engine/queue/Retention.ts"
-import { QueueOperations } from "./QueueOps.ts"
 
-/** A queue's retention of finished jobs (see docs/jobs.md); the operator's calls and schedules in its base classes. */
-export abstract class Retaining<T> extends QueueOperations<T> {
+/** A queue's retention of finished jobs (see docs/jobs.md). */
+export abstract class Retaining {
+  /** @internal */
+  abstract readonly queue: AnyQueue
+
   /**
    * Set how long finished jobs stay, so getJob and waitFor answer for them: `{ completed,
    * cancelled, dead }`, each `{ count, ageMs }` (at most `count` kept, none longer than `ageMs`

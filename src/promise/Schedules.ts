@@ -1,5 +1,5 @@
 /**
- * The schedule calls of the Promise face's `Queue` (its base class): `schedule`,
+ * The schedule calls of the Promise face's `Queue` (one of the call groups it is composed of): `schedule`,
  * `unschedule`, `schedules`. Payloads are JSON, as for `add`; the queue's
  * `maxPayloadBytes` is checked by the engine.
  */
@@ -18,11 +18,10 @@ import {
   scheduleWith,
 } from "../engine/queue/Schedules.ts"
 
-import { QueueFlow } from "./QueueFlow.ts"
 /** Recurring jobs on a queue (see docs/schedules.md); `T` is the payload's type. */
-export abstract class Scheduling<T> extends QueueFlow {
-  /** The queue's engine side. */
-  abstract override readonly queue: AnyQueue
+export abstract class Scheduling<T> {
+  /** @internal */
+  abstract readonly queue: AnyQueue
 
   /**
    * Create or replace schedule `name` (1-100 characters from letters, digits, `.`, `_`,

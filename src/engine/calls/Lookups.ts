@@ -62,6 +62,24 @@ export const lookups = (client: RedisClient, keys: QueueKeys) => {
     isDead: (id: string) => read("ZSCORE", [keys.dead, id]).pipe(Effect.map(present)),
     /** True when job `id` still has its payload (in `data`). */
     hasPayload: (id: string) => read("HEXISTS", [keys.data, id]).pipe(Effect.map((n) => Number(n) === 1)),
+    /**
+     * The id of the job holding dedupe key `key`, or undefined when the key is free (never
+     * held, cleared, or its TTL ran out on the Redis clock: an entry the sweep has not dropped
+     * yet is free, as add and clear-dedupe take it). Its entry and the clock in one round trip.
+     */
+    dedupeHolder: (key: string) =>
+      Effect.all([read("ZSCORE", [keys.dedupe, key]), read("HGET", [keys.dedupeid, key]), read("TIME", [])], {
+        concurrency: 3,
+      }).pipe(
+        Effect.map(([expiry, id, time]) => {
+          if (!present(expiry) || !present(id)) return undefined
+          const [s, us] = (time as ReadonlyArray<unknown>).map(Number) as [number, number]
+          const until = String(expiry)
+          // "until finished" is held at +inf (RESP2 "inf", RESP3 Infinity)
+          const held = until === "inf" || until === "Infinity" || Number(until) > s * 1000 + Math.floor(us / 1000)
+          return held ? String(id) : undefined
+        }),
+      ),
     /** Job `id`'s last error as stored (JSON text), or undefined. */
     lastError: (id: string) =>
       read("HGET", [keys.err, id]).pipe(Effect.map((e) => (present(e) ? String(e) : undefined))),

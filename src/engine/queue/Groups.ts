@@ -2,20 +2,20 @@
  * Fair groups (add's `group` option): set limits, pause and resume a group, list the
  * groups — validated (bad input fails with {@link InvalidOptions} naming the field, before
  * anything is sent) and bounded like the queue's other calls. For one queue
- * ({@link makeGroupControl}) and for a partitioned one ({@link makePartitionedGroups}).
+ * ({@link makeGroupControl}), and how each spreads over a partitioned one ({@link GROUP_SPREAD}).
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import type { RedisClient } from "../../redis/Client.ts"
 import { runScript } from "../calls/Commands.ts"
 import { Scripts } from "../calls/Scripts.ts"
 import { InvalidOptions, QueueClosed } from "../model/Errors.ts"
 import { checkGroupName } from "../model/GroupName.ts"
-import type { QueueKeys } from "../model/Keys.ts"
 import { type Checked, checkInteger, checkIntegerOr, checkKnownKeys, checkObject } from "../model/Validate.ts"
 import type { GroupLimits } from "../scripts/GroupScripts.ts"
 import { readOnly } from "./Adding.ts"
+import type { ControlledQueue } from "./JobControl.ts"
 import type { ControlError, GroupControl } from "./QueueApi.ts"
+import type { SpreadTable } from "./Spread.ts"
 
 export type { GroupInfo, GroupLimits, GroupPage } from "../scripts/GroupScripts.ts"
 export type { GroupControl } from "./QueueApi.ts"
@@ -84,16 +84,9 @@ const checkGroupPage = (value: unknown): Checked<{ readonly cursor: string; read
   return Result.map(count, (n) => ({ cursor, count: n }))
 }
 
-/** What the group control of one queue needs. */
-export interface GroupedQueue {
-  readonly name: string
-  readonly keys: QueueKeys
-  readonly client: RedisClient
-  readonly isClosed: () => boolean
-}
-
-/** The group control of one queue. */
-export const makeGroupControl = (q: GroupedQueue): GroupControl => {
+/** The group control of one queue, on its bounded calls. */
+export const makeGroupControl = (q: ControlledQueue): GroupControl => {
+  const client = q.calls.client
   const run = <A>(f: () => Effect.Effect<A, ControlError>): Effect.Effect<A, ControlError> =>
     Effect.suspend(() => (q.isClosed() ? Effect.fail(new QueueClosed({ queue: q.name })) : f()))
   const group = (g: unknown) => Effect.fromResult(checkGroupName("group", g))
@@ -104,47 +97,47 @@ export const makeGroupControl = (q: GroupedQueue): GroupControl => {
         const l = yield* Effect.fromResult(checkGroupLimits(limits))
         // the default looks at the held groups a page a call, until the last page
         let skip = 0
-        do skip = yield* run(() => runScript(q.client, q.keys, Scripts.groupLimits, { group: name, limits: l, skip }))
+        do skip = yield* run(() => runScript(client, q.keys, Scripts.groupLimits, { group: name, limits: l, skip }))
         while (skip >= 0)
       }),
     pauseGroup: (g) =>
       Effect.flatMap(group(g), (name) =>
-        run(() => runScript(q.client, q.keys, Scripts.groupPause, { group: name, pause: true })),
+        run(() => runScript(client, q.keys, Scripts.groupPause, { group: name, pause: true })),
       ),
     resumeGroup: (g) =>
       Effect.flatMap(group(g), (name) =>
-        run(() => runScript(q.client, q.keys, Scripts.groupPause, { group: name, pause: false })),
+        run(() => runScript(client, q.keys, Scripts.groupPause, { group: name, pause: false })),
       ),
     groups: (options) =>
       Effect.flatMap(Effect.fromResult(checkGroupPage(options)), ({ cursor, count }) =>
-        run(() => readOnly(runScript(q.client, q.keys, Scripts.groupList, { after: cursor, count }))),
+        run(() => readOnly(runScript(client, q.keys, Scripts.groupList, { after: cursor, count }))),
       ),
   }
 }
 
 /**
- * The group control of a partitioned queue: a group's jobs go to one partition (by its
+ * The group control over a partitioned queue: a group's jobs go to one partition (by its
  * name, unless a custom id or dedupe key routes a job), so a group's calls go there; the
  * default limits go to every partition; `groups()` lists partition by partition (the
  * cursor "<partition>:<group>").
  */
-export const makePartitionedGroups = (
-  each: ReadonlyArray<GroupControl>,
-  partitionOf: (group: string) => number,
-): GroupControl => {
-  const of = (g: string) => each[partitionOf(g)]!
-  const named = <A>(g: unknown, f: (c: GroupControl, name: string) => Effect.Effect<A, ControlError>) =>
-    Effect.flatMap(Effect.fromResult(checkGroupName("group", g)), (name) => f(of(name), name))
-  return {
-    setGroupLimits: (g, limits) =>
+export const GROUP_SPREAD: SpreadTable<GroupControl> = {
+  setGroupLimits: {
+    over: "custom",
+    run: (each, at) => (g, limits) =>
       g === undefined
         ? Effect.flatMap(Effect.fromResult(checkGroupLimits(limits)), (l) =>
             Effect.forEach(each, (c) => c.setGroupLimits(undefined, l), { discard: true }),
           )
-        : named(g, (c, name) => c.setGroupLimits(name, limits)),
-    pauseGroup: (g) => named(g, (c, name) => c.pauseGroup(name)),
-    resumeGroup: (g) => named(g, (c, name) => c.resumeGroup(name)),
-    groups: (options) =>
+        : Effect.flatMap(Effect.fromResult(checkGroupName("group", g)), (name) =>
+            each[at.partitionOf(name)]!.setGroupLimits(name, limits),
+          ),
+  },
+  pauseGroup: { over: "hash", key: (g) => g },
+  resumeGroup: { over: "hash", key: (g) => g },
+  groups: {
+    over: "custom",
+    run: (each) => (options) =>
       Effect.gen(function* () {
         const page = yield* Effect.fromResult(checkGroupPage(options))
         const [i, after] = yield* Effect.fromResult(partitionCursor(page.cursor, each.length))
@@ -152,7 +145,7 @@ export const makePartitionedGroups = (
         const cursor = got.cursor !== undefined ? `${i}:${got.cursor}` : i + 1 < each.length ? `${i + 1}:` : undefined
         return { ...got, cursor }
       }),
-  }
+  },
 }
 
 /** A partitioned queue's groups() cursor "<partition>:<group>" ("" = the first page): the partition and the group after which to list. */

@@ -2,13 +2,14 @@
  * Look up and steer jobs and the queue, validated and bounded like the queue's other
  * calls: `getJob`, `cancel`, `changePriority`, `pause`, `resume`, `isPaused`, `clearDedupe`, the flow
  * limits `setRateLimit`, `rateLimit`, `clearHold`, `setConcurrency`, `concurrency`, and the retention
- * `setRetention`, `retention`. For one queue
- * ({@link makeJobControl}) and for a partitioned one ({@link makePartitionedControl}).
+ * `setRetention`, `retention`. For one queue ({@link makeJobControl}), and how each spreads
+ * over a partitioned one ({@link CONTROL_SPREAD}, applied by partition/FanOut.ts).
  * Bad input fails with {@link InvalidOptions} before anything is sent.
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { Commands } from "../calls/Commands.ts"
+import { lookups } from "../calls/Lookups.ts"
 import { InvalidOptions, JobNotWaiting, QueueClosed } from "../model/Errors.ts"
 import { validateConcurrency, validateRateLimit } from "../model/Flow.ts"
 import { isWellFormed, NOT_WELL_FORMED } from "../model/GroupName.ts"
@@ -18,6 +19,7 @@ import { readOnly } from "./Adding.ts"
 import { type CancelChildren, makeJobCommands } from "./JobCommands.ts"
 import type { ControlError, JobControl, QueueApi } from "./QueueApi.ts"
 import { resolveRetention } from "./Retention.ts"
+import { anyTrue, firstFound, none, type SpreadTable } from "./Spread.ts"
 
 export type { ControlError, JobControl } from "./QueueApi.ts"
 
@@ -81,9 +83,9 @@ const checkedPriority =
 
 /** Run `f(value)` after validating it with `check` (a bad value fails before anything is sent). */
 const checked =
-  <V, A>(check: (v: unknown) => V, f: (v: V) => Effect.Effect<A, ControlError>) =>
-  (value: unknown): Effect.Effect<A, ControlError> =>
-    Effect.suspend(() => {
+  <V, A, E = ControlError>(check: (v: unknown) => V, f: (v: V) => Effect.Effect<A, E>) =>
+  (value: unknown): Effect.Effect<A, E | InvalidOptions> =>
+    Effect.suspend((): Effect.Effect<A, E | InvalidOptions> => {
       try {
         return f(check(value))
       } catch (e) {
@@ -163,6 +165,7 @@ export interface ControlledQueue {
 /** Job control of one queue; each call bounded by the queue's `callTimeoutMs`. */
 export const makeJobControl = (core: ControlledQueue): JobControl => {
   const cmds = makeJobCommands(core.calls.client, core.keys)
+  const look = lookups(core.calls.client, core.keys)
   const open = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | QueueClosed> =>
     Effect.suspend(
       (): Effect.Effect<A, E | QueueClosed> =>
@@ -176,6 +179,7 @@ export const makeJobControl = (core: ControlledQueue): JobControl => {
     resume: open(cmds.resume),
     isPaused: open(readOnly(core.calls.stats)).pipe(Effect.map((s) => s.paused)),
     clearDedupe: checked(validateDedupeKey, (key) => open(cmds.clearDedupe(key))),
+    dedupeHolder: checked(validateDedupeKey, (key) => open(readOnly(look.dedupeHolder(key)))),
     setRateLimit: checked(validateRateLimit, (l) =>
       open(cmds.setLimits({ limit: "rate", value: l?.max ?? null, perMs: l?.perMs ?? 0 })).pipe(Effect.asVoid),
     ),
@@ -195,61 +199,49 @@ export const makeJobControl = (core: ControlledQueue): JobControl => {
  * job answers (a job is in exactly one); when none moved it, the state of the one holding
  * it, else `missing`.
  */
-const onePartition =
-  (jobId: string) =>
-  (
-    results: ReadonlyArray<Result.Result<"waiting" | "delayed", ControlError | JobNotWaiting>>,
-  ): Effect.Effect<"waiting" | "delayed", ControlError | JobNotWaiting> => {
-    let found: JobNotWaiting | undefined
-    for (const r of results) {
-      if (Result.isSuccess(r)) return Effect.succeed(r.success)
-      if (!(r.failure instanceof JobNotWaiting)) return Effect.fail(r.failure)
-      if (r.failure.state !== "missing") found = r.failure
-    }
-    return Effect.fail(found ?? new JobNotWaiting({ jobId, state: "missing" }))
+const onePartition = (
+  results: ReadonlyArray<Result.Result<"waiting" | "delayed", ControlError | JobNotWaiting>>,
+  [jobId]: readonly [unknown, ...Array<unknown>],
+): Effect.Effect<"waiting" | "delayed", ControlError | JobNotWaiting> => {
+  let found: JobNotWaiting | undefined
+  for (const r of results) {
+    if (Result.isSuccess(r)) return Effect.succeed(r.success)
+    if (!(r.failure instanceof JobNotWaiting)) return Effect.fail(r.failure)
+    if (r.failure.state !== "missing") found = r.failure
   }
+  return Effect.fail(found ?? new JobNotWaiting({ jobId: String(jobId), state: "missing" }))
+}
 
 /**
- * Job control of a partitioned queue: `getJob`, `cancel` and `changePriority` ask every
- * partition at once (a job is in exactly one); `pause`/`resume` change every partition; `isPaused` is true
- * when any partition is paused; `clearDedupe` goes to the key's partition (`dedupeKey`
- * routes adds there too); the rate limit and concurrency cap hold for the queue as a
- * whole, set by `setLimit` (a share in each partition, see partition/FlowSplit.ts) and
- * read from the first partition; `clearHold` lifts every partition's hold.
+ * Job control over a partitioned queue: `getJob`, `cancel` and `changePriority` ask every
+ * partition at once (a job is in exactly one); `pause`/`resume` change every partition;
+ * `isPaused` is true when any partition is paused; `clearDedupe` goes to the key's partition
+ * (`dedupeKey` routes adds there too); the rate limit and concurrency cap hold for the queue
+ * as a whole, split in shares over the partitions (partition/FlowSplit.ts) and read from the
+ * first partition; `clearHold` lifts every partition's hold; the retention goes to every
+ * partition (each validates it before writing) and is read from the first.
  */
-export const makePartitionedControl = (
-  each: ReadonlyArray<JobControl>,
-  partitionOf: (dedupeKey: string) => number,
-  setLimit: (
-    change:
-      | { readonly limit: "rate"; readonly max: number | null; readonly perMs: number }
-      | { readonly limit: "concurrency"; readonly max: number | null },
-  ) => Effect.Effect<void, ControlError>,
-): JobControl => {
-  const all = <A>(f: (c: JobControl) => Effect.Effect<A, ControlError>) =>
-    Effect.forEach(each, f, { concurrency: "unbounded" })
-  return {
-    getJob: checked(validateJobId, (id) => all((c) => c.getJob(id)).pipe(Effect.map((r) => r.find((j) => j)))),
-    cancel: checkedCancel((id, children) =>
-      all((c) => c.cancel(id, { children })).pipe(Effect.map((r) => r.find((w) => w))),
-    ),
-    changePriority: checkedPriority((id, priority, lifo) =>
-      all((c) => Effect.result(c.changePriority(id, priority, { lifo }))).pipe(Effect.flatMap(onePartition(id))),
-    ),
-    pause: all((c) => c.pause).pipe(Effect.map((r) => r.some((x) => x))),
-    resume: all((c) => c.resume).pipe(Effect.map((r) => r.some((x) => x))),
-    isPaused: all((c) => c.isPaused).pipe(Effect.map((r) => r.some((x) => x))),
-    clearDedupe: checked(validateDedupeKey, (key) => each[partitionOf(key)]!.clearDedupe(key)),
-    // the limits of the whole queue, split over the partitions (a reserve is atomic in one only)
-    setRateLimit: checked(validateRateLimit, (l) =>
-      setLimit({ limit: "rate", max: l?.max ?? null, perMs: l?.perMs ?? 0 }),
-    ),
-    rateLimit: each[0]!.rateLimit,
-    clearHold: all((c) => c.clearHold).pipe(Effect.map((r) => r.some((x) => x))),
-    setConcurrency: checked(validateConcurrency, (n) => setLimit({ limit: "concurrency", max: n })),
-    concurrency: each[0]!.concurrency,
-    // validated once before any partition is written (each partition's own check then passes)
-    setRetention: checked(resolveRetention, (r) => all((c) => c.setRetention(r)).pipe(Effect.asVoid)),
-    retention: each[0]!.retention,
-  }
+export const CONTROL_SPREAD: SpreadTable<JobControl> = {
+  getJob: { over: "every", merge: firstFound },
+  cancel: { over: "every", merge: firstFound },
+  changePriority: { over: "holder", pick: onePartition },
+  pause: { over: "every", merge: anyTrue },
+  resume: { over: "every", merge: anyTrue },
+  isPaused: { over: "every", merge: anyTrue },
+  clearDedupe: { over: "hash", key: (key) => key },
+  dedupeHolder: { over: "hash", key: (key) => key },
+  setRateLimit: {
+    over: "custom",
+    run: (_, at) =>
+      checked(validateRateLimit, (l) => at.setLimit({ limit: "rate", max: l?.max ?? null, perMs: l?.perMs ?? 0 })),
+  },
+  rateLimit: { over: "first" },
+  clearHold: { over: "every", merge: anyTrue },
+  setConcurrency: {
+    over: "custom",
+    run: (_, at) => checked(validateConcurrency, (n) => at.setLimit({ limit: "concurrency", max: n })),
+  },
+  concurrency: { over: "first" },
+  setRetention: { over: "every", merge: none },
+  retention: { over: "first" },
 }

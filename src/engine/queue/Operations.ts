@@ -1,17 +1,17 @@
 /**
  * The operator's calls of one queue ({@link makeQueueOps}): the listing, drain, clean,
  * obliterate and the calls on one job, each script call bounded by the queue's
- * `callTimeoutMs` and by {@link OPS_CHUNK} jobs; the partitioned queue's are in
- * `PartitionedOps.ts`. Bad input fails with InvalidOptions before anything is sent.
+ * `callTimeoutMs` and by {@link OPS_CHUNK} jobs; how each spreads over a partitioned queue
+ * is {@link OPS_SPREAD}. Bad input fails with InvalidOptions before anything is sent.
  */
 import * as Effect from "effect/Effect"
-import type * as Result from "effect/Result"
+import * as Result from "effect/Result"
 import { upgradeQueue } from "../admin/LayoutUpgrade.ts"
 import { farewellParents } from "../admin/Outbox.ts"
 import { runScript } from "../calls/Commands.ts"
 import { operationError } from "../calls/Replies.ts"
 import { Scripts } from "../calls/Scripts.ts"
-import { QueueClosed } from "../model/Errors.ts"
+import { InvalidOptions, QueueClosed, QueueHasActiveJobs, WrongJobState } from "../model/Errors.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { newRequestId } from "../model/RequestId.ts"
 import type { ListInput, OneJob, RawPage, RawRow } from "../scripts/OpsScripts.ts"
@@ -19,7 +19,7 @@ import type { ScriptDef } from "../scripts/Script.ts"
 import { readOnly } from "./Adding.ts"
 import { ulidTimeOf } from "./JobCommands.ts"
 import { type ControlledQueue, validateJobId } from "./JobControl.ts"
-import type { JobPage, ListedJob, MovedFrom, OpsError, QueueOps } from "./OpsApi.ts"
+import type { JobPage, ListedJob, ListState, MovedFrom, OpsError, QueueOps } from "./OpsApi.ts"
 import {
   checkCleanOptions,
   checkCursor,
@@ -29,6 +29,7 @@ import {
   checkRescheduleOptions,
   checkUpgradeOptions,
 } from "./OpsChecks.ts"
+import { type SpreadTable, sums } from "./Spread.ts"
 
 /** Most jobs one drain or clean script call removes: each call stays short (bench/ops.ts measures it). */
 export const OPS_CHUNK = 1000
@@ -168,4 +169,107 @@ export const makeQueueOps = (core: ControlledQueue, chunk: number = OPS_CHUNK): 
     updatePayload: (id, payload) =>
       jobId(id).pipe(Effect.flatMap((id) => onJob(Scripts.updatePayload, { requestId: newRequestId(), id, payload }))),
   }
+}
+
+/** A partitioned cursor: `<partition>~<the partition's cursor>`. */
+const CURSOR = /^([0-9]{1,4})~(.*)$/s
+
+/** The partition and its cursor a partitioned listing's cursor names ({ 0, "" } for the first page). */
+const splitCursor = (
+  cursor: unknown,
+  partitions: number,
+): Result.Result<{ part: number; inner: string }, InvalidOptions> => {
+  if (cursor === undefined || cursor === "") return Result.succeed({ part: 0, inner: "" })
+  const m = typeof cursor === "string" ? CURSOR.exec(cursor) : null
+  if (m && Number(m[1]) < partitions) return Result.succeed({ part: Number(m[1]), inner: m[2]! })
+  return Result.fail(
+    new InvalidOptions({
+      field: "cursor",
+      value: cursor,
+      reason: "must be the cursor of a previous getJobs page of this queue (omit it for the first page)",
+    }),
+  )
+}
+
+/** The one answer of the partition that has the job, else the refusal that names the job unknown. */
+const holderOf = (results: ReadonlyArray<Result.Result<MovedFrom, OpsError>>): Effect.Effect<MovedFrom, OpsError> => {
+  const found = results.find(
+    (r) => Result.isSuccess(r) || !(r.failure instanceof WrongJobState) || r.failure.state !== "unknown",
+  )
+  const chosen = found ?? results[0]!
+  return Result.isSuccess(chosen) ? Effect.succeed(chosen.success) : Effect.fail(chosen.failure)
+}
+
+/**
+ * A page from partition `part` on (at its cursor `inner`): a partition read to its end hands
+ * on to the next one's first page, and an empty one is skipped, so each call still reads one page.
+ */
+const pageFrom = (
+  each: ReadonlyArray<QueueOps>,
+  options: { readonly state: ListState; readonly count: number; readonly order: "asc" | "desc" },
+  part: number,
+  inner: string,
+): Effect.Effect<JobPage, OpsError> =>
+  Effect.gen(function* () {
+    for (let i = part, cursor = inner; ; i++, cursor = "") {
+      const page = yield* each[i]!.getJobs(options.state, { count: options.count, order: options.order, cursor })
+      const last = i === each.length - 1
+      if (page.cursor !== undefined) return { ...page, cursor: `${i}~${page.cursor}` }
+      if (last) return page
+      if (page.jobs.length > 0) return { ...page, cursor: `${i + 1}~` }
+    }
+  })
+
+/**
+ * The operator's calls over a partitioned queue: a listing reads the partitions one after
+ * the other (its cursor names the partition), drain, clean and obliterate run in every
+ * partition and add up (a clean's `limit` applies per partition), and a call on one job goes
+ * to every partition at once: the job is in exactly one, and the others refuse it as
+ * unknown, writing nothing.
+ */
+export const OPS_SPREAD: SpreadTable<QueueOps> = {
+  getJobs: {
+    over: "custom",
+    run: (each) => (state, options) =>
+      Effect.gen(function* () {
+        const o = yield* take(checkListOptions(state, options))
+        const at = yield* take(splitCursor(o.cursor, each.length))
+        return yield* pageFrom(each, o, at.part, at.inner)
+      }),
+  },
+  drain: { over: "every", merge: sums },
+  clean: { over: "every", merge: sums },
+  obliterate: {
+    over: "custom",
+    run: (each, at) => (options) =>
+      Effect.gen(function* () {
+        const { force } = yield* take(checkObliterateOptions(options))
+        const all = <A>(f: (o: QueueOps) => Effect.Effect<A, OpsError>) =>
+          Effect.forEach(each, f, { concurrency: "unbounded" })
+        // refused in every partition unless none has an active job: count them all first
+        const active = (yield* all((o) => o.getJobs("active", { count: 1 }))).reduce((n, p) => n + p.total, 0)
+        if (active > 0 && !force) return yield* Effect.fail(new QueueHasActiveJobs({ queue: at.name, active }))
+        const r = yield* all((o) => o.obliterate({ force }))
+        return { active: r.reduce((n, x) => n + x.active, 0) }
+      }),
+  },
+  upgrade: {
+    over: "every",
+    merge: (r, _, at) => {
+      const waiting = r.find((x) => !x.done)
+      return {
+        queue: at.name,
+        done: waiting === undefined,
+        layout: waiting?.layout ?? r[0]!.layout,
+        steps: r.reduce((n, x) => n + x.steps, 0),
+        moved: r.reduce((n, x) => n + x.moved, 0),
+        longestCallMs: Math.max(...r.map((x) => x.longestCallMs)),
+        waitingFor: r.flatMap((x) => x.waitingFor),
+      }
+    },
+  },
+  promote: { over: "holder", pick: holderOf },
+  reschedule: { over: "holder", pick: holderOf },
+  retry: { over: "holder", pick: holderOf },
+  updatePayload: { over: "holder", pick: holderOf },
 }

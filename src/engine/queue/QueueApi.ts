@@ -65,6 +65,8 @@ export interface JobControl {
   readonly resume: Effect.Effect<boolean, ControlError>
   readonly isPaused: Effect.Effect<boolean, ControlError>
   readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
+  /** The id of the job holding dedupe key `key`, or undefined when it is free; partitioned: the key's partition. */
+  readonly dedupeHolder: (key: string) => Effect.Effect<string | undefined, ControlError | RedisError>
   /** Set (`{ max, perMs }`) or clear (null: lifting a RateLimited hold too) the queue-wide rate limit; partitioned: each partition's. */
   readonly setRateLimit: (limit: unknown) => Effect.Effect<void, ControlError>
   /** The rate limit, or null when none is set. */

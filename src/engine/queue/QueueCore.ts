@@ -14,12 +14,9 @@ import { DEFAULT_PREFIX, type QueueKeys, queueKeys } from "../model/Keys.ts"
 import { checkPrefix } from "../model/QueueName.ts"
 import { type Checked, checkIntegerOr, checkKnownKeys, checkObject, Limits, orThrow } from "../model/Validate.ts"
 import { makeAdds, readOnly, unknownOutcome } from "./Adding.ts"
+import { makeCapabilities } from "./Capabilities.ts"
 import { makeDependencyControl } from "./Dependencies.ts"
-import { makeGroupControl } from "./Groups.ts"
 import { checkJobOptions, DEDUPE_UNTIL_FINISHED, type JobOptions, type ResolvedJobOptions } from "./Job.ts"
-import { makeJobControl } from "./JobControl.ts"
-import { makeManual } from "./Manual.ts"
-import { makeQueueOps } from "./Operations.ts"
 import type { DeadTarget, QueueApi } from "./QueueApi.ts"
 import { makeSchedules } from "./Schedules.ts"
 
@@ -206,11 +203,8 @@ export const makeQueueCore = (client: RedisClient, name: string, settings: Queue
         yield* readOnly(openWith(() => calls))
         return yield* sweepPass(calls, { ...options, limit })
       }).pipe(unknownOutcome("sweep")),
-    control: makeJobControl({ name, keys, calls, isClosed }),
+    ...makeCapabilities({ name, keys, calls, isClosed }),
     schedules: makeSchedules(calls.client, keys, isClosed, settings.maxPayloadBytes),
-    ops: makeQueueOps({ name, keys, calls, isClosed }),
-    groupControl: makeGroupControl({ name, keys, client: calls.client, isClosed }),
-    manual: makeManual({ name, keys, calls, isClosed }),
     dependencies: makeDependencyControl({
       name,
       keys,
