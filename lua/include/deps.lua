@@ -109,13 +109,14 @@ local function deps_release(now, id, events, maxlen)
   return true
 end
 
--- deps_register(pid, members, policies): count the children `members` ("<pid>|<cq>|<cid>",
+-- deps_register(pid, members, policies, new): count the children `members` ("<pid>|<cq>|<cid>",
 --   each with its policy) pending for `pid`, each once; an HMGET, HSET, ZADD a 500, one HINCRBY.
-local function deps_register(pid, members, policies)
+--   new: the members are new edges, each once (jobs of this add: not read, no HMGET).
+local function deps_register(pid, members, policies, new)
   local added = 0
   for i = 1, #members, 500 do
     local j = math.min(i + 499, #members)
-    local had = redis.call('HMGET', DEP.state, unpack(members, i, j))
+    local had = new and {} or redis.call('HMGET', DEP.state, unpack(members, i, j))
     local h, z, seen = {}, {}, {}
     for k = i, j do
       local m = members[k]
