@@ -265,6 +265,17 @@ local function deps_outbox(limit)
   return redis.call('LRANGE', DEP.outbox, 0, limit - 1)
 end
 
+-- deps_outbox_len(): how many notes the outbox holds (complete: where its own notes begin).
+local function deps_outbox_len()
+  return redis.call('LLEN', DEP.outbox)
+end
+
+-- deps_outbox_from(i, limit): the notes from index i (0-based) on, at most `limit` (the
+--   notes a call appended after it read deps_outbox_len).
+local function deps_outbox_from(i, limit)
+  return redis.call('LRANGE', DEP.outbox, i, i + limit - 1)
+end
+
 -- deps_ack(notes): remove the applied notes (one copy each).
 local function deps_ack(notes)
   local n = 0
