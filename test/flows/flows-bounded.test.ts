@@ -29,9 +29,10 @@ const scriptRuns = (seen: readonly Monitored[], sha: string) => {
   for (const c of seen) {
     const call = c.args[0]?.toLowerCase()
     if (c.source === "lua") current?.push(c)
-    else if ((call === "evalsha" && c.args[1] === sha) || (call === "eval" && shaOf(c.args[1] ?? "") === sha))
-      runs.push((current = []))
-    else current = undefined
+    else if ((call === "evalsha" && c.args[1] === sha) || (call === "eval" && shaOf(c.args[1] ?? "") === sha)) {
+      current = []
+      runs.push(current)
+    } else current = undefined
   }
   return runs.filter((r) => r.length > 0)
 }
