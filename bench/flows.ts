@@ -8,21 +8,31 @@
  * 3. cost: Redis µs per child of add + run + the parent's release and run (1 × 1,000, the
  *    SLOWLOG sum of the top-level calls, and the main thread's CPU from INFO cpu);
  * 4. tree: a 3-level tree of 10,000 nodes (1 + 99 + 9,900), 16 handlers at once in one
- *    worker, from the add's start to the root's completion.
+ *    worker (`tree.10k.c16`), and 16 workers of one handler each (`tree.10k.w16`), from the
+ *    add's start to the root's completion;
+ * 5. bound: Redis CPU µs per child end (its run, its note, its parent's count) of a 1 × 100
+ *    and a 1 × 10,000 flow, leaseq only: fan-in O(1) per child end when the two are alike.
  *
- *   node --conditions=leaseq-source bench/flows.ts <redis port> [rounds=5] [--only add,fanin,cost,tree]
+ *   node --conditions=leaseq-source bench/flows.ts <redis port> [rounds=5] [--only add,fanin,cost,tree,bound]
+ *     [--before <path of another tree's src/index.ts>]
  *
- * The Redis at `<port>` is FLUSHALLed.
+ * `--before` runs that tree's leaseq too, as the library `before`, in the same rounds (a
+ * change measured side by side with the tree before it). The add takes 5 flows per library
+ * a round, interleaved. The Redis at `<port>` is FLUSHALLed.
  */
 import { Queue as BullQueue, Worker as BullWorker, FlowProducer } from "bullmq"
-import { Queue, Worker } from "../src/index.ts"
+import * as current from "../src/index.ts"
 import { connect, flushAll, probe, scriptNames } from "./lib/redis.ts"
 import { fmt, median, quantile, waitFor } from "./lib/stats.ts"
 import { ROOT } from "./paths.ts"
 
 const args = process.argv.slice(2)
-const onlyAt = args.indexOf("--only")
-const only = onlyAt >= 0 ? args.splice(onlyAt, 2)[1]!.split(",") : ["add", "fanin", "cost", "tree"]
+const option = (name: string): string | undefined => {
+  const at = args.indexOf(name)
+  return at >= 0 ? args.splice(at, 2)[1] : undefined
+}
+const only = option("--only")?.split(",") ?? ["add", "fanin", "cost", "tree", "bound"]
+const beforePath = option("--before")
 const [port = "6379", roundsArg = "5"] = args
 const rounds = Number(roundsArg)
 const url = `redis://127.0.0.1:${port}`
@@ -30,8 +40,14 @@ const connection = { host: "127.0.0.1", port: Number(port), maxRetriesPerRequest
 const admin = connect(url)
 const names = await scriptNames(ROOT)
 const payload = (n: number) => ({ n, s: "x".repeat(32) })
-const LIBS = ["leaseq", "bullmq"] as const
-type Lib = (typeof LIBS)[number]
+type Lib = "leaseq" | "bullmq" | "before"
+const LIBS: ReadonlyArray<Lib> = beforePath ? ["leaseq", "bullmq", "before"] : ["leaseq", "bullmq"]
+/** The leaseq of each leaseq library: this tree's, or the one `--before` names. */
+const leaseqOf: Record<Exclude<Lib, "bullmq">, typeof current> = {
+  leaseq: current,
+  before: beforePath ? ((await import(beforePath)) as typeof current) : current,
+}
+const byLib = (): Record<Lib, number[]> => ({ leaseq: [], bullmq: [], before: [] })
 
 /** One flow of a parent and `n` children, as each library takes it. */
 const leaseqFlow = (n: number, childQueue?: string) => ({
@@ -81,7 +97,7 @@ const bullTree = (queue: string) => ({
 /** Runs `body` for each library in each round, alternating which goes first, on an emptied Redis. */
 const alternate = async (what: string, body: (lib: Lib, round: number) => Promise<void>) => {
   for (let r = 0; r < rounds; r++) {
-    const order = r % 2 === 0 ? LIBS : ([...LIBS].reverse() as unknown as typeof LIBS)
+    const order = r % 2 === 0 ? LIBS : [...LIBS].reverse()
     for (const lib of order) {
       await flushAll(admin)
       await body(lib, r)
@@ -90,33 +106,55 @@ const alternate = async (what: string, body: (lib: Lib, round: number) => Promis
   }
 }
 
-const rows: Array<{ id: string; leaseq: number; bullmq: number; unit: string; better: "higher" | "lower" }> = []
+const rows: Array<{
+  id: string
+  leaseq: number
+  bullmq: number
+  before?: number
+  unit: string
+  better: "higher" | "lower"
+}> = []
 const report = (id: string, unit: string, better: "higher" | "lower", by: Record<Lib, number[]>) => {
   const row = { id, leaseq: median(by.leaseq), bullmq: median(by.bullmq), unit, better }
-  rows.push(row)
-  const ratio = better === "higher" ? row.leaseq / row.bullmq : row.bullmq / row.leaseq
+  const before = by.before.length > 0 ? median(by.before) : undefined
+  rows.push(before === undefined ? row : { ...row, before })
+  const gain = (x: number, y: number) => (better === "higher" ? x / y : y / x)
+  const beside = (lib: Lib) => (by[lib].length > 0 ? `; ${lib} ${by[lib].map(fmt).join(" ")}` : "")
   console.log(
-    `${id.padEnd(22)} leaseq ${fmt(row.leaseq).padStart(9)}  bullmq ${fmt(row.bullmq).padStart(9)} ${unit.padEnd(8)} leaseq ${ratio.toFixed(2)}× better  (leaseq ${by.leaseq.map(fmt).join(" ")}; bullmq ${by.bullmq.map(fmt).join(" ")})`,
+    `${id.padEnd(22)} leaseq ${fmt(row.leaseq).padStart(9)}  bullmq ${fmt(row.bullmq).padStart(9)} ${unit.padEnd(8)} leaseq ${gain(row.leaseq, row.bullmq).toFixed(2)}× better` +
+      (before === undefined
+        ? ""
+        : `, before ${fmt(before)} (${gain(row.leaseq, before).toFixed(2)}× better than before)`) +
+      `  (leaseq ${by.leaseq.map(fmt).join(" ")}${beside("bullmq")}${beside("before")})`,
   )
 }
 
-// 1. add 1 × 1,000
+// 1. add 1 × 1,000: 5 flows a library a round, interleaved (one call is short: many samples)
 if (only.includes("add")) {
-  const by: Record<Lib, number[]> = { leaseq: [], bullmq: [] }
-  const q = new Queue("fa", { connection: url })
+  const by = byLib()
+  const qs = {
+    leaseq: new current.Queue("fa", { connection: url }),
+    before: new leaseqOf.before.Queue("fc", { connection: url }),
+  }
   const fp = new FlowProducer({ connection })
-  await q.stats()
-  await fp.add(bullFlow("fb", 1)) // scripts loaded, connected
   const flow = leaseqFlow(1000)
   const bflow = bullFlow("fb", 1000)
-  await alternate("add", async (lib) => {
-    const t = performance.now()
-    if (lib === "leaseq") await q.addFlow(flow)
-    else await fp.add(bflow)
-    by[lib].push(1001 / ((performance.now() - t) / 1000))
-  })
+  const once = (lib: Lib) => (lib === "bullmq" ? fp.add(bflow) : qs[lib].addFlow(flow))
+  for (let r = 0; r < rounds; r++) {
+    await flushAll(admin)
+    for (const lib of LIBS) await once(lib) // scripts loaded, connected, after the FLUSHALL
+    for (let k = 0; k < 5; k++) {
+      for (const lib of (r * 5 + k) % 2 === 0 ? LIBS : [...LIBS].reverse()) {
+        const t = performance.now()
+        await once(lib)
+        by[lib].push(1001 / ((performance.now() - t) / 1000))
+      }
+    }
+    process.stderr.write(`add: round ${r + 1}/${rounds}\n`)
+  }
   report("add.1x1000", "jobs/s", "higher", by)
-  await q.close()
+  await qs.leaseq.close()
+  await qs.before.close()
   await fp.close()
 }
 
@@ -126,7 +164,8 @@ const fanIn = async (lib: Lib, flows: number, n: number): Promise<number[]> => {
   let lastChildDone = 0
   let parentStarted = 0
   let childrenDone = 0
-  if (lib === "leaseq") {
+  if (lib !== "bullmq") {
+    const { Queue, Worker } = leaseqOf[lib]
     const q = new Queue("pa", { connection: url })
     await q.setRetention({ completed: { count: 0 } })
     await new Queue("pb", { connection: url }).setRetention({ completed: { count: 0 } })
@@ -190,8 +229,8 @@ const fanIn = async (lib: Lib, flows: number, n: number): Promise<number[]> => {
 
 // 2. fan-in latency
 if (only.includes("fanin")) {
-  const p50: Record<Lib, number[]> = { leaseq: [], bullmq: [] }
-  const p99: Record<Lib, number[]> = { leaseq: [], bullmq: [] }
+  const p50 = byLib()
+  const p99 = byLib()
   await alternate("fanin", async (lib) => {
     const lat = await fanIn(lib, 100, 10)
     p50[lib].push(quantile(lat, 0.5))
@@ -201,59 +240,101 @@ if (only.includes("fanin")) {
   report("fanin.p99", "ms", "lower", p99)
 }
 
-/** Add a flow, run it to the end (all in queue `c`, one worker at concurrency `conc`); resolves when the root completed. */
-const runFlow = async (lib: Lib, flow: "1x1000" | "tree", conc: number, measure: boolean) => {
-  const total = flow === "tree" ? 10_000 : 1001
+/** What runFlow runs: the flow, and its handlers (`workers` workers of `conc` each). */
+interface FlowRun {
+  readonly flow: "1x1000" | "tree" | "1x100" | "1x10000"
+  readonly workers: number
+  readonly conc: number
+  /**
+   * Measure Redis (SLOWLOG, INFO) around the run; `afterAdd`: only the run, the flow added
+   * to a paused queue and resumed inside the probe (leaseq libraries only).
+   */
+  readonly measure: false | "all" | "afterAdd"
+}
+const sizeOf = (flow: FlowRun["flow"]) =>
+  flow === "tree" ? 10_000 : flow === "1x100" ? 101 : flow === "1x10000" ? 10_000 : 1001
+
+/** Add a flow, run it to the end (all in queue `c`); resolves when every job completed. */
+const runFlow = async (lib: Lib, run: FlowRun) => {
+  const total = sizeOf(run.flow)
   let done = 0
   const t = { start: 0, end: 0 }
-  if (lib === "leaseq") {
+  let add: () => Promise<unknown>
+  let close: () => Promise<void>
+  let resume = async () => {}
+  if (lib !== "bullmq") {
+    const { Queue, Worker } = leaseqOf[lib]
     const q = new Queue("c", { connection: url })
     await q.setRetention({ completed: { count: 0 } })
-    const w = new Worker("c", () => undefined, { connection: url, concurrency: conc })
-    w.on("completed", () => void done++)
-    w.on("error", () => {})
-    await w.ready
-    const body = flow === "tree" ? leaseqTree() : leaseqFlow(1000)
-    const go = async () => {
-      t.start = performance.now()
-      await q.addFlow(body)
-      await waitFor("flow", () => done === total, 300_000, 2)
-      t.end = performance.now()
+    if (run.measure === "afterAdd") {
+      await q.pause()
+      resume = async () => void (await q.resume())
     }
-    let server: Awaited<ReturnType<typeof probe>>["server"] | undefined
-    if (measure) server = (await probe(admin, names, go)).server
-    else await go()
-    await w.close()
-    await q.close()
-    return { ms: t.end - t.start, server }
+    const ws = Array.from({ length: run.workers }, () => {
+      const w = new Worker("c", () => undefined, { connection: url, concurrency: run.conc })
+      w.on("completed", () => void done++)
+      w.on("error", () => {})
+      return w
+    })
+    for (const w of ws) await w.ready
+    const body = run.flow === "tree" ? leaseqTree() : leaseqFlow(total - 1)
+    add = () => q.addFlow(body)
+    close = async () => {
+      for (const w of ws) await w.close()
+      await q.close()
+    }
+  } else {
+    const fp = new FlowProducer({ connection })
+    const ws = Array.from({ length: run.workers }, () => {
+      const w = new BullWorker("c", async () => undefined, { connection, concurrency: run.conc })
+      w.on("completed", () => void done++)
+      return w
+    })
+    for (const w of ws) await w.waitUntilReady()
+    await new BullQueue("c", { connection }).waitUntilReady()
+    const body = run.flow === "tree" ? bullTree("c") : bullFlow("c", total - 1)
+    add = () => fp.add(body)
+    close = async () => {
+      for (const w of ws) await w.close()
+      await fp.close()
+    }
   }
-  const fp = new FlowProducer({ connection })
-  const w = new BullWorker("c", async () => undefined, { connection, concurrency: conc })
-  w.on("completed", () => void done++)
-  await w.waitUntilReady()
-  await new BullQueue("c", { connection }).waitUntilReady()
-  const body = flow === "tree" ? bullTree("c") : bullFlow("c", 1000)
-  const go = async () => {
-    t.start = performance.now()
-    await fp.add(body)
+  const finish = async () => {
     await waitFor("flow", () => done === total, 300_000, 2)
     t.end = performance.now()
   }
   let server: Awaited<ReturnType<typeof probe>>["server"] | undefined
-  if (measure) server = (await probe(admin, names, go)).server
-  else await go()
-  await w.close()
-  await fp.close()
+  t.start = performance.now()
+  if (run.measure === "all")
+    server = (
+      await probe(admin, names, async () => {
+        await add()
+        await finish()
+      })
+    ).server
+  else if (run.measure === "afterAdd") {
+    await add()
+    server = (
+      await probe(admin, names, async () => {
+        await resume()
+        await finish()
+      })
+    ).server
+  } else {
+    await add()
+    await finish()
+  }
+  await close()
   return { ms: t.end - t.start, server }
 }
 
 // 3. Redis µs per child
 if (only.includes("cost")) {
-  const us: Record<Lib, number[]> = { leaseq: [], bullmq: [] }
-  const cpu: Record<Lib, number[]> = { leaseq: [], bullmq: [] }
-  const cmds: Record<Lib, number[]> = { leaseq: [], bullmq: [] }
+  const us = byLib()
+  const cpu = byLib()
+  const cmds = byLib()
   await alternate("cost", async (lib) => {
-    const { server } = await runFlow(lib, "1x1000", 16, true)
+    const { server } = await runFlow(lib, { flow: "1x1000", workers: 1, conc: 16, measure: "all" })
     us[lib].push(server!.sumUs / 1000)
     cpu[lib].push(server!.cpuUs / 1000)
     cmds[lib].push(server!.commands / 1000)
@@ -263,13 +344,40 @@ if (only.includes("cost")) {
   report("cost.commands/child", "cmds", "lower", cmds)
 }
 
-// 4. a 3-level tree of 10,000 nodes, 16 handlers
+// 4. a 3-level tree of 10,000 nodes, 16 handlers in one worker, then 16 workers of one
 if (only.includes("tree")) {
-  const wall: Record<Lib, number[]> = { leaseq: [], bullmq: [] }
-  await alternate("tree", async (lib) => {
-    wall[lib].push((await runFlow(lib, "tree", 16, false)).ms / 1000)
+  for (const [id, workers, conc] of [
+    ["tree.10k.c16", 1, 16],
+    ["tree.10k.w16", 16, 1],
+  ] as const) {
+    const wall = byLib()
+    await alternate(id, async (lib) => {
+      wall[lib].push((await runFlow(lib, { flow: "tree", workers, conc, measure: false })).ms / 1000)
+    })
+    report(id, "s", "lower", wall)
+  }
+}
+
+// 5. fan-in bounded: Redis CPU per child end, 1 × 100 beside 1 × 10,000 (leaseq libraries only)
+if (only.includes("bound")) {
+  const small = byLib()
+  const large = byLib()
+  await alternate("bound", async (lib) => {
+    if (lib === "bullmq") return
+    for (const [flow, into] of [
+      ["1x100", small],
+      ["1x10000", large],
+    ] as const) {
+      const { server } = await runFlow(lib, { flow, workers: 1, conc: 16, measure: "afterAdd" })
+      into[lib].push(server!.cpuUs / (sizeOf(flow) - 1))
+    }
   })
-  report("tree.10k.c16", "s", "lower", wall)
+  for (const lib of LIBS.filter((l) => l !== "bullmq")) {
+    const [s1, s2] = [median(small[lib]), median(large[lib])]
+    console.log(
+      `bound.cpu-us/child-end ${lib.padEnd(7)} 1×100 ${fmt(s1)} µs, 1×10,000 ${fmt(s2)} µs: ×${(s2 / s1).toFixed(2)}  (${small[lib].map(fmt).join(" ")}; ${large[lib].map(fmt).join(" ")})`,
+    )
+  }
 }
 
 console.log(JSON.stringify({ rows }))

@@ -109,13 +109,14 @@ local function deps_release(now, id, events, maxlen)
   return true
 end
 
--- deps_register(pid, members, policies): count the children `members` ("<pid>|<cq>|<cid>",
+-- deps_register(pid, members, policies, new): count the children `members` ("<pid>|<cq>|<cid>",
 --   each with its policy) pending for `pid`, each once; an HMGET, HSET, ZADD a 500, one HINCRBY.
-local function deps_register(pid, members, policies)
+--   new: the members are new edges, each once (jobs of this add: not read, no HMGET).
+local function deps_register(pid, members, policies, new)
   local added = 0
   for i = 1, #members, 500 do
     local j = math.min(i + 499, #members)
-    local had = redis.call('HMGET', DEP.state, unpack(members, i, j))
+    local had = new and {} or redis.call('HMGET', DEP.state, unpack(members, i, j))
     local h, z, seen = {}, {}, {}
     for k = i, j do
       local m = members[k]
@@ -262,6 +263,17 @@ end
 -- deps_outbox(limit): the oldest `limit` notes of the outbox.
 local function deps_outbox(limit)
   return redis.call('LRANGE', DEP.outbox, 0, limit - 1)
+end
+
+-- deps_outbox_len(): how many notes the outbox holds (complete: where its own notes begin).
+local function deps_outbox_len()
+  return redis.call('LLEN', DEP.outbox)
+end
+
+-- deps_outbox_from(i, limit): the notes from index i (0-based) on, at most `limit` (the
+--   notes a call appended after it read deps_outbox_len).
+local function deps_outbox_from(i, limit)
+  return redis.call('LRANGE', DEP.outbox, i, i + limit - 1)
 end
 
 -- deps_ack(notes): remove the applied notes (one copy each).

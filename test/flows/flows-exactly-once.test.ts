@@ -5,7 +5,9 @@
  * completed again, notes applied twice (a drainer that died between apply and removal),
  * and a worker SIGKILLed right after its child's ack (its outbox drained by the sweep).
  */
+import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
+import { drainOutbox } from "../../src/engine/admin/Outbox.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { scriptKeys } from "../../src/engine/scripts/Script.ts"
@@ -35,7 +37,9 @@ describe("exactly once", () => {
     const script = Scripts.complete
     const args = script.args({ items: [{ id: child, token: job!.token }], lane: "w1:a0" })
     const send = () => shared.raw.eval(script.source, script.keys.length, ...scriptKeys(script, keys), ...args)
-    expect(await send()).toEqual([2])
+    // the first answer carries the note it left (the worker applies it without reading the
+    // outbox); the re-send answers the statuses alone and leaves no second note
+    expect(await send()).toEqual([2, `${qa}|${parent}|${child}|completed`])
     expect(await send()).toEqual([2])
     expect(await shared.raw.llen(keys.depOutbox)).toBe(1)
     await b.sweep()
@@ -44,6 +48,39 @@ describe("exactly once", () => {
     expect((await a.getJob(parent))?.state).toBe("waiting")
     expect((await a.stats()).waiting).toBe(1)
     expect((await a.getDependencies(parent)).pending).toBe(0)
+  })
+
+  it("a drain applies the notes a complete answered without reading them, and reads the rest", async () => {
+    const [qa, qb] = [name(), name()]
+    const a = useQueue<string>(qa)
+    const b = useQueue<string>(qb)
+    const tree = await a.addFlow({
+      payload: "parent",
+      children: [
+        { queue: qb, payload: "c1" },
+        { queue: qb, payload: "c2" },
+      ],
+    })
+    const [c1, c2] = tree.children.map((c) => c.id)
+    const keys = queueKeys(qb)
+    const jobs = await b.reserve({ count: 2 })
+    const script = Scripts.complete
+    const complete = (id: string) => {
+      const job = jobs.find((j) => j.id === id)!
+      const args = script.args({ items: [{ id, token: job.token }], lane: "" })
+      return shared.raw.eval(script.source, script.keys.length, ...scriptKeys(script, keys), ...args)
+    }
+    const [, given] = (await complete(c1!)) as [number, string]
+    await complete(c2!)
+    // c1's note is only given (taken out of the outbox here, so only the answer has it), c2's
+    // only in the outbox (as a fail's or a reserve's rider's would be): both count
+    expect(await shared.raw.lrem(keys.depOutbox, 1, given)).toBe(1)
+    let asked = 0
+    const applied = await Effect.runPromise(drainOutbox(shared.client, keys, 4, () => (asked++ === 0 ? [given] : [])))
+    expect(applied).toBe(2)
+    expect(await shared.raw.llen(keys.depOutbox)).toBe(0)
+    expect((await a.getJob(tree.id))?.state).toBe("waiting")
+    expect((await a.getDependencies(tree.id)).pending).toBe(0)
   })
 
   it("a lease reclaimed by the sweep: the old holder's late complete is refused, the new one counts once", async () => {

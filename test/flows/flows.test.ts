@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
-import { InvalidOptions } from "../../src/index.ts"
+import { InvalidOptions, InvalidPayload } from "../../src/index.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
@@ -65,6 +65,40 @@ describe("addFlow", () => {
     await expect(bad).rejects.toBeInstanceOf(InvalidOptions)
     await expect(bad).rejects.toMatchObject({ field: "children[1].children[0].options.priority" })
     expect(await shared.raw.exists(queueKeys(q).data)).toBe(0)
+  })
+
+  it("refuses a payload JSON cannot hold anywhere by its path, and writes nothing", async () => {
+    const q = name()
+    const queue = useQueue<unknown>(q)
+    const bad = queue.addFlow({
+      payload: "p",
+      children: [{ payload: "a" }, { payload: "b", children: [{ payload: "c" }, { payload: { n: 1n } }] }],
+    })
+    await expect(bad).rejects.toBeInstanceOf(InvalidPayload)
+    await expect(bad).rejects.toMatchObject({ field: "children[1].children[1].payload" })
+    expect(await shared.raw.exists(queueKeys(q).data)).toBe(0)
+  })
+
+  it("a node without options takes its queue's defaults, one with options its own", async () => {
+    const [qa, qb] = [name(), name()]
+    const a = useQueue<string>(qa, { defaultJobOptions: { maxAttempts: 5 } })
+    useQueue<string>(qb)
+    const tree = await a.addFlow({
+      payload: "p",
+      children: [
+        { payload: "same" },
+        { payload: "own", options: { maxAttempts: 7 } },
+        { payload: "other", queue: qb },
+        { payload: "same again" },
+      ],
+    })
+    const [same, own, other, again] = tree.children.map((c) => c.id)
+    const max = queueKeys(qa).max
+    expect(await shared.raw.hmget(max, tree.id, same!, own!, again!)).toEqual(["5", "5", "7", "5"])
+    // another queue's node takes that queue's defaults (none here: 3, not recorded)
+    expect(await shared.raw.hget(queueKeys(qb).max, other!)).toBeNull()
+    // one id each: the defaults are shared, the ids are not
+    expect(new Set([tree.id, same, own, other, again]).size).toBe(5)
   })
 })
 

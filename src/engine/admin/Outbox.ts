@@ -30,33 +30,46 @@ const byParentQueue = (keys: QueueKeys, notes: ReadonlyArray<string>) => {
   return byQueue
 }
 
+/** Apply `notes` (read from the outbox of `keys`' queue) on each parent's queue: the notes applied, as read. */
+const applyNotes = (client: RedisClient, keys: QueueKeys, notes: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const applied: string[] = []
+    for (const [queue, g] of byParentQueue(keys, notes)) {
+      yield* runScript(client, queue === keys.queue ? keys : queueKeys(queue, keys.prefix), Scripts.depsApply, g.notes)
+      applied.push(...g.raw)
+    }
+    return applied
+  })
+
 /**
  * Apply the notes of the outbox of the queue of `keys` to their parents (each parent's
  * queue applies a note once however often it is sent), then remove them: a crash in between
  * applies them again, a no-op. At most `rounds` rounds of {@link DRAIN_NOTES}: how many
- * notes were applied.
+ * notes were applied. `given`: before each round but the last, the notes known to be in the
+ * outbox since the last (complete's answers carry them), applied without a read first (the
+ * fan-in's round trip); the last round reads, so a note no answer carried (a fail's, a
+ * reserve's riders', another worker's) is applied by this drain too.
  */
 export const drainOutbox = (
   client: RedisClient,
   keys: QueueKeys,
   rounds = 4,
+  given: () => ReadonlyArray<string> = () => [],
 ): Effect.Effect<number, ScriptFailure | RedisError> =>
   Effect.gen(function* () {
     let applied: string[] = []
     let total = 0
     for (let round = 0; round < rounds; round++) {
-      const { notes } = yield* runScript(client, keys, Scripts.depsOutbox, { limit: DRAIN_NOTES, applied })
-      applied = []
-      for (const [queue, g] of byParentQueue(keys, notes)) {
-        yield* runScript(
-          client,
-          queue === keys.queue ? keys : queueKeys(queue, keys.prefix),
-          Scripts.depsApply,
-          g.notes,
-        )
-        applied.push(...g.raw)
-        total += g.notes.length
+      const known = round < rounds - 1 ? given() : []
+      if (known.length > 0) {
+        // applied without a read; removed by the next read (or at the end), as these are
+        applied.push(...(yield* applyNotes(client, keys, known)))
+        total += known.length
+        continue
       }
+      const { notes } = yield* runScript(client, keys, Scripts.depsOutbox, { limit: DRAIN_NOTES, applied })
+      applied = yield* applyNotes(client, keys, notes)
+      total += notes.length
       if (notes.length < DRAIN_NOTES) break
     }
     if (applied.length > 0) yield* runScript(client, keys, Scripts.depsOutbox, { limit: 0, applied })

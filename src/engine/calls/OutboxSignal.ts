@@ -6,20 +6,28 @@ import * as Effect from "effect/Effect"
 
 /**
  * Whether a completion of this command set left notes for parents in its queue's outbox
- * (flows, docs/flows.md): `poke` when one did, `wait` until one did (once per poke, however
- * many came meanwhile). A worker drains the outbox when woken; nothing waits without flows.
+ * (flows, docs/flows.md): `poke` when one did, with the notes when its answer carried them;
+ * `wait` until one did (once per poke, however many came meanwhile), then `take` the notes
+ * given since (at most {@link HELD_NOTES}; the outbox keeps them all). A worker applies
+ * them, then drains the outbox; nothing waits without flows.
  */
 export interface OutboxSignal {
-  readonly poke: () => void
+  readonly poke: (notes?: ReadonlyArray<string> | undefined) => void
   readonly wait: Effect.Effect<void>
+  readonly take: () => ReadonlyArray<string>
 }
+
+/** Most notes a signal holds for its drainer: past it they are read from the outbox instead. */
+export const HELD_NOTES = 1000
 
 /** A fresh {@link OutboxSignal}. */
 export const outboxSignal = (): OutboxSignal => {
   let pending = false
   let wake: (() => void) | undefined
+  let held: string[] = []
   return {
-    poke: () => {
+    poke: (notes) => {
+      if (notes) for (const n of notes) if (held.length < HELD_NOTES) held.push(n)
       pending = true
       const w = wake
       wake = undefined
@@ -38,11 +46,18 @@ export const outboxSignal = (): OutboxSignal => {
         wake = undefined
       })
     }),
+    take: () => {
+      const out = held
+      held = []
+      return out
+    },
   }
 }
 
-/** Poke `outbox` when an answer may have left notes (default: `complete`'s `notes`). */
+/** Poke `outbox` when an answer may have left notes (default: `complete`'s `notes`, with its `outbox`). */
 export const pokeOnNotes =
   <A>(outbox: OutboxSignal, left: (answer: A) => boolean = (a) => (a as { readonly notes?: boolean }).notes === true) =>
   (answer: A): Effect.Effect<void> =>
-    Effect.sync(() => (left(answer) ? outbox.poke() : undefined))
+    Effect.sync(() =>
+      left(answer) ? outbox.poke((answer as { readonly outbox?: ReadonlyArray<string> }).outbox) : undefined,
+    )

@@ -4,6 +4,7 @@
  * 10,000 jobs; the first bad node's path names the field (`children[2].options.priority`).
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import {
   type ChildFailurePolicy,
@@ -18,7 +19,7 @@ import {
 import { InvalidOptions } from "../model/Errors.ts"
 import { type Checked, checkKnownKeys, checkObject } from "../model/Validate.ts"
 import type { NewJob } from "../scripts/AddScripts.ts"
-import { checkJobOptions, type JobOptions, newJob } from "./Job.ts"
+import { checkJobOptions, type JobOptions, newJob, type ResolvedJobOptions } from "./Job.ts"
 
 /** The ids of a flow's jobs, as its tree. */
 export interface FlowIds {
@@ -77,6 +78,16 @@ export const planFlow = (
   rootPath = "",
 ): Checked<Planned> => {
   let nodes = 0
+  // a node without options takes its queue's defaults: checked once per queue, not per node
+  const plain = new Map<string, ResolvedJobOptions>()
+  const optionsOf = (field: string, given: unknown, queue: string): ResolvedJobOptions => {
+    if (given !== undefined) return must(checkJobOptions(field, given, defaultsOf(queue)))
+    const known = plain.get(queue)
+    if (known) return known
+    const resolved = must(checkJobOptions(field, {}, defaultsOf(queue)))
+    if (resolved.id === undefined) plain.set(queue, resolved)
+    return resolved
+  }
   const node = (path: string, value: unknown, queue: string, policy: ChildFailurePolicy): Planned => {
     if (++nodes > MAX_FLOW_NODES)
       refuse(
@@ -89,7 +100,7 @@ export const planFlow = (
     const at = (f: string) => (path ? `${path}.${f}` : f)
     const q = must(checkFlowQueue(at("queue"), v.queue, queue))
     if (typeof v.payload !== "string") refuse(at("payload"), v.payload, "is missing")
-    const options = must(checkJobOptions(at("options"), v.options ?? {}, defaultsOf(q)))
+    const options = optionsOf(at("options"), v.options ?? undefined, q)
     if (options.dedupeKey !== "")
       refuse(
         at("options.dedupeKey"),
@@ -132,7 +143,9 @@ export interface FlowNodeInput<P = unknown> extends Omit<EncodedFlowNode, "paylo
 /**
  * Encode every payload of a flow with `encode` (given each node's path field and queue,
  * undefined for the root's queue by default), the first error naming its path. A node that
- * is not an object is passed on as is, for {@link planFlow} to refuse by its path.
+ * is not an object is passed on as is, for {@link planFlow} to refuse by its path. An
+ * encoder that answers at once (an Exit: JSON, a synchronous Schema) is read in one plain
+ * walk, with no fiber per node; any other is run in order.
  */
 export const encodeFlow = <E>(
   node: FlowNodeInput,
@@ -140,15 +153,39 @@ export const encodeFlow = <E>(
   path = "",
   inherited: string | undefined = undefined,
 ): Effect.Effect<EncodedFlowNode, E> => {
-  if (typeof node !== "object" || node === null) return Effect.succeed(node as unknown as EncodedFlowNode)
-  const at = (f: string) => (path ? `${path}.${f}` : f)
-  const queue = typeof node.queue === "string" ? node.queue : inherited
-  return Effect.gen(function* () {
-    const payload = yield* encode(at("payload"), node.payload, queue)
-    if (!Array.isArray(node.children)) return { ...node, payload } as EncodedFlowNode
-    const children: EncodedFlowNode[] = []
-    for (let i = 0; i < node.children.length; i++)
-      children.push(yield* encodeFlow(node.children[i]!, encode, `${at("children")}[${i}]`, queue))
-    return { ...node, payload, children } as EncodedFlowNode
-  })
+  // each object node's payload, in pre-order (the order the texts are read back in)
+  const texts: Array<Effect.Effect<string, E>> = []
+  let pending = false
+  let failed: Effect.Effect<never, E> | undefined
+  const walk = (n: FlowNodeInput, at: string, queue: string | undefined): void => {
+    if (typeof n !== "object" || n === null || failed) return
+    const q = typeof n.queue === "string" ? n.queue : queue
+    const text = encode(`${at}payload`, n.payload, q)
+    if (Exit.isExit(text)) {
+      // a failure with nothing before it still to run is the first error: the walk stops
+      if (Exit.isFailure(text) && !pending) failed = Effect.asVoid(text) as Effect.Effect<never, E>
+    } else pending = true
+    texts.push(text)
+    const children = n.children
+    if (Array.isArray(children)) for (let i = 0; i < children.length; i++) walk(children[i]!, `${at}children[${i}].`, q)
+  }
+  walk(node, path ? `${path}.` : "", inherited)
+  if (failed) return failed
+  const build = (values: ReadonlyArray<string>): EncodedFlowNode => {
+    let k = 0
+    const copy = (n: FlowNodeInput): EncodedFlowNode => {
+      if (typeof n !== "object" || n === null) return n as unknown as EncodedFlowNode
+      const payload = values[k++]!
+      if (!Array.isArray(n.children)) return { ...n, payload } as EncodedFlowNode
+      const children: EncodedFlowNode[] = new Array(n.children.length)
+      for (let i = 0; i < n.children.length; i++) children[i] = copy(n.children[i]!)
+      return { ...n, payload, children } as EncodedFlowNode
+    }
+    return copy(node)
+  }
+  if (!pending) return Effect.succeed(build(texts.map((t) => (t as Exit.Success<string>).value)))
+  return Effect.map(
+    Effect.forEach(texts, (t) => t),
+    build,
+  )
 }

@@ -40,17 +40,30 @@ export const complete = defineScript({
   rest: ["id", "token", "result"],
   args: ({ items, lane }: AckInput<"items", Completion>): Argv =>
     pushCompletions([LAYOUT_VERSION, ...laneArgs(lane)], items),
-  // 2: completed, and notes for its parents went to the outbox (flows: drain it now)
+  // 2: completed, and notes for its parents went to the outbox (flows: drain it now); the
+  // notes themselves follow the statuses, as strings (lua/complete.lua)
   decode: (reply): Acked => {
     const r = list(reply)
-    const out: boolean[] & { notes?: boolean } = r.map((x) => x === 1 || x === 2)
+    const out: boolean[] & { notes?: boolean; outbox?: ReadonlyArray<string> } = []
+    const outbox: string[] = []
+    for (const x of r) {
+      if (typeof x === "string") outbox.push(x)
+      else out.push(x === 1 || x === 2)
+    }
     if (r.includes(2)) out.notes = true
+    if (outbox.length > 0) out.outbox = outbox
     return out
   },
 })
 
-/** `complete`'s answer: true per job completed; `notes` when the call left notes for parents in the outbox. */
-export type Acked = ReadonlyArray<boolean> & { readonly notes?: boolean }
+/**
+ * `complete`'s answer: true per job completed; `notes` when the call left notes for parents
+ * in the outbox, `outbox` those notes (at most 500; none on a re-send), to apply at once.
+ */
+export type Acked = ReadonlyArray<boolean> & {
+  readonly notes?: boolean
+  readonly outbox?: ReadonlyArray<string> | undefined
+}
 
 /**
  * How `fail` treats the job: retry unless attempts are used up, dead after this failure, or

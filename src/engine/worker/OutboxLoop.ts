@@ -1,8 +1,8 @@
 /**
  * The worker's outbox loop (flows, docs/flows.md): a completion that left notes for
- * parents in other queues pokes the command set's outbox signal (`Commands.outbox`), and
- * this loop drains the outbox at once (admin/Outbox.ts), so a parent becomes ready one
- * round trip after its last child's ack. It waits on the signal without a Redis call: a
+ * parents in other queues pokes the command set's outbox signal (`Commands.outbox`) with the
+ * notes its answer carried, and this loop applies them and drains the outbox at once
+ * (admin/Outbox.ts), so a parent becomes ready one round trip after its last child's ack. It waits on the signal without a Redis call: a
  * queue without flows never pokes it. A drain that fails is left to the next poke and to
  * the sweep (the backstop: `leaseq sweep`, the worker's sweep loop).
  */
@@ -19,7 +19,8 @@ export const outboxLoop = (ctx: {
   Effect.forever(
     Effect.andThen(
       ctx.commands.outbox.wait,
-      drainOutbox(ctx.commands.client, ctx.commands.keys).pipe(
+      // the notes the acks answered are applied first, without reading the outbox for them
+      drainOutbox(ctx.commands.client, ctx.commands.keys, 4, ctx.commands.outbox.take).pipe(
         Effect.catch((e) => Effect.sync(() => ctx.hooks.error?.(e))),
       ),
     ),

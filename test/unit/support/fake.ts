@@ -164,7 +164,7 @@ export const makeFake = (queue = "unit") => {
     keys,
     client: inertClient("client"),
     // no flows in the fake: nothing pokes the outbox, the worker's outbox loop waits for ever
-    outbox: { poke: () => undefined, wait: Effect.never },
+    outbox: { poke: () => undefined, wait: Effect.never, take: () => [] },
     reserve: (...a) =>
       Effect.suspend(() => {
         calls.push({
