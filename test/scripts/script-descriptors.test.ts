@@ -170,14 +170,22 @@ describe("the active group (lua/include/active.lua) and dead (lua/include/dead.l
     /redis\.p?call\('(ZADD|ZREM|ZPOPMIN|ZPOPMAX|ZINCRBY|ZREMRANGEBYSCORE|ZREMRANGEBYRANK|HSET|HSETNX|HDEL|HINCRBY|DEL|UNLINK)',\s*([^,)]+)/g
   const includeDir = new URL("include/", luaDir)
   const others = readdirSync(includeDir).filter((f) => f.endsWith(".lua") && f !== "active.lua" && f !== "dead.lua")
-  const written = (code: string, keyName: (arg: string) => string | undefined): ReadonlyArray<string> =>
-    [...code.replace(/--.*$/gm, "").matchAll(writes)]
+  /** The owned key names an expression reaches: by a KEYS entry, or a table field `x.dead`. */
+  const reached = (expr: string, keyName: (arg: string) => string | undefined): ReadonlyArray<string> =>
+    [...expr.matchAll(/KEYS\[\d+\]|\.(\w+)\b/g)]
+      .map((m) => (m[1] === undefined ? keyName(m[0]) : m[1]))
+      .filter((name): name is string => name !== undefined && owned.includes(name))
+  const written = (code: string, keyName: (arg: string) => string | undefined): ReadonlyArray<string> => {
+    const lua = code.replace(/--.*$/gm, "")
+    // a local (or loop variable) that may hold an owned key is one too: `local from = ({dead = KEYS[6]})[state]`
+    const aliases = new Set<string>()
+    for (const m of lua.matchAll(/^\s*(?:local\s+(\w+)\s*=|for\s+\w+\s*,\s*(\w+)\s+in)(.*)$/gm))
+      if (reached(m[3]!, keyName).length > 0) aliases.add((m[1] ?? m[2])!)
+    return [...lua.matchAll(writes)]
       .map((m) => [m[1]!, m[2]!.trim()] as const)
-      .filter(([, arg]) => {
-        const name = keyName(arg) ?? /\.(\w+)$/.exec(arg)?.[1]
-        return name !== undefined && owned.includes(name)
-      })
+      .filter(([, arg]) => aliases.has(arg) || reached(arg, keyName).length > 0)
       .map(([cmd, arg]) => `${cmd} ${arg}`)
+  }
 
   it.each(files)("lua/%s.lua writes no active or dead key on its own", (name) => {
     const { header, body } = split(name)

@@ -11,7 +11,7 @@ import { readdirSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
-import { expandedLines, type Line, type ScriptDef } from "../../src/engine/scripts/Script.ts"
+import { expandedLines, expandSource, type Line, type ScriptDef } from "../../src/engine/scripts/Script.ts"
 
 const src = (path: string) => new URL(`../../src/${path}`, import.meta.url).href
 
@@ -88,5 +88,25 @@ describe("script loading", () => {
       return [d.name, sha1(text), sha1(text)]
     })
     expect(now).toEqual(before)
+  })
+
+  it("an include is pulled in once however many lines name it, after the includes it names itself", () => {
+    const lines = expandSource("--!include ready\n--!include active\n--!include ready\nreturn 1", "test")
+    const defined = lines.map((l) => /^local function (\w+)\(/.exec(l.text)?.[1]).filter((f) => f !== undefined)
+    expect(defined.filter((f, i) => defined.indexOf(f) !== i)).toEqual([])
+    // active includes ready, which includes groups: each before the first use
+    expect(defined.indexOf("ready_left")).toBeGreaterThanOrEqual(0)
+    expect(defined.indexOf("ready_left")).toBeLessThan(defined.indexOf("active_leave"))
+    expect(lines.some((l) => l.text.startsWith("--!include"))).toBe(false)
+  })
+
+  it("an include line naming no file, or not of the form '--!include <name>', is an error naming the line", () => {
+    expect(() => expandSource("--!include no-such-include", "lua/x.lua")).toThrow(
+      'lua/x.lua: "--!include no-such-include" names no file: lua/include/no-such-include.lua is missing',
+    )
+    expect(() => expandSource("--!include Ready", "lua/x.lua")).toThrow(
+      /lua\/x.lua: "--!include Ready" is not an include line/,
+    )
+    expect(() => expandSource("--!include ready ", "lua/x.lua")).toThrow(/is not an include line/)
   })
 })
