@@ -48,7 +48,7 @@ export const EXEMPT: Readonly<Record<string, string>> = {
   "lua/reserve.lua#expanded":
     "reserve expands ready, groups, active, flow, events, complete-jobs and deps in one call; its phases are functions, so the main chunk holds 99 of Lua's 200 locals (154 before)",
   "lua/add.lua":
-    "add is one atomic operation: validate each job by name (J), then group maxSize and dedupe (extend, replace) before its first write; its phases are functions, not a split to fit",
+    "add is one atomic operation: each job read by field name (job_at), then group maxSize and dedupe (extend, replace) before its first write; its phases are functions, not a split to fit",
   "lua/obliterate.lua#keys":
     "obliterate deletes every key of the queue in one UNLINK: its KEYS are the whole layout (KEY_NAMES), growing with each key",
   "lua/reserve.lua#keys":

@@ -15,6 +15,7 @@ import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { ACTIVE_KEYS, KEY_GROUPS, KEY_TYPES, READY_KEYS } from "../../src/engine/model/Keys.ts"
+import { JOB_FIELDS } from "../../src/engine/scripts/AddScripts.ts"
 import type { ScriptDef } from "../../src/engine/scripts/Script.ts"
 
 const luaDir = new URL("../../lua/", import.meta.url)
@@ -139,22 +140,22 @@ describe("the ready group (lua/include/ready.lua)", () => {
 })
 
 /**
- * add.lua reads each job's fields by name through its table `J` (field -> offset in the
- * job's stride): the same names, in the same order, as the header's repeated group and the
- * descriptor's `rest` (scripts/AddScripts.ts sends them in that order), so a new job option
- * is one entry in each and no offset is counted by hand.
+ * add.lua reads each job's fields by name (job_at, built from its list `FIELDS`): the same
+ * names, in the same order, as the header's repeated group and the descriptor's `rest`
+ * (JOB_FIELDS of scripts/AddScripts.ts, which sends them in that order), so a new job option
+ * is one name in each and no offset is counted by hand.
  */
-describe("add.lua's field table", () => {
-  it("names the descriptor's repeated group in order, with its stride", () => {
+describe("add.lua's field list", () => {
+  it("names the descriptor's repeated group in order, and no job field is read by its offset", () => {
     const { body } = split("add")
-    const table = /^local J = \{([\s\S]*?)\}$/m.exec(body)?.[1] ?? ""
-    const entries = [...table.matchAll(/(\w+) = (\d+)/g)].map((m) => [m[1]!, Number(m[2])] as const)
-    const fields = entries.filter(([k]) => k !== "stride").sort((a, b) => a[1] - b[1])
+    const list = /^local FIELDS = \{([\s\S]*?)\}$/m.exec(body)?.[1] ?? ""
+    const fields = [...list.matchAll(/'(\w+)'/g)].map((m) => m[1]!)
     const add = descriptors.find((d) => d.name === "add")!
-    expect(fields.map(([k]) => k)).toEqual(add.rest)
-    expect(fields.map(([, v]) => v)).toEqual(add.rest.map((_, i) => i))
-    expect(entries.find(([k]) => k === "stride")?.[1]).toBe(add.rest.length)
-    expect(body).not.toMatch(/ARGV\[b \+ \d/)
+    expect(fields).toEqual(add.rest)
+    expect(Object.keys(JOB_FIELDS)).toEqual(add.rest)
+    // the one ARGV offset of a job's field is job_at's (the ARGV before the jobs: layout, requestId, n)
+    const reads = [...body.replace(/--.*$/gm, "").matchAll(/ARGV\[([^\]]+)\]/g)].map((m) => m[1]!)
+    expect(reads.filter((r) => !/^[123]$/.test(r))).toEqual(["b + f", "4 + STRIDE * n + i", "4 + (STRIDE + 1) * n + i"])
   })
 })
 
