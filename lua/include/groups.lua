@@ -285,11 +285,11 @@ local function groups_lib()
     end
   end
 
-  -- group_take(count, now, plain_take): up to `count` ready jobs, round robin over the groups
-  -- that can run and the ungrouped jobs (taken with plain_take(n)), one share each per round:
+  -- group_take(count, now, take_ungrouped): up to `count` ready jobs, round robin over the groups
+  -- that can run and the ungrouped jobs (taken with take_ungrouped(n)), one share each per round:
   -- floor(left / participants this round), at least 1, so one call serves many participants;
   -- a participant a call did not reach keeps its turn and is served first by the next call.
-  local function group_take(count, now, plain_take)
+  local function group_take(count, now, take_ungrouped)
     group_unhold(now)
     local limited = group_limited()
     local out, n = {}, 0
@@ -304,7 +304,7 @@ local function groups_lib()
         local want = math.min(share, count - n)
         local got, more
         if p == '' then
-          got = plain_take(want) or {}
+          got = take_ungrouped(want) or {}
           more = #got == want
         else
           got, more = group_serve(p, want, now, limited)

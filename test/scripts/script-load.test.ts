@@ -7,7 +7,7 @@
  */
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { readdirSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
@@ -108,5 +108,43 @@ describe("script loading", () => {
       /lua\/x.lua: "--!include Ready" is not an include line/,
     )
     expect(() => expandSource("--!include ready ", "lua/x.lua")).toThrow(/is not an include line/)
+  })
+
+  /**
+   * Include order is no rule in comments: an include names (directly or through another) every
+   * include whose functions it calls, so the expander puts those before it in every script. An
+   * include pulled into the middle of another (groups, part of ready.lua) may also call what
+   * that one defines above its `--!include` line.
+   */
+  it("each include names the includes whose functions it calls", () => {
+    const dir = new URL("../../lua/include/", import.meta.url)
+    const text = new Map(
+      readdirSync(dir)
+        .filter((f) => f.endsWith(".lua"))
+        .map((f) => [f.slice(0, -4), readFileSync(new URL(f, dir), "utf8")] as const),
+    )
+    const defined = (code: string) => [...code.matchAll(/^\s*local function (\w+)\(/gm)].map((m) => m[1]!)
+    const owner = new Map([...text].flatMap(([name, code]) => defined(code).map((f) => [f, name] as const)))
+    const includes = (name: string) => [...text.get(name)!.matchAll(/^--!include ([a-z-]+)$/gm)].map((m) => m[1]!)
+    const reach = (name: string, seen = new Set<string>()): Set<string> => {
+      for (const i of includes(name)) if (!seen.has(i)) reach(i, seen.add(i))
+      return seen
+    }
+    const missing: string[] = []
+    for (const [name, code] of text) {
+      const own = new Set([name, ...reach(name)])
+      // what an includer defines above the line that pulls this one in
+      const above = [...text].flatMap(([other, c]) => {
+        const at = c.search(new RegExp(`^--!include ${name}$`, "m"))
+        return at < 0 ? [] : defined(c.slice(0, at))
+      })
+      const calls = code.replace(/--.*$/gm, "").matchAll(/(?:^|[^\w.])(\w+)\(/g)
+      for (const [, f] of calls) {
+        const o = owner.get(f!)
+        if (o !== undefined && !own.has(o) && !above.includes(f!))
+          missing.push(`include/${name}.lua calls ${f} of ${o}`)
+      }
+    }
+    expect([...new Set(missing)]).toEqual([])
   })
 })
