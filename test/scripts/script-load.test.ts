@@ -134,7 +134,7 @@ describe("script loading", () => {
     for (const [name, code] of text) {
       const own = new Set([name, ...reach(name)])
       // what an includer defines above the line that pulls this one in
-      const above = [...text].flatMap(([other, c]) => {
+      const above = [...text.values()].flatMap((c) => {
         const at = c.search(new RegExp(`^--!include ${name}$`, "m"))
         return at < 0 ? [] : defined(c.slice(0, at))
       })
