@@ -140,22 +140,41 @@ describe("the ready group (lua/include/ready.lua)", () => {
 })
 
 /**
- * add.lua reads each job's fields by name (job_at, built from its list `FIELDS`): the same
- * names, in the same order, as the header's repeated group and the descriptor's `rest`
- * (JOB_FIELDS of scripts/AddScripts.ts, which sends them in that order), so a new job option
- * is one name in each and no offset is counted by hand.
+ * add.lua reads each job's fields by name: job_at(i) gives them in the order of its list
+ * `FIELDS`, read into locals named as FIELDS names them. FIELDS has the same names, in the
+ * same order, as the header's repeated group and the descriptor's `rest` (JOB_FIELDS of
+ * scripts/AddScripts.ts, which sends them in that order), so a new job option is one name in
+ * each, and no offset is counted by hand.
  */
 describe("add.lua's field list", () => {
-  it("names the descriptor's repeated group in order, and no job field is read by its offset", () => {
-    const { body } = split("add")
-    const list = /^local FIELDS = \{([\s\S]*?)\}$/m.exec(body)?.[1] ?? ""
-    const fields = [...list.matchAll(/'(\w+)'/g)].map((m) => m[1]!)
+  const { body } = split("add")
+  const fields = [...(/^local FIELDS = \{([\s\S]*?)\}$/m.exec(body)?.[1] ?? "").matchAll(/'(\w+)'/g)].map((m) => m[1]!)
+
+  it("names the descriptor's repeated group in order (JOB_FIELDS)", () => {
     const add = descriptors.find((d) => d.name === "add")!
     expect(fields).toEqual(add.rest)
     expect(Object.keys(JOB_FIELDS)).toEqual(add.rest)
-    // the one ARGV offset of a job's field is job_at's (the ARGV before the jobs: layout, requestId, n)
-    const reads = [...body.replace(/--.*$/gm, "").matchAll(/ARGV\[([^\]]+)\]/g)].map((m) => m[1]!)
-    expect(reads.filter((r) => !/^[123]$/.test(r))).toEqual(["b + f", "4 + STRIDE * n + i", "4 + (STRIDE + 1) * n + i"])
+  })
+
+  it("each `local … = job_at(i)` names FIELDS' first fields in order (`_` for one skipped)", () => {
+    const group = readFileSync(new URL("include/group-full.lua", luaDir), "utf8")
+    const lines = [...`${body}\n${group}`.matchAll(/^\s*local ([\w, ]+) = job_at\(/gm)].map((m) => m[1]!.split(/,\s*/))
+    expect(lines.length).toBeGreaterThanOrEqual(4)
+    for (const names of lines)
+      expect(
+        names.map((n, i) => (n === "_" ? fields[i] : n)),
+        names.join(", "),
+      ).toEqual(fields.slice(0, names.length))
+  })
+
+  it("reads no job field by its ARGV offset outside job_at, job_group and job_deps", () => {
+    const code = body.replace(/--.*$/gm, "")
+    const reads = [...code.matchAll(/ARGV\[([^\]]+)\]|unpack\(ARGV, ([^)]+)\)/g)].map((m) => m[1] ?? m[2]!)
+    expect(reads.filter((r) => !/^[123]$/.test(r))).toEqual([
+      "4 + i * STRIDE, 3 + (i + 1",
+      "4 + STRIDE * n + i",
+      "4 + (STRIDE + 1) * n + i",
+    ])
   })
 })
 
