@@ -44,11 +44,14 @@ local META = KEYS[4]
 --!include events
 --!include ready
 --!include finish
+--!include dead
 
 local limit = tonumber(ARGV[4])
 if not limit or limit < 1 or limit > 5000 then return {'OUT_OF_RANGE', 'clean', 'limit', ARGV[4], 5000} end
 local state = ARGV[2]
-local key = ({dead = KEYS[1], completed = KEYS[2], cancelled = KEYS[3]})[state]
+-- a retained job leaves its set here, a dead one through dead_leave (include/dead)
+local retained = ({completed = KEYS[2], cancelled = KEYS[3]})[state]
+local key = retained or (state == 'dead' and KEYS[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- a cancelled id kept without its data (below 0, CANCELLED_GONE in include/finish) is not listed: not cleaned
@@ -62,7 +65,7 @@ if #ids > 0 then
   }
   for i = 1, #ids, 500 do
     local part = {unpack(ids, i, math.min(i + 499, #ids))}
-    redis.call('ZREM', key, unpack(part))
+    if retained then redis.call('ZREM', retained, unpack(part)) else dead_leave({dead = KEYS[1]}, part) end
     drop_jobs(job, part, true)
   end
   if state == 'dead' then redis.call('HINCRBY', KEYS[4], 'purged', #ids) end

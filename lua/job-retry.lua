@@ -50,12 +50,13 @@ local req, id = ARGV[2], ARGV[3]
 local answered = op_done(k, req)
 if answered then return answered end
 local state = op_state(k, id)
-local from = ({completed = KEYS[7], cancelled = KEYS[8], dead = KEYS[6]})[state]
-if not from then return op_refuse('retry', id, state, 'completed,cancelled,dead') end
+-- a retained job leaves its set here; a dead one through dead_leave (include/dead)
+local retained = ({completed = KEYS[7], cancelled = KEYS[8]})[state]
+if not retained and state ~= 'dead' then return op_refuse('retry', id, state, 'completed,cancelled,dead') end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 op_record(k, req, now, state)
-if state == 'dead' then dead_leave({dead = from}, {id}) else redis.call('ZREM', from, id) end
+if retained then redis.call('ZREM', retained, id) else dead_leave({dead = KEYS[6]}, {id}) end
 -- a completed job's holder entry (its run's start, lua/include/active.lua) goes with its result
 if state == 'completed' then active_forget(k, {id}) end
 for _, key in ipairs({KEYS[12], KEYS[13], KEYS[14], KEYS[15], KEYS[16]}) do redis.call('HDEL', key, id) end

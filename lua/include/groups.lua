@@ -4,9 +4,10 @@
 -- group-list), through ready.lua.
 --
 --   G.wait   ZSET  score 0, "<group>\0<order>\0<id>" per waiting grouped job: a group's jobs
---                  in order read BYLEX; <order> is 23 digits: the job's priority (7, lower runs
---                  first), then "0" front (released, reclaimed: they run next among their
---                  priority) before "1" back, then a sequence (15; push order, kept in state)
+--                  in order read BYLEX; <order> is 23 digits made by ready_order (include/ready):
+--                  the job's priority (7), then its place (16): 10^15 - sequence at the front
+--                  (released, reclaimed: they run next among their priority), 10^15 + sequence
+--                  at the back (the sequence: push order, kept in state)
 --   G.ready  ZSET  participant -> turn: the groups that can run now (jobs waiting, not paused,
 --                  under their concurrency, not held), and "" for the ungrouped jobs while any
 --                  grouped one exists. Reserve serves the lowest turns first and puts each
@@ -147,7 +148,8 @@ local function groups_lib()
     local pushed = {}
     for i, id in ipairs(ids) do
       local s = seq + i
-      local order = front and string.format('%07d0%015d', prios[i], 1e15 - s) or string.format('%07d1%015d', prios[i], s)
+      -- the order within the group (ready_order, include/ready): the back above 10^15, the front below
+      local order = ready_order(prios[i], front, 1e15, s, true)
       local g = groups[i]
       zargs[2 * i - 1], zargs[2 * i] = '0', g .. '\0' .. order .. '\0' .. id
       hargs[2 * i - 1], hargs[2 * i] = id, g .. '\0' .. order
@@ -283,11 +285,11 @@ local function groups_lib()
     end
   end
 
-  -- group_take(count, now, plain_take): up to `count` ready jobs, round robin over the groups
-  -- that can run and the ungrouped jobs (taken with plain_take(n)), one share each per round:
+  -- group_take(count, now, take_ungrouped): up to `count` ready jobs, round robin over the groups
+  -- that can run and the ungrouped jobs (taken with take_ungrouped(n)), one share each per round:
   -- floor(left / participants this round), at least 1, so one call serves many participants;
   -- a participant a call did not reach keeps its turn and is served first by the next call.
-  local function group_take(count, now, plain_take)
+  local function group_take(count, now, take_ungrouped)
     group_unhold(now)
     local limited = group_limited()
     local out, n = {}, 0
@@ -302,7 +304,7 @@ local function groups_lib()
         local want = math.min(share, count - n)
         local got, more
         if p == '' then
-          got = plain_take(want) or {}
+          got = take_ungrouped(want) or {}
           more = #got == want
         else
           got, more = group_serve(p, want, now, limited)

@@ -53,6 +53,25 @@ local READY_DEPS = {
 -- a priority's band of scores in prioritized is [p * 2^32, (p + 1) * 2^32): exact in a double
 -- up to the highest priority (1,000,000 * 2^32 < 2^53)
 local READY_BAND, READY_MID = 4294967296, 2147483648
+
+-- ready_order(p, front, edge, step, lex): the order of ready jobs, written here only: by
+--   priority first (lower runs first; 0 .. 1,000,000, Limits.priority in
+--   src/engine/model/Validate.ts), then by place within the priority, lower first: a job
+--   pushed to the front takes the place `step` below `edge`, one pushed to the back `step`
+--   above it (so the front runs the last pushed first, the back the first pushed first).
+--   Returns the job's key in the form its set sorts by, and its place:
+--     lex false  its score in prioritized (jobs without a group, priority > 0): p * 2^32 +
+--                place, the place within [0, 2^32) (prio_push keeps it there: prio_renumber)
+--     lex true   the 23 digits of its member of a group's G.wait (groups.lua, read BYLEX): p in
+--                7 digits, then the place in 16 (within [0, 10^16))
+--   Jobs of priority 0 without a group are the wait list (plain_push), taken before
+--   prioritized: the same order, as a list.
+local function ready_order(p, front, edge, step, lex)
+  local place = front and edge - step or edge + step
+  if lex then return string.format('%07d%016d', p, place), place end
+  return string.format('%d', p * READY_BAND + place), place
+end
+
 local G = {
   count = KEYS[#KEYS - 11], wait = KEYS[#KEYS - 10], ready = KEYS[#KEYS - 9], held = KEYS[#KEYS - 8],
   job = KEYS[#KEYS - 7], state = KEYS[#KEYS - 6], index = KEYS[#KEYS - 5], plain = READY_WAIT,
@@ -163,8 +182,8 @@ local function prio_push(ids, prios, front)
     local ids = redis.call('ZRANGE', READY_PRIORITIZED, string.format('%d', lo),
       '(' .. string.format('%d', lo + READY_BAND), 'BYSCORE')
     local k, args = #ids, {}
-    local first = lo + READY_MID - math.floor(k / 2)
-    for i = 1, k do args[2 * i - 1], args[2 * i] = string.format('%d', first + i - 1), ids[i] end
+    local before = READY_MID - math.floor(k / 2) - 1
+    for i = 1, k do args[2 * i - 1], args[2 * i] = ready_order(p, false, before, i, false), ids[i] end
     for i = 1, 2 * k, 500 do redis.call('ZADD', READY_PRIORITIZED, unpack(args, i, math.min(i + 499, 2 * k))) end
   end
 
@@ -183,9 +202,9 @@ local function prio_push(ids, prios, front)
       end
       s = s or (front and READY_MID + 1 or READY_MID - 1)
     end
-    if front then s = s - 1 else s = s + 1 end
+    args[n + 1], s = ready_order(p, front, s, 1, false)
+    args[n + 2] = id
     seq[p] = s
-    args[n + 1], args[n + 2] = string.format('%d', p * READY_BAND + s), id
     n = n + 2
   end
   for i = 1, n, 500 do redis.call('ZADD', READY_PRIORITIZED, unpack(args, i, math.min(i + 499, n))) end

@@ -107,9 +107,9 @@ describe("docs/architecture.md against the tree", () => {
     expect(files.filter((f) => !rows.has(f))).toEqual([])
   })
 
-  it("every include function it names is a function of lua/include/", () => {
+  it("every Lua function it names is a function of lua/include/ (or a script's own, reserve's phases)", () => {
     const functions = new Set(
-      filesUnder("lua/include").flatMap((f) =>
+      filesUnder("lua").flatMap((f) =>
         [...readFileSync(join(ROOT, f), "utf8").matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!),
       ),
     )
@@ -176,5 +176,92 @@ describe.skipIf(shallow)("docs/architecture.md's recipes against history", () =>
     const [c] = recipeCounts("priorities took 8 files (`1d6c2ce`: 8 Lua")
     expect(c).toEqual({ files: 8, commit: "1d6c2ce", lua: 8 })
     expect(changedBy(c!.commit).length).not.toBe(c!.files)
+  })
+})
+
+/** The Lua files by the name the doc gives them: a script `x` (lua/x.lua) or an include `x` (lua/include/x.lua). */
+const luaFiles = (): ReadonlyMap<string, string> =>
+  new Map(
+    filesUnder("lua")
+      .filter((f) => f.endsWith(".lua"))
+      .map((f) => [f.replace(/^lua\/(include\/)?/, "").slice(0, -4), f] as const),
+  )
+
+/** The Lua files whose code (comments left out) calls `fn`, but not the one defining it. */
+const callersOf = (fn: string): ReadonlyArray<string> =>
+  [...luaFiles()]
+    .filter(([, f]) => {
+      const code = readFileSync(join(ROOT, f), "utf8").replace(/--.*$/gm, "")
+      return new RegExp(`(^|[^\\w.])${fn}\\(`).test(code) && !new RegExp(`^local function ${fn}\\(`, "m").test(code)
+    })
+    .map(([name]) => name)
+    .sort()
+
+/** Every "`fn` (called by `a`, `b`, …" of the doc: the function and the files it names. */
+const calledBy = (md: string) =>
+  [...md.replace(/\n/g, " ").matchAll(/`(\w+)` \(called by ((?:`[a-z-]+`(?:, | and )?)+)/g)].map((m) => ({
+    fn: m[1]!,
+    files: [...m[2]!.matchAll(/`([a-z-]+)`/g)].map((x) => x[1]!).sort(),
+  }))
+
+/** The folder table's rows: the folder and the row's text. */
+const folderRows = (md: string) =>
+  [...md.matchAll(/^\| `([^`]+\/)` \|(.*)$/gm)].map((m) => ({ dir: m[1]!, text: m[2]! }))
+
+describe("docs/architecture.md's lists against the tree", () => {
+  it("each '(called by …)' names every Lua file that calls the function, and no other", () => {
+    const said = calledBy(DOC)
+    // the transitions: ready, active, dead, finish, complete-jobs, deps, receipts, acks
+    expect(said.length).toBeGreaterThanOrEqual(15)
+    for (const { fn, files } of said) expect(files, `the callers of ${fn}`).toEqual(callersOf(fn))
+  })
+
+  it("a '(called by …)' list that is not the tree's is caught (dead_leave before clean called it)", () => {
+    const [c] = calledBy("leave dead (`dead_leave` (called by `dead-retry`, `dead-purge` and `job-retry`))")
+    expect(c).toEqual({ fn: "dead_leave", files: ["dead-purge", "dead-retry", "job-retry"] })
+    expect(callersOf("dead_leave")).not.toEqual(c!.files)
+  })
+
+  it("each folder's row names every file of the folder, unless it says 'among them'", () => {
+    const rows = folderRows(DOC)
+    expect(rows.length).toBeGreaterThanOrEqual(15)
+    // lua/ (scripts by name, dead-* and verify-* as globs) and the worker (its own table) are checked above
+    for (const { dir, text } of rows.filter((r) => !["lua/", "src/engine/worker/"].includes(r.dir))) {
+      if (text.includes("among them")) continue
+      const entries = readdirSync(join(ROOT, dir), { withFileTypes: true })
+      const names =
+        dir === "test/"
+          ? entries.filter((e) => e.isDirectory()).map((e) => `${e.name}/`)
+          : entries.filter((e) => e.isFile()).map((e) => e.name)
+      const named = ticked(text)
+      expect(
+        names.filter((n) => !named.has(n)),
+        `files of ${dir} its row does not name`,
+      ).toEqual([])
+    }
+  })
+
+  it("reserve's phases, as it lists them, are the calls of reserve.lua's main body in that order", () => {
+    const m = /lines in this order: ((?:`\w+`(?: \([^)]*\))?(?:, |\.))+)/.exec(DOC.replace(/\n\s*/g, " "))
+    expect(m, "the sentence listing reserve's phases").not.toBeNull()
+    const listed = [...m![1]!.matchAll(/`(\w+)`/g)].map((x) => x[1]!)
+    const code = readFileSync(join(ROOT, "lua/reserve.lua"), "utf8").replace(/--.*$/gm, "")
+    // the main body: after the last phase function's `end`
+    const body = code.slice(code.lastIndexOf("\nend\n"))
+    const called = [...body.matchAll(/\b([a-z_]+)\(/g)].map((x) => x[1]!).filter((f) => listed.includes(f))
+    expect([...new Set(called)]).toEqual(listed)
+    for (const f of listed) expect(code, f).toMatch(new RegExp(`^local function ${f}\\(|\\b${f}\\(`, "m"))
+  })
+
+  it("every file it names in backticks exists (a path from the root, from src/, src/engine/, lua/ or test/, or a bare file name)", () => {
+    const paths = [...DOC.matchAll(/`((?:[\w-]+\/)*[\w.-]+\.(?:ts|lua|md|js|json))`/g)].map((m) => m[1]!)
+    expect(paths.length).toBeGreaterThan(150)
+    const bare = new Set(
+      ["src", "test", "tools", "lua", "bench", "docs"].flatMap((d) => filesUnder(d).map((f) => f.split("/").pop()!)),
+    )
+    const found = (p: string) =>
+      ["", "src/", "src/engine/", "lua/", "test/"].some((b) => existsSync(join(ROOT, b + p))) ||
+      (!p.includes("/") && bare.has(p))
+    expect([...new Set(paths)].filter((p) => !found(p))).toEqual([])
   })
 })

@@ -4,9 +4,10 @@
  * out: the ready group last). Jobs of priority 0 stay in the wait list; the others go to
  * the prioritized set, scored by priority and a sequence; every ready_* function covers both.
  */
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { type QueueKeys, queueKeys, READY_KEYS } from "../../src/engine/model/Keys.ts"
+import { Limits } from "../../src/engine/model/Validate.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
 
 const name = queueNamer("ready-priority")
@@ -19,7 +20,7 @@ local fns = {
   ready_push = ready_push, ready_take = ready_take, ready_remove = ready_remove, ready_count = ready_count,
   ready_next = ready_next, ready_page = ready_page, ready_wake_if_any = ready_wake_if_any, ready_move = ready_move,
   ready_set_priority = ready_set_priority, ready_priorities = ready_priorities, to_delayed = to_delayed,
-  promote_due = promote_due,
+  promote_due = promote_due, ready_left = ready_left,
 }
 local r = fns[ARGV[1]](unpack(cjson.decode(ARGV[2])))
 if r == nil then return 'nil' end
@@ -118,5 +119,62 @@ describe("include/ready.lua, priorities", () => {
       expect(p, scores[i - 1]).toBe(scores[i - 1] === "next" ? 8 : 7)
     }
     expect(await drain(keys)).toEqual(["front", "old", "last", "new", "next"])
+  })
+
+  /**
+   * The order is written once, ready_order (ready.lua): jobs without a group (the wait list and
+   * prioritized's scores) and the jobs of one group (G.wait's lex members) come out in the
+   * same order for the same pushes, at the priority bounds too. Two encodings that disagreed
+   * (a front of a group that sorted after its back, a priority that overflowed its digits)
+   * fail here.
+   */
+  it("jobs without a group and the jobs of one group run in the same order (ready_order)", async () => {
+    const top = Limits.priority.max
+    const pushes: ReadonlyArray<readonly [ReadonlyArray<string>, boolean, ReadonlyArray<number>]> = [
+      [["a", "b", "c"], false, [3, 0, top]],
+      [["d", "e"], true, [3, 3]],
+      [["f", "g", "h"], false, [0, 1, top]],
+      [["i"], true, [top]],
+      [["j", "k"], true, [0, 0]],
+      [["l"], false, [3]],
+    ]
+    const plain = queueKeys(name())
+    const grouped = queueKeys(name())
+    for (const [ids, front, prios] of pushes) {
+      await call(plain, "ready_push", ids, front, prios)
+      await call(
+        grouped,
+        "ready_push",
+        ids,
+        front,
+        prios,
+        ids.map(() => "g"),
+      )
+    }
+    const order = await drain(plain)
+    expect(order).toEqual(["k", "j", "b", "f", "g", "e", "d", "a", "l", "i", "c", "h"])
+    const taken: unknown[] = []
+    const take1 = () => call(grouped, "ready_take", 1, String(Date.now()))
+    for (let r = await take1(); r !== "false"; r = await take1()) {
+      taken.push(...(r as unknown[]))
+      await call(grouped, "ready_left", r)
+    }
+    expect(taken).toEqual(order)
+  })
+
+  it("no Lua file formats an order but ready_order: a priority's digits (%07d) or band (p * 2^32 + place)", () => {
+    const lua = new URL("../../lua/", import.meta.url)
+    const files = [
+      ...readdirSync(lua).filter((f) => f.endsWith(".lua")),
+      ...readdirSync(new URL("include/", lua)).map((f) => `include/${f}`),
+    ]
+    const found = files.flatMap((f) => {
+      const code = readFileSync(new URL(f, lua), "utf8").replace(/--.*$/gm, "")
+      return [...code.matchAll(/%0\d+d|\* ?READY_BAND ?\+/g)].map((m) => `${f}: ${m[0]}`)
+    })
+    expect(found).toEqual(["include/ready.lua: %07d", "include/ready.lua: %016d", "include/ready.lua: * READY_BAND +"])
+    const order = /^local function ready_order\([\s\S]*?\n\s*end$/m.exec(include("ready"))?.[0] ?? ""
+    expect(order).toContain("%07d%016d")
+    expect(order).toContain("* READY_BAND +")
   })
 })

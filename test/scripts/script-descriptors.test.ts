@@ -15,6 +15,7 @@ import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { ACTIVE_KEYS, KEY_GROUPS, KEY_TYPES, READY_KEYS } from "../../src/engine/model/Keys.ts"
+import { JOB_FIELDS } from "../../src/engine/scripts/AddScripts.ts"
 import type { ScriptDef } from "../../src/engine/scripts/Script.ts"
 
 const luaDir = new URL("../../lua/", import.meta.url)
@@ -139,22 +140,41 @@ describe("the ready group (lua/include/ready.lua)", () => {
 })
 
 /**
- * add.lua reads each job's fields by name through its table `J` (field -> offset in the
- * job's stride): the same names, in the same order, as the header's repeated group and the
- * descriptor's `rest` (scripts/AddScripts.ts sends them in that order), so a new job option
- * is one entry in each and no offset is counted by hand.
+ * add.lua reads each job's fields by name: job_at(i) gives them in the order of its list
+ * `FIELDS`, read into locals named as FIELDS names them. FIELDS has the same names, in the
+ * same order, as the header's repeated group and the descriptor's `rest` (JOB_FIELDS of
+ * scripts/AddScripts.ts, which sends them in that order), so a new job option is one name in
+ * each, and no offset is counted by hand.
  */
-describe("add.lua's field table", () => {
-  it("names the descriptor's repeated group in order, with its stride", () => {
-    const { body } = split("add")
-    const table = /^local J = \{([\s\S]*?)\}$/m.exec(body)?.[1] ?? ""
-    const entries = [...table.matchAll(/(\w+) = (\d+)/g)].map((m) => [m[1]!, Number(m[2])] as const)
-    const fields = entries.filter(([k]) => k !== "stride").sort((a, b) => a[1] - b[1])
+describe("add.lua's field list", () => {
+  const { body } = split("add")
+  const fields = [...(/^local FIELDS = \{([\s\S]*?)\}$/m.exec(body)?.[1] ?? "").matchAll(/'(\w+)'/g)].map((m) => m[1]!)
+
+  it("names the descriptor's repeated group in order (JOB_FIELDS)", () => {
     const add = descriptors.find((d) => d.name === "add")!
-    expect(fields.map(([k]) => k)).toEqual(add.rest)
-    expect(fields.map(([, v]) => v)).toEqual(add.rest.map((_, i) => i))
-    expect(entries.find(([k]) => k === "stride")?.[1]).toBe(add.rest.length)
-    expect(body).not.toMatch(/ARGV\[b \+ \d/)
+    expect(fields).toEqual(add.rest)
+    expect(Object.keys(JOB_FIELDS)).toEqual(add.rest)
+  })
+
+  it("each `local … = job_at(i)` names FIELDS' first fields in order (`_` for one skipped)", () => {
+    const group = readFileSync(new URL("include/group-full.lua", luaDir), "utf8")
+    const lines = [...`${body}\n${group}`.matchAll(/^\s*local ([\w, ]+) = job_at\(/gm)].map((m) => m[1]!.split(/,\s*/))
+    expect(lines.length).toBeGreaterThanOrEqual(4)
+    for (const names of lines)
+      expect(
+        names.map((n, i) => (n === "_" ? fields[i] : n)),
+        names.join(", "),
+      ).toEqual(fields.slice(0, names.length))
+  })
+
+  it("reads no job field by its ARGV offset outside job_at, job_group and job_deps", () => {
+    const code = body.replace(/--.*$/gm, "")
+    const reads = [...code.matchAll(/ARGV\[([^\]]+)\]|unpack\(ARGV, ([^)]+)\)/g)].map((m) => m[1] ?? m[2]!)
+    expect(reads.filter((r) => !/^[123]$/.test(r))).toEqual([
+      "4 + i * STRIDE, 3 + (i + 1",
+      "4 + STRIDE * n + i",
+      "4 + (STRIDE + 1) * n + i",
+    ])
   })
 })
 
@@ -170,14 +190,22 @@ describe("the active group (lua/include/active.lua) and dead (lua/include/dead.l
     /redis\.p?call\('(ZADD|ZREM|ZPOPMIN|ZPOPMAX|ZINCRBY|ZREMRANGEBYSCORE|ZREMRANGEBYRANK|HSET|HSETNX|HDEL|HINCRBY|DEL|UNLINK)',\s*([^,)]+)/g
   const includeDir = new URL("include/", luaDir)
   const others = readdirSync(includeDir).filter((f) => f.endsWith(".lua") && f !== "active.lua" && f !== "dead.lua")
-  const written = (code: string, keyName: (arg: string) => string | undefined): ReadonlyArray<string> =>
-    [...code.replace(/--.*$/gm, "").matchAll(writes)]
+  /** The owned key names an expression reaches: by a KEYS entry, or a table field `x.dead`. */
+  const reached = (expr: string, keyName: (arg: string) => string | undefined): ReadonlyArray<string> =>
+    [...expr.matchAll(/KEYS\[\d+\]|\.(\w+)\b/g)]
+      .map((m) => (m[1] === undefined ? keyName(m[0]) : m[1]))
+      .filter((name): name is string => name !== undefined && owned.includes(name))
+  const written = (code: string, keyName: (arg: string) => string | undefined): ReadonlyArray<string> => {
+    const lua = code.replace(/--.*$/gm, "")
+    // a local (or loop variable) that may hold an owned key is one too: `local from = ({dead = KEYS[6]})[state]`
+    const aliases = new Set<string>()
+    for (const m of lua.matchAll(/^\s*(?:local\s+(\w+)\s*=|for\s+\w+\s*,\s*(\w+)\s+in)(.*)$/gm))
+      if (reached(m[3]!, keyName).length > 0) aliases.add((m[1] ?? m[2])!)
+    return [...lua.matchAll(writes)]
       .map((m) => [m[1]!, m[2]!.trim()] as const)
-      .filter(([, arg]) => {
-        const name = keyName(arg) ?? /\.(\w+)$/.exec(arg)?.[1]
-        return name !== undefined && owned.includes(name)
-      })
+      .filter(([, arg]) => aliases.has(arg) || reached(arg, keyName).length > 0)
       .map(([cmd, arg]) => `${cmd} ${arg}`)
+  }
 
   it.each(files)("lua/%s.lua writes no active or dead key on its own", (name) => {
     const { header, body } = split(name)

@@ -7,11 +7,11 @@
  */
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { readdirSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
-import { expandedLines, type Line, type ScriptDef } from "../../src/engine/scripts/Script.ts"
+import { expandedLines, expandSource, type Line, type ScriptDef } from "../../src/engine/scripts/Script.ts"
 
 const src = (path: string) => new URL(`../../src/${path}`, import.meta.url).href
 
@@ -88,5 +88,63 @@ describe("script loading", () => {
       return [d.name, sha1(text), sha1(text)]
     })
     expect(now).toEqual(before)
+  })
+
+  it("an include is pulled in once however many lines name it, after the includes it names itself", () => {
+    const lines = expandSource("--!include ready\n--!include active\n--!include ready\nreturn 1", "test")
+    const defined = lines.map((l) => /^local function (\w+)\(/.exec(l.text)?.[1]).filter((f) => f !== undefined)
+    expect(defined.filter((f, i) => defined.indexOf(f) !== i)).toEqual([])
+    // active includes ready, which includes groups: each before the first use
+    expect(defined.indexOf("ready_left")).toBeGreaterThanOrEqual(0)
+    expect(defined.indexOf("ready_left")).toBeLessThan(defined.indexOf("active_leave"))
+    expect(lines.some((l) => l.text.startsWith("--!include"))).toBe(false)
+  })
+
+  it("an include line naming no file, or not of the form '--!include <name>', is an error naming the line", () => {
+    expect(() => expandSource("--!include no-such-include", "lua/x.lua")).toThrow(
+      'lua/x.lua: "--!include no-such-include" names no file: lua/include/no-such-include.lua is missing',
+    )
+    expect(() => expandSource("--!include Ready", "lua/x.lua")).toThrow(
+      /lua\/x.lua: "--!include Ready" is not an include line/,
+    )
+    expect(() => expandSource("--!include ready ", "lua/x.lua")).toThrow(/is not an include line/)
+  })
+
+  /**
+   * Include order is no rule in comments: an include names (directly or through another) every
+   * include whose functions it calls, so the expander puts those before it in every script. An
+   * include pulled into the middle of another (groups, part of ready.lua) may also call what
+   * that one defines above its `--!include` line.
+   */
+  it("each include names the includes whose functions it calls", () => {
+    const dir = new URL("../../lua/include/", import.meta.url)
+    const text = new Map(
+      readdirSync(dir)
+        .filter((f) => f.endsWith(".lua"))
+        .map((f) => [f.slice(0, -4), readFileSync(new URL(f, dir), "utf8")] as const),
+    )
+    const defined = (code: string) => [...code.matchAll(/^\s*local function (\w+)\(/gm)].map((m) => m[1]!)
+    const owner = new Map([...text].flatMap(([name, code]) => defined(code).map((f) => [f, name] as const)))
+    const includes = (name: string) => [...text.get(name)!.matchAll(/^--!include ([a-z-]+)$/gm)].map((m) => m[1]!)
+    const reach = (name: string, seen = new Set<string>()): Set<string> => {
+      for (const i of includes(name)) if (!seen.has(i)) reach(i, seen.add(i))
+      return seen
+    }
+    const missing: string[] = []
+    for (const [name, code] of text) {
+      const own = new Set([name, ...reach(name)])
+      // what an includer defines above the line that pulls this one in
+      const above = [...text.values()].flatMap((c) => {
+        const at = c.search(new RegExp(`^--!include ${name}$`, "m"))
+        return at < 0 ? [] : defined(c.slice(0, at))
+      })
+      const calls = code.replace(/--.*$/gm, "").matchAll(/(?:^|[^\w.])(\w+)\(/g)
+      for (const [, f] of calls) {
+        const o = owner.get(f!)
+        if (o !== undefined && !own.has(o) && !above.includes(f!))
+          missing.push(`include/${name}.lua calls ${f} of ${o}`)
+      }
+    }
+    expect([...new Set(missing)]).toEqual([])
   })
 })

@@ -37,21 +37,30 @@ export interface AddInput {
   readonly jobs: ReadonlyArray<NewJob>
 }
 
-/** One job's ten fields of add's ARGV, in `rest` order. */
-const jobArgs = (j: NewJob): Array<string | number> => [
-  j.id,
-  j.payload,
-  j.delayMs,
-  j.maxAttempts,
-  j.dedupeKey,
+/**
+ * Each job's fields of add's ARGV, by name, in the order they are sent: the one list of them
+ * on this side (the descriptor's `rest` is its keys). lua/add.lua reads them by the same names
+ * from its `FIELDS` (test/scripts/script-descriptors.test.ts checks the two lists agree).
+ */
+export const JOB_FIELDS = {
+  id: (j: NewJob): string | number => j.id,
+  payload: (j: NewJob): string | number => j.payload,
+  delayMs: (j: NewJob): string | number => j.delayMs,
+  maxAttempts: (j: NewJob): string | number => j.maxAttempts,
+  dedupeKey: (j: NewJob): string | number => j.dedupeKey,
   // the debounce modes ride on dedupeTtlMs ("e" extend, "r" replace): a field more per job
   // would cost every add one more argument per job
-  `${j.dedupeTtlMs}${j.dedupeExtend ? "e" : ""}${j.dedupeReplace ? "r" : ""}`,
-  j.timeoutMs ?? 0,
-  j.priority ?? 0,
-  j.lifo ? 1 : 0,
-  j.backoff ?? "",
-]
+  dedupeTtlMs: (j: NewJob): string | number =>
+    `${j.dedupeTtlMs}${j.dedupeExtend ? "e" : ""}${j.dedupeReplace ? "r" : ""}`,
+  timeoutMs: (j: NewJob): string | number => j.timeoutMs ?? 0,
+  priority: (j: NewJob): string | number => j.priority ?? 0,
+  lifo: (j: NewJob): string | number => (j.lifo ? 1 : 0),
+  backoff: (j: NewJob): string | number => j.backoff ?? "",
+} as const
+
+/** The names of {@link JOB_FIELDS}, in order. */
+const jobFieldNames = Object.keys(JOB_FIELDS) as ReadonlyArray<keyof typeof JOB_FIELDS>
+const jobFieldValues = Object.values(JOB_FIELDS)
 
 /** `add`: the id of each job (for a deduplicated job, the id of the job holding its key). */
 export const add = defineScript({
@@ -72,21 +81,10 @@ export const add = defineScript({
     ...READY_KEYS,
   ],
   argv: ["layout", "requestId", "n"],
-  rest: [
-    "id",
-    "payload",
-    "delayMs",
-    "maxAttempts",
-    "dedupeKey",
-    "dedupeTtlMs",
-    "timeoutMs",
-    "priority",
-    "lifo",
-    "backoff",
-  ],
+  rest: jobFieldNames,
   args: ({ requestId, jobs }: AddInput): Argv => {
     const args: Array<string | number> = [LAYOUT_VERSION, requestId, jobs.length]
-    for (const j of jobs) args.push(...jobArgs(j))
+    for (const j of jobs) for (const field of jobFieldValues) args.push(field(j))
     // the groups, one per job, only when a job of the call has one or has dependencies, then
     // the dependencies, only when a job has some (see lua/add.lua): an add without flows sends none
     const deps = jobs.some((j) => j.deps)

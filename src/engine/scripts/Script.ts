@@ -10,7 +10,7 @@
  * calls; the SHA1 is of the expanded text, which is what Redis runs.
  */
 import { createHash } from "node:crypto"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import type { Script } from "../../redis/Script.ts"
 import type { KeyName, QueueKeys } from "../model/Keys.ts"
 
@@ -50,15 +50,24 @@ export interface Line {
  * include names the includes it needs: active includes ready, ready includes groups), the
  * first time a script reaches it; a later line for the same include is dropped. So each
  * include is in a script once, after those it includes, whatever order the script names them in.
+ * A `--!include` line of another form, or one naming no file of `lua/include/`, is an error
+ * naming the line and the file it is in (`from`): never a comment Redis would run past.
  */
-const expand = (source: string, included = false, seen = new Set<string>()): ReadonlyArray<Line> =>
+const expand = (source: string, from: string, included = false, seen = new Set<string>()): ReadonlyArray<Line> =>
   source.split("\n").flatMap((text): ReadonlyArray<Line> => {
+    if (!text.startsWith("--!include")) return [{ text, included }]
     const m = /^--!include ([a-z-]+)$/.exec(text)
-    if (!m) return [{ text, included }]
-    if (seen.has(m[1]!)) return []
-    seen.add(m[1]!)
-    return expand(readFileSync(new URL(`include/${m[1]}.lua`, dir), "utf8").replace(/\n$/, ""), true, seen)
+    if (!m) throw new Error(`${from}: "${text}" is not an include line: write "--!include <name>" (a-z and -)`)
+    const name = m[1]!
+    if (seen.has(name)) return []
+    seen.add(name)
+    const file = new URL(`include/${name}.lua`, dir)
+    if (!existsSync(file)) throw new Error(`${from}: "${text}" names no file: lua/include/${name}.lua is missing`)
+    return expand(readFileSync(file, "utf8").replace(/\n$/, ""), `lua/include/${name}.lua`, true, seen)
   })
+
+/** The lines of a Lua text (`from` names it in errors) with its includes pulled in, before {@link shake}. */
+export const expandSource = (source: string, from: string): ReadonlyArray<Line> => expand(source, from)
 
 /** A `--[[ … ]]` comment (a script's header). */
 const BLOCK_COMMENT = /--\[\[[\s\S]*?\]\]/g
@@ -158,7 +167,7 @@ export const expandedCount = (): number => expansions
 
 /** The lines of `lua/<name>.lua` with its includes pulled in, before {@link shake} (tests compare shakes on them). */
 export const expandedLines = (name: string): ReadonlyArray<Line> =>
-  expand(readFileSync(new URL(`${name}.lua`, dir), "utf8"))
+  expand(readFileSync(new URL(`${name}.lua`, dir), "utf8"), `lua/${name}.lua`)
 
 /** Read `lua/<name>.lua` with its includes (less the functions it never calls), and its SHA1. */
 export const loadScript = (name: string): Script => {
