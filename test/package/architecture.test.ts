@@ -253,14 +253,14 @@ describe("docs/architecture.md's lists against the tree", () => {
     for (const f of listed) expect(code, f).toMatch(new RegExp(`^local function ${f}\\(|\\b${f}\\(`, "m"))
   })
 
-  it("every file it names in backticks exists (a path from the root, from src/, src/engine/, lua/ or test/, or a bare file name)", () => {
+  it("every file it names in backticks exists (a path from the root, from src/, src/engine/, src/engine/worker/ (the worker's rooms), lua/ or test/, or a bare file name)", () => {
     const paths = [...DOC.matchAll(/`((?:[\w-]+\/)*[\w.-]+\.(?:ts|lua|md|js|json))`/g)].map((m) => m[1]!)
     expect(paths.length).toBeGreaterThan(150)
     const bare = new Set(
       ["src", "test", "tools", "lua", "bench", "docs"].flatMap((d) => filesUnder(d).map((f) => f.split("/").pop()!)),
     )
     const found = (p: string) =>
-      ["", "src/", "src/engine/", "lua/", "test/"].some((b) => existsSync(join(ROOT, b + p))) ||
+      ["", "src/", "src/engine/", "src/engine/worker/", "lua/", "test/"].some((b) => existsSync(join(ROOT, b + p))) ||
       (!p.includes("/") && bare.has(p))
     expect([...new Set(paths)].filter((p) => !found(p))).toEqual([])
   })
