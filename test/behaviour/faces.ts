@@ -83,6 +83,8 @@ export interface WorkerOpts {
   readonly concurrency?: number
   readonly leaseMs?: number
   readonly heartbeatMs?: number
+  /** Redis keeps a lease this much past the worker's own deadline (default max(1000, leaseMs / 10)). */
+  readonly leaseGraceMs?: number
   readonly shutdownGraceMs?: number
   readonly backoff?: { readonly type: "fixed"; readonly delayMs: number }
   readonly sweep?: boolean | { readonly intervalMs: number }

@@ -145,9 +145,11 @@ describe.each(faces)("$name", (face) => {
     const q = await face.open(name())
     const id = await q.add({ n: 1 })
     const proxy = await proxyToSuiteRedis()
+    // the sweeps start once the handler is stopped, so a short server grace only shortens the wait
     const w = await q.worker((job) => (job.attempt === 1 ? "hang" : "ok"), {
       leaseMs: 1_000,
       heartbeatMs: 200,
+      leaseGraceMs: 200,
       sweep: false,
       connection: proxy.url,
     })

@@ -30,7 +30,12 @@ let client: RedisClient
 let raw: Redis
 let url: string
 
-/** Compile the CLI (and only what it imports) with the build config into a package-shaped temp dir. */
+/**
+ * Compile the CLI (and only what it imports) with the build config into a package-shaped temp
+ * dir. Without type checking (`noCheck`: the same JavaScript, byte for byte, in a fifth of the
+ * CPU): the types are checked by `npm run typecheck`, and with this build config by
+ * test/package/pack.test.ts, whose `npm pack` runs `npm run build`.
+ */
 const buildCli = (): string => {
   const dir = mkdtempSync(join(tmpdir(), "leaseq-cli-"))
   const config = {
@@ -41,6 +46,7 @@ const buildCli = (): string => {
       typeRoots: [join(ROOT, "node_modules/@types")],
       declaration: false,
       sourceMap: false,
+      noCheck: true,
     },
     include: [],
     files: [join(ROOT, "src/cli/main.ts")],

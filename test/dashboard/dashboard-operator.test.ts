@@ -250,6 +250,13 @@ const deadJob = async (q: Queue<unknown>, payload: unknown = { n: 1 }) => {
   return id
 }
 
+/**
+ * Wait until the status line says `text`. The page says it when the action's answer is in,
+ * which may come after the live view already shows what the action did.
+ */
+const statusSays = (page: Page, text: string) =>
+  page.waitForFunction((s) => document.querySelector("#status")?.textContent === s, {}, text)
+
 describe("actions on the job page", () => {
   it("Delete job removes a dead job once confirmed, and the page and status line say so", async () => {
     const q = newQueue()
@@ -259,6 +266,7 @@ describe("actions on the job page", () => {
     await page.click("#delete-job")
     await page.waitForSelector("#job-missing")
     expect(await q.getJob(id)).toBeUndefined()
+    await statusSays(page, `job ${id} deleted`)
     expect(await textOf(page, "#status")).toBe(`job ${id} deleted`)
   })
 
@@ -270,6 +278,7 @@ describe("actions on the job page", () => {
     await page.click("#promote-job")
     await page.waitForFunction(() => document.querySelector("#job-state")?.textContent === "waiting")
     expect((await q.getJob(id))?.state).toBe("waiting")
+    await statusSays(page, `job ${id} promoted: it runs now`)
     expect(await textOf(page, "#status")).toBe(`job ${id} promoted: it runs now`)
     expect(await page.$("#promote-job")).toBeNull()
   })
@@ -432,6 +441,7 @@ describe("retention on the queue page", () => {
     await page.waitForSelector("#retry-job")
     await page.click("#retry-job")
     await until("the job completed a second time", () => runs.filter((r) => r === id).length === 2)
+    await statusSays(page, `job ${id} queued again`)
     expect(await textOf(page, "#status")).toBe(`job ${id} queued again`)
   })
 })

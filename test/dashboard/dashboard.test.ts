@@ -98,6 +98,9 @@ const worker = (
     connection: redisUrl(),
     prefix: PREFIX,
     leaseMs: 3000,
+    // a handler still running when the test ends (untilAborted) is aborted at once, not
+    // after the default 10 s grace
+    shutdownGraceMs: 0,
     ...options,
   })
   onCleanup(() => w.close())

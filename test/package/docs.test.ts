@@ -13,10 +13,11 @@
  * ends with its run line (`Run: npm run example docs/examples/x.ts`), and the test runs that
  * line itself, in a shell from the repository's root (so it works as written from a clone after
  * `npm install`), with `REDIS_URL` set to a database of the suite's Redis that only the
- * examples use; a run line in the docs must be one of those lines. An example removes what it
- * made before it ends (a user runs them on a shared dev Redis): the database is empty after each.
+ * examples use (four run at a time, each in a database of its own); a run line in the docs must
+ * be one of those lines. An example removes what it made before it ends (a user runs them on a
+ * shared dev Redis): its database is empty after each.
  */
-import { spawnSync } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -26,17 +27,103 @@ const ROOT = resolve(import.meta.dirname, "../..")
 const dir = new URL("../../docs/examples/", import.meta.url)
 const examples = readdirSync(dir).filter((f) => f.endsWith(".ts"))
 
-/** The database of the suite's Redis the examples run in; no other test file uses it. */
-const EXAMPLES_DB = 5
-const exampleUrl = () => `${redisUrl()}/${EXAMPLES_DB}`
+/**
+ * The examples run this many at a time, each lane in a database of its own (5, 6, …; no other
+ * test file uses them), one example after another: they mostly wait on Redis and on their
+ * workers (alone on 2 cores: 12–17 s with four lanes, 27 s with one; the CPU, ~21 s, is the same).
+ */
+const LANES = 4
+const FIRST_DB = 5
+const exampleUrl = (lane: number) => `${redisUrl()}/${FIRST_DB + lane}`
+
+/** What one example's run left: its exit, its output, and the keys in its lane's database after it. */
+interface Ran {
+  readonly status: number | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly left: readonly string[]
+}
+
+/** Kill a shell and what it started (its process group). */
+const killGroup = (child: ChildProcess) => {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
+  } catch {
+    // already gone
+  }
+}
+
+/** Run `line` in a shell (a process group of its own) from the repository's root, against the lane's database; at most 60 s. */
+const runExample = (line: string, lane: number, running: Set<ChildProcess>) =>
+  new Promise<Omit<Ran, "left">>((resolveRun, reject) => {
+    const child = spawn("sh", ["-c", line], {
+      cwd: ROOT,
+      env: { ...process.env, REDIS_URL: exampleUrl(lane) },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    })
+    running.add(child)
+    const timer = setTimeout(() => killGroup(child), 60_000)
+    let stdout = ""
+    let stderr = ""
+    child.stdout!.on("data", (d: Buffer) => {
+      stdout += d.toString()
+    })
+    child.stderr!.on("data", (d: Buffer) => {
+      stderr += d.toString()
+    })
+    child.on("error", reject)
+    child.on("close", (status) => {
+      clearTimeout(timer)
+      running.delete(child)
+      resolveRun({ status, stdout, stderr })
+    })
+  })
+
+/** A promise with its resolve and reject (Promise.withResolvers is ES2024); a rejection nobody awaits is not reported twice. */
+const deferred = <A>() => {
+  let resolve!: (a: A) => void
+  let reject!: (e: unknown) => void
+  const promise = new Promise<A>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  promise.catch(() => {})
+  return { promise, resolve, reject }
+}
 
 describe("docs examples", () => {
-  let raw: ReturnType<typeof rawClient>
+  const raws: Array<ReturnType<typeof rawClient>> = []
+  const running = new Set<ChildProcess>()
+  /** Each example's run, started in beforeAll; undefined for an example without a run line. */
+  const runs = new Map<string, Promise<Ran>>()
   beforeAll(async () => {
-    raw = rawClient(exampleUrl())
-    await raw.flushdb()
+    for (let lane = 0; lane < LANES; lane++) raws.push(rawClient(exampleUrl(lane)))
+    await Promise.all(raws.map((raw) => raw.flushdb()))
+    const todo = examples.filter((file) => runLine(file) === `npm run example docs/examples/${file}`)
+    const started = new Map(todo.map((file) => [file, deferred<Ran>()]))
+    for (const [file, { promise }] of started) runs.set(file, promise)
+    const lane = async (n: number): Promise<void> => {
+      for (let file = todo.shift(); file !== undefined; file = todo.shift()) {
+        const done = started.get(file)!
+        try {
+          const r = await runExample(runLine(file)!, n, running)
+          const left = (await raws[n]!.keys("*")).sort()
+          await raws[n]!.flushdb() // the next example in this lane starts from an empty database whatever this one left
+          done.resolve({ ...r, left })
+        } catch (e) {
+          done.reject(e)
+        }
+      }
+    }
+    // not awaited: each test awaits its own example's run
+    for (let n = 0; n < LANES; n++) void lane(n)
   })
-  afterAll(() => raw.disconnect())
+  afterAll(async () => {
+    for (const child of running) killGroup(child)
+    await Promise.allSettled(runs.values())
+    for (const raw of raws) raw.disconnect()
+  })
 
   it("there are examples", () => {
     expect(examples.length).toBeGreaterThan(0)
@@ -47,17 +134,10 @@ describe("docs examples", () => {
       expect(line, `${file}: its first line must end with "Run: npm run example docs/examples/${file}"`).toBe(
         `npm run example docs/examples/${file}`,
       )
-      const r = spawnSync("sh", ["-c", line!], {
-        cwd: ROOT,
-        env: { ...process.env, REDIS_URL: exampleUrl() },
-        encoding: "utf8",
-        timeout: 60_000,
-      })
-      const left = (await raw.keys("*")).sort()
-      await raw.flushdb() // the next example starts from an empty database whatever this one left
+      const r = await runs.get(file)!
       expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0)
       expect(r.stdout.length).toBeGreaterThan(0)
-      expect(left, `${file} left keys in Redis: obliterate its queues before it ends`).toEqual([])
+      expect(r.left, `${file} left keys in Redis: obliterate its queues before it ends`).toEqual([])
     })
   }
   it("every command in the docs that runs an example is that example's run line", () => {

@@ -8,9 +8,10 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { proxyToSuiteRedis, type TcpProxy } from "../support/proxy.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
+import { redisNow, until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { proxyToSuiteRedis, redisNow, type TcpProxy, until } from "./support.ts"
 
 const name = queueNamer("rel-ack-resend")
 let raw: Redis

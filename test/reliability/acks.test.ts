@@ -10,8 +10,8 @@ import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { leaseCount, leaseToken } from "../support/lease.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { until } from "./support.ts"
 
 const name = queueNamer("acks")
 let raw: Redis

@@ -18,8 +18,8 @@ import { freePort, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { runCli } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { redisNow, until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { redisNow, until } from "./support.ts"
 
 const name = queueNamer("rel-bad")
 let raw: Redis

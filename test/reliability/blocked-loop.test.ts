@@ -14,10 +14,12 @@ import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import type { Job } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
+import { startWorkerChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { report } from "../support/figures.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
+import { tempDir } from "../support/tmp.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { report, startWorkerChild, tempDir } from "./support.ts"
 
 const name = queueNamer("rel-blocked")
 const LEASE_MS = 1_000

@@ -7,8 +7,8 @@ import { expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber } from "effect"
 import { describe } from "vitest"
 import { InvalidPayload, LeaseQueue, LeaseWorker, RedisUnavailable } from "../../src/effect.ts"
+import { TcpProxy } from "../support/proxy.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
-import { TcpProxy } from "./support.ts"
 
 const q = queueNamer("rel-callbacks-effect")
 class Jobs extends Context.Service<Jobs, LeaseQueue.Service<number>>()("test/CallbackJobs") {}

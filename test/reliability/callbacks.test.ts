@@ -13,7 +13,7 @@ import { type Backoff, Queue, Worker } from "../../src/index.ts"
 import { captureStderr, onCleanup } from "../support/cleanup.ts"
 import { leaseToken, setLeaseToken } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { redisNow, until } from "./support.ts"
+import { redisNow, until } from "../support/until.ts"
 
 const q = queueNamer("rel-callbacks")
 let raw: Redis

@@ -11,9 +11,10 @@ import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { deferred } from "../support/cleanup.ts"
 import { leaseCount } from "../support/lease.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { proxyToSuiteRedis, until } from "./support.ts"
 
 const name = queueNamer("close-stall")
 let raw: Redis

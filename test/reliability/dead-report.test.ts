@@ -8,8 +8,9 @@ import type { Redis } from "ioredis"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue, Worker } from "../../src/index.ts"
+import { startWorkerChild } from "../support/child.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { startWorkerChild, until } from "./support.ts"
+import { until } from "../support/until.ts"
 
 const name = queueNamer("rel-dead-report")
 let raw: Redis

@@ -10,9 +10,10 @@ import { join } from "node:path"
 import type { Redis } from "ioredis"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { OutcomeUnknown } from "../../src/index.ts"
+import { ROOT, startChild } from "../support/child.ts"
+import { TcpProxy } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { useQueue } from "../support/use.ts"
-import { ROOT, startChild, TcpProxy } from "./support.ts"
 
 const name = queueNamer("rel-deadlines")
 let raw: Redis

@@ -9,7 +9,7 @@ import { Queue } from "../../src/index.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
-import { until } from "./support.ts"
+import { until } from "../support/until.ts"
 
 const q = queueNamer("rel-eviction")
 

@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { proxyToSuiteRedis, until } from "./support.ts"
 
 const name = queueNamer("rel-exactly-once")
 let raw: Redis

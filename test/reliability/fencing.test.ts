@@ -9,11 +9,13 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Worker } from "../../src/index.ts"
+import { startWorkerChild } from "../support/child.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { leaseToken } from "../support/lease.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { redisNow, until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { proxyToSuiteRedis, redisNow, startWorkerChild, until } from "./support.ts"
 
 const name = queueNamer("fencing")
 let raw: Redis

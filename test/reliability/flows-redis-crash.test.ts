@@ -8,10 +8,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freePort, type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { type Child, startWorkerChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { report, size } from "../support/figures.ts"
 import { queueNamer } from "../support/redis.ts"
+import { tempDir } from "../support/tmp.ts"
+import { until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
-import { type Child, report, size, startWorkerChild, tempDir, until } from "./support.ts"
 
 const name = queueNamer("rel-flows-crash")
 const FLOWS = size(150, 1_000)
@@ -46,13 +49,23 @@ describe("flows across a Redis crash", () => {
     const queue = useQueue<null>(q, { connection: url })
     const other = useQueue<null>(q2, { connection: url })
     for (const x of [queue, other]) await x.setRetention({ completed: { count: FLOWS * 10 } })
+    // 50 adds at a time: with fsync always, the adds Redis runs in one turn share an fsync
     const flows: Array<{ parent: string; children: string[] }> = []
-    for (let i = 0; i < FLOWS; i++) {
-      const tree = await queue.addFlow({
-        payload: null,
-        children: [{ payload: null }, { payload: null }, { payload: null, queue: q2 }, { payload: null, queue: q2 }],
-      })
-      flows.push({ parent: tree.id, children: tree.children.map((c) => c.id) })
+    for (let i = 0; i < FLOWS; i += 50) {
+      const trees = await Promise.all(
+        Array.from({ length: Math.min(50, FLOWS - i) }, () =>
+          queue.addFlow({
+            payload: null,
+            children: [
+              { payload: null },
+              { payload: null },
+              { payload: null, queue: q2 },
+              { payload: null, queue: q2 },
+            ],
+          }),
+        ),
+      )
+      flows.push(...trees.map((tree) => ({ parent: tree.id, children: tree.children.map((c) => c.id) })))
     }
     const options = { leaseMs: 30_000, concurrency: 8, sweep: { intervalMs: 500 } }
     const env = { CHAOS_TIMES: "1" }

@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { partitionName } from "../../src/engine/model/QueueName.ts"
 import { leaseToken } from "../support/lease.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
-import { proxyToSuiteRedis, until } from "./support.ts"
 
 const name = queueNamer("rel-manual-resend")
 let raw: Redis

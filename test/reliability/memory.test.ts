@@ -9,7 +9,7 @@ import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
-import { until, untilRedisClock } from "./support.ts"
+import { until, untilRedisClock } from "../support/until.ts"
 
 const name = queueNamer("rel-memory")
 let server: LocalRedis

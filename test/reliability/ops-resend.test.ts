@@ -12,9 +12,10 @@ import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { run } from "../support/jobs.ts"
+import { proxyToSuiteRedis, type TcpProxy } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
-import { proxyToSuiteRedis, type TcpProxy, until } from "./support.ts"
 
 const name = queueNamer("rel-ops-resend")
 let raw: Redis

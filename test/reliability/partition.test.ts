@@ -15,9 +15,11 @@ import { queueKeys } from "../../src/engine/model/Keys.ts"
 import type { Job, Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { deferred } from "../support/cleanup.ts"
+import { report } from "../support/figures.ts"
+import { TcpProxy } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { report, TcpProxy, until } from "./support.ts"
 
 const name = queueNamer("rel-partition")
 const LEASE_MS = 3_000

@@ -8,9 +8,11 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { type Child, startWorkerChild } from "../support/child.ts"
+import { report, size } from "../support/figures.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
-import { type Child, report, size, startWorkerChild, until } from "./support.ts"
 
 const name = queueNamer("rel-poison")
 const JOBS = size(300, 3_000)

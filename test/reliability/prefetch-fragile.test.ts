@@ -14,8 +14,8 @@ import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { until } from "./support.ts"
 
 const name = queueNamer("rel-fragile")
 let raw: Redis

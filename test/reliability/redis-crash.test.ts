@@ -8,10 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { freePort, type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { type Child, startWorkerChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { report, size } from "../support/figures.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
+import { tempDir } from "../support/tmp.ts"
+import { until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
-import { type Child, report, size, startWorkerChild, tempDir, until } from "./support.ts"
 
 const name = queueNamer("rel-redis-crash")
 const BEFORE_CRASH = size(3_000, 20_000)

@@ -20,10 +20,12 @@ import { connect } from "../../src/redis/Client.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { type Child, runCli, startChild, startWorkerChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { report } from "../support/figures.ts"
 import { run } from "../support/jobs.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { redisNow, until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
-import { proxyToSuiteRedis, redisNow, report, until } from "./support.ts"
 
 const name = queueNamer("rel-schedules")
 let raw: Redis

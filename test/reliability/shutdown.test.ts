@@ -12,9 +12,10 @@ import { LeaseQueue, LeaseWorker } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { leaseToken } from "../support/lease.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { proxyToSuiteRedis, until } from "./support.ts"
 
 const name = queueNamer("shutdown")
 let raw: Redis

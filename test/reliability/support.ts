@@ -1,9 +1,9 @@
 /**
- * A thin re-export, kept so that branches written before the move still compile: the
- * helpers live in test/support/, one file per concept — `until.ts` (until, redisNow,
- * untilRedisClock), `proxy.ts` (TcpProxy, proxyToSuiteRedis), `tmp.ts` (tempDir),
- * `figures.ts` (FULL, size, report, summary), `child.ts` (child processes, ROOT). New
- * tests import from there, not from here.
+ * A thin re-export, kept so that branches written before the move still compile (no file
+ * of this repository imports it any more): the helpers live in test/support/, one file per
+ * concept — `until.ts` (until, redisNow, untilRedisClock), `proxy.ts` (TcpProxy,
+ * proxyToSuiteRedis), `tmp.ts` (tempDir), `figures.ts` (FULL, size, report, summary),
+ * `child.ts` (child processes, ROOT). Tests import from there, not from here.
  */
 export {
   CHAOS_WORKER,

@@ -13,9 +13,10 @@ import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue, type Worker } from "../../src/index.ts"
 import { connect } from "../../src/redis/Client.ts"
 import { type Finished, runCli } from "../support/child.ts"
+import { report, size } from "../support/figures.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { report, size, until } from "./support.ts"
 
 const name = queueNamer("rel-sweepers")
 /** Leases engineered to expire, in batches of BATCH, spread over SPREAD_MS. */

@@ -17,8 +17,9 @@ import { LeaseQueue } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { InvalidOptions, OutcomeUnknown, Queue, RedisUnavailable, Worker } from "../../src/index.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { TcpProxy } from "../support/proxy.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { TcpProxy, until } from "./support.ts"
+import { until } from "../support/until.ts"
 
 const name = queueNamer("rel-timeouts")
 let raw: Redis

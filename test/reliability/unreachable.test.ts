@@ -9,8 +9,9 @@ import { describe, expect, it } from "vitest"
 import { QueueClosed, RedisUnavailable } from "../../src/engine/model/Errors.ts"
 import { Worker } from "../../src/index.ts"
 import { captureStderr, onCleanup } from "../support/cleanup.ts"
+import { proxyToSuiteRedis, TcpProxy } from "../support/proxy.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
-import { proxyToSuiteRedis, TcpProxy, until } from "./support.ts"
+import { until } from "../support/until.ts"
 
 const q = queueNamer("rel-unreachable")
 

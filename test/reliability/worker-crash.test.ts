@@ -20,10 +20,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { AUTO_PREFETCH_UPTO } from "../../src/engine/worker/loop/Prefetch.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { type Child, startWorkerChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { report, size, summary } from "../support/figures.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
+import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { type Child, report, size, startWorkerChild, summary, until } from "./support.ts"
 
 const name = queueNamer("rel-crash")
 const JOBS = size(20_000, 100_000)
