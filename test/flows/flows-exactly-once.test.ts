@@ -8,10 +8,12 @@
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import { drainOutbox } from "../../src/engine/admin/Outbox.ts"
+import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { scriptKeys } from "../../src/engine/scripts/Script.ts"
 import { startWorkerChild } from "../support/child.ts"
+import { run } from "../support/jobs.ts"
 import { queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useQueue } from "../support/use.ts"
@@ -47,6 +49,27 @@ describe("exactly once", () => {
     expect(await shared.raw.llen(keys.depOutbox)).toBe(0)
     expect((await a.getJob(parent))?.state).toBe("waiting")
     expect((await a.stats()).waiting).toBe(1)
+    expect((await a.getDependencies(parent)).pending).toBe(0)
+  })
+
+  it("a reserve re-sent after a lost reply, its rider a child that left notes (status 2), answers the same and counts the child once", async () => {
+    const [qa, qb] = [name(), name()]
+    const { a, b, parent, child } = await flowOfOne(qa, qb)
+    const [job] = await b.reserve()
+    expect(job!.id).toBe(child)
+    await b.add("next")
+    const c = makeCommands(shared.client, queueKeys(qb))
+    const send = () =>
+      run(c.reserve(1, 60_000, 0, [{ id: child, token: job!.token }], { workerId: "w-resend", requestId: "7" }))
+    const first = await send()
+    // the same call again (its reply lost): the same rider statuses and the same lease, no error
+    const again = await send()
+    expect(first.completed).toEqual([true])
+    expect(first.notes).toBe(true)
+    expect(again.completed).toEqual(first.completed)
+    expect(again.jobs.map((j) => [j.id, j.token])).toEqual(first.jobs.map((j) => [j.id, j.token]))
+    await b.sweep()
+    expect((await a.getJob(parent))?.state).toBe("waiting")
     expect((await a.getDependencies(parent)).pending).toBe(0)
   })
 

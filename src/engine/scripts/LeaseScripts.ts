@@ -129,7 +129,7 @@ export const reserve = defineScript({
     return args
   },
   decode: (reply): Reserved => {
-    // nextDueMs, deadline, statuses ("1"/"0" a rider), jobs ("id|token|attempt|max|timeoutMs"
+    // nextDueMs, deadline, statuses ("1"/"2"/"0" a rider), jobs ("id|token|attempt|max|timeoutMs"
     // of each job, joined with "|"), then one payload a job: few elements for ioredis to decode
     const r = list(reply)
     const statuses = String(r[2])
