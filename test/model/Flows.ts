@@ -24,6 +24,8 @@ export interface Edge {
   readonly policy: Policy
   /** The end that counted (or was marked once the parent stopped waiting); undefined while pending. */
   outcome: Ending | undefined
+  /** The child's result is kept on the edge (a child of the parent's queue that completed while linked). */
+  kept: boolean
 }
 
 export interface FlowParent {
@@ -99,7 +101,7 @@ export class FlowModel {
   #ended(where: Where, id: string, outcome: Ending): void {
     for (const p of this.parentsOf[where].get(id) ?? []) {
       // a completed child in its parent's queue counts in its own script; every other end is a note
-      if (where === "main" && outcome === "completed") this.apply(p, where, id, outcome)
+      if (where === "main" && outcome === "completed") this.apply(p, where, id, outcome, true)
       else this.outbox[where].push({ kind: "end", parent: p, queue: where, child: id, outcome })
     }
   }
@@ -115,7 +117,7 @@ export class FlowModel {
   link(parent: string, queue: Where, child: string, policy: Policy): void {
     const p = this.parents.get(parent)!
     if (!p.edges.some((e) => e.queue === queue && e.id === child))
-      p.edges.push({ queue, id: child, policy, outcome: undefined })
+      p.edges.push({ queue, id: child, policy, outcome: undefined, kept: false })
     const ps = this.parentsOf[queue].get(child) ?? []
     if (!ps.includes(parent)) ps.push(parent)
     this.parentsOf[queue].set(child, ps)
@@ -155,11 +157,12 @@ export class FlowModel {
     this.main.releaseParent(parent)
   }
 
-  /** deps_apply: a child's end, once per parent; its policy decides for one that did not complete. */
-  apply(parent: string, queue: Where, child: string, outcome: Ending): void {
+  /** deps_apply: a child's end, once per parent; its policy decides for one that did not complete. `result`: it came with its result (kept on the edge). */
+  apply(parent: string, queue: Where, child: string, outcome: Ending, result = false): void {
     const p = this.parents.get(parent)
     const e = p?.edges.find((x) => x.queue === queue && x.id === child)
     if (p === undefined || e === undefined || e.outcome !== undefined) return
+    e.kept = result
     if (this.main.state(parent) !== "waiting-children") {
       e.outcome = outcome
       return

@@ -171,7 +171,8 @@ const compareFlows = async (f: FlowModel, r: Real): Promise<void> => {
         id: e.id,
         policy: e.policy,
         state: e.outcome ?? "pending",
-        value: e.queue === "main" && f.main.state(e.id) === "completed" ? { ok: 1 } : null,
+        // a child of the parent's queue: its result while retained, else the one kept on its edge
+        value: e.queue === "main" && (e.kept || f.main.state(e.id) === "completed") ? { ok: 1 } : null,
       }))
       .sort(byChild)
     const page = await r.q.getDependencies(pid, { count: 1000 })
