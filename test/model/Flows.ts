@@ -185,33 +185,49 @@ export class FlowModel {
 
   /** The main sweep's flow work, after its reclaims: the cascade, then the outbox as it stands. */
   sweepMain(): void {
-    while (this.cascade.length > 0) {
-      const pid = this.cascade.shift()!
-      for (const e of this.parents.get(pid)?.edges ?? []) if (e.outcome === undefined) this.#cascadeTo(pid, e)
+    // one script, one instant: the jobs it cancels share a finish time (the queue orders them by id)
+    const stamp = this.main.stamp()
+    // the work list is one ZSET: cancelled parents (score 1) before queued children (2), ties by id
+    const queued = new Set<string>()
+    while (this.cascade.length > 0 || queued.size > 0) {
+      if (this.cascade.length > 0) {
+        this.cascade.sort()
+        const pid = this.cascade.shift()!
+        for (const e of this.parents.get(pid)?.edges ?? []) if (e.outcome === undefined) this.#cascadeTo(pid, e, queued)
+      } else {
+        const id = [...queued].sort()[0]!
+        queued.delete(id)
+        this.#cancelQueued(id, stamp)
+      }
     }
     this.drain("main")
   }
 
+  /** A queued child of main: cancelled unless another parent still waits on it. */
+  #cancelQueued(id: string, stamp: number): void {
+    // kept while another parent waits on it (one of another queue always counts: none here)
+    const wanted = (this.parentsOf.main.get(id) ?? []).some((q) => this.main.state(q) === "waiting-children")
+    if (!wanted) this.main.cancel(id, true, stamp)
+  }
+
   /** The cascade of the cancelled parent `pid` to its pending child `e`. */
-  #cascadeTo(pid: string, e: Edge): void {
+  #cascadeTo(pid: string, e: Edge, queued: Set<string>): void {
     if (e.queue === "side") {
       this.outbox.main.push({ kind: "parent-cancelled", child: e.id, parent: pid })
       return
     }
     if (!this.parentsOf.main.has(e.id)) return
     this.#unlink("main", e.id, pid)
-    // kept while another parent waits on it (one of another queue always counts: none here)
-    const wanted = (this.parentsOf.main.get(e.id) ?? []).some((q) => this.main.state(q) === "waiting-children")
-    if (!wanted) this.main.cancel(e.id, true)
+    queued.add(e.id)
   }
 
   /** The side sweep: its queued cascade cancels, then its outbox as it stands. */
   sweepSide(): void {
-    while (this.sideCancel.length > 0) {
-      const id = this.sideCancel.shift()!
+    const stamp = this.side.stamp()
+    for (const id of this.sideCancel.splice(0).sort()) {
       // a parent of another queue (all of them: parents live in main) is taken as waiting
       if ((this.parentsOf.side.get(id) ?? []).length > 0) continue
-      this.side.cancel(id, true)
+      this.side.cancel(id, true, stamp)
     }
     this.drain("side")
   }

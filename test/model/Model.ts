@@ -346,9 +346,17 @@ export class Model {
     return { reclaimed }
   }
 
-  #finish(j: ModelJob, state: "completed" | "cancelled" | "dead"): void {
+  /**
+   * A finish stamp for the jobs one script finishes at one instant (a sweep's cascade): they
+   * share it, and the queue orders them by id (a ZSET's ties), as retention does here.
+   */
+  stamp(): number {
+    return ++this.#fin
+  }
+
+  #finish(j: ModelJob, state: "completed" | "cancelled" | "dead", stamp?: number): void {
     j.state = state
-    j.finished = ++this.#fin
+    j.finished = stamp ?? ++this.#fin
     // its parents are told in the script of its end (docs/flows.md)
     this.hooks?.ended(j.id, state)
     if (state === "dead") return
@@ -357,7 +365,7 @@ export class Model {
     // count catches up): not listed, not counted, getJob undefined, the id free (a cancelled
     // one's id is kept, unlisted, for the fence only: no lease call here targets it)
     if (keep === 0) this.#drop([j.id], state === "completed")
-    const kept = this.inState(state).sort((a, b) => a.finished - b.finished)
+    const kept = this.inState(state).sort((a, b) => a.finished - b.finished || (a.id < b.id ? -1 : 1))
     this.#drop(kept.slice(0, Math.max(0, Math.min(2, kept.length - keep))).map((o) => o.id))
   }
 
@@ -365,7 +373,11 @@ export class Model {
 
   /** `cancel`: the state it was in, or undefined (unknown or finished). */
   /** `cancel`: the state it was in, or undefined (unknown or finished); `cascade`: a parent's pending children too (by the sweep). */
-  cancel(id: string, cascade = true): "waiting" | "delayed" | "active" | "waiting-children" | undefined {
+  cancel(
+    id: string,
+    cascade = true,
+    stamp?: number,
+  ): "waiting" | "delayed" | "active" | "waiting-children" | undefined {
     const j = this.jobs.get(id)
     if (
       j === undefined ||
@@ -374,7 +386,7 @@ export class Model {
       return undefined
     const was = j.state
     if (was === "waiting-children" && cascade) this.hooks?.cancelledParent(id)
-    this.#finish(j, "cancelled")
+    this.#finish(j, "cancelled", stamp)
     return was
   }
 
