@@ -402,6 +402,34 @@ export class SideRun extends FlowBase {
   }
 }
 
+/** `retry` of a side job (a dead child retried by hand: its completion then counts under "wait"). */
+export class SideRetry extends FlowBase {
+  readonly kind = "sideRetry"
+  readonly pick: number
+  constructor(pick: number) {
+    super()
+    this.pick = pick
+  }
+  override check(m: Readonly<Model>): boolean {
+    return (flowsOf(m as Model)?.side.known.length ?? 0) > 0
+  }
+  async step(m: Model, r: Real): Promise<void> {
+    const t = pickKnown(m, { where: "side", pick: this.pick })!
+    const real = await settle(r.side.retry(t.id))
+    const model = flowsFor(m).side.retry(t.id)
+    const seenReal =
+      "ok" in real ? real.ok : { err: real.err, state: (real.error as { state?: string }).state ?? "unknown" }
+    expectSame(
+      `side retry(${t.id})`,
+      typeof model === "string" ? model : { err: "WrongJobState", state: model.wrong },
+      seenReal,
+    )
+  }
+  toString(): string {
+    return `${this.kind}(#${this.pick})`
+  }
+}
+
 /** The side queue's sweep: its outbox (children's ends) applied to the parents in main, its cascade's cancels. */
 export class SideSweep extends FlowBase {
   readonly kind = "sideSweep"
@@ -505,6 +533,7 @@ export const flowKinds = (): Array<readonly [string, fc.Arbitrary<fc.AsyncComman
   ["sideComplete", fc.constant(new SideRun("complete", false))],
   ["sideDead", fc.constant(new SideRun("dead", false))],
   ["sideComplete~lost", fc.constant(new SideRun("complete", true))],
+  ["sideRetry", fc.nat({ max: 50 }).map((p) => new SideRetry(p))],
   ["sideSweep", fc.constant(new SideSweep())],
   ["settle", fc.constant(new Settle())],
 ]
