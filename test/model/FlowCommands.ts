@@ -116,7 +116,8 @@ const addChildrenToModel = (
       maxAttempts: c.maxAttempts,
       hold: c.grand > 0,
     })
-    if (c.grand > 0) f.hold(id, false)
+    // a parent is open while its flow is written, sealed at the end (FlowWrite.ts)
+    if (c.grand > 0) f.hold(id, true)
     f.link(parent, c.where, id, policy)
     // its own onChildFailure, for its children: as given, else the default
     for (const g of ids[i]!.children) grand.push({ parent: id, policy: c.policy ?? "wait", id: g.id })
@@ -177,7 +178,7 @@ export class AddFlow extends FlowBase {
       maxAttempts: 1,
       hold: true,
     })
-    f.hold(ids.id, false)
+    f.hold(ids.id, true)
     addChildrenToModel(m, ids.id, this.root.policy, this.children, ids.children, span)
     f.seal(ids.id)
   }
@@ -430,6 +431,23 @@ export class SideRetry extends FlowBase {
   }
 }
 
+/** `obliterate` of the side queue (a child's queue gone): each parent told its children there are removed. */
+export class SideObliterate extends FlowBase {
+  readonly kind = "sideObliterate"
+  override check(m: Readonly<Model>): boolean {
+    return (flowsOf(m as Model)?.side.known.length ?? 0) > 0
+  }
+  async step(m: Model, r: Real): Promise<void> {
+    const f = flowsFor(m)
+    const real = await r.side.obliterate({ force: true })
+    f.obliterateSide()
+    expectSame("side obliterate", f.side.obliterate(true), { active: real.active })
+  }
+  toString(): string {
+    return this.kind
+  }
+}
+
 /** The side queue's sweep: its outbox (children's ends) applied to the parents in main, its cascade's cancels. */
 export class SideSweep extends FlowBase {
   readonly kind = "sideSweep"
@@ -535,5 +553,6 @@ export const flowKinds = (): Array<readonly [string, fc.Arbitrary<fc.AsyncComman
   ["sideComplete~lost", fc.constant(new SideRun("complete", true))],
   ["sideRetry", fc.nat({ max: 50 }).map((p) => new SideRetry(p))],
   ["sideSweep", fc.constant(new SideSweep())],
+  ["sideObliterate", fc.constant(new SideObliterate())],
   ["settle", fc.constant(new Settle())],
 ]

@@ -259,6 +259,18 @@ export class FlowModel {
     this.cascade.length = 0
   }
 
+  /**
+   * The side queue obliterated: its outbox applied first, then every parent of one of its jobs
+   * told the child is `removed` (in the order of the parents records), then its records gone.
+   */
+  obliterateSide(): void {
+    this.drain("side")
+    for (const [child, ps] of [...this.parentsOf.side]) for (const p of ps) this.apply(p, "side", child, "removed")
+    this.parentsOf.side.clear()
+    this.outbox.side.length = 0
+    this.sideCancel.length = 0
+  }
+
   /** Leased: counted (the harness checked it was eligible). */
   leased(id: string): void {
     const p = this.parents.get(id)

@@ -331,7 +331,9 @@ export class Model {
   /** `sweep` at `now`: expired leases back to the front (a lost lease spent), or dead when used up; due delayed jobs promoted. */
   sweep(now: number): { reclaimed: number } {
     let reclaimed = 0
-    for (const j of this.inState("active")) {
+    // in the order of the active set: by deadline, ties (one reserve's leases) by id
+    const active = this.inState("active").sort((a, b) => a.deadline.hi - b.deadline.hi || (a.id < b.id ? -1 : 1))
+    for (const j of active) {
       if (j.deadline.hi >= now) continue
       reclaimed++
       j.lost++
