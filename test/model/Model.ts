@@ -452,15 +452,26 @@ export class Model {
 
   /** `clean(state)` with olderThanMs 0: every finished job of that state deleted. */
   clean(state: "completed" | "cancelled" | "dead"): number {
-    const gone = this.inState(state)
+    // oldest first, as the queue pages its finished set (its parents are told in this order)
+    const gone = this.inState(state).sort((a, b) => a.finished - b.finished || (a.id < b.id ? -1 : 1))
     this.#drop(gone.map((j) => j.id))
     return gone.length
   }
 
   /** `drain({ delayed })`: every waiting job deleted, and the delayed ones with `delayed`. */
   drain(delayed: boolean): { waiting: number; delayed: number } {
-    const w = this.inState("waiting")
-    const d = delayed ? this.inState("delayed") : []
+    // in the queue's order (their parents are told in it): the ungrouped as a reserve takes
+    // them, then the grouped ones group by group, then the delayed by due time
+    const ready = (a: ModelJob, b: ModelJob) => a.priority - b.priority || a.order - b.order
+    const w = [
+      ...this.inState("waiting")
+        .filter((j) => j.group === undefined)
+        .sort(ready),
+      ...this.inState("waiting")
+        .filter((j) => j.group !== undefined)
+        .sort((a, b) => (a.group === b.group ? ready(a, b) : a.group! < b.group! ? -1 : 1)),
+    ]
+    const d = delayed ? this.inState("delayed").sort((a, b) => a.due.hi - b.due.hi || (a.id < b.id ? -1 : 1)) : []
     this.#drop([...w, ...d].map((j) => j.id))
     return { waiting: w.length, delayed: d.length }
   }
