@@ -33,6 +33,8 @@ export interface FlowParent {
   open: boolean
   /** The child that failed it (its error names it). */
   failedBy: { readonly queue: Where; readonly id: string; readonly outcome: Ending } | undefined
+  /** Children any of which its error may name (told in an order the queue does not fix). */
+  failedAmong?: ReadonlyArray<string>
   /** Times it was leased (a parent runs once, unless retried by hand). */
   runs: number
   /** Retried by hand (it may run again, or before its children ended). */
@@ -265,7 +267,20 @@ export class FlowModel {
    */
   obliterateSide(): void {
     this.drain("side")
+    // which of a parent's children is told first is the order of a hash scan: any of those
+    // that would fail it may be the one its error names
+    const failing = new Map<string, string[]>()
+    for (const [child, ps] of this.parentsOf.side)
+      for (const pid of ps) {
+        const e = this.parents.get(pid)?.edges.find((x) => x.queue === "side" && x.id === child)
+        if (e?.outcome === undefined && (e?.policy === "wait" || e?.policy === "fail"))
+          failing.set(pid, [...(failing.get(pid) ?? []), child])
+      }
     for (const [child, ps] of [...this.parentsOf.side]) for (const p of ps) this.apply(p, "side", child, "removed")
+    for (const [pid, children] of failing) {
+      const p = this.parents.get(pid)!
+      if (p.failedBy?.queue === "side" && children.includes(p.failedBy.id)) p.failedAmong = children
+    }
     this.parentsOf.side.clear()
     this.outbox.side.length = 0
     this.sideCancel.length = 0
