@@ -261,6 +261,18 @@ export class FlowModel {
     this.cascade.length = 0
   }
 
+  /** For each parent, its pending side children whose removal fails it. */
+  #failing(): Map<string, string[]> {
+    const failing = new Map<string, string[]>()
+    for (const [child, ps] of this.parentsOf.side)
+      for (const pid of ps) {
+        const e = this.parents.get(pid)?.edges.find((x) => x.queue === "side" && x.id === child)
+        const fails = e !== undefined && e.outcome === undefined && (e.policy === "wait" || e.policy === "fail")
+        if (fails) failing.set(pid, [...(failing.get(pid) ?? []), child])
+      }
+    return failing
+  }
+
   /**
    * The side queue obliterated: its outbox applied first, then every parent of one of its jobs
    * told the child is `removed` (in the order of the parents records), then its records gone.
@@ -269,13 +281,7 @@ export class FlowModel {
     this.drain("side")
     // which of a parent's children is told first is the order of a hash scan: any of those
     // that would fail it may be the one its error names
-    const failing = new Map<string, string[]>()
-    for (const [child, ps] of this.parentsOf.side)
-      for (const pid of ps) {
-        const e = this.parents.get(pid)?.edges.find((x) => x.queue === "side" && x.id === child)
-        if (e?.outcome === undefined && (e?.policy === "wait" || e?.policy === "fail"))
-          failing.set(pid, [...(failing.get(pid) ?? []), child])
-      }
+    const failing = this.#failing()
     for (const [child, ps] of [...this.parentsOf.side]) for (const p of ps) this.apply(p, "side", child, "removed")
     for (const [pid, children] of failing) {
       const p = this.parents.get(pid)!

@@ -10,7 +10,7 @@ import { Queue } from "../../src/index.ts"
 import type { TcpProxy } from "../support/proxy.ts"
 import { redisUrl } from "../support/redis.ts"
 import { redisNow, until } from "../support/until.ts"
-import { FlowModel, type Where } from "./Flows.ts"
+import { FlowModel, type FlowParent, type Where } from "./Flows.ts"
 import { Model, type Span, STATES } from "./Model.ts"
 
 /** How far ahead of a time-dependent call no due time or deadline may lie (else the harness waits it out). */
@@ -144,11 +144,57 @@ export const flowsFor = (m: Model): FlowModel => {
 const byChild = (a: { queue: string; id: string }, b: { queue: string; id: string }) =>
   a.queue === b.queue ? (a.id < b.id ? -1 : 1) : a.queue < b.queue ? -1 : 1
 
+/** One parent: its dependencies page, and its error when a child failed it. */
+const compareParent = async (f: FlowModel, r: Real, pid: string, p: FlowParent): Promise<void> => {
+  const queueOf = (w: Where) => (w === "main" ? r.name : sideName(r.name))
+  const job = f.main.jobs.get(pid)
+  if (job === undefined) return
+  const waiting = job.state === "waiting-children"
+  const children = p.edges
+    .filter((e) => e.policy !== "remove" || e.outcome === undefined || e.outcome === "completed")
+    .map((e) => ({
+      queue: queueOf(e.queue),
+      id: e.id,
+      policy: e.policy,
+      state: e.outcome ?? "pending",
+      // a child of the parent's queue: its result while retained, else the one kept on its edge
+      value: e.queue === "main" && (e.kept || f.main.state(e.id) === "completed") ? { ok: 1 } : null,
+    }))
+    .sort(byChild)
+  const page = await r.q.getDependencies(pid, { count: 1000 })
+  expectSame(
+    `getDependencies(${pid})`,
+    { pending: waiting ? f.pending(pid) : 0, open: waiting && p.open, waiting, children },
+    {
+      pending: page.pending,
+      open: page.open,
+      waiting: page.waiting,
+      children: page.children
+        .map((c) => ({
+          queue: c.queue,
+          id: c.id,
+          policy: c.policy,
+          state: c.state,
+          value: c.value ?? null,
+        }))
+        .sort(byChild),
+    },
+  )
+  if (job.state === "dead" && p.failedBy !== undefined) {
+    const e = (await r.q.getJob(pid))?.error as { reason?: string; child?: { id?: string; outcome?: string } }
+    const among = p.failedAmong?.includes(e?.child?.id ?? "") === true
+    expectSame(
+      `getJob(${pid}).error (failed by a child)`,
+      { reason: "child-failed", child: among ? e?.child?.id : p.failedBy.id, outcome: p.failedBy.outcome },
+      { reason: e?.reason, child: e?.child?.id, outcome: e?.child?.outcome },
+    )
+  }
+}
+
 /** Each parent's dependencies, its error when a child failed it, and the flows' invariants. */
 const compareFlows = async (f: FlowModel, r: Real): Promise<void> => {
   const bad = f.invariants()
   if (bad.length > 0) throw new Mismatch(`the flows' invariants: ${bad.join("; ")}`)
-  const queueOf = (w: Where) => (w === "main" ? r.name : sideName(r.name))
   // each parent released once at most: its dependencies-done events, as many as the model's releases
   const done = new Map<string, number>()
   for (const [, fields] of await r.raw.xrange(queueKeys(r.name).events, "-", "+")) {
@@ -160,50 +206,7 @@ const compareFlows = async (f: FlowModel, r: Real): Promise<void> => {
     released,
     [...f.parents.keys()].filter((id) => done.has(id)).map((id) => [id, done.get(id)]),
   )
-  for (const [pid, p] of f.parents) {
-    const job = f.main.jobs.get(pid)
-    if (job === undefined) continue
-    const waiting = job.state === "waiting-children"
-    const children = p.edges
-      .filter((e) => e.policy !== "remove" || e.outcome === undefined || e.outcome === "completed")
-      .map((e) => ({
-        queue: queueOf(e.queue),
-        id: e.id,
-        policy: e.policy,
-        state: e.outcome ?? "pending",
-        // a child of the parent's queue: its result while retained, else the one kept on its edge
-        value: e.queue === "main" && (e.kept || f.main.state(e.id) === "completed") ? { ok: 1 } : null,
-      }))
-      .sort(byChild)
-    const page = await r.q.getDependencies(pid, { count: 1000 })
-    expectSame(
-      `getDependencies(${pid})`,
-      { pending: waiting ? f.pending(pid) : 0, open: waiting && p.open, waiting, children },
-      {
-        pending: page.pending,
-        open: page.open,
-        waiting: page.waiting,
-        children: page.children
-          .map((c) => ({
-            queue: c.queue,
-            id: c.id,
-            policy: c.policy,
-            state: c.state,
-            value: c.value ?? null,
-          }))
-          .sort(byChild),
-      },
-    )
-    if (job.state === "dead" && p.failedBy !== undefined) {
-      const e = (await r.q.getJob(pid))?.error as { reason?: string; child?: { id?: string; outcome?: string } }
-      const among = p.failedAmong?.includes(e?.child?.id ?? "") === true
-      expectSame(
-        `getJob(${pid}).error (failed by a child)`,
-        { reason: "child-failed", child: among ? e?.child?.id : p.failedBy.id, outcome: p.failedBy.outcome },
-        { reason: e?.reason, child: e?.child?.id, outcome: e?.child?.outcome },
-      )
-    }
-  }
+  for (const [pid, p] of f.parents) await compareParent(f, r, pid, p)
 }
 
 const compareQueue = async (m: Model, q: Queue<unknown>, what: string): Promise<void> => {
