@@ -80,36 +80,5 @@ local job = {
   data = KEYS[7], max = KEYS[8], fails = KEYS[9], lost = KEYS[10], err = KEYS[11], dkey = KEYS[12],
   progress = KEYS[13], timeout = KEYS[14], backoff = KEYS[19], errors = KEYS[22], logs = KEYS[23],
 }
-local function drop_data(ids) drop_jobs(job, ids, false) end
-local keep = tonumber(meta[2]) or 1000
-local count = redis.call('ZCARD', KEYS[4])
--- a cancelled job kept without its data: its id stays, unlisted, below the others
--- (CANCELLED_GONE, include/finish); `out` {id, score, …}
-local function unlist(out)
-  local ids, moved = {}, {}
-  for i = 1, #out, 2 do
-    ids[#ids + 1] = out[i]
-    moved[#moved + 1] = string.format('%d', tonumber(out[i + 1]) - CANCELLED_GONE)
-    moved[#moved + 1] = out[i]
-  end
-  drop_data(ids)
-  redis.call('ZADD', KEYS[4], unpack(moved))
-end
--- with a keep of 0 this job keeps no data; then the oldest 2 with data beyond the newest
--- `keep` lose it (a lowered keep catches up, as complete's trim does)
-if keep == 0 then unlist({id, now}) end
-local gone = redis.call('ZCOUNT', KEYS[4], '-inf', '(0')
-if count - keep > gone then
-  unlist(redis.call('ZRANGE', KEYS[4], gone, math.min(gone + 1, count - keep - 1), 'WITHSCORES'))
-end
--- ids beyond the newest max(keep, 1000) are forgotten, at most 2 per call (one is added)
-local remember = keep > 1000 and keep or 1000
-local excess = count - remember
-if excess > 2 then excess = 2 end
-if excess > 0 then
-  local old = redis.call('ZPOPMIN', KEYS[4], excess)
-  local oldIds = {}
-  for i = 1, #old, 2 do oldIds[#oldIds + 1] = old[i] end
-  drop_data(oldIds)
-end
+cancel_retain(job, KEYS[4], tonumber(meta[2]) or 1000, id, now)
 return receipt_keep(KEYS[20], KEYS[21], req, {1, was})

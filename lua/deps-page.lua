@@ -1,7 +1,8 @@
 --[[
   deps-page — a page of a parent's children: each one's queue, id and where its dependency
   stands (pending, or the outcome that counted), with its result when it is in this queue
-  and retained (cut at 64 KiB; a larger one is left out and its size given).
+  and retained, else the result it completed with, kept on its edge (cut at 64 KiB; a
+  larger one is left out and its size given).
 
   KEYS[1] meta     HASH  layout version (not written)
   KEYS[2] result   HASH  id -> result of a retained completed job
@@ -34,13 +35,16 @@ for i = 1, #page, 2 do
   local bar = string.find(rest, '|', 1, true)
   local cq, cid = string.sub(rest, 1, bar - 1), string.sub(rest, bar + 1)
   local result = ''
+  -- "<policy>|<outcome>|<result>": the result a completed child of this queue counted with
+  local st, kept = page[i + 1], ''
+  local second = string.find(st, '|', (string.find(st, '|', 1, true) or #st) + 1, true)
+  if second then st, kept = string.sub(st, 1, second - 1), string.sub(st, second + 1) end
   if cq == '' then
     local size = redis.call('HSTRLEN', KEYS[2], cid)
-    if size > 65536 then result = '#' .. size elseif size > 0 then result = redis.call('HGET', KEYS[2], cid) end
+    if size > 65536 then result = '#' .. size elseif size > 0 then result = redis.call('HGET', KEYS[2], cid) else result = kept end
   end
   -- a 'remove' dependency that counted without completing is not listed (its edge stays,
   -- the idempotence of its note, and goes with the parent: lua/include/deps-gone.lua)
-  local st = page[i + 1]
   if string.sub(st, 1, 7) ~= 'remove|' or st == 'remove|completed' then
     out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = cq, cid, st, result
   end

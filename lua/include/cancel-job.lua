@@ -4,6 +4,7 @@
 --!include events
 --!include deps
 --!include deps-cascade
+--!include finish
 -- cancel-job: the cancel of one job (waiting, delayed, active or waiting-children), shared by
 -- cancel.lua and the sweep's cascade (a cancelled parent's children, deps-cascade.lua), and
 -- that cascade's bounded page.
@@ -53,12 +54,47 @@ local function cancel_job(k, id, now, maxlen, cascade)
   return was
 end
 
--- deps_cascade_sweep(k, limit, now, maxlen): a bounded page of the cascade (deps-cascade.lua):
+-- cancel_retain(job, cancelled, keep, id, now): the cancelled jobs' count `keep` after the
+--   cancel of `id` (cancel.lua, and each job the cascade cancels): with a keep of 0 this job
+--   keeps no data; then the oldest 2 with data beyond the newest `keep` lose it (a lowered
+--   keep catches up, as complete's trim does), their ids kept unlisted below the others
+--   (CANCELLED_GONE, include/finish); ids beyond the newest max(keep, 1000) are forgotten,
+--   at most 2 a call. `job`: the per-job hashes (drop_jobs).
+local function cancel_retain(job, cancelled, keep, id, now)
+  local count = redis.call('ZCARD', cancelled)
+  local function unlist(out)
+    local ids, moved = {}, {}
+    for i = 1, #out, 2 do
+      ids[#ids + 1] = out[i]
+      moved[#moved + 1] = string.format('%d', tonumber(out[i + 1]) - CANCELLED_GONE)
+      moved[#moved + 1] = out[i]
+    end
+    drop_jobs(job, ids, false)
+    redis.call('ZADD', cancelled, unpack(moved))
+  end
+  if keep == 0 then unlist({id, now}) end
+  local gone = redis.call('ZCOUNT', cancelled, '-inf', '(0')
+  if count - keep > gone then
+    unlist(redis.call('ZRANGE', cancelled, gone, math.min(gone + 1, count - keep - 1), 'WITHSCORES'))
+  end
+  local remember = keep > 1000 and keep or 1000
+  local excess = count - remember
+  if excess > 2 then excess = 2 end
+  if excess > 0 then
+    local old = redis.call('ZPOPMIN', cancelled, excess)
+    local oldIds = {}
+    for i = 1, #old, 2 do oldIds[#oldIds + 1] = old[i] end
+    drop_jobs(job, oldIds, false)
+  end
+end
+
+-- deps_cascade_sweep(k, limit, now, maxlen, job): a bounded page of the cascade (deps-cascade.lua):
 --   at most min(limit, DEPS_GONE_PAGE) edges read or jobs cancelled. A parent's pending child
 --   of this queue is queued (DEPS_CANCEL), one of another queue gets a note in the outbox;
---   a queued child no other parent waits on is cancelled (cascading in turn). Returns how
---   many jobs it cancelled.
-local function deps_cascade_sweep(k, limit, now, maxlen)
+--   a queued child no other parent waits on is cancelled (cascading in turn), under the
+--   cancelled jobs' count as a cancel is (cancel_retain; `job` the per-job hashes). Returns
+--   how many jobs it cancelled.
+local function deps_cascade_sweep(k, limit, now, maxlen, job)
   local budget = math.min(tonumber(limit), DEPS_GONE_PAGE)
   local cancelled = 0
   while budget > 0 do
@@ -68,7 +104,11 @@ local function deps_cascade_sweep(k, limit, now, maxlen)
     if tonumber(first[2]) == DEPS_CANCEL then
       redis.call('ZREM', DEP.gone, id)
       budget = budget - 1
-      if not deps_still_wanted(id) and cancel_job(k, id, now, maxlen, true) then cancelled = cancelled + 1 end
+      if not deps_still_wanted(id) and cancel_job(k, id, now, maxlen, true) then
+        cancelled = cancelled + 1
+        -- FM1 (the model test, test/model/FINDINGS.md): the cancelled count holds for the jobs a cascade cancels too
+        cancel_retain(job, k.cancelled, tonumber(redis.call('HGET', k.meta, 'keepCancelled')) or 1000, id, now)
+      end
       -- a child dropped while queued: its own edges, if any, go the dropped way
       if redis.call('HEXISTS', k.data, id) == 0 then deps_gone({id}) end
     else

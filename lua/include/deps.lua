@@ -156,22 +156,30 @@ local function deps_children(pid, children, seal, now, events, maxlen)
   return 'ok', tonumber(redis.call('HGET', DEP.count, pid)) or 0
 end
 
--- deps_apply(now, pid, cq, cid, outcome, events, maxlen): a child's end, once: 'completed'
---   counts done; another outcome (dead, cancelled, removed) follows the dependency's
---   policy: 'ignore' counts done, 'remove' counts done and leaves the listing (deps-page),
---   'fail' fails the parent, 'wait' (the default) keeps the parent waiting (a dead child may
---   be retried; a cancelled or removed one cannot come back: it fails the parent).
+-- deps_apply(now, pid, cq, cid, outcome, events, maxlen, result): a child's end, once:
+--   'completed' counts done; another outcome (dead, cancelled, removed) follows the
+--   dependency's policy: 'ignore' counts done, 'remove' counts done and leaves the listing
+--   (deps-page), 'fail' fails the parent, 'wait' (the default) keeps the parent waiting (a
+--   dead child may be retried; a cancelled or removed one cannot come back: it fails the
+--   parent). `result` (a completed child of this queue, its complete's result; nil or ""
+--   for none): kept on the edge, "<policy>|completed|<result>" ("#<bytes>" past
+--   DEPS_RESULT_MAX), so the parent reads it after the child's retention dropped it.
 --   Returns 'counted' | 'again' (applied before) | 'unknown' (no such child) | 'ended' (the
 --   parent no longer waits) | 'waiting' | 'fail' (the caller moves the parent to dead, see deps_fail).
-local function deps_apply(now, pid, cq, cid, outcome, events, maxlen)
+local DEPS_RESULT_MAX = 65536
+local function deps_apply(now, pid, cq, cid, outcome, events, maxlen, result)
   local member = pid .. '|' .. cq .. '|' .. cid
   local st = redis.call('HGET', DEP.state, member)
   if not st then return 'unknown' end
   if string.find(st, '|', 1, true) then return 'again' end
+  local ended = outcome
+  if result and result ~= '' then
+    ended = outcome .. '|' .. (#result > DEPS_RESULT_MAX and ('#' .. #result) or result)
+  end
   -- a parent no longer waiting (cancelled, or failed by another child) counts nothing more:
   -- the edge is marked, the parent's count is gone with its waiting (no count left dangling)
   if not redis.call('ZSCORE', DEP.waiting, pid) then
-    redis.call('HSET', DEP.state, member, st .. '|' .. outcome)
+    redis.call('HSET', DEP.state, member, st .. '|' .. ended)
     return 'ended'
   end
   if outcome ~= 'completed' then
@@ -181,7 +189,7 @@ local function deps_apply(now, pid, cq, cid, outcome, events, maxlen)
       return 'fail'
     end
   end
-  redis.call('HSET', DEP.state, member, st .. '|' .. outcome)
+  redis.call('HSET', DEP.state, member, st .. '|' .. ended)
   redis.call('HINCRBY', DEP.count, pid, -1)
   deps_release(now, pid, events, maxlen)
   return 'counted'
@@ -195,12 +203,13 @@ local function deps_fail(pid)
   return true
 end
 
--- deps_ended(k, ids, outcome, used): the jobs `ids` ended (outcome 'completed', 'dead',
---   'cancelled', 'removed'): a note for each of their parents, atomically with the end.
---   A parent in this queue takes a 'completed' note at once (deps_apply, events to k.events
---   when given); every other note goes to the outbox. `used`: meta.deps as the caller read
---   it (nil: read here). Returns how many notes went to the outbox.
-local function deps_ended(k, ids, outcome, used)
+-- deps_ended(k, ids, outcome, used, results): the jobs `ids` ended (outcome 'completed',
+--   'dead', 'cancelled', 'removed'): a note for each of their parents, atomically with the
+--   end. A parent in this queue takes a 'completed' note at once (deps_apply, events to
+--   k.events when given; results[i], if given, the result of ids[i], kept on its edge);
+--   every other note goes to the outbox. `used`: meta.deps as the caller read it (nil:
+--   read here). Returns how many notes went to the outbox.
+local function deps_ended(k, ids, outcome, used, results)
   if used == nil then used = redis.call('HEXISTS', k.meta, 'deps') == 1 end
   if not used or #ids == 0 then return 0 end
   local ps = {}
@@ -218,7 +227,7 @@ local function deps_ended(k, ids, outcome, used)
             now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             if k.events then maxlen = events_maxlen(k.meta) end
           end
-          deps_apply(now, pid, '', id, outcome, k.events, maxlen)
+          deps_apply(now, pid, '', id, outcome, k.events, maxlen, results and results[i])
         else
           notes[#notes + 1] = pq .. '|' .. pid .. '|' .. id .. '|' .. outcome
         end

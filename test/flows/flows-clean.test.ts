@@ -1,8 +1,8 @@
 /**
  * `clean` of a flow's children (docs/flows.md, "Cancel, obliterate, clean"): a completed
- * child's result is read from its queue while retained; `clean` deletes it, after which the
- * parent's `getDependencies` shows the child completed without a result, and the parent still
- * runs (its count was taken at the child's end, nothing dangles). A dead child cleaned under
+ * child of its parent's queue leaves its result on the parent's edge as it completes, so
+ * the parent reads it after `clean` or a retention of 0 deleted the child, and the parent
+ * still runs (its count was taken at the child's end, nothing dangles). A dead child cleaned under
  * "wait" can never come back: its parent fails instead of waiting for ever. verify stays clean.
  */
 import { describe, expect, it } from "vitest"
@@ -14,7 +14,7 @@ const name = queueNamer("flows-clean")
 const shared = sharedClients()
 
 describe("clean a flow's children", () => {
-  it("a completed child's result: read while retained, gone once cleaned; the parent still runs", async () => {
+  it("a completed child's result: read while retained, and still once cleaned; the parent still runs", async () => {
     const q = name()
     const queue = useQueue<string>(q)
     const tree = await queue.addFlow({ payload: "parent", children: [{ payload: "a" }, { payload: "b" }] })
@@ -27,14 +27,32 @@ describe("clean a flow's children", () => {
     expect((await queue.clean("completed", { olderThanMs: 0 })).deleted).toBe(2)
     await queue.sweep()
     const after = (await queue.getDependencies(tree.id)).children
-    expect(after.map((c) => [c.state, c.result])).toEqual([
-      ["completed", undefined],
-      ["completed", undefined],
+    expect(after.map((c) => [c.state, c.value]).sort()).toEqual([
+      ["completed", "result-a"],
+      ["completed", "result-b"],
     ])
     const [p] = await queue.reserve()
     expect(p!.id).toBe(tree.id)
     await queue.complete(p!.id, p!.token)
     expect(await shared.raw.hkeys(queueKeys(q).depCount)).toEqual([])
+    expect((await queue.verify()).lines).toEqual([])
+  })
+
+  it("a child completed with a retention of 0 (not kept at all) leaves its result to its waiting parent", async () => {
+    const q = name()
+    const queue = useQueue<string>(q)
+    await queue.setRetention({ completed: { count: 0 } })
+    const tree = await queue.addFlow({ payload: "parent", children: [{ payload: "a" }, { payload: "b" }] })
+    const [a] = await queue.reserve()
+    await queue.complete(a!.id, a!.token, { big: "x".repeat(70_000) })
+    const [b] = await queue.reserve()
+    await queue.complete(b!.id, b!.token, { n: 2 })
+    expect(await queue.getJob(b!.id)).toBeUndefined()
+    const deps = (await queue.getDependencies(tree.id)).children
+    const byId = new Map(deps.map((c) => [c.id, c]))
+    expect(byId.get(b!.id)?.value).toEqual({ n: 2 })
+    // past 64 KiB the page gives the size, as for a retained child's result
+    expect(byId.get(a!.id)).toMatchObject({ state: "completed", result: undefined })
     expect((await queue.verify()).lines).toEqual([])
   })
 

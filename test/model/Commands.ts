@@ -10,12 +10,14 @@
 import fc from "fast-check"
 import { RateLimited, Worker } from "../../src/index.ts"
 import { until } from "../support/until.ts"
+import { flowKinds } from "./FlowCommands.ts"
 import { type GroupLimits, type Model, type ModelJob, type Span, type State, WINDOW_MS } from "./Model.ts"
 import {
   checkQuick,
   clearOfSpans,
   compare,
   expectSame,
+  flowsOf,
   MARGIN_MS,
   Mismatch,
   type Outcome,
@@ -226,6 +228,7 @@ export class Reserve extends Base {
     const stray = ids.filter((id) => m.state(id) !== "waiting")
     expectSame("reserve leased only eligible jobs", [], stray)
     m.leased(jobs, span)
+    for (const id of ids) flowsOf(m)?.leased(id)
   }
   toString(): string {
     return `${this.kind}(${this.count}, ${this.lease})`
@@ -339,8 +342,12 @@ export class Cancel extends OnJob {
     this.kind = lost ? "cancel~lost" : "cancel"
   }
   override check(m: Readonly<Model>): boolean {
+    if (m.known.length === 0) return false
+    // FM1: the jobs a cancelled parent's cascade cancels skip the cancelled retention count
+    const cascades = m.state(pickOf(m.known, this.pick)!) === "waiting-children"
+    if (AVOID.has("FM1") && cascades && m.retention.cancelled < 1000) return false
     // G10: a cancel re-sent after a lost reply answers "nothing done"
-    return m.known.length > 0 && !(AVOID.has("G10") && this.lost)
+    return !(AVOID.has("G10") && this.lost)
   }
   async step(m: Model, r: Real): Promise<void> {
     const id = this.id(m)
@@ -547,6 +554,9 @@ export class Retry extends OnJob {
     const id = this.id(m)
     const real = seen(await call(r, this.lost, () => r.q.retry(id)))
     expectSame(`retry(${id})`, opOutcome(m.retry(id)), real)
+    // a parent retried by hand runs again, whatever its children (an operator's call)
+    const p = flowsOf(m)?.parents.get(id)
+    if (p) p.retried = true
   }
   toString(): string {
     return `${this.kind}(#${this.pick})`
@@ -715,6 +725,8 @@ export class Obliterate extends Base {
   }
   async step(m: Model, r: Real): Promise<void> {
     const real = seen(await settle(r.q.obliterate({ force: this.force })))
+    // its outbox is applied first (docs/flows.md), then the queue is gone
+    if (this.force || m.inState("active").length === 0) flowsOf(m)?.obliterateMain()
     const model = m.obliterate(this.force)
     expectSame(`obliterate(force ${this.force})`, typeof model === "string" ? { err: model } : model, real)
   }
@@ -762,6 +774,7 @@ export class Sweep extends Base {
     const real = await r.q.sweep()
     await checkQuick(m, r, now)
     expectSame("sweep().reclaimed", m.sweep(now).reclaimed, real.reclaimed)
+    flowsOf(m)?.sweepMain()
   }
   toString(): string {
     return this.kind
@@ -853,6 +866,7 @@ const all = (url: () => string): Array<readonly [string, fc.Arbitrary<Cmd>]> => 
     ["retry~lost", pick.map((p) => new Retry(p, true))],
     ["promote~lost", pick.map((p) => new Promote(p, true))],
     ["pauseGroup~lost", fc.constantFrom(...GROUPS).map((g) => new PauseGroup(g, true, true))],
+    ...flowKinds(),
   ]
 }
 

@@ -11,9 +11,31 @@
  * end within one command list, so a window's count is exact.
  */
 
-/** The six states of a job (docs/jobs.md, "Look up a job"). */
-export type State = "waiting" | "delayed" | "active" | "completed" | "cancelled" | "dead"
-export const STATES: ReadonlyArray<State> = ["waiting", "delayed", "active", "completed", "cancelled", "dead"]
+/** The states of a job (docs/jobs.md, "Look up a job"; `waiting-children`: docs/flows.md). */
+export type State = "waiting" | "delayed" | "active" | "completed" | "cancelled" | "dead" | "waiting-children"
+export const STATES: ReadonlyArray<State> = [
+  "waiting",
+  "delayed",
+  "active",
+  "completed",
+  "cancelled",
+  "dead",
+  "waiting-children",
+]
+
+/** How a job left for good, as its parents are told (docs/flows.md): `removed` when its data was deleted. */
+export type Ending = "completed" | "dead" | "cancelled" | "removed"
+
+/**
+ * What the flows' model (test/model/Flows.ts) is told of a queue's jobs: a job ended (its
+ * parents get a note), its data was deleted (`forget`: a completed job not retained, whose
+ * parents record goes first, no note), or a parent waiting for children was cancelled.
+ */
+export interface JobHooks {
+  ended(id: string, outcome: Ending): void
+  dropped(ids: ReadonlyArray<string>, forget: boolean): void
+  cancelledParent(id: string): void
+}
 
 /** A rate window long enough never to end within one command list. */
 export const WINDOW_MS = 600_000
@@ -40,6 +62,8 @@ export interface ModelJob {
   readonly maxAttempts: number
   /** Order of finishing, for retention by count (oldest first). */
   finished: number
+  /** Its delay once released from waiting-children (a parent of a flow: long, or none). */
+  releaseDelay?: boolean
 }
 
 export interface GroupLimits {
@@ -75,6 +99,8 @@ export class Model {
   /** Leases of each group in its current window (windows never end within a command list). */
   readonly groupWindow = new Map<string, number>()
   retention = { completed: 1000, cancelled: 1000 }
+  /** The flows' model, told of ends and deletes (none: a queue without flows). */
+  hooks: JobHooks | undefined
   #seq = 0
   #fin = 0
 
@@ -174,13 +200,21 @@ export class Model {
   /** `add`: a new job, or (a custom id of a job still findable) nothing: answers the id either way. */
   add(
     id: string,
-    o: { priority: number; lifo: boolean; group: string | undefined; delay: Span | undefined; maxAttempts: number },
+    o: {
+      priority: number
+      lifo: boolean
+      group: string | undefined
+      delay: Span | undefined
+      maxAttempts: number
+      /** A parent: it waits for children (its delay, long, applies once released). */
+      hold?: boolean
+    },
   ): string {
     if (this.jobs.has(id)) return id
     if (!this.known.includes(id)) this.known.push(id)
     const job: ModelJob = {
       id,
-      state: o.delay === undefined ? "waiting" : "delayed",
+      state: o.hold === true ? "waiting-children" : o.delay === undefined ? "waiting" : "delayed",
       priority: o.priority,
       group: o.group,
       order: o.lifo && o.delay === undefined ? -++this.#seq : ++this.#seq,
@@ -191,9 +225,30 @@ export class Model {
       lost: 0,
       maxAttempts: o.maxAttempts,
       finished: 0,
+      releaseDelay: o.hold === true && o.delay !== undefined,
     }
     this.jobs.set(id, job)
     return id
+  }
+
+  /** A parent's last dependency ended: ready at the back of its priority, or delayed (long) by its own delay. */
+  releaseParent(id: string): void {
+    const j = this.jobs.get(id)!
+    if (j.releaseDelay === true) {
+      j.state = "delayed"
+      j.due = { lo: INF, hi: INF }
+    } else this.#ready(j, false)
+  }
+
+  /** A parent failed by a child's policy: dead. */
+  failParent(id: string): void {
+    this.#finish(this.jobs.get(id)!, "dead")
+  }
+
+  /** Delete `ids` from the model, telling the flows (not `forget`: each parent gets a `removed` note). */
+  #drop(ids: ReadonlyArray<string>, forget = false): void {
+    for (const id of ids) this.jobs.delete(id)
+    if (ids.length > 0) this.hooks?.dropped(ids, forget)
   }
 
   #ready(j: ModelJob, front: boolean): void {
@@ -276,7 +331,9 @@ export class Model {
   /** `sweep` at `now`: expired leases back to the front (a lost lease spent), or dead when used up; due delayed jobs promoted. */
   sweep(now: number): { reclaimed: number } {
     let reclaimed = 0
-    for (const j of this.inState("active")) {
+    // in the order of the active set: by deadline, ties (one reserve's leases) by id
+    const active = this.inState("active").sort((a, b) => a.deadline.hi - b.deadline.hi || (a.id < b.id ? -1 : 1))
+    for (const j of active) {
       if (j.deadline.hi >= now) continue
       reclaimed++
       j.lost++
@@ -287,31 +344,51 @@ export class Model {
     // the sweep trims the completed jobs to the retention count too (a count lowered since
     // they finished): the oldest beyond it are gone; cancelled ones it trims by age only
     const done = this.inState("completed").sort((a, b) => a.finished - b.finished)
-    for (const old of done.slice(0, Math.max(0, done.length - this.retention.completed))) this.jobs.delete(old.id)
+    this.#drop(done.slice(0, Math.max(0, done.length - this.retention.completed)).map((j) => j.id))
     return { reclaimed }
   }
 
-  #finish(j: ModelJob, state: "completed" | "cancelled" | "dead"): void {
+  /**
+   * A finish stamp for the jobs one script finishes at one instant (a sweep's cascade): they
+   * share it, and the queue orders them by id (a ZSET's ties), as retention does here.
+   */
+  stamp(): number {
+    return ++this.#fin
+  }
+
+  #finish(j: ModelJob, state: "completed" | "cancelled" | "dead", stamp?: number): void {
     j.state = state
-    j.finished = ++this.#fin
+    j.finished = stamp ?? ++this.#fin
+    // its parents are told in the script of its end (docs/flows.md)
+    this.hooks?.ended(j.id, state)
     if (state === "dead") return
     const keep = this.retention[state]
     // a count of 0 keeps no finished job; then the oldest 2 beyond `keep` are gone (a lowered
     // count catches up): not listed, not counted, getJob undefined, the id free (a cancelled
     // one's id is kept, unlisted, for the fence only: no lease call here targets it)
-    if (keep === 0) this.jobs.delete(j.id)
-    const kept = this.inState(state).sort((a, b) => a.finished - b.finished)
-    for (const old of kept.slice(0, Math.max(0, Math.min(2, kept.length - keep)))) this.jobs.delete(old.id)
+    if (keep === 0) this.#drop([j.id], state === "completed")
+    const kept = this.inState(state).sort((a, b) => a.finished - b.finished || (a.id < b.id ? -1 : 1))
+    this.#drop(kept.slice(0, Math.max(0, Math.min(2, kept.length - keep))).map((o) => o.id))
   }
 
   // ---- operator's calls -----------------------------------------------------------
 
   /** `cancel`: the state it was in, or undefined (unknown or finished). */
-  cancel(id: string): "waiting" | "delayed" | "active" | undefined {
+  /** `cancel`: the state it was in, or undefined (unknown or finished); `cascade`: a parent's pending children too (by the sweep). */
+  cancel(
+    id: string,
+    cascade = true,
+    stamp?: number,
+  ): "waiting" | "delayed" | "active" | "waiting-children" | undefined {
     const j = this.jobs.get(id)
-    if (j === undefined || (j.state !== "waiting" && j.state !== "delayed" && j.state !== "active")) return undefined
+    if (
+      j === undefined ||
+      (j.state !== "waiting" && j.state !== "delayed" && j.state !== "active" && j.state !== "waiting-children")
+    )
+      return undefined
     const was = j.state
-    this.#finish(j, "cancelled")
+    if (was === "waiting-children" && cascade) this.hooks?.cancelledParent(id)
+    this.#finish(j, "cancelled", stamp)
     return was
   }
 
@@ -375,16 +452,27 @@ export class Model {
 
   /** `clean(state)` with olderThanMs 0: every finished job of that state deleted. */
   clean(state: "completed" | "cancelled" | "dead"): number {
-    const gone = this.inState(state)
-    for (const j of gone) this.jobs.delete(j.id)
+    // oldest first, as the queue pages its finished set (its parents are told in this order)
+    const gone = this.inState(state).sort((a, b) => a.finished - b.finished || (a.id < b.id ? -1 : 1))
+    this.#drop(gone.map((j) => j.id))
     return gone.length
   }
 
   /** `drain({ delayed })`: every waiting job deleted, and the delayed ones with `delayed`. */
   drain(delayed: boolean): { waiting: number; delayed: number } {
-    const w = this.inState("waiting")
-    const d = delayed ? this.inState("delayed") : []
-    for (const j of [...w, ...d]) this.jobs.delete(j.id)
+    // in the queue's order (their parents are told in it): the ungrouped as a reserve takes
+    // them, then the grouped ones group by group, then the delayed by due time
+    const ready = (a: ModelJob, b: ModelJob) => a.priority - b.priority || a.order - b.order
+    const w = [
+      ...this.inState("waiting")
+        .filter((j) => j.group === undefined)
+        .sort(ready),
+      ...this.inState("waiting")
+        .filter((j) => j.group !== undefined)
+        .sort((a, b) => (a.group === b.group ? ready(a, b) : a.group! < b.group! ? -1 : 1)),
+    ]
+    const d = delayed ? this.inState("delayed").sort((a, b) => a.due.hi - b.due.hi || (a.id < b.id ? -1 : 1)) : []
+    this.#drop([...w, ...d].map((j) => j.id))
     return { waiting: w.length, delayed: d.length }
   }
 

@@ -5,10 +5,12 @@
  */
 import fc from "fast-check"
 import type { Redis } from "ioredis"
+import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { Queue } from "../../src/index.ts"
 import type { TcpProxy } from "../support/proxy.ts"
 import { redisUrl } from "../support/redis.ts"
 import { redisNow, until } from "../support/until.ts"
+import { FlowModel, type FlowParent, type Where } from "./Flows.ts"
 import { Model, type Span, STATES } from "./Model.ts"
 
 /** How far ahead of a time-dependent call no due time or deadline may lie (else the harness waits it out). */
@@ -16,6 +18,8 @@ export const MARGIN_MS = 150
 
 export interface Real {
   readonly q: Queue<unknown>
+  /** The side queue of the flows (children in another queue), through the same proxy. */
+  readonly side: Queue<unknown>
   readonly name: string
   readonly raw: Redis
   readonly proxy: TcpProxy
@@ -27,12 +31,16 @@ export interface Real {
 
 export const openReal = (name: string, raw: Redis, proxy: TcpProxy): Real => ({
   q: new Queue<unknown>(name, { connection: proxy.url }),
+  side: new Queue<unknown>(sideName(name), { connection: proxy.url }),
   name,
   raw,
   proxy,
   now: () => redisNow(raw),
   steps: 0,
 })
+
+/** The name of the side queue of the queue `name`. */
+export const sideName = (name: string): string => `${name}-s`
 
 /** A model/real disagreement: the message names the step, what the model said and what Redis said. */
 export class Mismatch extends Error {
@@ -110,32 +118,133 @@ export const withLostReply = async <A>(r: Real, call: () => Promise<A>): Promise
   return p
 }
 
-/** Compare everything observable with the model: each job's state, stats, groups, a page per state, verify. */
+/** Compare everything observable with the model: each job's state, stats, groups, a page per state, verify; the flows. */
 export const compare = async (m: Model, r: Real): Promise<void> => {
   r.steps++
+  await compareQueue(m, r.q, "")
+  const f = flowsOf(m)
+  if (f?.used) {
+    await compareQueue(f.side, r.side, "side ")
+    await compareFlows(f, r)
+  }
+}
+
+/** The flows' model of a main queue's model (made on first use). */
+const flowModels = new WeakMap<Model, FlowModel>()
+export const flowsOf = (m: Model): FlowModel | undefined => flowModels.get(m)
+export const flowsFor = (m: Model): FlowModel => {
+  const known = flowModels.get(m)
+  if (known) return known
+  const f = new FlowModel(m, new Model())
+  flowModels.set(m, f)
+  return f
+}
+
+/** The order children are compared in (a page lists them by the text of their edge). */
+const byChild = (a: { queue: string; id: string }, b: { queue: string; id: string }) =>
+  a.queue === b.queue ? (a.id < b.id ? -1 : 1) : a.queue < b.queue ? -1 : 1
+
+/** One parent: its dependencies page, and its error when a child failed it. */
+const compareParent = async (f: FlowModel, r: Real, pid: string, p: FlowParent): Promise<void> => {
+  const queueOf = (w: Where) => (w === "main" ? r.name : sideName(r.name))
+  const job = f.main.jobs.get(pid)
+  if (job === undefined) return
+  const waiting = job.state === "waiting-children"
+  const children = p.edges
+    .filter((e) => e.policy !== "remove" || e.outcome === undefined || e.outcome === "completed")
+    .map((e) => ({
+      queue: queueOf(e.queue),
+      id: e.id,
+      policy: e.policy,
+      state: e.outcome ?? "pending",
+      // a child of the parent's queue: its result while retained, else the one kept on its edge
+      value: e.queue === "main" && (e.kept || f.main.state(e.id) === "completed") ? { ok: 1 } : null,
+    }))
+    .sort(byChild)
+  const page = await r.q.getDependencies(pid, { count: 1000 })
+  expectSame(
+    `getDependencies(${pid})`,
+    { pending: waiting ? f.pending(pid) : 0, open: waiting && p.open, waiting, children },
+    {
+      pending: page.pending,
+      open: page.open,
+      waiting: page.waiting,
+      children: page.children
+        .map((c) => ({
+          queue: c.queue,
+          id: c.id,
+          policy: c.policy,
+          state: c.state,
+          value: c.value ?? null,
+        }))
+        .sort(byChild),
+    },
+  )
+  if (job.state === "dead" && p.failedBy !== undefined) {
+    const e = (await r.q.getJob(pid))?.error as { reason?: string; child?: { id?: string; outcome?: string } }
+    const among = p.failedAmong?.includes(e?.child?.id ?? "") === true
+    expectSame(
+      `getJob(${pid}).error (failed by a child)`,
+      { reason: "child-failed", child: among ? e?.child?.id : p.failedBy.id, outcome: p.failedBy.outcome },
+      { reason: e?.reason, child: e?.child?.id, outcome: e?.child?.outcome },
+    )
+  }
+}
+
+/** Each parent's dependencies, its error when a child failed it, and the flows' invariants. */
+const compareFlows = async (f: FlowModel, r: Real): Promise<void> => {
+  const bad = f.invariants()
+  if (bad.length > 0) throw new Mismatch(`the flows' invariants: ${bad.join("; ")}`)
+  // each parent released once at most: its dependencies-done events, as many as the model's releases
+  const done = new Map<string, number>()
+  for (const [, fields] of await r.raw.xrange(queueKeys(r.name).events, "-", "+")) {
+    if (fields[1] === "dependencies-done") done.set(fields[3]!, (done.get(fields[3]!) ?? 0) + 1)
+  }
+  const released = [...f.parents].filter(([, p]) => p.released > 0).map(([id, p]) => [id, p.released])
+  expectSame(
+    "dependencies-done events per parent",
+    released,
+    [...f.parents.keys()].filter((id) => done.has(id)).map((id) => [id, done.get(id)]),
+  )
+  for (const [pid, p] of f.parents) await compareParent(f, r, pid, p)
+}
+
+const compareQueue = async (m: Model, q: Queue<unknown>, what: string): Promise<void> => {
   for (const id of m.known)
-    expectSame(`getJob(${id}).state`, m.state(id) ?? null, (await r.q.getJob(id))?.state ?? null)
-  const s = await r.q.stats()
+    expectSame(`${what}getJob(${id}).state`, m.state(id) ?? null, (await q.getJob(id))?.state ?? null)
+  const s = await q.stats()
   const count = (st: (typeof STATES)[number]) => m.inState(st).length
   expectSame(
-    "stats() waiting/active/delayed/dead/retained/paused",
-    [count("waiting"), count("active"), count("delayed"), count("dead"), count("completed"), m.paused],
-    [s.waiting, s.active, s.delayed, s.dead, s.retained, s.paused],
+    `${what}stats() waiting/active/delayed/dead/retained/paused/waitingChildren`,
+    [
+      count("waiting"),
+      count("active"),
+      count("delayed"),
+      count("dead"),
+      count("completed"),
+      m.paused,
+      count("waiting-children"),
+    ],
+    [s.waiting, s.active, s.delayed, s.dead, s.retained, s.paused, s.waitingChildren],
   )
   for (const state of STATES) {
-    const page = await r.q.getJobs(state, { count: 1000 })
+    const page = await q.getJobs(state, { count: 1000 })
     const ids = (xs: ReadonlyArray<string>) => [...xs].sort()
-    expectSame(`getJobs("${state}") ids`, ids(m.inState(state).map((j) => j.id)), ids(page.jobs.map((j) => j.id)))
+    expectSame(
+      `${what}getJobs("${state}") ids`,
+      ids(m.inState(state).map((j) => j.id)),
+      ids(page.jobs.map((j) => j.id)),
+    )
   }
-  const groups = (await r.q.groups({ count: 1000 })).groups
+  const groups = (await q.groups({ count: 1000 })).groups
     .filter((g) => g.waiting > 0 || g.active > 0 || g.paused)
     .map((g) => [g.group, g.waiting, g.active, g.paused])
   const expected = [...m.groupCounts()]
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([g, c]) => [g, c.waiting, c.active, c.paused])
-  expectSame("groups() waiting/active/paused", expected, groups)
-  const v = await r.q.verify()
-  expectSame("verify() violations", [], v.lines)
+  expectSame(`${what}groups() waiting/active/paused`, expected, groups)
+  const v = await q.verify()
+  expectSame(`${what}verify() violations`, [], v.lines)
 }
 
 let warm = false
@@ -183,7 +292,10 @@ export const runList = async (
   } finally {
     proxy.heal()
     await real.q.close()
-    const direct = new Queue(name, { connection: redisUrl() })
-    await direct.obliterate({ force: true }).finally(() => direct.close())
+    await real.side.close()
+    for (const n of [name, sideName(name)]) {
+      const direct = new Queue(n, { connection: redisUrl() })
+      await direct.obliterate({ force: true }).finally(() => direct.close())
+    }
   }
 }

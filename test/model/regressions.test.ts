@@ -1,5 +1,5 @@
 /**
- * The shrunk command lists the model found on f43eb35 (test/model/FINDINGS.md), each replayed
+ * The shrunk command lists the model found on f43eb35 and on flows (test/model/FINDINGS.md), each replayed
  * exactly as a named test through the model harness: they fail while the finding is open and
  * pass once it is fixed. `it.fails` marks the ones still open on this branch: the lead flips
  * each to `it` when the branch that fixes it is merged.
@@ -25,6 +25,7 @@ import {
   SetRetention,
   WorkerRateLimited,
 } from "./Commands.ts"
+import { AddDependsOn, OpenParent, Settle } from "./FlowCommands.ts"
 import { runList } from "./Real.ts"
 
 const name = queueNamer("model-reg")
@@ -111,5 +112,15 @@ describe("the model's findings on f43eb35, replayed", () => {
 
   it("M1: the reserve that carries a RateLimited fail leases nothing more", async () => {
     await replay([new Add(plain, false), new Add(plain, false), new WorkerRateLimited(redisUrl)])
+  })
+
+  it("FM1: a job a cancelled parent's cascade cancels is held to the cancelled count (0: gone)", async () => {
+    await replay([
+      new OpenParent("wait"),
+      new SetRetention(0, 0),
+      new AddDependsOn([{ where: "main", pick: 0 }], "wait"),
+      new Cancel(1, false),
+      new Settle(),
+    ])
   })
 })
