@@ -51,12 +51,17 @@ if not limit or limit < 1 or limit > 5000 then return {'OUT_OF_RANGE', 'clean', 
 local state = ARGV[2]
 -- a retained job leaves its set here, a dead one through dead_leave (include/dead)
 local retained = ({completed = KEYS[2], cancelled = KEYS[3]})[state]
-local key = retained or (state == 'dead' and KEYS[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- a cancelled id kept without its data (below 0, CANCELLED_GONE in include/finish) is not listed: not cleaned
 local low = state == 'cancelled' and 0 or '-inf'
-local ids = redis.call('ZRANGE', key, low, now - tonumber(ARGV[3]), 'BYSCORE', 'LIMIT', 0, limit)
+local DEAD = {dead = KEYS[1]}
+local ids
+if retained or state ~= 'dead' then
+  ids = redis.call('ZRANGE', retained, low, now - tonumber(ARGV[3]), 'BYSCORE', 'LIMIT', 0, limit)
+else
+  ids = dead_aged(DEAD, low, now - tonumber(ARGV[3]), limit)
+end
 if #ids > 0 then
   local job = {
     data = KEYS[6], max = KEYS[7], fails = KEYS[8], lost = KEYS[9], err = KEYS[10], progress = KEYS[11],
@@ -65,10 +70,10 @@ if #ids > 0 then
   }
   for i = 1, #ids, 500 do
     local part = {unpack(ids, i, math.min(i + 499, #ids))}
-    if retained then redis.call('ZREM', retained, unpack(part)) else dead_leave({dead = KEYS[1]}, part) end
+    if retained then redis.call('ZREM', retained, unpack(part)) else dead_leave(DEAD, part) end
     drop_jobs(job, part, true)
   end
   if state == 'dead' then redis.call('HINCRBY', KEYS[4], 'purged', #ids) end
   emit_many(KEYS[5], events_maxlen(KEYS[4]), 'removed', ids, nil, nil, 'was', state)
 end
-return {#ids, redis.call('ZCOUNT', key, low, '+inf')}
+return {#ids, retained and redis.call('ZCOUNT', retained, low, '+inf') or dead_count_from(DEAD, low)}

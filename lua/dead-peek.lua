@@ -27,8 +27,10 @@ local PEEK_LOAD_MAX = tonumber(ARGV[4])
 local PEEK_BUDGET = tonumber(ARGV[5])
 --!include peek
 local hide = ARGV[6] == '1'
-local page = redis.call('ZRANGE', KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[1]) + tonumber(ARGV[2]) - 1, 'WITHSCORES')
-local out = {redis.call('ZCARD', KEYS[1])}
+--!include dead
+local DEAD = {dead = KEYS[1]}
+local page = dead_page(DEAD, tonumber(ARGV[1]), tonumber(ARGV[2]))
+local out = {dead_count(DEAD)}
 for i = 1, #page, 2 do
   local id = page[i]
   out[#out + 1] = id

@@ -21,8 +21,9 @@ local META = KEYS[1]
 --!include layout-guard
 --!include ready
 --!include deps
+--!include active
 local cursor, page = deps_parents_scan(ARGV[2], tonumber(ARGV[3]))
-local out = {cursor, redis.call('ZCARD', KEYS[2])}
+local out = {cursor, active_count({active = KEYS[2]})}
 for i = 1, #page, 2 do
   for pq, pid in string.gmatch(page[i + 1], '([^,|]*)|([^,]+)') do
     if pq ~= '' then out[#out + 1] = pq .. '|' .. pid .. '|' .. page[i] end

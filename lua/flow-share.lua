@@ -42,6 +42,7 @@
 ]]
 --!include ready
 --!include flow
+--!include active
 
 local META = KEYS[1]
 --!include layout-guard
@@ -65,7 +66,7 @@ if op == 'look' then
   if epoch < seen then return {0, fmt(seen)} end
   if not layout then redis.call('HSET', KEYS[1], 'layout', ARGV[1]) end
   redis.call('HSET', KEYS[1], 'flowEpoch', ARGV[3])
-  local concUsed = f[7] and redis.call('ZCARD', KEYS[3]) or -1
+  local concUsed = f[7] and active_count({active = KEYS[3]}) or -1
   return {1, num(f[2]), num(f[3]), rate_used(), num(f[4]), num(f[6]), num(f[7]), concUsed, ready_count()}
 elseif op == 'lower' then
   local rate, conc = num(f[3]), num(f[7])
@@ -78,7 +79,7 @@ elseif op == 'lower' then
     redis.call('HSET', KEYS[1], 'concurrency', ARGV[5])
   end
   local rateHeld = rate >= 0 and math.max(rate, rate_used()) or -1
-  local concHeld = conc >= 0 and math.max(conc, redis.call('ZCARD', KEYS[3])) or -1
+  local concHeld = conc >= 0 and math.max(conc, active_count({active = KEYS[3]})) or -1
   return {1, rate, rateHeld, conc, concHeld}
 elseif op == 'raise' then
   if epoch ~= seen then return {0, fmt(seen)} end

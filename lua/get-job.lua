@@ -56,11 +56,10 @@ local id = ARGV[2]
 local payload = redis.call('HGET', KEYS[5], id)
 if not payload then return {0} end
 
-local state, score, token, holder = job_state({
-  active = KEYS[1], dead = KEYS[2], done = KEYS[3], cancelled = KEYS[4], lease = KEYS[7], holder = KEYS[13],
-}, id)
+local k = {active = KEYS[1], dead = KEYS[2], done = KEYS[3], cancelled = KEYS[4], lease = KEYS[7], holder = KEYS[13]}
+local state, score, token, holder = job_state(k, id)
 -- a retained completed job keeps its run's holder entry (lua/include/active.lua): its start
-if state == 'completed' then holder = redis.call('HGET', KEYS[13], id) end
+if state == 'completed' then holder = active_holder(k, id) end
 return {
   1, state, payload,
   redis.call('HGET', KEYS[6], id) or '3',

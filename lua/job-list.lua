@@ -45,6 +45,8 @@
 --!include zset-page
 --!include ready
 --!include job-page
+--!include active
+local HOLDER = {holder = KEYS[11]}
 
 local count = tonumber(ARGV[5])
 if not count or count < 1 or count > 1000 then return {'OUT_OF_RANGE', 'job-list', 'count', ARGV[5], 1000} end
@@ -96,7 +98,7 @@ local function put(entry, score)
     if rlen > 0 and rlen <= 1024 then result = redis.call('HGET', KEYS[10], id) end
   end
   if state == 'completed' or state == 'active' then
-    local h = redis.call('HGET', KEYS[11], id)
+    local h = active_holder(HOLDER, id)
     local at = h and string.match(h, '|(%d+)|%d+$')
     started = at and tonumber(at) or false
   end

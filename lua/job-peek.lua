@@ -61,10 +61,9 @@ local hide = ARGV[6] == '1'
 local id = ARGV[2]
 if redis.call('HEXISTS', KEYS[5], id) == 0 then return {0} end
 local payload, plen = peek(KEYS[5], id, hide)
-local state, score, token, holder = job_state({
-  active = KEYS[1], dead = KEYS[2], done = KEYS[3], cancelled = KEYS[4], lease = KEYS[7], holder = KEYS[13],
-}, id)
-if state == 'completed' then holder = redis.call('HGET', KEYS[13], id) end
+local k = {active = KEYS[1], dead = KEYS[2], done = KEYS[3], cancelled = KEYS[4], lease = KEYS[7], holder = KEYS[13]}
+local state, score, token, holder = job_state(k, id)
+if state == 'completed' then holder = active_holder(k, id) end
 local err, elen = peek(KEYS[10], id, false)
 local result, rlen = peek(KEYS[11], id, hide)
 local progress, glen = peek(KEYS[14], id, false)

@@ -54,6 +54,8 @@ local PEEK_BUDGET = tonumber(ARGV[8])
 --!include zset-page
 --!include ready
 --!include job-page
+--!include active
+local HOLDER = {holder = KEYS[11]}
 
 local count = tonumber(ARGV[5])
 if not count or count < 1 or count > 1000 then return {'OUT_OF_RANGE', 'jobs-peek', 'count', ARGV[5], 1000} end
@@ -106,7 +108,7 @@ local function put(entry, score)
   end
   local started = false
   if state == 'active' or state == 'completed' then
-    local at = string.match(redis.call('HGET', KEYS[11], id) or '', '|(%d+)|%d*$')
+    local at = string.match(active_holder(HOLDER, id) or '', '|(%d+)|%d*$')
     started = at and tonumber(at) or false
   end
   out[#out + 1] = started

@@ -23,12 +23,13 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit = tonumber(ARGV[2])
-local rows = redis.call('ZRANGE', KEYS[1], 0, limit - 1, 'WITHSCORES')
-local out = {now, redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[1], '-inf', now)}
+local A = {active = KEYS[1], lease = KEYS[2], holder = KEYS[6]}
+local rows = active_page(A, limit)
+local out = {now, active_count(A), active_expired_count(A, now)}
 if #rows == 0 then return out end
 local ids = {}
 for i = 1, #rows, 2 do ids[#ids + 1] = rows[i] end
-local tokens = active_tokens({lease = KEYS[2], holder = KEYS[6]}, ids)
+local tokens = active_tokens(A, ids)
 local fails = redis.call('HMGET', KEYS[3], unpack(ids))
 local lost = redis.call('HMGET', KEYS[4], unpack(ids))
 local max = redis.call('HMGET', KEYS[5], unpack(ids))

@@ -22,8 +22,9 @@
 ]]
 local META = KEYS[2]
 --!include layout-guard
+--!include active
 
-local active = redis.call('ZCARD', KEYS[1])
+local active = active_count({active = KEYS[1]})
 if active > 0 and ARGV[2] ~= '1' then return {'ACTIVE_JOBS', active} end
 redis.call('UNLINK', unpack(KEYS, 3))
 return {1, active}

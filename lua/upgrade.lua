@@ -55,7 +55,7 @@ if not phase then phase = 'copy' end
 local A = {active = KEYS[1], lease = KEYS[2], holder = KEYS[3]}
 
 if phase == 'drop' then
-  local page = redis.call('HSCAN', KEYS[2], cursor, 'COUNT', count)
+  local page = active_scan_field(A, 'lease', cursor, count)
   local fields = {}
   for i = 1, #page[2], 2 do fields[#fields + 1] = page[2][i] end
   -- a lease still in the layout 1 form keeps its token (none should be left after clean)
@@ -69,7 +69,7 @@ if phase == 'drop' then
 end
 
 -- copy or clean: a page of active
-local page = redis.call('ZSCAN', KEYS[1], cursor, 'COUNT', count)
+local page = active_scan(A, cursor, count)
 local ids = {}
 for i = 1, #page[2], 2 do ids[#ids + 1] = page[2][i] end
 local n = active_upgrade(A, ids)

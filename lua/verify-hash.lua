@@ -54,16 +54,23 @@ local META = KEYS[11]
 --!include layout-guard
 --!include ready
 --!include deps
+--!include active
+--!include dead
+local A, DEAD = {active = KEYS[1], lease = KEYS[5], holder = KEYS[12]}, {dead = KEYS[2]}
+local function is_active(id) return active_deadline(A, id) end
+local function is_dead(id) return dead_at(DEAD, id) end
 
 local hashes = {
-  data = KEYS[4], lease = KEYS[5], max = KEYS[6], fails = KEYS[7], lost = KEYS[8], err = KEYS[9], result = KEYS[10],
-  holder = KEYS[12], progress = KEYS[13], timeout = KEYS[14], backoff = KEYS[16],
+  data = KEYS[4], max = KEYS[6], fails = KEYS[7], lost = KEYS[8], err = KEYS[9], result = KEYS[10],
+  progress = KEYS[13], timeout = KEYS[14], backoff = KEYS[16],
   errors = KEYS[17], logs = KEYS[18],
 }
 local name = ARGV[2]
 local scan
 if name == 'priority' then
   scan = ready_priority_scan(ARGV[3], tonumber(ARGV[4]))
+elseif name == 'lease' or name == 'holder' then
+  scan = active_scan_field(A, name, ARGV[3], tonumber(ARGV[4]))
 elseif not hashes[name] then
   return redis.error_reply('verify-hash: no hash named ' .. tostring(name))
 else
@@ -72,7 +79,7 @@ end
 -- membership of the states a job with data may be in (cancelled is checked after them)
 local function in_set(key) return function(id) return redis.call('ZSCORE', key, id) end end
 -- (and waiting for children: lua/include/deps.lua)
-local states = {in_set(KEYS[1]), delayed_due_at, in_set(KEYS[2]), in_set(KEYS[3]), deps_waiting_since}
+local states = {is_active, delayed_due_at, is_dead, in_set(KEYS[3]), deps_waiting_since}
 local fields = scan[2]
 local candidates, lines = {}, {}
 for i = 1, #fields, 2 do
@@ -88,7 +95,7 @@ for i = 1, #fields, 2 do
     end
     if not found and not redis.call('ZSCORE', KEYS[15], id) then candidates[#candidates + 1] = id end
   elseif name == 'lease' or name == 'holder' then
-    if not redis.call('ZSCORE', KEYS[1], id) and not (name == 'holder' and redis.call('ZSCORE', KEYS[3], id)) then
+    if not active_deadline(A, id) and not (name == 'holder' and redis.call('ZSCORE', KEYS[3], id)) then
       lines[#lines + 1] = 'orphan-' .. name .. ' ' .. id .. ' has a lease ' .. (name == 'lease' and 'token' or 'holder') .. ' but is not active'
     end
   elseif name == 'result' then

@@ -25,10 +25,15 @@ local META = KEYS[5]
 --!include layout-guard
 --!include ready
 --!include deps
+--!include active
+--!include dead
+local A, DEAD = {active = KEYS[1]}, {dead = KEYS[2]}
+local function is_active(id) return active_deadline(A, id) end
+local function is_dead(id) return dead_at(DEAD, id) end
 
 local function in_set(key) return function(job) return redis.call('ZSCORE', key, job) end end
 -- active, delayed, dead, done, cancelled, waiting for children (lua/include/deps.lua)
-local states = {in_set(KEYS[1]), delayed_due_at, in_set(KEYS[2]), in_set(KEYS[3]), in_set(KEYS[6]), deps_waiting_since}
+local states = {is_active, delayed_due_at, is_dead, in_set(KEYS[3]), in_set(KEYS[6]), deps_waiting_since}
 local out = {0}
 for i = 2, #ARGV do
   local id = ARGV[i]

@@ -33,14 +33,19 @@
 local META = KEYS[6]
 --!include layout-guard
 --!include ready
+--!include active
+--!include dead
 
 local function in_set(key) return function(id) return redis.call('ZSCORE', key, id) end end
 local function scan_set(key) return function(cursor, count) return redis.call('ZSCAN', key, cursor, 'COUNT', count) end end
+local A, DEAD = {active = KEYS[1], holder = KEYS[5]}, {dead = KEYS[2]}
+local function is_active(id) return active_deadline(A, id) end
+local function is_dead(id) return dead_at(DEAD, id) end
 -- the sets in order: name, membership, ZSCAN page
 local sets = {
-  {'active', in_set(KEYS[1]), scan_set(KEYS[1])},
+  {'active', is_active, function(cursor, count) return active_scan(A, cursor, count) end},
   {'delayed', delayed_due_at, delayed_scan},
-  {'dead', in_set(KEYS[2]), scan_set(KEYS[2])},
+  {'dead', is_dead, function(cursor, count) return dead_scan(DEAD, cursor, count) end},
   {'done', in_set(KEYS[3]), scan_set(KEYS[3])},
 }
 local which = tonumber(ARGV[2])
@@ -60,7 +65,7 @@ for i = 1, #scan[2], 2 do
   if redis.call('HEXISTS', KEYS[4], id) == 0 then
     lines[#lines + 1] = 'no-data ' .. id .. ' is in ' .. name .. ' without a payload'
   end
-  if which == 1 and redis.call('HEXISTS', KEYS[5], id) == 0 then
+  if which == 1 and active_has_holder(A, id) == 0 then
     lines[#lines + 1] = 'no-lease ' .. id .. ' is active without a lease entry'
   end
 end

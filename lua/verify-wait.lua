@@ -31,12 +31,17 @@
 local META = KEYS[5]
 --!include layout-guard
 --!include ready
+--!include active
+--!include dead
+local A, DEAD = {active = KEYS[1]}, {dead = KEYS[2]}
+local function is_active(id) return active_deadline(A, id) end
+local function is_dead(id) return dead_at(DEAD, id) end
 
 local from, size = tonumber(ARGV[2]), tonumber(ARGV[3])
 local page = ready_page(from, size)
 local function in_set(key) return function(id) return redis.call('ZSCORE', key, id) end end
 local states = {
-  {'active', in_set(KEYS[1])}, {'delayed', delayed_due_at}, {'dead', in_set(KEYS[2])}, {'done', in_set(KEYS[3])},
+  {'active', is_active}, {'delayed', delayed_due_at}, {'dead', is_dead}, {'done', in_set(KEYS[3])},
   {'cancelled', in_set(KEYS[6])},
 }
 local out = {ready_count() > from + size and 1 or 0}

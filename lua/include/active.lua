@@ -1,7 +1,9 @@
 --!include ready
+--!include zset-page
 -- active: the one owner of the moves into, within and out of active (the jobs leased to a
--- worker). No script writes the active set, the lease tokens or the lease holders on its
--- own (test/scripts/script-descriptors.test.ts, "the active group"): it calls these, so a
+-- worker), and of their reads. No other script or include reads or writes the active set,
+-- the lease tokens or the lease holders (test/scripts/script-descriptors.test.ts, "the
+-- active group"): it calls these, so a
 -- rule about leaving active (a group's slot, a concurrency slot, a field of the lease) is a
 -- change to this file (active_leave frees group slots through ready.lua).
 --
@@ -140,4 +142,64 @@ end
 --   as their data goes (drop_jobs). One HDEL.
 local function active_forget(a, ids)
   redis.call('HDEL', a.holder, unpack(ids))
+end
+
+-- The reads of the leased jobs (a script reads them only through these; each is one command):
+-- active_count(a): how many jobs are active (ZCARD), the queue's jobs in flight.
+local function active_count(a)
+  return redis.call('ZCARD', a.active)
+end
+
+-- active_deadline(a, id): the lease deadline of job `id` (ZSCORE), false when it is not active.
+local function active_deadline(a, id)
+  return redis.call('ZSCORE', a.active, id)
+end
+
+-- active_deadlines(a, ids): the lease deadline of each job `ids` (ZMSCORE; false for one not active).
+local function active_deadlines(a, ids)
+  return redis.call('ZMSCORE', a.active, unpack(ids))
+end
+
+-- active_expired(a, now, limit): up to `limit` active jobs whose deadline is `now` or before,
+--   earliest first (ZRANGE BYSCORE).
+local function active_expired(a, now, limit)
+  return redis.call('ZRANGE', a.active, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+end
+
+-- active_expired_count(a, now): how many active jobs' deadlines are `now` or before (ZCOUNT).
+local function active_expired_count(a, now)
+  return redis.call('ZCOUNT', a.active, '-inf', now)
+end
+
+-- active_page(a, limit): the `limit` earliest deadlines, id, deadline pairs (ZRANGE WITHSCORES).
+local function active_page(a, limit)
+  return redis.call('ZRANGE', a.active, 0, limit - 1, 'WITHSCORES')
+end
+
+-- active_scan(a, cursor, count): a ZSCAN page of the active set: {cursor, {id, deadline, …}}.
+local function active_scan(a, cursor, count)
+  return redis.call('ZSCAN', a.active, cursor, 'COUNT', count)
+end
+
+-- active_scan_field(a, name, cursor, count): an HSCAN page of the lease hash `name`, 'lease'
+--   (tokens, layout 1) or 'holder': {cursor, {id, value, …}}.
+local function active_scan_field(a, name, cursor, count)
+  return redis.call('HSCAN', a[name], cursor, 'COUNT', count)
+end
+
+-- active_holder(a, id): the holder entry of job `id` (HGET; false for none): a lease's, or the
+--   run a completed job keeps (active_keep_run).
+local function active_holder(a, id)
+  return redis.call('HGET', a.holder, id)
+end
+
+-- active_has_holder(a, id): whether job `id` has a holder entry (HEXISTS, 1 or 0).
+local function active_has_holder(a, id)
+  return redis.call('HEXISTS', a.holder, id)
+end
+
+-- active_list(a, after, count, rev): a page of active by deadline (zset_page of
+--   include/zset-page: `after` a {score, id} cursor or false): page, last, ended.
+local function active_list(a, after, count, rev)
+  return zset_page(a.active, after, count, rev, 0)
 end

@@ -1,6 +1,7 @@
 --!include dedupe
 --!include ready
 --!include active
+--!include dead
 --!include events
 --!include deps
 --!include deps-cascade
@@ -24,7 +25,8 @@
 --   grows memory, so a cancel runs even with maxmemory reached and noeviction.
 local function cancel_job(k, id, now, maxlen, cascade)
   if redis.call('HEXISTS', k.data, id) == 0 then return false end
-  for _, finished in ipairs({k.dead, k.done, k.cancelled}) do
+  if dead_at(k, id) then return false end
+  for _, finished in ipairs({k.done, k.cancelled}) do
     if redis.call('ZSCORE', finished, id) then return false end
   end
   local was
@@ -48,7 +50,7 @@ local function cancel_job(k, id, now, maxlen, cascade)
   -- its parents are told (lua/include/deps.lua): one HEXISTS without flows
   deps_ended({meta = k.meta}, {id}, 'cancelled')
   emit_event(k.events, maxlen, 'cancelled', id, 'was', was)
-  if was ~= 'delayed' and maxlen > 0 and redis.call('ZCARD', k.active) == 0 and ready_count() == 0 then
+  if was ~= 'delayed' and maxlen > 0 and active_count(k) == 0 and ready_count() == 0 then
     emit_event(k.events, maxlen, 'drained', '')
   end
   return was

@@ -1,7 +1,9 @@
 --!include dedupe
 --!include deps
--- dead: the moves into and out of the dead jobs (no other file writes dead: see
--- test/scripts/script-descriptors.test.ts, "the active group … and dead").
+--!include finish
+--!include zset-page
+-- dead: the moves into and out of the dead jobs, and their reads (no other file reads or
+-- writes dead: see test/scripts/script-descriptors.test.ts, "the active group … and dead").
 --
 -- to_dead(k, now, ids): the jobs `ids` (already out of their state) die at `now`: into
 --   dead, counted in meta.dead, and a dedupe key a job held until finished is freed
@@ -45,4 +47,68 @@ local function dead_reply(dead, count, missing)
   local out = {count, redis.call('ZCARD', dead)}
   for _, id in ipairs(missing) do out[#out + 1] = id end
   return out
+end
+
+-- The reads of dead (a script reads it only through these; each is one command):
+-- dead_count(k): how many jobs are dead (ZCARD). k  table of key names: dead
+local function dead_count(k)
+  return redis.call('ZCARD', k.dead)
+end
+
+-- dead_at(k, id): when job `id` died (ZSCORE), false when it is not dead.
+local function dead_at(k, id)
+  return redis.call('ZSCORE', k.dead, id)
+end
+
+-- dead_ats(k, ids): when each job `ids` died (ZMSCORE; false for one not dead).
+local function dead_ats(k, ids)
+  return redis.call('ZMSCORE', k.dead, unpack(ids))
+end
+
+-- dead_page(k, from, count): `count` dead jobs from rank `from`, oldest first: id, time of
+--   death pairs (ZRANGE WITHSCORES).
+local function dead_page(k, from, count)
+  return redis.call('ZRANGE', k.dead, from, from + count - 1, 'WITHSCORES')
+end
+
+-- dead_scan(k, cursor, count): a ZSCAN page of dead: {cursor, {id, time of death, …}}.
+local function dead_scan(k, cursor, count)
+  return redis.call('ZSCAN', k.dead, cursor, 'COUNT', count)
+end
+
+-- dead_or_exists(k, other): how many of dead and the key `other` exist (one EXISTS).
+local function dead_or_exists(k, other)
+  return redis.call('EXISTS', other, k.dead)
+end
+
+-- dead_aged(k, min, max, limit): up to `limit` dead jobs that died from `min` to `max`
+--   (scores, as ZRANGE BYSCORE takes them), oldest first.
+local function dead_aged(k, min, max, limit)
+  return redis.call('ZRANGE', k.dead, min, max, 'BYSCORE', 'LIMIT', 0, limit)
+end
+
+-- dead_count_from(k, min): how many dead jobs died at `min` or later (ZCOUNT to +inf).
+local function dead_count_from(k, min)
+  return redis.call('ZCOUNT', k.dead, min, '+inf')
+end
+
+-- dead_list(k, after, count, rev): a page of dead by time of death (zset_page of
+--   include/zset-page: `after` a {score, id} cursor or false): page, last, ended.
+local function dead_list(k, after, count, rev)
+  return zset_page(k.dead, after, count, rev, 0)
+end
+
+-- dead_trim(job, k, now, count, ageMs, limit): the retention's dead bounds (keepDead,
+--   keepDeadMs): up to `limit` of the oldest dead jobs past `count` or older than `ageMs` leave
+--   dead and their data goes (trim_finished of include/finish, whose arguments it takes;
+--   `job` the per-job hashes). Returns how many went, and 1 when more are left.
+local function dead_trim(job, k, now, count, ageMs, limit)
+  return trim_finished(job, k.dead, now, count, ageMs, limit)
+end
+
+-- dead_keep(job, k, count, most): the retention's count of dead jobs (keepDead) after one
+--   died: up to `most` of the oldest past `count` leave dead and their data goes (trim_oldest
+--   of include/finish; `job` the per-job hashes).
+local function dead_keep(job, k, count, most)
+  return trim_oldest(job, k.dead, count, most)
 end

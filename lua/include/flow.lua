@@ -1,3 +1,4 @@
+--!include active
 -- flow: the queue-wide limits reserve applies before it leases (set by set-limits.lua). All
 -- live in meta, read by reserve's one HMGET (so a queue without them pays nothing):
 --   rateMax, ratePer   at most rateMax leases in any ratePer ms of the Redis clock; the
@@ -47,7 +48,7 @@ local function flow_room(k, lim, now, count)
   end
   local conc = tonumber(lim.concurrency)
   if conc then
-    local room = conc - redis.call('ZCARD', k.active)
+    local room = conc - active_count(k)
     if room < allowed then allowed, kind, waitMs = math.max(room, 0), 'concurrency', 0 end
   end
   return allowed, kind, waitMs

@@ -1,14 +1,17 @@
 --!include zset-page
 --!include ready
 --!include deps
+--!include active
+--!include dead
 -- job-page: one page of the jobs in one state, the same pages and cursors for every listing
 -- (lua/job-list.lua, the engine's getJobs; lua/jobs-peek.lua, the dashboard's).
 --
 -- job_page(state, rev, cursor, count, sets, put, out): the page of `state` after `cursor`
 --   ("" for the first; waiting: the jobs read so far; else "<score>:<id>"), at most `count`
 --   jobs, in order (rev: the reverse). Waiting jobs are read through ready.lua by position,
---   delayed ones through ready.lua by due time, the others from their sorted set in `sets`
---   (by state name: active, dead, completed, cancelled) by score. Each job goes to
+--   delayed ones through ready.lua by due time, active and dead through active.lua and
+--   dead.lua, the others from their sorted set in `sets` (by state name: active, dead,
+--   completed, cancelled) by score. Each job goes to
 --   put(entry, score) (entry: the id, or a wait-list entry "id|…|payload"; score "" for a
 --   waiting job), which answers false once the page is full (by bytes): the page stops there.
 --   Sets out[1] to the next page's cursor ("" when the state has no more) and out[2] to the
@@ -46,6 +49,12 @@ local function job_page(state, rev, cursor, count, sets, put, out)
     -- parents waiting for their children, by when they began (lua/include/deps.lua)
     page, last, ended = deps_waiting_page(after, count, rev)
     out[2] = deps_waiting_count()
+  elseif state == 'active' then
+    page, last, ended = active_list(sets, after, count, rev)
+    out[2] = active_count(sets)
+  elseif state == 'dead' then
+    page, last, ended = dead_list(sets, after, count, rev)
+    out[2] = dead_count(sets)
   else
     -- cancelled ids kept without their data (scored below 0: CANCELLED_GONE) are not listed
     local gone = state == 'cancelled' and redis.call('ZCOUNT', sets[state], '-inf', '(0') or 0

@@ -1,6 +1,7 @@
 --!include ready
 --!include deps
 --!include active
+--!include dead
 -- job-state: where one job is, the lookup get-job and job-peek share (a delayed job is
 -- found through ready.lua).
 --
@@ -10,14 +11,16 @@
 --   lua/include/deps.lua).
 --   k  table of key names: active, dead, done, cancelled, lease, holder
 local function job_state(k, id)
-  local score = redis.call('ZSCORE', k.active, id)
+  local score = active_deadline(k, id)
   if score then
     local tokens, holders = active_read(k, {id})
     return 'active', score, tokens[1], holders[1]
   end
   score = delayed_due_at(id)
   if score then return 'delayed', score, false, false end
-  for _, s in ipairs({{k.dead, 'dead'}, {k.done, 'completed'}, {k.cancelled, 'cancelled'}}) do
+  score = dead_at(k, id)
+  if score then return 'dead', score, false, false end
+  for _, s in ipairs({{k.done, 'completed'}, {k.cancelled, 'cancelled'}}) do
     score = redis.call('ZSCORE', s[1], id)
     if score then return s[2], score, false, false end
   end

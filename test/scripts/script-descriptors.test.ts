@@ -179,42 +179,90 @@ describe("add.lua's field list", () => {
 })
 
 /**
- * Leaving active (and dead) is one transition each: only lua/include/active.lua writes the
- * leased jobs' keys (ACTIVE_KEYS: active_take, active_extend, active_leave, which also frees
- * the group's slot) and only lua/include/dead.lua writes dead (to_dead, dead_leave). A script
- * may read them; a write command on one, by its KEYS entry or a table field, fails here.
+ * Leaving active (and dead) is one transition each, and the keys of both have one owner:
+ * only lua/include/active.lua reads or writes the leased jobs' keys (ACTIVE_KEYS: active_take,
+ * active_extend, active_leave, which also frees the group's slot, and the reads active_count,
+ * active_deadline, …) and only lua/include/dead.lua reads or writes dead (to_dead, dead_leave,
+ * dead_count, dead_page, …). Any other script or include that sends a Redis command to one
+ * (by its KEYS entry, a table field `x.dead`, or a local holding one), hands its KEYS entry
+ * to a function of another file, or reaches a table's owned field, fails here. A script
+ * passes the keys to the owners as a table field (`{active = KEYS[1]}`) or as an owner
+ * function's argument (`dead_targets(KEYS[1])`).
  */
 describe("the active group (lua/include/active.lua) and dead (lua/include/dead.lua)", () => {
   const owned: ReadonlyArray<string> = [...ACTIVE_KEYS, "dead"]
-  const writes =
-    /redis\.p?call\('(ZADD|ZREM|ZPOPMIN|ZPOPMAX|ZINCRBY|ZREMRANGEBYSCORE|ZREMRANGEBYRANK|HSET|HSETNX|HDEL|HINCRBY|DEL|UNLINK)',\s*([^,)]+)/g
   const includeDir = new URL("include/", luaDir)
-  const others = readdirSync(includeDir).filter((f) => f.endsWith(".lua") && f !== "active.lua" && f !== "dead.lua")
+  const owners = ["active.lua", "dead.lua"]
+  const others = readdirSync(includeDir).filter((f) => f.endsWith(".lua") && !owners.includes(f))
+  const ownerFunctions = owners.flatMap((f) =>
+    [...readFileSync(new URL(f, includeDir), "utf8").matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!),
+  )
+  const commands = /redis\.p?call\(\s*'(\w+)',\s*([^,)]+)/g
   /** The owned key names an expression reaches: by a KEYS entry, or a table field `x.dead`. */
   const reached = (expr: string, keyName: (arg: string) => string | undefined): ReadonlyArray<string> =>
     [...expr.matchAll(/KEYS\[\d+\]|\.(\w+)\b/g)]
       .map((m) => (m[1] === undefined ? keyName(m[0]) : m[1]))
       .filter((name): name is string => name !== undefined && owned.includes(name))
-  const written = (code: string, keyName: (arg: string) => string | undefined): ReadonlyArray<string> => {
+  /** Each place `code` names an owned key outside the owners, as "<what> <where>". */
+  const named = (code: string, keyName: (arg: string) => string | undefined): ReadonlyArray<string> => {
     const lua = code.replace(/--.*$/gm, "")
     // a local (or loop variable) that may hold an owned key is one too: `local from = ({dead = KEYS[6]})[state]`
     const aliases = new Set<string>()
     for (const m of lua.matchAll(/^\s*(?:local\s+(\w+)\s*=|for\s+\w+\s*,\s*(\w+)\s+in)(.*)$/gm))
       if (reached(m[3]!, keyName).length > 0) aliases.add((m[1] ?? m[2])!)
-    return [...lua.matchAll(writes)]
+    const sent = [...lua.matchAll(commands)]
       .map((m) => [m[1]!, m[2]!.trim()] as const)
-      .filter(([, arg]) => aliases.has(arg) || reached(arg, keyName).length > 0)
+      .filter(([, arg]) => aliases.has(arg.replace(/[[.].*$/, "")) || reached(arg, keyName).length > 0)
       .map(([cmd, arg]) => `${cmd} ${arg}`)
+    // an owned KEYS entry only as a table field of its own name, or an owner function's argument
+    const handed = [...lua.matchAll(/KEYS\[\d+\]/g)]
+      .filter((m) => owned.includes(keyName(m[0]) ?? ""))
+      .filter((m) => {
+        const before = lua.slice(0, m.index)
+        const field = new RegExp(`[{,]\\s*${keyName(m[0])}\\s*=\\s*$`).test(before)
+        const call = /(\w+)\(\s*$/.exec(before)?.[1]
+        return !field && !(call !== undefined && ownerFunctions.includes(call))
+      })
+      .map((m) => `${m[0]} (${keyName(m[0])}) ${lua.slice(m.index).split("\n")[0]!.trim()}`)
+    // a table's owned field handed to a function of another file (`zset_page(k.dead, …)`)
+    const fields = [...lua.matchAll(/\w+\.(\w+)\b/g)]
+      .filter((m) => owned.includes(m[1]!))
+      .filter((m) => {
+        const call = /(\w+(?:\.\w+)?)\([^()]*$/.exec(lua.slice(0, m.index))?.[1]
+        return call !== undefined && !/^redis\.p?call$/.test(call) && !ownerFunctions.includes(call)
+      })
+      .map((m) => `field ${m[0]}`)
+    return [...sent, ...handed, ...fields]
   }
 
-  it.each(files)("lua/%s.lua writes no active or dead key on its own", (name) => {
+  it.each(files)("lua/%s.lua reads and writes no active or dead key on its own", (name) => {
     const { header, body } = split(name)
     const keys = new Map(parseHeader(header).keys.map((k) => [`KEYS[${k.index}]`, k.name]))
-    expect(written(body, (arg) => keys.get(arg))).toEqual([])
+    expect(named(body, (arg) => keys.get(arg))).toEqual([])
   })
 
-  it.each(others)("include/%s writes no active or dead key", (file) => {
-    expect(written(readFileSync(new URL(file, includeDir), "utf8"), () => undefined)).toEqual([])
+  it.each(others)("include/%s reads and writes no active or dead key", (file) => {
+    expect(named(readFileSync(new URL(file, includeDir), "utf8"), () => undefined)).toEqual([])
+  })
+
+  it("fails on a read or a write outside the owners, by KEYS entry, field or alias", () => {
+    const keys = (arg: string) => ({ "KEYS[1]": "active", "KEYS[2]": "dead" })[arg]
+    expect(named("local n = redis.call('ZCARD', KEYS[1])", keys)).toEqual([
+      "ZCARD KEYS[1]",
+      "KEYS[1] (active) KEYS[1])",
+    ])
+    expect(named("local s = redis.call('ZSCORE', k.dead, id)", keys)).toEqual(["ZSCORE k.dead"])
+    expect(named("trim_oldest(job, k.dead, 10, 2)", keys)).toEqual(["field k.dead"])
+    expect(named("for _, s in ipairs({k.dead, k.done}) do redis.call('ZSCORE', s[1], id) end", keys)).toEqual([
+      "ZSCORE s[1]",
+      "field k.dead",
+    ])
+    expect(named("local from = KEYS[2]\nredis.call('ZREM', from, id)", keys)).toEqual([
+      "ZREM from",
+      "KEYS[2] (dead) KEYS[2]",
+    ])
+    expect(named("local n = in_set(KEYS[1])(id)", keys)).toEqual(["KEYS[1] (active) KEYS[1])(id)"])
+    expect(named("local n = active_count({active = KEYS[1]}) + dead_reply(KEYS[2], 0, {})", keys)).toEqual([])
   })
 })
 
