@@ -57,10 +57,10 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local low = state == 'cancelled' and 0 or '-inf'
 local DEAD = {dead = KEYS[1]}
 local ids
-if retained or state ~= 'dead' then
-  ids = redis.call('ZRANGE', retained, low, now - tonumber(ARGV[3]), 'BYSCORE', 'LIMIT', 0, limit)
-else
+if state == 'dead' then
   ids = dead_aged(DEAD, low, now - tonumber(ARGV[3]), limit)
+else
+  ids = redis.call('ZRANGE', retained, low, now - tonumber(ARGV[3]), 'BYSCORE', 'LIMIT', 0, limit)
 end
 if #ids > 0 then
   local job = {
@@ -76,4 +76,4 @@ if #ids > 0 then
   if state == 'dead' then redis.call('HINCRBY', KEYS[4], 'purged', #ids) end
   emit_many(KEYS[5], events_maxlen(KEYS[4]), 'removed', ids, nil, nil, 'was', state)
 end
-return {#ids, retained and redis.call('ZCOUNT', retained, low, '+inf') or dead_count_from(DEAD, low)}
+return {#ids, state == 'dead' and dead_count_from(DEAD, low) or redis.call('ZCOUNT', retained, low, '+inf')}
