@@ -5,6 +5,11 @@
  * model test (a 3 kB file, ~25 s) at the end of a fresh-clone run. So a file without a
  * cached result takes its seconds from test/support/durations.json (`npm run test:slowest
  * -- --write` refreshes it); a file in neither goes by size, after the known ones.
+ *
+ * `TEST_SHUFFLE_SEED=<n>` puts the files of each project in an order drawn from the seed
+ * instead (vitest's `--sequence.shuffle` shuffles files only without a sequencer of the
+ * config's own): files share worker processes (`isolate: false`), so a file that leaves
+ * something behind shows as another file's failure in some order; the seed replays one.
  */
 import { readFileSync } from "node:fs"
 import { relative } from "node:path"
@@ -18,6 +23,8 @@ const known: Readonly<Record<string, number>> = JSON.parse(
 export class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const base = await super.sort(files)
+    const seed = process.env.TEST_SHUFFLE_SEED
+    if (seed !== undefined && seed !== "") return shuffled(base, seed, this.ctx.config.root)
     const cache = this.ctx.cache
     const seconds = (spec: TestSpecification): number | undefined => {
       const cached = cache.getTestSpecificationResult(spec)?.duration
@@ -35,4 +42,23 @@ export class LongestFirst extends BaseSequencer {
       return (at.get(a) as number) - (at.get(b) as number)
     })
   }
+}
+
+/** `specs` with each project's files in an order drawn from `seed` (a project's place kept). */
+const shuffled = (specs: readonly TestSpecification[], seed: string, root: string): TestSpecification[] => {
+  const draw = (id: string): number => {
+    // FNV-1a of seed and path: the same seed gives the same order on any machine
+    let h = 2166136261
+    for (const ch of `${seed}:${id}`) h = Math.imul(h ^ (ch.codePointAt(0) as number), 16777619) >>> 0
+    return h
+  }
+  const at = new Map(specs.map((spec, i) => [spec, i]))
+  const projectAt = new Map<string, number>()
+  for (const spec of specs)
+    if (!projectAt.has(spec.project.name)) projectAt.set(spec.project.name, at.get(spec) as number)
+  return [...specs].sort(
+    (a, b) =>
+      (projectAt.get(a.project.name) as number) - (projectAt.get(b.project.name) as number) ||
+      draw(relative(root, a.moduleId)) - draw(relative(root, b.moduleId)),
+  )
 }
