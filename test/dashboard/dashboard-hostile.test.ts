@@ -446,8 +446,11 @@ describe("slow readers", () => {
     // reading its socket is on: 40 readings queued would be 20 x 40 of them, less what the kernel took
     expect(after.buffered).toBeGreaterThan(0)
     expect(after.buffered).toBeLessThan(20 * 2 * size)
-    // the newest reading is one string the stuck viewers share, not a copy each
-    expect(held).toBeLessThan(20)
+    // and all it references: at most the reading each viewer is stuck on (viewers that
+    // connect over several intervals are stuck on different ones) and the newest, which they
+    // share, plus 8 MB for reads in flight when the collection runs (-11 to +12 MB measured
+    // at loads of 12-18; readings queued instead held +45 MB over these 40 readings)
+    expect(held).toBeLessThan((21 * size) / 1024 / 1024 + 8)
   })
 })
 
