@@ -6,10 +6,11 @@
  * cached result takes its seconds from test/support/durations.json (`npm run test:slowest
  * -- --write` refreshes it); a file in neither goes by size, after the known ones.
  *
- * `TEST_SHUFFLE_SEED=<n>` puts the files of each project in an order drawn from the seed
- * instead (vitest's `--sequence.shuffle` shuffles files only without a sequencer of the
- * config's own): files share worker processes (`isolate: false`), so a file that leaves
- * something behind shows as another file's failure in some order; the seed replays one.
+ * {@link SeededFiles} is the other order, for `TEST_SHUFFLE_FILES=1 vitest run
+ * --sequence.seed=<n>` (vitest.config.ts): vitest's `--sequence.shuffle` shuffles files only
+ * without a sequencer of the config's own. Files share worker processes (`isolate: false`),
+ * so a file that leaves something behind shows as another file's failure in some order; the
+ * seed replays one.
  */
 import { readFileSync } from "node:fs"
 import { relative } from "node:path"
@@ -23,8 +24,6 @@ const known: Readonly<Record<string, number>> = JSON.parse(
 export class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const base = await super.sort(files)
-    const seed = process.env.TEST_SHUFFLE_SEED
-    if (seed !== undefined && seed !== "") return shuffled(base, seed, this.ctx.config.root)
     const cache = this.ctx.cache
     const seconds = (spec: TestSpecification): number | undefined => {
       const cached = cache.getTestSpecificationResult(spec)?.duration
@@ -41,6 +40,13 @@ export class LongestFirst extends BaseSequencer {
       if (sa === undefined && sb !== undefined) return 1
       return (at.get(a) as number) - (at.get(b) as number)
     })
+  }
+}
+
+/** Each project's files in an order drawn from `--sequence.seed` (projects in vitest's order). */
+export class SeededFiles extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    return shuffled(await super.sort(files), String(this.ctx.config.sequence.seed), this.ctx.config.root)
   }
 }
 
