@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vitest/config"
-import { LongestFirst } from "./test/support/sequencer.ts"
+import { LongestFirst, SeededFiles } from "./test/support/sequencer.ts"
 import { TEST_WORKERS } from "./test/support/workers.ts"
 
 /**
@@ -33,8 +33,9 @@ export default defineConfig({
     pool: "forks",
     // files at once, each on a redis-server of its own (test/support/workers.ts)
     maxWorkers: TEST_WORKERS,
-    // the longest files first, on a fresh clone too (test/support/sequencer.ts)
-    sequence: { sequencer: LongestFirst },
+    // the longest files first, on a fresh clone too (test/support/sequencer.ts); with
+    // TEST_SHUFFLE_FILES=1, an order drawn from --sequence.seed (files that leave state behind)
+    sequence: { sequencer: process.env.TEST_SHUFFLE_FILES === "1" ? SeededFiles : LongestFirst },
     projects: [
       {
         // test/unit/ runs on a fake command layer (no Redis, no module state a file leaves

@@ -371,10 +371,17 @@ describe("flow limits on the queue page", () => {
     expect(await textOf(page, '#limits tr[data-limit="rate"] td:nth-child(2)')).toBe("none")
     await q.setRateLimit({ max: 100, perMs: 1000 })
     await q.setConcurrency(1)
+    // two calls: a reading taken between them shows the rate and no cap yet, so wait for a
+    // reading with both, not for the rate alone
+    const cell = (limit: string) => `#limits tr[data-limit="${limit}"] td:nth-child(2)`
     await page.waitForFunction(
-      () => document.querySelector('#limits tr[data-limit="rate"] td:nth-child(2)')?.textContent === "100 per 1.0 s",
+      (rate, cap) =>
+        document.querySelector(rate)?.textContent === "100 per 1.0 s" &&
+        document.querySelector(cap)?.textContent === "1 active at most",
+      {},
+      cell("rate"),
+      cell("concurrency"),
     )
-    expect(await textOf(page, '#limits tr[data-limit="concurrency"] td:nth-child(2)')).toBe("1 active at most")
     expect(await textOf(page, '#limits tr[data-limit="groups"] td:nth-child(2)')).toBe("none")
     await q.setGroupLimits({ concurrency: 2, max: 10, perMs: 1000 })
     await page.waitForFunction(

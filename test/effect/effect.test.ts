@@ -18,6 +18,7 @@ import {
 } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { liveConnections } from "../../src/redis/Client.ts"
+import { expireLease } from "../support/lease.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 
 const q = queueNamer("effect")
@@ -280,8 +281,8 @@ describe("lease loss", () => {
       const id = yield* jobs.add({ n: 1 }, { maxAttempts: 1 })
       const job = yield* wait(started)
       expect(job.id).toBe(id)
-      // steal the lease: its deadline goes into the past, then a sweep reclaims it
-      yield* Effect.promise(() => raw.zadd(queueKeys(jobs.name).active, "XX", 0, id))
+      // steal the lease: its deadline goes into the past (so no heartbeat can revive it), then a sweep reclaims it
+      yield* Effect.promise(() => expireLease(raw, queueKeys(jobs.name), id))
       const swept = yield* jobs.sweep()
       expect(swept).toMatchObject({ reclaimed: 1, dead: 1 })
       yield* wait(interrupted)

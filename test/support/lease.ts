@@ -40,3 +40,17 @@ export const entryStartedAt = (entry: string): number => {
   const parts = entry.split("|")
   return Number(parts[parts.length - 2])
 }
+
+/**
+ * End job `id`'s lease as a sweep finds one that ran out: its deadline in the past, and, in
+ * the same MULTI, its token no longer the holder's (0, which no reserve hands out), so a
+ * heartbeat landing before the test's sweep cannot push the deadline back (extend moves only
+ * a lease whose token is the caller's, and then answers "lost"). A deadline edited alone
+ * races the holder's heartbeat: one that lands between the edit and the sweep revives it.
+ */
+export const expireLease = async (raw: Redis, keys: QueueKeys, id: string): Promise<void> => {
+  const entry = await raw.hget(keys.holder, id)
+  const m = entry === null ? null : ENTRY.exec(entry)
+  if (!m) throw new Error(`expireLease: job ${id} holds no lease (holder entry ${entry})`)
+  await raw.multi().zadd(keys.active, "XX", 0, id).hset(keys.holder, id, `${m[1]}|0|${m[3]}|${m[4]}`).exec()
+}

@@ -5,6 +5,12 @@
  * model test (a 3 kB file, ~25 s) at the end of a fresh-clone run. So a file without a
  * cached result takes its seconds from test/support/durations.json (`npm run test:slowest
  * -- --write` refreshes it); a file in neither goes by size, after the known ones.
+ *
+ * {@link SeededFiles} is the other order, for `TEST_SHUFFLE_FILES=1 vitest run
+ * --sequence.seed=<n>` (vitest.config.ts): vitest's `--sequence.shuffle` shuffles files only
+ * without a sequencer of the config's own. Files share worker processes (`isolate: false`),
+ * so a file that leaves something behind shows as another file's failure in some order; the
+ * seed replays one.
  */
 import { readFileSync } from "node:fs"
 import { relative } from "node:path"
@@ -35,4 +41,30 @@ export class LongestFirst extends BaseSequencer {
       return (at.get(a) as number) - (at.get(b) as number)
     })
   }
+}
+
+/** Each project's files in an order drawn from `--sequence.seed` (projects in vitest's order). */
+export class SeededFiles extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    return shuffled(await super.sort(files), String(this.ctx.config.sequence.seed), this.ctx.config.root)
+  }
+}
+
+/** `specs` with each project's files in an order drawn from `seed` (a project's place kept). */
+const shuffled = (specs: readonly TestSpecification[], seed: string, root: string): TestSpecification[] => {
+  const draw = (id: string): number => {
+    // FNV-1a of seed and path: the same seed gives the same order on any machine
+    let h = 2166136261
+    for (const ch of `${seed}:${id}`) h = Math.imul(h ^ (ch.codePointAt(0) as number), 16777619) >>> 0
+    return h
+  }
+  const at = new Map(specs.map((spec, i) => [spec, i]))
+  const projectAt = new Map<string, number>()
+  for (const spec of specs)
+    if (!projectAt.has(spec.project.name)) projectAt.set(spec.project.name, at.get(spec) as number)
+  return [...specs].sort(
+    (a, b) =>
+      (projectAt.get(a.project.name) as number) - (projectAt.get(b.project.name) as number) ||
+      draw(relative(root, a.moduleId)) - draw(relative(root, b.moduleId)),
+  )
 }

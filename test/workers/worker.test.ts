@@ -11,6 +11,7 @@ import { connect } from "../../src/redis/Client.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { startWorkerChild } from "../support/child.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
+import { expireLease } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
@@ -73,21 +74,26 @@ describe("worker", () => {
     expect([await raw.zcard(k.done), await raw.hlen(k.data), await raw.hlen(k.result)]).toEqual([200, 200, 200])
   })
 
-  it("a handler that runs 5x leaseMs completes exactly once: heartbeats keep its lease", async () => {
+  it("a handler that runs 3x leaseMs completes exactly once: heartbeats keep its lease", async () => {
     const q = name()
     const queue = useQueue(q)
     await queue.add({ slow: true })
     const done = deferred<Job<unknown>>()
     let runs = 0
+    // 3 leases of 1.5 s: the server's lease (1.5 s + the 1 s grace) ends well before the
+    // handler does, so only heartbeats keep it; the worker's own sweep runs every 0.75 s
+    const LEASE_MS = 1500
     const worker = useWorker(
       q,
       async () => {
         runs++
-        await new Promise((r) => setTimeout(r, 3000))
+        await new Promise((r) => setTimeout(r, 3 * LEASE_MS))
       },
-      // what it tests is the heartbeat keeping a short lease: 600 ms (heartbeats every 200 ms)
-      // survives a busy machine's pauses, where 200 ms did not (the job ran twice)
-      { leaseMs: 600 },
+      // not shorter: a worker fences itself when no heartbeat reply came back within
+      // fenceAfter (here 1.25 s; 0.5 s for a 600 ms lease, which a process stalled at a load
+      // of 30 missed). Fencing then is right: a lease must outlast the
+      // machine's stalls, and this test is about heartbeats, not about a stalled process
+      { leaseMs: LEASE_MS },
     )
     worker.on("completed", (job) => done.resolve(job))
     const job = await done.promise
@@ -139,8 +145,11 @@ describe("worker", () => {
     let firstCompleted = 0
     first.on("completed", () => firstCompleted++)
     const holder = await started.promise
-    // expire the lease on the server and sweep it: the job goes back to wait
-    await raw.zadd(queueKeys(q).active, 0, id!)
+    // it leases nothing more (its handler goes on, heartbeated): once its heartbeat learns the
+    // lease is lost its slot is free, and it must not take the job back before the other worker
+    await first.pause()
+    // expire the lease on the server (so no heartbeat can revive it) and sweep it: the job goes back to wait
+    await expireLease(raw, queueKeys(q), id!)
     expect((await queue.sweep()).reclaimed).toBe(1)
     const second = deferred<Job<unknown>>()
     const other = useWorker(q, async () => "ok", { sweep: false })
