@@ -128,13 +128,14 @@ const REPLACED =
  */
 const connectionSlot = (initial: Redis | Cluster, owned: boolean, onError?: (e: Error) => void) => {
   let current = initial
-  /** The calls pending on each owned connection: each fails them with its error. */
+  /** The calls pending on each owned connection not torn down yet (its reject functions). */
   const pending = new Map<Redis | Cluster, Set<(e: Error) => void>>()
   let lastError: string | undefined
   /** Set by close/disconnect: the connection is then no longer replaced. */
   let closed = false
   const track = (c: Redis | Cluster) => {
     live.add(c)
+    pending.set(c, new Set())
     c.once("end", () => live.delete(c))
     c.on("error", (e: Error) => {
       lastError = redactText(e.message)
@@ -147,28 +148,23 @@ const connectionSlot = (initial: Redis | Cluster, owned: boolean, onError?: (e: 
   return {
     current: () => current,
     lastError: () => lastError,
-    /** Run `call` on `client` (an owned one), failing it if `renew` tears `client` down before it settles. */
+    /**
+     * Run `call` on `client` (taken from `current`), failing it if `renew` tears `client`
+     * down before it settles; on a connection already torn down, fail at once.
+     */
     send: <A>(client: Redis | Cluster, call: () => Promise<A>): Promise<A> => {
       if (!owned) return call()
-      let calls = pending.get(client)
-      if (calls === undefined) {
-        calls = new Set()
-        pending.set(client, calls)
-      }
-      const set = calls
+      const calls = pending.get(client)
+      if (calls === undefined) return Promise.reject(new Error(REPLACED))
       return new Promise<A>((resolve, reject) => {
-        set.add(reject)
-        const done = () => {
-          set.delete(reject)
-          if (set.size === 0 && pending.get(client) === set) pending.delete(client)
-        }
+        calls.add(reject)
         call().then(
           (value) => {
-            done()
+            calls.delete(reject)
             resolve(value)
           },
           (e: unknown) => {
-            done()
+            calls.delete(reject)
             reject(e)
           },
         )
