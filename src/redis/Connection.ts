@@ -108,17 +108,34 @@ const quitThenDisconnect = async (client: Redis | Cluster, timeoutMs: number): P
 }
 
 /**
+ * Why a call failed that was pending on a connection {@link connectionSlot}'s `renew` tore
+ * down: no reply came on it, and none ever will; it may have run.
+ */
+const REPLACED =
+  "no reply: the connection it was sent on was dropped as silent (half-open) and a new one opened; the call may have run"
+
+/**
  * The ioredis connection behind a {@link RedisClient}, which `renew` may replace (a
  * silent one, see {@link RedisClient.commandWithin}). Owned connections are tracked for
  * the leak check and their last error kept; borrowed ones are never replaced.
+ *
+ * Each call on an owned connection is sent through `send`, which keeps it until it
+ * settles, so that `renew` fails what is still pending on the connection it tears down.
+ * ioredis does not always: a connection disconnected while it waits to reconnect emits no
+ * further `close`, so its offline queue and the calls it keeps to send again after a
+ * reconnect stay pending for ever (a reserve stranded so left its worker's slot spoken for
+ * and a waiting job untaken).
  */
 const connectionSlot = (initial: Redis | Cluster, owned: boolean, onError?: (e: Error) => void) => {
   let current = initial
+  /** The calls pending on each owned connection not torn down yet (its reject functions). */
+  const pending = new Map<Redis | Cluster, Set<(e: Error) => void>>()
   let lastError: string | undefined
   /** Set by close/disconnect: the connection is then no longer replaced. */
   let closed = false
   const track = (c: Redis | Cluster) => {
     live.add(c)
+    pending.set(c, new Set())
     c.once("end", () => live.delete(c))
     c.on("error", (e: Error) => {
       lastError = redactText(e.message)
@@ -131,6 +148,28 @@ const connectionSlot = (initial: Redis | Cluster, owned: boolean, onError?: (e: 
   return {
     current: () => current,
     lastError: () => lastError,
+    /**
+     * Run `call` on `client` (taken from `current`), failing it if `renew` tears `client`
+     * down before it settles; on a connection already torn down, fail at once.
+     */
+    send: <A>(client: Redis | Cluster, call: () => Promise<A>): Promise<A> => {
+      if (!owned) return call()
+      const calls = pending.get(client)
+      if (calls === undefined) return Promise.reject(new Error(REPLACED))
+      return new Promise<A>((resolve, reject) => {
+        calls.add(reject)
+        call().then(
+          (value) => {
+            calls.delete(reject)
+            resolve(value)
+          },
+          (e: unknown) => {
+            calls.delete(reject)
+            reject(e)
+          },
+        )
+      })
+    },
     /** Stop replacing and stop counting it as live (it is being closed). */
     release: () => {
       closed = true
@@ -147,6 +186,10 @@ const connectionSlot = (initial: Redis | Cluster, owned: boolean, onError?: (e: 
       old.disconnect()
       // a silent peer never answers the FIN that disconnect sends: destroy the socket now
       if (!(old instanceof ioredis().Cluster)) (old.stream as { destroy?: () => void } | undefined)?.destroy?.()
+      // what was pending on it fails now: ioredis may never settle it (see above)
+      const stranded = pending.get(old)
+      pending.delete(old)
+      for (const fail of stranded ?? []) fail(new Error(REPLACED))
     },
   }
 }
@@ -179,31 +222,40 @@ export const wrap = (
     commandWithin: (name, args, deadlineMs) => {
       const client = slot.current()
       const wasReady = client.status === "ready"
-      return settleBy(client.call(name, [...args]), deadlineMs, () => {
-        slot.renew()
-        const why = wasReady
-          ? "the connection went silent (half-open)"
-          : `the connection was not ready (${client.status === "end" ? "closed" : "connecting"})`
-        return new Error(`no reply to ${name} within ${deadlineMs} ms: ${why}; it was dropped and a new one opened`)
-      })
+      return settleBy(
+        slot.send(client, () => client.call(name, [...args])),
+        deadlineMs,
+        () => {
+          slot.renew()
+          const why = wasReady
+            ? "the connection went silent (half-open)"
+            : `the connection was not ready (${client.status === "end" ? "closed" : "connecting"})`
+          return new Error(`no reply to ${name} within ${deadlineMs} ms: ${why}; it was dropped and a new one opened`)
+        },
+      )
     },
     script: async (script, keys, args) => {
       const client = slot.current()
       try {
-        return await client.call("evalsha", [script.sha, keys.length, ...keys, ...args])
+        return await slot.send(client, () => client.call("evalsha", [script.sha, keys.length, ...keys, ...args]))
       } catch (e) {
         if (!isNoScript(e)) throw e
-        return await client.call("eval", [script.source, keys.length, ...keys, ...args])
+        return await slot.send(client, () => client.call("eval", [script.source, keys.length, ...keys, ...args]))
       }
     },
-    command: (name, args) => slot.current().call(name, [...args]),
+    command: (name, args) => {
+      const client = slot.current()
+      return slot.send(client, () => client.call(name, [...args]))
+    },
     replaceSilent: () => {
       if (!owned) return false
       slot.renew()
       return true
     },
-    scriptThenWait: (script, keys, args, replicas, timeoutMs) =>
-      scriptThenWaitOn(slot.current(), script, keys, args, replicas, timeoutMs),
+    scriptThenWait: (script, keys, args, replicas, timeoutMs) => {
+      const client = slot.current()
+      return slot.send(client, () => scriptThenWaitOn(client, script, keys, args, replicas, timeoutMs))
+    },
     duplicate: () => {
       const client = slot.current()
       const twin: Redis | Cluster = client instanceof ioredis().Cluster ? client.duplicate() : client.duplicate()
