@@ -24,7 +24,7 @@ import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 import type { GroupLimits, GroupPage } from "../scripts/GroupScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
 import type { DependencyControl } from "./Dependencies.ts"
-import type { CancelChildren, CancelledFrom, JobInfo } from "./JobCommands.ts"
+import type { CancelChildren, CancelledFrom, JobInfo, JobState } from "./JobCommands.ts"
 import type { ManualProcessing } from "./Manual.ts"
 import type { QueueOps } from "./OpsApi.ts"
 import type { Retention, RetentionInput } from "./Retention.ts"
@@ -109,6 +109,13 @@ export interface JobControlOf<F extends Face> {
   readonly getJob: (
     id: string,
   ) => Call<F, JobInfo<F["payload"], F["result"]> | undefined, ControlError | F["decodeError"]>
+  /**
+   * The state job `id` is in (`waiting`, `waiting-children`, `delayed`, `active`, `completed`,
+   * `dead` or `cancelled`), or undefined when it is unknown (never added, or finished and not
+   * retained). BullMQ's `getJobState` (which answers "unknown" there). Read-only, one round
+   * trip, as `getJob` (partitioned: every partition asked at once).
+   */
+  readonly getJobState: (id: string) => Call<F, JobState | undefined, ControlError>
   /**
    * Cancel job `id` for good: the state it was in, or undefined when unknown or finished. An
    * active job's lease is revoked at once (its late complete is refused, no retry; its worker
