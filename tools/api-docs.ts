@@ -157,26 +157,44 @@ const publicPart = (decl: string): string =>
     .replace(/^\s*\/\*\* @internal[^\n]*\*\/\n[^\n]*\n/gm, "")
     .replace(/^\s*protected [^\n]*\n/gm, "")
 
+/** The names in an `extends` clause: each base and what it wraps (`Omit<JobControl, "getJob">` → `JobControl`). */
+const namesIn = (clause: string): Array<string> =>
+  [...clause.replace(/"[^"]*"/g, "").matchAll(/\b[A-Za-z_]\w*\b/g)]
+    .map((m) => m[0])
+    .filter((n) => n !== "Omit" && n !== "Pick")
+
+/** The declaration of `name` as `file` sees it: its own, or where it imports it from (followed through re-exports). */
+const declarationSeen = (file: string, name: string): { from: string; decl: string } | undefined => {
+  const own = declarationIn(file, name)
+  if (own !== undefined) return { from: file, decl: own.decl }
+  let from = importOf(file, name)
+  for (let depth = 0; from !== undefined && depth < 5; depth++) {
+    const found = declarationIn(from, name)
+    if (found !== undefined) return { from, decl: found.decl }
+    from = reExports(from).find((r) => r.as === name)?.from
+  }
+  return undefined
+}
+
 /**
- * The members a class of `file` inherits from bases that are not exported themselves (a
- * base class, followed up its chain, or the call groups of an interface merged with the
- * class, as `Queue`'s): each base's declaration.
+ * The members a class or interface of `file` inherits from bases that are not exported
+ * themselves (a base class, followed up its chain; the call groups of an interface merged
+ * with the class, as `Queue`'s; the interfaces an interface extends, as the Effect
+ * `Service`'s; and a base's type arguments, as `JobControlOf<PromiseFace<T, R>>`'s): each
+ * base's declaration.
  */
 const inherited = (file: string, decl: string, depth = 0): Array<{ base: string; decl: string }> => {
   const m = /^export declare (?:abstract )?class \w+(?:<[^{]*?>)? extends (\w+)/.exec(decl)
-  // a class composed of call groups: `export interface X<…> extends A, B<T> {}` merged with it
-  const merged = /^export declare (?:abstract )?class /m.test(decl)
-    ? /^export interface \w+(?:<[^{]*?>)? extends ([^{]+)\{/m.exec(decl)
-    : null
-  const bases = [m?.[1], ...(merged?.[1]?.split(",").map((b) => /\w+/.exec(b)?.[0]) ?? [])]
+  // `export interface X<…> extends A, B<T> {}`: merged with a class, or an interface of its own
+  const merged = /^export interface \w+(?:<[^{]*?>)? extends ([^{]+)\{/m.exec(decl)
+  const bases = [m?.[1], ...(merged?.[1] === undefined ? [] : namesIn(merged[1]))]
   if (depth > 10) return []
-  return bases.flatMap((base) => {
+  return [...new Set(bases)].flatMap((base) => {
     if (base === undefined) return []
-    const from = declarationIn(file, base) !== undefined ? file : importOf(file, base)
-    const found = from === undefined ? undefined : declarationIn(from, base)
-    if (from === undefined || found === undefined) return []
+    const found = declarationSeen(file, base)
+    if (found === undefined) return []
     const body = publicPart(found.decl).replace(/^export declare /, "declare ")
-    return [{ base, decl: body }, ...inherited(from, found.decl, depth + 1)]
+    return [{ base, decl: body }, ...inherited(found.from, found.decl, depth + 1)]
   })
 }
 

@@ -8,24 +8,14 @@ import type { ScriptFailure } from "../engine/calls/Commands.ts"
 import type { VerifyOptions, VerifyResult } from "../engine/calls/Verify.ts"
 import type { EventsFrom, JobEvent } from "../engine/events/Events.ts"
 import type { FinishedJob, JobGone, WaitForTimeout } from "../engine/events/QueueEvents.ts"
-import type {
-  InvalidOptions,
-  InvalidPayload,
-  JobNotWaiting,
-  NotReplicated,
-  QueueClosed,
-  RedisError,
-} from "../engine/model/Errors.ts"
-import type { RateLimit } from "../engine/model/Flow.ts"
+import type { InvalidOptions, InvalidPayload, NotReplicated, QueueClosed, RedisError } from "../engine/model/Errors.ts"
 import type { WorkerInfo } from "../engine/model/Registry.ts"
 import type { AnyQueue, AnyQueueStats } from "../engine/partition/Queue.ts"
 import type { GroupLimits, GroupPage } from "../engine/queue/Groups.ts"
 import type { BulkJob, JobOptions } from "../engine/queue/Job.ts"
-import type { CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import type { ControlError } from "../engine/queue/JobControl.ts"
 import type { FailOptions, LeaseRefused, ReservedJob, ReserveOptions } from "../engine/queue/Manual.ts"
-import type { CancelOptions, ListedDeadJob, PriorityOptions } from "../engine/queue/QueueApi.ts"
-import type { Retention, RetentionInput } from "../engine/queue/Retention.ts"
+import type { EffectFace, JobControlOf, ListedDeadJob } from "../engine/queue/QueueApi.ts"
 import type {
   ScheduledJob,
   ScheduleInfo,
@@ -65,9 +55,14 @@ export const InternalsKey: unique symbol = Symbol.for("leaseq/effect/QueueIntern
 /**
  * The queue service: what `yield* MyQueue` gives; `A` is the payload type, `Out` what its
  * handlers return (the `result` of `getJob` and `waitFor`; default unknown). Every method
- * validates first and writes nothing on bad input.
+ * validates first and writes nothing on bad input. Its job-control members (`getJob`, `cancel`,
+ * `pause`, `setRateLimit`, …) are declared once, in the engine's `JobControlOf`; `getJob` decodes
+ * the payload with the queue's schema (a stored payload that does not decode fails with `InvalidPayload`).
  */
-export interface Service<A, Out = unknown> extends QueueOperations<A>, DependencyMembers<A> {
+export interface Service<A, Out = unknown>
+  extends JobControlOf<EffectFace<A, Out, InvalidPayload>>,
+    QueueOperations<A>,
+    DependencyMembers<A> {
   /** The queue name. */
   readonly name: string
   /** The key prefix (default "leaseq"). */
@@ -136,42 +131,6 @@ export interface Service<A, Out = unknown> extends QueueOperations<A>, Dependenc
   /** The queue's event retention. */
   readonly eventRetention: Effect.Effect<number, RedisError | QueueClosed>
   /**
-   * What the queue knows about job `id` (state, payload decoded as `add` encoded it, attempts,
-   * lease, result, last error, dedupe key, progress), or undefined when unknown or finished
-   * and not retained. O(1) hash reads and at most five O(log N) lookups. A stored payload
-   * that does not decode fails with {@link InvalidPayload}.
-   */
-  readonly getJob: (id: string) => Effect.Effect<JobInfo<A, Out> | undefined, ControlError | InvalidPayload>
-  /**
-   * Cancel job `id` for good: the state it was in, or undefined when unknown or already
-   * finished. An active job's lease is revoked at once (its complete is refused, it is not
-   * retried). O(log N); O(N) in the jobs waiting for a waiting job. A parent waiting for
-   * children: its pending children no other parent waits on are cancelled too, by the sweep
-   * in bounded pages; `{ children: "keep" }` keeps them (docs/flows.md).
-   */
-  readonly cancel: (id: string, options?: CancelOptions) => Effect.Effect<CancelledFrom | undefined, ControlError>
-  /**
-   * Give job `id` a new `priority` (0 .. 1 000 000, lower runs first): a waiting job moves to
-   * the back of it (`{ lifo: true }`: to its front), a delayed one has it when due. Succeeds
-   * with its state; fails with {@link JobNotWaiting} when it is active, finished or unknown.
-   * See docs/flow-control.md.
-   */
-  readonly changePriority: (
-    id: string,
-    priority: number,
-    options?: PriorityOptions,
-  ) => Effect.Effect<"waiting" | "delayed", ControlError | JobNotWaiting>
-  /** Stop handing out jobs until {@link Service.resume}; false when paused already. O(1). */
-  readonly pause: Effect.Effect<boolean, ControlError>
-  /** Hand out jobs again, waking idle workers; false when it was not paused. O(1). */
-  readonly resume: Effect.Effect<boolean, ControlError>
-  /** True while the queue is paused. O(1). */
-  readonly isPaused: Effect.Effect<boolean, ControlError>
-  /** Free a dedupe key now (TTL or until finished); true when it was held. O(log N). */
-  readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
-  /** The id of the job holding a dedupe key (TTL not run out, or until finished), or undefined when it is free. Read-only, O(log N). */
-  readonly dedupeHolder: (key: string) => Effect.Effect<string | undefined, ControlError | RedisError>
-  /**
    * Create or replace schedule `name`: each tick of `when` (`{ every: ms }` or `{ cron, tz }`)
    * makes one job, once, however many sweepers run (see docs/schedules.md). A replace with
    * the same timing keeps the next run. Bad input fails before anything is written.
@@ -203,31 +162,6 @@ export interface Service<A, Out = unknown> extends QueueOperations<A>, Dependenc
     readonly cursor?: string
     readonly count?: number
   }) => Effect.Effect<GroupPage, ControlError>
-  /**
-   * At most `max` jobs leased per `perMs` ms (Redis clock), by all workers together; null
-   * clears it and lifts a RateLimited hold. Partitioned: per partition. Bad input fails with InvalidOptions, writes nothing. O(1).
-   */
-  readonly setRateLimit: (limit: RateLimit | null) => Effect.Effect<void, ControlError>
-  /** The rate limit, or null when none is set. O(1). */
-  readonly rateLimit: Effect.Effect<RateLimit | null, ControlError>
-  /**
-   * Lift a RateLimited hold: the queue leases again at once (idle workers are woken; one
-   * waiting out the hold sees it within its `blockTimeoutMs`, default 5 s); the limits stay.
-   * True when a hold was in force. Partitioned: every partition's, true when any was. O(1).
-   */
-  readonly clearHold: Effect.Effect<boolean, ControlError>
-  /** At most `n` jobs active at once across all workers; null clears it. Partitioned: per partition. O(1). */
-  readonly setConcurrency: (n: number | null) => Effect.Effect<void, ControlError>
-  /** The concurrency cap, or null when none is set. O(1). */
-  readonly concurrency: Effect.Effect<number | null, ControlError>
-  /**
-   * Set how long finished jobs stay, so getJob and waitFor answer for them (see the Promise
-   * face's `setRetention`): `{ completed, cancelled, dead }`, each `{ count, ageMs }`; what is
-   * not given takes its default. Fails InvalidOptions naming the field; nothing is written then.
-   */
-  readonly setRetention: (policy: RetentionInput) => Effect.Effect<void, ControlError>
-  /** The queue's retention policy: defaults (completed and cancelled 1 hour, at most 1,000 each; dead unbounded) where unset. */
-  readonly retention: Effect.Effect<Retention, ControlError | RedisError>
   /**
    * Manual processing (see `Queue.reserve` of the Promise face): lease up to `count` ready
    * jobs (default 1, at most 500) for `leaseMs` (default 30 000), payloads decoded with the

@@ -1,7 +1,7 @@
 /**
  * The dependency calls of the Promise face's {@link Queue} (flows: jobs that wait for other
  * jobs, docs/flows.md; one of the call groups src/promise/Queue.ts is composed of): `addFlow`, `addChildren`,
- * `seal`, `getDependencies`. Not flow control (`QueueFlow.ts`: rate limit, concurrency cap).
+ * `seal`, `getDependencies`. Not flow control (rate limit, concurrency cap: job control, `Control.ts`).
  */
 import * as Effect from "effect/Effect"
 import type { ChildFailurePolicy, DependencyRef, EncodedFlowNode } from "../engine/model/Dependencies.ts"

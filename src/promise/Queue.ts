@@ -36,9 +36,7 @@ import { QueueControl } from "./Control.ts"
 import { type DependencyOptions, QueueDependencies } from "./Dependencies.ts"
 import { Grouping } from "./Grouping.ts"
 import { ManualQueue } from "./Manual.ts"
-import { QueueFlow } from "./QueueFlow.ts"
 import { QueueOperations } from "./QueueOps.ts"
-import { Retaining } from "./Retaining.ts"
 import { Scheduling } from "./Schedules.ts"
 
 /** Options of {@link Queue}. */
@@ -53,16 +51,7 @@ export type { BulkJob } from "../engine/queue/Job.ts"
  * The call groups {@link Queue} is composed of (one each of the engine's capabilities, see
  * src/engine/queue/Capabilities.ts): their methods are installed on its prototype below.
  */
-const CALL_GROUPS = [
-  QueueControl,
-  QueueFlow,
-  Retaining,
-  QueueOperations,
-  Grouping,
-  Scheduling,
-  ManualQueue,
-  QueueDependencies,
-] as const
+const CALL_GROUPS = [QueueControl, QueueOperations, Grouping, Scheduling, ManualQueue, QueueDependencies] as const
 
 /**
  * A queue's producer and admin handle: `T` is the payload type, `R` what its handlers return.
@@ -277,8 +266,6 @@ export class Queue<T = unknown, R = unknown> {
 /** The methods of every call group: the calls of {@link CALL_GROUPS}, typed on the class below. */
 export interface Queue<T = unknown, R = unknown>
   extends QueueControl<T, R>,
-    QueueFlow,
-    Retaining,
     QueueOperations<T>,
     Grouping,
     Scheduling<T>,

@@ -1,6 +1,6 @@
 /**
  * Look up and steer jobs and the queue, validated and bounded like the queue's other
- * calls: `getJob`, `cancel`, `changePriority`, `pause`, `resume`, `isPaused`, `clearDedupe`, the flow
+ * calls: `getJob`, `getJobState`, `cancel`, `changePriority`, `pause`, `resume`, `isPaused`, `clearDedupe`, the flow
  * limits `setRateLimit`, `rateLimit`, `clearHold`, `setConcurrency`, `concurrency`, and the retention
  * `setRetention`, `retention`. For one queue ({@link makeJobControl}), and how each spreads
  * over a partitioned one ({@link CONTROL_SPREAD}, applied by partition/FanOut.ts).
@@ -173,6 +173,7 @@ export const makeJobControl = (core: ControlledQueue): JobControl => {
     )
   return {
     getJob: checked(validateJobId, (id) => open(readOnly(cmds.getJob(id)))),
+    getJobState: checked(validateJobId, (id) => open(readOnly(cmds.getJob(id))).pipe(Effect.map((i) => i?.state))),
     cancel: checkedCancel((id, children) => open(cmds.cancel(id, children))),
     changePriority: checkedPriority((id, priority, lifo) => open(cmds.changePriority(id, priority, lifo))),
     pause: open(cmds.pause),
@@ -213,7 +214,7 @@ const onePartition = (
 }
 
 /**
- * Job control over a partitioned queue: `getJob`, `cancel` and `changePriority` ask every
+ * Job control over a partitioned queue: `getJob`, `getJobState`, `cancel` and `changePriority` ask every
  * partition at once (a job is in exactly one); `pause`/`resume` change every partition;
  * `isPaused` is true when any partition is paused; `clearDedupe` goes to the key's partition
  * (`dedupeKey` routes adds there too); the rate limit and concurrency cap hold for the queue
@@ -223,6 +224,7 @@ const onePartition = (
  */
 export const CONTROL_SPREAD: SpreadTable<JobControl> = {
   getJob: { over: "every", merge: firstFound },
+  getJobState: { over: "every", merge: firstFound },
   cancel: { over: "every", merge: firstFound },
   changePriority: { over: "holder", pick: onePartition },
   pause: { over: "every", merge: anyTrue },

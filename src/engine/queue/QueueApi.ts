@@ -24,10 +24,10 @@ import type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
 import type { GroupLimits, GroupPage } from "../scripts/GroupScripts.ts"
 import type { EncodedJob } from "./Adding.ts"
 import type { DependencyControl } from "./Dependencies.ts"
-import type { CancelChildren, CancelledFrom, JobInfo } from "./JobCommands.ts"
+import type { CancelChildren, CancelledFrom, JobInfo, JobState } from "./JobCommands.ts"
 import type { ManualProcessing } from "./Manual.ts"
 import type { QueueOps } from "./OpsApi.ts"
-import type { Retention } from "./Retention.ts"
+import type { Retention, RetentionInput } from "./Retention.ts"
 import type { ScheduleControl } from "./Schedules.ts"
 
 export type { DeadChange, DeadTarget } from "../scripts/AdminScripts.ts"
@@ -51,37 +51,146 @@ export interface CancelOptions {
   readonly children?: CancelChildren | undefined
 }
 
-/** The job-control calls of a queue (one or partitioned), as Effects; payloads as stored (JSON text). */
-export interface JobControl {
-  readonly getJob: (id: string) => Effect.Effect<JobInfo<string> | undefined, ControlError>
-  readonly cancel: (id: string, options?: CancelOptions) => Effect.Effect<CancelledFrom | undefined, ControlError>
-  /** Give a waiting or delayed job a new priority (`lifo`: at its front): the state it is in; {@link JobNotWaiting} for any other. */
+/**
+ * What a face makes of an engine call (the Effect face: an `Effect`; the Promise face: a
+ * Promise), so a capability is declared once for every face (see {@link JobControlOf}):
+ * `call` is the result of a call with arguments, `value` a member without (an Effect, or a
+ * method returning a Promise); `A` and `E` are the call's success and error; `payload` and
+ * `result` the job's payload and result types, `decodeError` what decoding a payload fails with.
+ */
+export interface Face {
+  readonly A: unknown
+  readonly E: unknown
+  readonly call: unknown
+  readonly value: unknown
+  readonly payload: unknown
+  readonly result: unknown
+  readonly decodeError: unknown
+}
+
+/** What a call of face `F` succeeding with `A`, failing with `E`, returns. */
+export type Call<F extends Face, A, E> = (F & { readonly A: A; readonly E: E })["call"]
+
+/** What a member of face `F` without arguments is (succeeding with `A`, failing with `E`). */
+export type Value<F extends Face, A, E> = (F & { readonly A: A; readonly E: E })["value"]
+
+/** The engine's and the Effect face's form: each call an `Effect`; payloads as `P` (the engine: JSON text). */
+export interface EffectFace<P = string, R = unknown, D = never> extends Face {
+  readonly call: Effect.Effect<this["A"], this["E"]>
+  readonly value: Effect.Effect<this["A"], this["E"]>
+  readonly payload: P
+  readonly result: R
+  readonly decodeError: D
+}
+
+/** The Promise face's form: each call a Promise (rejecting with the error object as it is). */
+export interface PromiseFace<P = unknown, R = unknown> extends Face {
+  readonly call: Promise<this["A"]>
+  readonly value: () => Promise<this["A"]>
+  readonly payload: P
+  readonly result: R
+  readonly decodeError: never
+}
+
+/**
+ * The job-control calls of a queue (one or partitioned), declared once for every face `F`:
+ * the engine's {@link JobControl} (Effects, payloads as stored JSON text), the Effect
+ * `LeaseQueue.Service` (Effects, payloads decoded) and the Promise `Queue` (Promises) each
+ * extend it. Every call validates first (bad input fails with {@link InvalidOptions}, nothing
+ * sent) and fails with {@link QueueClosed} once the queue is closed.
+ */
+export interface JobControlOf<F extends Face> {
+  /**
+   * What the queue knows about job `id` — state, payload, attempts, lease, result, last
+   * error, dedupe key, progress — or undefined when it is unknown (never added, or finished
+   * and not retained: see `setRetention`). O(1) hash reads and at most five O(log N)
+   * lookups, in every state. Partitioned: every partition is asked at once.
+   */
+  readonly getJob: (
+    id: string,
+  ) => Call<F, JobInfo<F["payload"], F["result"]> | undefined, ControlError | F["decodeError"]>
+  /**
+   * The state job `id` is in (`waiting`, `waiting-children`, `delayed`, `active`, `completed`,
+   * `dead` or `cancelled`), or undefined when it is unknown (never added, or finished and not
+   * retained). BullMQ's `getJobState` (which answers "unknown" there). Read-only, one round
+   * trip, as `getJob` (partitioned: every partition asked at once).
+   */
+  readonly getJobState: (id: string) => Call<F, JobState | undefined, ControlError>
+  /**
+   * Cancel job `id` for good: the state it was in, or undefined when unknown or finished. An
+   * active job's lease is revoked at once (its late complete is refused, no retry; its worker
+   * learns it at its next heartbeat). A parent's pending children no other parent waits on are
+   * cancelled too, by the sweep in bounded pages, unless `{ children: "keep" }` (docs/flows.md).
+   * O(log N); O(N) in the jobs waiting at priority 0 for such a job.
+   */
+  readonly cancel: (id: string, options?: CancelOptions) => Call<F, CancelledFrom | undefined, ControlError>
+  /**
+   * Give job `id` a new `priority` (0 .. 1 000 000, lower runs first): a waiting job moves to
+   * the back of it (`{ lifo: true }`: to its front), a delayed one has it when due. Succeeds
+   * with its state; fails with {@link JobNotWaiting} when it is active, finished or unknown.
+   * See docs/flow-control.md.
+   */
   readonly changePriority: (
     id: string,
     priority: number,
     options?: PriorityOptions,
-  ) => Effect.Effect<"waiting" | "delayed", ControlError | JobNotWaiting>
-  readonly pause: Effect.Effect<boolean, ControlError>
-  readonly resume: Effect.Effect<boolean, ControlError>
-  readonly isPaused: Effect.Effect<boolean, ControlError>
-  readonly clearDedupe: (key: string) => Effect.Effect<boolean, ControlError>
-  /** The id of the job holding dedupe key `key`, or undefined when it is free; partitioned: the key's partition. */
-  readonly dedupeHolder: (key: string) => Effect.Effect<string | undefined, ControlError | RedisError>
-  /** Set (`{ max, perMs }`) or clear (null: lifting a RateLimited hold too) the queue-wide rate limit; partitioned: each partition's. */
-  readonly setRateLimit: (limit: unknown) => Effect.Effect<void, ControlError>
-  /** The rate limit, or null when none is set. */
-  readonly rateLimit: Effect.Effect<RateLimit | null, ControlError>
-  /** Lift a RateLimited hold (`meta.heldUntil`): true when one was in force; partitioned: every partition's, true when any was. */
-  readonly clearHold: Effect.Effect<boolean, ControlError>
-  /** Set (a whole number) or clear (null) the cap of jobs active at once across all workers; partitioned: each partition's. */
-  readonly setConcurrency: (n: unknown) => Effect.Effect<void, ControlError>
-  /** The concurrency cap, or null when none is set. */
-  readonly concurrency: Effect.Effect<number | null, ControlError>
-  /** Store the retention policy (validated first: bad input fails InvalidOptions, nothing written). */
-  readonly setRetention: (policy: unknown) => Effect.Effect<void, ControlError>
-  /** The retention policy (of the first partition: every partition gets the same). */
-  readonly retention: Effect.Effect<Retention, ControlError | RedisError>
+  ) => Call<F, "waiting" | "delayed", ControlError | JobNotWaiting>
+  /** Stop handing out jobs until `resume` (running jobs go on, adds still come in); false when paused already. O(1). */
+  readonly pause: Value<F, boolean, ControlError>
+  /** Hand out jobs again, waking idle workers; false when it was not paused. O(1). */
+  readonly resume: Value<F, boolean, ControlError>
+  /** True while the queue is paused (partitioned: any partition). O(1). */
+  readonly isPaused: Value<F, boolean, ControlError>
+  /** Free dedupe key `key` now (TTL or until finished), so the next add with it is accepted; true when it was held. O(log N). */
+  readonly clearDedupe: (key: string) => Call<F, boolean, ControlError>
+  /**
+   * The id of the job holding dedupe key `key` (until its `dedupeTtlMs` runs out on the Redis
+   * clock, or until it finishes with `dedupeUntil: "finished"`), or undefined when the key is
+   * free: an add with it now would be accepted. BullMQ's `getDeduplicationJobId`. Read-only,
+   * O(log N), one round trip (partitioned: to the key's partition).
+   */
+  readonly dedupeHolder: (key: string) => Call<F, string | undefined, ControlError | RedisError>
+  /**
+   * At most `max` jobs leased per `perMs` ms of the Redis clock (in any such window), by all
+   * workers together; `null` clears the limit and lifts a RateLimited hold (see `clearHold`).
+   * Stored in the queue (partitioned: in each partition, holding per partition). Fails with
+   * InvalidOptions naming the field (`max`, `perMs`: whole numbers from 1), nothing written. O(1).
+   */
+  readonly setRateLimit: (limit: RateLimit | null) => Call<F, void, ControlError>
+  /** The queue's rate limit, or null when none is set. O(1). */
+  readonly rateLimit: Value<F, RateLimit | null, ControlError>
+  /**
+   * Lift a RateLimited hold (a handler's `RateLimited` holds the whole queue for its
+   * `retryAfterMs`, up to 30 days; `stats().limits.heldMs` shows what is left): the queue
+   * leases again at once, idle workers are woken (one waiting out the hold sees the lift within
+   * its `blockTimeoutMs`, default 5 s). The rate limit and concurrency cap stay. True when a
+   * hold was in force (partitioned: lifts every partition's, true when any was). O(1).
+   */
+  readonly clearHold: Value<F, boolean, ControlError>
+  /**
+   * At most `n` jobs active at once across all workers (a lease holds a slot until it leaves
+   * active: completed, failed, released, snoozed, cancelled, dead, or reclaimed by the sweep);
+   * `null` clears the cap. Stored in the queue (partitioned: in each partition, holding per
+   * partition). Fails with InvalidOptions for anything but a whole number from 1, nothing written. O(1).
+   */
+  readonly setConcurrency: (n: number | null) => Call<F, void, ControlError>
+  /** The queue's concurrency cap, or null when none is set. O(1). */
+  readonly concurrency: Value<F, number | null, ControlError>
+  /**
+   * Set how long finished jobs stay, so getJob and waitFor answer for them: `{ completed,
+   * cancelled, dead }`, each `{ count, ageMs }` (at most `count` kept, none longer than `ageMs`
+   * after it finished). What is not given takes its default: completed and cancelled jobs
+   * 1,000 for 1 hour, dead jobs no bound (kept until retried or purged). Stored in Redis (every
+   * partition): the next finish follows it, the sweep trims by age. Fails with InvalidOptions
+   * naming the field, nothing written. O(1).
+   */
+  readonly setRetention: (policy: RetentionInput) => Call<F, void, ControlError>
+  /** The queue's retention policy (see `setRetention`): the defaults where none was set. O(1). */
+  readonly retention: Value<F, Retention, ControlError | RedisError>
 }
+
+/** The engine's job control: Effects, payloads as stored (JSON text). See {@link JobControlOf}. */
+export interface JobControl extends JobControlOf<EffectFace> {}
 
 /** The group calls of a queue (one or partitioned), as Effects. */
 export interface GroupControl {
