@@ -46,7 +46,11 @@ describe("schedules: a reading is bounded by bytes", () => {
     const raw = rawClient(own.url)
     onCleanup(() => raw.quit())
     const q = newQueue()
-    for (let i = 0; i < 100; i++) await q.schedule(`huge-${i}`, { every: 60_000 }, { payload: "h".repeat(900_000) })
+    // the huge ones tick on multiples of 366 days since the epoch, the mid ones every whole
+    // second: the mid ones come first by next run whatever the clock says (with whole minutes,
+    // a minute turning while the huge ones were added put them first, their tick overdue)
+    for (let i = 0; i < 100; i++)
+      await q.schedule(`huge-${i}`, { every: 366 * 86_400_000 }, { payload: "h".repeat(900_000) })
     for (let i = 0; i < 40; i++) await q.schedule(`mid-${i}`, { every: 1000 }, { payload: "m".repeat(60_000) })
     const port = await serve()
     const before = await sentBytes(raw)
