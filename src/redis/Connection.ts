@@ -128,8 +128,35 @@ const connectionSlot = (initial: Redis | Cluster, owned: boolean, onError?: (e: 
     })
   }
   if (owned) track(current)
+  /**
+   * The calls in flight on a Cluster connection, each with how to fail it: a replaced
+   * Cluster does not always fail them itself (ioredis 6 leaves the commands it queued while
+   * reconnecting unanswered for ever once it is disconnected), so `renew` fails them. A
+   * plain connection needs none: its torn-down socket fails what was pending on it.
+   */
+  let inFlight: Set<(e: Error) => void> | undefined
   return {
     current: () => current,
+    /** `call` sent on the current connection; failed, if still unanswered, when that connection is replaced. */
+    guard: <A>(call: (c: Redis | Cluster) => Promise<A>): Promise<A> => {
+      const c = current
+      if (!owned || !(c instanceof ioredis().Cluster)) return call(c)
+      const calls = inFlight ?? new Set<(e: Error) => void>()
+      inFlight = calls
+      return new Promise<A>((resolve, reject) => {
+        calls.add(reject)
+        call(c).then(
+          (v) => {
+            calls.delete(reject)
+            resolve(v)
+          },
+          (e: unknown) => {
+            calls.delete(reject)
+            reject(e)
+          },
+        )
+      })
+    },
     lastError: () => lastError,
     /** Stop replacing and stop counting it as live (it is being closed). */
     release: () => {
@@ -145,11 +172,18 @@ const connectionSlot = (initial: Redis | Cluster, owned: boolean, onError?: (e: 
       track(current)
       live.delete(old)
       old.disconnect()
+      // what was sent on the old one fails as a dropped connection does (the caller may resend)
+      const stranded = inFlight
+      inFlight = undefined
+      for (const fail of stranded ?? []) fail(new Error(REPLACED))
       // a silent peer never answers the FIN that disconnect sends: destroy the socket now
       if (!(old instanceof ioredis().Cluster)) (old.stream as { destroy?: () => void } | undefined)?.destroy?.()
     },
   }
 }
+
+/** The error of a call in flight on a connection that was replaced (as ioredis words a dropped one). */
+const REPLACED = "Connection is closed: it was replaced (gone silent), before an answer to this call"
 
 /** True when a command sent now on `client` is written at once (see {@link RedisClient.writable}). */
 const isWritable = (client: Redis | Cluster): boolean =>
@@ -179,31 +213,34 @@ export const wrap = (
     commandWithin: (name, args, deadlineMs) => {
       const client = slot.current()
       const wasReady = client.status === "ready"
-      return settleBy(client.call(name, [...args]), deadlineMs, () => {
-        slot.renew()
-        const why = wasReady
-          ? "the connection went silent (half-open)"
-          : `the connection was not ready (${client.status === "end" ? "closed" : "connecting"})`
-        return new Error(`no reply to ${name} within ${deadlineMs} ms: ${why}; it was dropped and a new one opened`)
-      })
+      return settleBy(
+        slot.guard((c) => c.call(name, [...args])),
+        deadlineMs,
+        () => {
+          slot.renew()
+          const why = wasReady
+            ? "the connection went silent (half-open)"
+            : `the connection was not ready (${client.status === "end" ? "closed" : "connecting"})`
+          return new Error(`no reply to ${name} within ${deadlineMs} ms: ${why}; it was dropped and a new one opened`)
+        },
+      )
     },
     script: async (script, keys, args) => {
-      const client = slot.current()
       try {
-        return await client.call("evalsha", [script.sha, keys.length, ...keys, ...args])
+        return await slot.guard((c) => c.call("evalsha", [script.sha, keys.length, ...keys, ...args]))
       } catch (e) {
         if (!isNoScript(e)) throw e
-        return await client.call("eval", [script.source, keys.length, ...keys, ...args])
+        return await slot.guard((c) => c.call("eval", [script.source, keys.length, ...keys, ...args]))
       }
     },
-    command: (name, args) => slot.current().call(name, [...args]),
+    command: (name, args) => slot.guard((c) => c.call(name, [...args])),
     replaceSilent: () => {
       if (!owned) return false
       slot.renew()
       return true
     },
     scriptThenWait: (script, keys, args, replicas, timeoutMs) =>
-      scriptThenWaitOn(slot.current(), script, keys, args, replicas, timeoutMs),
+      slot.guard((c) => scriptThenWaitOn(c, script, keys, args, replicas, timeoutMs)),
     duplicate: () => {
       const client = slot.current()
       const twin: Redis | Cluster = client instanceof ioredis().Cluster ? client.duplicate() : client.duplicate()
