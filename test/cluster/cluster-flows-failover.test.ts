@@ -3,7 +3,10 @@
  * is killed (SIGKILL) mid-flow and its replica takes over: parents on another master, their
  * children's notes in the killed master's outbox. Afterwards 0 parents are stuck, and a parent
  * runs twice only if the worker that ran it died (none dies here: so none runs twice). The
- * fan-in latency (a flow's last child returned → its parent started) is measured.
+ * fan-in latency (a flow's last child returned → its parent started) is measured. Under load
+ * a heartbeat unanswered for `leaseMs` replaces a worker's connection mid-failover: the calls
+ * stranded on the old one fail and are sent again (test/cluster/cluster-connection-replaced.test.ts),
+ * else the worker's sweep or acks stall and parents stay stuck (what this test saw before).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
@@ -50,13 +53,19 @@ describe.skipIf(!hasRedisCli())("flows across a master killed mid-flow", () => {
     const childReturned = new Map<string, number>()
     let gate: Promise<void> | undefined
     const options = { connection: conn(), prefix, concurrency: 8, leaseMs: 2_000, sweep: { intervalMs: 500 } }
-    useWorker<number>(
+    // the workers' errors, for a failure's message (a stalled loop shows as errors that stop)
+    const errors: string[] = []
+    const onError = (who: string) => (e: unknown) => {
+      if (errors.length < 20) errors.push(`${who}: ${String(e).slice(0, 160)}`)
+    }
+    const parentWorker = useWorker<number>(
       "pq0",
       async (job) => void parentRuns.set(job.id, [...(parentRuns.get(job.id) ?? []), performance.now()]),
       options,
     )
+    parentWorker.on("error", onError("pq0"))
     let childRuns = 0
-    useWorker<number>(
+    const childWorker = useWorker<number>(
       childQueue,
       async (job) => {
         childRuns++
@@ -65,6 +74,7 @@ describe.skipIf(!hasRedisCli())("flows across a master killed mid-flow", () => {
       },
       options,
     )
+    childWorker.on("error", onError(childQueue))
     await until("a third of the children ran", () => childRuns >= (FLOWS * CHILDREN) / 3)
     // hold the rest briefly so the kill lands mid-flow, then kill the children's master
     let open = () => {}
@@ -91,7 +101,8 @@ describe.skipIf(!hasRedisCli())("flows across a master killed mid-flow", () => {
     }).catch(async (e: unknown) => {
       // what was left, for the failure's message
       const [c, p] = await Promise.all([children.stats(), parents.stats()])
-      const left = { parentsRan: parentRuns.size, childRuns, children: c, parents: p }
+      const states = { parents: parentWorker.state, children: childWorker.state }
+      const left = { parentsRan: parentRuns.size, childRuns, children: c, parents: p, states, errors }
       throw new Error(`${String(e)}: ${JSON.stringify(left)}`)
     })
     const stuck = flows.filter((f) => !parentRuns.has(f.parent))
