@@ -18,7 +18,7 @@ import type { RedisClient } from "../../redis/Client.ts"
 import type { ScriptFailure } from "../calls/Commands.ts"
 import type { QueueClosed } from "../model/Errors.ts"
 import { partitionName } from "../model/QueueName.ts"
-import { CAPABILITIES, type CapabilityName } from "../queue/Capabilities.ts"
+import { type CapabilityName, perCapability } from "../queue/Capabilities.ts"
 import { partitionedDependencies } from "../queue/Dependencies.ts"
 import { checkJobOptions } from "../queue/Job.ts"
 import type { QueueApi } from "../queue/QueueApi.ts"
@@ -90,28 +90,14 @@ const bulkAdd = (
   })
 
 /** Every capability of the table over the partitions' own, as each one's spread table says. */
-const fanOutCapabilities = (parts: ReadonlyArray<QueueCore>, at: Partitions): Pick<QueueApi, CapabilityName> => ({
-  control: fanOut(
-    CAPABILITIES.control.spread,
-    parts.map((p) => p.control),
-    at,
-  ),
-  ops: fanOut(
-    CAPABILITIES.ops.spread,
-    parts.map((p) => p.ops),
-    at,
-  ),
-  groupControl: fanOut(
-    CAPABILITIES.groupControl.spread,
-    parts.map((p) => p.groupControl),
-    at,
-  ),
-  manual: fanOut(
-    CAPABILITIES.manual.spread,
-    parts.map((p) => p.manual),
-    at,
-  ),
-})
+const fanOutCapabilities = (parts: ReadonlyArray<QueueCore>, at: Partitions): Pick<QueueApi, CapabilityName> =>
+  perCapability((name, row) =>
+    fanOut(
+      row.spread,
+      parts.map((p) => p[name]),
+      at,
+    ),
+  )
 
 /** A partitioned queue core: the {@link QueueApi} over N sub-queues, with each one's core. */
 export interface PartitionedCore extends QueueApi {

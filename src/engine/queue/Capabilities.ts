@@ -36,10 +36,21 @@ export const CAPABILITIES: { readonly [K in CapabilityName]: Capability<QueueApi
 /** The calls of the table that neither face offers: the engine's own (`refuse`: a face's undecodable payload to dead). */
 export const ENGINE_ONLY_CALLS = ["refuse"] as const
 
+/** The names of the table's rows, in the table's order. */
+export const CAPABILITY_NAMES = Object.keys(CAPABILITIES) as ReadonlyArray<CapabilityName>
+
+/**
+ * One value per row of the table, each made by `each` from its row: the one loop both the
+ * ordinary core and the partitioned one build their capabilities with.
+ */
+export const perCapability = (
+  each: <K extends CapabilityName>(name: K, row: Capability<QueueApi[K]>) => QueueApi[K],
+): Pick<QueueApi, CapabilityName> => {
+  const out: Partial<Record<CapabilityName, unknown>> = {}
+  for (const name of CAPABILITY_NAMES) out[name] = each(name, CAPABILITIES[name] as never)
+  return out as Pick<QueueApi, CapabilityName>
+}
+
 /** Every capability made for one queue, on its bounded calls. */
-export const makeCapabilities = (core: ControlledQueue): Pick<QueueApi, CapabilityName> => ({
-  control: CAPABILITIES.control.make(core),
-  ops: CAPABILITIES.ops.make(core),
-  groupControl: CAPABILITIES.groupControl.make(core),
-  manual: CAPABILITIES.manual.make(core),
-})
+export const makeCapabilities = (core: ControlledQueue): Pick<QueueApi, CapabilityName> =>
+  perCapability((_, row) => row.make(core))
