@@ -10,5 +10,5 @@
  * @module
  */
 export { ACTION_MAX_JOBS } from "./dashboard/Actions.ts"
-export { type DashboardHandler, type DashboardOptions, dashboardHandler } from "./dashboard/Handler.ts"
+export { type DashboardHandler, type DashboardOptions, dashboardHandler } from "./dashboard/DashboardHandler.ts"
 export { DASHBOARD_LIMITS, TEXT_LIMIT } from "./dashboard/Read.ts"

@@ -17,4 +17,4 @@ export {
   type MetricsHandlerOptions,
   metricsHandler,
   READ_TIMEOUT_MS,
-} from "./metrics/Handler.ts"
+} from "./metrics/MetricsHandler.ts"

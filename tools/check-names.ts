@@ -81,26 +81,8 @@ const SAME_CONCEPT: Readonly<Record<string, Shared>> = {
 
 /** Names shared by different concepts, to rename (not this round: issue 30 point 3); the reason says into what. */
 const TO_RENAME: Readonly<Record<string, Shared>> = {
-  "Connection.ts": {
-    files: ["cli/Connection.ts", "redis/Connection.ts"],
-    reason:
-      "redis/'s is the ioredis connection behind a RedisClient; cli/'s is the CLI's session (fail-fast connect, cluster detection, the per-queue steps every command shares): CliSession.ts",
-  },
-  "Handler.ts": {
-    files: ["dashboard/Handler.ts", "metrics/Handler.ts"],
-    reason:
-      "two different HTTP handlers, the dashboard's routes and the Prometheus exposition: DashboardHandler.ts and MetricsHandler.ts, after their exports",
-  },
-  "Metrics.ts": {
-    files: ["cli/Metrics.ts", "engine/telemetry/Metrics.ts"],
-    reason:
-      "cli/'s serves `leaseq metrics` (Prometheus, over src/metrics/); telemetry/'s holds the OpenTelemetry instruments: OtelMetrics.ts",
-  },
-  "Workers.ts": {
-    files: ["cli/Workers.ts", "engine/partition/Workers.ts"],
-    reason:
-      "cli/'s lists the live workers from their heartbeats; partition/'s runs an engine worker per partition: PartitionWorkers.ts",
-  },
+  // none left: the last four (cli/CliSession.ts, dashboard/DashboardHandler.ts,
+  // metrics/MetricsHandler.ts, telemetry/OtelMetrics.ts, partition/PartitionWorkers.ts) are renamed
 }
 
 const root = resolve(process.argv[2] ?? "src")

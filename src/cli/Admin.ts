@@ -7,7 +7,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Commands, QueueStats } from "../engine/calls/Commands.ts"
 import { isNoPerm } from "../metrics/Fleet.ts"
-import { openQueue, targetQueues, withRedis } from "./Connection.ts"
+import { openQueue, targetQueues, withRedis } from "./CliSession.ts"
 import { type CommonFlags, DEFAULT_RATE_MS } from "./Flags.ts"
 import {
   type CliFailure,

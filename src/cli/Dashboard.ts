@@ -16,8 +16,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Option } from "commander"
 import * as Effect from "effect/Effect"
+import type { DashboardHandler } from "../dashboard/DashboardHandler.ts"
 import { isLoopback } from "../dashboard/Guard.ts"
-import type { DashboardHandler } from "../dashboard/Handler.ts"
 import type { CommonFlags } from "./Flags.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, usage } from "./Output.ts"
 import { type ListenAddress, serveUntilSignal, urlOf } from "./Serve.ts"
@@ -121,7 +121,7 @@ export const runDashboard = (
     if (beyond && given === undefined) return yield* Effect.fail(usage(BEYOND_LOOPBACK(flags.listen.host)))
     // loaded here, not at start-up: every other command (a cron's `leaseq sweep`) runs
     // without the dashboard's page and browser script
-    const { dashboardHandler } = yield* Effect.promise(() => import("../dashboard/Handler.ts"))
+    const { dashboardHandler } = yield* Effect.promise(() => import("../dashboard/DashboardHandler.ts"))
     yield* serveUntilSignal(
       url,
       flags.listen,

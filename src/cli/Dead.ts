@@ -11,7 +11,7 @@
 import * as Effect from "effect/Effect"
 import type { DeadJob } from "../engine/calls/Commands.ts"
 import type { QueueApi } from "../engine/queue/QueueApi.ts"
-import { openQueueApi, withRedis } from "./Connection.ts"
+import { openQueueApi, withRedis } from "./CliSession.ts"
 import type { CommonFlags } from "./Flags.ts"
 import {
   type CliFailure,

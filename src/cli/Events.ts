@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { eventStream, forEachRetainedPage, type JobEvent, validateFrom } from "../engine/events/Events.ts"
 import { queueKeys } from "../engine/model/Keys.ts"
-import { openQueue, targetQueues, withRedis } from "./Connection.ts"
+import { openQueue, targetQueues, withRedis } from "./CliSession.ts"
 import type { CommonFlags } from "./Flags.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, escapeControl, type Io, jsonLine, toFailure } from "./Output.ts"
 

@@ -9,8 +9,8 @@ import * as Effect from "effect/Effect"
 import { validateJobId } from "../engine/queue/JobControl.ts"
 import type { QueueApi } from "../engine/queue/QueueApi.ts"
 import type { RedisClient } from "../redis/Client.ts"
+import { openQueueApi, withRedis } from "./CliSession.ts"
 import type { CommandGroup } from "./CommandGroup.ts"
-import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, wholeNumber, withCommonFlags } from "./Flags.ts"
 import {
   type CliFailure,

@@ -6,8 +6,8 @@
 import { type Command, InvalidArgumentError, Option } from "commander"
 import * as Effect from "effect/Effect"
 import { type GroupLimits, type GroupPage, MAX_GROUP_PAGE } from "../engine/queue/Groups.ts"
+import { openQueueApi, withRedis } from "./CliSession.ts"
 import type { CommandGroup } from "./CommandGroup.ts"
-import { openQueueApi, withRedis } from "./Connection.ts"
 import { type CommonFlags, queueName, wholeNumber, withCommonFlags } from "./Flags.ts"
 import {
   type CliFailure,

@@ -10,7 +10,7 @@ import type { Command } from "commander"
 import * as Effect from "effect/Effect"
 import { InvalidOptions } from "../engine/model/Errors.ts"
 import { type RateLimit, validateConcurrency, validateRateLimit } from "../engine/model/Flow.ts"
-import { openQueueApi, withRedis } from "./Connection.ts"
+import { openQueueApi, withRedis } from "./CliSession.ts"
 import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, toFailure, writeJson, writeText } from "./Output.ts"
 

@@ -6,7 +6,7 @@
 import { createServer } from "node:http"
 import { Option } from "commander"
 import * as Effect from "effect/Effect"
-import { DEFAULT_MAX_QUEUES, type MetricsHandler, metricsHandler, READ_TIMEOUT_MS } from "../metrics/Handler.ts"
+import { DEFAULT_MAX_QUEUES, type MetricsHandler, metricsHandler, READ_TIMEOUT_MS } from "../metrics/MetricsHandler.ts"
 import { type CommonFlags, wholeNumber } from "./Flags.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io } from "./Output.ts"
 import { type ListenAddress, serveUntilSignal, urlOf } from "./Serve.ts"

@@ -6,8 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import type { ScheduleControl, ScheduleInfo } from "../engine/queue/Schedules.ts"
+import { openQueueApi, withRedis } from "./CliSession.ts"
 import type { CommandGroup } from "./CommandGroup.ts"
-import { openQueueApi, withRedis } from "./Connection.ts"
 import { queueName, wholeNumber, withCommonFlags } from "./Flags.ts"
 import type { JobFlags } from "./Jobs.ts"
 import {

@@ -8,7 +8,7 @@ import { InvalidArgumentError, Option } from "commander"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { ConnectionOption } from "../redis/Client.ts"
-import { clusterStartup, withRedis } from "./Connection.ts"
+import { clusterStartup, withRedis } from "./CliSession.ts"
 import { type CliFailure, toFailure, usage } from "./Output.ts"
 
 /** Where to listen. */

@@ -14,7 +14,7 @@ import {
 } from "../engine/admin/Sweeper.ts"
 import type { SweepResult } from "../engine/calls/Commands.ts"
 import type { RedisClient } from "../redis/Client.ts"
-import { openQueue, targetQueues, withRedis } from "./Connection.ts"
+import { openQueue, targetQueues, withRedis } from "./CliSession.ts"
 import type { CommonFlags } from "./Flags.ts"
 import {
   CliFailure,

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { WorkerInfo } from "../engine/model/Registry.ts"
-import { openQueue, targetQueues, withRedis } from "./Connection.ts"
+import { openQueue, targetQueues, withRedis } from "./CliSession.ts"
 import type { CommonFlags } from "./Flags.ts"
 import {
   type CliFailure,

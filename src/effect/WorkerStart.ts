@@ -14,7 +14,7 @@ import {
 import { InvalidOptions } from "../engine/model/Errors.ts"
 import { type Checked, checkObject } from "../engine/model/Validate.ts"
 import { checkDurability } from "../engine/partition/Durability.ts"
-import { durableSettings } from "../engine/partition/Workers.ts"
+import { durableSettings } from "../engine/partition/PartitionWorkers.ts"
 import type { Job } from "../engine/queue/Job.ts"
 import { makeRateLimiter, WARN_WINDOW_MS } from "../engine/worker/WorkerHooks.ts"
 import { resolveWorkerOptions, type WorkerSettings } from "../engine/worker/WorkerOptions.ts"

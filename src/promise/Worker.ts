@@ -18,8 +18,13 @@ import { DEFAULT_PREFIX } from "../engine/model/Keys.ts"
 import { validatePrefix, validateQueueName } from "../engine/model/QueueName.ts"
 import { orThrow } from "../engine/model/Validate.ts"
 import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
+import {
+  durableSettings,
+  openWorkerConnections,
+  servedKeys,
+  startServing,
+} from "../engine/partition/PartitionWorkers.ts"
 import { LAYOUT_KEYS, resolveLayout } from "../engine/partition/Queue.ts"
-import { durableSettings, openWorkerConnections, servedKeys, startServing } from "../engine/partition/Workers.ts"
 import type { Job } from "../engine/queue/Job.ts"
 import { checkPauseOptions } from "../engine/worker/Pause.ts"
 import { resultJson } from "../engine/worker/run/Outcome.ts"

@@ -8,8 +8,8 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { TraceParent } from "../model/Carrier.ts"
-import { meter } from "./Metrics.ts"
 import { loadOtel, otelSettled } from "./Otel.ts"
+import { meter } from "./OtelMetrics.ts"
 import { type Attributes, type SpanHandle, startSpan, tracerFor } from "./Spans.ts"
 
 /** `messaging.system` of every span and measurement. */

@@ -82,7 +82,7 @@ export const canSend = (ctx: LoopDeps, short: boolean): boolean => {
   const free = freeSlots(ctx)
   // a batch worker asks for a whole batch or none: calls for the first slots a batch frees
   // would split the next batch over several calls (and wait out its waitMs); a partition's
-  // worker (fewer slots than a batch: Workers.ts) asks for all of its slots
+  // worker (fewer slots than a batch: PartitionWorkers.ts) asks for all of its slots
   const least = ctx.settings.batch ? Math.min(ctx.settings.batch.size, ctx.settings.concurrency) : 1
   return out === 0 ? free >= least && !lingering(ctx) : free >= Math.max(least, Math.ceil(ctx.settings.concurrency / 2))
 }
