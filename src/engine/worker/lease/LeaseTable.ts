@@ -1,6 +1,6 @@
 /**
  * The leases a worker holds and their self-fencing deadline (the loops that keep them are
- * Heartbeat.ts).
+ * LeaseLoops.ts).
  *
  * - Self-fencing: each lease has a local deadline = (when the last successful extend,
  *   or the reserve, was *sent*) + {@link fenceAfter}: two heartbeat periods and a half
