@@ -109,8 +109,14 @@ describe("job.dependencies()", () => {
     const tree = await queue.addFlow({ payload: "sum", children: [1, 2, 3].map((n) => ({ payload: String(n) })) })
     let seen: Array<string | undefined> = []
     let pages = 0
+    let foreign: unknown
     useWorker<string>(q, async (job) => {
       if (job.payload !== "sum") return Number(job.payload) * 10
+      // "0|" sorts before every id: from it the lex range would start at other parents' children
+      foreign = await job.dependencies!({ cursor: "0|" }).then(
+        () => "read",
+        (e: unknown) => (e as { field?: string }).field,
+      )
       let cursor: string | undefined
       do {
         const page = await job.dependencies!({ cursor, count: 2 })
@@ -123,6 +129,7 @@ describe("job.dependencies()", () => {
     await queue.waitFor(tree.id, { timeoutMs: 10_000 })
     expect(seen.sort()).toEqual(["10", "20", "30"])
     expect(pages).toBe(2)
+    expect(foreign).toBe("cursor")
   })
 })
 
