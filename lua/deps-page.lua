@@ -11,7 +11,9 @@
 
   ARGV[1] layout   layout version
   ARGV[2] parent   the parent's id
-  ARGV[3] after    the cursor: the last member of the previous page ("" from the start)
+  ARGV[3] after    the cursor: the last member of the previous page ("" from the start);
+                   it starts with "<parent>|" (the caller refuses another: a lex range from
+                   it would read other parents' children, src/engine/calls/DependencyPage.ts)
   ARGV[4] count    the most children (1 to 1000)
 
   Returns

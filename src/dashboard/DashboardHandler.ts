@@ -5,8 +5,8 @@
  *
  * Routes (relative to where it is mounted): `GET /` the page; `GET /api/overview`,
  * `GET /api/queue?name=<q>`, `GET /api/job?queue=<q>&id=<id>`,
- * `GET /api/jobs?queue=<q>&state=<s>&order=asc|desc&cursor=<c>` one reading as JSON;
- * `GET /api/stream?view=overview|workers|queue:<q>|job:<q>:<id>|jobs:<q>:<s>:<order>:<c>` server-sent events, one reading
+ * `GET /api/jobs?queue=<q>&state=<s>&order=asc|desc&cursor=<c>`, `GET /api/children?queue=<q>&id=<id>&cursor=<c>`
+ * one reading as JSON; `GET /api/stream?view=` any of them (Views.ts) as server-sent events, one reading
  * per interval from a poller shared by every viewer; `GET /api/full?queue=&id=&field=payload|result`
  * a cut value in full; `GET /api/find?id=<id>[&queue=<q>]` where a job is;
  * `POST /api/action` (JSON `{ queue, action, ids?, all?, state?, olderThanMs? }`; `clean` takes `state`, `olderThanMs`).
@@ -27,7 +27,7 @@ import { PAGE, SCRIPTS } from "./Page.ts"
 import { makeReaders, type Readers } from "./Read.ts"
 import { openStream } from "./Stream.ts"
 import { DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_CLIENT, makeStreamCaps, refuseStream } from "./StreamCaps.ts"
-import { jobsViewIn, parseView, viewIn } from "./Views.ts"
+import { childrenViewIn, jobsViewIn, parseView, viewIn } from "./Views.ts"
 
 /** Options of {@link dashboardHandler}. */
 export interface DashboardOptions {
@@ -159,6 +159,7 @@ const hubOf = (readers: Readers, prefix: string, actions: boolean, intervalMs: n
       if (v.kind === "workers") return Effect.runPromise(readers.workers).then(withActions)
       if (v.kind === "job") return Effect.runPromise(readers.job(v.queue, v.id)).then(withActions)
       if (v.kind === "jobs") return Effect.runPromise(readers.jobs(v.queue, v)).then(withActions)
+      if (v.kind === "children") return Effect.runPromise(readers.children(v.queue, v.id, v.cursor)).then(withActions)
       return Effect.runPromise(readers.queue(v.queue)).then(withActions)
     },
     intervalMs,
@@ -209,6 +210,7 @@ const getRoutes = (ctx: {
     queue: (u, res) => reading(viewOf(viewUrl(u, `queue:${u.searchParams.get("name") ?? ""}`)), res),
     job: (u, res) => reading(viewOf(viewUrl(u, `job:${u.searchParams.get("queue")}:${u.searchParams.get("id")}`)), res),
     jobs: (u, res) => reading(jobsViewIn(u, prefix), res),
+    children: (u, res) => reading(childrenViewIn(u, prefix), res),
     full: (u, res) => full(u, res),
     find: (u, res) => find(u, res),
   }

@@ -14,6 +14,7 @@ import type { DeadPeekJob, Peeked } from "../engine/scripts/PeekScripts.ts"
 import { type FleetReader, makeOpener } from "../metrics/Fleet.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { groupDead } from "./DeadGroups.ts"
+import { childrenOf, encodeChildrenCursor, FLOW_LIMITS } from "./JobFlow.ts"
 import { type JobsQuery, readJobs } from "./JobList.ts"
 import { makeJobReaders } from "./JobView.ts"
 import { readSchedules } from "./Settings.ts"
@@ -252,6 +253,15 @@ export const makeReaders = (
       Effect.map((page) => ({ kind: "jobs", queue: name, at: Date.now(), ...q, page })),
     )
 
+  /** A page of the children of job `id` of queue `name` after `cursor` (the engine's, "" for the first page). */
+  const children = (name: string, id: string, cursor: string) =>
+    Effect.flatMap(commandsOf(name), (c) => childrenOf(client, c.keys, id, cursor)).pipe(
+      Effect.map((page) => {
+        const own = encodeChildrenCursor(cursor) ?? ""
+        return { kind: "children", queue: name, id, cursor: own, at: Date.now(), limit: FLOW_LIMITS.children, ...page }
+      }),
+    )
+
   /** The client and keys of queue `name` (opened once), for the engine's scripts on one job. */
   const scriptsOf = (name: string) => Effect.map(commandsOf(name), (c) => ({ client, keys: c.keys }))
 
@@ -260,6 +270,7 @@ export const makeReaders = (
     queue,
     workers,
     jobs,
+    children,
     commandsOf,
     scriptsOf,
     ...makeJobReaders(client, commandsOf, fleet.names, options),

@@ -46,7 +46,7 @@ export interface DependencyMembers<A> {
   ) => Effect.Effect<ReadonlyArray<FlowIds>, DependencyFailure | InvalidPayload>
   /** Seal an open parent: it takes no more children, and runs once none is pending. */
   readonly seal: (parentId: string) => Effect.Effect<void, DependencyFailure>
-  /** A page of a parent's children (`count` 1–1000, default 100; `cursor` from the last page); `R` their result type as declared (each child's `value`). */
+  /** A page of a parent's children (`count` 1–1000, default 100; `cursor` from its last page, another parent's refused: InvalidOptions); `R` their result type as declared (each child's `value`). */
   readonly getDependencies: <R = unknown>(
     parentId: string,
     page?: { readonly cursor?: string | undefined; readonly count?: number | undefined },

@@ -109,7 +109,8 @@ export abstract class QueueDependencies<T> {
   /**
    * A page of the children of `parentId`: each one's queue, id, policy, state (`pending`,
    * or the outcome that counted) and result (a retained child of this queue). `count` 1–1000
-   * (default 100); pass the page's `cursor` for the next. O(log N + count). `R`: the
+   * (default 100); pass the page's `cursor` for the next (one of another parent's pages is
+   * refused: InvalidOptions, field `cursor`). O(log N + count). `R`: the
    * children's result type as you declare it (each child's `value`, decoded; not checked).
    */
   getDependencies<R = unknown>(

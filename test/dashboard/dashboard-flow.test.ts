@@ -1,8 +1,9 @@
 /// <reference lib="dom" />
 /**
  * The job page's flow section in a real Chromium (flows, docs/flows.md): a job's parents and
- * children, each with its state, linked both ways; the children bounded to a first page.
- * The screenshot for docs/dashboard.md is written when LEASEQ_SCREENSHOTS=1.
+ * children, each with its state, linked both ways; the children bounded to a first page, the
+ * rest on the children pages (`#/children/<q>/<cursor>/<id>`, 50 a page), whose cursor the
+ * server checks is the parent's own. The screenshot for docs/dashboard.md is written when LEASEQ_SCREENSHOTS=1.
  */
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -21,6 +22,15 @@ const SHOTS = process.env.LEASEQ_SCREENSHOTS === "1" ? join(ROOT, "docs") : mkdt
 
 let browser: Browser
 let base: string
+
+/** An engine cursor as the children view names it. */
+const b64 = (cursor: string) => Buffer.from(cursor, "utf8").toString("base64url")
+
+/** The status and JSON body of GET `path` of the dashboard, over plain HTTP. */
+const get = async (path: string) => {
+  const res = await fetch(`${base}${path}`)
+  return { status: res.status, body: (await res.json()) as { error?: string; kind?: string } }
+}
 
 beforeAll(async () => {
   browser = await launchBrowser()
@@ -98,5 +108,78 @@ describe("the job page's flow section", () => {
     await page.waitForSelector("#job-children-more")
     expect(await page.$eval("#job-children-more", (e) => e.textContent)).toContain(`leaseq flow ${tree.id}`)
     expect(await page.$eval("#job-flow h3", (e) => e.textContent)).toContain("60 child(ren) pending")
+  })
+})
+
+describe("the children pages", () => {
+  it("pages a parent's 120 children 50/50/20 from its job page, each child seen exactly once, to an end", async () => {
+    const a = newQueue()
+    const tree = await a.addFlow({
+      payload: "root",
+      children: Array.from({ length: 120 }, (_, i) => ({ payload: `c${i}` })),
+    })
+    const ids = (page: Page, table: string) =>
+      page.$$eval(`#${table} tbody tr`, (trs) => trs.map((tr) => tr.getAttribute("data-id") ?? ""))
+    const page = await openPage(browser, base, `#/job/${a.name}/${tree.id}`)
+    await listing(page, "job-children", 50)
+    const first = await ids(page, "job-children")
+    await follow(page, "#job-children-next")
+    await page.waitForFunction(() => location.hash.startsWith("#/children/"))
+    await listing(page, "children", 50)
+    await page.waitForSelector("#children-next")
+    const second = await ids(page, "children")
+    const at = await page.evaluate(() => location.hash)
+    await follow(page, "#children-next")
+    await page.waitForFunction((h) => location.hash !== h, {}, at)
+    await page.waitForSelector("#children-end")
+    await listing(page, "children", 20)
+    const third = await ids(page, "children")
+    expect(await page.$("#children-next")).toBeNull()
+    expect([first.length, second.length, third.length]).toEqual([50, 50, 20])
+    const seen = [...first, ...second, ...third]
+    expect(new Set(seen).size).toBe(120)
+    expect([...seen].sort()).toEqual(tree.children.map((c) => c.id).sort())
+    // the first page by its own address lists what the job page lists
+    const again = await openPage(browser, base, `#/children/${a.name}//${tree.id}`)
+    await listing(again, "children", 50)
+    expect(await ids(again, "children")).toEqual(first)
+  })
+
+  it("refuses, with 400 over plain HTTP, a cursor that is not the parent's own, a malformed one and a view too long", async () => {
+    const a = newQueue()
+    const tree = await a.addFlow({ payload: "p", children: [{ payload: "c1" }, { payload: "c2" }] })
+    const other = await a.addFlow({ payload: "o", children: [{ payload: "d1" }, { payload: "d2" }] })
+    const own = (await a.getDependencies(tree.id, { count: 1 })).cursor!
+    const foreign = (await a.getDependencies(other.id, { count: 1 })).cursor!
+    const view = (cursor: string) => `api/stream?view=${encodeURIComponent(`children:${a.name}:${cursor}:${tree.id}`)}`
+    const api = (cursor: string) => `api/children?queue=${a.name}&id=${tree.id}&cursor=${encodeURIComponent(cursor)}`
+    const bad = [
+      b64(foreign), // another parent's: it would page that parent's children
+      b64("x"), // not "<id>|…"
+      b64(tree.id), // the id without its bar: other parents' ids that start with it sort after it
+      `${b64(own)}=`, // padded, not base64url
+      "!!", // not base64url at all
+      Buffer.from([...Buffer.from(`${tree.id}|`), 0xff]).toString("base64url"), // "<id>|" then no UTF-8
+    ]
+    for (const cursor of bad) {
+      for (const path of [view(cursor), api(cursor)]) {
+        const r = await get(path)
+        expect(r.status, `${path}`).toBe(400)
+        expect(r.body.error, path).toContain(`is not one of job ${tree.id}'s children pages`)
+      }
+    }
+    const long = b64(`${tree.id}|${"x".repeat(1000)}`)
+    for (const path of [view(long), api(long)]) {
+      const r = await get(path)
+      expect(r.status).toBe(400)
+      expect(r.body.error).toContain("at most 1024 characters")
+    }
+    // the parent's own cursor reads its second page
+    const ok = await get(api(b64(own)))
+    expect(ok.status).toBe(200)
+    expect(ok.body.kind).toBe("children")
+    expect((ok.body as { children?: ReadonlyArray<{ id: string }> }).children?.map((c) => c.id)).toEqual([
+      tree.children[1]!.id,
+    ])
   })
 })

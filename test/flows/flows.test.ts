@@ -109,8 +109,14 @@ describe("job.dependencies()", () => {
     const tree = await queue.addFlow({ payload: "sum", children: [1, 2, 3].map((n) => ({ payload: String(n) })) })
     let seen: Array<string | undefined> = []
     let pages = 0
+    let foreign: unknown
     useWorker<string>(q, async (job) => {
       if (job.payload !== "sum") return Number(job.payload) * 10
+      // "0|" sorts before every id: from it the lex range would start at other parents' children
+      foreign = await job.dependencies!({ cursor: "0|" }).then(
+        () => "read",
+        (e: unknown) => (e as { field?: string }).field,
+      )
       let cursor: string | undefined
       do {
         const page = await job.dependencies!({ cursor, count: 2 })
@@ -123,6 +129,7 @@ describe("job.dependencies()", () => {
     await queue.waitFor(tree.id, { timeoutMs: 10_000 })
     expect(seen.sort()).toEqual(["10", "20", "30"])
     expect(pages).toBe(2)
+    expect(foreign).toBe("cursor")
   })
 })
 
@@ -153,5 +160,34 @@ describe("dependsOn", () => {
     await until("both parents ran", () => runs.includes("p1") && runs.includes("p2"))
     expect(runs.indexOf("child")).toBe(0)
     expect(runs.filter((r) => r === "child")).toHaveLength(1)
+  })
+})
+
+describe("getDependencies' cursor", () => {
+  it("refuses a cursor that is not the parent's own (it would read other parents' children), reading nothing", async () => {
+    const q = name()
+    const queue = useQueue<string>(q)
+    const keys = queueKeys(q)
+    // "o|…" sorts before "p|…", and "pa|…" between "p" and "p|": the lex range would reach both
+    for (const id of ["o", "p", "pa"])
+      await queue.addFlow({ payload: id, options: { id }, children: [{ payload: `${id}1` }, { payload: `${id}2` }] })
+    const before = await shared.raw.zrange(keys.depChildren, "0", "-1")
+    const own = await queue.getDependencies("p", { count: 1 })
+    expect(own.cursor?.startsWith("p|")).toBe(true)
+    for (const cursor of ["o|", "p", "pa|", "x", "|"]) {
+      const read = queue.getDependencies("p", { cursor })
+      await expect(read, cursor).rejects.toBeInstanceOf(InvalidOptions)
+      await expect(read, cursor).rejects.toMatchObject({ field: "cursor", value: cursor })
+      await expect(read, cursor).rejects.toThrow(/starts with "p\|"/)
+    }
+    expect(await shared.raw.zrange(keys.depChildren, "0", "-1")).toEqual(before)
+    // the parent's own cursor still pages its children, and only them
+    const rest = await queue.getDependencies("p", { cursor: own.cursor, count: 10 })
+    const ids = [...own.children, ...rest.children].map((c) => c.id)
+    const mine = (await queue.getJob("p"))!
+    expect(ids).toHaveLength(2)
+    expect(mine.state).toBe("waiting-children")
+    for (const id of ids) expect((await queue.getJob(id))?.payload).toMatch(/^p\d$/)
+    expect(rest.cursor).toBeUndefined()
   })
 })

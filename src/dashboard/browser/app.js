@@ -2,10 +2,11 @@
 /**
  * The dashboard's browser script, served as /app.js (an ES module; it imports its
  * neighbours in this folder, each served by name beside it). It routes by the address's
- * hash (`#/`, `#/workers`, `#/queue/<q>`, `#/job/<q>/<id>`), streams the view's readings
+ * hash (`#/`, `#/workers`, `#/queue/<q>`, `#/job/<q>/<id>`, `#/children/<q>/<cursor>/<id>`), streams the view's readings
  * and shows each as it comes; Find looks a job up by id.
  */
 import { byId, el, live, main, status, visible } from "./dom.js"
+import { childrenPage } from "./flow.js"
 import { job } from "./job.js"
 import { stopJobs } from "./jobs.js"
 import { api, bodyOf, token, watch } from "./net.js"
@@ -43,13 +44,17 @@ const show = (d) => {
   notice.textContent = actions ? (token ? "" : NO_TOKEN) : READ_ONLY
   notice.hidden = notice.textContent === ""
   if (d.kind === "job") job(d)
+  else if (d.kind === "children") childrenPage(d)
   else if (d.kind === "workers") workersPage(d)
   else if (d.kind === "queue") queue(d)
   else if (d.kind === "overview") overview(d)
 }
 
-/** The view the address names: `job:<q>:<id>`, `queue:<q>`, `workers` or `overview`. */
+/** The view the address names: `job:<q>:<id>`, `children:<q>:<cursor>:<id>`, `queue:<q>`, `workers` or `overview`. */
 const viewOfHash = () => {
+  const mc = /^#\/children\/([^/]+)\/([^/]*)\/(.+)$/.exec(location.hash)
+  if (mc?.[1] !== undefined && mc[2] !== undefined && mc[3] !== undefined)
+    return `children:${decodeURIComponent(mc[1])}:${mc[2]}:${decodeURIComponent(mc[3])}`
   const mj = /^#\/job\/([^/]+)\/(.+)$/.exec(location.hash)
   if (mj?.[1] !== undefined && mj[2] !== undefined)
     return `job:${decodeURIComponent(mj[1])}:${decodeURIComponent(mj[2])}`

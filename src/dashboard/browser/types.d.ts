@@ -297,5 +297,21 @@ export interface JobsView {
   }
 }
 
+/** A page of a parent's children (../JobFlow.ts's childrenOf): `cursor` the page's own ("" the first), `next` null at the end. */
+export interface ChildrenView {
+  readonly kind: "children"
+  readonly queue: string
+  readonly id: string
+  readonly actions: boolean
+  readonly cursor: string
+  /** The most children a page lists (50). */
+  readonly limit: number
+  readonly children: ReadonlyArray<import("./flow.js").FlowNodeShown & { readonly counted: string }>
+  readonly next: string | null
+  readonly pending: number
+  readonly open: boolean
+  readonly waiting: boolean
+}
+
 /** Any reading of /api/stream. */
-export type Reading = Overview | Workers | QueueView | JobView | JobsView | Failed
+export type Reading = Overview | Workers | QueueView | JobView | JobsView | ChildrenView | Failed

@@ -23,7 +23,10 @@ const decodeResult = (text: string): unknown => {
   }
 }
 
-/** A page of the children of `parentId` in the queue of `keys`. */
+/**
+ * A page of the children of `parentId` in the queue of `keys`: `count` from 1 to 1000 (default
+ * 100), `cursor` the one the previous page answered (a cursor of another parent is refused).
+ */
 export const readDependencies = (
   client: RedisClient,
   keys: QueueKeys,
@@ -40,9 +43,20 @@ export const readDependencies = (
           reason: `must be a whole number from 1 to ${MAX_DEPENDENCY_PAGE}`,
         }),
       )
+    const cursor = options.cursor ?? ""
+    // the page is a lex range from the cursor to `<parentId>|\xff`: a cursor before
+    // `<parentId>|` would read other parents' children, so only this parent's pass
+    if (typeof cursor !== "string" || (cursor !== "" && !cursor.startsWith(`${parentId}|`)))
+      return yield* Effect.fail(
+        new InvalidOptions({
+          field: "cursor",
+          value: cursor,
+          reason: `must be the cursor a previous page of ${parentId}'s children answered (it starts with "${parentId}|"), or left out to start from the first child`,
+        }),
+      )
     const page = yield* runScript(client, keys, Scripts.depsPage, {
       parent: parentId,
-      after: options.cursor ?? "",
+      after: cursor,
       count,
     })
     return {

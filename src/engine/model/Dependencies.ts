@@ -149,7 +149,7 @@ export interface DependencyPage<R = unknown> {
   readonly waiting: boolean
 }
 
-/** Which page of a parent's children to read: `count` 1–1000 (default 100), `cursor` from the last page. */
+/** Which page of a parent's children to read: `count` 1–1000 (default 100), `cursor` from the last page of the same parent (another's is refused). */
 export interface DependencyPageOptions {
   readonly cursor?: string | undefined
   readonly count?: number | undefined
