@@ -18,12 +18,7 @@ import { DEFAULT_PREFIX } from "../engine/model/Keys.ts"
 import { validatePrefix, validateQueueName } from "../engine/model/QueueName.ts"
 import { orThrow } from "../engine/model/Validate.ts"
 import { type Durability, unwrapNotReplicated } from "../engine/partition/Durability.ts"
-import {
-  durableSettings,
-  openWorkerConnections,
-  servedKeys,
-  startServing,
-} from "../engine/partition/PartitionWorkers.ts"
+import * as Serving from "../engine/partition/PartitionWorkers.ts"
 import { LAYOUT_KEYS, resolveLayout } from "../engine/partition/Queue.ts"
 import type { Job } from "../engine/queue/Job.ts"
 import { checkPauseOptions } from "../engine/worker/Pause.ts"
@@ -136,8 +131,8 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
     const batch = resolved.batch && !isolated ? batchRunner(given as BatchHandler<T, R>, resolved.batch) : undefined
     const prefix = options.prefix === undefined ? DEFAULT_PREFIX : validatePrefix(options.prefix)
     const { partitions, durability } = resolveLayout(options)
-    const settings = durableSettings(resolved, durability)
-    const keys = servedKeys(name, prefix, partitions)
+    const settings = Serving.durableSettings(resolved, durability)
+    const keys = Serving.servedKeys(name, prefix, partitions)
     this.#warn = stderrWarner(`worker of queue "${this.name}"`)
     // from here nothing throws: the pool starts only for options that were valid
     const pool = isolated && workerPool(isolated, resolved, this.name, (e) => this.#emit("error", e))
@@ -150,7 +145,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
     const base = connect(options.connection, {
       onError: (e) => this.#emit("error", redisError("connect", e, base.describe)),
     })
-    const { client, blocking, close } = openWorkerConnections(base, keys.length, durability)
+    const { client, blocking, close } = Serving.openWorkerConnections(base, keys.length, durability)
     this.#closeConnections = async () => {
       await Promise.all([base.close(), close()])
     }
@@ -158,7 +153,7 @@ export class Worker<T = unknown, R = unknown> extends EventEmitter {
       this.#emit(event, ...args)
     const loaded = pool ? Effect.tryPromise({ try: () => pool.ready, catch: (e) => e }) : Effect.void
     const serving = Effect.suspend(() =>
-      startServing<T>(client, keys, blocking, settings, {
+      Serving.startServing<T>(client, keys, blocking, settings, {
         decode: (text) => Effect.try({ try: () => JSON.parse(text) as T, catch: invalidJson }),
         handler: (job) => runHandler(handler, job),
         plain: { decode: decodeJson<T>, run: handler },
