@@ -12,7 +12,8 @@
  *   node bench/redis-cost.ts <tree> <redis port> [jobs=40000] [concurrency=100]
  *
  * `PAYLOAD=<bytes>` (default 32) sets the length of each payload's string (10240: the
- * bench's 10 KB scenario). The first drain also prints its jobs/s (wall clock: it moves with
+ * bench's 10 KB scenario); `KEEP=<n>` sets the completed retention count first (default:
+ * the queue's default, 1,000). The first drain also prints its jobs/s (wall clock: it moves with
  * the load).
  *
  * `<tree>`: a checkout of leaseq (its src/index.ts and lua/ are used). The Redis at
@@ -61,6 +62,7 @@ let drainMs = 0
 const drain = async (before: () => Promise<unknown>): Promise<number> => {
   await admin.flushall()
   const queue = new leaseq.Queue("redis-cost", { connection })
+  if (process.env.KEEP !== undefined) await queue.setRetention({ completed: { count: Number(process.env.KEEP) } })
   for (let i = 0; i < jobs; i += 1000) {
     const batch = Array.from({ length: Math.min(1000, jobs - i) }, (_, k) => ({
       payload: { n: i + k, s: "x".repeat(payloadBytes) },

@@ -25,8 +25,8 @@
 -- active_bars(h): where the first two '|' of a holder entry of the layout 2 form are (it has
 --   exactly three: "<workerId>|<token>|<startedAt>|<until>"), nil for any other form (layout
 --   1's two, a kept run's). Plain string.find, no pattern: the hot scripts parse an entry per
---   job, and four plain finds cost half a pattern's match (EVAL loop of 100,000: 0.30 against
---   0.60 µs for the two matches they replace).
+--   job, and plain finds cost less than a pattern's match (an EVAL loop of 1,000,000, medians
+--   of 3: the token 0.25 against 0.38 µs, the kept run's entry 0.38 against 0.54).
 local function active_bars(h)
   local a = string.find(h, '|', 1, true)
   if not a then return nil end
