@@ -103,29 +103,12 @@ local function trim_oldest(k, set, count, most)
   return #ids
 end
 
--- RETAIN_SLACK_MAX: the most a completion lets done run past its count before trimming.
-local RETAIN_SLACK_MAX = 256
-
--- retain_slack(count): how far done may run past the completed count before a completion
---   trims it: count / 16, at most RETAIN_SLACK_MAX (0 below a count of 16: such a queue is
---   trimmed back at every completion, as before). src/engine/queue/Retention.ts documents it.
-local function retain_slack(count)
-  local slack = math.floor(count / 16)
-  if slack > RETAIN_SLACK_MAX then slack = RETAIN_SLACK_MAX end
-  return slack
-end
-
--- trim_done(k, count, n): a completion's count bound on done, in batches: done may hold up
---   to count + retain_slack(count) jobs; a call of `n` completions that leaves more trims the
---   oldest back to `count` in one go: one ZRANGE and one ZREMRANGEBYRANK by rank (O(log N + m))
---   and one drop_jobs for all of them, instead of a ZPOPMIN and a drop_jobs every completion.
---   At most slack + 2n a call, so a call stays bounded when the count was lowered (it catches
---   up by slack + n a call; the sweep trims to the count too). Returns how many.
+-- trim_done(k, count, n): a completion's count bound on done, in batches: past count + slack
+--   (count / 16, at most 256), the oldest back to `count` by rank, at most slack + 2n a call.
 local function trim_done(k, count, n)
-  local slack = retain_slack(count)
-  local size = redis.call('ZCARD', k.done)
-  if size <= count + slack then return 0 end
-  local excess = size - count
+  local slack = math.min(math.floor(count / 16), 256)
+  local excess = redis.call('ZCARD', k.done) - count
+  if excess <= slack then return 0 end
   if excess > slack + 2 * n then excess = slack + 2 * n end
   local ids = redis.call('ZRANGE', k.done, 0, excess - 1)
   redis.call('ZREMRANGEBYRANK', k.done, 0, excess - 1)
