@@ -11,6 +11,11 @@
  *
  *   node bench/redis-cost.ts <tree> <redis port> [jobs=40000] [concurrency=100]
  *
+ * `PAYLOAD=<bytes>` (default 32) sets the length of each payload's string (10240: the
+ * bench's 10 KB scenario); `KEEP=<n>` sets the completed retention count first (default:
+ * the queue's default, 1,000). The first drain also prints its jobs/s (wall clock: it moves with
+ * the load).
+ *
  * `<tree>`: a checkout of leaseq (its src/index.ts and lua/ are used). The Redis at
  * `<port>` is FLUSHALLed. Alternate the trees, and read the CPU figures (µs per job):
  * wall-clock time moves with whatever else the machine does.
@@ -23,6 +28,7 @@ import { info } from "./lib/redis.ts"
 const [tree = ".", port = "6379", jobsArg = "40000", concurrencyArg = "100"] = process.argv.slice(2)
 const jobs = Number(jobsArg)
 const concurrency = Number(concurrencyArg)
+const payloadBytes = Number(process.env.PAYLOAD ?? 32)
 const connection = `redis://127.0.0.1:${port}`
 const admin = new Redis(connection)
 admin.on("error", () => {})
@@ -49,13 +55,17 @@ const commandStats = async (): Promise<Map<string, { calls: number; usec: number
   return out
 }
 
+/** Wall ms of the last drain. */
+let drainMs = 0
+
 /** Fill the queue, drain it through one worker; `before` runs once the jobs wait. Redis CPU µs of the drain. */
 const drain = async (before: () => Promise<unknown>): Promise<number> => {
   await admin.flushall()
   const queue = new leaseq.Queue("redis-cost", { connection })
+  if (process.env.KEEP !== undefined) await queue.setRetention({ completed: { count: Number(process.env.KEEP) } })
   for (let i = 0; i < jobs; i += 1000) {
     const batch = Array.from({ length: Math.min(1000, jobs - i) }, (_, k) => ({
-      payload: { n: i + k, s: "x".repeat(32) },
+      payload: { n: i + k, s: "x".repeat(payloadBytes) },
     }))
     await queue.addBulk(batch)
   }
@@ -66,11 +76,13 @@ const drain = async (before: () => Promise<unknown>): Promise<number> => {
   })
   await before()
   const cpu0 = await cpuUs()
+  const t0 = performance.now()
   const worker = new leaseq.Worker("redis-cost", async () => {}, { connection, concurrency })
   worker.on("completed", () => {
     if (++done === jobs) allDone()
   })
   await finished
+  drainMs = performance.now() - t0
   const cpu = (await cpuUs()) - cpu0
   await worker.close()
   await queue.close()
@@ -87,7 +99,10 @@ const byCommand = async (): Promise<number> => {
   const skip = new Set(["evalsha", "info", "config|resetstat", "bzpopmin", "hello", "quit", "type", "client|setname"])
   const rows = [...stats].filter(([k]) => !skip.has(k)).sort((a, b) => b[1].usec - a[1].usec)
   const inner = rows.reduce((s, [, v]) => s + v.usec, 0)
-  console.log(`${tree} c${concurrency}: Redis CPU ${per(cpu)} us/job; script calls/job ${per(script.calls)}`)
+  const rate = Math.round(jobs / (drainMs / 1000))
+  console.log(
+    `${tree} c${concurrency}: Redis CPU ${per(cpu)} us/job; script calls/job ${per(script.calls)}; ${rate} jobs/s`,
+  )
   console.log(
     `  in scripts ${per(script.usec)} us/job: commands ${per(inner)}, Lua and arguments ${per(script.usec - inner)}`,
   )
@@ -141,7 +156,7 @@ const floor = async (size: number): Promise<void> => {
   for (let i = 0; i < jobs; i += 1000) {
     const ids = Array.from({ length: Math.min(1000, jobs - i) }, (_, k) => `job-${i + k}`)
     await admin.lpush(keys[0]!, ...ids)
-    await admin.hset(keys[3]!, ...ids.flatMap((id) => [id, JSON.stringify({ s: "x".repeat(32) })]))
+    await admin.hset(keys[3]!, ...ids.flatMap((id) => [id, JSON.stringify({ s: "x".repeat(payloadBytes) })]))
   }
   const [claim, ack] = [(await admin.script("LOAD", CLAIM)) as string, (await admin.script("LOAD", ACK)) as string]
   const cpu0 = await cpuUs()

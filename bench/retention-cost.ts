@@ -11,6 +11,8 @@
  *
  *   node bench/retention-cost.ts <redis port> [jobs=10000]
  *
+ * `PAYLOAD=<bytes>` (default 32) sets the length of each payload's string (10240: what a
+ * retained 10 KB job holds).
  * The Redis at `<port>` is FLUSHALLed.
  */
 import { execFileSync } from "node:child_process"
@@ -18,6 +20,7 @@ import { Queue, Worker } from "../src/index.ts"
 
 const [port = "6379", jobsArg = "10000"] = process.argv.slice(2)
 const jobs = Number(jobsArg)
+const payloadBytes = Number(process.env.PAYLOAD ?? 32)
 const connection = `redis://127.0.0.1:${port}`
 const cli = (...args: string[]) =>
   execFileSync("redis-cli", ["-p", port, ...args])
@@ -38,7 +41,9 @@ const drain = async (keep: number) => {
   const base = info("memory", "used_memory")
   for (let i = 0; i < jobs; i += 1000) {
     await queue.addBulk(
-      Array.from({ length: Math.min(1000, jobs - i) }, (_, k) => ({ payload: { n: i + k, s: "x".repeat(32) } })),
+      Array.from({ length: Math.min(1000, jobs - i) }, (_, k) => ({
+        payload: { n: i + k, s: "x".repeat(payloadBytes) },
+      })),
     )
   }
   const waiting = info("memory", "used_memory")

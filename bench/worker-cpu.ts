@@ -11,7 +11,8 @@
  * of an older commit; alternate the two. The Redis at `<port>` is FLUSHALLed. With
  * CPU_PROFILE=<file>, round 1 is profiled (node:inspector) into that file. A tree with
  * queue retention (setRetention) keeps no finished job here, like the trees before it; with
- * KEEP=default it keeps its default retention.
+ * KEEP=default it keeps its default retention. PAYLOAD=<bytes> (default 32) sets the length
+ * of each payload's string.
  */
 import { execFileSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
@@ -41,7 +42,7 @@ if (typeof queue.setRetention === "function" && process.env.KEEP !== "default")
 for (let round = 0; round < 2; round++) {
   for (let i = 0; i < jobs; i += 1000) {
     const batch = Array.from({ length: Math.min(1000, jobs - i) }, (_, k) => ({
-      payload: { n: i + k, s: "x".repeat(32) },
+      payload: { n: i + k, s: "x".repeat(Number(process.env.PAYLOAD ?? 32)) },
     }))
     await queue.addBulk(batch)
   }

@@ -103,6 +103,19 @@ local function trim_oldest(k, set, count, most)
   return #ids
 end
 
+-- trim_done(k, count, n): a completion's count bound on done, in batches: past count + slack
+--   (count / 16, at most 256), the oldest back to `count` by rank, at most slack + 2n a call.
+local function trim_done(k, count, n)
+  local slack = math.min(math.floor(count / 16), 256)
+  local excess = redis.call('ZCARD', k.done) - count
+  if excess <= slack then return 0 end
+  if excess > slack + 2 * n then excess = slack + 2 * n end
+  local ids = redis.call('ZRANGE', k.done, 0, excess - 1)
+  redis.call('ZREMRANGEBYRANK', k.done, 0, excess - 1)
+  drop_jobs(k, ids, true)
+  return #ids
+end
+
 -- trim_finished(k, set, now, count, ageMs, limit): delete the oldest finished jobs of `set`
 --   (a ZSET id -> time it finished: done, cancelled or dead) beyond the newest `count` and
 --   those that finished before now - ageMs (count or ageMs nil: no such bound), at most

@@ -368,7 +368,12 @@ export class Model {
     // one's id is kept, unlisted, for the fence only: no lease call here targets it)
     if (keep === 0) this.#drop([j.id], state === "completed")
     const kept = this.inState(state).sort((a, b) => a.finished - b.finished || (a.id < b.id ? -1 : 1))
-    this.#drop(kept.slice(0, Math.max(0, Math.min(2, kept.length - keep))).map((o) => o.id))
+    // completed jobs are trimmed in batches (trim_done, lua/include/finish.lua): past keep +
+    // min(keep / 16, 256), back to keep, at most slack + 2 a completion (this model finishes
+    // one job a step; its runs finish fewer jobs than a count of 1,000's slack lets run past)
+    const slack = state === "completed" ? Math.min(Math.floor(keep / 16), 256) : 0
+    if (kept.length <= keep + slack) return
+    this.#drop(kept.slice(0, Math.max(0, Math.min(slack + 2, kept.length - keep))).map((o) => o.id))
   }
 
   // ---- operator's calls -----------------------------------------------------------

@@ -154,6 +154,73 @@ describe("a finishing script trims to the count", () => {
   })
 })
 
+describe("completions trim the retained jobs in batches", () => {
+  it("count 32: done runs to 34 (slack 32 / 16 = 2), the completion past it trims back to 32, the oldest first, leaving nothing", async () => {
+    const s = setup()
+    await s.queue.setRetention({ completed: { count: 32 } })
+    const jobs = Array.from({ length: 38 }, () => newJob())
+    await run(s.c.add(jobs))
+    const sizes: number[] = []
+    const order: string[] = []
+    for (let i = 0; i < jobs.length; i++) {
+      const [lease] = (await run(s.c.reserve(1, 60_000, 0))).jobs
+      expect(await run(s.c.complete([{ ...lease!, result: '"r"' }]))).toEqual([true])
+      order.push(lease!.id)
+      sizes.push(await shared.raw.zcard(s.keys.done))
+    }
+    // 1..34, then the 35th trims back to 32; 33, 34, and the 38th trims again
+    expect(sizes.slice(30)).toEqual([31, 32, 33, 34, 32, 33, 34, 32])
+    expect(Math.max(...sizes)).toBe(34)
+    expect(new Set(await shared.raw.zrange(s.keys.done, "0", "-1"))).toEqual(new Set(order.slice(-32)))
+    for (const id of order.slice(0, 6)) expect(await traces(s.keys, id)).toEqual([])
+    expect(await shared.raw.hlen(s.keys.result)).toBe(32)
+  })
+
+  it("default count 1,000: calls of 100 completions keep at most 1,062, trimmed back to 1,000", async () => {
+    const s = setup()
+    const sizes: number[] = []
+    for (let call = 0; call < 12; call++) {
+      await run(s.c.add(Array.from({ length: 100 }, () => newJob())))
+      const { jobs: leased } = await run(s.c.reserve(100, 60_000, 0))
+      expect(leased).toHaveLength(100)
+      await run(s.c.complete(leased))
+      sizes.push(await shared.raw.zcard(s.keys.done))
+    }
+    expect(sizes).toEqual([100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1000, 1000])
+  })
+
+  it("a count below 16 has no slack: each completion trims back to the count", async () => {
+    const s = setup()
+    await s.queue.setRetention({ completed: { count: 15 } })
+    const jobs = Array.from({ length: 17 }, () => newJob())
+    await run(s.c.add(jobs))
+    const sizes: number[] = []
+    for (let i = 0; i < jobs.length; i++) {
+      const [lease] = (await run(s.c.reserve(1, 60_000, 0))).jobs
+      await run(s.c.complete([lease!]))
+      sizes.push(await shared.raw.zcard(s.keys.done))
+    }
+    expect(sizes.slice(13)).toEqual([14, 15, 15, 15])
+  })
+
+  it("a lowered count catches up by at most slack + 2 a completion, never more in one call", async () => {
+    const s = setup()
+    const first = Array.from({ length: 50 }, () => newJob())
+    await run(s.c.add(first))
+    await run(s.c.complete((await run(s.c.reserve(50, 60_000, 0))).jobs))
+    expect(await shared.raw.zcard(s.keys.done)).toBe(50)
+    await s.queue.setRetention({ completed: { count: 16 } }) // slack 1
+    const sizes: number[] = []
+    for (let i = 0; i < 3; i++) {
+      await run(s.c.add([newJob()]))
+      await run(s.c.complete((await run(s.c.reserve(1, 60_000, 0))).jobs))
+      sizes.push(await shared.raw.zcard(s.keys.done))
+    }
+    // each call adds 1 and trims at most 1 + 2 = 3
+    expect(sizes).toEqual([48, 46, 44])
+  })
+})
+
 describe("the sweep trims in bounded calls", () => {
   it("at most `limit` per call, saying when more remain", async () => {
     const s = setup()

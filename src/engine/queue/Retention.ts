@@ -12,7 +12,12 @@ import { integer, knownKeys, optionsObject } from "../model/Validate.ts"
 
 /** The bounds of one kind of finished job: at most `count` kept, none older than `ageMs`. */
 export interface RetentionBounds {
-  /** Most jobs kept; the oldest beyond it are deleted. 0 – 1 000 000. */
+  /**
+   * Most jobs kept; the oldest beyond it are deleted. 0 – 1 000 000. Completed jobs are
+   * trimmed in batches: at most `count + min(floor(count / 16), 256)` are kept, and a
+   * completion that finds more trims back to `count` (1,000: at most 1,062 kept). Cancelled
+   * and dead jobs: at most `count`.
+   */
   readonly count: number
   /** Longest a job is kept after it finished, in ms (deleted by the sweep past it). 0 – 1 year. */
   readonly ageMs: number
