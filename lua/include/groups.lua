@@ -24,7 +24,8 @@
 --                  the first push, so a state begun before it keeps reading them)
 --   G.index  ZSET  score 0, every group with jobs waiting or active, own limits, paused, or an open
 --                  rate window under the default limits
---   G.count  ZSET  group -> its jobs waiting, for the groups with any (the busiest first: metrics)
+--   G.count  ZSET  unused: written by earlier versions (a group's jobs waiting, kept on every
+--                  move); a group's waiting jobs are counted when asked (group_waiting_count)
 -- Group names are 1..128 bytes without "\0" (checked by the client). A queue that never saw
 -- a group has no G.job key: the one EXISTS of groups_used() per call is all it pays.
 
@@ -44,6 +45,17 @@ local function groups_lib()
 
   -- the most held groups a change of the default limits looks at again (group_set_limits)
   local GROUP_HELD_VISIT = 1000
+  -- the most groups stats looks at for its busiest (group_stats): the first by name
+  local GROUP_BUSIEST_LOOK = 49
+  -- without group limits, a round of group_take serves at least this many participants (when
+  -- the call wants that many) and takes up to GROUP_TURN jobs of each: a 16-job call serves 4
+  -- groups, not 16 (every group costs its own commands, on reserve and on complete)
+  local GROUP_ROUND_MIN, GROUP_TURN = 4, 4
+
+  -- group_waiting_count(g): how many jobs the group has waiting (O(log N), ZLEXCOUNT).
+  local function group_waiting_count(g)
+    return redis.call('ZLEXCOUNT', G.wait, '[' .. g .. '\0', '(' .. g .. '\1')
+  end
 
   -- group_limits(own, default): concurrency, max, perMs, maxSize (false for none) of a group
   -- (a spec "<concurrency>|<max>|<perMs>" with "|<maxSize>" after it when one is set).
@@ -55,7 +67,8 @@ local function groups_lib()
   end
 
   -- group_sizes(groups): for each of `groups` whose limits set a maxSize, {maxSize, its jobs
-  -- waiting now (G.count)}; an empty table when none does. One HMGET for the limits.
+  -- waiting now}; an empty table when none does. One HMGET for the limits, and a ZLEXCOUNT
+  -- per group with a maxSize.
   local function group_sizes(groups)
     local fields = {'c\0'}
     for i, g in ipairs(groups) do fields[i + 1] = 'c\0' .. g end
@@ -63,7 +76,7 @@ local function groups_lib()
     local out = {}
     for i, g in ipairs(groups) do
       local _, _, _, z = group_limits(specs[i + 1], specs[1])
-      if z then out[g] = {z, tonumber(redis.call('ZSCORE', G.count, g)) or 0} end
+      if z then out[g] = {z, group_waiting_count(g)} end
     end
     return out
   end
@@ -145,7 +158,6 @@ local function groups_lib()
     -- the groups' state begins: no group has own limits unless set_limits already counted one
     if seq == 0 then redis.call('HSETNX', G.state, 'lim', '0') end
     local zargs, hargs, touched, list = {}, {}, {}, {}
-    local pushed = {}
     for i, id in ipairs(ids) do
       local s = seq + i
       -- the order within the group (ready_order, include/ready): the back above 10^15, the front below
@@ -157,7 +169,6 @@ local function groups_lib()
         touched[g] = true
         list[#list + 1] = g
       end
-      pushed[g] = (pushed[g] or 0) + 1
     end
     for i = 1, 2 * n, 500 do
       local j = math.min(i + 499, 2 * n)
@@ -167,14 +178,8 @@ local function groups_lib()
     g_used = true
     for _, g in ipairs(list) do
       redis.call('ZADD', G.index, 'NX', 0, g)
-      redis.call('ZINCRBY', G.count, pushed[g], g)
       group_arm(g, true)
     end
-  end
-
-  -- group_counted(g, n): n of the group's waiting jobs left G.wait (leased or removed).
-  local function group_counted(g, n)
-    if tonumber(redis.call('ZINCRBY', G.count, -n, g)) <= 0 then redis.call('ZREM', G.count, g) end
   end
 
   -- group_member_id(m): the job id of a G.wait member.
@@ -227,7 +232,6 @@ local function groups_lib()
       local ids, n = {}, #members
       if n == 0 then return ids, false end
       redis.call('ZREM', G.wait, unpack(members))
-      group_counted(g, n)
       for i, m in ipairs(members) do ids[i] = group_member_id(m) end
       redis.call('HINCRBY', G.state, 'a\0' .. g, n)
       return ids, more
@@ -258,7 +262,6 @@ local function groups_lib()
     local n = #members
     if n == 0 then return ids, false end
     redis.call('ZREM', G.wait, unpack(members))
-    group_counted(g, n)
     for i, m in ipairs(members) do ids[i] = group_member_id(m) end
     redis.call('HINCRBY', G.state, 'a\0' .. g, n)
     if max and per then
@@ -289,12 +292,18 @@ local function groups_lib()
   -- that can run and the ungrouped jobs (taken with take_ungrouped(n)), one share each per round:
   -- floor(left / participants this round), at least 1, so one call serves many participants;
   -- a participant a call did not reach keeps its turn and is served first by the next call.
+  -- With group limits a round looks at up to `left` participants (one job each at most, when
+  -- that many can run); without, at up to max(GROUP_ROUND_MIN, left / GROUP_TURN): a turn then
+  -- takes up to GROUP_TURN jobs of a group (fewer commands per job), still in turn.
   local function group_take(count, now, take_ungrouped)
     group_unhold(now)
     local limited = group_limited()
     local out, n = {}, 0
     while n < count do
-      local parts = redis.call('ZRANGE', G.ready, 0, count - n - 1)
+      local left = count - n
+      local look = left
+      if not limited then look = math.min(left, math.max(GROUP_ROUND_MIN, math.ceil(left / GROUP_TURN))) end
+      local parts = redis.call('ZRANGE', G.ready, 0, look - 1)
       if #parts == 0 then break end
       local top = tonumber(redis.call('ZRANGE', G.ready, -1, -1, 'WITHSCORES')[2])
       local share = math.max(1, math.floor((count - n) / #parts))
@@ -378,7 +387,6 @@ local function groups_lib()
     local removed = redis.call('ZREM', G.wait, v .. '\0' .. id)
     if removed == 1 then
       local g = string.sub(v, 1, string.find(v, '\0', 1, true) - 1)
-      group_counted(g, 1)
       if not group_waits(g) then
         redis.call('ZREM', G.ready, g)
         group_tidy(g)
@@ -452,7 +460,7 @@ local function groups_lib()
     for _, g in ipairs(names) do
       local st = redis.call('HMGET', G.state, 'a\0' .. g, 'p\0' .. g, 'c\0' .. g)
       out[#out + 1] = g
-      out[#out + 1] = tonumber(redis.call('ZSCORE', G.count, g)) or 0
+      out[#out + 1] = group_waiting_count(g)
       out[#out + 1] = tonumber(st[1]) or 0
       out[#out + 1] = st[2] and 1 or 0
       out[#out + 1] = st[3] or ''
@@ -460,10 +468,20 @@ local function groups_lib()
     return out
   end
 
-  -- group_stats(top): how many groups are known, and the `top` with the most jobs waiting:
-  -- {groups, {group, waiting, …}} (O(log N + top); for stats and metrics).
+  -- group_stats(top): how many groups are known, and the `top` with the most jobs waiting
+  -- among the first GROUP_BUSIEST_LOOK groups by name (all of them in a queue of no more):
+  -- {groups, {group, waiting, …}}, the busiest first, a tie by name (O(49 log N); for stats
+  -- and metrics: a count kept on every move cost each grouped job more than this costs a read).
   local function group_stats(top)
-    local busiest = redis.call('ZREVRANGE', G.count, 0, top - 1, 'WITHSCORES')
+    local names = redis.call('ZRANGE', G.index, '-', '+', 'BYLEX', 'LIMIT', 0, GROUP_BUSIEST_LOOK)
+    local found = {}
+    for _, g in ipairs(names) do
+      local c = group_waiting_count(g)
+      if c > 0 then found[#found + 1] = {g, c} end
+    end
+    table.sort(found, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
+    local busiest = {}
+    for i = 1, math.min(top, #found) do busiest[2 * i - 1], busiest[2 * i] = found[i][1], found[i][2] end
     return redis.call('ZCARD', G.index), busiest
   end
 
@@ -484,7 +502,6 @@ local function groups_lib()
       per[g] = per[g] + 1
     end
     for _, g in ipairs(list) do
-      group_counted(g, per[g])
       if not group_waits(g) then
         redis.call('ZREM', G.ready, g)
         group_tidy(g)
@@ -508,7 +525,7 @@ local function groups_lib()
     arm = group_arm,
     tidy = group_tidy,
     push = group_push,
-    counted = group_counted,
+    waiting_count = group_waiting_count,
     member_id = group_member_id,
     of = group_of,
     assign = group_assign,
