@@ -45,7 +45,7 @@ local function groups_lib()
 
   -- the most held groups a change of the default limits looks at again (group_set_limits)
   local GROUP_HELD_VISIT = 1000
-  -- the most groups stats looks at for its busiest (group_stats): the first by name
+  -- the most groups stats looks at for its busiest (group_stats)
   local GROUP_BUSIEST_LOOK = 49
   -- without group limits, a round of group_take serves at least this many participants (when
   -- the call wants that many) and takes up to GROUP_TURN jobs of each: a 16-job call serves 4
@@ -469,11 +469,26 @@ local function groups_lib()
   end
 
   -- group_stats(top): how many groups are known, and the `top` with the most jobs waiting
-  -- among the first GROUP_BUSIEST_LOOK groups by name (all of them in a queue of no more):
-  -- {groups, {group, waiting, …}}, the busiest first, a tie by name (O(49 log N); for stats
-  -- and metrics: a count kept on every move cost each grouped job more than this costs a read).
+  -- among at most GROUP_BUSIEST_LOOK groups: every group when there are no more, else the
+  -- groups of as many waiting jobs drawn at random (a group's chance to be looked at grows
+  -- with its backlog): {groups, {group, waiting, …}}, the busiest first, a tie by name
+  -- (O(49 log N); for stats and metrics: a count kept on every move cost each grouped job
+  -- more than this costs a read).
   local function group_stats(top)
-    local names = redis.call('ZRANGE', G.index, '-', '+', 'BYLEX', 'LIMIT', 0, GROUP_BUSIEST_LOOK)
+    local known = redis.call('ZCARD', G.index)
+    local names = {}
+    if known <= GROUP_BUSIEST_LOOK then
+      names = redis.call('ZRANGE', G.index, 0, -1)
+    else
+      local seen = {}
+      for _, m in ipairs(redis.call('ZRANDMEMBER', G.wait, GROUP_BUSIEST_LOOK)) do
+        local g = string.sub(m, 1, string.find(m, '\0', 1, true) - 1)
+        if not seen[g] then
+          seen[g] = true
+          names[#names + 1] = g
+        end
+      end
+    end
     local found = {}
     for _, g in ipairs(names) do
       local c = group_waiting_count(g)
@@ -482,7 +497,7 @@ local function groups_lib()
     table.sort(found, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
     local busiest = {}
     for i = 1, math.min(top, #found) do busiest[2 * i - 1], busiest[2 * i] = found[i][1], found[i][2] end
-    return redis.call('ZCARD', G.index), busiest
+    return known, busiest
   end
 
   -- group_drain(n, into): take up to n grouped jobs out of ready for good (drain), by group
