@@ -231,7 +231,7 @@ local function groups_lib()
       if more then members[want + 1] = nil end
       local ids, n = {}, #members
       if n == 0 then return ids, false end
-      redis.call('ZREM', G.wait, unpack(members))
+      redis.call('ZREMRANGEBYLEX', G.wait, '[' .. g .. '\0', '[' .. members[n])
       for i, m in ipairs(members) do ids[i] = group_member_id(m) end
       redis.call('HINCRBY', G.state, 'a\0' .. g, n)
       return ids, more
@@ -261,7 +261,7 @@ local function groups_lib()
     if more then members[cap + 1] = nil end
     local n = #members
     if n == 0 then return ids, false end
-    redis.call('ZREM', G.wait, unpack(members))
+    redis.call('ZREMRANGEBYLEX', G.wait, '[' .. g .. '\0', '[' .. members[n])
     for i, m in ipairs(members) do ids[i] = group_member_id(m) end
     redis.call('HINCRBY', G.state, 'a\0' .. g, n)
     if max and per then

@@ -85,7 +85,7 @@ describe("groups: a turn without group limits", () => {
     expect(await t.reserve(16)).toHaveLength(16)
     await monitor.caughtUp()
     const ran = monitor.seen.slice(from).filter((m) => m.source === "lua" && groupKeys.has(m.args[1] ?? ""))
-    const serve = ["ZRANGE gwait", "ZREM gwait", "HINCRBY gstate"]
+    const serve = ["ZRANGE gwait", "ZREMRANGEBYLEX gwait", "HINCRBY gstate"]
     expect(ran.map((m) => `${m.args[0]?.toUpperCase()} ${m.args[1]?.slice(m.args[1].lastIndexOf(":") + 1)}`)).toEqual([
       "EXISTS gjob", // groups_used
       "ZRANGE gheld", // group_unhold
