@@ -51,6 +51,8 @@ local function groups_lib()
   -- the call wants that many) and takes up to GROUP_TURN jobs of each: a 16-job call serves 4
   -- groups, not 16 (every group costs its own commands, on reserve and on complete)
   local GROUP_ROUND_MIN, GROUP_TURN = 4, 4
+  -- group_limited's answer, once read this call
+  local limited_read = nil
 
   -- group_waiting_count(g): how many jobs the group has waiting (O(log N), ZLEXCOUNT).
   local function group_waiting_count(g)
@@ -156,7 +158,10 @@ local function groups_lib()
     local n = #ids
     local seq = redis.call('HINCRBY', G.state, 'seq', n) - n
     -- the groups' state begins: no group has own limits unless set_limits already counted one
-    if seq == 0 then redis.call('HSETNX', G.state, 'lim', '0') end
+    if seq == 0 then
+      redis.call('HSETNX', G.state, 'lim', '0')
+      limited_read = nil
+    end
     local zargs, hargs, touched, list = {}, {}, {}, {}
     for i, id in ipairs(ids) do
       local s = seq + i
@@ -214,10 +219,14 @@ local function groups_lib()
 
   -- group_limited(): true when a group limit may apply (a default, or a group with its own;
   -- or no "lim" count, kept since the groups' state began, to say there is none): false lets
-  -- group_serve and group_left skip reading them (one HMGET a call).
+  -- group_serve and group_left skip reading them (one HMGET a call, read once: a reserve's
+  -- completions and its take share it; group_set_limits and group_push forget it).
   local function group_limited()
-    local st = redis.call('HMGET', G.state, 'c\0', 'lim')
-    return st[1] ~= false or not st[2] or tonumber(st[2]) > 0
+    if limited_read == nil then
+      local st = redis.call('HMGET', G.state, 'c\0', 'lim')
+      limited_read = st[1] ~= false or not st[2] or tonumber(st[2]) > 0
+    end
+    return limited_read
   end
 
   -- group_serve(g, want, now, limited): lease up to `want` jobs of the group g, within its
@@ -404,6 +413,7 @@ local function groups_lib()
   -- held, passed over; 0 stores the spec, a later page only looks. Answers the `skip` of the
   -- next page, or -1 when the last was looked at (always -1 for a group's own).
   local function group_set_limits(g, spec, skip)
+    limited_read = nil
     if g == '' and skip == 0 then
       if spec then redis.call('HSET', G.state, 'c\0', spec) else redis.call('HDEL', G.state, 'c\0') end
     elseif g ~= '' then
