@@ -346,6 +346,25 @@ local function groups_lib()
     return out
   end
 
+  -- group_settle_unlimited(g): group_arm then group_tidy for a group with none active and out
+  -- of the round robin, while no group limits apply (group_limited() false: no default, no
+  -- group with own limits, so no concurrency, window or maxSize to read): a paused group
+  -- stays as it is; one with jobs waiting joins the round robin again (true: wake a worker);
+  -- else it is dropped from the index. One HGET and one ZRANGE before that, where the two
+  -- calls read the group's state and its waiting jobs twice each.
+  local function group_settle_unlimited(g)
+    if redis.call('HGET', G.state, 'p\0' .. g) then return false end
+    -- a hold left from limits since cleared (a page of group_set_limits not run) ends here
+    redis.call('ZREM', G.held, g)
+    if group_waits(g) then
+      group_back(g)
+      return true
+    end
+    redis.call('ZREM', G.index, g)
+    redis.call('HDEL', G.state, 'w\0' .. g, 'a\0' .. g)
+    return false
+  end
+
   -- group_left(ids, forget): the jobs `ids` just left active (each exactly once: the caller
   -- removed them): their groups' active counts go down, and a group that can run again joins
   -- the round robin (the marker is set). With `forget` (the job finished) its group is dropped.
@@ -372,7 +391,9 @@ local function groups_lib()
       -- a count down to 0 stays (one HDEL a job saved) until the group is tidied away
       local a = redis.call('HINCRBY', G.state, 'a\0' .. g, -per[g])
       if (limited or a <= 0) and not redis.call('ZSCORE', G.ready, g) then
-        if group_arm(g, false) then
+        if not limited then
+          if group_settle_unlimited(g) then woke = true end
+        elseif group_arm(g, false) then
           woke = true
         elseif a <= 0 then
           group_tidy(g)

@@ -102,6 +102,58 @@ describe("groups: a turn without group limits", () => {
   })
 })
 
+describe("groups: a group's end without group limits", () => {
+  it("the completion of a group's last job drops the group in 5 commands once it is found out of the round robin (was 8)", async () => {
+    const t = setup()
+    const groupKeys = new Set([
+      t.keys.gcount,
+      t.keys.gwait,
+      t.keys.gready,
+      t.keys.gheld,
+      t.keys.gjob,
+      t.keys.gstate,
+      t.keys.gindex,
+    ])
+    await t.fill(1, 1)
+    const [job] = await t.reserve(1)
+    const monitor = await monitorOf(redisUrl())
+    await monitor.caughtUp()
+    const from = monitor.seen.length
+    expect(await run(t.c.complete([{ id: job!.id, token: job!.token, result: "" }]))).toEqual([true])
+    await monitor.caughtUp()
+    const ran = monitor.seen.slice(from).filter((m) => m.source === "lua" && groupKeys.has(m.args[1] ?? ""))
+    expect(ran.map((m) => `${m.args[0]?.toUpperCase()} ${m.args[1]?.slice(m.args[1].lastIndexOf(":") + 1)}`)).toEqual([
+      "EXISTS gjob", // groups_used
+      "HMGET gjob", // the jobs' groups
+      "HMGET gstate", // group_limited: none
+      "HINCRBY gstate", // its active count, now 0
+      "ZSCORE gready", // out of the round robin (its last job was taken)
+      "HGET gstate", // not paused
+      "ZREM gheld",
+      "ZRANGE gwait", // nothing waiting
+      "ZREM gindex", // so it is dropped
+      "HDEL gstate",
+      "ZCARD gwait", // complete's drained check
+    ])
+    expect(await t.queue.groups()).toMatchObject({ groups: [] })
+    expect((await t.queue.verify()).violations).toBe(0)
+  })
+
+  it("a paused group emptied stays listed; resumed with a job waiting, it runs again", async () => {
+    const t = setup()
+    await t.fill(1, 2)
+    const [job] = await t.reserve(1)
+    expect(await t.queue.pauseGroup("g00")).toBe(true)
+    await run(t.c.complete([{ id: job!.id, token: job!.token, result: "" }]))
+    expect((await t.queue.groups()).groups.map((g) => [g.group, g.waiting, g.active, g.paused])).toEqual([
+      ["g00", 1, 0, true],
+    ])
+    expect(await t.reserve(4)).toHaveLength(0)
+    expect(await t.queue.resumeGroup("g00")).toBe(true)
+    expect(t.names(await t.reserve(4))).toEqual(["g00.1"])
+  })
+})
+
 describe("groups: waiting counts are read when asked", () => {
   it("no per-group count is written: gcount stays absent through add, reserve, complete, fail and cancel", async () => {
     const t = setup()
