@@ -152,6 +152,18 @@ local function groups_lib()
     redis.call('HDEL', G.state, 'w\0' .. g, 'a\0' .. g)
   end
 
+  -- group_limited(): true when a group limit may apply (a default, or a group with its own;
+  -- or no "lim" count, kept since the groups' state began, to say there is none): false lets
+  -- group_serve and group_left skip reading them (one HMGET a call, read once: a reserve's
+  -- completions and its take share it; group_set_limits and group_push forget it).
+  local function group_limited()
+    if limited_read == nil then
+      local st = redis.call('HMGET', G.state, 'c\0', 'lim')
+      limited_read = st[1] ~= false or not st[2] or tonumber(st[2]) > 0
+    end
+    return limited_read
+  end
+
   -- group_push(ids, groups, prios, front): make grouped jobs ready in their groups, at their
   -- priority (prios[i]; see G.wait).
   local function group_push(ids, groups, prios, front)
@@ -181,9 +193,37 @@ local function groups_lib()
       redis.call('HSET', G.job, unpack(hargs, i, j))
     end
     g_used = true
-    for _, g in ipairs(list) do
-      redis.call('ZADD', G.index, 'NX', 0, g)
-      group_arm(g, true)
+    if group_limited() then
+      for _, g in ipairs(list) do
+        redis.call('ZADD', G.index, 'NX', 0, g)
+        group_arm(g, true)
+      end
+      return
+    end
+    -- no group limits: group_arm for every group at once (each has jobs waiting now): the
+    -- paused stay out, the others leave a hold left from limits since cleared and join the
+    -- round robin at the back, in the call's order (NX: one already in keeps its turn)
+    local m = #list
+    local iargs, fields = {}, {}
+    for i, g in ipairs(list) do iargs[2 * i - 1], iargs[2 * i], fields[i] = '0', g, 'p\0' .. g end
+    local paused, run = {}, {}
+    for i = 1, m, 250 do
+      local j = math.min(i + 249, m)
+      redis.call('ZADD', G.index, 'NX', unpack(iargs, 2 * i - 1, 2 * j))
+      local p = redis.call('HMGET', G.state, unpack(fields, i, j))
+      for k = i, j do paused[k] = p[k - i + 1] end
+    end
+    for i, g in ipairs(list) do
+      if not paused[i] then run[#run + 1] = g end
+    end
+    if #run == 0 then return end
+    local top = tonumber(redis.call('ZRANGE', G.ready, -1, -1, 'WITHSCORES')[2]) or 0
+    local rargs = {}
+    for i, g in ipairs(run) do rargs[2 * i - 1], rargs[2 * i] = string.format('%d', top + i), g end
+    for i = 1, #run, 250 do
+      local j = math.min(i + 249, #run)
+      redis.call('ZREM', G.held, unpack(run, i, j))
+      redis.call('ZADD', G.ready, 'NX', unpack(rargs, 2 * i - 1, 2 * j))
     end
   end
 
@@ -215,18 +255,6 @@ local function groups_lib()
       redis.call('HSET', G.job, unpack(args))
       g_used = true
     end
-  end
-
-  -- group_limited(): true when a group limit may apply (a default, or a group with its own;
-  -- or no "lim" count, kept since the groups' state began, to say there is none): false lets
-  -- group_serve and group_left skip reading them (one HMGET a call, read once: a reserve's
-  -- completions and its take share it; group_set_limits and group_push forget it).
-  local function group_limited()
-    if limited_read == nil then
-      local st = redis.call('HMGET', G.state, 'c\0', 'lim')
-      limited_read = st[1] ~= false or not st[2] or tonumber(st[2]) > 0
-    end
-    return limited_read
   end
 
   -- group_serve(g, want, now, limited): lease up to `want` jobs of the group g, within its

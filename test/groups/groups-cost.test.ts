@@ -102,6 +102,49 @@ describe("groups: a turn without group limits", () => {
   })
 })
 
+describe("groups: an add without group limits", () => {
+  it("an add of 100 jobs in 100 groups makes them ready with one command per key, not 5 per group (was 500)", async () => {
+    const t = setup()
+    const groupKeys = new Set([
+      t.keys.gcount,
+      t.keys.gwait,
+      t.keys.gready,
+      t.keys.gheld,
+      t.keys.gjob,
+      t.keys.gstate,
+      t.keys.gindex,
+    ])
+    await t.fill(1, 1) // the groups' state has begun
+    await t.queue.pauseGroup("g-paused")
+    const monitor = await monitorOf(redisUrl())
+    await monitor.caughtUp()
+    const from = monitor.seen.length
+    await run(
+      t.c.add([
+        ...Array.from({ length: 99 }, (_, i) => newJob({ payload: `"${i}"`, group: `h${String(i).padStart(2, "0")}` })),
+        newJob({ payload: '"p"', group: "g-paused" }),
+      ]),
+    )
+    await monitor.caughtUp()
+    const ran = monitor.seen.slice(from).filter((m) => m.source === "lua" && groupKeys.has(m.args[1] ?? ""))
+    expect(ran.map((m) => `${m.args[0]?.toUpperCase()} ${m.args[1]?.slice(m.args[1].lastIndexOf(":") + 1)}`)).toEqual([
+      "HMGET gstate", // the groups' limits: no maxSize (add_group_full)
+      "HINCRBY gstate", // the order sequence
+      "ZADD gwait",
+      "HSET gjob",
+      "HMGET gstate", // group_limited: none
+      "ZADD gindex",
+      "HMGET gstate", // which are paused
+      "ZRANGE gready", // the highest turn
+      "ZREM gheld",
+      "ZADD gready", // the 99 not paused, at the back in the call's order
+    ])
+    const order = (await shared.raw.zrange(t.keys.gready, 0, -1)) as string[]
+    expect(order).toEqual(["g00", ...Array.from({ length: 99 }, (_, i) => `h${String(i).padStart(2, "0")}`)])
+    expect((await t.queue.verify()).violations).toBe(0)
+  })
+})
+
 describe("groups: a group's end without group limits", () => {
   it("the completion of a group's last job drops the group in 5 commands once it is found out of the round robin (was 8)", async () => {
     const t = setup()
