@@ -4,6 +4,7 @@
  * jobs over 1,000 groups, no group limits), alternating within each round, on a
  * redis-server of its own (from PATH):
  *
+ * - add: the jobs added in bulks of 1,000: Redis CPU µs and commands per job;
  * - drain: `jobs` no-op jobs through one Promise `Worker` at concurrency 16: jobs/s, Redis
  *   main-thread CPU µs per job, Redis commands per job (INFO commandstats, the commands a
  *   script runs counted, EVALSHA not), and per command its calls and µs per job;
@@ -95,10 +96,17 @@ interface Drain {
   cpu: number
   cmds: number
   stats: Stats
+  /** The fill (addBulk of 1,000): Redis CPU µs and commands per job added. */
+  addCpu: number
+  addCmds: number
 }
 const drain = async (t: Tree, groups: number): Promise<Drain> => {
   await admin.flushall()
+  const a0 = await commandStats()
+  const acpu0 = await cpuUs()
   await fill(t, "groups-cost", JOBS, groups)
+  const addCpu = ((await cpuUs()) - acpu0) / JOBS
+  const addCmds = total(delta(a0, await commandStats())) / JOBS
   let done = 0
   let first = 0
   let allDone: (at: number) => void = () => {}
@@ -121,7 +129,7 @@ const drain = async (t: Tree, groups: number): Promise<Drain> => {
   const cpu = (await cpuUs()) - cpu0
   const stats = delta(s0, await commandStats())
   await worker.close()
-  return { rate: JOBS / ((end - first) / 1000), cpu: cpu / JOBS, cmds: total(stats) / JOBS, stats }
+  return { rate: JOBS / ((end - first) / 1000), cpu: cpu / JOBS, cmds: total(stats) / JOBS, stats, addCpu, addCmds }
 }
 
 /** Commands per reserve call of 16 and per complete call of 16, with 16,000 jobs waiting. */
@@ -173,11 +181,13 @@ for (let round = 0; round < ROUNDS; round++) {
     }
   }
 }
-console.log("\ntree mode | jobs/s | Redis µs/job | cmds/job | cmds/reserve(16) | cmds/complete(16)   (medians)")
+console.log(
+  "\ntree mode | jobs/s | Redis µs/job | cmds/job | cmds/reserve(16) | cmds/complete(16) | add: Redis µs/job | add: cmds/job   (medians)",
+)
 for (const [key, r] of results) {
   const med = (f: (d: Drain) => number) => median(r.drains.map(f))
   console.log(
-    `${key} | ${med((d) => d.rate).toFixed(0)} | ${med((d) => d.cpu).toFixed(1)} | ${med((d) => d.cmds).toFixed(2)} | ${r.reserve.toFixed(1)} | ${r.complete.toFixed(1)}`,
+    `${key} | ${med((d) => d.rate).toFixed(0)} | ${med((d) => d.cpu).toFixed(1)} | ${med((d) => d.cmds).toFixed(2)} | ${r.reserve.toFixed(1)} | ${r.complete.toFixed(1)} | ${med((d) => d.addCpu).toFixed(1)} | ${med((d) => d.addCmds).toFixed(2)}`,
   )
 }
 for (const t of loaded) {
