@@ -103,7 +103,7 @@ describe("groups: a turn without group limits", () => {
 })
 
 describe("groups: an add without group limits", () => {
-  it("an add of 100 jobs in 100 groups makes them ready with one command per key, not 5 per group (was 500)", async () => {
+  it("an add of 100 jobs in 100 groups makes them ready with one command per key, not 5 per group", async () => {
     const t = setup()
     const groupKeys = new Set([
       t.keys.gcount,
