@@ -24,7 +24,8 @@
 --                  the first push, so a state begun before it keeps reading them)
 --   G.index  ZSET  score 0, every group with jobs waiting or active, own limits, paused, or an open
 --                  rate window under the default limits
---   G.count  ZSET  group -> its jobs waiting, for the groups with any (the busiest first: metrics)
+--   G.count  ZSET  unused: written by earlier versions (a group's jobs waiting, kept on every
+--                  move); a group's waiting jobs are counted when asked (group_waiting_count)
 -- Group names are 1..128 bytes without "\0" (checked by the client). A queue that never saw
 -- a group has no G.job key: the one EXISTS of groups_used() per call is all it pays.
 
@@ -44,6 +45,19 @@ local function groups_lib()
 
   -- the most held groups a change of the default limits looks at again (group_set_limits)
   local GROUP_HELD_VISIT = 1000
+  -- the most groups stats looks at for its busiest (group_stats)
+  local GROUP_BUSIEST_LOOK = 49
+  -- without group limits, a round of group_take serves at least this many participants (when
+  -- the call wants that many) and takes up to GROUP_TURN jobs of each: a 16-job call serves 4
+  -- groups, not 16 (every group costs its own commands, on reserve and on complete)
+  local GROUP_ROUND_MIN, GROUP_TURN = 4, 4
+  -- group_limited's answer, once read this call
+  local limited_read = nil
+
+  -- group_waiting_count(g): how many jobs the group has waiting (O(log N), ZLEXCOUNT).
+  local function group_waiting_count(g)
+    return redis.call('ZLEXCOUNT', G.wait, '[' .. g .. '\0', '(' .. g .. '\1')
+  end
 
   -- group_limits(own, default): concurrency, max, perMs, maxSize (false for none) of a group
   -- (a spec "<concurrency>|<max>|<perMs>" with "|<maxSize>" after it when one is set).
@@ -55,7 +69,8 @@ local function groups_lib()
   end
 
   -- group_sizes(groups): for each of `groups` whose limits set a maxSize, {maxSize, its jobs
-  -- waiting now (G.count)}; an empty table when none does. One HMGET for the limits.
+  -- waiting now}; an empty table when none does. One HMGET for the limits, and a ZLEXCOUNT
+  -- per group with a maxSize.
   local function group_sizes(groups)
     local fields = {'c\0'}
     for i, g in ipairs(groups) do fields[i + 1] = 'c\0' .. g end
@@ -63,7 +78,7 @@ local function groups_lib()
     local out = {}
     for i, g in ipairs(groups) do
       local _, _, _, z = group_limits(specs[i + 1], specs[1])
-      if z then out[g] = {z, tonumber(redis.call('ZSCORE', G.count, g)) or 0} end
+      if z then out[g] = {z, group_waiting_count(g)} end
     end
     return out
   end
@@ -137,15 +152,29 @@ local function groups_lib()
     redis.call('HDEL', G.state, 'w\0' .. g, 'a\0' .. g)
   end
 
+  -- group_limited(): true when a group limit may apply (a default, or a group with its own;
+  -- or no "lim" count, kept since the groups' state began, to say there is none): false lets
+  -- group_serve and group_left skip reading them (one HMGET a call, read once: a reserve's
+  -- completions and its take share it; group_set_limits and group_push forget it).
+  local function group_limited()
+    if limited_read == nil then
+      local st = redis.call('HMGET', G.state, 'c\0', 'lim')
+      limited_read = st[1] ~= false or not st[2] or tonumber(st[2]) > 0
+    end
+    return limited_read
+  end
+
   -- group_push(ids, groups, prios, front): make grouped jobs ready in their groups, at their
   -- priority (prios[i]; see G.wait).
   local function group_push(ids, groups, prios, front)
     local n = #ids
     local seq = redis.call('HINCRBY', G.state, 'seq', n) - n
     -- the groups' state begins: no group has own limits unless set_limits already counted one
-    if seq == 0 then redis.call('HSETNX', G.state, 'lim', '0') end
+    if seq == 0 then
+      redis.call('HSETNX', G.state, 'lim', '0')
+      limited_read = nil
+    end
     local zargs, hargs, touched, list = {}, {}, {}, {}
-    local pushed = {}
     for i, id in ipairs(ids) do
       local s = seq + i
       -- the order within the group (ready_order, include/ready): the back above 10^15, the front below
@@ -157,7 +186,6 @@ local function groups_lib()
         touched[g] = true
         list[#list + 1] = g
       end
-      pushed[g] = (pushed[g] or 0) + 1
     end
     for i = 1, 2 * n, 500 do
       local j = math.min(i + 499, 2 * n)
@@ -165,16 +193,38 @@ local function groups_lib()
       redis.call('HSET', G.job, unpack(hargs, i, j))
     end
     g_used = true
-    for _, g in ipairs(list) do
-      redis.call('ZADD', G.index, 'NX', 0, g)
-      redis.call('ZINCRBY', G.count, pushed[g], g)
-      group_arm(g, true)
+    if group_limited() then
+      for _, g in ipairs(list) do
+        redis.call('ZADD', G.index, 'NX', 0, g)
+        group_arm(g, true)
+      end
+      return
     end
-  end
-
-  -- group_counted(g, n): n of the group's waiting jobs left G.wait (leased or removed).
-  local function group_counted(g, n)
-    if tonumber(redis.call('ZINCRBY', G.count, -n, g)) <= 0 then redis.call('ZREM', G.count, g) end
+    -- no group limits: group_arm for every group at once (each has jobs waiting now): the
+    -- paused stay out, the others leave a hold left from limits since cleared and join the
+    -- round robin at the back, in the call's order (NX: one already in keeps its turn)
+    local m = #list
+    local iargs, fields = {}, {}
+    for i, g in ipairs(list) do iargs[2 * i - 1], iargs[2 * i], fields[i] = '0', g, 'p\0' .. g end
+    local paused, run = {}, {}
+    for i = 1, m, 250 do
+      local j = math.min(i + 249, m)
+      redis.call('ZADD', G.index, 'NX', unpack(iargs, 2 * i - 1, 2 * j))
+      local p = redis.call('HMGET', G.state, unpack(fields, i, j))
+      for k = i, j do paused[k] = p[k - i + 1] end
+    end
+    for i, g in ipairs(list) do
+      if not paused[i] then run[#run + 1] = g end
+    end
+    if #run == 0 then return end
+    local top = tonumber(redis.call('ZRANGE', G.ready, -1, -1, 'WITHSCORES')[2]) or 0
+    local rargs = {}
+    for i, g in ipairs(run) do rargs[2 * i - 1], rargs[2 * i] = string.format('%d', top + i), g end
+    for i = 1, #run, 250 do
+      local j = math.min(i + 249, #run)
+      redis.call('ZREM', G.held, unpack(run, i, j))
+      redis.call('ZADD', G.ready, 'NX', unpack(rargs, 2 * i - 1, 2 * j))
+    end
   end
 
   -- group_member_id(m): the job id of a G.wait member.
@@ -207,14 +257,6 @@ local function groups_lib()
     end
   end
 
-  -- group_limited(): true when a group limit may apply (a default, or a group with its own;
-  -- or no "lim" count, kept since the groups' state began, to say there is none): false lets
-  -- group_serve and group_left skip reading them (one HMGET a call).
-  local function group_limited()
-    local st = redis.call('HMGET', G.state, 'c\0', 'lim')
-    return st[1] ~= false or not st[2] or tonumber(st[2]) > 0
-  end
-
   -- group_serve(g, want, now, limited): lease up to `want` jobs of the group g, within its
   -- limits (none to read when `limited` is false): their ids, and whether it stays in the round
   -- robin (jobs left, under its limits). A group that reaches its rate window's max is held
@@ -226,8 +268,7 @@ local function groups_lib()
       if more then members[want + 1] = nil end
       local ids, n = {}, #members
       if n == 0 then return ids, false end
-      redis.call('ZREM', G.wait, unpack(members))
-      group_counted(g, n)
+      redis.call('ZREMRANGEBYLEX', G.wait, '[' .. g .. '\0', '[' .. members[n])
       for i, m in ipairs(members) do ids[i] = group_member_id(m) end
       redis.call('HINCRBY', G.state, 'a\0' .. g, n)
       return ids, more
@@ -257,8 +298,7 @@ local function groups_lib()
     if more then members[cap + 1] = nil end
     local n = #members
     if n == 0 then return ids, false end
-    redis.call('ZREM', G.wait, unpack(members))
-    group_counted(g, n)
+    redis.call('ZREMRANGEBYLEX', G.wait, '[' .. g .. '\0', '[' .. members[n])
     for i, m in ipairs(members) do ids[i] = group_member_id(m) end
     redis.call('HINCRBY', G.state, 'a\0' .. g, n)
     if max and per then
@@ -289,12 +329,18 @@ local function groups_lib()
   -- that can run and the ungrouped jobs (taken with take_ungrouped(n)), one share each per round:
   -- floor(left / participants this round), at least 1, so one call serves many participants;
   -- a participant a call did not reach keeps its turn and is served first by the next call.
+  -- With group limits a round looks at up to `left` participants (one job each at most, when
+  -- that many can run); without, at up to max(GROUP_ROUND_MIN, left / GROUP_TURN): a turn then
+  -- takes up to GROUP_TURN jobs of a group (fewer commands per job), still in turn.
   local function group_take(count, now, take_ungrouped)
     group_unhold(now)
     local limited = group_limited()
     local out, n = {}, 0
     while n < count do
-      local parts = redis.call('ZRANGE', G.ready, 0, count - n - 1)
+      local left = count - n
+      local look = left
+      if not limited then look = math.min(left, math.max(GROUP_ROUND_MIN, math.ceil(left / GROUP_TURN))) end
+      local parts = redis.call('ZRANGE', G.ready, 0, look - 1)
       if #parts == 0 then break end
       local top = tonumber(redis.call('ZRANGE', G.ready, -1, -1, 'WITHSCORES')[2])
       local share = math.max(1, math.floor((count - n) / #parts))
@@ -328,6 +374,25 @@ local function groups_lib()
     return out
   end
 
+  -- group_settle_unlimited(g): group_arm then group_tidy for a group with none active and out
+  -- of the round robin, while no group limits apply (group_limited() false: no default, no
+  -- group with own limits, so no concurrency, window or maxSize to read): a paused group
+  -- stays as it is; one with jobs waiting joins the round robin again (true: wake a worker);
+  -- else it is dropped from the index. One HGET and one ZRANGE before that, where the two
+  -- calls read the group's state and its waiting jobs twice each.
+  local function group_settle_unlimited(g)
+    if redis.call('HGET', G.state, 'p\0' .. g) then return false end
+    -- a hold left from limits since cleared (a page of group_set_limits not run) ends here
+    redis.call('ZREM', G.held, g)
+    if group_waits(g) then
+      group_back(g)
+      return true
+    end
+    redis.call('ZREM', G.index, g)
+    redis.call('HDEL', G.state, 'w\0' .. g, 'a\0' .. g)
+    return false
+  end
+
   -- group_left(ids, forget): the jobs `ids` just left active (each exactly once: the caller
   -- removed them): their groups' active counts go down, and a group that can run again joins
   -- the round robin (the marker is set). With `forget` (the job finished) its group is dropped.
@@ -354,7 +419,9 @@ local function groups_lib()
       -- a count down to 0 stays (one HDEL a job saved) until the group is tidied away
       local a = redis.call('HINCRBY', G.state, 'a\0' .. g, -per[g])
       if (limited or a <= 0) and not redis.call('ZSCORE', G.ready, g) then
-        if group_arm(g, false) then
+        if not limited then
+          if group_settle_unlimited(g) then woke = true end
+        elseif group_arm(g, false) then
           woke = true
         elseif a <= 0 then
           group_tidy(g)
@@ -378,7 +445,6 @@ local function groups_lib()
     local removed = redis.call('ZREM', G.wait, v .. '\0' .. id)
     if removed == 1 then
       local g = string.sub(v, 1, string.find(v, '\0', 1, true) - 1)
-      group_counted(g, 1)
       if not group_waits(g) then
         redis.call('ZREM', G.ready, g)
         group_tidy(g)
@@ -396,6 +462,7 @@ local function groups_lib()
   -- held, passed over; 0 stores the spec, a later page only looks. Answers the `skip` of the
   -- next page, or -1 when the last was looked at (always -1 for a group's own).
   local function group_set_limits(g, spec, skip)
+    limited_read = nil
     if g == '' and skip == 0 then
       if spec then redis.call('HSET', G.state, 'c\0', spec) else redis.call('HDEL', G.state, 'c\0') end
     elseif g ~= '' then
@@ -452,7 +519,7 @@ local function groups_lib()
     for _, g in ipairs(names) do
       local st = redis.call('HMGET', G.state, 'a\0' .. g, 'p\0' .. g, 'c\0' .. g)
       out[#out + 1] = g
-      out[#out + 1] = tonumber(redis.call('ZSCORE', G.count, g)) or 0
+      out[#out + 1] = group_waiting_count(g)
       out[#out + 1] = tonumber(st[1]) or 0
       out[#out + 1] = st[2] and 1 or 0
       out[#out + 1] = st[3] or ''
@@ -460,11 +527,36 @@ local function groups_lib()
     return out
   end
 
-  -- group_stats(top): how many groups are known, and the `top` with the most jobs waiting:
-  -- {groups, {group, waiting, …}} (O(log N + top); for stats and metrics).
+  -- group_stats(top): how many groups are known, and the `top` with the most jobs waiting
+  -- among at most GROUP_BUSIEST_LOOK groups: every group when there are no more, else the
+  -- groups of as many waiting jobs drawn at random (a group's chance to be looked at grows
+  -- with its backlog): {groups, {group, waiting, …}}, the busiest first, a tie by name
+  -- (O(49 log N); for stats and metrics: a count kept on every move cost each grouped job
+  -- more than this costs a read).
   local function group_stats(top)
-    local busiest = redis.call('ZREVRANGE', G.count, 0, top - 1, 'WITHSCORES')
-    return redis.call('ZCARD', G.index), busiest
+    local known = redis.call('ZCARD', G.index)
+    local names = {}
+    if known <= GROUP_BUSIEST_LOOK then
+      names = redis.call('ZRANGE', G.index, 0, -1)
+    else
+      local seen = {}
+      for _, m in ipairs(redis.call('ZRANDMEMBER', G.wait, GROUP_BUSIEST_LOOK)) do
+        local g = string.sub(m, 1, string.find(m, '\0', 1, true) - 1)
+        if not seen[g] then
+          seen[g] = true
+          names[#names + 1] = g
+        end
+      end
+    end
+    local found = {}
+    for _, g in ipairs(names) do
+      local c = group_waiting_count(g)
+      if c > 0 then found[#found + 1] = {g, c} end
+    end
+    table.sort(found, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
+    local busiest = {}
+    for i = 1, math.min(top, #found) do busiest[2 * i - 1], busiest[2 * i] = found[i][1], found[i][2] end
+    return known, busiest
   end
 
   -- group_drain(n, into): take up to n grouped jobs out of ready for good (drain), by group
@@ -484,7 +576,6 @@ local function groups_lib()
       per[g] = per[g] + 1
     end
     for _, g in ipairs(list) do
-      group_counted(g, per[g])
       if not group_waits(g) then
         redis.call('ZREM', G.ready, g)
         group_tidy(g)
@@ -508,7 +599,7 @@ local function groups_lib()
     arm = group_arm,
     tidy = group_tidy,
     push = group_push,
-    counted = group_counted,
+    waiting_count = group_waiting_count,
     member_id = group_member_id,
     of = group_of,
     assign = group_assign,

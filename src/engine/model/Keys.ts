@@ -114,7 +114,7 @@ export interface QueueKeys {
   readonly gstate: string
   /** ZSET (score 0) of the groups known (waiting or active jobs, own limits, paused), for `groups()` paging BYLEX. */
   readonly gindex: string
-  /** ZSET group -> its jobs waiting (only groups with some): the busiest groups for stats and metrics. */
+  /** ZSET group -> its jobs waiting, written by earlier versions only (now counted when asked: ZLEXCOUNT of `gwait`); deleted with the queue. */
   readonly gcount: string
   /** ZSET of the ready jobs of priority 1..1,000,000: id -> priority * 2^32 + sequence (see lua/include/ready.lua). */
   readonly prioritized: string
