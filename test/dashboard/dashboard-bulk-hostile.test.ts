@@ -14,7 +14,7 @@ import { onCleanup } from "../support/cleanup.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { bodyOf, rawRequest, statusOf } from "../support/raw-http.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
-import { serveDashboard } from "./browser.ts"
+import { serveDashboard } from "../support/browser.ts"
 
 const PREFIX = "lqdashbulk"
 const TOKEN = "bulk-token-0123456789abcdef"

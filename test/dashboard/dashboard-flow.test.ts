@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
-import { launchBrowser, openPage, serveDashboard, shoot } from "./browser.ts"
+import { launchBrowser, openPage, serveDashboard, shoot } from "../support/browser.ts"
 
 const PREFIX = "lqdashflow"
 const name = queueNamer("dashflow")

@@ -11,7 +11,7 @@ import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer
 import { onCleanup } from "../support/cleanup.ts"
 import { bodyOf, rawRequest, statusOf } from "../support/raw-http.ts"
 import { dumpQueue, queueNamer, rawClient } from "../support/redis.ts"
-import { serveDashboard } from "./browser.ts"
+import { serveDashboard } from "../support/browser.ts"
 
 const PREFIX = "lqdashoph"
 const name = queueNamer("dashoph")

@@ -14,7 +14,7 @@ import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useWorker } from "../support/use.ts"
-import { launchBrowser, openPage, serveDashboard, shoot, textOf } from "./browser.ts"
+import { launchBrowser, openPage, serveDashboard, shoot, textOf } from "../support/browser.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const PREFIX = "lqdashop"

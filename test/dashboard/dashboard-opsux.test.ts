@@ -18,7 +18,7 @@ import { onCleanup } from "../support/cleanup.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { until } from "../support/until.ts"
-import { launchBrowser, openPage, serveDashboard, shoot, textOf } from "./browser.ts"
+import { launchBrowser, openPage, serveDashboard, shoot, textOf } from "../support/browser.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const PREFIX = "lqdashux"

@@ -14,7 +14,7 @@ import { planShares, rebalance, splitEvenly } from "../../src/engine/partition/F
 import { queueNamer, sharedClients } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { busiestWindow, leaseStart } from "./partitioned-leases.ts"
+import { busiestWindow, leaseStart } from "../support/partitioned-leases.ts"
 
 const name = queueNamer("flow-partitioned")
 const shared = sharedClients()
