@@ -64,7 +64,8 @@ describe.skipIf(!hasRedisCli())("durability: WAIT for replicas on the node that 
   })
 
   it("on a standalone server with one replica, WAIT goes on the same connection", async () => {
-    const primary = await startRedisServer()
+    // the primary starts a replica's sync at once (diskless, it waits 5 s by default for more)
+    const primary = await startRedisServer({ args: ["--repl-diskless-sync-delay", "0"] })
     onCleanup(() => primary.stop())
     const secondary = await startRedisServer({ args: ["--replicaof", "127.0.0.1", String(primary.port)] })
     onCleanup(() => secondary.stop())

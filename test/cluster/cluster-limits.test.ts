@@ -8,9 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { partitionKeys, type QueueKeys } from "../../src/engine/model/Keys.ts"
 import { keySlot } from "../../src/redis/Slot.ts"
-import { busiestWindow, leaseStart } from "../flow/partitioned-leases.ts"
 import { hasRedisCli, type LocalCluster, startCluster } from "../support/cluster.ts"
 import { report } from "../support/figures.ts"
+import { busiestWindow, leaseStart } from "../support/partitioned-leases.ts"
 import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 

@@ -11,9 +11,9 @@ import { join, resolve } from "node:path"
 import type { Browser, Page } from "puppeteer-core"
 import { beforeAll, describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
+import { launchBrowser, openPage, serveDashboard, shoot } from "../support/browser.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
-import { launchBrowser, openPage, serveDashboard, shoot } from "./browser.ts"
 
 const PREFIX = "lqdashflow"
 const name = queueNamer("dashflow")

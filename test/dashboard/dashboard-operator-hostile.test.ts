@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { dashboardHandler } from "../../src/dashboard.ts"
 import { Queue } from "../../src/index.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { serveDashboard } from "../support/browser.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { bodyOf, rawRequest, statusOf } from "../support/raw-http.ts"
 import { dumpQueue, queueNamer, rawClient } from "../support/redis.ts"
-import { serveDashboard } from "./browser.ts"
 
 const PREFIX = "lqdashoph"
 const name = queueNamer("dashoph")

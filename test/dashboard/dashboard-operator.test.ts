@@ -10,11 +10,11 @@ import { join, resolve } from "node:path"
 import type { Browser, Page } from "puppeteer-core"
 import { beforeAll, describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
+import { launchBrowser, openPage, serveDashboard, shoot, textOf } from "../support/browser.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useWorker } from "../support/use.ts"
-import { launchBrowser, openPage, serveDashboard, shoot, textOf } from "./browser.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const PREFIX = "lqdashop"

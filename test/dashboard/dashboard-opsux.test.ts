@@ -14,11 +14,11 @@ import { beforeAll, describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
+import { launchBrowser, openPage, serveDashboard, shoot, textOf } from "../support/browser.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { until } from "../support/until.ts"
-import { launchBrowser, openPage, serveDashboard, shoot, textOf } from "./browser.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const PREFIX = "lqdashux"

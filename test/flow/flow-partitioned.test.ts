@@ -11,10 +11,10 @@ import { runScript } from "../../src/engine/calls/Commands.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { partitionKeys } from "../../src/engine/model/Keys.ts"
 import { planShares, rebalance, splitEvenly } from "../../src/engine/partition/FlowSplit.ts"
+import { busiestWindow, leaseStart } from "../support/partitioned-leases.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
-import { busiestWindow, leaseStart } from "./partitioned-leases.ts"
 
 const name = queueNamer("flow-partitioned")
 const shared = sharedClients()

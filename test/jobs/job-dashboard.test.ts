@@ -5,7 +5,7 @@
 import type { Browser } from "puppeteer-core"
 import { beforeAll, describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
-import { launchBrowser, openPage, serveDashboard, textOf } from "../dashboard/browser.ts"
+import { launchBrowser, openPage, serveDashboard, textOf } from "../support/browser.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
 import { until } from "../support/until.ts"

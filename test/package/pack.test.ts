@@ -7,7 +7,7 @@
  * TypeScript and @types/node and with the newest of each (fetched into .tmp/ each run). The
  * registry must be reachable (CI has it).
  */
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFile, execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -34,12 +34,39 @@ let files: string[]
 /** Node binaries to run the app on, by version. */
 const nodes: Record<string, string> = { [process.version.slice(1)]: process.execPath }
 
-const npm = (args: string[], cwd: string): string => execFileSync("npm", args, { cwd, encoding: "utf8" })
+/** `npm` with `args` in `cwd`, its stdout; rejects (with its stderr) when it fails. */
+const npm = (args: string[], cwd: string): Promise<string> =>
+  new Promise((resolve, reject) =>
+    execFile("npm", args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
+      error ? reject(Object.assign(error, { stderr })) : resolve(stdout),
+    ),
+  )
+
+/** What a child process said and how it ended (`spawnSync`'s answer, without blocking the file's other tests). */
+interface Ran {
+  readonly status: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+const spawnAsync = (cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
+  new Promise<Ran>((resolve, reject) => {
+    const child = spawn(cmd, args, { ...options, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString()
+    })
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString()
+    })
+    child.on("error", reject)
+    child.on("close", (status) => resolve({ status, stdout, stderr }))
+  })
 
 /** `npm install` of `what` from the registry, failing with a message that says what was needed and why. */
-const fromRegistry = (what: string, args: string[], cwd = root): void => {
+const fromRegistry = async (what: string, args: string[], cwd = root): Promise<void> => {
   try {
-    npm(args, cwd)
+    await npm(args, cwd)
   } catch (e) {
     const said = String((e as { stderr?: unknown }).stderr ?? e).trim()
     throw new Error(
@@ -49,11 +76,11 @@ const fromRegistry = (what: string, args: string[], cwd = root): void => {
 }
 
 /** A Node binary of `version` from the npm registry's `node` package, kept in .tmp/ for the next run. */
-const fetchNode = (version: string): string => {
+const fetchNode = async (version: string): Promise<string> => {
   const dir = join(root, ".tmp", `node-${version}`)
   const bin = join(dir, "node_modules", "node", "bin", "node")
   if (!existsSync(bin))
-    fromRegistry(`Node ${version} (the engines floor)`, [
+    await fromRegistry(`Node ${version} (the engines floor)`, [
       "install",
       "--prefix",
       dir,
@@ -65,9 +92,9 @@ const fetchNode = (version: string): string => {
 }
 
 /** The newest TypeScript and @types/node from the npm registry, in .tmp/ (a user's fresh install gets these). */
-const fetchNewestTypes = (): string => {
+const fetchNewestTypes = async (): Promise<string> => {
   const dir = join(root, ".tmp", "types-newest")
-  fromRegistry("the newest TypeScript and @types/node", [
+  await fromRegistry("the newest TypeScript and @types/node", [
     "install",
     "--prefix",
     dir,
@@ -82,6 +109,26 @@ const fetchNewestTypes = (): string => {
 /** The toolchains the packed types are checked with: the repo's pins, and the newest. */
 const toolchains: Record<string, string> = { pinned: join(root, "node_modules") }
 
+/** `npm pack` builds first (`prepack`): the pack here runs that build itself, without its type check. */
+const BUILD_WITHOUT_CHECK = (() => {
+  const tsc = "tsc -p tsconfig.build.json"
+  const script = String(manifest.scripts.build)
+  if (manifest.scripts.prepack !== "npm run build" || !script.includes(tsc))
+    throw new Error(
+      `package.json: prepack is ${manifest.scripts.prepack}, build is ${script}; the pack test expects prepack "npm run build" and a build running "${tsc}"`,
+    )
+  return script.replace(tsc, `${tsc} --noCheck`)
+})()
+/**
+ * The package's build (`npm run build`, what `npm pack` runs first), with `--noCheck`: the same
+ * JavaScript and declarations byte for byte in a third of the CPU; `npm run typecheck` checks.
+ */
+const build = async (): Promise<void> => {
+  const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` }
+  const r = await spawnAsync("sh", ["-c", BUILD_WITHOUT_CHECK], { cwd: root, env })
+  if (r.status !== 0) throw new Error(`the build (${BUILD_WITHOUT_CHECK}) failed: ${r.stdout}${r.stderr}`)
+}
+
 /** The relative links of Markdown file `doc`, each with the package path it points at. */
 const brokenLinks = (doc: string, text: string) => {
   const dir = doc.includes("/") ? doc.slice(0, doc.lastIndexOf("/") + 1) : ""
@@ -95,26 +142,35 @@ const brokenLinks = (doc: string, text: string) => {
     }))
 }
 
-beforeAll(() => {
+// the pack (a build), the app's install, the floor's Node and the newest types are npm runs
+// that wait on the registry and the disk: the three that do not need the tarball run beside it
+beforeAll(async () => {
   mkdirSync(join(root, ".tmp"), { recursive: true })
   work = mkdtempSync(join(root, ".tmp", "pack-"))
-  const out = npm(["pack", "--silent", "--pack-destination", work], root)
-  tarball = join(work, out.trim().split("\n").pop()!)
-  files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .map((f) => f.replace(/^package\//, ""))
-  app = join(work, "app")
-  mkdirSync(app)
-  const dependencies = { leaseq: `file:${tarball}`, effect: APP_EFFECT }
-  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module", dependencies }))
-  fromRegistry(
-    `the app's dependencies (effect ${APP_EFFECT}, leaseq's own)`,
-    ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"],
-    app,
-  )
-  nodes[NODE_FLOOR] = fetchNode(NODE_FLOOR)
-  toolchains.newest = fetchNewestTypes()
+  const packAndInstall = async () => {
+    await build()
+    const out = await npm(["pack", "--silent", "--ignore-scripts", "--pack-destination", work], root)
+    tarball = join(work, out.trim().split("\n").pop()!)
+    files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .map((f) => f.replace(/^package\//, ""))
+    app = join(work, "app")
+    mkdirSync(app)
+    const dependencies = { leaseq: `file:${tarball}`, effect: APP_EFFECT }
+    writeFileSync(
+      join(app, "package.json"),
+      JSON.stringify({ name: "app", private: true, type: "module", dependencies }),
+    )
+    await fromRegistry(
+      `the app's dependencies (effect ${APP_EFFECT}, leaseq's own)`,
+      ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"],
+      app,
+    )
+  }
+  const [, floor, newest] = await Promise.all([packAndInstall(), fetchNode(NODE_FLOOR), fetchNewestTypes()])
+  nodes[NODE_FLOOR] = floor
+  toolchains.newest = newest
 }, 300_000)
 afterAll(() => {
   rmSync(work, { recursive: true, force: true })
@@ -173,11 +229,13 @@ describe("the tarball", () => {
   })
 })
 
-describe("installed into an app with its own Effect", () => {
-  it("effect is a peer with a range, not a dependency: the app has one copy, its own", () => {
+// each case runs its own processes (its own files, each Node line in a folder of its own), so
+// they run side by side: most of their time is Node starting and an app waiting on Redis
+describe.concurrent("installed into an app with its own Effect", () => {
+  it("effect is a peer with a range, not a dependency: the app has one copy, its own", async ({ expect }) => {
     expect(manifest.dependencies.effect).toBeUndefined()
     expect(manifest.peerDependencies.effect).toMatch(/^\^4\./)
-    const tree = JSON.parse(npm(["ls", "effect", "--all", "--json"], app))
+    const tree = JSON.parse(await npm(["ls", "effect", "--all", "--json"], app))
     expect(tree.dependencies.effect.version).toBe(APP_EFFECT)
     expect(tree.dependencies.leaseq.dependencies.effect).toMatchObject({ version: APP_EFFECT })
     const resolveFrom = (dir: string) =>
@@ -191,9 +249,9 @@ describe("installed into an app with its own Effect", () => {
     expect(resolveFrom(join(app, "node_modules", "leaseq"))).toBe(resolveFrom(app))
   })
 
-  it.each(["pinned", "newest"])(
+  it.for(["pinned", "newest"])(
     "a strict TypeScript app type-checks against the packed types (skipLibCheck off), and its mistakes are errors: %s TypeScript and @types/node",
-    (toolchain) => {
+    async (toolchain, { expect }) => {
       const modules = toolchains[toolchain]!
       const tsconfig = {
         compilerOptions: {
@@ -209,11 +267,11 @@ describe("installed into an app with its own Effect", () => {
           types: ["node"],
           typeRoots: [join(modules, "@types")],
         },
-        files: ["check.ts"],
+        files: [`check-${toolchain}.ts`],
       }
-      writeFileSync(join(app, "tsconfig.json"), JSON.stringify(tsconfig))
+      writeFileSync(join(app, `tsconfig-${toolchain}.json`), JSON.stringify(tsconfig))
       writeFileSync(
-        join(app, "check.ts"),
+        join(app, `check-${toolchain}.ts`),
         `import { Queue, Worker, type DeadReason } from "leaseq"
 import { LeaseQueue } from "leaseq/effect"
 const queue = new Queue<{ to: string }, { sent: boolean }>("types")
@@ -234,7 +292,7 @@ export const made = LeaseQueue.make<{ to: string }, { sent: boolean }>({ name: "
       )
       const version = (pkg: string) => JSON.parse(readFileSync(join(modules, pkg, "package.json"), "utf8")).version
       const versions = `typescript ${version("typescript")}, @types/node ${version("@types/node")}`
-      const r = spawnSync(join(modules, ".bin/tsc"), ["-p", app], { encoding: "utf8" })
+      const r = await spawnAsync(join(modules, ".bin/tsc"), ["-p", join(app, `tsconfig-${toolchain}.json`)])
       expect(r.status, `${versions}: ${r.stdout}${r.stderr}`).toBe(0)
     },
   )
@@ -242,14 +300,20 @@ export const made = LeaseQueue.make<{ to: string }, { sent: boolean }>({ name: "
   for (const version of ["floor", "current"]) {
     describe(`on Node ${version}`, () => {
       const node = () => (version === "floor" ? nodes[NODE_FLOOR]! : process.execPath)
+      /** This Node line's folder in the app (its files apart from the other line's; `leaseq` resolves from the app). */
+      const dir = () => {
+        const d = join(app, version)
+        mkdirSync(d, { recursive: true })
+        return d
+      }
       const run = (file: string, text: string) => {
-        writeFileSync(join(app, file), text)
-        return spawnSync(node(), [file], { cwd: app, env: { ...process.env, REDIS_URL: redisUrl() }, encoding: "utf8" })
+        writeFileSync(join(dir(), file), text)
+        return spawnAsync(node(), [file], { cwd: dir(), env: { ...process.env, REDIS_URL: redisUrl() } })
       }
 
-      it("the Promise face runs a job, and the app never imports Effect", () => {
+      it("the Promise face runs a job, and the app never imports Effect", async ({ expect }) => {
         const q = name()
-        const r = run(
+        const r = await run(
           "promise.mjs",
           `import { Queue, Worker, InvalidOptions } from "leaseq"
 import { metricsHandler } from "leaseq/metrics"
@@ -268,7 +332,7 @@ await metrics.close()
 console.log("node", process.version)
 `,
         )
-        expect(readFileSync(join(app, "promise.mjs"), "utf8")).not.toMatch(/from "effect"/)
+        expect(readFileSync(join(dir(), "promise.mjs"), "utf8")).not.toMatch(/from "effect"/)
         expect(r.status, r.stderr).toBe(0)
         expect(r.stdout).toContain("result world")
         expect(r.stdout).toContain(
@@ -278,9 +342,9 @@ console.log("node", process.version)
         expect(r.stdout).toContain(`node v${version === "floor" ? NODE_FLOOR : process.version.slice(1)}`)
       })
 
-      it("the Effect face, with the app's Effect, catches typed errors by tag and goes on", () => {
+      it("the Effect face, with the app's Effect, catches typed errors by tag and goes on", async ({ expect }) => {
         const q = name()
-        const r = run(
+        const r = await run(
           "effect.mjs",
           `import { Effect } from "effect"
 import { LeaseQueue } from "leaseq/effect"
@@ -299,8 +363,10 @@ console.log(await Effect.runPromise(program))
         expect(r.stdout.trim()).toBe("caught InvalidPayload string caught options.delay 1")
       })
 
-      it("the packed dashboard serves its page's script: app.js and every module it imports, the sources' bytes", () => {
-        const r = run(
+      it("the packed dashboard serves its page's script: app.js and every module it imports, the sources' bytes", async ({
+        expect,
+      }) => {
+        const r = await run(
           "dashboard.mjs",
           `import { createServer } from "node:http"
 import { dashboardHandler } from "leaseq/dashboard"
@@ -339,10 +405,12 @@ await handler.close()
 
       // docs/getting-started.md: "A `.ts` sample runs with `node first.ts` on Node ≥ 22.18
       // (22.12–22.17: `--experimental-strip-types`)" (the floor is 22.12, the repo's Node 24)
-      it("a .ts sample runs as getting-started says: `node first.ts`, with --experimental-strip-types below 22.18", () => {
+      it("a .ts sample runs as getting-started says: `node first.ts`, with --experimental-strip-types below 22.18", async ({
+        expect,
+      }) => {
         const q = name()
         writeFileSync(
-          join(app, "first.ts"),
+          join(dir(), "first.ts"),
           `import { Queue } from "leaseq"
 const queue: Queue<{ to: string }> = new Queue<{ to: string }>(${JSON.stringify(q)})
 const id: string = await queue.add({ to: "ada@example.com" })
@@ -353,22 +421,21 @@ await queue.close()
         )
         const [major, minor] = (version === "floor" ? NODE_FLOOR : process.version.slice(1)).split(".").map(Number)
         const flags = major! > 22 || (major === 22 && minor! >= 18) ? [] : ["--experimental-strip-types"]
-        const r = spawnSync(node(), [...flags, "first.ts"], {
-          cwd: app,
+        const r = await spawnAsync(node(), [...flags, "first.ts"], {
+          cwd: dir(),
           env: { ...process.env, REDIS_URL: redisUrl() },
-          encoding: "utf8",
         })
         expect(r.status, r.stderr).toBe(0)
         expect(r.stdout.trim()).toBe("added string")
         // and below 22.18 the flag is needed, as the page says
-        if (flags.length > 0) expect(spawnSync(node(), ["first.ts"], { cwd: app, encoding: "utf8" }).status).not.toBe(0)
+        if (flags.length > 0) expect((await spawnAsync(node(), ["first.ts"], { cwd: dir() })).status).not.toBe(0)
       })
 
-      it("the bin runs, and CommonJS can require the package", () => {
-        const r = spawnSync(node(), [join(app, "node_modules/leaseq/dist/cli/main.js"), "--help"], { encoding: "utf8" })
+      it("the bin runs, and CommonJS can require the package", async ({ expect }) => {
+        const r = await spawnAsync(node(), [join(app, "node_modules/leaseq/dist/cli/main.js"), "--help"])
         expect(r.status, r.stderr).toBe(0)
         expect(r.stdout).toMatch(/sweep/)
-        const cjs = run(
+        const cjs = await run(
           "require.cjs",
           `console.log(typeof require("leaseq").Queue, typeof require("leaseq/effect").LeaseQueue)`,
         )

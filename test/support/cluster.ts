@@ -1,11 +1,12 @@
 /**
  * A real local Redis Cluster for tests, started from the redis-server binary on PATH:
  * N masters (and optionally one replica each), `cluster-enabled yes`, each node on free
- * loopback ports (client and bus) in its own temp dir, joined with
- * `redis-cli --cluster create … --cluster-yes`. Ready when every node says
+ * loopback ports (client and bus) in its own temp dir, joined with cluster commands as
+ * `redis-cli --cluster create` would join them, without its process and its fixed waits
+ * (`join`). Ready when every node says
  * `cluster_state:ok` and every master has its replicas online (polled; no fixed sleeps).
  */
-import { spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import { Redis } from "ioredis"
 import { freePort, type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
 
@@ -49,21 +50,21 @@ export interface ClusterOptions {
   readonly timeoutMs?: number
 }
 
-/** True when `redis-cli` can be run (it joins the nodes into a cluster). */
+/** True when `redis-cli` can be run (the cluster files skip without redis-tools beside redis-server). */
 export const hasRedisCli = (): boolean => spawnSync("redis-cli", ["--version"], { stdio: "ignore" }).status === 0
 
-const run = (cmd: string, args: ReadonlyArray<string>): Promise<{ code: number | null; output: string }> =>
-  new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] })
-    let output = ""
-    child.stdout.on("data", (d: Buffer) => {
-      output += d.toString()
-    })
-    child.stderr.on("data", (d: Buffer) => {
-      output += d.toString()
-    })
-    child.on("close", (code) => resolve({ code, output }))
-  })
+/** The slot ranges of `masters` masters, split as `redis-cli --cluster create` splits them. */
+export const slotRanges = (masters: number): Array<readonly [number, number]> => {
+  const per = 16384 / masters
+  const out: Array<readonly [number, number]> = []
+  let first = 0
+  for (let i = 0; i < masters; i++) {
+    const last = i === masters - 1 ? 16383 : Math.max(first, Math.min(16383, Math.round(per * (i + 1) - 1)))
+    out.push([first, last])
+    first = last + 1
+  }
+  return out
+}
 
 /** Free ports, all different. */
 const ports = async (n: number): Promise<number[]> => {
@@ -102,6 +103,49 @@ const poll = async (what: string, timeoutMs: number, check: () => Promise<boolea
     if (Date.now() > until) throw new Error(`local cluster: timed out waiting for ${what}`)
     await new Promise((r) => setTimeout(r, 20))
   }
+}
+
+/**
+ * Join fresh nodes into a cluster: the first `masterCount` are masters (a config epoch each,
+ * so none has to be resolved, and the slots split in order), the rest replicas, one round of
+ * them per master. What `redis-cli --cluster create … --cluster-yes` does, without its
+ * process and its one-second waits; `waitHealthy` then waits for every node to agree (a
+ * master says `cluster_state:ok` no sooner than 2 s after it started: Redis's own delay).
+ */
+const join = async (
+  nodes: ReadonlyArray<LocalRedis>,
+  busPorts: ReadonlyArray<number>,
+  masterCount: number,
+  raw: (port: number) => Redis,
+  timeoutMs: number,
+): Promise<void> => {
+  const ids = await Promise.all(nodes.map(async (n) => String(await raw(n.port).call("CLUSTER", "MYID"))))
+  const ranges = slotRanges(masterCount)
+  await Promise.all(
+    nodes.slice(0, masterCount).map(async (n, i) => {
+      await raw(n.port).call("CLUSTER", "SET-CONFIG-EPOCH", String(i + 1))
+      await raw(n.port).call("CLUSTER", "ADDSLOTSRANGE", String(ranges[i]![0]), String(ranges[i]![1]))
+    }),
+  )
+  // each node meets every node before it: each pair shakes hands at once (their slots and
+  // ids with it), instead of learning of the others from the gossip of one
+  await Promise.all(
+    nodes.flatMap((n, i) =>
+      nodes
+        .slice(0, i)
+        .map((m, j) => raw(n.port).call("CLUSTER", "MEET", "127.0.0.1", String(m.port), String(busPorts[j]!))),
+    ),
+  )
+  await Promise.all(
+    nodes.slice(masterCount).map(async (n, i) => {
+      const master = ids[i % masterCount]!
+      // a replica can follow its master once the gossip has told it of the master
+      await poll(`node ${n.port} to learn of master ${master}`, timeoutMs, async () =>
+        String(await raw(n.port).call("CLUSTER", "NODES")).includes(master),
+      )
+      await raw(n.port).call("CLUSTER", "REPLICATE", master)
+    }),
+  )
 }
 
 /** Start a local cluster. Stop it with `stop()` (in `afterAll`). */
@@ -146,15 +190,7 @@ export const startCluster = async (options: ClusterOptions = {}): Promise<LocalC
       ),
     )
     nodes.push(...started)
-    const create = await run("redis-cli", [
-      "--cluster",
-      "create",
-      ...nodes.map((n) => `127.0.0.1:${n.port}`),
-      "--cluster-replicas",
-      String(replicas),
-      "--cluster-yes",
-    ])
-    if (create.code !== 0) throw new Error(`redis-cli --cluster create failed:\n${create.output}`)
+    await join(nodes, free.slice(total), masterCount, raw, timeoutMs)
   } catch (e) {
     await stop()
     throw e

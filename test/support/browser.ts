@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process"
 import { createServer } from "node:http"
 import puppeteer, { type Browser, type Page } from "puppeteer-core"
 import { type DashboardHandler, type DashboardOptions, dashboardHandler } from "../../src/dashboard.ts"
-import { onCleanup } from "../support/cleanup.ts"
+import { onCleanup } from "./cleanup.ts"
 
 /** The Chromium binary: CHROMIUM_PATH, else Debian's. */
 export const chromium = (): string => {

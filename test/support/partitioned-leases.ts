@@ -6,7 +6,7 @@
 
 import type { Redis } from "ioredis"
 import type { QueueKeys } from "../../src/engine/model/Keys.ts"
-import { entryStartedAt } from "../support/lease.ts"
+import { entryStartedAt } from "./lease.ts"
 
 /** The start (ms, Redis clock) of the lease job `id` holds now, from whichever partition of `keys` holds it. */
 export const leaseStart = async (
