@@ -171,8 +171,16 @@ describe("add.lua's field list", () => {
     const code = body.replace(/--.*$/gm, "")
     const reads = [...code.matchAll(/ARGV\[([^\]]+)\]|unpack\(ARGV, ([^)]+)\)/g)].map((m) => m[1] ?? m[2]!)
     expect(reads.filter((r) => !/^[123]$/.test(r))).toEqual([
+      // a templated call's templates (the header's "Templated")
+      "4",
+      "5 + (t - 1",
+      "b",
+      "b + 1",
+      "b + 2",
       "4 + i * STRIDE, 3 + (i + 1",
+      "TB + 3 * i + 2",
       "4 + STRIDE * n + i",
+      "TB + 3 * i + 2",
       "4 + (STRIDE + 1) * n + i",
     ])
   })
