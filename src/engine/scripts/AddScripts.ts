@@ -91,13 +91,14 @@ const templatedArgs = (requestId: string, jobs: ReadonlyArray<NewJob>): Argv | u
   const rows: Array<string | number> = []
   const current: Array<string | number> = new Array(TEMPLATE)
   let k = 0
+  let kText = "0"
   for (const j of jobs) {
     templateOf(j, current)
     if (!isLast(templates, k, current)) {
       for (let f = 0; f < TEMPLATE; f++) templates.push(current[f]!)
-      k++
+      kText = String(++k)
     }
-    rows.push(j.id, j.payload, k)
+    rows.push(j.id, j.payload, kText)
   }
   // the plain form: 3 + (TEMPLATE + 2) entries a job
   if (2 + templates.length + rows.length >= 1 + jobs.length * (TEMPLATE + 2)) return undefined
