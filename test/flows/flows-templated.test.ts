@@ -1,6 +1,6 @@
 /**
  * A flow's add sent templated (lua/add.lua's header, "Templated"): each run of jobs with the
- * same options and parent (a parent's children) shares one template, 3 arguments a job. Each
+ * same options and parent (a parent's children) shares one template, 2 arguments a job. Each
  * job still gets its own options, a flow of jobs all unlike goes plain, and a re-sent
  * templated add writes nothing (MONITOR on a server of the test's own shows which form ran).
  */
@@ -30,7 +30,7 @@ const addCalls = async (monitor: Monitor) => {
 }
 
 describe("a flow's templated add", () => {
-  it("gives each job its own options when runs of children differ, in 3 arguments a job", async () => {
+  it("gives each job its own options when runs of children differ, in 2 arguments a job", async () => {
     const server = await startRedisServer()
     onCleanup(() => server.stop())
     const q = name()
@@ -55,9 +55,9 @@ describe("a flow's templated add", () => {
     const calls = await addCalls(monitor)
     expect(calls).toHaveLength(1)
     expect(calls[0]!.n).toBe("t14")
-    // 4 fixed entries, a template (10 entries) a run: the root, the 4 runs, the last run's
-    // second child (its parent's run broken), the grandchild; then 3 entries a job
-    expect(calls[0]!.argc).toBe(4 + 10 * 7 + 3 * 14)
+    // 4 fixed entries, a template (a count, 10 fields) a run: the root, the 4 runs, the last
+    // run's second child (its parent's run broken), the grandchild; then 2 entries a job
+    expect(calls[0]!.argc).toBe(4 + 11 * 7 + 2 * 14)
     const got = await Promise.all(tree.children.map((c) => queue.getJob(c.id)))
     expect(got.map((j) => j?.payload)).toEqual(children.map((c) => c.payload))
     expect(got.map((j) => j?.priority)).toEqual(runs.flatMap((r, k) => Array(r.count).fill(k === 1 ? 7 : 0)))

@@ -173,14 +173,12 @@ describe("add.lua's field list", () => {
     expect(reads.filter((r) => !/^[123]$/.test(r))).toEqual([
       // a templated call's templates (the header's "Templated")
       "4",
-      "5 + (t - 1",
+      "at + 1, at + STRIDE",
+      "at",
       "b",
       "b + 1",
-      "b + 2",
       "4 + i * STRIDE, 3 + (i + 1",
-      "TB + 3 * i + 2",
       "4 + STRIDE * n + i",
-      "TB + 3 * i + 2",
       "4 + (STRIDE + 1) * n + i",
     ])
   })

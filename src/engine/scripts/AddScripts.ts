@@ -73,37 +73,41 @@ const templateOf = (j: NewJob, into: Array<string | number>): void => {
   into[TEMPLATE - 1] = j.deps ?? ""
 }
 
-/** Whether `templates`' last (the k-th) equals `t`. */
-const isLast = (templates: ReadonlyArray<string | number>, k: number, t: ReadonlyArray<string | number>): boolean => {
-  if (k === 0) return false
-  for (let f = 0, at = (k - 1) * TEMPLATE; f < TEMPLATE; f++) if (templates[at + f] !== t[f]) return false
+/** Whether the template at `args[at..]` equals `t`. */
+const sameAt = (args: ReadonlyArray<string | number>, at: number, t: ReadonlyArray<string | number>): boolean => {
+  for (let f = 0; f < TEMPLATE; f++) if (args[at + f] !== t[f]) return false
   return true
 }
 
 /**
  * A call of jobs with dependencies, templated (lua/add.lua's header): each run of jobs whose
  * fields past id and payload are equal (a parent's children) shares one template, so a job is
- * 3 arguments, not 12 (each argument costs the client's write and Redis's read). Undefined
+ * 2 arguments, not 12 (each argument costs the client's write and Redis's read). Undefined
  * when it would not be shorter.
  */
 const templatedArgs = (requestId: string, jobs: ReadonlyArray<NewJob>): Argv | undefined => {
-  const templates: Array<string | number> = []
-  const rows: Array<string | number> = []
+  const args: Array<string | number> = [LAYOUT_VERSION, requestId, `t${jobs.length}`, 0]
+  const rows: Array<string> = []
   const current: Array<string | number> = new Array(TEMPLATE)
-  let k = 0
-  let kText = "0"
+  // where the current run's count is, and its jobs so far
+  let countAt = -1
+  let count = 0
   for (const j of jobs) {
     templateOf(j, current)
-    if (!isLast(templates, k, current)) {
-      for (let f = 0; f < TEMPLATE; f++) templates.push(current[f]!)
-      kText = String(++k)
+    if (countAt < 0 || !sameAt(args, countAt + 1, current)) {
+      if (countAt >= 0) args[countAt] = count
+      countAt = args.length
+      count = 0
+      args.push(0)
+      for (let f = 0; f < TEMPLATE; f++) args.push(current[f]!)
+      args[3] = (args[3] as number) + 1
     }
-    rows.push(j.id, j.payload, kText)
+    count++
+    rows.push(j.id, j.payload)
   }
+  args[countAt] = count
   // the plain form: 3 + (TEMPLATE + 2) entries a job
-  if (2 + templates.length + rows.length >= 1 + jobs.length * (TEMPLATE + 2)) return undefined
-  const args: Array<string | number> = [LAYOUT_VERSION, requestId, `t${jobs.length}`, k]
-  for (const t of templates) args.push(t)
+  if (args.length + rows.length >= 3 + jobs.length * (TEMPLATE + 2)) return undefined
   for (const r of rows) args.push(r)
   return args
 }
