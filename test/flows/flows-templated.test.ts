@@ -93,7 +93,7 @@ describe("a flow's templated add", () => {
     ])
   })
 
-  it("re-sent with its request id, answers the same ids and writes nothing", async () => {
+  it("answers no ids, and re-sent with its request id writes nothing", async () => {
     const q = name()
     const keys = queueKeys(q)
     onCleanup(async () => void (await shared.raw.del(...Object.values(keys).slice(2))))
@@ -109,9 +109,11 @@ describe("a flow's templated add", () => {
     })
     const jobs = [job("root", "s;"), ...["a", "b", "c"].map((id) => job(id, "0;|root;wait"))]
     expect(Scripts.add.args({ requestId: "r", jobs })[2]).toBe("t4")
-    expect(await run(c.add(jobs, "req-1"))).toEqual(["root", "a", "b", "c"])
+    // a templated call answers no ids: its caller drew them
+    expect(await run(c.add(jobs, "req-1"))).toEqual([])
+    expect(await shared.raw.hmget(keys.data, "root", "a", "b", "c")).toEqual(['"root"', '"a"', '"b"', '"c"'])
     const before = await dumpQueue(shared.raw, q)
-    expect(await run(c.add(jobs, "req-1"))).toEqual(["root", "a", "b", "c"])
+    expect(await run(c.add(jobs, "req-1"))).toEqual([])
     expect(await dumpQueue(shared.raw, q)).toEqual(before)
     expect((await run(c.add([job("x", "")], "req-2")))[0]).toBe("x")
     expect(await shared.raw.hget(keys.data, "a")).toBe('"a"')

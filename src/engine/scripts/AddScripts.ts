@@ -123,7 +123,10 @@ const plainArgs = (requestId: string, jobs: ReadonlyArray<NewJob>, deps: boolean
   return args
 }
 
-/** `add`: the id of each job (for a deduplicated job, the id of the job holding its key). */
+/**
+ * `add`: the id of each job (for a deduplicated job, the id of the job holding its key); none
+ * for a templated call (jobs with dependencies, a flow's: its caller drew every id).
+ */
 export const add = defineScript({
   name: "add",
   keys: [
