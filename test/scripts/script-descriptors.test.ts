@@ -171,6 +171,12 @@ describe("add.lua's field list", () => {
     const code = body.replace(/--.*$/gm, "")
     const reads = [...code.matchAll(/ARGV\[([^\]]+)\]|unpack\(ARGV, ([^)]+)\)/g)].map((m) => m[1] ?? m[2]!)
     expect(reads.filter((r) => !/^[123]$/.test(r))).toEqual([
+      // a templated call's templates (the header's "Templated")
+      "4",
+      "at + 1, at + STRIDE",
+      "at",
+      "b",
+      "b + 1",
       "4 + i * STRIDE, 3 + (i + 1",
       "4 + STRIDE * n + i",
       "4 + (STRIDE + 1) * n + i",

@@ -64,11 +64,17 @@ const must = <A>(r: Checked<A>): A => {
 const refuse = (field: string, value: unknown, reason: string): never => {
   throw new Refused(new InvalidOptions({ field, value, reason }))
 }
+/** One empty list for every node without children or dependsOn (most of a flow's: no array each). */
+const NONE: ReadonlyArray<never> = Object.freeze([])
+
 /** The items of an optional array at `field` (none when left out). */
 const arrayAt = (field: string, value: unknown): ReadonlyArray<unknown> => {
-  if (value === undefined) return []
+  if (value === undefined) return NONE
   return Array.isArray(value) ? value : refuse(field, value, "must be an array")
 }
+/** `items` mapped by `f` (with its index), {@link NONE} when empty. */
+const mapAll = <A, B>(items: ReadonlyArray<A>, f: (a: A, i: number) => B): ReadonlyArray<B> =>
+  items.length === 0 ? NONE : items.map(f)
 
 /** Check a whole flow before anything is written; the first bad node's path names the field. */
 export const planFlow = (
@@ -110,8 +116,10 @@ export const planFlow = (
     const own = must(checkPolicy(at("onFailure"), v.onFailure, policy))
     const theirs = must(checkPolicy(at("onChildFailure"), v.onChildFailure, DEFAULT_CHILD_FAILURE))
     if (v.open !== undefined && typeof v.open !== "boolean") refuse(at("open"), v.open, "must be true or false")
-    const children = arrayAt(at("children"), v.children).map((c, i) => node(`${at("children")}[${i}]`, c, q, theirs))
-    const dependsOn = arrayAt(at("dependsOn"), v.dependsOn).map((d, i) => {
+    const children = mapAll(arrayAt(at("children"), v.children), (c, i) =>
+      node(`${at("children")}[${i}]`, c, q, theirs),
+    )
+    const dependsOn = mapAll(arrayAt(at("dependsOn"), v.dependsOn), (d, i) => {
       const p = `${at("dependsOn")}[${i}]`
       return { ...must(checkDependencyRef(p, d, q, theirs)), path: p }
     })

@@ -30,9 +30,14 @@ export type Step =
 export const planCalls = (root: Planned, rootStored: boolean) => {
   const all: Placed[] = []
   const depthOf = new Map<Planned, number>()
+  // each depth's nodes, left to right: the order of a walk level by level (one Placed a node)
+  const levels: Placed[][] = []
   const walk = (p: Planned, parent: Planned | undefined, depth: number) => {
-    all.push({ p, parent })
+    const placed = { p, parent }
+    all.push(placed)
     depthOf.set(p, depth)
+    if (levels.length === depth) levels.push([])
+    levels[depth]!.push(placed)
     for (const c of p.children) walk(c, p, depth + 1)
   }
   walk(root, undefined, 0)
@@ -74,11 +79,7 @@ export const planCalls = (root: Planned, rootStored: boolean) => {
     for (const [parent, children] of regs) steps.push({ kind: "register", parent, children })
     for (const n of level) batch(n)
   }
-  let level: ReadonlyArray<Placed> = [{ p: root, parent: undefined }]
-  for (let depth = 0; level.length > 0; depth++) {
-    if (depth > 0 || !rootStored) place(level)
-    level = level.flatMap((n) => n.p.children.map((c) => ({ p: c, parent: n.p })))
-  }
+  for (let depth = rootStored ? 1 : 0; depth < levels.length; depth++) place(levels[depth]!)
   for (const q of [...batches.keys()]) send(q)
   return { all, depthOf, explicit, steps, callOf, stored: rootStored ? root : undefined }
 }

@@ -170,10 +170,18 @@ export const writeFlow = (
     const { holds, seals } = holdsOf(plan, buildMs)
     const refused = (p: Planned) => (status: "NOT_WAITING" | "SEALED") =>
       (rootStored && p === root) || p.customId ? notTaking(p, status) : buildExpired(p, buildMs)
+    // siblings alike (hold, policy, queue, custom id or not: what the text is made of) share one
+    // deps text: a parent's children, one string, not one each
+    let last: { parent: Planned; hold: string; child: Planned; text: string } | undefined
+    const alike = (a: Planned, b: Planned) => a.policy === b.policy && a.queue === b.queue && a.customId === b.customId
     const depsOf = ({ p, parent }: Placed): string => {
-      if (!parent) return `${holds.get(p)};`
+      const hold = holds.get(p)!
+      if (!parent) return `${hold};`
+      if (last?.parent === parent && last.hold === hold && alike(last.child, p)) return last.text
       const ref = `${calls.refOf(p.queue, parent.queue)}|${parent.job.id}`
-      return `${holds.get(p)};${ref}${plan.explicit(p, parent) ? "" : `;${p.policy}`}`
+      const text = `${hold};${ref}${plan.explicit(p, parent) ? "" : `;${p.policy}`}`
+      last = { parent, hold, child: p, text }
+      return text
     }
     const send = (step: Step) =>
       Effect.gen(function* () {
