@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { InvalidOptions, JobCancelled, JobTimedOut, Queue, Worker } from "../../src/index.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
-import { dropLease } from "../support/lease.ts"
+import { cancelActive } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, until } from "../support/until.ts"
 
@@ -268,9 +268,7 @@ describe("a cancelled active job", () => {
     const id = await queue.add({})
     await started.promise
     // what cancelling an active job leaves: the lease revoked, the job marked cancelled
-    await raw.zrem(keys.active, id)
-    await dropLease(raw, keys, id)
-    await raw.zadd(keys.cancelled, await redisNow(raw), id)
+    await cancelActive(raw, keys, id, await redisNow(raw))
     const why = await reason.promise
     expect(why).toBeInstanceOf(JobCancelled)
     expect((why as Error).message).toMatch(/was cancelled/)
