@@ -28,7 +28,9 @@ describe("isolation, Effect face", () => {
       yield* Layer.launch(
         LeaseWorker.layer(Jobs, fixture("spin.ts"), {
           isolation: "thread",
-          leaseMs: 500,
+          // blocks for 2½ leases; a lease of 2 s, as the parent starved of CPU by a loaded
+          // machine lost a 500 ms one (the parent's heartbeats are what this test is about)
+          leaseMs: 2_000,
           onCompleted: (job) =>
             Effect.andThen(
               Effect.sync(() => completed.push(job.id)),
@@ -37,7 +39,7 @@ describe("isolation, Effect face", () => {
           onLeaseLost: (job) => Effect.sync(() => lost.push(job.id)),
         }),
       ).pipe(Effect.forkScoped)
-      const id = yield* jobs.add({ ms: 2000 })
+      const id = yield* jobs.add({ ms: 5_000 })
       yield* Deferred.await(done).pipe(Effect.timeout("30 seconds"))
       expect(completed).toEqual([id])
       expect(lost).toEqual([])

@@ -88,7 +88,8 @@ describe.each(["thread", "process"] as const)("isolation: %s", (isolation) => {
     const seen = record(worker)
     await worker.ready
     const stuck = await queue.add({ forever: true })
-    await until("the stuck job to run", async () => (await queue.getJob(stuck))?.state === "active")
+    // leased (active) is not yet running: the worker must hold it before the test acts on it
+    await until("the stuck job to run", () => worker.running === 1)
     await queue.cancel(stuck)
     const next = await queue.add({ ms: 0 })
     await until("the next job to complete", () => seen.some((s) => s.event === "completed"))
@@ -104,7 +105,8 @@ describe.each(["thread", "process"] as const)("isolation: %s", (isolation) => {
     worker.on("error", () => undefined) // the cut connections are reported
     await worker.ready
     const stuck = await queue.add({ forever: true }, { maxAttempts: 1 })
-    await until("the stuck job to run", async () => (await queue.getJob(stuck))?.state === "active")
+    // leased (active) is not yet running: the worker must hold it before the test acts on it
+    await until("the stuck job to run", () => worker.running === 1)
     proxy.cut()
     await until("the lease self-fenced", () => seen.some((s) => s.event === "lease-lost"))
     proxy.heal()
@@ -123,7 +125,8 @@ describe.each(["thread", "process"] as const)("isolation: %s", (isolation) => {
     const seen = record(worker)
     await worker.ready
     const stuck = await queue.add({ forever: true })
-    await until("the stuck job to run", async () => (await queue.getJob(stuck))?.state === "active")
+    // leased (active) is not yet running: the worker must hold it before the test acts on it
+    await until("the stuck job to run", () => worker.running === 1)
     await worker.close()
     expect(worker.state).toBe("closed")
     expect(await queue.getJob(stuck)).toMatchObject({ state: "waiting", attempt: 1, failures: 0, lostLeases: 0 })

@@ -454,7 +454,9 @@ describe("worker crashes", () => {
         await new Promise((r) => setTimeout(r, Math.random() * 3))
         job.signal.addEventListener("abort", () => abortedAfterReturn.push(job.id))
       },
-      { concurrency: 64, leaseMs: 5_000, heartbeatMs: 20, sweep: false },
+      // the race is the 20 ms heartbeats against completes; a lease no stall of a loaded
+      // machine outlasts, so a self-fence cannot pass for the bug
+      { concurrency: 64, leaseMs: 60_000, heartbeatMs: 20, sweep: false },
     )
     worker.on("lease-lost", (job, reason) => lost.push(`${job.id} ${reason}`))
     const all = new Promise<void>((resolve) =>

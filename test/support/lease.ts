@@ -29,6 +29,15 @@ export const dropLease = async (raw: Redis, keys: QueueKeys, id: string): Promis
 }
 
 /**
+ * Leave what a cancel of active job `id` leaves (its lease revoked, the job out of active and
+ * marked cancelled at `at`), in one MULTI: a holder's heartbeat landing between separate
+ * edits would find the lease gone but the job not cancelled, and answer "lost".
+ */
+export const cancelActive = async (raw: Redis, keys: QueueKeys, id: string, at: number): Promise<void> => {
+  await raw.multi().zrem(keys.active, id).hdel(keys.holder, id).hdel(keys.lease, id).zadd(keys.cancelled, at, id).exec()
+}
+
+/**
  * How many leases are stored: holder entries that carry a token (a retained completed job
  * keeps its run's entry without one, `<workerId>|<startedAt>|<until>`).
  */

@@ -16,12 +16,37 @@ export const until = async <A>(
   { timeoutMs = 60_000, everyMs = 25 }: { readonly timeoutMs?: number; readonly everyMs?: number } = {},
 ): Promise<A> => {
   const start = Date.now()
-  while (true) {
-    const v = await check()
-    if (v !== undefined && v !== false) return v
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, everyMs))
+  const wait = { what, start, abandoned: false }
+  waits.add(wait)
+  try {
+    while (true) {
+      const v = await check()
+      if (v !== undefined && v !== false) return v
+      if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+      if (wait.abandoned) throw new Error(`abandoned (its test ended) while waiting for ${what}`)
+      await new Promise((r) => setTimeout(r, everyMs))
+    }
+  } finally {
+    waits.delete(wait)
   }
+}
+
+/** The waits of {@link until} still polling. */
+const waits = new Set<{ readonly what: string; readonly start: number; abandoned: boolean }>()
+
+/**
+ * The waits still polling when a test ended (it failed or timed out meanwhile, or did not
+ * await one), each as "<what> (for <n> ms)", and stop them at their next poll: the
+ * per-test hook (setup-each.ts) names them in the failure, so a test that timed out says
+ * what it was waiting for.
+ */
+export const abandonWaits = (): string[] => {
+  const now = Date.now()
+  return [...waits].map((w) => {
+    w.abandoned = true
+    waits.delete(w)
+    return `${w.what} (for ${now - w.start} ms)`
+  })
 }
 
 /** The part of a Redis client the clock needs (an ioredis `Redis`, or a cluster node's). */

@@ -26,7 +26,8 @@ afterAll(() => {
   raw.disconnect()
 })
 
-const lease = { leaseMs: 1_000, heartbeatMs: 100 } as const
+// no test here is about expiry: a lease a loaded machine cannot lose, heartbeats often enough to watch
+const lease = { leaseMs: 60_000, heartbeatMs: 100 } as const
 
 /** Until the lease of `id` was extended twice more (its deadline in `active` moved on twice). */
 const twoHeartbeats = async (q: string, id: string) => {
@@ -97,6 +98,10 @@ describe("worker.pause() and resume()", () => {
     await worker.ready
     await queue.addBulk([1, 2, 3].map((payload) => ({ payload })))
     await until("one running, two held", async () => (await queue.stats()).active === 3)
+    // leased in Redis is not yet started: a reply that lands once the worker is paused gives
+    // back every job of it, so the pause waits until the first job runs
+    await until("the first started", () => started.length === 1)
+    expect(started).toEqual([1])
     await worker.pause()
     await until("the held jobs back in wait", async () => (await queue.stats()).waiting === 2)
     const stats = await queue.stats()

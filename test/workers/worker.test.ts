@@ -138,7 +138,9 @@ describe("worker", () => {
         job.signal.addEventListener("abort", () => aborted.resolve(job.signal.reason))
         await new Promise((r) => job.signal.addEventListener("abort", r))
       },
-      { leaseMs: 600, sweep: false },
+      // the test ends the lease itself: a 600 ms one was self-fenced by a worker stalled on a
+      // loaded machine ("self-fenced", not "lease-lost"); heartbeats often, to learn it soon
+      { leaseMs: 60_000, heartbeatMs: 100, sweep: false },
     )
     const lost = deferred<string>()
     first.on("lease-lost", (_job, reason) => lost.resolve(reason))

@@ -9,7 +9,7 @@ import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe } from "vitest"
 import { InvalidOptions, JobTimedOut, LeaseQueue, LeaseWorker } from "../../src/effect.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
-import { dropLease } from "../support/lease.ts"
+import { cancelActive } from "../support/lease.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 
@@ -108,9 +108,7 @@ describe("the Effect face", () => {
       const id = yield* jobs.add({ n: 1 })
       yield* wait(started)
       yield* Effect.promise(async () => {
-        await raw.zrem(keys.active, id)
-        await dropLease(raw, keys, id)
-        await raw.zadd(keys.cancelled, Date.now(), id)
+        await cancelActive(raw, keys, id, Date.now())
       })
       expect(yield* wait(cancelled)).toBe(id)
       yield* worker.close

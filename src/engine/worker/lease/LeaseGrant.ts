@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import type { Reservation } from "../../calls/Commands.ts"
+import { type ExtendAnswer, extendAnswer, type Reservation } from "../../calls/Commands.ts"
 import { LeaseLost } from "../../model/Errors.ts"
 import { leaseEndedTelemetry, type WorkerIdentity } from "../../telemetry/WorkerTelemetry.ts"
 import type { LeaseDeps } from "./LeaseDeps.ts"
@@ -39,18 +39,33 @@ const identities = new WeakMap<object, WorkerIdentity>()
 export const localDeadline = (ctx: Pick<LeaseDeps, "settings">, sentAt: number): number =>
   sentAt + fenceAfter(ctx.settings.leaseMs, ctx.settings.heartbeatMs)
 
+/** What {@link freshen} reads: the worker, and what it tells of a lease found gone. */
+type FreshenDeps = Pick<LeaseDeps, "commands" | "settings" | "serverLeaseMs" | "workerId" | "hooks" | "loop">
+
+/**
+ * A reserved job whose lease was gone (a sweep reclaimed it, or it was cancelled) before its
+ * late reply was read: never started here, and told like a held lease the heartbeat finds gone.
+ */
+const goneBeforeStart = (ctx: FreshenDeps, r: Reservation, answer: ExtendAnswer): void => {
+  const job = { id: r.id, token: r.token }
+  if (answer === "cancelled") {
+    ctx.hooks.cancelled?.(job)
+    return
+  }
+  leaseEndedTelemetry(identity(ctx), {}, "lease-lost", false)
+  ctx.hooks.leaseLost?.(job, "lease-lost", ctx.loop.cause(ctx.commands.keys.queue))
+}
+
 /**
  * The local deadline of each reserved job, counted from the reserve's send. A reply
- * that comes late (Redis stalled, or ioredis sent the call again after a reconnect)
- * would start jobs near or past that deadline, to be self-fenced at once although
- * their server leases are fresh: then one extend, sent now, says which leases are
- * still held (the others are not started) and gives them a fresh deadline.
+ * that comes late (Redis stalled, the worker's process stopped, or ioredis sent the call
+ * again after a reconnect) would start jobs near or past that deadline, to be self-fenced
+ * at once although their server leases are fresh: then one extend, sent now, says which
+ * leases are still held and gives them a fresh deadline. The others are not started, and
+ * each is told (`lease-lost`, or `cancelled`): a sweep that reclaimed one counted it a lost
+ * lease, so the user hears of every one.
  */
-export const freshen = (
-  ctx: Pick<LeaseDeps, "commands" | "settings" | "serverLeaseMs">,
-  jobs: ReadonlyArray<Reservation>,
-  sentAt: number,
-) => {
+export const freshen = (ctx: FreshenDeps, jobs: ReadonlyArray<Reservation>, sentAt: number) => {
   const deadline = localDeadline(ctx, sentAt)
   const late = deadline - monotonicNow() < fenceAfter(ctx.settings.leaseMs, ctx.settings.heartbeatMs) / 2
   if (jobs.length === 0 || !late) return Effect.succeed(jobs.map((r) => ({ r, deadline })))
@@ -58,7 +73,12 @@ export const freshen = (
     const again = monotonicNow()
     const extended = yield* Effect.exit(ctx.commands.extend(jobs, ctx.serverLeaseMs))
     if (Exit.isFailure(extended)) return jobs.map((r) => ({ r, deadline })) // the fence decides
-    return jobs.filter((_, i) => (extended.value[i] ?? 0) > 0).map((r) => ({ r, deadline: localDeadline(ctx, again) }))
+    const held = jobs.filter((r, i) => {
+      const answer = extendAnswer(extended.value[i] ?? 0)
+      if (typeof answer !== "number") goneBeforeStart(ctx, r, answer)
+      return typeof answer === "number"
+    })
+    return held.map((r) => ({ r, deadline: localDeadline(ctx, again) }))
   })
 }
 

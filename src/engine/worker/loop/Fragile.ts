@@ -9,7 +9,8 @@
  * So a worker never holds a fragile job unstarted, never holds jobs unstarted beside a
  * fragile one, and does not start a suspect (it lost a lease or failed before) while
  * another of its reserve calls is out (that call's jobs would be leased to it unstarted if
- * the suspect killed it). Of a landed call, the jobs it would hold from the first fragile
+ * the suspect killed it), nor, to run alone, while one of its completes or fails is
+ * unanswered (the job that ran would lose its lease and run again). Of a landed call, the jobs it would hold from the first fragile
  * one on (or all of them, when a job it starts now is fragile) are released at once — unstarted,
  * attempts unchanged, back at the head of the queue — and the worker asks for no prefetch
  * while it runs a fragile job and for {@link FRAGILE_PAUSE_MS} after one last landed (a
@@ -49,6 +50,20 @@ export const prefetchPaused = (ctx: FragileDeps): boolean => {
   return false
 }
 
+/**
+ * A complete or fail of this worker is out, unanswered (its lease settling), and no lease
+ * is held (nothing runs or waits): a suspect started now would run alone. Beside a running
+ * job it waits for nothing: that job's lease is at stake anyway, and new acks keep coming.
+ */
+const unansweredAlone = (ctx: FragileDeps): boolean => {
+  let settling = false
+  for (const h of ctx.table.held.values()) {
+    if (h.state.phase === "held") return false
+    if (h.state.phase === "settling") settling = true
+  }
+  return settling
+}
+
 /** A landed call's jobs, split: those to start now, those to hold (prefetched), those to give back. */
 export interface Placed<S> {
   readonly start: ReadonlyArray<S>
@@ -60,7 +75,7 @@ export interface Placed<S> {
  * Split the jobs of a landed call, in order: the first `free` start now, the rest are held,
  * except that none is held from the first fragile one on, nor at all when one that starts
  * is fragile, and that a suspect (one that lost a lease or failed before) does not start
- * while another reserve call is out (see the top of this file). Notes when a fragile job landed.
+ * while another reserve call is out, nor alone while an ack is (see the top of this file). Notes when a fragile job landed.
  */
 export const place = <S extends { readonly r: Reservation }>(
   ctx: FragileDeps,
@@ -70,9 +85,12 @@ export const place = <S extends { readonly r: Reservation }>(
   let start = jobs.slice(0, Math.max(0, free))
   const rest = jobs.slice(start.length)
   // while another call is out, a suspect does not start: that call's jobs would be leased
-  // to this worker, unstarted, if the job killed it; given back, it comes again in a call
-  // of its own (prefetch pauses, so one call at a time asks only for free slots)
-  const deferred = ctx.sched.inFlight.size > 0 ? start.filter((s) => isSuspect(s.r)) : []
+  // to this worker, unstarted, if the job killed it; nor, when it would run alone, while a
+  // complete or fail of this worker is unanswered: a job that ran would lose its lease and
+  // run again. Given back, it comes again in a call of its own (prefetch pauses, so one call
+  // at a time asks only for free slots; with nothing running no new ack comes meanwhile)
+  const wait = start.some((s) => isSuspect(s.r)) && (ctx.sched.inFlight.size > 0 || unansweredAlone(ctx))
+  const deferred = wait ? start.filter((s) => isSuspect(s.r)) : []
   if (deferred.length > 0) start = start.filter((s) => !isSuspect(s.r))
   const fragileStarts = start.some((s) => isFragile(s.r))
   const firstFragile = rest.findIndex((s) => isFragile(s.r))
