@@ -11,6 +11,7 @@ import { drainOutbox } from "../../src/engine/admin/Outbox.ts"
 import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
+import type { Acked } from "../../src/engine/scripts/AckScripts.ts"
 import { peerKeys } from "../../src/engine/scripts/Script.ts"
 import { run } from "../support/jobs.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
@@ -28,7 +29,7 @@ const taught = async () => {
   const first = await a.addFlow({ payload: "p0", children: [{ queue: qb, payload: "c0" }] })
   const [job] = await b.reserve()
   // the first complete knows no peer: its note goes to the outbox, and teaches qa
-  const answer = await run(c.complete([{ id: job!.id, token: job!.token }]))
+  const answer = acked(await run(c.complete([{ id: job!.id, token: job!.token }])))
   expect(answer.outbox).toEqual([`${qa}|${first.id}|${job!.id}|completed`])
   expect(c.peer.current()?.fanin).toEqual({ peer: qa, queue: qb })
   await run(drainOutbox(shared.client, queueKeys(qb)))
@@ -38,6 +39,9 @@ const taught = async () => {
   await a.complete(p0!.id, p0!.token)
   return { qa, qb, a, b, c }
 }
+
+/** complete's answer with its notes (Commands.complete answers it as booleans). */
+const acked = (a: ReadonlyArray<boolean>): Acked => a as Acked
 
 /** How many `dependencies-done` events the queue's stream holds for `id`. */
 const doneEvents = async (q: string, id: string) => {
@@ -56,11 +60,11 @@ describe("fan-in in the complete script", () => {
       ],
     })
     const jobs = await b.reserve({ count: 2 })
-    const first = await run(c.complete([{ id: jobs[0]!.id, token: jobs[0]!.token }]))
+    const first = acked(await run(c.complete([{ id: jobs[0]!.id, token: jobs[0]!.token }])))
     expect(first.notes).toBeUndefined()
     expect((await a.getJob(tree.id))?.state).toBe("waiting-children")
     expect((await a.getDependencies(tree.id)).pending).toBe(1)
-    const last = await run(c.complete([{ id: jobs[1]!.id, token: jobs[1]!.token }]))
+    const last = acked(await run(c.complete([{ id: jobs[1]!.id, token: jobs[1]!.token }])))
     expect([...last]).toEqual([true])
     expect(last.notes).toBeUndefined()
     expect(await shared.raw.llen(queueKeys(qb).depOutbox)).toBe(0)
@@ -125,7 +129,7 @@ describe("fan-in in the complete script", () => {
     const far = await other.addFlow({ payload: "far", children: [{ queue: qb, payload: "f" }] })
     const jobs = await b.reserve({ count: 2 })
     const farChild = far.children[0]!.id
-    const answer = await run(c.complete(jobs.map((j) => ({ id: j.id, token: j.token }))))
+    const answer = acked(await run(c.complete(jobs.map((j) => ({ id: j.id, token: j.token })))))
     expect([...answer]).toEqual([true, true])
     expect(answer.outbox).toEqual([`${qc}|${far.id}|${farChild}|completed`])
     expect((await a.getJob(near.id))?.state).toBe("waiting")

@@ -114,6 +114,26 @@ const runner = (client: RedisClient, keys: QueueKeys): Run => {
   }
 }
 
+/**
+ * One complete call of `items`: with a fan-in peer learnt (flows, FanIn.ts) it carries the
+ * peer's keys, so the script releases such parents itself; the notes it answers teach the peer.
+ */
+const completeCall = (
+  run: Run,
+  client: RedisClient,
+  keys: QueueKeys,
+  peer: FanInPeer,
+  items: ReadonlyArray<Completion>,
+  lane: string | undefined,
+) => {
+  const p = peer.current()
+  const call =
+    p === undefined
+      ? run(Scripts.complete, { items, lane })
+      : runScript(client, keys, Scripts.complete, { items, lane, fanin: p.fanin }, p.keys)
+  return call.pipe(Effect.tap((a) => (a.outbox === undefined ? Effect.void : Effect.sync(() => peer.learn(a.outbox)))))
+}
+
 /** The calls about leased jobs: reserve, extend, complete, fail, release. */
 const leaseCommands = (run: Run, outbox: OutboxSignal, client: RedisClient, keys: QueueKeys, peer: FanInPeer) => {
   const defaultWorkerId = newWorkerId()
@@ -173,18 +193,7 @@ const leaseCommands = (run: Run, outbox: OutboxSignal, client: RedisClient, keys
      * (model/AckLanes.ts): a call re-sent after a lost reply answers what it did.
      */
     complete: (items: ReadonlyArray<Completion>, lane?: string) =>
-      chunked(items, (part) => {
-        // flows: with a peer learnt, the call carries its keys (fan-in in the script, FanIn.ts)
-        const p = peer.current()
-        const call =
-          p === undefined
-            ? run(Scripts.complete, { items: part, lane })
-            : runScript(client, keys, Scripts.complete, { items: part, lane, fanin: p.fanin }, p.keys)
-        return call.pipe(
-          Effect.tap((a) => (a.outbox === undefined ? Effect.void : Effect.sync(() => peer.learn(a.outbox)))),
-          Effect.tap(pokeOnNotes(outbox)),
-        )
-      }),
+      chunked(items, (part) => completeCall(run, client, keys, peer, part, lane).pipe(Effect.tap(pokeOnNotes(outbox)))),
 
     /**
      * Fail a leased job: retried later (after its own backoff's delay when it has one, else
