@@ -15,7 +15,8 @@ import type { Acked } from "../../src/engine/scripts/AckScripts.ts"
 import { peerKeys } from "../../src/engine/scripts/Script.ts"
 import { run } from "../support/jobs.ts"
 import { queueNamer, sharedClients } from "../support/redis.ts"
-import { useQueue } from "../support/use.ts"
+import { until } from "../support/until.ts"
+import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("flows-fanin")
 const shared = sharedClients()
@@ -137,5 +138,27 @@ describe("fan-in in the complete script", () => {
     await run(drainOutbox(shared.client, queueKeys(qb)))
     expect((await other.getJob(far.id))?.state).toBe("waiting")
     expect(c.peer.current()?.fanin.peer).toBe(qa)
+  })
+
+  it("workers: the children's worker learns the parents' queue from its first note, then releases them in-script", async () => {
+    const [qa, qb] = [name(), name()]
+    const a = useQueue<string>(qa)
+    const b = useQueue<string>(qb)
+    const ran: string[] = []
+    const errors: unknown[] = []
+    useWorker<string>(qa, async (job) => void ran.push(job.payload), { sweep: false }).on("error", (e) =>
+      errors.push(e),
+    )
+    useWorker<string>(qb, async (job) => ({ from: job.payload }), { sweep: false }).on("error", (e) => errors.push(e))
+    const flow = (n: number) => a.addFlow({ payload: `p${n}`, children: [{ queue: qb, payload: `c${n}` }] })
+    const first = await flow(1)
+    await until("the first parent ran", () => ran.includes("p1"))
+    const second = await flow(2)
+    await until("the second parent ran", () => ran.includes("p2"))
+    // the first went through the outbox (no result on its edge), the second through the complete
+    expect((await a.getDependencies(first.id)).children.map((c) => c.result)).toEqual([undefined])
+    expect((await a.getDependencies(second.id)).children.map((c) => c.value)).toEqual([{ from: "c2" }])
+    expect(ran).toEqual(["p1", "p2"])
+    expect(errors).toEqual([])
   })
 })
