@@ -140,6 +140,19 @@ describe("fan-in in the complete script", () => {
     expect(c.peer.current()?.fanin.peer).toBe(qa)
   })
 
+  it("a peer whose meta names another layout (an upgrade under way) gets its note in the outbox instead", async () => {
+    const { qa, qb, a, b, c } = await taught()
+    const tree = await a.addFlow({ payload: "p", children: [{ queue: qb, payload: "c" }] })
+    const [job] = await b.reserve()
+    const meta = queueKeys(qa).meta
+    const layout = await shared.raw.hget(meta, "layout")
+    await shared.raw.hset(meta, "layout", "999")
+    const answer = acked(await run(c.complete([{ id: job!.id, token: job!.token }])))
+    await shared.raw.hset(meta, "layout", layout!)
+    expect(answer.outbox).toEqual([`${qa}|${tree.id}|${job!.id}|completed`])
+    expect((await a.getJob(tree.id))?.state).toBe("waiting-children")
+  })
+
   it("workers: the children's worker learns the parents' queue from its first note, then releases them in-script", async () => {
     const [qa, qb] = [name(), name()]
     const a = useQueue<string>(qa)
