@@ -156,7 +156,6 @@ describe("fan-in in the complete script", () => {
   it("workers: the children's worker learns the parents' queue from its first note, then releases them in-script", async () => {
     const [qa, qb] = [name(), name()]
     const a = useQueue<string>(qa)
-    const b = useQueue<string>(qb)
     const ran: string[] = []
     const errors: unknown[] = []
     useWorker<string>(qa, async (job) => void ran.push(job.payload), { sweep: false }).on("error", (e) =>
