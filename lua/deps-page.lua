@@ -37,13 +37,17 @@ for i = 1, #page, 2 do
   local bar = string.find(rest, '|', 1, true)
   local cq, cid = string.sub(rest, 1, bar - 1), string.sub(rest, bar + 1)
   local result = ''
-  -- "<policy>|<outcome>|<result>": the result a completed child of this queue counted with
+  -- "<policy>|<outcome>|<result>": the result a completed child counted with (of this queue,
+  -- or of another whose complete released it in its script)
   local st, kept = page[i + 1], ''
   local second = string.find(st, '|', (string.find(st, '|', 1, true) or #st) + 1, true)
   if second then st, kept = string.sub(st, 1, second - 1), string.sub(st, second + 1) end
   if cq == '' then
     local size = redis.call('HSTRLEN', KEYS[2], cid)
     if size > 65536 then result = '#' .. size elseif size > 0 then result = redis.call('HGET', KEYS[2], cid) else result = kept end
+  else
+    -- a child of another queue: the result its complete kept here (fan-in, deps-fanin.lua)
+    result = kept
   end
   -- a 'remove' dependency that counted without completing is not listed (its edge stays,
   -- the idempotence of its note, and goes with the parent: lua/include/deps-gone.lua)

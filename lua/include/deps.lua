@@ -206,7 +206,8 @@ end
 -- deps_ended(k, ids, outcome, used, results): the jobs `ids` ended (outcome 'completed',
 --   'dead', 'cancelled', 'removed'): a note for each of their parents, atomically with the
 --   end. A parent in this queue takes a 'completed' note at once (deps_apply, events to
---   k.events when given; results[i], if given, the result of ids[i], kept on its edge);
+--   k.events when given; results[i], if given, the result of ids[i], kept on its edge); so
+--   does a parent of another queue k.fanin takes (complete's peer: lua/include/deps-fanin.lua);
 --   every other note goes to the outbox. `used`: meta.deps as the caller read it (nil:
 --   read here). Returns how many notes went to the outbox.
 local function deps_ended(k, ids, outcome, used, results)
@@ -228,7 +229,7 @@ local function deps_ended(k, ids, outcome, used, results)
             if k.events then maxlen = events_maxlen(k.meta) end
           end
           deps_apply(now, pid, '', id, outcome, k.events, maxlen, results and results[i])
-        else
+        elseif not (k.fanin and outcome == 'completed' and k.fanin(pq, pid, id, results and results[i])) then
           notes[#notes + 1] = pq .. '|' .. pid .. '|' .. id .. '|' .. outcome
         end
       end

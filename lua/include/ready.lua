@@ -79,6 +79,27 @@ local G = {
 }
 --!include groups
 
+-- ready_bind(which): a script given a second queue's keys after its own ready group (complete's
+--   fan-in: `peer`, the parent queue's meta, events, then its READY_KEYS, last) points this
+--   file's functions (and deps.lua's, groups.lua's) at one group: 'own' (the group before the
+--   peer's: a script with a peer calls this before any other function here) or 'peer'.
+--   Answers the peer's meta and events for 'peer'. A script without a peer never calls it.
+local READY_GROUP_LEN = 22
+local function ready_bind(which)
+  local top = which == 'peer' and #KEYS or #KEYS - READY_GROUP_LEN - 2
+  READY_WAIT, READY_DELAYED, READY_MARKER = KEYS[top - 4], KEYS[top - 3], KEYS[top - 2]
+  READY_PRIORITIZED, READY_PRIORITY = KEYS[top - 1], KEYS[top]
+  READY_ADDED, READY_SINCE = KEYS[top - 13], KEYS[top - 12]
+  local D = READY_DEPS
+  D.parents, D.outbox, D.waiting = KEYS[top - 19], KEYS[top - 18], KEYS[top - 17]
+  D.children, D.state, D.count = KEYS[top - 16], KEYS[top - 15], KEYS[top - 14]
+  D.gone, D.build = KEYS[top - 20], KEYS[top - 21]
+  G.count, G.wait, G.ready, G.held = KEYS[top - 11], KEYS[top - 10], KEYS[top - 9], KEYS[top - 8]
+  G.job, G.state, G.index, G.plain, G.marker = KEYS[top - 7], KEYS[top - 6], KEYS[top - 5], READY_WAIT, READY_MARKER
+  g_used = nil
+  if which == 'peer' then return KEYS[top - READY_GROUP_LEN - 1], KEYS[top - READY_GROUP_LEN] end
+end
+
 -- is_ulid(id): true when `id` is a ULID (26 characters of Crockford's base 32), without
 -- decoding its time (ten look-ups a job, which add does not need).
 local function is_ulid(id)

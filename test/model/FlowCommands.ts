@@ -3,7 +3,9 @@
  * queue (`addFlow`), dependencies on jobs that exist (`add(p, { dependsOn })`: completed,
  * missing, dead, cancelled ones), open parents given children and sealed, a parent cancelled
  * keeping its children, children in the side queue run to completion or death (their reply
- * lost and the call re-sent too), the side queue's sweep, and a settle (both sweeps until
+ * lost and the call re-sent too; once a side complete's answer carried a note for main, main is
+ * the side's fan-in peer and later side completions release their parents in their own script),
+ * the side queue's sweep, and a settle (both sweeps until
  * every note was applied). Each runs on the model (test/model/Flows.ts) and on the real
  * queues; the harness compares everything, each parent's dependencies included, after it.
  */
@@ -394,6 +396,8 @@ export class SideRun extends FlowBase {
         ? await call(r, this.lost, () => r.side.complete(j.id, j.token, { side: 1 }))
         : await call(r, this.lost, () => r.side.fail(j.id, j.token, new Error("side"), { retry: false }))
     const model = this.outcome === "complete" ? side.complete(j.id, j.token) : side.fail(j.id, j.token, false, span)
+    // the fan-in peer is learnt from a complete's answer only (calls/FanIn.ts)
+    flowsFor(m).answered(this.outcome === "complete" && !this.lost)
     // docs/jobs.md: an ack whose reply was lost may reject with LeaseLost although it landed
     if ("err" in done && !(this.lost && done.err === "LeaseLost")) throw done.error
     if ("ok" in done && this.outcome === "dead") expectSame(`side fail(${j.id})`, model, done.ok)

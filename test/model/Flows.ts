@@ -63,6 +63,14 @@ export class FlowModel {
   readonly cascade: string[] = []
   /** Side children queued to be cancelled by the side's sweep. */
   readonly sideCancel: string[] = []
+  /**
+   * The side queue's command set learnt main as its fan-in peer (calls/FanIn.ts: from a
+   * complete's answer that carried a note for a parent in main): from then on a side child's
+   * completion counts for its parents in its own script, as one in main does.
+   */
+  sidePeer = false
+  /** The step's side completion left such a note (its answer teaches the peer when it arrives). */
+  teaches = false
   readonly main: Model
   readonly side: Model
 
@@ -103,9 +111,19 @@ export class FlowModel {
   #ended(where: Where, id: string, outcome: Ending): void {
     for (const p of this.parentsOf[where].get(id) ?? []) {
       // a completed child in its parent's queue counts in its own script; every other end is a note
-      if (where === "main" && outcome === "completed") this.apply(p, where, id, outcome, true)
-      else this.outbox[where].push({ kind: "end", parent: p, queue: where, child: id, outcome })
+      // (so does a side child once main is the side's fan-in peer)
+      if (outcome === "completed" && (where === "main" || this.sidePeer)) this.apply(p, where, id, outcome, true)
+      else {
+        this.outbox[where].push({ kind: "end", parent: p, queue: where, child: id, outcome })
+        if (outcome === "completed") this.teaches = true
+      }
     }
+  }
+
+  /** A side completion's answer arrived (`delivered`; a lost reply's re-send carries no notes): a note it carried teaches the peer. */
+  answered(delivered: boolean): void {
+    if (delivered && this.teaches) this.sidePeer = true
+    this.teaches = false
   }
 
   // ---- building -----------------------------------------------------------------------

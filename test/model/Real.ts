@@ -157,8 +157,16 @@ const compareParent = async (f: FlowModel, r: Real, pid: string, p: FlowParent):
       id: e.id,
       policy: e.policy,
       state: e.outcome ?? "pending",
-      // a child of the parent's queue: its result while retained, else the one kept on its edge
-      value: e.queue === "main" && (e.kept || f.main.state(e.id) === "completed") ? { ok: 1 } : null,
+      // a child of the parent's queue: its result while retained, else the one kept on its edge;
+      // a side child: the one kept on its edge (its completion released the parent: fan-in)
+      value:
+        e.queue === "main"
+          ? e.kept || f.main.state(e.id) === "completed"
+            ? { ok: 1 }
+            : null
+          : e.kept
+            ? { side: 1 }
+            : null,
     }))
     .sort(byChild)
   const page = await r.q.getDependencies(pid, { count: 1000 })

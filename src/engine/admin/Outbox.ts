@@ -48,13 +48,15 @@ const applyNotes = (client: RedisClient, keys: QueueKeys, notes: ReadonlyArray<s
  * notes were applied. `given`: before each round but the last, the notes known to be in the
  * outbox since the last (complete's answers carry them), applied without a read first (the
  * fan-in's round trip); the last round reads, so a note no answer carried (a fail's, a
- * reserve's riders', another worker's) is applied by this drain too.
+ * reserve's riders', another worker's) is applied by this drain too. `seen` is shown every
+ * note read or given (a worker learns its fan-in peer from them: calls/FanIn.ts).
  */
 export const drainOutbox = (
   client: RedisClient,
   keys: QueueKeys,
   rounds = 4,
   given: () => ReadonlyArray<string> = () => [],
+  seen?: (notes: ReadonlyArray<string>) => void,
 ): Effect.Effect<number, ScriptFailure | RedisError> =>
   Effect.gen(function* () {
     let applied: string[] = []
@@ -62,12 +64,14 @@ export const drainOutbox = (
     for (let round = 0; round < rounds; round++) {
       const known = round < rounds - 1 ? given() : []
       if (known.length > 0) {
+        seen?.(known)
         // applied without a read; removed by the next read (or at the end), as these are
         applied.push(...(yield* applyNotes(client, keys, known)))
         total += known.length
         continue
       }
       const { notes } = yield* runScript(client, keys, Scripts.depsOutbox, { limit: DRAIN_NOTES, applied })
+      seen?.(notes)
       applied = yield* applyNotes(client, keys, notes)
       total += notes.length
       if (notes.length < DRAIN_NOTES) break

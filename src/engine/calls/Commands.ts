@@ -15,6 +15,7 @@ import type { NewJob } from "../scripts/AddScripts.ts"
 import type { DeadTarget } from "../scripts/AdminScripts.ts"
 import type { Completion, ExtendRef, LeaseRef, ReserveInput } from "../scripts/LeaseScripts.ts"
 import { type ScriptDef, scriptKeys } from "../scripts/Script.ts"
+import { type FanInPeer, fanInPeer } from "./FanIn.ts"
 import { type MarkerWait, markerThenReserve } from "./Marker.ts"
 import { type OutboxSignal, outboxSignal, pokeOnNotes } from "./OutboxSignal.ts"
 import { decodeReply, redisError } from "./Replies.ts"
@@ -113,8 +114,28 @@ const runner = (client: RedisClient, keys: QueueKeys): Run => {
   }
 }
 
+/**
+ * One complete call of `items`: with a fan-in peer learnt (flows, FanIn.ts) it carries the
+ * peer's keys, so the script releases such parents itself; the notes it answers teach the peer.
+ */
+const completeCall = (
+  run: Run,
+  client: RedisClient,
+  keys: QueueKeys,
+  peer: FanInPeer,
+  items: ReadonlyArray<Completion>,
+  lane: string | undefined,
+) => {
+  const p = peer.current()
+  const call =
+    p === undefined
+      ? run(Scripts.complete, { items, lane })
+      : runScript(client, keys, Scripts.complete, { items, lane, fanin: p.fanin }, p.keys)
+  return call.pipe(Effect.tap((a) => (a.outbox === undefined ? Effect.void : Effect.sync(() => peer.learn(a.outbox)))))
+}
+
 /** The calls about leased jobs: reserve, extend, complete, fail, release. */
-const leaseCommands = (run: Run, outbox: OutboxSignal) => {
+const leaseCommands = (run: Run, outbox: OutboxSignal, client: RedisClient, keys: QueueKeys, peer: FanInPeer) => {
   const defaultWorkerId = newWorkerId()
   return {
     /**
@@ -172,7 +193,7 @@ const leaseCommands = (run: Run, outbox: OutboxSignal) => {
      * (model/AckLanes.ts): a call re-sent after a lost reply answers what it did.
      */
     complete: (items: ReadonlyArray<Completion>, lane?: string) =>
-      chunked(items, (part) => run(Scripts.complete, { items: part, lane }).pipe(Effect.tap(pokeOnNotes(outbox)))),
+      chunked(items, (part) => completeCall(run, client, keys, peer, part, lane).pipe(Effect.tap(pokeOnNotes(outbox)))),
 
     /**
      * Fail a leased job: retried later (after its own backoff's delay when it has one, else
@@ -224,11 +245,14 @@ const adminCommands = (run: Run, client: RedisClient, keys: QueueKeys) => ({
 export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
   const run = runner(client, keys)
   const outbox = outboxSignal()
+  const peer = fanInPeer(client, keys)
   return {
     keys,
     client,
     /** Poked when a completion left notes in the outbox (see {@link OutboxSignal}). */
     outbox,
+    /** The queue whose parents this queue's completes release in their script, once learnt (FanIn.ts). */
+    peer,
     /** Check once that the queue's keys are leaseq's and the layout is known. */
     open: run(Scripts.open, undefined),
 
@@ -245,7 +269,7 @@ export const makeCommands = (client: RedisClient, keys: QueueKeys) => {
      */
     markerThenReserve: (blocking: RedisClient, wait: MarkerWait, input: ReserveInput) =>
       markerThenReserve(blocking, keys, wait, input),
-    ...leaseCommands(run, outbox),
+    ...leaseCommands(run, outbox, client, keys, peer),
     ...adminCommands(run, client, keys),
   }
 }

@@ -130,7 +130,11 @@ export interface Dependency<R = unknown> {
   readonly policy: ChildFailurePolicy
   /** "pending" until it counted, else the outcome that counted: completed, dead, cancelled, removed. */
   readonly state: "pending" | ChildOutcome
-  /** The result (JSON text) of a completed child retained in the parent's queue; undefined otherwise. */
+  /**
+   * The result (JSON text) of a completed child: retained in the parent's queue, or kept on the
+   * edge (a child of this queue, or of another whose complete released the parent: fan-in in the
+   * same slot); undefined otherwise (a child of another slot's queue: read it there).
+   */
   readonly result: string | undefined
   /** That result decoded from its JSON text, typed `R` as declared; undefined without one. */
   readonly value: R | undefined

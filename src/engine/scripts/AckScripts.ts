@@ -36,10 +36,12 @@ export const complete = defineScript({
     "logs",
     ...READY_KEYS,
   ],
-  argv: ["layout", "lane", "requestId"],
+  // fan-in: the parent queue's keys, when the caller gives them (same slot: Commands.ts)
+  peer: ["meta", "events", ...READY_KEYS],
+  argv: ["layout", "lane", "requestId", "peer", "queue"],
   rest: ["id", "token", "result"],
-  args: ({ items, lane }: AckInput<"items", Completion>): Argv =>
-    pushCompletions([LAYOUT_VERSION, ...laneArgs(lane)], items),
+  args: ({ items, lane, fanin }: AckInput<"items", Completion> & { readonly fanin?: FanIn | undefined }): Argv =>
+    pushCompletions([LAYOUT_VERSION, ...laneArgs(lane), fanin?.peer ?? "", fanin?.queue ?? ""], items),
   // 2: completed, and notes for its parents went to the outbox (flows: drain it now); the
   // notes themselves follow the statuses, as strings (lua/complete.lua)
   decode: (reply): Acked => {
@@ -55,6 +57,15 @@ export const complete = defineScript({
     return out
   },
 })
+
+/**
+ * A complete's peer (flows' fan-in): `peer`, the parent queue whose keys the call carries, and
+ * `queue`, the completing jobs' own queue (as the parents' edges name it).
+ */
+export interface FanIn {
+  readonly peer: string
+  readonly queue: string
+}
 
 /**
  * `complete`'s answer: true per job completed; `notes` when the call left notes for parents

@@ -27,6 +27,11 @@ export type Argv = ReadonlyArray<string | number>
 export interface ScriptDef<In, Out> extends Script {
   /** The keys the script takes, by name, in KEYS order: the one place this order is written. */
   readonly keys: ReadonlyArray<KeyName>
+  /**
+   * The keys it may take from a second queue (its `peer`), by name, after {@link keys}: sent
+   * only when the call names a peer (complete's fan-in). Absent: none.
+   */
+  readonly peer?: ReadonlyArray<KeyName>
   /** The names of its fixed ARGV entries, in order (`layout` first when it checks the layout). */
   readonly argv: ReadonlyArray<string>
   /** The fields of the group repeated after the fixed entries (`id`, `token`), or none. */
@@ -184,6 +189,7 @@ export const loadScript = (name: string): Script => {
 export const defineScript = <In, Out>(spec: {
   readonly name: string
   readonly keys: ReadonlyArray<KeyName>
+  readonly peer?: ReadonlyArray<KeyName>
   readonly argv: ReadonlyArray<string>
   readonly rest?: ReadonlyArray<string>
   readonly args: (input: In) => Argv
@@ -206,6 +212,13 @@ export const defineScript = <In, Out>(spec: {
 /** The KEYS of one call of `script` on the queue of `keys`, in the order the descriptor names them. */
 export const scriptKeys = (script: ScriptDef<never, unknown>, keys: QueueKeys): ReadonlyArray<string> =>
   script.keys.map((name) => keys[name])
+
+/** The KEYS of one call of `script` on the queue of `keys` with the queue of `peer` as its peer ({@link ScriptDef.peer}). */
+export const peerKeys = (
+  script: ScriptDef<never, unknown>,
+  keys: QueueKeys,
+  peer: QueueKeys,
+): ReadonlyArray<string> => [...scriptKeys(script, keys), ...(script.peer ?? []).map((name) => peer[name])]
 
 /** A reply that is a list (every script answers one); anything else is a bug in the script. */
 export const list = <A = number | string>(reply: unknown): ReadonlyArray<A> => {

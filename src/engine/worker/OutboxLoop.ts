@@ -20,7 +20,8 @@ export const outboxLoop = (ctx: {
     Effect.andThen(
       ctx.commands.outbox.wait,
       // the notes the acks answered are applied first, without reading the outbox for them
-      drainOutbox(ctx.commands.client, ctx.commands.keys, 4, ctx.commands.outbox.take).pipe(
+      // (and the fan-in peer is learnt from them: calls/FanIn.ts)
+      drainOutbox(ctx.commands.client, ctx.commands.keys, 4, ctx.commands.outbox.take, ctx.commands.peer.learn).pipe(
         Effect.catch((e) => Effect.sync(() => ctx.hooks.error?.(e))),
       ),
     ),

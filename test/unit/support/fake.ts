@@ -28,6 +28,7 @@ export type WorkerCommands = Pick<
   | "keys"
   | "client"
   | "outbox"
+  | "peer"
   | "reserve"
   | "markerThenReserve"
   | "extend"
@@ -165,6 +166,8 @@ export const makeFake = (queue = "unit") => {
     client: inertClient("client"),
     // no flows in the fake: nothing pokes the outbox, the worker's outbox loop waits for ever
     outbox: { poke: () => undefined, wait: Effect.never, take: () => [] },
+    // nor a fan-in peer: completes ride reserve calls as without flows
+    peer: { learn: () => undefined, current: () => undefined },
     reserve: (...a) =>
       Effect.suspend(() => {
         calls.push({

@@ -48,12 +48,15 @@ export const sendAlone = (ctx: LoopDeps, item: Finished, held: Held, uncertain: 
  * True when a finished job's complete rides the next reserve call: ride-along is on, the
  * worker runs, and the reserve loop waits for a slot or will send its next call without
  * waiting (`reserving`: a call is in flight or about to go), and no flow limit holds it back
- * past the slot the job frees. Otherwise it goes on its own.
+ * past the slot the job frees, and the queue has no fan-in peer (flows: a complete alone carries
+ * the parent queue's keys and releases the parent in its script, calls/FanIn.ts; a reserve
+ * would leave an outbox note). Otherwise it goes on its own.
  */
 export const ridesNext = (ctx: LoopDeps): boolean =>
   ctx.settings.rideAlong !== false &&
   (ctx.sched.loopWaits || ctx.sched.reserving) &&
   ctx.state === "running" &&
+  ctx.commands.peer.current() === undefined &&
   // held back by a flow limit, no call follows a freed slot (but the concurrency cap's: see Scheduling.ts)
   (ctx.sched.limitedUntil === undefined || ctx.sched.limitEndsOnSlot) &&
   !batchHeldBack(ctx)
