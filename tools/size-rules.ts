@@ -47,8 +47,6 @@ export const EXEMPT: Readonly<Record<string, string>> = {
     "the fair groups' state machine in one closure table (built only when a script reaches a group), owned through ready.lua",
   "lua/reserve.lua#expanded":
     "reserve expands ready, groups, active, flow, events, complete-jobs and deps in one call; its phases are functions, so the main chunk holds 132 of Lua's 200 locals (154 before; 26 of them the include functions the phases call, bound again next to them so that making the phases' closures does not walk past the includes' locals)",
-  "lua/complete.lua#expanded":
-    "complete expands ready (with groups), active, finish, deps, complete-jobs, events, limits and its ack record for one atomic ack; groups.lua's paths for a queue without group limits (issue 33 point 4: a group's end, an add's groups at once) took it past 1,600, and are built only once a call reaches a group (groups_lib)",
   "lua/fail.lua#expanded":
     "fail expands ready (with groups), active, finish, dead, deps, events and its ack record for one atomic retry or dead-letter; groups.lua's paths without group limits (issue 33 point 4) took it past 1,600, built only once a call reaches a group",
   "lua/add.lua#expanded":
@@ -66,7 +64,7 @@ export const EXEMPT: Readonly<Record<string, string>> = {
   "lua/sweep.lua#expanded":
     "the sweep is the one bounded backstop of background work (reclaim, promote, trims, dropped parents' edges, the cancel cascade of issue 31): each a function of its include, not a split to fit",
   "lua/complete.lua#expanded":
-    "one atomic ack of up to 1000 jobs: dedupe, ready, active, finish, events and the flows' dependencies expand into it, and the fan-in (deps-fanin, ready_bind) releases a parent of its peer queue in the same call, which is what makes the parent ready when the ack answers (issue 31); splitting it would put the outbox's round trip back",
+    "one atomic ack of up to 1000 jobs: dedupe, ready (with groups), active, finish, events and the flows' dependencies expand into it, and the fan-in (deps-fanin, ready_bind) releases a parent of its peer queue in the same call, which is what makes the parent ready when the ack answers (issue 31); splitting it would put the outbox's round trip back. groups.lua's paths without group limits (issue 33 point 4) are built only once a call reaches a group (groups_lib)",
   "lua/include/deps.lua":
     "the one owner of the waiting-children state and of the notes a child's end leaves (a test keeps list commands here); its parts deps-gone and deps-cascade are apart already",
   "src/effect/LeaseQueue.ts#function":
