@@ -97,6 +97,8 @@ describe("import cost", () => {
     const sweep = cliModules(["sweep", "--url", "redis://127.0.0.1:1"])
     expect(sweep.status).toBe(1)
     expect(sweep.modules).toContain("src/cli/Sweep.ts")
+    // sweep opens queues as commands only: the library's queue (QueueCore) is for the commands that need it
+    expect(sweep.modules).not.toContain("src/engine/queue/QueueCore.ts")
     expect(sweep.modules.filter((m) => /^src\/cli\/(Admin|Ops|Jobs|Dashboard|Metrics)\.ts$/.test(m))).toEqual([])
   })
 
