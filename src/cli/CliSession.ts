@@ -10,9 +10,7 @@ import { type Commands, makeCommands } from "../engine/calls/Commands.ts"
 import { redisError } from "../engine/calls/Replies.ts"
 import { queueKeys } from "../engine/model/Keys.ts"
 import { parsePartitionName } from "../engine/model/QueueName.ts"
-import { makePartitionedCore } from "../engine/partition/Producer.ts"
 import type { QueueApi } from "../engine/queue/QueueApi.ts"
-import { makeQueueCore, resolveQueueOptions } from "../engine/queue/QueueCore.ts"
 import { connect, type RedisClient, redactUrl } from "../redis/Client.ts"
 import { CliFailure, ExitCode, type Progress, plural, toFailure } from "./Output.ts"
 
@@ -175,6 +173,10 @@ export const openQueueApi = (client: RedisClient, prefix: string, queue: string)
   Effect.gen(function* () {
     const names = yield* targetQueues(client, prefix, [queue])
     yield* Effect.forEach(names, (q) => openQueue(client, prefix, q), { discard: true })
+    // the library's queue is imported here: sweep, stats, verify and workers need only openQueue
+    const [{ makeQueueCore, resolveQueueOptions }, { makePartitionedCore }] = yield* Effect.promise(() =>
+      Promise.all([import("../engine/queue/QueueCore.ts"), import("../engine/partition/Producer.ts")]),
+    )
     const settings = yield* Effect.try({ try: () => resolveQueueOptions({ prefix }), catch: (e) => toFailure(e) })
     const partitions = names.length === 1 && names[0] === queue ? [] : names
     const count = Math.max(...partitions.map((p) => (parsePartitionName(p)?.index ?? 0) + 1))

@@ -14,23 +14,13 @@ import { createServer } from "node:http"
 import { isIP } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Option } from "commander"
 import * as Effect from "effect/Effect"
 import type { DashboardHandler } from "../dashboard/DashboardHandler.ts"
 import { isLoopback } from "../dashboard/Guard.ts"
 import type { CommonFlags } from "./Flags.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, usage } from "./Output.ts"
-import { type ListenAddress, serveUntilSignal, urlOf } from "./Serve.ts"
-
-/** Default of `--listen`: loopback only. */
-export const DEFAULT_DASHBOARD_LISTEN = "127.0.0.1:7300"
-
-/** `--allowed-host <name>`, repeatable. */
-export const allowedHostOption = (): Option =>
-  new Option(
-    "--allowed-host <name>",
-    "a host name the dashboard answers to besides IP addresses and localhost (repeat for more)",
-  ).argParser((v: string, all: ReadonlyArray<string> = []) => [...all, v])
+import { serveUntilSignal, urlOf } from "./Serve.ts"
+import type { ListenAddress } from "./ServeFlags.ts"
 
 /** The environment variable a token may come from. */
 export const TOKEN_ENV = "LEASEQ_DASHBOARD_TOKEN"

@@ -7,7 +7,8 @@ import { type Command, InvalidArgumentError, Option } from "commander"
 import * as Result from "effect/Result"
 import { DEFAULT_PREFIX, queueKeys } from "../engine/model/Keys.ts"
 import { checkPrefix } from "../engine/model/QueueName.ts"
-import { DEFAULT_REDIS_URL, redactUrl, redisUrlProblem } from "../redis/Client.ts"
+import { redactUrl } from "../redis/Redact.ts"
+import { DEFAULT_REDIS_URL, redisUrlProblem } from "../redis/Url.ts"
 import { usage } from "./Output.ts"
 
 /** The flags every command that talks to Redis takes. */

@@ -1,17 +1,10 @@
-/**
- * `leaseq flow <id> --queue q [--depth n] [--max n]`: a job and its children (docs/flows.md)
- * as a tree, each node its queue, id, name and state; children paged through
- * `getDependencies`, at most `--max` nodes printed (default 200) and `--depth` levels
- * (default 3), what is left out counted on "… n more" lines. Read only.
- */
-import type { Command } from "commander"
 import * as Effect from "effect/Effect"
 import { validateJobId } from "../engine/queue/JobControl.ts"
 import type { QueueApi } from "../engine/queue/QueueApi.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { openQueueApi, withRedis } from "./CliSession.ts"
-import type { CommandGroup } from "./CommandGroup.ts"
-import { type CommonFlags, queueName, wholeNumber, withCommonFlags } from "./Flags.ts"
+import type { CommonFlags } from "./Flags.ts"
+import { DEFAULT_FLOW_DEPTH, DEFAULT_FLOW_MAX } from "./JobsFlags.ts"
 import {
   type CliFailure,
   ExitCode,
@@ -22,11 +15,6 @@ import {
   writeJson,
   writeText,
 } from "./Output.ts"
-
-/** Default of `--depth`: levels below the job shown. */
-export const DEFAULT_FLOW_DEPTH = 3
-/** Default of `--max`: nodes printed at most. */
-export const DEFAULT_FLOW_MAX = 200
 
 /** Flags of `leaseq flow`. */
 export interface FlowFlags extends CommonFlags {
@@ -138,17 +126,3 @@ export const runFlow = (io: Io, url: string, id: string, flags: FlowFlags): Effe
       return ExitCode.ok
     }),
   )
-
-/** `leaseq flow` (registered by Jobs.ts's `jobCommands`). */
-export const flowCommand = ({ program, io, url, setJob }: CommandGroup): void => {
-  const cmd = withCommonFlags(program.command("flow").description("show a job and its children (a flow) as a tree"))
-    .argument("<id>", "the job id")
-    .requiredOption("--queue <name>", "the queue of the job (required)", queueName)
-    .option("--depth <n>", `levels of children shown (default ${DEFAULT_FLOW_DEPTH})`, wholeNumber("--depth", 0, 100))
-    .option("--max <n>", `nodes printed at most (default ${DEFAULT_FLOW_MAX})`, wholeNumber("--max", 1, 10_000))
-    .addHelpText(
-      "after",
-      "\nExamples:\n  leaseq flow 01JD3K… --queue reports\n  leaseq flow 01JD3K… --queue reports --depth 1 --json",
-    )
-  cmd.action((id: string) => setJob(url(cmd.opts(), (u) => runFlow(io, u, id, cmd.opts<FlowFlags>()))))
-}

@@ -1,14 +1,8 @@
-/**
- * `leaseq groups --queue <name>`: one page of the queue's groups (add's `group` option),
- * in name order, with their waiting and active jobs, paused or not, and limits; `--cursor`
- * goes on from the page before. A partitioned queue is listed partition by partition.
- */
-import { type Command, InvalidArgumentError, Option } from "commander"
 import * as Effect from "effect/Effect"
-import { type GroupLimits, type GroupPage, MAX_GROUP_PAGE } from "../engine/queue/Groups.ts"
+import type { GroupLimits, GroupPage } from "../engine/queue/Groups.ts"
 import { openQueueApi, withRedis } from "./CliSession.ts"
-import type { CommandGroup } from "./CommandGroup.ts"
-import { type CommonFlags, queueName, wholeNumber, withCommonFlags } from "./Flags.ts"
+import type { CommonFlags } from "./Flags.ts"
+import { cliCursor } from "./JobsFlags.ts"
 import {
   type CliFailure,
   ExitCode,
@@ -34,24 +28,6 @@ const limitsText = (l: GroupLimits | undefined): string => {
   if (l.concurrency !== undefined) parts.push(`concurrency=${l.concurrency}`)
   if (l.max !== undefined) parts.push(`max=${l.max}/${l.perMs}ms`)
   return parts.join(",")
-}
-
-/**
- * The CLI's cursor: base64url of the engine's (a group name, which may hold any character
- * but NUL). Opaque on purpose: it is one shell word in every shell, pastes back exactly
- * (quoting could not carry a control character without printing it raw), and shows nothing
- * a tenant chose. `--json` gives the same cursor, so either output's cursor goes back in.
- */
-export const cliCursor = (cursor: string): string => Buffer.from(cursor, "utf8").toString("base64url")
-
-/** An argParser for `--cursor`: a cursor {@link cliCursor} printed, back to the engine's. */
-export const groupCursor = (value: string): string => {
-  const cursor = Buffer.from(value, "base64url").toString("utf8")
-  if (!/^[A-Za-z0-9_-]+$/.test(value) || cliCursor(cursor) !== value)
-    throw new InvalidArgumentError(
-      `--cursor ${escapeControl(JSON.stringify(value))} is not a cursor leaseq groups printed: pass the one after "more: --cursor" (or the JSON "cursor"), as it is`,
-    )
-  return cursor
 }
 
 /** The text form of a page. */
@@ -89,28 +65,3 @@ export const runGroups = (io: Io, url: string, flags: GroupsFlags): Effect.Effec
       return ExitCode.ok
     }),
   )
-
-/** `groups` of one queue (registered by Jobs.ts's `jobCommands`). */
-export const groupCommands = ({ program, io, url, setJob }: CommandGroup): void => {
-  const groups = withCommonFlags(
-    program
-      .command("groups")
-      .description("list a queue's groups (add's group option): waiting and active jobs, paused, limits"),
-  )
-    .requiredOption(
-      "--queue <name>",
-      "the queue (required; a partitioned queue's name covers all its partitions)",
-      queueName,
-    )
-    .option("--cursor <cursor>", "go on from the page before (the cursor it printed, as it is)", groupCursor)
-    .addOption(
-      new Option("--count <n>", `groups per page (1 to ${MAX_GROUP_PAGE}, default 100)`).argParser(
-        wholeNumber("--count", 1, MAX_GROUP_PAGE),
-      ),
-    )
-    .addHelpText(
-      "after",
-      "\nExamples:\n  leaseq groups --queue emails\n  leaseq groups --queue emails --count 20 --json",
-    )
-  groups.action(() => setJob(url(groups.opts(), (u) => runGroups(io, u, groups.opts()))))
-}

@@ -1,23 +1,10 @@
-/**
- * `leaseq job <id>`, `leaseq cancel <id>`, `leaseq pause`, `leaseq resume`, `leaseq
- * retention [--set <json>]`: look up, cancel, pause and resume, show or set the retention
- * of finished jobs (checked before connecting), for one queue (`--queue`). A partitioned queue (`--queue
- * orders` standing for `orders~0`, `orders~1`, …) is covered whole: `job` and `cancel`
- * ask every partition, `pause` and `resume` change every partition. An unknown id is
- * not an error (exit 0, "not found").
- */
-import type { Command } from "commander"
 import * as Effect from "effect/Effect"
 import type { AttemptError, CancelledFrom, JobInfo } from "../engine/queue/JobCommands.ts"
 import { validateJobId } from "../engine/queue/JobControl.ts"
 import type { JobControl } from "../engine/queue/QueueApi.ts"
 import { type Retention, resolveRetention } from "../engine/queue/Retention.ts"
 import { openQueueApi, withRedis } from "./CliSession.ts"
-import type { CommandGroup } from "./CommandGroup.ts"
-import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
-import { flowCommand } from "./FlowTree.ts"
-import { groupCommands } from "./Groups.ts"
-import { limitCommands } from "./Limits.ts"
+import type { CommonFlags } from "./Flags.ts"
 import {
   type CliFailure,
   clip,
@@ -190,53 +177,3 @@ export const runRetention = (io: Io, url: string, flags: RetentionFlags): Effect
     else writeText(io, retentionText(flags.queue, r))
     return ExitCode.ok
   })
-
-/** `retention` of one queue. */
-const retentionCommand = ({ program, io, url, setJob }: CommandGroup): void => {
-  const cmd = withCommonFlags(
-    program.command("retention").description("show (or --set) how many finished jobs the queue keeps, and how long"),
-  )
-    .requiredOption(
-      "--queue <name>",
-      "the queue (required; a partitioned queue's name covers all its partitions)",
-      queueName,
-    )
-    .option("--set <json>", 'store this policy first, e.g. \'{"completed":{"count":100,"ageMs":600000}}\'')
-    .addHelpText(
-      "after",
-      '\nExamples:\n  leaseq retention --queue emails\n  leaseq retention --queue emails --set \'{"completed":{"count":5000},"dead":{"ageMs":604800000}}\'',
-    )
-  cmd.action(() => setJob(url(cmd.opts(), (u) => runRetention(io, u, cmd.opts<RetentionFlags>()))))
-}
-
-/** `job`, `cancel`, `pause`, `resume`, `limits` (Limits.ts) and `retention` of one queue. */
-export const jobCommands = ({ program, io, url, setJob }: CommandGroup): void => {
-  const queueCommand = (name: string, description: string) =>
-    withCommonFlags(program.command(name).description(description)).requiredOption(
-      "--queue <name>",
-      "the queue (required; a partitioned queue's name covers all its partitions)",
-      queueName,
-    )
-  const job = queueCommand("job", "show one job: state, attempts, lease, last error, result, dedupe key, payload")
-    .argument("<id>", "the job id (as add returned it)")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  leaseq job 01JD3K… --queue emails\n  leaseq job 01JD3K… --queue emails --json",
-    )
-  job.action((id: string) => setJob(url(job.opts(), (u) => runJob(io, u, id, job.opts()))))
-
-  const cancel = queueCommand(
-    "cancel",
-    "cancel a waiting, delayed or active job for good (an active job's lease is revoked at once)",
-  ).argument("<id>", "the job id")
-  cancel.action((id: string) => setJob(url(cancel.opts(), (u) => runCancel(io, u, id, cancel.opts()))))
-
-  const pause = queueCommand("pause", "stop handing out jobs (running jobs go on) until resume")
-  pause.action(() => setJob(url(pause.opts(), (u) => runPause(io, u, "pause", pause.opts()))))
-  const resume = queueCommand("resume", "hand out jobs again after pause, waking idle workers")
-  resume.action(() => setJob(url(resume.opts(), (u) => runPause(io, u, "resume", resume.opts()))))
-  groupCommands({ program, io, url, setJob })
-  limitCommands({ program, io, url, setJob })
-  retentionCommand({ program, io, url, setJob })
-  flowCommand({ program, io, url, setJob })
-}

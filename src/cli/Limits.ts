@@ -1,17 +1,8 @@
-/**
- * `leaseq limits --queue <name>`: show the queue-wide flow limits (rate limit, concurrency
- * cap, a RateLimited hold), or set and clear them with `--rate <max>/<perMs>` or
- * `--rate off` (lifting a hold too), `--concurrency <n>` or `--concurrency off`, and lift a
- * hold alone with `--hold off`. A partitioned queue's
- * limits are set alike on every partition and hold per partition (docs/flow-control.md).
- * A bad value is a usage failure (exit 2) and writes nothing.
- */
-import type { Command } from "commander"
 import * as Effect from "effect/Effect"
 import { InvalidOptions } from "../engine/model/Errors.ts"
 import { type RateLimit, validateConcurrency, validateRateLimit } from "../engine/model/Flow.ts"
 import { openQueueApi, withRedis } from "./CliSession.ts"
-import { type CommonFlags, queueName, withCommonFlags } from "./Flags.ts"
+import type { CommonFlags } from "./Flags.ts"
 import { type CliFailure, ExitCode, type ExitCodeValue, type Io, toFailure, writeJson, writeText } from "./Output.ts"
 
 /** Flags of `leaseq limits`. */
@@ -83,32 +74,3 @@ export const runLimits = (io: Io, url: string, flags: LimitFlags): Effect.Effect
       return ExitCode.ok
     }),
   )
-
-/** What the command is built with: Jobs.ts's command group (declared here: Jobs.ts registers this command). */
-interface LimitGroup {
-  readonly program: Command
-  readonly io: Io
-  readonly url: (
-    flags: CommonFlags,
-    run: (url: string) => Effect.Effect<ExitCodeValue, CliFailure>,
-  ) => Effect.Effect<ExitCodeValue, CliFailure>
-  readonly setJob: (job: Effect.Effect<ExitCodeValue, CliFailure>) => void
-}
-
-/** `limits` of one queue (registered by Jobs.ts beside `pause` and `resume`). */
-export const limitCommands = ({ program, io, url, setJob }: LimitGroup): void => {
-  const limits = withCommonFlags(
-    program
-      .command("limits")
-      .description("show or set a queue's flow limits: the rate limit across all workers and the concurrency cap"),
-  )
-    .requiredOption("--queue <name>", "the queue (a partitioned queue's name sets every partition's)", queueName)
-    .option("--rate <max/perMs>", 'at most max jobs leased per perMs ms (e.g. 100/1000), or "off"')
-    .option("--concurrency <n>", 'at most n jobs active at once across all workers, or "off"')
-    .option("--hold <off>", 'lift a RateLimited hold ("off"; "--rate off" lifts it too)')
-    .addHelpText(
-      "after",
-      "\nExamples:\n  leaseq limits --queue emails\n  leaseq limits --queue emails --rate 100/1000 --concurrency 5\n  leaseq limits --queue emails --rate off\n  leaseq limits --queue emails --hold off",
-    )
-  limits.action(() => setJob(url(limits.opts(), (u) => runLimits(io, u, limits.opts()))))
-}

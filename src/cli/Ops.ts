@@ -5,14 +5,12 @@
  * partition). Flags are checked before anything is sent; a refusal (a job in another state,
  * active jobs) is a one-line reason and exit 1, having changed nothing.
  */
-import { Option } from "commander"
 import * as Effect from "effect/Effect"
+import { LIST_STATES } from "../engine/model/CallDefaults.ts"
 import type { JobPage, QueueOps } from "../engine/queue/OpsApi.ts"
-import { CLEAN_STATES, LIST_STATES } from "../engine/scripts/OpsScripts.ts"
 import { openQueueApi, withRedis } from "./CliSession.ts"
-import type { CommandGroup } from "./CommandGroup.ts"
-import { queueName, wholeNumber, withCommonFlags } from "./Flags.ts"
 import type { JobFlags } from "./Jobs.ts"
+import { DEFAULT_LIST_STATE } from "./OpsFlags.ts"
 import {
   type CliFailure,
   clip,
@@ -22,11 +20,9 @@ import {
   type Io,
   table,
   toFailure,
-  usage,
   writeJson,
   writeText,
 } from "./Output.ts"
-import { upgradeCommands } from "./Upgrade.ts"
 
 type Run = Effect.Effect<ExitCodeValue, CliFailure>
 
@@ -58,9 +54,6 @@ const outcomeOf = (j: JobPage["jobs"][number]): string =>
       : j.resultBytes
         ? `(result of ${j.resultBytes} bytes)`
         : ""
-
-/** The state `leaseq jobs` lists when `--state` is not given. */
-export const DEFAULT_LIST_STATE = "waiting"
 
 /**
  * The text form of a page: one row per job (every cell escaped by `table`), then the cursor.
@@ -121,115 +114,39 @@ const runOp =
       }),
     )
 
-/** A command of one queue: `--queue` and the common flags. */
-const queueCommand = (program: CommandGroup["program"]) => (name: string, description: string) =>
-  withCommonFlags(program.command(name).description(description)).requiredOption(
-    "--queue <name>",
-    "the queue (required; a partitioned queue's name covers all its partitions)",
-    queueName,
-  )
+/** Run `leaseq drain`. */
+export const runDrain = (io: Io, url: string, o: JobFlags & { readonly delayed?: boolean }): Run =>
+  runOp(
+    `draining queue ${o.queue}`,
+    (ops) => ops.drain({ delayed: o.delayed === true }),
+    (r: { waiting: number; delayed: number; calls: number }) =>
+      `removed ${r.waiting} waiting and ${r.delayed} delayed jobs in ${r.calls} calls`,
+  )(io, url, o)
 
-/** `jobs`, `drain`, `clean`, `obliterate`, `promote`, `retry` of one queue. */
-export const opsCommands = (group: CommandGroup): void => {
-  const { program, io, url, setJob } = group
-  const command = queueCommand(program)
-  const jobs = command("jobs", "list one page of the jobs in a state, with their payloads")
-    .addOption(
-      new Option("--state <state>", `the state (default: ${DEFAULT_LIST_STATE}, said in the header)`).choices(
-        LIST_STATES,
-      ),
-    )
-    .option("--count <n>", "jobs in the page (default 100)", wholeNumber("--count", 1, 1000))
-    .option("--cursor <cursor>", "the next page's cursor, as the previous page printed it")
-    .addOption(
-      new Option("--order <order>", "asc: the next to run (or oldest) first; desc: the reverse").choices([
-        "asc",
-        "desc",
-      ]),
-    )
-    .addHelpText(
-      "after",
-      "\nExamples:\n  leaseq jobs --queue emails\n  leaseq jobs --queue emails --state dead --count 20 --json",
-    )
-  jobs.action(() => setJob(url(jobs.opts(), (u) => runJobs(io, u, jobs.opts()))))
+/** Run `leaseq clean`. */
+export const runClean = (
+  io: Io,
+  url: string,
+  o: JobFlags & { readonly state: string; readonly olderThanMs?: number; readonly limit?: number },
+): Run =>
+  runOp(
+    `cleaning ${o.state} jobs of queue ${o.queue}`,
+    (ops) => ops.clean(o.state, { olderThanMs: o.olderThanMs, limit: o.limit }),
+    (r: { deleted: number; calls: number }) => `deleted ${r.deleted} ${o.state} jobs in ${r.calls} calls`,
+  )(io, url, o)
 
-  const drain = command("drain", "remove every waiting job (with --delayed, every delayed one too) for good").option(
-    "--delayed",
-    "delayed jobs too",
-  )
-  drain.action(() => {
-    const o = drain.opts<JobFlags & { readonly delayed?: boolean }>()
-    const run = runOp(
-      `draining queue ${o.queue}`,
-      (ops) => ops.drain({ delayed: o.delayed === true }),
-      (r: { waiting: number; delayed: number; calls: number }) =>
-        `removed ${r.waiting} waiting and ${r.delayed} delayed jobs in ${r.calls} calls`,
-    )
-    setJob(url(o, (u) => run(io, u, o)))
-  })
+/** Run `leaseq obliterate` (its `--yes` already given). */
+export const runObliterate = (io: Io, url: string, o: JobFlags & { readonly force?: boolean }): Run =>
+  runOp(
+    `obliterating queue ${o.queue}`,
+    (ops) => ops.obliterate({ force: o.force === true }),
+    (r: { active: number }) => `deleted (${r.active} active jobs had their leases revoked)`,
+  )(io, url, o)
 
-  const clean = command("clean", "delete completed, cancelled or dead jobs that finished long enough ago")
-    .addOption(new Option("--state <state>", "the state").choices(CLEAN_STATES).makeOptionMandatory())
-    .option(
-      "--older-than-ms <ms>",
-      "only jobs finished at least this long ago (default 0)",
-      wholeNumber("--older-than-ms", 0, 31_536_000_000),
-    )
-    .option("--limit <n>", "delete at most this many (default: all)", wholeNumber("--limit", 1, 1_000_000_000))
-  clean.action(() => {
-    const o = clean.opts<
-      JobFlags & { readonly state: string; readonly olderThanMs?: number; readonly limit?: number }
-    >()
-    const run = runOp(
-      `cleaning ${o.state} jobs of queue ${o.queue}`,
-      (ops) => ops.clean(o.state, { olderThanMs: o.olderThanMs, limit: o.limit }),
-      (r: { deleted: number; calls: number }) => `deleted ${r.deleted} ${o.state} jobs in ${r.calls} calls`,
-    )
-    setJob(url(o, (u) => run(io, u, o)))
-  })
-
-  destructiveCommands(group)
-  upgradeCommands(group)
-
-  for (const [name, what] of [
-    ["promote", "make a delayed job ready now"],
-    ["retry", "run a completed, cancelled or dead job again with fresh attempts"],
-  ] as const) {
-    const one = command(name, what).argument("<id>", "the job id")
-    one.action((id: string) => {
-      const o = one.opts<JobFlags>()
-      const run = runOp(
-        `${name} job ${id} of queue ${o.queue}`,
-        (ops) => (name === "promote" ? ops.promote(id) : ops.retry(id)),
-        (was) => `job ${id} ${name === "promote" ? "promoted" : "queued again"} (it was ${was})`,
-      )
-      setJob(url(o, (u) => run(io, u, o)))
-    })
-  }
-}
-
-/** `obliterate`, behind `--yes`. */
-const destructiveCommands = ({ program, io, url, setJob }: CommandGroup): void => {
-  const command = queueCommand(program)
-  const obliterate = command(
-    "obliterate",
-    "delete the whole queue: every job, counter, event and schedule (asks --yes)",
-  )
-    .option("--force", "even while jobs are active: their leases are revoked")
-    .option("--yes", "confirm: the queue is deleted for good")
-  obliterate.action(() => {
-    const o = obliterate.opts<JobFlags & { readonly force?: boolean; readonly yes?: boolean }>()
-    if (o.yes !== true) {
-      setJob(
-        Effect.fail(usage(`obliterate deletes queue ${o.queue} for good: add --yes to confirm (nothing was deleted)`)),
-      )
-      return
-    }
-    const run = runOp(
-      `obliterating queue ${o.queue}`,
-      (ops) => ops.obliterate({ force: o.force === true }),
-      (r: { active: number }) => `deleted (${r.active} active jobs had their leases revoked)`,
-    )
-    setJob(url(o, (u) => run(io, u, o)))
-  })
-}
+/** Run `leaseq promote <id>` or `leaseq retry <id>`. */
+export const runMove = (io: Io, url: string, name: "promote" | "retry", id: string, o: JobFlags): Run =>
+  runOp(
+    `${name} job ${id} of queue ${o.queue}`,
+    (ops) => (name === "promote" ? ops.promote(id) : ops.retry(id)),
+    (was) => `job ${id} ${name === "promote" ? "promoted" : "queued again"} (it was ${was})`,
+  )(io, url, o)

@@ -4,7 +4,7 @@
  * line on stderr (only when stderr is a terminal).
  */
 import * as Data from "effect/Data"
-import { redactText } from "../redis/Client.ts"
+import { redactText } from "../redis/Redact.ts"
 
 /** Exit codes of every `leaseq` command. */
 export const ExitCode = {

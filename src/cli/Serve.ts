@@ -1,37 +1,15 @@
 /**
  * What the CLI's long-running servers (`leaseq metrics`, `leaseq dashboard`) share:
- * the `--listen` flag, listening with a clear reason when it cannot, running until a
+ * listening with a clear reason when it cannot, running until a
  * signal, and closing the server without waiting for kept-alive connections.
  */
 import type { Server } from "node:http"
-import { InvalidArgumentError, Option } from "commander"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { ConnectionOption } from "../redis/Client.ts"
 import { clusterStartup, withRedis } from "./CliSession.ts"
 import { type CliFailure, toFailure, usage } from "./Output.ts"
-
-/** Where to listen. */
-export interface ListenAddress {
-  readonly host: string
-  readonly port: number
-}
-
-/** Parse `--listen host:port` (`[::1]:9464` for IPv6); a bad value is refused by the parser (exit 2). */
-export const listenAddress = (value: string): ListenAddress => {
-  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(value)
-  const port = m ? Number(m[2]) : Number.NaN
-  if (!m || port < 0 || port > 65_535) {
-    throw new InvalidArgumentError(`--listen must be host:port (e.g. 127.0.0.1:9464), got ${JSON.stringify(value)}`)
-  }
-  return { host: (m[1] as string).replace(/^\[|\]$/g, ""), port }
-}
-
-/** The `--listen` option, its default shown as written (`127.0.0.1:7300`). */
-export const listenOption = (fallback: string): Option =>
-  new Option("--listen <host:port>", "address to serve on (loopback unless told otherwise)")
-    .argParser(listenAddress)
-    .default(listenAddress(fallback), fallback)
+import type { ListenAddress } from "./ServeFlags.ts"
 
 /** Listen, or fail with a clear reason (a port in use is exit 2: configuration). */
 export const listen = (server: Server, at: ListenAddress): Effect.Effect<ListenAddress, CliFailure> =>

@@ -5,13 +5,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import {
-  DEFAULT_SWEEP_LIMIT,
-  emptyTotals,
-  SWEEP_DEAD_LISTED,
-  type SweepTotals,
-  sweepPass,
-} from "../engine/admin/Sweeper.ts"
+import { emptyTotals, SWEEP_DEAD_LISTED, type SweepTotals, sweepPass } from "../engine/admin/Sweeper.ts"
 import type { SweepResult } from "../engine/calls/Commands.ts"
 import type { RedisClient } from "../redis/Client.ts"
 import { openQueue, targetQueues, withRedis } from "./CliSession.ts"
@@ -36,12 +30,6 @@ export interface SweepFlags extends CommonFlags {
   readonly limit: number
   readonly maxMs: number
 }
-
-/** Default `--max-ms`: the whole pass starts no new call after this. */
-export const DEFAULT_SWEEP_MAX_MS = 30_000
-
-/** Default `--limit`. */
-export { DEFAULT_SWEEP_LIMIT }
 
 /** What the pass did to one queue: the sweeper's totals, or why it could not sweep it. */
 export interface QueueSweep extends SweepTotals {

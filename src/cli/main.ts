@@ -8,25 +8,23 @@
  */
 import { readFileSync } from "node:fs"
 import { Command, CommanderError } from "commander"
-import * as Cause from "effect/Cause"
-import * as Effect from "effect/Effect"
-import { VERIFY_PAGE_LIMITS } from "../engine/calls/Verify.ts"
+import {
+  DEFAULT_SWEEP_LIMIT,
+  DEFAULT_VERIFY_LINES,
+  DEFAULT_VERIFY_PAGE,
+  VERIFY_PAGE_LIMITS,
+} from "../engine/model/CallDefaults.ts"
 import { Limits } from "../engine/model/Validate.ts"
-import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, runStats, runVerify, statsFlags } from "./Admin.ts"
-import { allowedHostOption, DEFAULT_DASHBOARD_LISTEN, runDashboard } from "./Dashboard.ts"
-import { runDeadAct, runDeadList } from "./Dead.ts"
-import { runEvents } from "./Events.ts"
-import { type CommonFlags, queueList, queueName, resolveUrl, wholeNumber, withCommonFlags } from "./Flags.ts"
-import { jobCommands } from "./Jobs.ts"
-import { DEFAULT_METRICS_LISTEN, maxQueuesOption, readTimeoutOption, runMetrics } from "./Metrics.ts"
-import { opsCommands } from "./Ops.ts"
-import { type CliFailure, ExitCode, type ExitCodeValue, type Io, oneLine, processIo, toFailure } from "./Output.ts"
-import { scheduleCommands } from "./Schedules.ts"
-import { listenOption } from "./Serve.ts"
-import { DEFAULT_SWEEP_LIMIT, DEFAULT_SWEEP_MAX_MS, runSweep } from "./Sweep.ts"
-import { runWorkers } from "./Workers.ts"
+import type { CommandGroup, Job } from "./CommandGroup.ts"
+import { queueList, queueName, resolveUrl, statsFlags, wholeNumber, withCommonFlags } from "./Flags.ts"
+import { jobCommands } from "./JobsFlags.ts"
+import { opsCommands } from "./OpsFlags.ts"
+import { ExitCode, type Io, oneLine, processIo, toFailure } from "./Output.ts"
+import { scheduleCommands } from "./SchedulesFlags.ts"
+import { serveCommands } from "./ServeFlags.ts"
 
-type Job = Effect.Effect<ExitCodeValue, CliFailure>
+/** Default `--max-ms` of `leaseq sweep`: the whole pass starts no new call after this. */
+const DEFAULT_SWEEP_MAX_MS = 30_000
 
 const version = (): string => {
   try {
@@ -47,19 +45,28 @@ Exit codes:
   2  bad flags or configuration; nothing was written to Redis
   3  verify found a violation (listed on stdout)`
 
-/** Resolve the URL (a usage failure when bad), then run the command against it. */
+/** Resolve the URL (a usage failure when bad), then load the command and run it against the URL. */
 const withUrl =
-  (env: NodeJS.ProcessEnv) =>
-  (flags: CommonFlags, run: (url: string) => Job): Job =>
-    Effect.try({ try: () => resolveUrl(flags.url, env), catch: (e) => toFailure(e) }).pipe(Effect.flatMap(run))
+  (env: NodeJS.ProcessEnv): CommandGroup["url"] =>
+  (flags, run) =>
+  async () => {
+    let url: string
+    try {
+      url = resolveUrl(flags.url, env)
+    } catch (e) {
+      return refuse(toFailure(e))()
+    }
+    return run(url)
+  }
+
+/** A job that only fails with `failure`. */
+const refuse =
+  (failure: ReturnType<typeof toFailure>): Job =>
+  async () =>
+    (await import("effect/Effect")).fail(failure)
 
 /** What every group of commands is built with. */
-interface Ctx {
-  readonly program: Command
-  readonly io: Io
-  readonly url: (flags: CommonFlags, run: (url: string) => Job) => Job
-  readonly setJob: (job: Job) => void
-}
+type Ctx = CommandGroup
 
 /**
  * Build the commander program. Actions do not run anything: each hands the Effect
@@ -67,7 +74,7 @@ interface Ctx {
  */
 const buildProgram = (io: Io, env: NodeJS.ProcessEnv, setJob: (job: Job) => void): Command => {
   const program = new Command("leaseq")
-  const ctx: Ctx = { program, io, url: withUrl(env), setJob }
+  const ctx: Ctx = { program, io, url: withUrl(env), refuse, setJob }
   program
     .description("leaseq: a reliable job queue on Redis. Sweep expired leases from cron, inspect and repair queues.")
     .version(version(), "-V, --version")
@@ -118,12 +125,12 @@ const queueCommands = ({ program, io, url, setJob }: Ctx): void => {
       "after",
       "\nExamples:\n  leaseq sweep --url redis://127.0.0.1:6379\n  leaseq sweep --queue emails --queue thumbnails --json",
     )
-  sweep.action(() => setJob(url(sweep.opts(), (u) => runSweep(io, u, sweep.opts()))))
+  sweep.action(() => setJob(url(sweep.opts(), async (u) => (await import("./Sweep.ts")).runSweep(io, u, sweep.opts()))))
 
   const stats = statsFlags(
     withCommonFlags(program.command("stats").description("per queue: jobs in each state, completed and failed, rates")),
   )
-  stats.action(() => setJob(url(stats.opts(), (u) => runStats(io, u, stats.opts()))))
+  stats.action(() => setJob(url(stats.opts(), async (u) => (await import("./Admin.ts")).runStats(io, u, stats.opts()))))
 
   const verify = withCommonFlags(
     program
@@ -143,52 +150,9 @@ const queueCommands = ({ program, io, url, setJob }: Ctx): void => {
       wholeNumber("--page-size", VERIFY_PAGE_LIMITS.min, VERIFY_PAGE_LIMITS.max),
       DEFAULT_VERIFY_PAGE,
     )
-  verify.action(() => setJob(url(verify.opts(), (u) => runVerify(io, u, verify.opts()))))
-}
-
-/** `metrics` and `dashboard`: long-running servers, until a signal. */
-const serveCommands = ({ program, io, url, setJob }: Ctx): void => {
-  const metrics = withCommonFlags(
-    program
-      .command("metrics")
-      .description(
-        "serve /metrics in the Prometheus text format for every queue under the prefix (or those named), until Ctrl-C",
-      ),
+  verify.action(() =>
+    setJob(url(verify.opts(), async (u) => (await import("./Admin.ts")).runVerify(io, u, verify.opts()))),
   )
-    .addOption(listenOption(DEFAULT_METRICS_LISTEN))
-    .addOption(maxQueuesOption())
-    .addOption(readTimeoutOption())
-    .option("--queue <name>", "only this queue (repeat for more; default: every queue under the prefix)", queueList)
-    .addHelpText(
-      "after",
-      "\nExamples:\n  leaseq metrics --url redis://127.0.0.1:6379\n  leaseq metrics --listen 0.0.0.0:9464 --prefix jobs",
-    )
-  metrics.action(() => setJob(url(metrics.opts(), (u) => runMetrics(io, u, metrics.opts()))))
-
-  const dashboard = withCommonFlags(
-    program
-      .command("dashboard")
-      .description(
-        "serve a live dashboard of the queues under the prefix (read-only unless --allow-actions), until Ctrl-C",
-      ),
-  )
-    .addOption(listenOption(DEFAULT_DASHBOARD_LISTEN))
-    .option(
-      "--allow-actions",
-      "allow retry, promote, cancel and delete of jobs, purge of dead jobs, pause and resume from the page (each action needs the token)",
-    )
-    .option(
-      "--token <token>",
-      "the token actions (and reads beyond loopback) need, at least 16 characters; visible in ps: prefer --token-file or $LEASEQ_DASHBOARD_TOKEN (default: generated)",
-    )
-    .option("--token-file <file>", "read the token from this file")
-    .addOption(allowedHostOption())
-    .option("--hide-payloads", "never send payloads or results to the page (queues carrying personal data)")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  leaseq dashboard --url redis://127.0.0.1:6379\n  leaseq dashboard --allow-actions --hide-payloads",
-    )
-  dashboard.action(() => setJob(url(dashboard.opts(), (u) => runDashboard(io, u, dashboard.opts()))))
 }
 
 /** `dead list|retry|purge` for one queue. */
@@ -204,7 +168,7 @@ const deadCommands = ({ program, io, url, setJob }: Ctx): void => {
   const list = deadCommand("list", "list dead jobs, oldest death first, with their last error")
     .option("--offset <n>", "skip this many dead jobs", wholeNumber("--offset", 0, 1_000_000_000), 0)
     .option("--count <n>", "list at most this many", wholeNumber("--count", 1, 10_000), 50)
-  list.action(() => setJob(url(list.opts(), (u) => runDeadList(io, u, list.opts()))))
+  list.action(() => setJob(url(list.opts(), async (u) => (await import("./Dead.ts")).runDeadList(io, u, list.opts()))))
 
   const retry = deadCommand("retry", "give dead jobs a fresh set of attempts: they go back on wait")
     .argument("[ids...]", "ids of the dead jobs to retry")
@@ -213,14 +177,18 @@ const deadCommands = ({ program, io, url, setJob }: Ctx): void => {
       "after",
       "\nExamples:\n  leaseq dead retry --queue emails 01JD3K…\n  leaseq dead retry --queue emails --all",
     )
-  retry.action((ids: string[]) => setJob(url(retry.opts(), (u) => runDeadAct(io, u, "retry", ids, retry.opts()))))
+  retry.action((ids: string[]) =>
+    setJob(url(retry.opts(), async (u) => (await import("./Dead.ts")).runDeadAct(io, u, "retry", ids, retry.opts()))),
+  )
 
   const purge = deadCommand("purge", "delete dead jobs and their data for good (asks for --yes)")
     .argument("[ids...]", "ids of the dead jobs to delete")
     .option("--all", "delete every dead job of the queue")
     .option("--yes", "confirm: without it nothing is deleted (exit 2)")
     .addHelpText("after", "\nExamples:\n  leaseq dead purge --queue emails --all --yes")
-  purge.action((ids: string[]) => setJob(url(purge.opts(), (u) => runDeadAct(io, u, "purge", ids, purge.opts()))))
+  purge.action((ids: string[]) =>
+    setJob(url(purge.opts(), async (u) => (await import("./Dead.ts")).runDeadAct(io, u, "purge", ids, purge.opts()))),
+  )
 }
 
 /** `workers` (every queue, or those named) and `events` of one queue. */
@@ -230,7 +198,9 @@ const watchCommands = ({ program, io, url, setJob }: Ctx): void => {
       .command("workers")
       .description("live workers of every queue (or those named): id, state, running/concurrency, last heartbeat"),
   ).option("--queue <name>", "only this queue (repeat for more; default: every queue under the prefix)", queueList)
-  workers.action(() => setJob(url(workers.opts(), (u) => runWorkers(io, u, workers.opts()))))
+  workers.action(() =>
+    setJob(url(workers.opts(), async (u) => (await import("./Workers.ts")).runWorkers(io, u, workers.opts()))),
+  )
 
   const events = withCommonFlags(
     program
@@ -244,13 +214,20 @@ const watchCommands = ({ program, io, url, setJob }: Ctx): void => {
       "after",
       "\nWith --json: one JSON object per event, one per line.\nExamples:\n  leaseq events --queue emails\n  leaseq events --queue emails --from start --follow --json",
     )
-  events.action(() => setJob(url(events.opts(), (u) => runEvents(io, u, events.opts()))))
+  events.action(() =>
+    setJob(url(events.opts(), async (u) => (await import("./Events.ts")).runEvents(io, u, events.opts()))),
+  )
 }
 
-/** Run a parsed command: a failure prints its one-line reason on stderr. */
-const runJob = (io: Io, job: Job): Promise<number> =>
-  Effect.runPromise(
-    job.pipe(
+/**
+ * Run a parsed command: load it, run it, and print a failure's one-line reason on
+ * stderr. Effect is imported here, so `--help` and a bad flag load none of it.
+ */
+const runJob = async (io: Io, job: Job): Promise<number> => {
+  const [Effect, Cause] = await Promise.all([import("effect/Effect"), import("effect/Cause")])
+  return Effect.runPromise(
+    Effect.promise(job).pipe(
+      Effect.flatten,
       Effect.catch((failure) =>
         Effect.sync(() => {
           io.err(`leaseq: ${failure.message}\n`)
@@ -266,6 +243,7 @@ const runJob = (io: Io, job: Job): Promise<number> =>
       ),
     ),
   )
+}
 
 /**
  * Parse `argv` (without node and script), run the command, and return the exit

@@ -13,6 +13,7 @@ import { integerOr } from "../engine/model/Validate.ts"
 import { type ConnectionOption, connect, redactText } from "../redis/Client.ts"
 import { EXPOSITION_CONTENT_TYPE, renderExposition } from "./Exposition.ts"
 import { checkFleetOptions, makeFleetReader } from "./Fleet.ts"
+import { DEFAULT_MAX_QUEUES, READ_TIMEOUT_MS } from "./HandlerDefaults.ts"
 
 /** Options of {@link metricsHandler}. */
 export interface MetricsHandlerOptions {
@@ -47,11 +48,7 @@ export interface MetricsHandler {
   readonly close: () => Promise<void>
 }
 
-/** Default of {@link MetricsHandlerOptions.readTimeoutMs}: well under Prometheus' default scrape timeout of 10 s. */
-export const READ_TIMEOUT_MS = 2000
-
-/** Default of {@link MetricsHandlerOptions.maxQueues}. */
-export const DEFAULT_MAX_QUEUES = 500
+export { DEFAULT_MAX_QUEUES, READ_TIMEOUT_MS } from "./HandlerDefaults.ts"
 
 /** Default of {@link MetricsHandlerOptions.cacheMs}. */
 export const DEFAULT_METRICS_CACHE_MS = 1000

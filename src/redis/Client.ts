@@ -23,7 +23,7 @@ import { attachErrorListener, wrap } from "./Connection.ts"
 import { InvalidOptions } from "./Errors.ts"
 import type { RedisClient } from "./Interface.ts"
 import { redactText, redactUrl } from "./Redact.ts"
-import { redisUrlProblem } from "./Url.ts"
+import { DEFAULT_REDIS_URL, redisUrlProblem } from "./Url.ts"
 
 export { liveConnections } from "./Connection.ts"
 export { type Deadline, NoAnswer, withDeadline } from "./Deadline.ts"
@@ -39,8 +39,7 @@ export type ConnectionOption =
   | Cluster
   | { readonly cluster: ReadonlyArray<string | ClusterNode>; readonly options?: ClusterOptions }
 
-/** The Redis used when no connection is given and `REDIS_URL` is not set. */
-export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"
+export { DEFAULT_REDIS_URL } from "./Url.ts"
 
 /** Defaults applied to connections leaseq creates itself. */
 const DEFAULTS: RedisOptions = {

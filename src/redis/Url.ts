@@ -5,6 +5,9 @@
  * `#` and send the rest as a host, port or database.
  */
 
+/** The Redis used when no connection is given and `REDIS_URL` is not set. */
+export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379"
+
 /** The fix for credentials a URL parser would split, shown in every such refusal. */
 const ENCODE = "percent-encode it (/ as %2F, ? as %3F, # as %23, @ as %40, % as %25, space as %20)"
 

@@ -7,6 +7,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Commands, SweepResult, SweptDead } from "../calls/Commands.ts"
+import { DEFAULT_SWEEP_LIMIT } from "../model/CallDefaults.ts"
 import { drainOutbox } from "./Outbox.ts"
 import { tickSchedules } from "./Ticker.ts"
 
@@ -45,8 +46,7 @@ export interface SweepTotals {
   readonly nextTickMs: number
 }
 
-/** Default jobs per sweep call. */
-export const DEFAULT_SWEEP_LIMIT = 500
+export { DEFAULT_SWEEP_LIMIT } from "../model/CallDefaults.ts"
 
 /** Most dead jobs a pass lists by id in its totals (`dead` counts them all). */
 export const SWEEP_DEAD_LISTED = 100

@@ -17,19 +17,13 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
+import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../model/CallDefaults.ts"
 import { type Checked, checkIntegerOr, checkObject } from "../model/Validate.ts"
 import type { ScriptDef } from "../scripts/Script.ts"
 import { VERIFY_HASHES, VERIFY_SETS } from "../scripts/VerifyScripts.ts"
 import { Scripts } from "./Scripts.ts"
 
-/** Default `pageSize` of verify: entries (or set members, hash fields) checked per script call. */
-export const DEFAULT_VERIFY_PAGE = 100
-
-/** `pageSize` bounds: 1 .. 10 000. */
-export const VERIFY_PAGE_LIMITS = { min: 1, max: 10_000 } as const
-
-/** Default `maxLines` of verify. */
-export const DEFAULT_VERIFY_LINES = 100
+export { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, VERIFY_PAGE_LIMITS } from "../model/CallDefaults.ts"
 
 /** The options of a verify, as both faces take them. */
 export interface VerifyOptions {

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { runScript } from "../calls/Commands.ts"
 import { Scripts } from "../calls/Scripts.ts"
+import { MAX_GROUP_PAGE } from "../model/CallDefaults.ts"
 import { InvalidOptions, QueueClosed } from "../model/Errors.ts"
 import { checkGroupName } from "../model/GroupName.ts"
 import { type Checked, checkInteger, checkIntegerOr, checkKnownKeys, checkObject } from "../model/Validate.ts"
@@ -23,8 +24,7 @@ export type { GroupControl } from "./QueueApi.ts"
 /** Largest value of a group limit (`concurrency`, `max`, `perMs`: ms, about 24 days). */
 export const MAX_GROUP_LIMIT = 2_147_483_647
 
-/** Most groups one `groups()` page lists (default 100). */
-export const MAX_GROUP_PAGE = 1000
+export { MAX_GROUP_PAGE } from "../model/CallDefaults.ts"
 
 /** A face's `setGroupLimits(limits)` (the default) or `setGroupLimits(group, limits)` (one group's own) on `c`. */
 export const setGroupLimitsOn = (

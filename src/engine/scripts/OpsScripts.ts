@@ -4,26 +4,15 @@
  * `reschedule`, `job-retry`, `update-payload`. Their own refusals (a job in another state,
  * active jobs) are mapped in calls/Replies.ts (`operationError`), so these decode the raw list.
  */
+import type { CLEAN_STATES, LIST_STATES } from "../model/CallDefaults.ts"
 import { splitPayload } from "../model/Carrier.ts"
 import { KEY_NAMES, LAYOUT_VERSION, READY_KEYS } from "../model/Keys.ts"
 import { type Argv, defineScript, list } from "./Script.ts"
 
-/** The states a listing reads. */
-export const LIST_STATES = [
-  "waiting",
-  "delayed",
-  "active",
-  "completed",
-  "cancelled",
-  "dead",
-  "waiting-children",
-] as const
+export { CLEAN_STATES, LIST_STATES } from "../model/CallDefaults.ts"
 
 /** A state {@link LIST_STATES} names. */
 export type ListState = (typeof LIST_STATES)[number]
-
-/** The finished states `clean` deletes from. */
-export const CLEAN_STATES = ["completed", "cancelled", "dead"] as const
 
 /** A state {@link CLEAN_STATES} names. */
 export type CleanState = (typeof CLEAN_STATES)[number]
