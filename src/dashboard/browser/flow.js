@@ -6,7 +6,7 @@
  */
 import { el, jobLink, main, queueLink, table } from "./dom.js"
 
-/** @import { ChildrenView, JobView } from "./types.js" */
+/** @import { ChildrenView, JobView } from "./job-readings.js" */
 
 /**
  * A node of a job's flow: its queue, id and state (a child no longer kept: its outcome, "(not retained)").

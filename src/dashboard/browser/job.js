@@ -5,7 +5,8 @@ import { flowSection } from "./flow.js"
 import { api, bodyOf, postJob, token } from "./net.js"
 import { controls, redisClock, state, tick } from "./state.js"
 
-/** @import { JobShown, JobView, Shown, StreamEvent } from "./types.js" */
+/** @import { JobShown, JobView, Shown } from "./job-readings.js" */
+/** @import { StreamEvent } from "./types.js" */
 
 /**
  * A value as text: a string as it is, anything else as pretty JSON, none as "–".

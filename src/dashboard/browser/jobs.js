@@ -8,7 +8,8 @@
 import { ago, cell, el, jobLink, when } from "./dom.js"
 import { watch } from "./net.js"
 
-/** @import { JobState, JobsView, ListedRow, Reading } from "./types.js" */
+/** @import { JobState, JobsView, ListedRow } from "./job-readings.js" */
+/** @import { Reading } from "./types.js" */
 
 /** @type {ReadonlyArray<JobState>} */
 const STATES = ["waiting", "delayed", "active", "completed", "cancelled", "dead"]
