@@ -10,6 +10,7 @@ import type { Redis } from "ioredis"
 import { beforeAll, describe, expect, it, onTestFinished } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { BUSY_SCRIPT } from "../support/busy.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { dumpQueue, queueNamer, rawClient } from "../support/redis.ts"
 import { until } from "../support/until.ts"
@@ -27,16 +28,6 @@ beforeAll(async () => {
     await server.stop()
   }
 })
-
-/** A script that keeps Redis busy for `ms` (reading the clock in a loop): other clients get BUSY meanwhile. */
-const BUSY_SCRIPT = `
-local t0 = redis.call('TIME')
-local n = 0
-while true do
-  n = n + 1
-  local t = redis.call('TIME')
-  if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > tonumber(ARGV[1]) * 1000 then return n end
-end`
 
 /** A client of this file's server, closed after the test. */
 const client = () => {

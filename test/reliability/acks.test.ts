@@ -7,6 +7,7 @@
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
+import { BUSY_SCRIPT } from "../support/busy.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { leaseCount, leaseToken } from "../support/lease.ts"
 import { queueNamer, rawClient } from "../support/redis.ts"
@@ -21,15 +22,6 @@ beforeAll(() => {
 afterAll(() => {
   raw.disconnect()
 })
-/** A script that keeps Redis busy for `ms` (reading the clock in a loop): other clients get BUSY meanwhile. */
-const BUSY_SCRIPT = `
-local t0 = redis.call('TIME')
-local n = 0
-while true do
-  n = n + 1
-  local t = redis.call('TIME')
-  if (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > tonumber(ARGV[1]) * 1000 then return n end
-end`
 
 describe("acknowledgements", () => {
   it("N2: a complete refused with BUSY (a 1 s slow script) is retried; the job ends completed, once", async () => {
