@@ -19,9 +19,10 @@
                    lua/include/deps.lua), the jobs ready and delayed (only lua/include/ready.lua)
 
   ARGV[1] layout   layout version
-  ARGV[2..] parent, queue, child, outcome  one group per note: the parent's id, the child's
-                   queue ("" = this one), its id, its outcome (completed, dead, cancelled,
-                   removed); at most 1000. Outcome parent-cancelled turns it round (a
+  ARGV[2..] parent, queue, child, outcome, result  one group per note: the parent's id, the
+                   child's queue ("" = this one), its id, its outcome (completed, dead,
+                   cancelled, removed), the result a completed child left ("" none; kept on
+                   the edge, lua/include/deps.lua deps_apply); at most 1000. Outcome parent-cancelled turns it round (a
                    cancelled parent's cascade, lua/include/deps-cascade.lua): `parent` is a
                    child of this queue to cancel, `queue` and `child` the cancelled parent
 
@@ -40,13 +41,13 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local maxlen = events_maxlen(META)
 local out = {}
-for i = 2, #ARGV, 4 do
+for i = 2, #ARGV, 5 do
   local pid, cq, cid, outcome = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local st
   if outcome == 'parent-cancelled' then
     st = deps_cancel_asked(pid, cq .. '|' .. cid) and 'cancelling' or 'unknown'
   else
-    st = deps_apply(now, pid, cq, cid, outcome, KEYS[2], maxlen)
+    st = deps_apply(now, pid, cq, cid, outcome, KEYS[2], maxlen, ARGV[i + 4])
   end
   if st == 'fail' then
     st = 'failed'

@@ -12,8 +12,10 @@
   ARGV[3..] note   the notes applied (one copy of each is removed)
 
   Returns
-    {removed, note_1, …}  how many were removed, then the oldest `limit` notes left
-                   ("<parent queue>|<parent id>|<child id>|<outcome>")
+    {removed, more, note_1, …}  how many were removed; more 1 when the oldest `limit` notes
+                   held more than the ≤ 1 MiB answered; then the oldest notes left
+                   ("<parent queue>|<parent id>|<child id>|<outcome>", a completed child's
+                   with "|<result>" after)
     {'LAYOUT_MISMATCH', found} layout mismatch; nothing written
 ]]
 local META = KEYS[1]
@@ -22,9 +24,11 @@ local META = KEYS[1]
 --!include deps
 local acked = {}
 for i = 3, #ARGV do acked[#acked + 1] = ARGV[i] end
-local out = {deps_ack(acked)}
+local out = {deps_ack(acked), 0}
 local limit = tonumber(ARGV[2])
 if limit > 0 then
-  for _, note in ipairs(deps_outbox(limit)) do out[#out + 1] = note end
+  local notes, more = deps_outbox(limit)
+  if more then out[2] = 1 end
+  for _, note in ipairs(notes) do out[#out + 1] = note end
 end
 return out

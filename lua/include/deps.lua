@@ -10,8 +10,10 @@
 --   depParents  HASH  child id -> its parents, "<queue>|<id>" joined by "," (queue "" = this
 --                     queue); dropped with the child's other fields (drop_jobs)
 --   depOutbox   LIST  notes "<parent queue>|<parent id>|<child id>|<outcome>" for parents in
---                     other queues, appended by the child's terminal transition; applied by
---                     deps-apply on the parent's queue, then removed by deps-ack
+--                     other queues, appended by the child's terminal transition; a completed
+--                     child's carries "|<result>" after (its result, "#<bytes>" past 64 KiB),
+--                     kept on the parent's edge; applied by deps-apply on the parent's queue,
+--                     then removed by deps-ack
 --   depWaiting  ZSET  parent id -> when it began waiting for children (the state
 --                     `waiting-children`)
 --   depChildren ZSET  (score 0) "<parent id>|<child queue>|<child id>" of every child, paged BYLEX
@@ -161,7 +163,7 @@ end
 --   dependency's policy: 'ignore' counts done, 'remove' counts done and leaves the listing
 --   (deps-page), 'fail' fails the parent, 'wait' (the default) keeps the parent waiting (a
 --   dead child may be retried; a cancelled or removed one cannot come back: it fails the
---   parent). `result` (a completed child of this queue, its complete's result; nil or ""
+--   parent). `result` (a completed child's result, from its complete or its note; nil or ""
 --   for none): kept on the edge, "<policy>|completed|<result>" ("#<bytes>" past
 --   DEPS_RESULT_MAX), so the parent reads it after the child's retention dropped it.
 --   Returns 'counted' | 'again' (applied before) | 'unknown' (no such child) | 'ended' (the
@@ -230,7 +232,11 @@ local function deps_ended(k, ids, outcome, used, results)
           end
           deps_apply(now, pid, '', id, outcome, k.events, maxlen, results and results[i])
         elseif not (k.fanin and outcome == 'completed' and k.fanin(pq, pid, id, results and results[i])) then
-          notes[#notes + 1] = pq .. '|' .. pid .. '|' .. id .. '|' .. outcome
+          local note = pq .. '|' .. pid .. '|' .. id .. '|' .. outcome
+          local r = outcome == 'completed' and results and results[i]
+          -- the result travels with the note, so the parent keeps it however short the child's retention
+          if r and r ~= '' then note = note .. '|' .. (#r > DEPS_RESULT_MAX and ('#' .. #r) or r) end
+          notes[#notes + 1] = note
         end
       end
     end
@@ -270,9 +276,24 @@ local function deps_parents_scan(cursor, count)
   return r[1], r[2]
 end
 
--- deps_outbox(limit): the oldest `limit` notes of the outbox.
+-- Most bytes of notes one read of the outbox answers (a note carries a result of up to 64 KiB).
+local DEPS_NOTES_BYTES = 1048576
+
+-- deps_bounded(notes): the first of `notes` within DEPS_NOTES_BYTES (at least one), and
+--   whether some were left out.
+local function deps_bounded(notes)
+  local bytes = 0
+  for i, note in ipairs(notes) do
+    bytes = bytes + #note
+    if bytes > DEPS_NOTES_BYTES and i > 1 then return {unpack(notes, 1, i - 1)}, true end
+  end
+  return notes, false
+end
+
+-- deps_outbox(limit): the oldest `limit` notes of the outbox, within DEPS_NOTES_BYTES, and
+--   whether more were in those `limit` (cut by bytes).
 local function deps_outbox(limit)
-  return redis.call('LRANGE', DEP.outbox, 0, limit - 1)
+  return deps_bounded(redis.call('LRANGE', DEP.outbox, 0, limit - 1))
 end
 
 -- deps_outbox_len(): how many notes the outbox holds (complete: where its own notes begin).
@@ -281,9 +302,10 @@ local function deps_outbox_len()
 end
 
 -- deps_outbox_from(i, limit): the notes from index i (0-based) on, at most `limit` (the
---   notes a call appended after it read deps_outbox_len).
+--   notes a call appended after it read deps_outbox_len), within DEPS_NOTES_BYTES; and
+--   whether some were left out.
 local function deps_outbox_from(i, limit)
-  return redis.call('LRANGE', DEP.outbox, i, i + limit - 1)
+  return deps_bounded(redis.call('LRANGE', DEP.outbox, i, i + limit - 1))
 end
 
 -- deps_ack(notes): remove the applied notes (one copy each).

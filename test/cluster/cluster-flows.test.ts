@@ -3,7 +3,8 @@
  * masters (slots no script can span), released through the child queues' outboxes by the
  * workers that acked them; the fan-in latency (last child's ack → parent leased) measured.
  * Queues whose names share a slot: the children's complete releases the parent in its script
- * (fan-in, calls/FanIn.ts), and a parent on another slot still gets its note (no CROSSSLOT).
+ * (fan-in, calls/FanIn.ts), and a parent on another slot still gets its note (no CROSSSLOT),
+ * which carries the child's result to the parent's edge (read after the child is gone).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
@@ -76,6 +77,9 @@ describe.skipIf(!hasRedisCli())("flows on a 3-master Redis Cluster", () => {
     const qc = [...seen.values()].find((q) => slot(q) !== slot(qa))!
     const a = useQueue<string>(qa, { connection: conn(), prefix })
     const c = useQueue<string>(qc, { connection: conn(), prefix })
+    // the children are not kept once completed: each parent reads its child's result on its edge
+    const b = useQueue<string>(qb, { connection: conn(), prefix })
+    await b.setRetention({ completed: { count: 0 } })
     const ran: string[] = []
     const errors: unknown[] = []
     for (const q of [qa, qc]) {
@@ -96,11 +100,13 @@ describe.skipIf(!hasRedisCli())("flows on a 3-master Redis Cluster", () => {
     const near = await a.addFlow({ payload: "a2", children: [{ queue: qb, payload: "b2" }] })
     const far2 = await c.addFlow({ payload: "c2", children: [{ queue: qb, payload: "b4" }] })
     await until("both parents ran", () => ran.includes("a2") && ran.includes("c2"))
-    // the result on the edge: kept by an in-script release only
-    expect((await a.getDependencies(first.id)).children.map((d) => d.value)).toEqual([undefined])
+    // the result on the edge, whichever way the child's end came: the in-script release
+    // (near) or the note, in the same slot (first) or another (far, far2)
+    expect((await a.getDependencies(first.id)).children.map((d) => d.value)).toEqual([{ from: "b1" }])
     expect((await a.getDependencies(near.id)).children.map((d) => d.value)).toEqual([{ from: "b2" }])
-    for (const f of [far, far2])
-      expect((await c.getDependencies(f.id)).children.map((d) => d.value)).toEqual([undefined])
+    expect((await c.getDependencies(far.id)).children.map((d) => d.value)).toEqual([{ from: "b3" }])
+    expect((await c.getDependencies(far2.id)).children.map((d) => d.value)).toEqual([{ from: "b4" }])
+    for (const f of [first, near, far, far2]) expect(await b.getJob(f.children[0]!.id)).toBeUndefined()
     expect([...ran].sort()).toEqual(["a1", "a2", "c1", "c2"])
     expect(errors).toEqual([])
   })

@@ -167,8 +167,8 @@ describe("fan-in in the complete script", () => {
     await until("the first parent ran", () => ran.includes("p1"))
     const second = await flow(2)
     await until("the second parent ran", () => ran.includes("p2"))
-    // the first went through the outbox (no result on its edge), the second through the complete
-    expect((await a.getDependencies(first.id)).children.map((c) => c.result)).toEqual([undefined])
+    // the first went through the outbox (its note carried the result), the second through the complete
+    expect((await a.getDependencies(first.id)).children.map((c) => c.value)).toEqual([{ from: "c1" }])
     expect((await a.getDependencies(second.id)).children.map((c) => c.value)).toEqual([{ from: "c2" }])
     expect(ran).toEqual(["p1", "p2"])
     expect(errors).toEqual([])

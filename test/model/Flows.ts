@@ -24,7 +24,7 @@ export interface Edge {
   readonly policy: Policy
   /** The end that counted (or was marked once the parent stopped waiting); undefined while pending. */
   outcome: Ending | undefined
-  /** The child's result is kept on the edge (a child of the parent's queue that completed while linked). */
+  /** The child's result is kept on the edge (a child that completed while linked: in its script, or by its note). */
   kept: boolean
 }
 
@@ -51,6 +51,8 @@ type Note =
       readonly queue: Where
       readonly child: string
       readonly outcome: Ending
+      /** A completed child's note carries its result (kept on the parent's edge). */
+      readonly result: boolean
     }
   | { readonly kind: "parent-cancelled"; readonly child: string; readonly parent: string }
 
@@ -99,7 +101,14 @@ export class FlowModel {
           this.parentsOf[where].delete(id)
           if (forget || ps === undefined) continue
           for (const p of ps)
-            this.outbox[where].push({ kind: "end", parent: p, queue: where, child: id, outcome: "removed" })
+            this.outbox[where].push({
+              kind: "end",
+              parent: p,
+              queue: where,
+              child: id,
+              outcome: "removed",
+              result: false,
+            })
         }
       },
       cancelledParent: (id) => {
@@ -114,7 +123,14 @@ export class FlowModel {
       // (so does a side child once main is the side's fan-in peer)
       if (outcome === "completed" && (where === "main" || this.sidePeer)) this.apply(p, where, id, outcome, true)
       else {
-        this.outbox[where].push({ kind: "end", parent: p, queue: where, child: id, outcome })
+        this.outbox[where].push({
+          kind: "end",
+          parent: p,
+          queue: where,
+          child: id,
+          outcome,
+          result: outcome === "completed",
+        })
         if (outcome === "completed") this.teaches = true
       }
     }
@@ -147,7 +163,9 @@ export class FlowModel {
   linkExisting(parent: string, queue: Where, child: string, policy: Policy): void {
     this.link(parent, queue, child, policy)
     const st = this.model(queue).state(child)
-    if (st === "completed" || st === "dead" || st === "cancelled") this.apply(parent, queue, child, st)
+    // deps-link answers a completed job's result: kept on the edge
+    if (st === "completed" || st === "dead" || st === "cancelled")
+      this.apply(parent, queue, child, st, st === "completed")
   }
 
   /** The parent is sealed: it takes no more children, and runs once none is pending. */
@@ -262,7 +280,7 @@ export class FlowModel {
   drain(where: Where): void {
     const notes = this.outbox[where].splice(0)
     for (const n of notes) {
-      if (n.kind === "end") this.apply(n.parent, n.queue, n.child, n.outcome)
+      if (n.kind === "end") this.apply(n.parent, n.queue, n.child, n.outcome, n.result)
       else if (this.parentsOf.side.has(n.child)) {
         this.#unlink("side", n.child, n.parent)
         if (!this.sideCancel.includes(n.child)) this.sideCancel.push(n.child)

@@ -158,7 +158,7 @@ const compareParent = async (f: FlowModel, r: Real, pid: string, p: FlowParent):
       policy: e.policy,
       state: e.outcome ?? "pending",
       // a child of the parent's queue: its result while retained, else the one kept on its edge;
-      // a side child: the one kept on its edge (its completion released the parent: fan-in)
+      // a side child: the one kept on its edge (its completion released the parent, or its note did)
       value:
         e.queue === "main"
           ? e.kept || f.main.state(e.id) === "completed"

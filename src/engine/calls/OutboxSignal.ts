@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
  * Whether a completion of this command set left notes for parents in its queue's outbox
  * (flows, docs/flows.md): `poke` when one did, with the notes when its answer carried them;
  * `wait` until one did (once per poke, however many came meanwhile), then `take` the notes
- * given since (at most {@link HELD_NOTES}; the outbox keeps them all). A worker applies
+ * given since (at most {@link HELD_NOTES} and {@link HELD_BYTES}; the outbox keeps them all). A worker applies
  * them, then drains the outbox; nothing waits without flows.
  */
 export interface OutboxSignal {
@@ -20,14 +20,23 @@ export interface OutboxSignal {
 /** Most notes a signal holds for its drainer: past it they are read from the outbox instead. */
 export const HELD_NOTES = 1000
 
+/** Most bytes of notes a signal holds (a completed child's note carries its result, ≤ 64 KiB). */
+export const HELD_BYTES = 1024 * 1024
+
 /** A fresh {@link OutboxSignal}. */
 export const outboxSignal = (): OutboxSignal => {
   let pending = false
   let wake: (() => void) | undefined
   let held: string[] = []
+  let bytes = 0
   return {
     poke: (notes) => {
-      if (notes) for (const n of notes) if (held.length < HELD_NOTES) held.push(n)
+      if (notes)
+        for (const n of notes)
+          if (held.length < HELD_NOTES && bytes + n.length <= HELD_BYTES) {
+            held.push(n)
+            bytes += n.length
+          }
       pending = true
       const w = wake
       wake = undefined
@@ -49,6 +58,7 @@ export const outboxSignal = (): OutboxSignal => {
     take: () => {
       const out = held
       held = []
+      bytes = 0
       return out
     },
   }

@@ -44,18 +44,31 @@ const flowCalls = (client: RedisClient, prefix: string) => {
   /** Jobs that exist become children of `parent`: linked, and the finished ones applied at once. */
   const link = (parent: { readonly queue: string; readonly id: string }, queue: string, ids: ReadonlyArray<string>) =>
     Effect.gen(function* () {
-      if (ids.length === 0) return
-      const states = yield* runScript(client, keys(queue), Scripts.depsLink, {
-        parentQueue: refOf(queue, parent.queue),
-        parent: parent.id,
-        ids,
-      })
-      const notes: Note[] = []
-      states.forEach((s, i) => {
-        const outcome = outcomeOf(s)
-        if (outcome) notes.push({ parent: parent.id, queue: refOf(parent.queue, queue), child: ids[i]!, outcome })
-      })
-      if (notes.length > 0) yield* runScript(client, keys(parent.queue), Scripts.depsApply, notes)
+      // deps-link answers a completed job's result (for the parent's edge) and stops once
+      // its answer passes 1 MiB: the rest are sent again
+      for (let from = 0; from < ids.length; ) {
+        const rest = ids.slice(from)
+        const states = yield* runScript(client, keys(queue), Scripts.depsLink, {
+          parentQueue: refOf(queue, parent.queue),
+          parent: parent.id,
+          ids: rest,
+        })
+        const notes: Note[] = []
+        states.forEach((s, i) => {
+          const outcome = outcomeOf(s.state)
+          if (outcome)
+            notes.push({
+              parent: parent.id,
+              queue: refOf(parent.queue, queue),
+              child: rest[i]!,
+              outcome,
+              result: s.result === "" ? undefined : s.result,
+            })
+        })
+        if (notes.length > 0) yield* runScript(client, keys(parent.queue), Scripts.depsApply, notes)
+        if (states.length === 0) break
+        from += states.length
+      }
     })
   return { keys, refOf, link }
 }

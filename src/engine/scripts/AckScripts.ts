@@ -69,7 +69,7 @@ export interface FanIn {
 
 /**
  * `complete`'s answer: true per job completed; `notes` when the call left notes for parents
- * in the outbox, `outbox` those notes (at most 500; none on a re-send), to apply at once.
+ * in the outbox, `outbox` those notes (at most 500 and 1 MiB; none on a re-send), to apply at once.
  */
 export type Acked = ReadonlyArray<boolean> & {
   readonly notes?: boolean

@@ -61,7 +61,7 @@ export type LinkState = "linked" | "completed" | "dead" | "cancelled" | "missing
 /** `deps-link`: jobs that exist record a parent; each one's state. */
 export const depsLink = defineScript({
   name: "deps-link",
-  keys: ["meta", "data", "active", "dead", "done", "cancelled", "lease", "holder", ...READY_KEYS],
+  keys: ["meta", "data", "active", "dead", "done", "cancelled", "lease", "holder", "result", ...READY_KEYS],
   argv: ["layout", "parent"],
   rest: ["id"],
   args: (i: { readonly parentQueue: string; readonly parent: string; readonly ids: ReadonlyArray<string> }): Argv => [
@@ -69,7 +69,12 @@ export const depsLink = defineScript({
     `${i.parentQueue}|${i.parent}`,
     ...i.ids,
   ],
-  decode: (reply): ReadonlyArray<LinkState> => list<LinkState>(reply),
+  decode: (reply): ReadonlyArray<{ readonly state: LinkState; readonly result: string }> => {
+    const r = list<string>(reply)
+    const out: Array<{ readonly state: LinkState; readonly result: string }> = []
+    for (let i = 0; i < r.length; i += 2) out.push({ state: r[i] as LinkState, result: String(r[i + 1]) })
+    return out
+  },
 })
 
 /** A child's end as a parent's queue applies it. */
@@ -83,6 +88,8 @@ export interface Note {
    * of the applying queue to cancel, `queue` and `child` the parent cancelled.
    */
   readonly outcome: ChildEnd | "parent-cancelled"
+  /** A completed child's result as its note carried it (JSON text, "#<bytes>" past 64 KiB), kept on the edge. */
+  readonly result?: string | undefined
 }
 
 /** How a child ended, as its parent counts it. */
@@ -96,10 +103,10 @@ export const depsApply = defineScript({
   name: "deps-apply",
   keys: ["meta", "events", "dead", "err", "dkey", "dedupe", "dedupeid", ...READY_KEYS],
   argv: ["layout"],
-  rest: ["parent", "queue", "child", "outcome"],
+  rest: ["parent", "queue", "child", "outcome", "result"],
   args: (notes: ReadonlyArray<Note>): Argv => {
     const args: Array<string | number> = [LAYOUT_VERSION]
-    for (const n of notes) args.push(n.parent, n.queue, n.child, n.outcome)
+    for (const n of notes) args.push(n.parent, n.queue, n.child, n.outcome, n.result ?? "")
     return args
   },
   decode: (reply): ReadonlyArray<NoteStatus> => list<NoteStatus>(reply),
@@ -116,9 +123,9 @@ export const depsOutbox = defineScript({
     i.limit,
     ...i.applied,
   ],
-  decode: (reply): { readonly removed: number; readonly notes: ReadonlyArray<string> } => {
+  decode: (reply): { readonly removed: number; readonly more: boolean; readonly notes: ReadonlyArray<string> } => {
     const r = list(reply)
-    return { removed: Number(r[0]), notes: r.slice(1).map(String) }
+    return { removed: Number(r[0]), more: Number(r[1]) === 1, notes: r.slice(2).map(String) }
   },
 })
 
