@@ -122,7 +122,7 @@ export const makeContext = <A>(
       () => ctx.wakeLoop(),
       "running",
     ),
-    idle: { hadWork: false, empty: false },
+    idle: { hadWork: false, empty: false, looks: 0 },
     selfFenced: 0,
     loop: makeLoopMonitor(
       settings.leaseMs,

@@ -11,7 +11,7 @@
  * back to the queue ({@link lookAgain}, Settle.ts) keeps it from idle until a reserve looks. A paused
  * worker (WorkerState.ts) reserves nothing, so it is not told drained while paused.
  */
-import type { LoopDeps } from "./LoopDeps.ts"
+import type { IdleWatch, LoopDeps } from "./LoopDeps.ts"
 
 /** What the `drained` rule reads and writes. */
 type DrainedDeps = Pick<LoopDeps, "hooks" | "idle" | "sched" | "state" | "table">
@@ -26,11 +26,16 @@ const check = (ctx: DrainedDeps): void => {
   ctx.hooks.drained()
 }
 
-/** A reserve call landed: it started `started` jobs; `short`: it found fewer than it asked for. */
-export const noteLanded = (ctx: DrainedDeps, started: number, short: boolean): void => {
+/**
+ * A reserve call landed: it started `started` jobs; `short`: it found fewer than it asked
+ * for; `looks`: {@link IdleWatch.looks} when it was sent. A call sent before a job went back
+ * to the queue may have run in Redis before it did: its short answer does not make the
+ * worker idle (the next reserve looks).
+ */
+export const noteLanded = (ctx: DrainedDeps, started: number, short: boolean, looks: number): void => {
   const w = ctx.idle
   if (started > 0) w.hadWork = true
-  w.empty = short
+  w.empty = short && looks === w.looks
   check(ctx)
 }
 
@@ -45,4 +50,5 @@ export const noteRunOver = (ctx: DrainedDeps): void => {
  */
 export const lookAgain = (ctx: DrainedDeps): void => {
   ctx.idle.empty = false
+  ctx.idle.looks++
 }

@@ -21,6 +21,11 @@ export interface IdleWatch {
   hadWork: boolean
   /** The last reserve call that landed found fewer jobs than it asked for. */
   empty: boolean
+  /**
+   * Times the worker had to look again (a job of its own went back to the queue): a reserve
+   * sent before the last of these says nothing of the queue as it is now.
+   */
+  looks: number
 }
 
 /** How the loop starts a run (the worker hands it run/RunJob.ts's, bound to its context). */

@@ -150,10 +150,11 @@ export const recallInFlight = (ctx: LoopDeps) =>
 const track = (ctx: LoopDeps, want: number, call: Call, ride: ReadonlyArray<Rider>) =>
   Effect.gen(function* () {
     tell(ctx.sched, { _tag: "Asked", want })
+    const looks = ctx.idle.looks
     const landing = reserveCall(ctx, call, ride).pipe(
       Effect.flatMap((l) => {
         if (l.handled || ctx.state === "running") {
-          tell(ctx.sched, { _tag: "Landed", landed: { ...l, want } })
+          tell(ctx.sched, { _tag: "Landed", landed: { ...l, want, looks } })
           return Effect.void
         }
         // close began while the jobs were being freshened: give them straight back

@@ -134,7 +134,7 @@ const takeLanded = (ctx: LoopDeps, st: LoopState, l: Landed) =>
     }
     st.failures = 0
     st.short = next === "short" ? due : undefined
-    if (Exit.isSuccess(l.reserved)) noteLanded(ctx, l.reserved.value.jobs.length, next === "short")
+    if (Exit.isSuccess(l.reserved)) noteLanded(ctx, l.reserved.value.jobs.length, next === "short", l.looks)
     if (next === "limited") holdLimited(ctx, due)
   })
 

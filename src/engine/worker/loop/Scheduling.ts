@@ -32,6 +32,8 @@ export interface Landed {
   /** True when the call failed because the marker wait it was sent behind failed (that failure is reported instead). */
   readonly quiet: boolean
   readonly want: number
+  /** The worker's `idle.looks` when the call was sent (loop/Drained.ts). */
+  readonly looks: number
 }
 
 /** A leased job waiting for a slot (prefetched, see Prefetch.ts). */
