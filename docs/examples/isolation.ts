@@ -10,14 +10,14 @@ const worker = new Worker("isolation-example", new URL("./handlers/hash.ts", imp
   connection,
   isolation: "thread", // or "process"
   concurrency: 2, // two threads
-  leaseMs: 1500, // shorter than a job: the heartbeats run here, not in the handler's thread
+  leaseMs: 3000, // shorter than a job: the heartbeats run here, not in the handler's thread
 })
 // #endregion
 const lost: string[] = []
 worker.on("lease-lost", (job, reason) => lost.push(`${job.id} ${reason}`))
 await worker.ready
 
-const ids = await queue.addBulk(Array.from({ length: 2 }, () => ({ payload: { rounds: 1_500_000 } })))
+const ids = await queue.addBulk(Array.from({ length: 2 }, () => ({ payload: { rounds: 3_000_000 } })))
 const results = await Promise.all(ids.map((id) => queue.waitFor(id)))
 if (lost.length > 0 || results.some((r) => r.state !== "completed")) throw new Error(`leases lost: ${lost}`)
 console.log(

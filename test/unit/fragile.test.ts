@@ -49,4 +49,12 @@ describe("place: a suspect and this worker's unanswered acks", () => {
       release: [],
     })
   })
+  it("its own fail still unanswered does not hold it back: Redis ran that fail, or the job could not have landed again", () => {
+    // the worker's only settling lease is j0's first attempt; j0 lands again for its retry
+    expect(ids(place(worker("settling"), [{ r: reservation("j0", 2) }], 1))).toEqual({
+      start: ["j0"],
+      hold: [],
+      release: [],
+    })
+  })
 })

@@ -54,12 +54,14 @@ export const prefetchPaused = (ctx: FragileDeps): boolean => {
  * A complete or fail of this worker is out, unanswered (its lease settling), and no lease
  * is held (nothing runs or waits): a suspect started now would run alone. Beside a running
  * job it waits for nothing: that job's lease is at stake anyway, and new acks keep coming.
+ * The fail of a job that landed again (`landed`: their ids) is not at stake: Redis ran it,
+ * or the job could not have been leased again.
  */
-const unansweredAlone = (ctx: FragileDeps): boolean => {
+const unansweredAlone = (ctx: FragileDeps, landed: ReadonlySet<string>): boolean => {
   let settling = false
   for (const h of ctx.table.held.values()) {
     if (h.state.phase === "held") return false
-    if (h.state.phase === "settling") settling = true
+    if (h.state.phase === "settling" && !landed.has(h.id)) settling = true
   }
   return settling
 }
@@ -89,7 +91,9 @@ export const place = <S extends { readonly r: Reservation }>(
   // complete or fail of this worker is unanswered: a job that ran would lose its lease and
   // run again. Given back, it comes again in a call of its own (prefetch pauses, so one call
   // at a time asks only for free slots; with nothing running no new ack comes meanwhile)
-  const wait = start.some((s) => isSuspect(s.r)) && (ctx.sched.inFlight.size > 0 || unansweredAlone(ctx))
+  const wait =
+    start.some((s) => isSuspect(s.r)) &&
+    (ctx.sched.inFlight.size > 0 || unansweredAlone(ctx, new Set(start.map((s) => s.r.id))))
   const deferred = wait ? start.filter((s) => isSuspect(s.r)) : []
   if (deferred.length > 0) start = start.filter((s) => !isSuspect(s.r))
   const fragileStarts = start.some((s) => isFragile(s.r))
