@@ -52,7 +52,7 @@ describe("clean a flow's children", () => {
     const byId = new Map(deps.map((c) => [c.id, c]))
     expect(byId.get(b!.id)?.value).toEqual({ n: 2 })
     // past 64 KiB the page gives the size, as for a retained child's result
-    expect(byId.get(a!.id)).toMatchObject({ state: "completed", result: undefined })
+    expect(byId.get(a!.id)).toMatchObject({ state: "completed", result: undefined, resultBytes: 70_010 })
     expect((await queue.verify()).lines).toEqual([])
   })
 

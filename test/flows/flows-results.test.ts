@@ -72,8 +72,8 @@ describe("a child's result through the outbox", () => {
     const [small, big, none] = tree.children.map((c) => byId.get(c.id))
     expect(small).toMatchObject({ queue: qb, state: "completed", value: results.small })
     // past 64 KiB the edge keeps the size only, as for a child of the parent's own queue
-    expect(big).toMatchObject({ state: "completed", result: undefined })
-    expect(none).toMatchObject({ state: "completed", result: undefined })
+    expect(big).toMatchObject({ state: "completed", result: undefined, resultBytes: 70_010 })
+    expect(none).toMatchObject({ state: "completed", result: undefined, resultBytes: undefined })
     expect((await a.getJob(tree.id))?.state).toBe("waiting")
     expect((await a.verify()).lines).toEqual([])
   })

@@ -68,6 +68,7 @@ export const readDependencies = (
           policy: c.policy,
           state: c.outcome ?? "pending",
           result,
+          resultBytes: c.result.startsWith("#") ? Number(c.result.slice(1)) : undefined,
           value: result === undefined ? undefined : decodeResult(result),
         }
       }),

@@ -131,11 +131,15 @@ export interface Dependency<R = unknown> {
   /** "pending" until it counted, else the outcome that counted: completed, dead, cancelled, removed. */
   readonly state: "pending" | ChildOutcome
   /**
-   * The result (JSON text) of a completed child: retained in the parent's queue, or kept on the
-   * edge (a child of this queue, or of another whose complete released the parent: fan-in in the
-   * same slot); undefined otherwise (a child of another slot's queue: read it there).
+   * The result (JSON text) of a completed child, kept on the parent's edge as the child ended
+   * (≤ 64 KiB), or read where the child is retained in the parent's queue; undefined without one.
    */
   readonly result: string | undefined
+  /**
+   * The size in bytes of a result past 64 KiB, which the edge does not keep (`result` then
+   * undefined: read it with `getJob` in the child's queue while it is retained); else undefined.
+   */
+  readonly resultBytes: number | undefined
   /** That result decoded from its JSON text, typed `R` as declared; undefined without one. */
   readonly value: R | undefined
 }
