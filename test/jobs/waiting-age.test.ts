@@ -96,7 +96,9 @@ describe("addedAt", () => {
 
   it("a schedule's job: when the tick made it, in getJob and getJobs", async () => {
     const { queue, keys } = setup()
-    await queue.schedule("report", { every: 1000 }, { payload: { n: 1 } })
+    // hourly: with `every: 1000`, a sweep that straddled a second boundary made the next
+    // whole second's tick instead of the one set due below
+    await queue.schedule("report", { every: 3_600_000 }, { payload: { n: 1 } })
     const before = await redisNow(shared.raw)
     await shared.raw.zadd(keys.schedAt, "XX", before, "report")
     expect((await queue.sweep()).scheduled).toBe(1)
