@@ -10,15 +10,14 @@
  */
 import { join } from "node:path"
 import { Effect } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { makeCommands } from "../../src/engine/calls/Commands.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect } from "../../src/redis/Client.ts"
-import { freePort, type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
 import { ROOT } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
-import { dumpQueue, queueNamer, rawClient } from "../support/redis.ts"
-import { tempDir } from "../support/tmp.ts"
+import { demote, ownRedis, rawOf } from "../support/own-redis.ts"
+import { dumpQueue, queueNamer } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
@@ -36,27 +35,14 @@ const JOBS = 400
 // past the listpack size of a ZSET (128), so the copy pass pages `active` (ZSCAN) one by one
 const HELD = 200
 
-let tmp: ReturnType<typeof tempDir>
-let server: LocalRedis
-beforeAll(async () => {
-  tmp = tempDir("upgrade-readonly")
-  server = await startRedisServer({ port: await freePort(), dir: tmp.dir })
-})
-afterAll(async () => {
-  await server.stop()
-  tmp.remove()
-})
+const own = ownRedis("upgrade-readonly")
 
 describe("upgrade while Redis answers READONLY", () => {
   it("a move cut by a demotion is refused as RedisUnavailable, writing nothing, and finishes once the server is a master again", async () => {
-    const raw = rawClient(server.url)
-    onCleanup(async () => {
-      await raw.call("REPLICAOF", "NO", "ONE")
-      raw.disconnect()
-    })
+    const raw = rawOf(own.server)
     const q = name()
     const keys = queueKeys(q)
-    const connection = server.url
+    const connection = own.server.url
     const oldQ = new old.Queue(q, { connection })
     onCleanup(() => oldQ.close())
     await oldQ.addBulk(Array.from({ length: JOBS }, (_, n) => ({ payload: { n } })))
@@ -77,15 +63,7 @@ describe("upgrade while Redis answers READONLY", () => {
     expect(await raw.hget(keys.meta, "layout")).toBe("1")
 
     const before = await dumpQueue(raw, q)
-    await raw.call("REPLICAOF", "127.0.0.1", String(await freePort()))
-    await until("the server refuses writes", async () => {
-      try {
-        await raw.set("upgrade-ro:probe", "1")
-        return false
-      } catch (e) {
-        return String(e).includes("READONLY")
-      }
-    })
+    await demote(raw, "upgrade-ro:probe")
     const refused = await queue.upgrade({ pageSize: 10 }).then(
       () => undefined,
       (e: unknown) => e,

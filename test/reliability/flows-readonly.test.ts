@@ -11,55 +11,27 @@
  *   runs exactly once (and every child), none before its last child returned, none is left waiting, and verify
  *   is clean.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort, type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
-import { onCleanup } from "../support/cleanup.ts"
-import { dumpQueue, queueNamer, rawClient } from "../support/redis.ts"
-import { tempDir } from "../support/tmp.ts"
+import { describe, expect, it } from "vitest"
+import { demote, ownRedis, rawOf } from "../support/own-redis.ts"
+import { dumpQueue, queueNamer } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
 
 const name = queueNamer("rel-flows-ro")
 const FLOWS = 40
 
-let tmp: ReturnType<typeof tempDir>
-let server: LocalRedis
-beforeAll(async () => {
-  tmp = tempDir("flows-readonly")
-  server = await startRedisServer({ port: await freePort(), dir: tmp.dir })
-})
-afterAll(async () => {
-  await server.stop()
-  tmp.remove()
-})
-
-/** Demote the server: a replica of a port nobody answers on, so it keeps its data and refuses writes. */
-const demote = async (raw: ReturnType<typeof rawClient>) => {
-  await raw.call("REPLICAOF", "127.0.0.1", String(await freePort()))
-  await until("the server refuses writes", async () => {
-    try {
-      await raw.set("rel-flows-ro:probe", "1")
-      return false
-    } catch (e) {
-      return String(e).includes("READONLY")
-    }
-  })
-}
+const own = ownRedis("flows-readonly")
 
 describe("flows while Redis answers READONLY", () => {
   it("the flows' and partitioned limits' calls are refused as RedisUnavailable, writing nothing", async () => {
-    const raw = rawClient(server.url)
-    onCleanup(async () => {
-      await raw.call("REPLICAOF", "NO", "ONE")
-      raw.disconnect()
-    })
+    const raw = rawOf(own.server)
     const [q, q2, qp] = [name(), name(), name()]
-    const queue = useQueue<string>(q, { connection: server.url })
-    const parted = useQueue<string>(qp, { connection: server.url, partitions: 2 })
+    const queue = useQueue<string>(q, { connection: own.server.url })
+    const parted = useQueue<string>(qp, { connection: own.server.url, partitions: 2 })
     const open = await queue.add("end", { open: true })
     const done = await queue.add("done")
     const before = { ...(await dumpQueue(raw, q)), ...(await dumpQueue(raw, q2)), ...(await dumpQueue(raw, qp)) }
-    await demote(raw)
+    await demote(raw, "rel-flows-ro:probe")
 
     const refused = async (what: string, call: () => Promise<unknown>) => {
       const error = await call().then(
@@ -84,14 +56,10 @@ describe("flows while Redis answers READONLY", () => {
   })
 
   it("workers running children through the window: every parent runs once, none early, none stuck", async () => {
-    const raw = rawClient(server.url)
-    onCleanup(async () => {
-      await raw.call("REPLICAOF", "NO", "ONE")
-      raw.disconnect()
-    })
+    const raw = rawOf(own.server)
     const [q, q2] = [name(), name()]
-    const queue = useQueue<string>(q, { connection: server.url })
-    const other = useQueue<string>(q2, { connection: server.url })
+    const queue = useQueue<string>(q, { connection: own.server.url })
+    const other = useQueue<string>(q2, { connection: own.server.url })
     const flows: Array<{ parent: string; children: string[] }> = []
     for (let i = 0; i < FLOWS; i++) {
       const tree = await queue.addFlow({
@@ -118,11 +86,11 @@ describe("flows while Redis answers READONLY", () => {
       returned.set(job.id, ++seq)
       return job.payload
     }
-    const options = { connection: server.url, concurrency: 4, leaseMs: 60_000, heartbeatMs: 1_000 }
+    const options = { connection: own.server.url, concurrency: 4, leaseMs: 60_000, heartbeatMs: 1_000 }
     useWorker(q, handler, options)
     useWorker(q2, handler, options)
     await until("children hold their leases", () => started.size >= 4)
-    await demote(raw)
+    await demote(raw, "rel-flows-ro:probe")
     gate!()
     await until("the held children returned", () => holding.every((id) => returned.has(id)))
     // a write refused after they returned: their completes (sent again with backoff)
