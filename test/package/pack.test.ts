@@ -34,11 +34,26 @@ let files: string[]
 /** Node binaries to run the app on, by version. */
 const nodes: Record<string, string> = { [process.version.slice(1)]: process.execPath }
 
-/** `npm` with `args` in `cwd`, its stdout; rejects (with its stderr) when it fails. */
+/**
+ * `npm` with `args` in `cwd`, its stdout; rejects (with its stderr) when it fails. libuv's
+ * io_uring off (`UV_USE_IO_URING=0`): an `npm install` here once hung for good in
+ * `epoll_wait` with its cache read and an io_uring open, like the kernel/libuv hangs others
+ * report (nodejs/node#55587, npm/cli#4028), whose workaround this is (not proven here); and
+ * a call still running after 150 s is killed, so a hang fails with npm's stderr, not the hook's timeout.
+ */
 const npm = (args: string[], cwd: string): Promise<string> =>
   new Promise((resolve, reject) =>
-    execFile("npm", args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      error ? reject(Object.assign(error, { stderr })) : resolve(stdout),
+    execFile(
+      "npm",
+      args,
+      {
+        cwd,
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: 150_000,
+        env: { ...process.env, UV_USE_IO_URING: "0" },
+      },
+      (error, stdout, stderr) => (error ? reject(Object.assign(error, { stderr })) : resolve(stdout)),
     ),
   )
 
