@@ -33,7 +33,20 @@ const setup = () => {
   }
   const reserve = async (count: number, leaseMs = 30_000) => (await run(c.reserve(count, leaseMs, 100))).jobs
   const names = (jobs: ReadonlyArray<{ payload: string }>) => jobs.map((j) => JSON.parse(j.payload) as string)
-  return { q, keys, c, queue, fill, reserve, names }
+  const groupKeys = new Set([keys.gcount, keys.gwait, keys.gready, keys.gheld, keys.gjob, keys.gstate, keys.gindex])
+  /** The commands scripts ran on the groups' keys while `action` ran, as "<COMMAND> <key's last part>" (MONITOR). */
+  const groupCalls = async (action: () => Promise<unknown>) => {
+    const monitor = await monitorOf(redisUrl())
+    await monitor.caughtUp()
+    const from = monitor.seen.length
+    await action()
+    await monitor.caughtUp()
+    return monitor.seen
+      .slice(from)
+      .filter((m) => m.source === "lua" && groupKeys.has(m.args[1] ?? ""))
+      .map((m) => `${m.args[0]?.toUpperCase()} ${m.args[1]?.slice(m.args[1].lastIndexOf(":") + 1)}`)
+  }
+  return { q, keys, c, queue, fill, reserve, names, groupCalls }
 }
 
 const turn = (group: string, from: number) => [0, 1, 2, 3].map((i) => `${group}.${from + i}`)
@@ -68,25 +81,11 @@ describe("groups: a turn without group limits", () => {
 
   it("a 16-job reserve over 1,000 groups runs 3 commands per group served on the groups' keys, 4 groups (was 16)", async () => {
     const t = setup()
-    const groupKeys = new Set([
-      t.keys.gcount,
-      t.keys.gwait,
-      t.keys.gready,
-      t.keys.gheld,
-      t.keys.gjob,
-      t.keys.gstate,
-      t.keys.gindex,
-    ])
     // 4 jobs in each of 1,000 groups
     await run(t.c.add(Array.from({ length: 4000 }, (_, i) => newJob({ payload: `${i}`, group: `tenant-${i % 1000}` }))))
-    const monitor = await monitorOf(redisUrl())
-    await monitor.caughtUp()
-    const from = monitor.seen.length
-    expect(await t.reserve(16)).toHaveLength(16)
-    await monitor.caughtUp()
-    const ran = monitor.seen.slice(from).filter((m) => m.source === "lua" && groupKeys.has(m.args[1] ?? ""))
+    const ran = await t.groupCalls(async () => expect(await t.reserve(16)).toHaveLength(16))
     const serve = ["ZRANGE gwait", "ZREMRANGEBYLEX gwait", "HINCRBY gstate"]
-    expect(ran.map((m) => `${m.args[0]?.toUpperCase()} ${m.args[1]?.slice(m.args[1].lastIndexOf(":") + 1)}`)).toEqual([
+    expect(ran).toEqual([
       "EXISTS gjob", // groups_used
       "ZRANGE gheld", // group_unhold
       "HMGET gstate", // group_limited: none
@@ -105,29 +104,19 @@ describe("groups: a turn without group limits", () => {
 describe("groups: an add without group limits", () => {
   it("an add of 100 jobs in 100 groups makes them ready with one command per key, not 5 per group", async () => {
     const t = setup()
-    const groupKeys = new Set([
-      t.keys.gcount,
-      t.keys.gwait,
-      t.keys.gready,
-      t.keys.gheld,
-      t.keys.gjob,
-      t.keys.gstate,
-      t.keys.gindex,
-    ])
     await t.fill(1, 1) // the groups' state has begun
     await t.queue.pauseGroup("g-paused")
-    const monitor = await monitorOf(redisUrl())
-    await monitor.caughtUp()
-    const from = monitor.seen.length
-    await run(
-      t.c.add([
-        ...Array.from({ length: 99 }, (_, i) => newJob({ payload: `"${i}"`, group: `h${String(i).padStart(2, "0")}` })),
-        newJob({ payload: '"p"', group: "g-paused" }),
-      ]),
+    const ran = await t.groupCalls(() =>
+      run(
+        t.c.add([
+          ...Array.from({ length: 99 }, (_, i) =>
+            newJob({ payload: `"${i}"`, group: `h${String(i).padStart(2, "0")}` }),
+          ),
+          newJob({ payload: '"p"', group: "g-paused" }),
+        ]),
+      ),
     )
-    await monitor.caughtUp()
-    const ran = monitor.seen.slice(from).filter((m) => m.source === "lua" && groupKeys.has(m.args[1] ?? ""))
-    expect(ran.map((m) => `${m.args[0]?.toUpperCase()} ${m.args[1]?.slice(m.args[1].lastIndexOf(":") + 1)}`)).toEqual([
+    expect(ran).toEqual([
       "HMGET gstate", // the groups' limits: no maxSize (add_group_full)
       "HINCRBY gstate", // the order sequence
       "ZADD gwait",
@@ -148,24 +137,12 @@ describe("groups: an add without group limits", () => {
 describe("groups: a group's end without group limits", () => {
   it("the completion of a group's last job drops the group in 5 commands once it is found out of the round robin (was 8)", async () => {
     const t = setup()
-    const groupKeys = new Set([
-      t.keys.gcount,
-      t.keys.gwait,
-      t.keys.gready,
-      t.keys.gheld,
-      t.keys.gjob,
-      t.keys.gstate,
-      t.keys.gindex,
-    ])
     await t.fill(1, 1)
     const [job] = await t.reserve(1)
-    const monitor = await monitorOf(redisUrl())
-    await monitor.caughtUp()
-    const from = monitor.seen.length
-    expect(await run(t.c.complete([{ id: job!.id, token: job!.token, result: "" }]))).toEqual([true])
-    await monitor.caughtUp()
-    const ran = monitor.seen.slice(from).filter((m) => m.source === "lua" && groupKeys.has(m.args[1] ?? ""))
-    expect(ran.map((m) => `${m.args[0]?.toUpperCase()} ${m.args[1]?.slice(m.args[1].lastIndexOf(":") + 1)}`)).toEqual([
+    const ran = await t.groupCalls(async () =>
+      expect(await run(t.c.complete([{ id: job!.id, token: job!.token, result: "" }]))).toEqual([true]),
+    )
+    expect(ran).toEqual([
       "EXISTS gjob", // groups_used
       "HMGET gjob", // the jobs' groups
       "HMGET gstate", // group_limited: none
