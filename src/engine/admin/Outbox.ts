@@ -11,39 +11,20 @@ import { runScript, type ScriptFailure } from "../calls/Commands.ts"
 import { Scripts } from "../calls/Scripts.ts"
 import type { RedisError } from "../model/Errors.ts"
 import { type QueueKeys, queueKeys } from "../model/Keys.ts"
-import type { Note } from "../scripts/DepsScripts.ts"
+import { type Note, parseNote } from "../scripts/DepsScripts.ts"
 
 /** Most notes one drain round reads. */
 export const DRAIN_NOTES = 500
-
-/**
- * A note of the outbox of `keys`' queue ("<parent queue>|<parent>|<child>|<outcome>", a
- * completed child's with "|<result>" after: the result may hold `|`, ids and queue names
- * cannot) as its parent's queue applies it, and that queue ("" for this one).
- */
-const parseNote = (keys: QueueKeys, raw: string): { readonly pq: string; readonly note: Note } => {
-  const at: number[] = []
-  for (let i = raw.indexOf("|"); i !== -1 && at.length < 4; i = raw.indexOf("|", i + 1)) at.push(i)
-  const pq = raw.slice(0, at[0])
-  const note: Note = {
-    parent: raw.slice(at[0]! + 1, at[1]),
-    queue: pq === "" ? "" : keys.queue,
-    child: raw.slice(at[1]! + 1, at[2]),
-    outcome: raw.slice(at[2]! + 1, at[3]) as Note["outcome"],
-    result: at[3] === undefined ? undefined : raw.slice(at[3] + 1),
-  }
-  return { pq, note }
-}
 
 /** Notes read from the outbox of `keys`' queue, by the parent queue each goes to. */
 const byParentQueue = (keys: QueueKeys, notes: ReadonlyArray<string>) => {
   const byQueue = new Map<string, { readonly raw: string[]; readonly notes: Note[] }>()
   for (const raw of notes) {
-    const { pq, note } = parseNote(keys, raw)
+    const { parentQueue: pq, parent, child, outcome, result } = parseNote(raw)
     const queue = pq === "" ? keys.queue : pq
     const g = byQueue.get(queue) ?? { raw: [], notes: [] }
     g.raw.push(raw)
-    g.notes.push(note)
+    g.notes.push({ parent, queue: pq === "" ? "" : keys.queue, child, outcome, result })
     byQueue.set(queue, g)
   }
   return byQueue

@@ -10,12 +10,13 @@ import type { RedisClient } from "../../redis/Client.ts"
 import { keySlot } from "../../redis/Slot.ts"
 import { type QueueKeys, queueKeys } from "../model/Keys.ts"
 import type { FanIn } from "../scripts/AckScripts.ts"
+import { parseNote } from "../scripts/DepsScripts.ts"
 import { peerKeys } from "../scripts/Script.ts"
 import { Scripts } from "./Scripts.ts"
 
 /** A command set's fan-in peer: `learn` from notes, `current` the peer and complete's KEYS with it. */
 export interface FanInPeer {
-  /** Learn from outbox notes ("<parent queue>|<parent>|<child>|<outcome>") the first same-slot parent queue. */
+  /** Learn from outbox notes (`parseNote`) the first same-slot parent queue. */
   readonly learn: (notes: ReadonlyArray<string> | undefined) => void
   /** The peer (undefined until learnt) and complete's KEYS with its keys. */
   readonly current: () => { readonly fanin: FanIn; readonly keys: ReadonlyArray<string> } | undefined
@@ -38,9 +39,9 @@ export const fanInPeer = (client: RedisClient, keys: QueueKeys): FanInPeer => {
   return {
     learn: (notes) => {
       if (peer !== undefined || notes === undefined) return
-      for (const note of notes) {
-        const [pq, , , outcome] = note.split("|")
-        if (outcome === "completed" && pq !== undefined) consider(pq)
+      for (const raw of notes) {
+        const note = parseNote(raw)
+        if (note.outcome === "completed") consider(note.parentQueue)
         if (peer !== undefined) return
       }
     },

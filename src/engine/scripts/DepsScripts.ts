@@ -92,6 +92,34 @@ export interface Note {
   readonly result?: string | undefined
 }
 
+/** An outbox note's fields, as its child's script wrote them (lua/include/deps.lua, deps_ended). */
+export interface RawNote {
+  /** The parent's queue, "" for the child's own. */
+  readonly parentQueue: string
+  readonly parent: string
+  readonly child: string
+  readonly outcome: Note["outcome"]
+  /** A completed child's result ("#<bytes>" past 64 KiB); undefined when the note carries none. */
+  readonly result: string | undefined
+}
+
+/**
+ * An outbox note ("<parent queue>|<parent>|<child>|<outcome>", a completed child's with
+ * "|<result>" after) read into its fields: the first four `|` split it (ids and queue names
+ * hold none; a result may).
+ */
+export const parseNote = (raw: string): RawNote => {
+  const at: number[] = []
+  for (let i = raw.indexOf("|"); i !== -1 && at.length < 4; i = raw.indexOf("|", i + 1)) at.push(i)
+  return {
+    parentQueue: raw.slice(0, at[0]),
+    parent: raw.slice(at[0]! + 1, at[1]),
+    child: raw.slice(at[1]! + 1, at[2]),
+    outcome: raw.slice(at[2]! + 1, at[3]) as Note["outcome"],
+    result: at[3] === undefined ? undefined : raw.slice(at[3] + 1),
+  }
+}
+
 /** How a child ended, as its parent counts it. */
 export type ChildEnd = "completed" | "dead" | "cancelled" | "removed"
 
