@@ -50,7 +50,8 @@ export const makeHub = (read: (view: string) => Promise<string>, intervalMs: num
       .then((json) => {
         p.last = json
         p.reading = undefined
-        for (const send of p.subscribers) send(json)
+        // a reading that lands after close goes to no one (the streams are ended)
+        if (!closed) for (const send of p.subscribers) send(json)
         // an unwatched view keeps nothing (one look-up per job id must not grow the map)
         if (p.subscribers.size === 0 && pollers.get(view) === p) pollers.delete(view)
         return json
@@ -110,7 +111,10 @@ export const makeHub = (read: (view: string) => Promise<string>, intervalMs: num
     },
     close: () => {
       closed = true
-      for (const p of pollers.values()) if (p.timer !== undefined) clearTimeout(p.timer)
+      for (const p of pollers.values()) {
+        if (p.timer !== undefined) clearTimeout(p.timer)
+        p.subscribers.clear()
+      }
       pollers.clear()
     },
   }

@@ -26,6 +26,9 @@ export const openStream = (
   let pending: string | undefined
   let missed = 0
   const write = (data: string) => {
+    // ended by the server (its close, a stuck reader) before its `close` event unsubscribed
+    // it: a write now would be an `error` on the response, uncaught in the host process
+    if (res.writableEnded || res.destroyed) return
     // three writes, so the reading buffered for a slow socket is the hub's own string, not a copy
     res.write("data: ")
     res.write(data)
