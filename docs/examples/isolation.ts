@@ -2,11 +2,11 @@
 import { Queue, Worker } from "leaseq"
 
 const connection = process.env.REDIS_URL
-const queue = new Queue<{ rounds: number }>("isolation-example", { connection })
+const queue = new Queue<{ ms: number }>("isolation-example", { connection })
 await queue.obliterate({ force: true })
 
 // #region worker
-const worker = new Worker("isolation-example", new URL("./handlers/hash.ts", import.meta.url), {
+const worker = new Worker("isolation-example", new URL("./handlers/blocking.ts", import.meta.url), {
   connection,
   isolation: "thread", // or "process"
   concurrency: 2, // two threads
@@ -17,11 +17,11 @@ const lost: string[] = []
 worker.on("lease-lost", (job, reason) => lost.push(`${job.id} ${reason}`))
 await worker.ready
 
-const ids = await queue.addBulk(Array.from({ length: 2 }, () => ({ payload: { rounds: 3_000_000 } })))
+const ids = await queue.addBulk(Array.from({ length: 2 }, () => ({ payload: { ms: 4000 } })))
 const results = await Promise.all(ids.map((id) => queue.waitFor(id)))
 if (lost.length > 0 || results.some((r) => r.state !== "completed")) throw new Error(`leases lost: ${lost}`)
 console.log(
-  "hashed 2 jobs in threads, each longer than its lease:",
+  "2 jobs held their threads, each longer than its lease:",
   results.map((r) => r.result),
 )
 await worker.close()
