@@ -50,8 +50,7 @@ export const makeHub = (read: (view: string) => Promise<string>, intervalMs: num
       .then((json) => {
         p.last = json
         p.reading = undefined
-        // a reading that lands after close goes to no one (the streams are ended)
-        if (!closed) for (const send of p.subscribers) send(json)
+        if (!closed) for (const send of p.subscribers) send(json) // after close: no one (streams ended)
         // an unwatched view keeps nothing (one look-up per job id must not grow the map)
         if (p.subscribers.size === 0 && pollers.get(view) === p) pollers.delete(view)
         return json
@@ -111,10 +110,7 @@ export const makeHub = (read: (view: string) => Promise<string>, intervalMs: num
     },
     close: () => {
       closed = true
-      for (const p of pollers.values()) {
-        if (p.timer !== undefined) clearTimeout(p.timer)
-        p.subscribers.clear()
-      }
+      for (const p of pollers.values()) if (p.timer !== undefined) clearTimeout(p.timer)
       pollers.clear()
     },
   }
