@@ -13,6 +13,7 @@ import { Queue } from "../../src/index.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { bodyOf, rawRequest, statusOf } from "../support/raw-http.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
+import { serveLoopback } from "../support/serve.ts"
 import { until } from "../support/until.ts"
 
 const PREFIX = "lqcaps"
@@ -21,17 +22,7 @@ const name = queueNamer("caps")
 /** `handler` served on 127.0.0.1 (closed after the test); its port. */
 const serve = async (handler: DashboardHandler): Promise<number> => {
   onCleanup(() => handler.close())
-  const { createServer } = await import("node:http")
-  const server = createServer(handler)
-  onCleanup(
-    () =>
-      new Promise((r) => {
-        server.close(r)
-        server.closeAllConnections()
-      }),
-  )
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-  return (server.address() as { port: number }).port
+  return serveLoopback(handler)
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -22,6 +22,7 @@ import { startChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { bodyOf, rawExchange, rawRequest, statusOf } from "../support/raw-http.ts"
 import { queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { serveLoopback } from "../support/serve.ts"
 import { tempDir } from "../support/tmp.ts"
 import { until } from "../support/until.ts"
 
@@ -43,7 +44,7 @@ afterAll(async () => {
 const serve = async (handler: DashboardHandler) => {
   onCleanup(() => handler.close())
   const thrown: unknown[] = []
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const port = await serveLoopback((req: IncomingMessage, res: ServerResponse) => {
     try {
       handler(req, res)
     } catch (e) {
@@ -51,15 +52,7 @@ const serve = async (handler: DashboardHandler) => {
       res.destroy()
     }
   })
-  onCleanup(
-    () =>
-      new Promise((r) => {
-        server.close(r)
-        server.closeAllConnections()
-      }),
-  )
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-  return { port: (server.address() as { port: number }).port, thrown }
+  return { port, thrown }
 }
 
 /** `leaseq dashboard` as a child process on a free loopback port: the port and the process. */

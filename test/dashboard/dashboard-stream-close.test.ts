@@ -5,32 +5,24 @@
  * `dashboard-caps`, a handler closed in its cleanup while Redis was answering a poll).
  * Real HTTP over a raw socket; the view's read is a promise the test resolves.
  */
-import { createServer, type ServerResponse } from "node:http"
+import type { ServerResponse } from "node:http"
 import { connect } from "node:net"
 import { describe, expect, it } from "vitest"
 import { makeHub } from "../../src/dashboard/Hub.ts"
 import { openStream } from "../../src/dashboard/Stream.ts"
 import { onCleanup } from "../support/cleanup.ts"
+import { serveLoopback } from "../support/serve.ts"
 import { until } from "../support/until.ts"
 
 /** A server whose every request opens a stream of view `v` on `hub`; its port and open streams. */
 const serveStreams = async (hub: ReturnType<typeof makeHub>) => {
   const streams = new Set<ServerResponse>()
   const errors: unknown[] = []
-  const server = createServer((_req, res) => {
+  const port = await serveLoopback((_req, res) => {
     // what the response reports, kept for the assertion (an unheard `error` would be uncaught)
     res.on("error", (e) => errors.push(e))
     openStream(res, "v", hub, streams)
   })
-  onCleanup(
-    () =>
-      new Promise((r) => {
-        server.close(r)
-        server.closeAllConnections()
-      }),
-  )
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-  const port = (server.address() as { port: number }).port
   const socket = connect(port, "127.0.0.1", () =>
     socket.write(`GET /api/stream?view=v HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`),
   )

@@ -24,6 +24,7 @@ import { startWorkerChild } from "../support/child.ts"
 import { deferred, onCleanup } from "../support/cleanup.ts"
 import { TcpProxy } from "../support/proxy.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
+import { serveLoopback } from "../support/serve.ts"
 import { until } from "../support/until.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
@@ -465,16 +466,7 @@ describe("the dashboard in Chromium", () => {
   it("reads that need the token work from the page (it sends it), and bidi controls show as their code point", async () => {
     const guarded = dashboardHandler({ connection: redisUrl(), prefix: PREFIX, readsNeedToken: true, token: TOKEN })
     onCleanup(() => guarded.close())
-    const server = createServer(guarded)
-    onCleanup(
-      () =>
-        new Promise((r) => {
-          server.close(r)
-          server.closeAllConnections()
-        }),
-    )
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-    const at = `http://127.0.0.1:${(server.address() as { port: number }).port}/`
+    const at = `http://127.0.0.1:${await serveLoopback(guarded)}/`
     const q = newQueue()
     const id = await q.add({ note: "\u202Eevil\u202C" }, { dedupeKey: "\u202Eevil" })
     const page = await browser.newPage()

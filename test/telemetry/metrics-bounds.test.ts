@@ -5,7 +5,6 @@
  * `scrape_timeout` records the reason instead of "context deadline exceeded".
  */
 import { spawnSync } from "node:child_process"
-import { createServer } from "node:http"
 import { join, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
 import { Queue } from "../../src/index.ts"
@@ -16,24 +15,14 @@ import { onCleanup } from "../support/cleanup.ts"
 import { startPrometheus } from "../support/prometheus.ts"
 import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, redisUrl } from "../support/redis.ts"
+import { serveLoopback } from "../support/serve.ts"
 import { until } from "../support/until.ts"
 
 const ROOT = resolve(import.meta.dirname, "../..")
 const name = queueNamer("mbounds")
 
 /** A server for `handler` on a free loopback port. */
-const serve = async (handler: (req: never, res: never) => void): Promise<number> => {
-  const server = createServer(handler as never)
-  onCleanup(
-    () =>
-      new Promise((r) => {
-        server.close(r)
-        server.closeAllConnections()
-      }),
-  )
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
-  return (server.address() as { port: number }).port
-}
+const serve = (handler: (req: never, res: never) => void): Promise<number> => serveLoopback(handler as never)
 
 describe("the metrics endpoint's bounds", () => {
   it("exports at most maxQueues queues, the first by name, and counts the rest in leaseq_queues_not_exported", async () => {
