@@ -8,6 +8,7 @@
  * (see {@link commandArbitraries}). A new feature adds its calls here (CONTRIBUTING.md).
  */
 import fc from "fast-check"
+import { LARGE_PAYLOAD_BYTES } from "../../src/engine/scripts/LeaseScripts.ts"
 import { RateLimited, Worker } from "../../src/index.ts"
 import { until } from "../support/until.ts"
 import { flowKinds } from "./FlowCommands.ts"
@@ -55,6 +56,10 @@ const SHORT = 250
 const LONG = WINDOW_MS
 const GROUPS = ["g1", "g2"] as const
 const CUSTOM_IDS = ["c1", "c2"] as const
+/** A large job's payload: past LARGE_PAYLOAD_BYTES, so a reserve after one reads it by reference. */
+const LARGE_PAYLOAD = { n: 1, s: "é".repeat(LARGE_PAYLOAD_BYTES) }
+/** The payload an {@link Add} sends. */
+const payloadOf = (o: { readonly large?: boolean }) => (o.large === true ? LARGE_PAYLOAD : { n: 1 })
 
 const ms = (t: "short" | "long") => (t === "short" ? SHORT : LONG)
 
@@ -116,6 +121,8 @@ export class Add extends Base {
     readonly group: (typeof GROUPS)[number] | undefined
     readonly delay: "none" | "short" | "long"
     readonly maxAttempts: number
+    /** A payload of LARGE_PAYLOAD_BYTES or more: reserve reads it by reference once it saw one. */
+    readonly large?: boolean
   }
   readonly lost: boolean
   constructor(
@@ -126,6 +133,7 @@ export class Add extends Base {
       readonly group: (typeof GROUPS)[number] | undefined
       readonly delay: "none" | "short" | "long"
       readonly maxAttempts: number
+      readonly large?: boolean
     },
     lost: boolean,
   ) {
@@ -149,8 +157,9 @@ export class Add extends Base {
       maxAttempts: o.maxAttempts,
     }
     const full = m.groupFull(o.group, o.id)
+    const payload = payloadOf(o)
     const { value, span } = await timed(r, o.delay === "none" ? 0 : ms(o.delay), () =>
-      call(r, this.lost, () => r.q.add({ n: 1 }, options)),
+      call(r, this.lost, () => r.q.add(payload, options)),
     )
     if (full !== undefined || ("err" in value && value.err === "GroupFull")) {
       const e = ("err" in value ? value.error : value.ok) as { group?: string; maxSize?: number; size?: number }
@@ -166,6 +175,7 @@ export class Add extends Base {
       group: o.group,
       delay: o.delay === "none" ? undefined : span,
       maxAttempts: o.maxAttempts,
+      payload,
     })
   }
   toString(): string {
@@ -211,7 +221,7 @@ export class Reserve extends Base {
       call(r, this.lost, () => r.q.reserve({ count: this.count, leaseMs: ms(this.lease) })),
     )
     await checkQuick(m, r, now)
-    const jobs = seen(value) as Array<{ id: string; token: number }>
+    const jobs = seen(value) as Array<{ id: string; token: number; payload: unknown }>
     const ids = jobs.map((j) => j.id)
     const plain = ids.filter((id) => m.jobs.get(id)?.group === undefined)
     expectSame(`reserve(${this.count}) leased how many (of ${JSON.stringify(ids)})`, e.total, ids.length)
@@ -227,6 +237,10 @@ export class Reserve extends Base {
     }
     const stray = ids.filter((id) => m.state(id) !== "waiting")
     expectSame("reserve leased only eligible jobs", [], stray)
+    for (const j of jobs) {
+      const want = m.jobs.get(j.id)?.payload
+      if (want !== undefined) expectSame(`reserve's payload of ${j.id}`, want, j.payload)
+    }
     m.leased(jobs, span)
     for (const id of ids) flowsOf(m)?.leased(id)
   }
@@ -604,7 +618,7 @@ export class UpdatePayload extends OnJob {
   async step(m: Model, r: Real): Promise<void> {
     const id = this.id(m)
     const real = seen(await settle(r.q.updatePayload(id, { n: 2 })))
-    expectSame(`updatePayload(${id})`, opOutcome(m.updatePayload(id)), real)
+    expectSame(`updatePayload(${id})`, opOutcome(m.updatePayload(id, { n: 2 })), real)
   }
   toString(): string {
     return `${this.kind}(#${this.pick})`
@@ -799,6 +813,7 @@ const all = (url: () => string): Array<readonly [string, fc.Arbitrary<Cmd>]> => 
         group,
         delay: fc.constantFrom<"none" | "short" | "long">("none", "none", "none", "short", "long"),
         maxAttempts: fc.constantFrom(1, 2, 3),
+        large: fc.constantFrom(false, false, false, true),
       })
       .map((o) => new Add(o, lost))
   const limits = fc.constantFrom<GroupLimits | null>(

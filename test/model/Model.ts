@@ -64,6 +64,8 @@ export interface ModelJob {
   finished: number
   /** Its delay once released from waiting-children (a parent of a flow: long, or none). */
   releaseDelay?: boolean
+  /** Its payload as added or last updated (undefined: not followed, a flow's job). */
+  payload?: unknown
 }
 
 export interface GroupLimits {
@@ -208,6 +210,8 @@ export class Model {
       maxAttempts: number
       /** A parent: it waits for children (its delay, long, applies once released). */
       hold?: boolean
+      /** Its payload, to check what reserve answers (default: not followed). */
+      payload?: unknown
     },
   ): string {
     if (this.jobs.has(id)) return id
@@ -226,6 +230,7 @@ export class Model {
       maxAttempts: o.maxAttempts,
       finished: 0,
       releaseDelay: o.hold === true && o.delay !== undefined,
+      ...(o.payload === undefined ? {} : { payload: o.payload }),
     }
     this.jobs.set(id, job)
     return id
@@ -432,11 +437,12 @@ export class Model {
     return was
   }
 
-  /** `updatePayload`: a waiting, delayed or dead job keeps its state. */
-  updatePayload(id: string): State | { wrong: State | "unknown" } {
+  /** `updatePayload` to `payload`: a waiting, delayed or dead job keeps its state and takes it. */
+  updatePayload(id: string, payload: unknown): State | { wrong: State | "unknown" } {
     const j = this.jobs.get(id)
     if (j === undefined) return { wrong: "unknown" }
     if (j.state !== "waiting" && j.state !== "delayed" && j.state !== "dead") return { wrong: j.state }
+    if (j.payload !== undefined) j.payload = payload
     return j.state
   }
 

@@ -17,12 +17,14 @@ import {
   AVOID,
   Cancel,
   CompleteAll,
+  Fail,
   PauseGroup,
   Reserve,
   Retry,
   SetGroupLimits,
   SetRateLimit,
   SetRetention,
+  UpdatePayload,
   WorkerRateLimited,
 } from "./Commands.ts"
 import { AddDependsOn, OpenParent, Settle } from "./FlowCommands.ts"
@@ -121,6 +123,28 @@ describe("the model's findings on f43eb35, replayed", () => {
       new AddDependsOn([{ where: "main", pick: 0 }], "wait"),
       new Cancel(1, false),
       new Settle(),
+    ])
+  })
+})
+
+describe("large payloads read by reference, through the model (calls/PayloadRefs.ts)", () => {
+  const large = { ...plain, maxAttempts: 3, large: true } as const
+  it("a reserve after a large payload reads the large ones by reference: each as added or updated, re-sent too", async () => {
+    await replay([
+      new Add(large, false),
+      new Add({ ...large, group: "g1" }, false),
+      new Add(plain, false),
+      // leases the first large job: the next reserve reads large payloads by reference
+      new Reserve(1, "long", false),
+      new UpdatePayload(1),
+      new Add({ ...large, priority: 5 }, false),
+      // its reply lost: the re-send answers the same leases, payloads read in the script again
+      new Reserve(2, "long", true),
+      new Fail(0, true, "short", false),
+      new Reserve(3, "long", false),
+      new CompleteAll(),
+      new Add(large, true),
+      new Reserve(2, "short", false),
     ])
   })
 })

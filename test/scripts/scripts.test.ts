@@ -409,12 +409,12 @@ describe("admin", () => {
     const bad = args.map((x, i) => String(i === m ? 2 : x))
     const callKeys = scriptKeys(Scripts.reserve, keys)
     await expect(raw.eval(Scripts.reserve.source, callKeys.length, ...callKeys, ...bad)).rejects.toThrow(
-      /m \(ARGV\[8\]\) says 2 completes, riders \(ARGV\[9\]\) holds 1 and 0 results follow/,
+      /m \(ARGV\[9\]\) says 2 completes, riders \(ARGV\[10\]\) holds 1 and 0 results follow/,
     )
     // results follow, but not one per rider
     const extra = [...args.map(String), "{}", "{}"]
     await expect(raw.eval(Scripts.reserve.source, callKeys.length, ...callKeys, ...extra)).rejects.toThrow(
-      /says 1 completes, riders \(ARGV\[9\]\) holds 1 and 2 results follow \(must be 0 or m\)/,
+      /says 1 completes, riders \(ARGV\[10\]\) holds 1 and 2 results follow \(must be 0 or m\)/,
     )
     expect(await dumpQueue(raw, keys.queue)).toEqual(before)
   })

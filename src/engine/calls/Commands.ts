@@ -18,6 +18,7 @@ import { type ScriptDef, scriptKeys } from "../scripts/Script.ts"
 import { type FanInPeer, fanInPeer } from "./FanIn.ts"
 import { type MarkerWait, markerThenReserve } from "./Marker.ts"
 import { type OutboxSignal, outboxSignal, pokeOnNotes } from "./OutboxSignal.ts"
+import { fillPayloads } from "./PayloadRefs.ts"
 import { decodeReply, redisError } from "./Replies.ts"
 import { Scripts } from "./Scripts.ts"
 import { DEFAULT_VERIFY_LINES, DEFAULT_VERIFY_PAGE, verifyQueue } from "./Verify.ts"
@@ -134,6 +135,35 @@ const completeCall = (
   return call.pipe(Effect.tap((a) => (a.outbox === undefined ? Effect.void : Effect.sync(() => peer.learn(a.outbox)))))
 }
 
+/** The reserve command of one queue: the script, then the payloads it answered by reference (PayloadRefs.ts). */
+const reserveCommand =
+  (run: Run, client: RedisClient, keys: QueueKeys, defaultWorkerId: string) =>
+  (
+    count: number,
+    leaseMs: number,
+    promoteLimit: number,
+    completes: ReadonlyArray<Completion> = [],
+    ids: {
+      readonly workerId?: string
+      readonly requestId?: string
+      readonly timeoutMs?: number
+      readonly refAt?: number
+    } = {},
+  ) => {
+    const refAt = ids.refAt ?? 0
+    const call = run(Scripts.reserve, {
+      workerId: ids.workerId ?? defaultWorkerId,
+      requestId: ids.requestId ?? newRequestId(),
+      count,
+      leaseMs,
+      promoteLimit,
+      timeoutMs: ids.timeoutMs ?? 0,
+      completes,
+      refAt,
+    })
+    return refAt > 0 ? Effect.flatMap(call, (r) => fillPayloads(client, keys, r)) : call
+  }
+
 /** The calls about leased jobs: reserve, extend, complete, fail, release. */
 const leaseCommands = (run: Run, outbox: OutboxSignal, client: RedisClient, keys: QueueKeys, peer: FanInPeer) => {
   const defaultWorkerId = newWorkerId()
@@ -147,23 +177,10 @@ const leaseCommands = (run: Run, outbox: OutboxSignal, client: RedisClient, keys
      * the same Effect run again) answers the same leases and statuses and changes nothing.
      * `ids.timeoutMs` is the worker's default timeout for jobs added without one (default
      * none): the server extends no such lease past its run start + timeout + leaseMs.
+     * `ids.refAt` (default 0: none): payloads of that many bytes or more are read by a plain
+     * HMGET after the script instead of through it (PayloadRefs.ts).
      */
-    reserve: (
-      count: number,
-      leaseMs: number,
-      promoteLimit: number,
-      completes: ReadonlyArray<Completion> = [],
-      ids: { readonly workerId?: string; readonly requestId?: string; readonly timeoutMs?: number } = {},
-    ) =>
-      run(Scripts.reserve, {
-        workerId: ids.workerId ?? defaultWorkerId,
-        requestId: ids.requestId ?? newRequestId(),
-        count,
-        leaseMs,
-        promoteLimit,
-        timeoutMs: ids.timeoutMs ?? 0,
-        completes,
-      }),
+    reserve: reserveCommand(run, client, keys, defaultWorkerId),
 
     /**
      * Extend leases (storing the progress each carries); per lease its new deadline (> 0),

@@ -78,7 +78,8 @@ export const markerThenReserve = (
       redisError("BZPOPMIN", e, blocking.describe, blocking.lastError?.()),
     )
     const script = Scripts.reserve
-    const reply = blocking.script(script, scriptKeys(script, keys), script.args(input))
+    // every payload in the reply: the blocking connection is for the wait (see PayloadRefs.ts)
+    const reply = blocking.script(script, scriptKeys(script, keys), script.args({ ...input, refAt: 0 }))
     const reserved = sent(reply, (e) =>
       redisError("reserve script", e, blocking.describe, blocking.lastError?.()),
     ).pipe(Effect.flatMap(decodeReply(keys, script.decode)))

@@ -34,7 +34,12 @@ import { errorJson } from "../model/Failure.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { newWorkerId } from "../model/RequestId.ts"
 import { type Checked, checkInteger, checkIntegerOr, checkKnownKeys, checkObject, Limits } from "../model/Validate.ts"
-import { RESERVE_MAX_JOBS, RESERVE_PROMOTE_LIMIT } from "../scripts/LeaseScripts.ts"
+import {
+  hasLargePayload,
+  LARGE_PAYLOAD_BYTES,
+  RESERVE_MAX_JOBS,
+  RESERVE_PROMOTE_LIMIT,
+} from "../scripts/LeaseScripts.ts"
 import { readOnly } from "./Adding.ts"
 
 /** Options of a manual `reserve`. */
@@ -166,7 +171,7 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
   const consumer = newWorkerId()
   // complete, fail and release each on a lane of their own: a re-send answers what the call did
   const onLane = laneRunner(makeAckLanes(consumer))
-  let calln = 0
+  const reserves = consumerReserves(calls, consumer)
   const open = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | QueueClosed> =>
     Effect.suspend(
       (): Effect.Effect<A, E | QueueClosed> =>
@@ -185,9 +190,7 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
     reserve: (options) => {
       const checked = checkReserve(options)
       if (Result.isFailure(checked)) return Effect.fail(checked.failure)
-      // numbered when the Effect is built: running it again is a re-send of the same call
-      const n = ++calln
-      return open(reserveCall(calls, checked.success, `${consumer}.${Math.floor(n / 4) % 16}`, String(n)))
+      return open(reserves(checked.success))
     },
     complete: (id, token, result) =>
       leased(id, token, (jobId, tok) =>
@@ -240,16 +243,26 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
   }
 }
 
-/** One reserve call of the consumer `workerId`, numbered `requestId` (see the module's comment). */
-const reserveCall = (
-  calls: Commands,
-  { count, leaseMs }: { readonly count: number; readonly leaseMs: number },
-  workerId: string,
-  requestId: string,
-) =>
-  calls
-    .reserve(count, leaseMs, RESERVE_PROMOTE_LIMIT, [], { workerId, requestId, timeoutMs: 0 })
-    .pipe(Effect.map((r) => r.jobs.map(reservedJob)))
+/**
+ * The reserve calls of the consumer `consumer`, numbered "1", "2", … when each Effect is built
+ * (running one again is a re-send of the same call, see the module's comment). After a call
+ * that leased a large payload, the next reads large payloads by reference (calls/PayloadRefs.ts).
+ */
+const consumerReserves = (calls: Commands, consumer: string) => {
+  let calln = 0
+  let large = false
+  return ({ count, leaseMs }: { readonly count: number; readonly leaseMs: number }) => {
+    const n = ++calln
+    const refAt = large ? LARGE_PAYLOAD_BYTES : 0
+    const ids = { workerId: `${consumer}.${Math.floor(n / 4) % 16}`, requestId: String(n), timeoutMs: 0, refAt }
+    return calls.reserve(count, leaseMs, RESERVE_PROMOTE_LIMIT, [], ids).pipe(
+      Effect.map((r) => {
+        if (r.jobs.length > 0) large = hasLargePayload(r.jobs)
+        return r.jobs.map(reservedJob)
+      }),
+    )
+  }
+}
 
 const reservedJob = (r: Reservation): ReservedJob<string> => {
   const { payload, name } = splitPayload(r.payload)

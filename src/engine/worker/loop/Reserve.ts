@@ -10,7 +10,12 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { type MarkerWait, waitForMarker } from "../../calls/Marker.ts"
-import { RESERVE_PROMOTE_LIMIT, type Reserved, type ReserveInput } from "../../scripts/LeaseScripts.ts"
+import {
+  LARGE_PAYLOAD_BYTES,
+  RESERVE_PROMOTE_LIMIT,
+  type Reserved,
+  type ReserveInput,
+} from "../../scripts/LeaseScripts.ts"
 import { refusedBeforeRun } from "../lease/Acks.ts"
 import { freshen } from "../lease/LeaseGrant.ts"
 import { fenceAfter, monotonicNow } from "../lease/LeaseTable.ts"
@@ -34,6 +39,8 @@ const reserveInput = (ctx: LoopDeps, want: number, ride: ReadonlyArray<Rider>): 
   promoteLimit: RESERVE_PROMOTE_LIMIT,
   timeoutMs: ctx.settings.timeoutMs,
   completes: ride.map((r) => r.item),
+  // large payloads just seen: this call reads them by reference (calls/PayloadRefs.ts)
+  refAt: ctx.sched.largePayloads ? LARGE_PAYLOAD_BYTES : 0,
 })
 
 /**
