@@ -4,7 +4,9 @@
  * once it is over; and outside its owner the state is read-only.
  */
 import { readdirSync, readFileSync } from "node:fs"
+import * as Exit from "effect/Exit"
 import { describe, expect, it } from "vitest"
+import { LARGE_PAYLOAD_BYTES } from "../../src/engine/scripts/LeaseScripts.ts"
 import {
   holdBack,
   makeScheduling,
@@ -43,6 +45,8 @@ const sound = (s: Scheduling) => {
   expect(s.inFlight.size).toBeLessThanOrEqual(3)
 }
 
+const NONE = Exit.succeed({ jobs: [], nextDueMs: -1 })
+
 describe("Scheduling: one owner of the loop's state", () => {
   it("a slot freed that was never taken is ignored: the count never goes negative", () => {
     const s = makeScheduling()
@@ -62,14 +66,37 @@ describe("Scheduling: one owner of the loop's state", () => {
     expect(s.inFlight.size).toBe(0)
   })
 
+  it("a landing with jobs says whether the next call reads large payloads by reference", () => {
+    const s = makeScheduling()
+    const job = (payload: string) => ({
+      id: "j",
+      token: 1,
+      deadline: 0,
+      attempt: 1,
+      maxAttempts: 3,
+      payload,
+      timeoutMs: 0,
+    })
+    const landing = (reserved: unknown) => ({ _tag: "Landed", landed: { want: 1, reserved } as never }) as const
+    expect(s.largePayloads).toBe(false)
+    tell(s, landing(Exit.succeed({ jobs: [job("{}"), job("x".repeat(LARGE_PAYLOAD_BYTES))], nextDueMs: -1 })))
+    expect(s.largePayloads).toBe(true)
+    // a call that leased nothing, or failed, says nothing of the payloads
+    tell(s, landing(Exit.succeed({ jobs: [], nextDueMs: -1 })))
+    tell(s, landing(Exit.fail("lost")))
+    expect(s.largePayloads).toBe(true)
+    tell(s, landing(Exit.succeed({ jobs: [job("x".repeat(LARGE_PAYLOAD_BYTES - 1))], nextDueMs: -1 })))
+    expect(s.largePayloads).toBe(false)
+  })
+
   it("a landing taken by the loop gives back what its call asked for, never below zero", () => {
     const s = makeScheduling()
-    tell(s, { _tag: "Landed", landed: { want: 4 } as never }) // landed before its ask was told
+    tell(s, { _tag: "Landed", landed: { want: 4, reserved: NONE } as never }) // landed before its ask was told
     tell(s, { _tag: "Asked", want: 4 })
     expect(s.asked).toBe(4)
     expect(nextLanded(s)?.want).toBe(4)
     expect(s.asked).toBe(0)
-    tell(s, { _tag: "Landed", landed: { want: 2 } as never })
+    tell(s, { _tag: "Landed", landed: { want: 2, reserved: NONE } as never })
     nextLanded(s)
     expect(s.asked).toBe(0)
   })

@@ -5,7 +5,7 @@
  * command layer under the TestClock.
  */
 import { it } from "@effect/vitest"
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect } from "vitest"
 import { makeContext } from "../../src/engine/worker/Context.ts"
@@ -151,7 +151,7 @@ describe("Slots: the rules", () => {
       freeSlot(ctx)
       yield* Fiber.join(waiting)
       busy(ctx, 1)
-      told(ctx, { _tag: "Landed", landed: {} as never })
+      told(ctx, { _tag: "Landed", landed: { reserved: Exit.succeed({ jobs: [], nextDueMs: -1 }) } as never })
       yield* waitEvent(ctx, false) // returns: a landed call is an event
     }),
   )
