@@ -333,6 +333,15 @@ local function ready_push(ids, front, prios, groups)
   end
 end
 
+-- ready_give_back(ids): jobs leased but never run (released, given back by a closing worker)
+-- back at the front of ready in their own order: the first of `ids` runs first (they keep the
+-- place they were taken from; ready_push's front puts the last of its ids first).
+local function ready_give_back(ids)
+  local n, rev = #ids, {}
+  for i = 1, n do rev[i] = ids[n + 1 - i] end
+  ready_push(rev, true)
+end
+
 -- ready_waits(id): true when the job `id` is ready (in wait, prioritized, or its group's
 -- waiting jobs). O(log N), or O(N) in the jobs waiting for one of priority 0 (LPOS).
 local function ready_waits(id)

@@ -226,6 +226,30 @@ describe("leases and fencing", () => {
   })
 })
 
+describe("release, several", () => {
+  it("jobs released together go back to the front in their order: the first released runs first", async () => {
+    const { c } = setup()
+    const js = [job(), job(), job(), job()]
+    await run(c.add(js))
+    const taken = (await run(c.reserve(3, 60_000, 100))).jobs
+    expect(taken.map((r) => r.id)).toEqual(js.slice(0, 3).map((j) => j.id))
+    expect(await run(c.release(taken))).toEqual([true, true, true])
+    const again = (await run(c.reserve(4, 60_000, 100))).jobs
+    expect(again.map((r) => r.id)).toEqual(js.map((j) => j.id))
+  })
+
+  it("a closing worker's give-back (a re-send asking for no jobs) keeps its jobs' order too", async () => {
+    const { c } = setup()
+    const js = [job(), job(), job()]
+    await run(c.add(js))
+    const call = (count: number) => c.reserve(count, 60_000, 100, [], { workerId: "w-order", requestId: "1" })
+    expect((await run(call(2))).jobs.map((r) => r.id)).toEqual([js[0]!.id, js[1]!.id])
+    expect((await run(call(0))).jobs).toEqual([])
+    const again = (await run(c.reserve(3, 60_000, 100))).jobs
+    expect(again.map((r) => r.id)).toEqual(js.map((j) => j.id))
+  })
+})
+
 describe("fail", () => {
   it("retries after a delay, then goes to dead keeping the error when attempts are used up", async () => {
     const { keys, c } = setup()
