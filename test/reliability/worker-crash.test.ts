@@ -13,13 +13,15 @@
  * of its children returned, none twice unless a killed worker held it, none is left waiting.
  * Every eighth worker started runs its handlers in worker threads (`isolation: "thread"`,
  * a pool of {@link THREAD_CONCURRENCY}), so a share of the jobs runs in thread mode.
- * The second test races heartbeats (every 20 ms) against completes.
+ * One job in 9 has a 6 KB payload (read by reference once a worker leased one); each handler
+ * checks its payload. The second test races heartbeats (every 20 ms) against completes.
  */
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { AUTO_PREFETCH_UPTO } from "../../src/engine/worker/loop/Prefetch.ts"
 import { type LocalRedis, startRedisServer } from "../../src/testing/RedisServer.ts"
+import { padOf } from "../fixtures/chaos-pad.ts"
 import { type Child, startWorkerChild } from "../support/child.ts"
 import { onCleanup } from "../support/cleanup.ts"
 import { report, size, summary } from "../support/figures.ts"
@@ -305,7 +307,8 @@ describe("worker crashes", () => {
       const ids: string[] = []
       for (let i = 0; i < JOBS; i += 10_000) {
         const chunk = Array.from({ length: Math.min(10_000, JOBS - i) }, (_, k) => ({
-          payload: { n: i + k },
+          // one job in 9 with a payload large enough to be read by reference (the handler checks it)
+          payload: (i + k) % 9 === 4 ? { n: i + k, pad: padOf(i + k) } : { n: i + k },
           options: optionsOf(i + k),
         }))
         ids.push(...(await queue.addBulk(chunk)))
@@ -394,6 +397,8 @@ describe("worker crashes", () => {
         0,
       )
       expect(inThreads).toBeGreaterThan(0)
+      // every large payload reached its handler whole, by reference or not
+      expect(children.flatMap((c) => c.lines.filter((l) => l.text.startsWith("bad-payload ")))).toEqual([])
 
       // no group ever ran more than its cap at once: by the handlers' clocks, and as sampled
       const ran = mostAtOnce(children, groupOf)
