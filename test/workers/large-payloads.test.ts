@@ -14,6 +14,7 @@ import { scriptKeys } from "../../src/engine/scripts/Script.ts"
 import type { RedisClient } from "../../src/redis/Client.ts"
 import { newJob, run } from "../support/jobs.ts"
 import { monitorOf } from "../support/monitor.ts"
+import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
 import { until } from "../support/until.ts"
 import { useQueue, useWorker } from "../support/use.ts"
@@ -102,6 +103,37 @@ describe("large payloads by reference", () => {
       ["b", "{}"],
       ["c", '{"c":1}'],
     ])
+  })
+
+  it("the read by reference with its reply lost is sent again on the new connection: the jobs leased once, whole", async () => {
+    const q = name()
+    const keys = queueKeys(q)
+    const proxy = await proxyToSuiteRedis()
+    const queue = useQueue<{ n: number; s: string }>(q, { connection: proxy.url })
+    const payloads = [0, 1, 2].map((n) => JSON.parse(bigPayload(n, 6_000)) as { n: number; s: string })
+    await queue.addBulk(payloads.map((payload) => ({ payload })))
+    const monitor = await monitorOf(redisUrl())
+    // the first reserve sees a large payload: the next reads them by reference
+    const [first] = await queue.reserve({ count: 1 })
+    expect(first!.payload).toEqual(payloads[0])
+    // the script's reply passes (one chunk), the HMGET's is swallowed; ioredis sends the
+    // HMGET again once the connection is back
+    const before = proxy.droppedReplies
+    proxy.dropReplies(1)
+    const next = queue.reserve({ count: 2 })
+    await until("the read's reply swallowed", () => proxy.droppedReplies > before, { everyMs: 5 })
+    proxy.cut()
+    proxy.heal()
+    const got = await next
+    expect(got.map((j) => j.payload)).toEqual(payloads.slice(1))
+    expect(await raw.zcard(keys.active)).toBe(3)
+    expect(await raw.llen(keys.wait)).toBe(0)
+    await monitor.caughtUp()
+    const sent = monitor.seen.filter((m) => m.source !== "lua")
+    // two reserve calls, none sent again; the read of the two payloads sent twice
+    expect(sent.filter((m) => m.args[0] === "evalsha" && m.args.includes(keys.active)).length).toBe(2)
+    const reads = sent.filter((m) => m.args[0] === "HMGET" && m.args[1] === keys.data)
+    expect(reads.map((m) => m.args.slice(2))).toEqual([got.map((j) => j.id), got.map((j) => j.id)])
   })
 
   it("a worker that leased a large payload reads the next ones by reference; every handler gets its own", async () => {
