@@ -9,6 +9,7 @@ import { isNoScript, scriptThenWaitOn } from "./Eval.ts"
 import type { RedisClient } from "./Interface.ts"
 import { ioredis } from "./Ioredis.ts"
 import { redactText } from "./Redact.ts"
+import { whenWritable } from "./Writable.ts"
 
 /** Connections leaseq opened and has not closed yet (the test suite's leak check reads this). */
 const live = new Set<Redis | Cluster>()
@@ -54,36 +55,6 @@ const settleBy = <A>(
       },
     )
   })
-
-/**
- * Wait until `writable()` (or `timeoutMs`, or the connection's end); a lazy connection is
- * started. Rejects with the server's answer when it refuses the connection's handshake
- * (WRONGPASS, NOAUTH, LOADING…): waiting longer would not help the call.
- */
-const whenWritable = (client: Redis | Cluster, writable: () => boolean, timeoutMs: number): Promise<boolean> => {
-  if (writable()) return Promise.resolve(true)
-  if (client.status === "end" || timeoutMs <= 0) return Promise.resolve(false)
-  if (client.status === "wait") client.connect().catch(() => undefined)
-  return new Promise<boolean>((resolve, reject) => {
-    const finish = (refused?: Error) => {
-      clearTimeout(timer)
-      client.off("ready", onReady)
-      client.off("end", onEnd)
-      client.off("error", onError)
-      if (refused) reject(refused)
-      else resolve(writable())
-    }
-    const onReady = () => finish()
-    const onEnd = () => finish()
-    const onError = (e: Error) => {
-      if (e.name === "ReplyError") finish(e)
-    }
-    const timer = setTimeout(finish, timeoutMs)
-    client.on("ready", onReady)
-    client.on("end", onEnd)
-    client.on("error", onError)
-  })
-}
 
 export const attachErrorListener = (c: Redis | Cluster, onError?: (e: Error) => void) => {
   c.on("error", (e: Error) => onError?.(e))
