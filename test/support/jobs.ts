@@ -3,7 +3,7 @@
  * shorthand to run an Effect as a Promise.
  */
 import * as Effect from "effect/Effect"
-import type { NewJob } from "../../src/engine/calls/Commands.ts"
+import type { NewJob, Reservation } from "../../src/engine/calls/Commands.ts"
 
 let seq = 0
 
@@ -23,3 +23,14 @@ export const newJob = (over: Partial<NewJob> = {}): NewJob => {
 
 /** Run an Effect as a Promise (it rejects with the Effect's own error). */
 export const run = <A, E>(e: Effect.Effect<A, E>): Promise<A> => Effect.runPromise(e)
+
+/** A leased job as reserve answers it (token 1, first attempt of 3, no timeout), with `payload`. */
+export const reservation = (id: string, payload: string): Reservation => ({
+  id,
+  token: 1,
+  deadline: 0,
+  attempt: 1,
+  maxAttempts: 3,
+  payload,
+  timeoutMs: 0,
+})

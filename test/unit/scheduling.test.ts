@@ -17,6 +17,7 @@ import {
   SLOT_TAKEN,
   tell,
 } from "../../src/engine/worker/loop/Scheduling.ts"
+import { reservation } from "../support/jobs.ts"
 
 /** A small seeded generator (mulberry32), so a failing order can be replayed. */
 const random = (seed: number) => () => {
@@ -68,15 +69,7 @@ describe("Scheduling: one owner of the loop's state", () => {
 
   it("a landing with jobs says whether the next call reads large payloads by reference", () => {
     const s = makeScheduling()
-    const job = (payload: string) => ({
-      id: "j",
-      token: 1,
-      deadline: 0,
-      attempt: 1,
-      maxAttempts: 3,
-      payload,
-      timeoutMs: 0,
-    })
+    const job = (payload: string) => reservation("j", payload)
     const landing = (reserved: unknown) => ({ _tag: "Landed", landed: { want: 1, reserved } as never }) as const
     expect(s.largePayloads).toBe(false)
     tell(s, landing(Exit.succeed({ jobs: [job("{}"), job("x".repeat(LARGE_PAYLOAD_BYTES))], nextDueMs: -1 })))

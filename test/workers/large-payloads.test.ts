@@ -12,7 +12,7 @@ import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { LARGE_PAYLOAD_BYTES, type Reserved } from "../../src/engine/scripts/LeaseScripts.ts"
 import { scriptKeys } from "../../src/engine/scripts/Script.ts"
 import type { RedisClient } from "../../src/redis/Client.ts"
-import { newJob, run } from "../support/jobs.ts"
+import { newJob, reservation, run } from "../support/jobs.ts"
 import { monitorOf } from "../support/monitor.ts"
 import { proxyToSuiteRedis } from "../support/proxy.ts"
 import { queueNamer, redisUrl, sharedClients } from "../support/redis.ts"
@@ -78,15 +78,7 @@ describe("large payloads by reference", () => {
 
   it("a payload gone between the script and the read leaves its job out", async () => {
     const keys = queueKeys(name())
-    const job = (id: string, payload: string) => ({
-      id,
-      token: 1,
-      deadline: 0,
-      attempt: 1,
-      maxAttempts: 3,
-      payload,
-      timeoutMs: 0,
-    })
+    const job = reservation
     const reserved: Reserved = { jobs: [job("a", ""), job("b", "{}"), job("c", "")], nextDueMs: -1, completed: [] }
     // a command layer that answers the HMGET as Redis would for a job whose data was deleted
     const asked: unknown[][] = []
