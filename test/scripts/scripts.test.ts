@@ -5,7 +5,7 @@
 import type { Effect } from "effect"
 import type { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeCommands } from "../../src/engine/calls/Commands.ts"
+import { makeCommands, SCRIPT_CHUNK } from "../../src/engine/calls/Commands.ts"
 import { Scripts } from "../../src/engine/calls/Scripts.ts"
 import { queueKeys } from "../../src/engine/model/Keys.ts"
 import { DEFAULT_MAX_ATTEMPTS } from "../../src/engine/queue/Job.ts"
@@ -236,6 +236,20 @@ describe("release, several", () => {
     expect(await run(c.release(taken))).toEqual([true, true, true])
     const again = (await run(c.reserve(4, 60_000, 100))).jobs
     expect(again.map((r) => r.id)).toEqual(js.map((j) => j.id))
+  })
+
+  it("more leases than one call takes (chunks of SCRIPT_CHUNK) keep their order too", async () => {
+    const { c } = setup()
+    const js = Array.from({ length: SCRIPT_CHUNK + 20 }, () => job())
+    await run(c.add(js))
+    const taken = (await run(c.reserve(js.length, 60_000, 100))).jobs
+    expect(taken).toHaveLength(js.length)
+    // one of the first chunk's under a token not its own: refused, in its place in the answers
+    const sent = taken.map((r, i) => (i === 3 ? { id: r.id, token: r.token + 1 } : r))
+    const answers = await run(c.release(sent))
+    expect(answers).toEqual(js.map((_, i) => i !== 3))
+    const again = (await run(c.reserve(js.length, 60_000, 100))).jobs
+    expect(again.map((r) => r.id)).toEqual(js.filter((_, i) => i !== 3).map((j) => j.id))
   })
 
   it("a closing worker's give-back (a re-send asking for no jobs) keeps its jobs' order too", async () => {

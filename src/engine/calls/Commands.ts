@@ -15,6 +15,7 @@ import type { NewJob } from "../scripts/AddScripts.ts"
 import type { DeadTarget } from "../scripts/AdminScripts.ts"
 import type { Completion, ExtendRef, LeaseRef, ReserveInput } from "../scripts/LeaseScripts.ts"
 import { type ScriptDef, scriptKeys } from "../scripts/Script.ts"
+import { chunked, chunkedLastFirst } from "./Chunks.ts"
 import { type FanInPeer, fanInPeer } from "./FanIn.ts"
 import { type MarkerWait, markerThenReserve } from "./Marker.ts"
 import { type OutboxSignal, outboxSignal, pokeOnNotes } from "./OutboxSignal.ts"
@@ -33,6 +34,7 @@ export {
   type Reservation,
 } from "../scripts/LeaseScripts.ts"
 export type { SweepResult, SweptDead } from "../scripts/SweepScripts.ts"
+export { SCRIPT_CHUNK } from "./Chunks.ts"
 
 /** Errors a script call can end with (InvalidOptions: a size argument outside the script's own limit; GroupFull: an add past a group's maxSize; see Replies.ts). */
 export type ScriptFailure = RedisError | LayoutMismatch | WrongKeyType | InvalidOptions | GroupFull
@@ -69,23 +71,6 @@ export const runScript = <In, Out>(
   callKeys?: ReadonlyArray<string>,
 ): Effect.Effect<Out, ScriptFailure> =>
   sendScript(client, keys, script, input, callKeys).pipe(Effect.flatMap(decodeReply(keys, script.decode)))
-
-/**
- * Most leases (or jobs) one script call takes: a Lua script can `unpack` only a few
- * thousand values at once, so calls over caller-sized lists go out in chunks of this.
- */
-export const SCRIPT_CHUNK = 500
-
-/** Run `f` over consecutive chunks of `items` (one call when they fit), in order, and join the answers. */
-const chunked = <I, O, E>(
-  items: ReadonlyArray<I>,
-  f: (part: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<O>, E>,
-): Effect.Effect<ReadonlyArray<O>, E> => {
-  if (items.length <= SCRIPT_CHUNK) return f(items)
-  const parts: Array<ReadonlyArray<I>> = []
-  for (let i = 0; i < items.length; i += SCRIPT_CHUNK) parts.push(items.slice(i, i + SCRIPT_CHUNK))
-  return Effect.forEach(parts, f).pipe(Effect.map((answers) => answers.flat()))
-}
 
 /**
  * Add jobs in one add script call on `client` (see `add` of {@link makeCommands}); its
@@ -223,11 +208,11 @@ const leaseCommands = (run: Run, outbox: OutboxSignal, client: RedisClient, keys
 
     /**
      * Give leased jobs back (graceful shutdown); true per job released, false when its
-     * lease was lost. Any number of leases: chunks of {@link SCRIPT_CHUNK}, each atomic.
-     * `lane` as complete's.
+     * lease was lost. They run next, in their order. Any number of leases: chunks of
+     * {@link SCRIPT_CHUNK}, each atomic, the last sent first. `lane` as complete's.
      */
     release: (leases: ReadonlyArray<LeaseRef>, lane?: string) =>
-      chunked(leases, (part) => run(Scripts.release, { leases: part, lane })),
+      chunkedLastFirst(leases, (part) => run(Scripts.release, { leases: part, lane })),
   }
 }
 
