@@ -8,7 +8,7 @@
  * (see {@link commandArbitraries}). A new feature adds its calls here (CONTRIBUTING.md).
  */
 import fc from "fast-check"
-import { LARGE_PAYLOAD_BYTES } from "../../src/engine/scripts/LeaseScripts.ts"
+import { LARGE_PAYLOAD_BYTES } from "../../src/engine/calls/PayloadRefs.ts"
 import { RateLimited, Worker } from "../../src/index.ts"
 import { until } from "../support/until.ts"
 import { flowKinds } from "./FlowCommands.ts"

@@ -6,7 +6,6 @@
 import { readdirSync, readFileSync } from "node:fs"
 import * as Exit from "effect/Exit"
 import { describe, expect, it } from "vitest"
-import { LARGE_PAYLOAD_BYTES } from "../../src/engine/scripts/LeaseScripts.ts"
 import {
   holdBack,
   makeScheduling,
@@ -17,7 +16,6 @@ import {
   SLOT_TAKEN,
   tell,
 } from "../../src/engine/worker/loop/Scheduling.ts"
-import { reservation } from "../support/jobs.ts"
 
 /** A small seeded generator (mulberry32), so a failing order can be replayed. */
 const random = (seed: number) => () => {
@@ -65,21 +63,6 @@ describe("Scheduling: one owner of the loop's state", () => {
     tell(s, { _tag: "CallOver", fiber: f })
     tell(s, { _tag: "CallOut", fiber: f })
     expect(s.inFlight.size).toBe(0)
-  })
-
-  it("a landing with jobs says whether the next call reads large payloads by reference", () => {
-    const s = makeScheduling()
-    const job = (payload: string) => reservation("j", payload)
-    const landing = (reserved: unknown) => ({ _tag: "Landed", landed: { want: 1, reserved } as never }) as const
-    expect(s.largePayloads).toBe(false)
-    tell(s, landing(Exit.succeed({ jobs: [job("{}"), job("x".repeat(LARGE_PAYLOAD_BYTES))], nextDueMs: -1 })))
-    expect(s.largePayloads).toBe(true)
-    // a call that leased nothing, or failed, says nothing of the payloads
-    tell(s, landing(Exit.succeed({ jobs: [], nextDueMs: -1 })))
-    tell(s, landing(Exit.fail("lost")))
-    expect(s.largePayloads).toBe(true)
-    tell(s, landing(Exit.succeed({ jobs: [job("x".repeat(LARGE_PAYLOAD_BYTES - 1))], nextDueMs: -1 })))
-    expect(s.largePayloads).toBe(false)
   })
 
   it("a landing taken by the loop gives back what its call asked for, never below zero", () => {

@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { Commands, Reservation, ScriptFailure } from "../calls/Commands.ts"
 import { lookups } from "../calls/Lookups.ts"
+import { payloadSizes } from "../calls/PayloadRefs.ts"
 import { type AckLanes, makeAckLanes } from "../model/AckLanes.ts"
 import { DEFAULT_BACKOFF } from "../model/Backoff.ts"
 import { splitPayload } from "../model/Carrier.ts"
@@ -34,12 +35,7 @@ import { errorJson } from "../model/Failure.ts"
 import type { QueueKeys } from "../model/Keys.ts"
 import { newWorkerId } from "../model/RequestId.ts"
 import { type Checked, checkInteger, checkIntegerOr, checkKnownKeys, checkObject, Limits } from "../model/Validate.ts"
-import {
-  hasLargePayload,
-  LARGE_PAYLOAD_BYTES,
-  RESERVE_MAX_JOBS,
-  RESERVE_PROMOTE_LIMIT,
-} from "../scripts/LeaseScripts.ts"
+import { RESERVE_MAX_JOBS, RESERVE_PROMOTE_LIMIT } from "../scripts/LeaseScripts.ts"
 import { readOnly } from "./Adding.ts"
 
 /** Options of a manual `reserve`. */
@@ -250,14 +246,18 @@ export const makeManual = (core: ManualQueue): ManualProcessing => {
  */
 const consumerReserves = (calls: Commands, consumer: string) => {
   let calln = 0
-  let large = false
+  const sizes = payloadSizes()
   return ({ count, leaseMs }: { readonly count: number; readonly leaseMs: number }) => {
     const n = ++calln
-    const refAt = large ? LARGE_PAYLOAD_BYTES : 0
-    const ids = { workerId: `${consumer}.${Math.floor(n / 4) % 16}`, requestId: String(n), timeoutMs: 0, refAt }
+    const ids = {
+      workerId: `${consumer}.${Math.floor(n / 4) % 16}`,
+      requestId: String(n),
+      timeoutMs: 0,
+      refAt: sizes.refAt(),
+    }
     return calls.reserve(count, leaseMs, RESERVE_PROMOTE_LIMIT, [], ids).pipe(
       Effect.map((r) => {
-        if (r.jobs.length > 0) large = hasLargePayload(r.jobs)
+        sizes.leased(r.jobs)
         return r.jobs.map(reservedJob)
       }),
     )

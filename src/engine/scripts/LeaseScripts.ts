@@ -65,28 +65,10 @@ export interface ReserveInput {
   readonly completes: ReadonlyArray<Completion>
   /**
    * Payloads of this many bytes or more are answered by reference: the script leaves them
-   * out (payload "") and the reserve command reads them with a plain HMGET (see
-   * {@link LARGE_PAYLOAD_BYTES}). Default 0: every payload in the script's reply.
+   * out (payload "") and the reserve command reads them with a plain HMGET
+   * (calls/PayloadRefs.ts). Default 0: every payload in the script's reply.
    */
   readonly refAt?: number
-}
-
-/**
- * Payload size (bytes) from which a worker that just leased one asks its next reserve call to
- * answer such payloads by reference: 4 KiB. A payload read into Lua and out again costs
- * Redis ~2.6 µs a KB (Lua copies and interns every string), a plain HMGET a fraction of
- * that; the reference costs one HSTRLEN a job and a second round trip a call.
- */
-export const LARGE_PAYLOAD_BYTES = 4096
-
-/**
- * True when one of `jobs` has a payload of {@link LARGE_PAYLOAD_BYTES} or more (counted in
- * UTF-16 units: as many bytes or fewer): the next reserve call of who leased them reads such
- * payloads by reference.
- */
-export const hasLargePayload = (jobs: ReadonlyArray<Reservation>): boolean => {
-  for (const j of jobs) if (j.payload.length >= LARGE_PAYLOAD_BYTES) return true
-  return false
 }
 
 /** The triples `id, token, result` of completions, appended to `args`. */

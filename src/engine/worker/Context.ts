@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import type { RedisClient } from "../../redis/Client.ts"
 import type { Commands } from "../calls/Commands.ts"
+import { payloadSizes } from "../calls/PayloadRefs.ts"
 import { makeAckLanes } from "../model/AckLanes.ts"
 import { LoopBlocked, type WorkerNotRunning } from "../model/Errors.ts"
 import { makeRegistryBeat, type WorkerSelf } from "../model/Registry.ts"
@@ -123,6 +124,7 @@ export const makeContext = <A>(
       "running",
     ),
     idle: { hadWork: false, empty: false, looks: 0 },
+    payloads: payloadSizes(),
     selfFenced: 0,
     loop: makeLoopMonitor(
       settings.leaseMs,

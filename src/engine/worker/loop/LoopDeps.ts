@@ -9,6 +9,7 @@ import type { RedisClient } from "../../../redis/Client.ts"
 import { makeBatcher } from "../../calls/Batcher.ts"
 import type { Commands, Reservation } from "../../calls/Commands.ts"
 import { SCRIPT_CHUNK } from "../../calls/Commands.ts"
+import type { PayloadSizes } from "../../calls/PayloadRefs.ts"
 import type { StopSignal } from "../lease/Acks.ts"
 import type { LeaseDeps } from "../lease/LeaseDeps.ts"
 import type { WorkerHooks } from "../WorkerHooks.ts"
@@ -58,6 +59,8 @@ export interface LoopDeps extends LeaseDeps {
   readonly state: WorkerState
   /** What the `drained` hook is judged by (Drained.ts: its only writer). */
   readonly idle: IdleWatch
+  /** Whether the next reserve call reads large payloads by reference (told by each call that lands, Reserve.ts). */
+  readonly payloads: PayloadSizes
   /** Completes sent on their own, batched. */
   readonly completer: ReturnType<typeof makeCompleter>
   /** Fired once close stops waiting for acks (past the grace): they give up, their leases are released. */

@@ -10,12 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { type MarkerWait, waitForMarker } from "../../calls/Marker.ts"
-import {
-  LARGE_PAYLOAD_BYTES,
-  RESERVE_PROMOTE_LIMIT,
-  type Reserved,
-  type ReserveInput,
-} from "../../scripts/LeaseScripts.ts"
+import { RESERVE_PROMOTE_LIMIT, type Reserved, type ReserveInput } from "../../scripts/LeaseScripts.ts"
 import { refusedBeforeRun } from "../lease/Acks.ts"
 import { freshen } from "../lease/LeaseGrant.ts"
 import { fenceAfter, monotonicNow } from "../lease/LeaseTable.ts"
@@ -40,7 +35,7 @@ const reserveInput = (ctx: LoopDeps, want: number, ride: ReadonlyArray<Rider>): 
   timeoutMs: ctx.settings.timeoutMs,
   completes: ride.map((r) => r.item),
   // large payloads just seen: this call reads them by reference (calls/PayloadRefs.ts)
-  refAt: ctx.sched.largePayloads ? LARGE_PAYLOAD_BYTES : 0,
+  refAt: ctx.payloads.refAt(),
 })
 
 /**
@@ -108,6 +103,7 @@ const answerRiders = (ride: ReadonlyArray<Rider>, reserved: Exit.Exit<Reserved, 
 const reserveCall = (ctx: LoopDeps, call: Call, ride: ReadonlyArray<Rider>) =>
   Effect.gen(function* () {
     const reserved = yield* replyOf(ctx, call)
+    if (Exit.isSuccess(reserved)) ctx.payloads.leased(reserved.value.jobs)
     answerRiders(ride, reserved)
     // a rider left notes for parents in the outbox (flows): the outbox loop drains them now
     if (Exit.isSuccess(reserved) && reserved.value.notes) ctx.commands.outbox.poke()

@@ -12,10 +12,9 @@
  * whatever order events come in: a slot freed that was not taken is ignored, and so is
  * a call over before it was counted out (it is then never counted).
  */
-import * as Exit from "effect/Exit"
+import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type { Reservation } from "../../calls/Commands.ts"
-import { hasLargePayload } from "../../scripts/LeaseScripts.ts"
 import type { Held } from "../lease/LeaseTable.ts"
 import type { Rider } from "./Ride.ts"
 
@@ -79,11 +78,6 @@ export interface Scheduling {
   readonly limitedUntil: number | undefined
   /** The hold of `limitedUntil` ends when one of this worker's jobs frees its slot (the concurrency cap). */
   readonly limitEndsOnSlot: boolean
-  /**
-   * The last call that leased jobs leased one with a payload of LARGE_PAYLOAD_BYTES or more:
-   * the next call asks for such payloads by reference (calls/PayloadRefs.ts).
-   */
-  readonly largePayloads: boolean
 }
 
 /** The same, writable: reachable only in this file. */
@@ -158,7 +152,6 @@ export const makeScheduling = (): Scheduling => {
     fragileAt: undefined,
     limitedUntil: undefined,
     limitEndsOnSlot: false,
-    largePayloads: false,
   }
   return s
 }
@@ -204,8 +197,6 @@ export const tell = (sched: Scheduling, e: SchedEvent): void => {
       return
     case "Landed":
       s.landed.push(e.landed)
-      if (Exit.isSuccess(e.landed.reserved) && e.landed.reserved.value.jobs.length > 0)
-        s.largePayloads = hasLargePayload(e.landed.reserved.value.jobs)
       return
     case "CallOver":
       if (!s.inFlight.delete(e.fiber)) s.over.add(e.fiber)
