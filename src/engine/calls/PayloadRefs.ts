@@ -42,9 +42,7 @@ export const payloadSizes = (): PayloadSizes => {
   return {
     refAt: () => (large ? LARGE_PAYLOAD_BYTES : 0),
     leased: (jobs) => {
-      if (jobs.length === 0) return
-      large = false
-      for (const j of jobs) if (j.payload.length >= LARGE_PAYLOAD_BYTES) large = true
+      if (jobs.length > 0) large = jobs.some((j) => j.payload.length >= LARGE_PAYLOAD_BYTES)
     },
   }
 }
@@ -67,15 +65,15 @@ export const fillPayloads = (
     catch: (e) => redisError("HMGET", e, client.describe, client.lastError?.()),
   }).pipe(
     Effect.map((reply) => {
+      // the HMGET's values in the order of `ids`, which is the order of those jobs in `jobs`
       const found = reply as ReadonlyArray<string | null>
-      const byId = new Map<string, string | null>()
-      for (let i = 0; i < ids.length; i++) byId.set(ids[i]!, found[i] ?? null)
-      const jobs = []
+      const jobs: Reservation[] = []
+      let k = 0
       for (const j of reserved.jobs) {
         if (j.payload !== "") jobs.push(j)
         else {
-          const payload = byId.get(j.id)
-          if (payload !== null && payload !== undefined) jobs.push({ ...j, payload: String(payload) })
+          const payload = found[k++]
+          if (payload !== null && payload !== undefined) jobs.push({ ...j, payload })
         }
       }
       return { ...reserved, jobs }
