@@ -1,8 +1,7 @@
 /**
  * How many test files run at once: `TEST_WORKERS` (default 7). The suite's tests mostly
- * wait on Redis and on timers, so a 2-core machine runs seven files at a time: on a fresh
- * clone, the whole suite in 136–137 s at seven against 164 s at five, 149 s at six and 144 s
- * at eight (CONTRIBUTING.md, "Where the time goes"). Each worker gets a redis-server of its own
+ * wait on Redis and on timers, so a 2-core machine runs seven files at a time faster than
+ * five or eight (measured: CONTRIBUTING.md, "Where the time goes"). Each worker gets a redis-server of its own
  * (test/support/global-setup.ts), so a file that pauses or reconfigures "its" Redis
  * never stalls a file running beside it.
  */
