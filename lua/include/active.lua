@@ -32,15 +32,18 @@ end
 
 -- active_read(a, ids): the token each job `ids` is leased under (false for none) and its
 --   holder entry (false for none), one HMGET; a second (of `lease`) only for entries of the
---   layout 1 form, which carry no token.
+--   layout 1 form, which carry no token. Then, for active_keep_run, where each token is in
+--   its holder entry: the positions of the '|' before it and of the one after (nil for an
+--   entry without a token).
 local function active_read(a, ids)
   local holders = redis.call('HMGET', a.holder, unpack(ids))
-  local tokens, old = {}, nil
+  local tokens, old, before, after = {}, nil, {}, {}
   for i = 1, #ids do
     local h = holders[i]
     local x, y = active_bars(h or '')
     if x then
       tokens[i] = string.sub(h, x + 1, y - 1)
+      before[i], after[i] = x, y
     else
       tokens[i] = false
       old = old or {}
@@ -53,7 +56,7 @@ local function active_read(a, ids)
     local got = redis.call('HMGET', a.lease, unpack(ask))
     for k, i in ipairs(old) do tokens[i] = got[k] end
   end
-  return tokens, holders
+  return tokens, holders, before, after
 end
 
 -- active_tokens(a, ids): the token each job `ids` is leased under (false for none).
@@ -128,21 +131,22 @@ local function active_leave(a, ids, why)
   return n
 end
 
--- active_keep_run(a, ids, holders): the holder entries the completed jobs `ids` keep
---   (active_leave; `holders` their entries as active_read gave them) rewritten without the
---   token, "<workerId>|<startedAt>|<until>": a record of the run, never a lease a late ack
---   could match (active_read finds no token in it). One HSET, only for entries that carry one.
-local function active_keep_run(a, ids, holders)
-  local set = {}
-  for i, id in ipairs(ids) do
-    local h = holders[i]
-    local x, y = active_bars(h or '')
+-- active_keep_run(a, ids, holders, before, after): the holder entries the completed jobs
+--   `ids` keep (active_leave; `holders` their entries, `before` and `after` their tokens'
+--   places, as active_read gave them) rewritten without the token, "<workerId>|<startedAt>|<until>": a record of the run,
+--   never a lease a late ack could match (active_read finds no token in it). One HSET, only
+--   for entries that carry one.
+local function active_keep_run(a, ids, holders, before, after)
+  local set, k = {}, 0
+  for i = 1, #ids do
+    local x = before[i]
     if x then
-      set[#set + 1] = id
-      set[#set + 1] = string.sub(h, 1, x) .. string.sub(h, y + 1)
+      local h = holders[i]
+      set[k + 1], set[k + 2] = ids[i], string.sub(h, 1, x) .. string.sub(h, after[i] + 1)
+      k = k + 2
     end
   end
-  if #set > 0 then redis.call('HSET', a.holder, unpack(set)) end
+  if k > 0 then redis.call('HSET', a.holder, unpack(set)) end
 end
 
 -- active_forget(a, ids): drop the holder entries the completed jobs `ids` kept (active_leave),
