@@ -29,6 +29,12 @@ export interface Machine {
   readonly commit: string
   /** Whether src/ or lua/ had uncommitted changes when the run started. */
   readonly uncommittedEngineChanges: boolean
+  /**
+   * The Redis's `zset-max-listpack-entries` (default 128): below a queue's jobs in flight it
+   * makes `active` a skip list, which changes the processing figures (docs/operations.md).
+   * Absent in records written before 2026-12-03.
+   */
+  readonly zsetMaxListpackEntries?: number
 }
 
 export interface BenchContext {
@@ -57,6 +63,7 @@ const git = (args: string[]): string => {
 
 const describeMachine = async (admin: Redis, ownRedis: boolean): Promise<Machine> => {
   const server = await info(admin, "server")
+  const [, zsetEntries] = (await admin.config("GET", "zset-max-listpack-entries")) as [string, string]
   // BENCH_COMMIT: set when running from an exported snapshot of a commit (no .git there).
   const exported = process.env.BENCH_COMMIT
   return {
@@ -69,6 +76,7 @@ const describeMachine = async (admin: Redis, ownRedis: boolean): Promise<Machine
     loadAverage1mAtStart: Math.round((loadavg()[0] ?? 0) * 100) / 100,
     commit: exported ?? git(["rev-parse", "--short", "HEAD"]),
     uncommittedEngineChanges: exported ? false : git(["status", "--porcelain", "--", "src", "lua"]) !== "",
+    zsetMaxListpackEntries: Number(zsetEntries),
   }
 }
 
@@ -97,6 +105,8 @@ const printHeader = (config: BenchConfig, m: Machine, log: (line: string) => voi
   log(
     `leaseq at ${m.commit}${m.uncommittedEngineChanges ? " + uncommitted changes in src/ or lua/" : ""}; libraries: ${config.libs.join(", ")}; ${sizes.reps} repetitions (${sizes.inFlightReps} for the in-flight scenarios); FLUSHALL between runs`,
   )
+  if (m.zsetMaxListpackEntries !== undefined && m.zsetMaxListpackEntries !== 128)
+    log(`redis zset-max-listpack-entries ${m.zsetMaxListpackEntries} (default 128): processing figures differ`)
   if (m.loadAverage1mAtStart > m.nproc * 0.5)
     log(
       `warning: load average ${m.loadAverage1mAtStart.toFixed(2)} on ${m.nproc} cores before the run: other processes share the CPU, figures will be noisy`,

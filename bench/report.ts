@@ -135,12 +135,15 @@ export const buildResult = (
  */
 export const resultFileName = (
   result: Pick<RunResult, "date" | "mode" | "partial"> & {
-    machine: Pick<Machine, "commit" | "uncommittedEngineChanges">
+    machine: Pick<Machine, "commit" | "uncommittedEngineChanges" | "zsetMaxListpackEntries">
   },
 ): string => {
   const partial = result.partial ? "-partial" : ""
   const dirty = result.machine.uncommittedEngineChanges ? "-dirty" : ""
-  return `${result.date.slice(0, 10)}-${result.mode}${partial}-${result.machine.commit}${dirty}.json`
+  // a Redis tuned away from the default sorted-set encoding gets its own record
+  const entries = result.machine.zsetMaxListpackEntries
+  const zset = entries !== undefined && entries !== 128 ? `-zset${entries}` : ""
+  return `${result.date.slice(0, 10)}-${result.mode}${partial}-${result.machine.commit}${dirty}${zset}.json`
 }
 
 /** Write the record to bench/results/; returns the path. */

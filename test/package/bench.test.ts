@@ -128,6 +128,12 @@ describe("bench results", () => {
       machine: { commit: "abc1234", uncommittedEngineChanges: true },
     }
     expect(resultFileName(dirty)).toBe("2026-11-30-quick-partial-abc1234-dirty.json")
+    const tuned = (zsetMaxListpackEntries: number) => ({
+      ...record("2026-11-30T07:00:00.000Z", "full"),
+      machine: { commit: "abc1234", uncommittedEngineChanges: false, zsetMaxListpackEntries },
+    })
+    expect(resultFileName(tuned(128))).toBe("2026-11-30-full-abc1234.json")
+    expect(resultFileName(tuned(16))).toBe("2026-11-30-full-abc1234-zset16.json")
   })
 
   it("every committed record is stored once, under the name its content gives", () => {
