@@ -490,7 +490,8 @@ export class SetRateLimit extends Base {
  * A Worker (concurrency 1, no prefetch, no sweep) whose handler throws `RateLimited` for an hour:
  * the job it took goes back to the front and the queue is held. Manual `fail` cannot hold the
  * queue, so this is the model's one Worker. Skipped while a short due time or deadline is pending
- * (the worker's reserve runs at a moment the harness does not choose) or nothing may be leased.
+ * (the worker's reserve runs at a moment the harness does not choose), while a delayed job is
+ * due (only a reserve would promote it) or when nothing may be leased.
  */
 export class WorkerRateLimited extends Base {
   readonly kind = "workerRateLimited"
@@ -506,6 +507,9 @@ export class WorkerRateLimited extends Base {
   async step(m: Model, r: Real): Promise<void> {
     const now = await r.now()
     if (m.spans().some((s) => s.hi >= now - MARGIN_MS)) return
+    // eligible() promotes the due delayed jobs in the model, as the worker's reserve would in
+    // Redis; with nothing to lease (paused, held) no reserve runs and Redis keeps them delayed
+    if (m.inState("delayed").some((j) => j.due.hi < now)) return
     const e = m.eligible(1, now)
     if (e.total === 0) return
     // M1 (found by this model): the reserve that carries the RateLimited fail leases one more job
