@@ -63,7 +63,11 @@ const git = (args: string[]): string => {
 
 const describeMachine = async (admin: Redis, ownRedis: boolean): Promise<Machine> => {
   const server = await info(admin, "server")
-  const [, zsetEntries] = (await admin.config("GET", "zset-max-listpack-entries")) as [string, string]
+  // undefined where CONFIG is not allowed (a managed Redis) or says nothing
+  const zsetEntries = await admin.config("GET", "zset-max-listpack-entries").then(
+    (reply) => Number((reply as string[])[1] ?? Number.NaN),
+    () => Number.NaN,
+  )
   // BENCH_COMMIT: set when running from an exported snapshot of a commit (no .git there).
   const exported = process.env.BENCH_COMMIT
   return {
@@ -76,7 +80,7 @@ const describeMachine = async (admin: Redis, ownRedis: boolean): Promise<Machine
     loadAverage1mAtStart: Math.round((loadavg()[0] ?? 0) * 100) / 100,
     commit: exported ?? git(["rev-parse", "--short", "HEAD"]),
     uncommittedEngineChanges: exported ? false : git(["status", "--porcelain", "--", "src", "lua"]) !== "",
-    zsetMaxListpackEntries: Number(zsetEntries),
+    ...(Number.isFinite(zsetEntries) ? { zsetMaxListpackEntries: zsetEntries } : {}),
   }
 }
 
