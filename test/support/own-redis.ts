@@ -12,13 +12,16 @@ import { rawClient } from "./redis.ts"
 import { tempDir } from "./tmp.ts"
 import { until } from "./until.ts"
 
-/** The file's own redis-server (read `.server` inside a test; `label` names its temp dir). */
-export const ownRedis = (label: string): { readonly server: LocalRedis } => {
+/**
+ * The file's own redis-server (read `.server` inside a test; `label` names its temp dir;
+ * `args`: extra `redis-server` arguments, default none).
+ */
+export const ownRedis = (label: string, args: ReadonlyArray<string> = []): { readonly server: LocalRedis } => {
   const own = {} as { server: LocalRedis }
   let tmp: ReturnType<typeof tempDir>
   beforeAll(async () => {
     tmp = tempDir(label)
-    own.server = await startRedisServer({ port: await freePort(), dir: tmp.dir })
+    own.server = await startRedisServer({ port: await freePort(), dir: tmp.dir, args })
   })
   afterAll(async () => {
     await own.server?.stop()
