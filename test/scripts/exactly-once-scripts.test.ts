@@ -5,7 +5,7 @@ import { KEY_NAMES, queueKeys } from "../../src/engine/model/Keys.ts"
 import { connect, type RedisClient } from "../../src/redis/Client.ts"
 import { startRedisServer } from "../../src/testing/RedisServer.ts"
 import { newJob, run } from "../support/jobs.ts"
-import { leaseCount, leaseToken } from "../support/lease.ts"
+import { leaseCount, leaseToken, setLeaseToken } from "../support/lease.ts"
 import { dumpQueue, queueNamer, rawClient, redisUrl } from "../support/redis.ts"
 import { redisNow, untilRedisClock } from "../support/until.ts"
 
@@ -144,6 +144,27 @@ describe("a completed job's kept run entry is not a lease", () => {
     expect(await raw.llen(keys.wait)).toBe(0)
     expect(await raw.zscore(keys.done, j.id)).not.toBeNull()
     expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 1, lines: [] })
+  })
+})
+
+describe("a complete of several jobs, one of them refused", () => {
+  it("each completed job keeps exactly its own run without the token; the refused one keeps its lease", async () => {
+    const { keys, c } = setup()
+    const js = [job(), job(), job()]
+    await run(c.add(js))
+    const leases = (await run(c.reserve(3, 60_000, 100))).jobs
+    // the middle lease now another holder's, under a token of another length: a completed
+    // job's rewrite that took its neighbour's token place would cut its entry wrong
+    await setLeaseToken(raw, keys, leases[1]!.id, "7")
+    const before = await Promise.all(leases.map((l) => raw.hget(keys.holder, l.id)))
+    expect(await run(c.complete(leases.map((l) => ({ id: l.id, token: l.token }))))).toEqual([true, false, true])
+    const after = await Promise.all(leases.map((l) => raw.hget(keys.holder, l.id)))
+    // "<workerId>|<token>|<startedAt>|<until>" -> "<workerId>|<startedAt>|<until>"
+    const withoutToken = (h: string | null) => h!.split("|").filter((_, k) => k !== 1).join("|")
+    expect(after).toEqual([withoutToken(before[0]!), before[1], withoutToken(before[2]!)])
+    expect(await leaseToken(raw, keys, leases[1]!.id)).toBe("7")
+    expect(await run(c.complete([{ id: leases[1]!.id, token: 7 }]))).toEqual([true])
+    expect(await run(c.verify(10))).toEqual({ violations: 0, jobs: 3, lines: [] })
   })
 })
 
