@@ -160,7 +160,11 @@ describe("a complete of several jobs, one of them refused", () => {
     expect(await run(c.complete(leases.map((l) => ({ id: l.id, token: l.token }))))).toEqual([true, false, true])
     const after = await Promise.all(leases.map((l) => raw.hget(keys.holder, l.id)))
     // "<workerId>|<token>|<startedAt>|<until>" -> "<workerId>|<startedAt>|<until>"
-    const withoutToken = (h: string | null) => h!.split("|").filter((_, k) => k !== 1).join("|")
+    const withoutToken = (h: string | null) =>
+      h!
+        .split("|")
+        .filter((_, k) => k !== 1)
+        .join("|")
     expect(after).toEqual([withoutToken(before[0]!), before[1], withoutToken(before[2]!)])
     expect(await leaseToken(raw, keys, leases[1]!.id)).toBe("7")
     expect(await run(c.complete([{ id: leases[1]!.id, token: 7 }]))).toEqual([true])
